@@ -1,0 +1,45 @@
+# tcpmap — see README.md.
+GO       ?= go
+FUZZTIME ?= 30s
+PKGS     := ./...
+
+.PHONY: all build run test fmt-check vet unit bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o bin/tcpmap ./cmd/tcpmap
+
+# The main job: plan the manual's GEMM (until the planner exists: validate and
+# summarize it).
+run: build
+	./bin/tcpmap workload check workloads/gemm.yaml
+
+# The test suite CI runs: formatting, vet, and every test with the race detector.
+test: fmt-check vet unit
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+unit:
+	$(GO) test -race -count=1 $(PKGS)
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+# Run every fuzz target for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "== $$pkg $$f"; \
+	    $(GO) test -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is the tcpmap version, printed by `tcpmap version` and written
+// into the headers of emitted files.
+const Version = "0.1.0"
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK      = 0 // success; for predicates (equiv, verify, regress): true / PASS
+	exitFail    = 1 // invalid input, a rule violation, or a predicate that is false
+	exitUsage   = 2 // bad flags or arguments
+	exitAborted = 3 // reserved: interrupted or timed out without a result
+)
+
+// subcommands holds the constructors of the top-level subcommands. Each
+// subcommand's file appends its constructor in an init function, so files
+// added by separate pieces of work never edit the same list.
+var subcommands []func(*globals) *cobra.Command
+
+// globals are the persistent flags every subcommand sees.
+type globals struct {
+	json bool   // --json: machine-readable output
+	hw   string // --hw FILE: hardware spec overriding the embedded rngd.yaml
+}
+
+// exitError carries an exit code through cobra without printing anything
+// more: the subcommand has already written its output.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// usageError marks an error in the command line rather than in the input.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tcpmap",
+		Short: "Plan, price, emit and verify tensor mappings for FuriosaAI's TCP (RNGD)",
+		Long: `tcpmap takes an einsum or a model graph, searches the legal mappings of its
+tensor axes onto the Tensor Contraction Processor (Chip, Cluster, Slice, Row,
+Time, Packet) with a SAT solver, ranks them with an analytical cost model,
+emits the winner as a Virtual ISA kernel and verifies it on a functional
+simulator of the chip.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().BoolVar(&g.json, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().StringVar(&g.hw, "hw", "", "hardware spec `FILE` overriding the embedded engines/rngd.yaml")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print the tcpmap version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.json {
+				return writeJSON(cmd.OutOrStdout(), map[string]string{"version": Version})
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "tcpmap %s\n", Version)
+			return err
+		},
+	})
+	for _, sub := range subcommands {
+		root.AddCommand(sub(g))
+	}
+	return root
+}
+
+// run executes the command line args and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	var g globals
+	root := newRootCmd(&g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "tcpmap: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitFail
+}
+
+// isCobraUsage reports whether err is one of cobra's own command-line
+// errors (unknown command, wrong argument count), which it returns as plain
+// errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "received "} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeJSON writes v as indented JSON followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
