@@ -47,7 +47,7 @@ func equiv(a, b *Expr, loose bool) (bool, int) {
 		}
 		return true, -1
 	}
-	da, db := make([]int, pa.slots), make([]int, pb.slots)
+	da, db := make([]int, pa.Slots()), make([]int, pb.Slots())
 	for i := 0; i < a.size; i++ {
 		ka, pka := pa.Eval(i, da)
 		kb, pkb := pb.Eval(i, db)
@@ -56,7 +56,7 @@ func equiv(a, b *Expr, loose bool) (bool, int) {
 		}
 		switch ka {
 		case Live:
-			if !slices.Equal(da, db) {
+			if !slices.Equal(da[:pa.coords], db[:pb.coords]) {
 				return false, i
 			}
 		case Pad:

@@ -154,12 +154,14 @@ func (c Cell) Equal(d Cell) bool {
 	return true
 }
 
-// term is a coordinate contribution with its axis size, for the overshoot
-// check.
+// term is one contribution to a cell: a coordinate of a symbol (atom nil),
+// or a position inside a composite atom (atom non-nil, keyed by its text).
 type term struct {
 	axis  string
 	size  int
 	value int
+	atom  *Expr
+	key   string
 }
 
 // Map returns what buffer position i holds, exactly per reference-notes
@@ -172,11 +174,24 @@ type term struct {
 //   - pair L, R: L.Map(i / |R|) + R.Map(i % |R|), coordinates added per axis;
 //     a padding cell of the major side wins over the minor side.
 //
-// A live cell whose summed coordinate reaches its axis size holds no
-// tensor element and is returned as Top padding (docs/spec-decisions.md,
-// "Mapping: coordinate overshoot is Top padding"). For an expression with a
-// linear combination, a position that holds several indices gives Multi;
-// see [Expr.MapAll]. Map allocates; hot loops use [Compile].
+// Two rules make this exact where the manual's laws need it:
+//
+//   - Composite atoms: the operand X of a chain of /, %, = that is not a
+//     symbol or broadcast (e.g. `[C, D # 64] / 13`) contributes a position
+//     inside X, not an index; contributions to structurally equal atoms add
+//     up and the sum is decoded through X.Map once (reference-notes §2.5
+//     `Atom::Composite`, `Index::finalize`). With one contribution this is
+//     the plain rule above; with several it makes `[E / n, E % n] ≡ E` hold for
+//     every E (002 L1023-1024). See docs/spec-decisions.md "Mapping:
+//     composite atoms decode summed positions".
+//   - Overshoot: a summed coordinate that reaches its axis size (or a summed
+//     position beyond its composite atom) holds no tensor element and is Top
+//     padding (docs/spec-decisions.md "Mapping: coordinate overshoot is Top
+//     padding").
+//
+// For an expression with a linear combination, a position that holds
+// several indices gives Multi; see [Expr.MapAll]. Map allocates; hot loops
+// use [Compile].
 func (e *Expr) Map(i int) Cell {
 	if e.Err() != nil || i < 0 || i >= e.size {
 		return Cell{Kind: OOB}
@@ -196,8 +211,37 @@ func (e *Expr) Map(i int) Cell {
 	return finish(acc)
 }
 
-// finish sums the contributions per axis and applies the overshoot rule.
+// finish decodes composite contributions (largest atom first: an atom can
+// only contribute to atoms nested inside it, whose text is shorter), then
+// sums the coordinates per axis and applies the overshoot rule.
 func finish(acc []term) Cell {
+	for {
+		best := -1
+		for j, t := range acc {
+			if t.atom != nil && (best < 0 || atomBefore(t.key, acc[best].key)) {
+				best = j
+			}
+		}
+		if best < 0 {
+			break
+		}
+		x, key, q := acc[best].atom, acc[best].key, 0
+		rest := acc[:0:0]
+		for _, t := range acc {
+			if t.atom != nil && t.key == key {
+				q += t.value
+			} else {
+				rest = append(rest, t)
+			}
+		}
+		acc = rest
+		if q >= x.size {
+			return Cell{Kind: Pad, Pad: Top} // overshoot: docs/spec-decisions.md
+		}
+		if k, pk := x.mapInto(q, &acc); k != Live {
+			return Cell{Kind: k, Pad: pk}
+		}
+	}
 	var x Index
 	for _, t := range acc {
 		v := x.Get(t.axis) + t.value
@@ -209,20 +253,53 @@ func finish(acc []term) Cell {
 	return Cell{Kind: Live, Index: x}
 }
 
-// mapInto is Map without the overshoot check, for 0 ≤ i < e.size.
+// atomBefore orders composite atoms for decoding: longer text first, then
+// byte order.
+func atomBefore(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a < b
+}
+
+// chain peels a chain of /, %, = off e: it returns the operand and the
+// factor that turns a position of e into a position of the operand.
+func (e *Expr) chain() (*Expr, int) {
+	mul := 1
+	x := e
+	for {
+		switch x.kind {
+		case KindStride:
+			mul *= x.arg // 002 L883: E / s maps i to E(i·s)
+		case KindModulo, KindResize: // reference-notes §2.4: E % m and E = r keep the first cells
+		default:
+			return x, mul
+		}
+		x = x.kids[0]
+	}
+}
+
+// mapInto is Map without composite decoding and the overshoot check, for
+// 0 ≤ i < e.size.
 func (e *Expr) mapInto(i int, acc *[]term) (CellKind, PadKind) {
 	switch e.kind {
 	case KindSymbol:
 		if i > 0 {
-			*acc = append(*acc, term{e.name, e.size, i})
+			*acc = append(*acc, term{axis: e.name, size: e.size, value: i})
 		}
 		return Live, Top
 	case KindBroadcast:
 		return Live, Top
-	case KindStride:
-		return e.kids[0].mapInto(i*e.arg, acc) // 002 L883
-	case KindModulo, KindResize:
-		return e.kids[0].mapInto(i, acc) // reference-notes §2.4: E % m keeps the first m cells
+	case KindStride, KindModulo, KindResize:
+		x, mul := e.chain()
+		switch x.kind {
+		case KindSymbol, KindBroadcast:
+			return x.mapInto(i*mul, acc)
+		}
+		if i > 0 {
+			*acc = append(*acc, term{value: i * mul, atom: x, key: x.String()})
+		}
+		return Live, Top
 	case KindPadding:
 		if i >= e.kids[0].size {
 			return Pad, e.pad
@@ -260,27 +337,58 @@ func (e *Expr) MapAll(i int) []Cell {
 	}
 	var out []Cell
 	e.mapAll(i, nil, func(acc []term, k CellKind, pk PadKind) {
-		if k == Live {
-			out = append(out, finish(acc))
-		} else {
+		if k != Live {
 			out = append(out, Cell{Kind: k, Pad: pk})
+			return
 		}
+		finishAll(acc, func(c Cell) { out = append(out, c) })
 	})
 	return dedupCells(out)
+}
+
+// finishAll is finish for alternatives: decoding a composite atom that
+// holds a linear combination may branch.
+func finishAll(acc []term, emit func(Cell)) {
+	best := -1
+	for j, t := range acc {
+		if t.atom != nil && (best < 0 || atomBefore(t.key, acc[best].key)) {
+			best = j
+		}
+	}
+	if best < 0 {
+		emit(finish(acc))
+		return
+	}
+	x, key, q := acc[best].atom, acc[best].key, 0
+	var rest []term
+	for _, t := range acc {
+		if t.atom != nil && t.key == key {
+			q += t.value
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	if q >= x.size {
+		emit(Cell{Kind: Pad, Pad: Top})
+		return
+	}
+	x.mapAll(q, rest, func(a []term, k CellKind, pk PadKind) {
+		if k != Live {
+			emit(Cell{Kind: k, Pad: pk})
+			return
+		}
+		finishAll(a, emit)
+	})
 }
 
 // mapAll calls emit for every alternative cell of position i, extending
 // the contributions acc.
 func (e *Expr) mapAll(i int, acc []term, emit func([]term, CellKind, PadKind)) {
 	switch e.kind {
-	case KindSymbol, KindBroadcast:
+	case KindSymbol, KindBroadcast, KindStride, KindModulo, KindResize:
 		a := append([]term(nil), acc...)
 		k, pk := e.mapInto(i, &a)
 		emit(a, k, pk)
-	case KindStride:
-		e.kids[0].mapAll(i*e.arg, acc, emit)
-	case KindModulo, KindResize:
-		e.kids[0].mapAll(i, acc, emit)
 	case KindPadding:
 		if i >= e.kids[0].size {
 			emit(acc, Pad, e.pad)
