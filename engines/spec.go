@@ -895,7 +895,7 @@ func Parse(data []byte, name string) (*Spec, error) {
 		return nil, ErrorList{{File: name, Line: line, Msg: "more than one YAML document"}}
 	}
 
-	p.walk(reflect.ValueOf(s).Elem(), doc, "")
+	p.walk(reflect.ValueOf(s).Elem(), doc, "", doc.Line)
 	if len(p.errs) > 0 {
 		return nil, p.sorted()
 	}
@@ -960,9 +960,15 @@ func (p *parser) yamlError(err error, lines map[int]string) error {
 		if sm := yamlLineRE.FindStringSubmatch(m); sm != nil {
 			line, _ = strconv.Atoi(sm[1])
 			m = sm[2]
+			if yamlParserProblems[m] {
+				line++ // yaml.v3 reports parser (not scanner) errors 0-based
+			}
 			field = lines[line]
 		} else {
 			m = strings.TrimPrefix(m, "yaml: ")
+			if yamlParserProblems[m] {
+				line = 1 // a 0-based line 0 is printed as no line at all
+			}
 		}
 		if fm := unknownFieldRE.FindStringSubmatch(m); fm != nil && field != "" {
 			m = "unknown field (not in " + fm[2] + ")"
@@ -970,6 +976,23 @@ func (p *parser) yamlError(err error, lines map[int]string) error {
 		p.add(line, field, "%s", m)
 	}
 	return p.sorted()
+}
+
+// yamlParserProblems are the problems yaml.v3's parser (as opposed to its
+// scanner) reports; it prints their line 0-based (gopkg.in/yaml.v3 v3.0.1
+// parserc.go and decode.go parser.fail).
+var yamlParserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
 }
 
 var unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
@@ -1020,8 +1043,10 @@ func yamlName(f reflect.StructField) (string, bool) {
 }
 
 // walk pairs the decoded value v with its node n: it rejects missing required
-// fields, nulls and merge keys, and records where each Value sits.
-func (p *parser) walk(v reflect.Value, n *yaml.Node, path string) {
+// fields, nulls and merge keys, and records where each Value sits. keyLine is
+// the line of the key that names v (where a block mapping's problems are
+// reported).
+func (p *parser) walk(v reflect.Value, n *yaml.Node, path string, keyLine int) {
 	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 16; i++ {
 		n = n.Alias
 	}
@@ -1030,7 +1055,7 @@ func (p *parser) walk(v reflect.Value, n *yaml.Node, path string) {
 		return
 	}
 	if c, ok := v.Addr().Interface().(cited); ok {
-		p.pos[c] = fieldPos{path: path, line: n.Line}
+		p.pos[c] = fieldPos{path: path, line: keyLine}
 	}
 	switch v.Kind() {
 	case reflect.Struct:
@@ -1052,26 +1077,35 @@ func (p *parser) walk(v reflect.Value, n *yaml.Node, path string) {
 			}
 			name, optional := yamlName(f)
 			sub := joinPath(path, name)
-			var val *yaml.Node
+			var key, val *yaml.Node
 			for j := 0; j+1 < len(n.Content); j += 2 {
 				if n.Content[j].Value == name {
-					val = n.Content[j+1]
+					key, val = n.Content[j], n.Content[j+1]
 				}
 			}
 			if val == nil {
 				if !optional {
-					p.add(n.Line, sub, "missing required field")
+					p.add(keyLine, sub, "missing required field")
 				}
 				continue
 			}
-			p.walk(v.Field(i), val, sub)
+			p.walk(v.Field(i), val, sub, key.Line)
 		}
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode || len(n.Content) != v.Len() {
-			return // yaml.v3 has already rejected a mismatch
+		if n.Kind != yaml.SequenceNode {
+			return // yaml.v3 has already rejected it
+		}
+		if len(n.Content) != v.Len() {
+			// yaml.v3 drops null items from sequences; report them.
+			for i, c := range n.Content {
+				if isNull(c) {
+					p.add(c.Line, fmt.Sprintf("%s[%d]", path, i), "null value")
+				}
+			}
+			return
 		}
 		for i := 0; i < v.Len(); i++ {
-			p.walk(v.Index(i), n.Content[i], fmt.Sprintf("%s[%d]", path, i))
+			p.walk(v.Index(i), n.Content[i], fmt.Sprintf("%s[%d]", path, i), n.Content[i].Line)
 		}
 	}
 }
