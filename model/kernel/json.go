@@ -1,0 +1,192 @@
+package kernel
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"tcpmap/model/dtype"
+	"tcpmap/model/mapping"
+)
+
+// The JSON form of a program. Mappings are written as the text inside
+// m![...] and read back against the program's axes, so a file reads like the
+// kernel it describes:
+//
+//	{"name": "hello-dot", "axes": "A=2048", "chips": 1,
+//	 "tensors": [{"name": "lhs", "mem": "hbm", "dtype": "bf16", "role": "input",
+//	              "chip": "1", "element": "A", "addr": 0}, ...],
+//	 "ops": [{"context": "dma", "kind": "to_dm", "src": "lhs", "dst": "lhs_dm"},
+//	         {"context": "main", "kind": "chain", "stages": [
+//	             {"kind": "begin", "tensor": "lhs_dm"},
+//	             {"kind": "fetch", "dtype": "bf16", "time": "1", "packet": "A"}, ...]}]}
+//
+// Decoding is strict: unknown fields are errors, and every error names the
+// JSON path of the offending field.
+
+type programJSON struct {
+	Name    string        `json:"name"`
+	Axes    string        `json:"axes"`
+	Chips   int           `json:"chips"`
+	Tensors []*tensorJSON `json:"tensors"`
+	Ops     []*opJSON     `json:"ops"`
+}
+
+type tensorJSON struct {
+	Name       string `json:"name"`
+	Mem        Memory `json:"mem"`
+	DType      string `json:"dtype"`
+	Role       Role   `json:"role"`
+	Chip       string `json:"chip,omitempty"`
+	Cluster    string `json:"cluster,omitempty"`
+	Slice      string `json:"slice,omitempty"`
+	Row        string `json:"row,omitempty"`
+	Element    string `json:"element,omitempty"`
+	Addr       int64  `json:"addr"`
+	TrfAddress string `json:"trf_address,omitempty"`
+}
+
+type opJSON struct {
+	Context Context      `json:"context"`
+	Kind    OpKind       `json:"kind"`
+	Src     string       `json:"src,omitempty"`
+	Dst     string       `json:"dst,omitempty"`
+	Stages  []*stageJSON `json:"stages,omitempty"`
+}
+
+type stageJSON struct {
+	Kind   StageKind `json:"kind"`
+	Tensor string    `json:"tensor,omitempty"`
+	DType  string    `json:"dtype,omitempty"`
+	Time   string    `json:"time,omitempty"`
+	Packet string    `json:"packet,omitempty"`
+	Row    string    `json:"row,omitempty"`
+	Slice  string    `json:"slice,omitempty"`
+	Param  string    `json:"param,omitempty"`
+}
+
+func text(e *mapping.Expr) string {
+	if e == nil {
+		return ""
+	}
+	return e.String()
+}
+
+func dtypeText(d dtype.DType) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+// MarshalJSON writes the program's JSON form.
+func (p *Program) MarshalJSON() ([]byte, error) {
+	w := programJSON{Name: p.Name, Axes: p.Axes.String(), Chips: p.Chips}
+	for _, t := range p.Tensors {
+		w.Tensors = append(w.Tensors, &tensorJSON{
+			Name: t.Name, Mem: t.Mem, DType: dtypeText(t.DType), Role: t.Role,
+			Chip: text(t.Chip), Cluster: text(t.Cluster), Slice: text(t.Slice), Row: text(t.Row),
+			Element: text(t.Element), Addr: t.Addr, TrfAddress: t.TrfAddress,
+		})
+	}
+	for _, op := range p.Ops {
+		o := &opJSON{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst}
+		for _, s := range op.Stages {
+			o.Stages = append(o.Stages, &stageJSON{
+				Kind: s.Kind, Tensor: s.Tensor, DType: dtypeText(s.DType),
+				Time: text(s.Time), Packet: text(s.Packet), Row: text(s.Row), Slice: text(s.Slice),
+				Param: s.Param,
+			})
+		}
+		w.Ops = append(w.Ops, o)
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the program's JSON form and validates it.
+func (p *Program) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var w programJSON
+	if err := dec.Decode(&w); err != nil {
+		return err
+	}
+	axes, err := mapping.ParseAxes(w.Axes)
+	if err != nil {
+		return fmt.Errorf("axes: %w", err)
+	}
+	q := Program{Name: w.Name, Axes: axes, Chips: w.Chips}
+	r := reader{axes: axes}
+	for i, tj := range w.Tensors {
+		if tj == nil {
+			return fmt.Errorf("tensors[%d]: null", i)
+		}
+		at := fmt.Sprintf("tensors[%d]", i)
+		t := &Tensor{Name: tj.Name, Mem: tj.Mem, Role: tj.Role, Addr: tj.Addr, TrfAddress: tj.TrfAddress}
+		t.DType = r.dtype(at+".dtype", tj.DType)
+		t.Chip = r.expr(at+".chip", tj.Chip)
+		t.Cluster = r.expr(at+".cluster", tj.Cluster)
+		t.Slice = r.expr(at+".slice", tj.Slice)
+		t.Row = r.expr(at+".row", tj.Row)
+		t.Element = r.expr(at+".element", tj.Element)
+		q.Tensors = append(q.Tensors, t)
+	}
+	for i, oj := range w.Ops {
+		if oj == nil {
+			return fmt.Errorf("ops[%d]: null", i)
+		}
+		op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst}
+		for k, sj := range oj.Stages {
+			if sj == nil {
+				return fmt.Errorf("ops[%d].stages[%d]: null", i, k)
+			}
+			at := fmt.Sprintf("ops[%d].stages[%d]", i, k)
+			op.Stages = append(op.Stages, &Stage{
+				Kind: sj.Kind, Tensor: sj.Tensor, Param: sj.Param,
+				DType:  r.dtype(at+".dtype", sj.DType),
+				Time:   r.expr(at+".time", sj.Time),
+				Packet: r.expr(at+".packet", sj.Packet),
+				Row:    r.expr(at+".row", sj.Row),
+				Slice:  r.expr(at+".slice", sj.Slice),
+			})
+		}
+		q.Ops = append(q.Ops, op)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if err := q.Validate(); err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+// reader parses the text fields of a program, keeping the first error.
+type reader struct {
+	axes mapping.Axes
+	err  error
+}
+
+func (r *reader) expr(at, src string) *mapping.Expr {
+	if src == "" || r.err != nil {
+		return nil
+	}
+	e, err := mapping.Parse(src, r.axes, nil)
+	if err != nil {
+		r.err = fmt.Errorf("%s: %q: %w", at, src, err)
+		return nil
+	}
+	return e
+}
+
+func (r *reader) dtype(at, src string) dtype.DType {
+	if src == "" || r.err != nil {
+		return 0
+	}
+	d, err := dtype.Parse(src)
+	if err != nil {
+		r.err = fmt.Errorf("%s: %w", at, err)
+	}
+	return d
+}

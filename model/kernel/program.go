@@ -1,0 +1,323 @@
+package kernel
+
+import (
+	"fmt"
+
+	"tcpmap/model/dtype"
+	"tcpmap/model/mapping"
+)
+
+// Program is a kernel program: the Virtual ISA chain of one device kernel
+// as data (002 L199-235: `#[device(chip = N)] fn kernel(ctx, ...)`). Its
+// tensors are declared once; its ops run in program order, each in one
+// context.
+type Program struct {
+	// Name names the kernel.
+	Name string
+	// Axes declares the axes every mapping of the program uses
+	// (`axes![A = 2048]`, 002 L590-595).
+	Axes mapping.Axes
+	// Chips is the number of chips of `#[device(chip = N)]` (002 L224).
+	Chips int
+	// Tensors are the program's tensors: HBM inputs and outputs and every
+	// DM, TRF and VRF tensor the ops produce, each named once.
+	Tensors []*Tensor
+	// Ops are the operations in program order.
+	Ops []*Op
+}
+
+// Memory is where a tensor lives (002 L133-141).
+type Memory string
+
+// The memories of the TCP.
+const (
+	HBM Memory = "hbm" // HbmTensor: on-package, per chip (002 L137)
+	DM  Memory = "dm"  // DmTensor: on-chip SRAM, per slice (002 L138)
+	TRF Memory = "trf" // TrfTensor: the Contraction Engine's register file, per row (002 L139)
+	VRF Memory = "vrf" // VrfTensor: the Vector Engine's register file, per slice (002 L140)
+)
+
+// Role says whether a tensor is a kernel argument, the kernel's result or an
+// intermediate.
+type Role string
+
+// Tensor roles.
+const (
+	Input        Role = "input"        // an HBM argument of the kernel
+	Output       Role = "output"       // an HBM result of the kernel
+	Intermediate Role = "intermediate" // produced and consumed inside the kernel
+)
+
+// Tensor is one typed tensor of a program, with the mapping of each of its
+// hardware dimensions (004; 002 L1029-1200). A position of the tensor is a
+// tuple of positions, one per dimension; the tensor element it holds is the
+// sum of the dimensions' indices (reference-notes §2.4, "tensor holding
+// semantics").
+type Tensor struct {
+	Name  string
+	Mem   Memory
+	DType dtype.DType
+	Role  Role
+	// Chip maps the chip dimension (HBM, DM, TRF, VRF).
+	Chip *mapping.Expr
+	// Cluster and Slice map the spatial dimensions of on-chip tensors
+	// (DM, TRF, VRF); nil for HBM.
+	Cluster *mapping.Expr
+	Slice   *mapping.Expr
+	// Row maps the MAC rows of a TRF tensor (002 L3900-3940); nil otherwise.
+	Row *mapping.Expr
+	// Element maps the elements within one chip (HBM) or one slice (DM),
+	// one row (TRF), or one slice's VRF.
+	Element *mapping.Expr
+	// Addr is the byte address: within the chip's HBM, the slice's DM or
+	// VRF; for TRF the address mode below says where it sits.
+	Addr int64
+	// TrfAddress is the TRF address mode (Full, FirstHalf, SecondHalf) of a
+	// TRF tensor (002 L3949-3960).
+	TrfAddress string
+}
+
+// Dims returns the tensor's dimension mappings in order, major first, with
+// the nil ones left out.
+func (t *Tensor) Dims() []*mapping.Expr {
+	var out []*mapping.Expr
+	for _, e := range []*mapping.Expr{t.Chip, t.Cluster, t.Slice, t.Row, t.Element} {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Context is the execution context an op runs in (002 L148-154).
+type Context string
+
+// The contexts.
+const (
+	CtxDMA  Context = "dma"  // ctx.tdma / ctx.pdma transfers
+	CtxMain Context = "main" // ctx.main
+	CtxSub  Context = "sub"  // ctx.sub
+)
+
+// OpKind names an op.
+type OpKind string
+
+// The ops.
+const (
+	// OpToDM moves an HBM tensor to DM (`to_dm`, 002 L2377).
+	OpToDM OpKind = "to_dm"
+	// OpToHBM moves a DM tensor to HBM (`to_hbm`).
+	OpToHBM OpKind = "to_hbm"
+	// OpDMToDM copies between DM tensors (DMA, 002 L2659-2681).
+	OpDMToDM OpKind = "dm_to_dm"
+	// OpChain is a tensor-unit pipeline in the main or sub context:
+	// `begin → fetch → [switch] → collect → ...` (002 L213-233).
+	OpChain OpKind = "chain"
+)
+
+// Op is one operation of a program.
+type Op struct {
+	Context Context
+	Kind    OpKind
+	// Src and Dst name the tensors of a DMA op.
+	Src, Dst string
+	// Stages are the stages of a chain, in pipeline order.
+	Stages []*Stage
+}
+
+// StageKind names a stage of a tensor-unit chain (002 L213-233, the method
+// names of the Virtual ISA).
+type StageKind string
+
+// The stages of a chain.
+const (
+	StBegin        StageKind = "begin"         // begin(dm.view()): the chain's input DM tensor
+	StFetch        StageKind = "fetch"         // fetch::<D, Time, Packet>()
+	StSwitch       StageKind = "switch"        // switch(SwitchConfig::...)
+	StCollect      StageKind = "collect"       // collect::<Time, Packet>()
+	StToTRF        StageKind = "to_trf"        // to_trf(TrfAddress::...)
+	StToVRF        StageKind = "to_vrf"        // to_vrf(addr)
+	StAlign        StageKind = "align"         // align::<Time, Packet, _, _>(&trf)
+	StContract     StageKind = "contract"      // contract::<Row>()
+	StAccumulate   StageKind = "accumulate"    // accumulate::<Time, Packet>(AccumulationKind::...)
+	StCast         StageKind = "cast"          // cast::<D, Packet>()
+	StTranspose    StageKind = "transpose"     // transpose::<Time, Packet>()
+	StVectorInit   StageKind = "vector_init"   // vector_init()
+	StVectorBranch StageKind = "vector_branch" // vector_intra_slice_branch(BranchMode::...)
+	StVectorFxp    StageKind = "vector_fxp"    // vector_fxp(FxpBinaryOp::..., operand)
+	StVectorFinal  StageKind = "vector_final"  // vector_final()
+	StCommit       StageKind = "commit"        // commit::<Element>(addr)
+)
+
+// Stage is one method call of a chain, with the type parameters the kernel
+// states. Fields a stage does not use stay zero.
+type Stage struct {
+	Kind StageKind
+	// Tensor names the stage's tensor: the DM input of begin, the TRF/VRF
+	// result of to_trf/to_vrf, the TRF operand of align, the VRF operand of
+	// vector_fxp, the DM result of commit.
+	Tensor string
+	// DType is the element type after the stage (fetch, cast).
+	DType dtype.DType
+	// Time and Packet are the stream mappings after the stage (fetch,
+	// collect, align, accumulate, cast, transpose).
+	Time, Packet *mapping.Expr
+	// Row is the row mapping of contract::<Row>().
+	Row *mapping.Expr
+	// Param holds the stage's value argument as the manual spells it:
+	// the switch topology (`Broadcast01 { slice1: 256, slice0: 1, time0: 1 }`),
+	// the AccumulationKind, the BranchMode, the vector op and its constant.
+	Param string
+	// Slice is the slice mapping after a switch.
+	Slice *mapping.Expr
+}
+
+// Tensor returns the program's tensor with the given name.
+func (p *Program) Tensor(name string) (*Tensor, bool) {
+	for _, t := range p.Tensors {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Validate checks the program's structure: names unique and defined before
+// use, every mapping's axes declared, DMA ops in the DMA context and chains
+// in main or sub, each chain beginning with begin and fetch and ending in a
+// terminal stage. Hardware rules are the engines' business, not this one's.
+func (p *Program) Validate() error {
+	if p.Chips < 1 {
+		return fmt.Errorf("kernel %q: chips must be at least 1, got %d", p.Name, p.Chips)
+	}
+	seen := map[string]bool{}
+	for i, t := range p.Tensors {
+		where := fmt.Sprintf("tensors[%d] %q", i, t.Name)
+		if t.Name == "" {
+			return fmt.Errorf("tensors[%d]: missing name", i)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("%s: duplicate tensor name", where)
+		}
+		seen[t.Name] = true
+		if err := t.validate(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+	}
+	for i, op := range p.Ops {
+		if err := p.validateOp(op); err != nil {
+			return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
+		}
+	}
+	return nil
+}
+
+func (t *Tensor) validate() error {
+	if t.DType == 0 {
+		return fmt.Errorf("missing dtype")
+	}
+	switch t.Role {
+	case Input, Output, Intermediate:
+	default:
+		return fmt.Errorf("role %q: want input, output or intermediate", t.Role)
+	}
+	need := map[string]bool{"chip": true, "element": true}
+	switch t.Mem {
+	case HBM:
+	case DM, VRF:
+		need["cluster"], need["slice"] = true, true
+	case TRF:
+		need["cluster"], need["slice"], need["row"] = true, true, true
+	default:
+		return fmt.Errorf("memory %q: want hbm, dm, trf or vrf", t.Mem)
+	}
+	for _, d := range []struct {
+		name string
+		e    *mapping.Expr
+	}{{"chip", t.Chip}, {"cluster", t.Cluster}, {"slice", t.Slice}, {"row", t.Row}, {"element", t.Element}} {
+		if need[d.name] && d.e == nil {
+			return fmt.Errorf("%s tensor needs a %s mapping", t.Mem, d.name)
+		}
+		if !need[d.name] && d.e != nil {
+			return fmt.Errorf("%s tensor has no %s dimension", t.Mem, d.name)
+		}
+	}
+	if t.Addr < 0 {
+		return fmt.Errorf("negative address %d", t.Addr)
+	}
+	if (t.Mem == TRF) != (t.TrfAddress != "") {
+		return fmt.Errorf("trf_address is for TRF tensors only, and required for them")
+	}
+	if t.Role != Intermediate && t.Mem != HBM {
+		return fmt.Errorf("%s tensors are intermediate; kernel arguments and results live in HBM", t.Mem)
+	}
+	return nil
+}
+
+func (p *Program) validateOp(op *Op) error {
+	switch op.Kind {
+	case OpToDM, OpToHBM, OpDMToDM:
+		if op.Context != CtxDMA {
+			return fmt.Errorf("a DMA op runs in the dma context, not %q", op.Context)
+		}
+		if len(op.Stages) != 0 {
+			return fmt.Errorf("a DMA op has no stages")
+		}
+		want := map[OpKind][2]Memory{OpToDM: {HBM, DM}, OpToHBM: {DM, HBM}, OpDMToDM: {DM, DM}}[op.Kind]
+		for i, name := range []string{op.Src, op.Dst} {
+			t, ok := p.Tensor(name)
+			if !ok {
+				return fmt.Errorf("unknown tensor %q", name)
+			}
+			if t.Mem != want[i] {
+				return fmt.Errorf("tensor %q is in %s, want %s", name, t.Mem, want[i])
+			}
+		}
+		return nil
+	case OpChain:
+		if op.Context != CtxMain && op.Context != CtxSub {
+			return fmt.Errorf("a chain runs in the main or sub context, not %q", op.Context)
+		}
+		return p.validateChain(op.Stages)
+	}
+	return fmt.Errorf("unknown op kind %q", op.Kind)
+}
+
+// terminal stages end a chain.
+var terminal = map[StageKind]bool{StToTRF: true, StToVRF: true, StCommit: true}
+
+// stageTensorMem is the memory of the tensor a stage names, for the stages
+// that name one.
+var stageTensorMem = map[StageKind]Memory{
+	StBegin: DM, StToTRF: TRF, StToVRF: VRF, StAlign: TRF, StCommit: DM,
+}
+
+func (p *Program) validateChain(stages []*Stage) error {
+	if len(stages) < 3 || stages[0].Kind != StBegin || stages[1].Kind != StFetch {
+		return fmt.Errorf("a chain starts with begin and fetch and has a terminal stage")
+	}
+	for i, st := range stages {
+		last := i == len(stages)-1
+		if terminal[st.Kind] != last {
+			if last {
+				return fmt.Errorf("stages[%d] (%s): a chain ends in to_trf, to_vrf or commit", i, st.Kind)
+			}
+			return fmt.Errorf("stages[%d] (%s): a terminal stage must be last", i, st.Kind)
+		}
+		if mem, ok := stageTensorMem[st.Kind]; ok {
+			t, found := p.Tensor(st.Tensor)
+			if !found {
+				return fmt.Errorf("stages[%d] (%s): unknown tensor %q", i, st.Kind, st.Tensor)
+			}
+			if t.Mem != mem {
+				return fmt.Errorf("stages[%d] (%s): tensor %q is in %s, want %s", i, st.Kind, st.Tensor, t.Mem, mem)
+			}
+		}
+		if st.Kind == StVectorFxp && st.Tensor != "" {
+			if t, found := p.Tensor(st.Tensor); !found || t.Mem != VRF {
+				return fmt.Errorf("stages[%d] (vector_fxp): operand %q is not a VRF tensor", i, st.Tensor)
+			}
+		}
+	}
+	return nil
+}
