@@ -39,7 +39,7 @@ const helloDot = `{
       {"kind": "contract", "row": "1"},
       {"kind": "accumulate", "time": "1", "packet": "1 # 8", "param": "Interleaved"},
       {"kind": "cast", "dtype": "bf16", "packet": "1 # 16"},
-      {"kind": "commit", "tensor": "out_dm", "packet": "1 # 8"}]},
+      {"kind": "commit", "tensor": "out_dm"}]},
     {"context": "dma", "kind": "to_hbm", "src": "out_dm", "dst": "out"}
   ]
 }`
