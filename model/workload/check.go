@@ -271,8 +271,26 @@ func (d *decoder) opIterSpace(w *Workload, op *Op, at *yaml.Node, field string) 
 		return
 	}
 	op.Iter = n
-	if 2*n < 0 {
-		d.errAt(at, field, "op %s: FLOP count overflows", op.Name)
+}
+
+// checkTotals reports a workload whose FLOP or byte total would not fit an
+// int64 (each op and tensor is bounded by MaxElems, their sums are not).
+func (d *decoder) checkTotals(w *Workload) {
+	const limit = int64(1) << 62
+	var flops, bytes int64
+	for _, op := range w.Ops {
+		flops += op.FLOPs()
+		if flops > limit {
+			d.errAt(nil, "ops", "the workload's FLOP count exceeds %d", limit)
+			return
+		}
+	}
+	for _, t := range w.Tensors {
+		bytes += bytesOf(t)
+		if bytes > limit {
+			d.errAt(nil, "tensors", "the workload's tensors exceed %d bytes", limit)
+			return
+		}
 	}
 }
 

@@ -139,6 +139,9 @@ func Parse(data []byte, filename string) (*Workload, error) {
 	default:
 		d.errAt(root, "einsum", "missing: a workload has einsum (single einsum) or ops (graph)")
 	}
+	if len(d.errs) == 0 {
+		d.checkTotals(w)
+	}
 	if len(d.errs) > 0 {
 		return nil, d.errs
 	}
