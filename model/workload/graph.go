@@ -164,7 +164,7 @@ func (g *graph) ops(n *yaml.Node) {
 		if op == nil {
 			continue
 		}
-		if prev, dup := names[op.Name]; dup {
+		if prev, dup := names[op.Name]; dup && op.Name != "" {
 			d.errAt(nodes.params["name"], field+".name", "op name %s repeated (first at line %d)", op.Name, prev)
 		}
 		names[op.Name] = op.Line

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -109,16 +110,8 @@ func Kinds() []Kind {
 	for k := range kinds {
 		out = append(out, k)
 	}
-	sortKinds(out)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-func sortKinds(ks []Kind) {
-	for i := 1; i < len(ks); i++ {
-		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
-			ks[j], ks[j-1] = ks[j-1], ks[j]
-		}
-	}
 }
 
 func kindList() string {

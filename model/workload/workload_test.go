@@ -357,3 +357,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestKindsSorted(t *testing.T) {
+	ks := Kinds()
+	assert.Len(t, ks, len(kinds))
+	for i := 1; i < len(ks); i++ {
+		assert.Less(t, string(ks[i-1]), string(ks[i]))
+	}
+	assert.True(t, KindEinsum.IsContraction())
+	assert.True(t, KindSoftmax.IsVector())
+	assert.True(t, KindGather.IsData())
+	assert.False(t, Kind("gelu").IsVector())
+}
+
+// BenchmarkParse measures validating the largest shipped graph.
+func BenchmarkParse(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(shipped, "llama3-70b-prefill.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data, "llama3-70b-prefill.yaml"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
