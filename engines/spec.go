@@ -831,10 +831,10 @@ func Load(path string) (*Spec, error) {
 
 // Error is a problem in a spec file, at a line and field.
 type Error struct {
-	File  string // file name
-	Line  int    // 1-based line, 0 if unknown
-	Field string // dotted field path, e.g. "dm.banks.value"; empty for syntax errors
-	Msg   string // what is wrong
+	File  string `json:"file"`            // file name
+	Line  int    `json:"line,omitempty"`  // 1-based line, 0 if unknown
+	Field string `json:"field,omitempty"` // dotted field path, e.g. "dm.banks.value"; empty for syntax errors
+	Msg   string `json:"msg"`             // what is wrong
 }
 
 func (e *Error) Error() string {
