@@ -771,6 +771,31 @@ func (s *Spec) HBMChannel(addr uint64) int {
 	return ch
 }
 
+// HBMLocation is where an HBM address falls: the channel (as HBMChannel
+// numbers it) and, within it, the slice, bank group, bank and row.
+type HBMLocation struct {
+	Channel   int // 0 … stacks × channels per stack − 1
+	Slice     int // raw value of the slice bits 20 and 34 (002 L2970, L2972)
+	BankGroup int // bits 13 and 19 (002 L2966, L2969)
+	Bank      int // bits 17–18 (002 L2968)
+	Row       int // bits 21–33 and 35 (002 L2971, L2973)
+}
+
+// HBMLocate decodes the chip address addr with the address bit mapping
+// (002 L2961-2977). Two accesses with the same Channel, Slice, BankGroup and
+// Bank but different Rows conflict: the second must close and open a row
+// (002 L2987).
+func (s *Spec) HBMLocate(addr uint64) HBMLocation {
+	ab := &s.HBM.AddressBits
+	return HBMLocation{
+		Channel:   s.HBMChannel(addr),
+		Slice:     int(extractBits(addr, ab.Slice.Value)),
+		BankGroup: int(extractBits(addr, ab.BankGroup.Value)),
+		Bank:      int(extractBits(addr, ab.Bank.Value)),
+		Row:       int(extractBits(addr, ab.Row.Value)),
+	}
+}
+
 // DMBank returns the DM bank, 0 … banks − 1, of the byte at slice address addr:
 // address bits 3–6 (002 L2875-2879). Bits outside the bank field are ignored.
 func (s *Spec) DMBank(addr uint64) int {
@@ -837,6 +862,7 @@ type Error struct {
 	Msg   string `json:"msg"`             // what is wrong
 }
 
+// Error formats the problem as `file:line: field: message`.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
@@ -855,6 +881,7 @@ func (e *Error) Error() string {
 // ErrorList is every problem Parse found, in line order.
 type ErrorList []*Error
 
+// Error joins the problems, one per line.
 func (l ErrorList) Error() string {
 	msgs := make([]string, len(l))
 	for i, e := range l {

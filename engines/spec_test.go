@@ -459,6 +459,53 @@ func TestHBMChannel(t *testing.T) {
 	})
 }
 
+// TestHBMLocate checks the field decoding of the HBM bit table (002
+// L2961-2973) and reproduces Example 4's row conflicts: the A%32 and A/32
+// loops "correspond to HBM address bits 21 and 26, which control row
+// addressing within banks" so that accesses switch rows (002 L2703).
+func TestHBMLocate(t *testing.T) {
+	s := Default()
+	for _, tc := range []struct {
+		addr uint64
+		want HBMLocation
+	}{
+		{0, HBMLocation{}},
+		{1 << 13, HBMLocation{Channel: 1, BankGroup: 1}}, // bit 13: bank group, XORed into channel bit 0
+		{1 << 19, HBMLocation{BankGroup: 2}},
+		{1 << 17, HBMLocation{Bank: 1}},
+		{1 << 18, HBMLocation{Bank: 2}},
+		{1 << 20, HBMLocation{Slice: 1}},
+		{1 << 34, HBMLocation{Slice: 2}},
+		{1 << 21, HBMLocation{Channel: 1, Row: 1}},
+		{1 << 33, HBMLocation{Row: 1 << 12}},
+		{1 << 35, HBMLocation{Row: 1 << 13}},
+		{1<<14 | 1<<16 | 0xff, HBMLocation{Channel: 2 | 8}}, // byte bits 14-16, XORed into channel bits 1 and 3
+	} {
+		assert.Equal(t, tc.want, s.HBMLocate(tc.addr), "addr %#x", tc.addr)
+	}
+
+	// Example 4 (002 L2682-2716), DMN (0, 0), first B and C: the 64 requests
+	// of the A%32 (stride 2^21) and A/32 (stride 2^26) loops.
+	type bank struct{ ch, slice, bg, bank int }
+	rows := map[bank]map[int]bool{}
+	for a1 := range uint64(32) {
+		for a2 := range uint64(2) {
+			l := s.HBMLocate(a1<<21 + a2<<26)
+			b := bank{l.Channel, l.Slice, l.BankGroup, l.Bank}
+			if rows[b] == nil {
+				rows[b] = map[int]bool{}
+			}
+			rows[b][l.Row] = true
+		}
+	}
+	n := 0
+	for b, r := range rows {
+		assert.Equal(t, bank{b.ch, 0, 0, 0}, b, "one bank per channel")
+		n += len(r)
+	}
+	assert.Equal(t, 64, n, "every request opens a different row of its bank")
+}
+
 func TestEntries(t *testing.T) {
 	s := Default()
 	e := s.Entries()
