@@ -1,37 +1,43 @@
 package mapping
 
-import (
-	"fmt"
-	"sort"
-)
+import "fmt"
 
 // Program is an expression compiled for hot loops: [Program.Eval] computes
 // the same function as [Expr.Map] into a caller-owned slice and never
 // allocates. A Program is immutable and safe for concurrent use.
 type Program struct {
-	nodes  []pnode
-	kids   []int32 // pair parts, indexed by pnode.first
-	size   int
-	coords int   // number of coordinate slots (the axes)
-	sizes  []int // per coordinate slot: the axis size (0 when e does not use the slot)
-	atoms  []patom
+	nodes   []pnode
+	kids    []int32 // pair parts, indexed by pnode.first
+	size    int
+	coords  int   // number of coordinate slots (the axes)
+	sizes   []int // per coordinate slot: the axis size (0 when e does not use the slot)
+	levels  []plevel
+	scratch int // dst slots after the coordinates: composite positions and orders
 }
 
-// patom is a composite atom: its accumulated position lives in
-// dst[coords+index]; it is decoded by evaluating node root.
+// plevel is the expression or one composite atom: its root node and the
+// composite atoms whose positions it pools (see Expr.Map).
+type plevel struct {
+	root  int32
+	atoms []patom
+}
+
+// patom is a pooled composite atom: its summed position lives in dst[pos],
+// its first-contribution order + 1 in dst[ord]; it decodes through level.
 type patom struct {
-	key  string
-	root int32
-	size int
+	size  int
+	level int32
+	pos   int
+	ord   int
 }
 
 type pnode struct {
 	kind  Kind
 	pad   PadKind
-	slot  int32 // symbol slot, chain target slot or atom accumulator
+	slot  int32 // symbol / chain: coordinate slot or atom position slot
 	arg   int   // chain: position multiplier; padding: inner size
 	size  int
-	first int32 // pair: first part in Program.kids
+	first int32 // pair: first part in Program.kids; chain on an atom: its order slot
 	n     int32 // pair: number of parts; padding: child node
 }
 
@@ -68,54 +74,45 @@ func compileWith(e *Expr, nslots int, slot func(string, int) (int, error)) (*Pro
 		return nil, fmt.Errorf("cannot compile %s: a linear combination maps a position to several indices (use MapAll)", e)
 	}
 	p := &Program{size: e.size, coords: nslots, sizes: make([]int, nslots)}
-	// Collect the composite atoms first so that accumulator slots follow
-	// the decoding order (largest atom first, as in Expr.Map).
-	var atoms []*Expr
-	seen := map[string]bool{}
-	e.walk(func(x *Expr) {
-		switch x.kind {
-		case KindStride, KindModulo, KindResize:
-			a, _ := x.chain()
-			if a.kind != KindSymbol && a.kind != KindBroadcast {
-				if k := a.String(); !seen[k] {
-					seen[k] = true
-					atoms = append(atoms, a)
-				}
-			}
-		}
-	})
-	sort.SliceStable(atoms, func(i, j int) bool { return atomBefore(atoms[i].String(), atoms[j].String()) })
-	index := map[string]int{}
-	for j, a := range atoms {
-		index[a.String()] = j
-		p.atoms = append(p.atoms, patom{key: a.String(), size: a.size})
-	}
-	c := &compiler{p: p, slot: slot, atomIndex: index, atomRoot: map[string]int32{}}
-	if _, err := c.add(e); err != nil {
+	c := &compiler{p: p, slot: slot}
+	if _, err := c.level(e); err != nil {
 		return nil, err
-	}
-	for j, a := range atoms {
-		r, ok := c.atomRoot[a.String()]
-		if !ok {
-			var err error
-			if r, err = c.add(a); err != nil {
-				return nil, err
-			}
-			c.atomRoot[a.String()] = r
-		}
-		p.atoms[j].root = r
 	}
 	return p, nil
 }
 
 type compiler struct {
-	p         *Program
-	slot      func(string, int) (int, error)
-	atomIndex map[string]int
-	atomRoot  map[string]int32
+	p     *Program
+	slot  func(string, int) (int, error)
+	atoms map[string]int // composite atoms of the level being compiled
+	lv    int32
 }
 
-func (c *compiler) add(e *Expr) (int32, error) {
+// level compiles e as a new level and its atoms as sub-levels.
+func (c *compiler) level(e *Expr) (int32, error) {
+	p := c.p
+	id := int32(len(p.levels))
+	p.levels = append(p.levels, plevel{})
+	saveAtoms, saveLv := c.atoms, c.lv
+	c.atoms, c.lv = map[string]int{}, id
+	var keys []*Expr
+	root, err := c.add(e, &keys)
+	c.atoms, c.lv = saveAtoms, saveLv
+	if err != nil {
+		return 0, err
+	}
+	p.levels[id].root = root
+	for j, a := range keys {
+		sub, err := c.level(a)
+		if err != nil {
+			return 0, err
+		}
+		p.levels[id].atoms[j].level = sub
+	}
+	return id, nil
+}
+
+func (c *compiler) add(e *Expr, keys *[]*Expr) (int32, error) {
 	p := c.p
 	id := int32(len(p.nodes))
 	p.nodes = append(p.nodes, pnode{kind: e.kind, pad: e.pad, size: e.size, arg: e.arg})
@@ -141,12 +138,23 @@ func (c *compiler) add(e *Expr) (int32, error) {
 		case KindBroadcast:
 			p.nodes[id].kind = pChainNone
 		default:
+			key := a.String()
+			j, ok := c.atoms[key]
+			if !ok {
+				j = len(*keys)
+				c.atoms[key] = j
+				*keys = append(*keys, a)
+				lv := &p.levels[c.lv]
+				lv.atoms = append(lv.atoms, patom{size: a.size, pos: p.coords + p.scratch, ord: p.coords + p.scratch + 1})
+				p.scratch += 2
+			}
+			at := p.levels[c.lv].atoms[j]
 			p.nodes[id].kind = pChainAtom
-			p.nodes[id].slot = int32(p.coords + c.atomIndex[a.String()])
+			p.nodes[id].slot, p.nodes[id].first = int32(at.pos), int32(at.ord)
 		}
 	case KindPadding:
 		p.nodes[id].arg = e.kids[0].size
-		k, err := c.add(e.kids[0])
+		k, err := c.add(e.kids[0], keys)
 		if err != nil {
 			return 0, err
 		}
@@ -154,7 +162,7 @@ func (c *compiler) add(e *Expr) (int32, error) {
 	case KindPair:
 		kids := make([]int32, len(e.kids))
 		for j, k := range e.kids {
-			n, err := c.add(k)
+			n, err := c.add(k, keys)
 			if err != nil {
 				return 0, err
 			}
@@ -175,7 +183,7 @@ func (p *Program) Coords() int { return p.coords }
 
 // Slots is the length dst must have in [Program.Eval]: [Program.Coords]
 // coordinates followed by scratch space for composite atoms.
-func (p *Program) Slots() int { return p.coords + len(p.atoms) }
+func (p *Program) Slots() int { return p.coords + p.scratch }
 
 // Eval writes the coordinates of position i into dst[:Coords()] (one per
 // axis slot, zero for axes the cell does not touch; dst[Coords():Slots()]
@@ -184,25 +192,12 @@ func (p *Program) Slots() int { return p.coords + len(p.atoms) }
 // must have at least [Program.Slots] elements, else Eval reports OOB; on a
 // non-live result its contents are unspecified. Eval does not allocate.
 func (p *Program) Eval(i int, dst []int) (CellKind, PadKind) {
-	n := p.coords + len(p.atoms)
-	if i < 0 || i >= p.size || len(dst) < n {
+	if i < 0 || i >= p.size || len(dst) < p.coords+p.scratch {
 		return OOB, Top
 	}
-	clear(dst[:n])
-	if k, pk := p.eval(0, i, dst); k != Live {
+	clear(dst[:p.coords])
+	if k, pk := p.evalLevel(0, i, dst); k != Live {
 		return k, pk
-	}
-	for j, a := range p.atoms { // largest atom first (see finish in mapfn.go)
-		q := dst[p.coords+j]
-		if q == 0 {
-			continue // position 0 of any mapping is live and empty
-		}
-		if q >= a.size {
-			return Pad, Top // overshoot: docs/spec-decisions.md
-		}
-		if k, pk := p.eval(a.root, q, dst); k != Live {
-			return k, pk
-		}
 	}
 	for s, n := range p.sizes {
 		if n != 0 && dst[s] >= n {
@@ -212,21 +207,69 @@ func (p *Program) Eval(i int, dst []int) (CellKind, PadKind) {
 	return Live, Top
 }
 
-func (p *Program) eval(id int32, i int, dst []int) (CellKind, PadKind) {
+// evalState ranks padding in major-to-minor order within one level.
+type evalState struct {
+	order   int
+	padOrd  int
+	padKind PadKind
+}
+
+// evalLevel is Expr.levelCell over the program.
+func (p *Program) evalLevel(lv int32, i int, dst []int) (CellKind, PadKind) {
+	L := &p.levels[lv]
+	for _, a := range L.atoms {
+		dst[a.pos], dst[a.ord] = 0, 0
+	}
+	st := evalState{padOrd: -1}
+	p.eval(L.root, i, dst, &st)
+	for _, a := range L.atoms {
+		q, o := dst[a.pos], dst[a.ord]-1
+		if q == 0 || st.padOrd >= 0 && o > st.padOrd {
+			continue // position 0 is live and empty; a later padding cannot win
+		}
+		k, pk := Pad, Top // a position beyond the atom: overshoot
+		if q < a.size {
+			k, pk = p.evalLevel(a.level, q, dst)
+		}
+		if k != Live && (st.padOrd < 0 || o < st.padOrd) {
+			st.padOrd, st.padKind = o, pk
+		}
+	}
+	if st.padOrd >= 0 {
+		return Pad, st.padKind
+	}
+	return Live, Top
+}
+
+func (p *Program) eval(id int32, i int, dst []int, st *evalState) {
 	for {
 		n := &p.nodes[id]
 		switch n.kind {
 		case KindSymbol:
+			st.order++
 			dst[n.slot] += i
-			return Live, Top
+			return
 		case KindBroadcast, pChainNone:
-			return Live, Top
-		case pChainSym, pChainAtom:
+			st.order++
+			return
+		case pChainSym:
+			st.order++
 			dst[n.slot] += i * n.arg
-			return Live, Top
+			return
+		case pChainAtom:
+			if dst[n.first] == 0 {
+				dst[n.first] = st.order + 1
+			}
+			st.order++
+			dst[n.slot] += i * n.arg
+			return
 		case KindPadding:
 			if i >= n.arg {
-				return Pad, n.pad
+				if st.padOrd < 0 {
+					st.padOrd, st.padKind = st.order, n.pad
+				}
+				st.order++
+				return
 			}
 			id = n.n
 		case KindPair:
@@ -234,13 +277,11 @@ func (p *Program) eval(id int32, i int, dst []int) (CellKind, PadKind) {
 			for _, c := range p.kids[n.first : n.first+n.n] {
 				cs := p.nodes[c].size
 				suffix /= cs
-				if k, pk := p.eval(c, (i/suffix)%cs, dst); k != Live {
-					return k, pk
-				}
+				p.eval(c, (i/suffix)%cs, dst, st)
 			}
-			return Live, Top
+			return
 		default:
-			return OOB, Top
+			return
 		}
 	}
 }

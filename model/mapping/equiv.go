@@ -39,6 +39,14 @@ func equiv(a, b *Expr, loose bool) (bool, int) {
 			}
 		}
 	}
+	return equivEnum(a, b, loose)
+}
+
+// equivEnum is equiv by enumeration of every position.
+func equivEnum(a, b *Expr, loose bool) (bool, int) {
+	if a.size != b.size {
+		return false, min(a.size, b.size)
+	}
 	if a.hasLinear() || b.hasLinear() {
 		for i := 0; i < a.size; i++ {
 			if !cellsEqual(a.MapAll(i), b.MapAll(i), loose) {

@@ -156,7 +156,7 @@ func (fs Factors) Map(i int) Cell {
 			}
 		}
 	}
-	return finish(acc)
+	return liveCell(acc)
 }
 
 // ErrNotFactorizable is wrapped by the errors of [Factorize] for mappings
@@ -195,7 +195,6 @@ func Factorize(e *Expr) (Factors, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", e, ErrNotFactorizable, err)
 	}
-	fs = canonical(fs)
 	fs, cut, err := cutOvershoot(fs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", e, ErrNotFactorizable, err)
@@ -211,8 +210,17 @@ func Factorize(e *Expr) (Factors, error) {
 	return fs, nil
 }
 
-// factors builds a (non-canonical) factor list structurally.
+// factors builds the canonical factor list structurally (before the
+// overshoot cut).
 func factors(e *Expr) (Factors, error) {
+	fs, err := rawFactors(e)
+	if err != nil {
+		return nil, err
+	}
+	return canonical(fs), nil
+}
+
+func rawFactors(e *Expr) (Factors, error) {
 	switch e.kind {
 	case KindSymbol:
 		if e.size == 1 {
@@ -477,15 +485,8 @@ func sharedAtoms(e *Expr) bool {
 
 // verifyFactors returns the first position where fs and e differ, or -1.
 func verifyFactors(e *Expr, fs Factors) int {
-	if fs.Size() != e.size {
-		return min(fs.Size(), e.size)
-	}
-	for i := 0; i < e.size; i++ {
-		if !fs.Map(i).Equal(e.Map(i)) {
-			return i
-		}
-	}
-	return -1
+	_, at := equivEnum(e, fs.Expr(), false)
+	return at
 }
 
 // Normalize returns the canonical spelling of e. For a factorizable e it

@@ -154,14 +154,12 @@ func (c Cell) Equal(d Cell) bool {
 	return true
 }
 
-// term is one contribution to a cell: a coordinate of a symbol (atom nil),
-// or a position inside a composite atom (atom non-nil, keyed by its text).
+// term is a coordinate contribution of a symbol, with the axis size for
+// the overshoot check.
 type term struct {
 	axis  string
 	size  int
 	value int
-	atom  *Expr
-	key   string
 }
 
 // Map returns what buffer position i holds, exactly per reference-notes
@@ -178,12 +176,14 @@ type term struct {
 //
 //   - Composite atoms: the operand X of a chain of /, %, = that is not a
 //     symbol or broadcast (e.g. `[C, D # 64] / 13`) contributes a position
-//     inside X, not an index; contributions to structurally equal atoms add
-//     up and the sum is decoded through X.Map once (reference-notes §2.5
-//     `Atom::Composite`, `Index::finalize`). With one contribution this is
-//     the plain rule above; with several it makes `[E / n, E % n] ≡ E` hold for
-//     every E (002 L1023-1024). See docs/spec-decisions.md "Mapping:
-//     composite atoms decode summed positions".
+//     inside X; the positions contributed to structurally equal atoms of one
+//     expression add up and are decoded through X.Map once (reference-notes
+//     §2.5 `Atom::Composite`, `Index::finalize`). With one contribution this
+//     is the plain rule above; with several it makes `[E / n, E % n] ≡ E` hold
+//     for every E (002 L1023-1024). Padding precedence stays "major wins":
+//     a composite that decodes to padding ranks at its first contribution.
+//     See docs/spec-decisions.md "Mapping: composite atoms decode summed
+//     positions".
 //   - Overshoot: a summed coordinate that reaches its axis size (or a summed
 //     position beyond its composite atom) holds no tensor element and is Top
 //     padding (docs/spec-decisions.md "Mapping: coordinate overshoot is Top
@@ -203,47 +203,18 @@ func (e *Expr) Map(i int) Cell {
 		}
 		return Cell{Kind: Multi}
 	}
-	var acc []term
-	kind, pad := e.mapInto(i, &acc)
-	if kind != Live {
-		return Cell{Kind: kind, Pad: pad}
+	k, pk, terms := e.levelCell(i)
+	if k != Live {
+		return Cell{Kind: k, Pad: pk}
 	}
-	return finish(acc)
+	return liveCell(terms)
 }
 
-// finish decodes composite contributions (largest atom first: an atom can
-// only contribute to atoms nested inside it, whose text is shorter), then
-// sums the coordinates per axis and applies the overshoot rule.
-func finish(acc []term) Cell {
-	for {
-		best := -1
-		for j, t := range acc {
-			if t.atom != nil && (best < 0 || atomBefore(t.key, acc[best].key)) {
-				best = j
-			}
-		}
-		if best < 0 {
-			break
-		}
-		x, key, q := acc[best].atom, acc[best].key, 0
-		rest := acc[:0:0]
-		for _, t := range acc {
-			if t.atom != nil && t.key == key {
-				q += t.value
-			} else {
-				rest = append(rest, t)
-			}
-		}
-		acc = rest
-		if q >= x.size {
-			return Cell{Kind: Pad, Pad: Top} // overshoot: docs/spec-decisions.md
-		}
-		if k, pk := x.mapInto(q, &acc); k != Live {
-			return Cell{Kind: k, Pad: pk}
-		}
-	}
+// liveCell sums coordinate contributions per axis and applies the
+// overshoot rule.
+func liveCell(terms []term) Cell {
 	var x Index
-	for _, t := range acc {
+	for _, t := range terms {
 		v := x.Get(t.axis) + t.value
 		if v >= t.size {
 			return Cell{Kind: Pad, Pad: Top} // overshoot: docs/spec-decisions.md
@@ -253,13 +224,62 @@ func finish(acc []term) Cell {
 	return Cell{Kind: Live, Index: x}
 }
 
-// atomBefore orders composite atoms for decoding: longer text first, then
-// byte order.
-func atomBefore(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) > len(b)
+// level is the state of mapping one expression (or one composite atom) at
+// one position: the symbol contributions, the pooled composite
+// contributions, a counter of leaves in major-to-minor order, and the first
+// structural padding met.
+type level struct {
+	terms   []term
+	pool    []pooled
+	order   int
+	padOrd  int // -1: none
+	padKind PadKind
+}
+
+// pooled is the summed position contributed to one composite atom, ranked
+// at its first contribution.
+type pooled struct {
+	atom *Expr
+	key  string
+	pos  int
+	ord  int
+}
+
+func newLevel() level { return level{padOrd: -1} }
+
+func (lv *level) leaf() int {
+	o := lv.order
+	lv.order++
+	return o
+}
+
+// levelCell maps e at i with its composite atoms decoded: padding (the
+// earliest in major order), or live with raw coordinate contributions.
+func (e *Expr) levelCell(i int) (CellKind, PadKind, []term) {
+	lv := newLevel()
+	e.walkAt(i, &lv)
+	padOrd, padKind, terms := lv.padOrd, lv.padKind, lv.terms
+	for _, p := range lv.pool {
+		if p.pos == 0 || padOrd >= 0 && p.ord > padOrd {
+			continue // position 0 is live and empty; a later padding cannot win
+		}
+		k, pk := Pad, Top // a position beyond the atom: overshoot
+		var sub []term
+		if p.pos < p.atom.size {
+			k, pk, sub = p.atom.levelCell(p.pos)
+		}
+		if k != Live {
+			if padOrd < 0 || p.ord < padOrd {
+				padOrd, padKind = p.ord, pk
+			}
+			continue
+		}
+		terms = append(terms, sub...)
 	}
-	return a < b
+	if padOrd >= 0 {
+		return Pad, padKind, nil
+	}
+	return Live, Top, terms
 }
 
 // chain peels a chain of /, %, = off e: it returns the operand and the
@@ -279,44 +299,62 @@ func (e *Expr) chain() (*Expr, int) {
 	}
 }
 
-// mapInto is Map without composite decoding and the overshoot check, for
-// 0 ≤ i < e.size.
-func (e *Expr) mapInto(i int, acc *[]term) (CellKind, PadKind) {
+// walkAt visits e at 0 ≤ i < e.size, recording contributions and
+// structural padding in lv. It visits every part of a pair (the composite
+// pools need all contributions); padding precedence is decided by order.
+func (e *Expr) walkAt(i int, lv *level) {
 	switch e.kind {
 	case KindSymbol:
+		lv.leaf()
 		if i > 0 {
-			*acc = append(*acc, term{axis: e.name, size: e.size, value: i})
+			lv.terms = append(lv.terms, term{axis: e.name, size: e.size, value: i})
 		}
-		return Live, Top
 	case KindBroadcast:
-		return Live, Top
+		lv.leaf()
 	case KindStride, KindModulo, KindResize:
+		o := lv.leaf()
 		x, mul := e.chain()
 		switch x.kind {
-		case KindSymbol, KindBroadcast:
-			return x.mapInto(i*mul, acc)
+		case KindSymbol:
+			if i*mul > 0 {
+				lv.terms = append(lv.terms, term{axis: x.name, size: x.size, value: i * mul})
+			}
+		case KindBroadcast:
+		default:
+			lv.add(x, i*mul, o)
 		}
-		if i > 0 {
-			*acc = append(*acc, term{value: i * mul, atom: x, key: x.String()})
-		}
-		return Live, Top
 	case KindPadding:
 		if i >= e.kids[0].size {
-			return Pad, e.pad
+			if o := lv.leaf(); lv.padOrd < 0 {
+				lv.padOrd, lv.padKind = o, e.pad
+			}
+			return
 		}
-		return e.kids[0].mapInto(i, acc)
+		e.kids[0].walkAt(i, lv)
 	case KindPair:
 		suffix := e.size
 		for _, p := range e.kids {
 			suffix /= p.size
-			k, pk := p.mapInto((i/suffix)%p.size, acc)
-			if k != Live {
-				return k, pk // the major side's padding wins (reference-notes §2.4)
-			}
+			p.walkAt((i/suffix)%p.size, lv)
 		}
-		return Live, Top
 	}
-	return OOB, Top
+}
+
+func (lv *level) add(x *Expr, pos, ord int) {
+	key := x.String()
+	for j := range lv.pool {
+		if lv.pool[j].key == key {
+			lv.pool[j].pos += pos
+			return
+		}
+	}
+	lv.pool = append(lv.pool, pooled{atom: x, key: key, pos: pos, ord: ord})
+}
+
+func (lv level) clone() level {
+	lv.terms = append([]term(nil), lv.terms...)
+	lv.pool = append([]pooled(nil), lv.pool...)
+	return lv
 }
 
 // MapAll returns every cell position i holds. For expressions without a
@@ -336,121 +374,100 @@ func (e *Expr) MapAll(i int) []Cell {
 		return []Cell{e.Map(i)}
 	}
 	var out []Cell
-	e.mapAll(i, nil, func(acc []term, k CellKind, pk PadKind) {
+	e.levelAll(i, func(k CellKind, pk PadKind, terms []term) {
 		if k != Live {
 			out = append(out, Cell{Kind: k, Pad: pk})
 			return
 		}
-		finishAll(acc, func(c Cell) { out = append(out, c) })
+		out = append(out, liveCell(terms))
 	})
 	return dedupCells(out)
 }
 
-// finishAll is finish for alternatives: decoding a composite atom that
-// holds a linear combination may branch.
-func finishAll(acc []term, emit func(Cell)) {
-	best := -1
-	for j, t := range acc {
-		if t.atom != nil && (best < 0 || atomBefore(t.key, acc[best].key)) {
-			best = j
-		}
-	}
-	if best < 0 {
-		emit(finish(acc))
-		return
-	}
-	x, key, q := acc[best].atom, acc[best].key, 0
-	var rest []term
-	for _, t := range acc {
-		if t.atom != nil && t.key == key {
-			q += t.value
-		} else {
-			rest = append(rest, t)
-		}
-	}
-	if q >= x.size {
-		emit(Cell{Kind: Pad, Pad: Top})
-		return
-	}
-	x.mapAll(q, rest, func(a []term, k CellKind, pk PadKind) {
-		if k != Live {
-			emit(Cell{Kind: k, Pad: pk})
-			return
-		}
-		finishAll(a, emit)
+// levelAll is levelCell for expressions with linear combinations: it
+// emits every alternative.
+func (e *Expr) levelAll(i int, emit func(CellKind, PadKind, []term)) {
+	e.walkAll(i, newLevel(), func(lv level) {
+		resolvePool(lv, 0, lv.padOrd, lv.padKind, lv.terms, emit)
 	})
 }
 
-// mapAll calls emit for every alternative cell of position i, extending
-// the contributions acc.
-func (e *Expr) mapAll(i int, acc []term, emit func([]term, CellKind, PadKind)) {
+func resolvePool(lv level, j, padOrd int, padKind PadKind, terms []term, emit func(CellKind, PadKind, []term)) {
+	for ; j < len(lv.pool); j++ {
+		p := lv.pool[j]
+		if p.pos == 0 || padOrd >= 0 && p.ord > padOrd {
+			continue
+		}
+		if p.pos >= p.atom.size {
+			if padOrd < 0 || p.ord < padOrd {
+				padOrd, padKind = p.ord, Top
+			}
+			continue
+		}
+		p.atom.levelAll(p.pos, func(k CellKind, pk PadKind, sub []term) {
+			po, pkk, ts := padOrd, padKind, terms
+			if k != Live {
+				if po < 0 || p.ord < po {
+					po, pkk = p.ord, pk
+				}
+			} else {
+				ts = append(append([]term(nil), terms...), sub...)
+			}
+			resolvePool(lv, j+1, po, pkk, ts, emit)
+		})
+		return
+	}
+	if padOrd >= 0 {
+		emit(Pad, padKind, nil)
+		return
+	}
+	emit(Live, Top, terms)
+}
+
+// walkAll is walkAt with alternatives: k receives every resulting level.
+func (e *Expr) walkAll(i int, lv level, k func(level)) {
 	switch e.kind {
-	case KindSymbol, KindBroadcast, KindStride, KindModulo, KindResize:
-		a := append([]term(nil), acc...)
-		k, pk := e.mapInto(i, &a)
-		emit(a, k, pk)
 	case KindPadding:
 		if i >= e.kids[0].size {
-			emit(acc, Pad, e.pad)
+			lv = lv.clone()
+			e.walkAt(i, &lv)
+			k(lv)
 			return
 		}
-		e.kids[0].mapAll(i, acc, emit)
+		e.kids[0].walkAll(i, lv, k)
 	case KindPair:
-		e.pairAll(0, i, e.size, acc, emit)
+		e.pairWalk(0, i, e.size, lv, k)
 	case KindLinear:
-		e.linearAll(0, i, acc, emit)
+		e.linWalk(0, i, lv, k)
+	default:
+		lv = lv.clone()
+		e.walkAt(i, &lv)
+		k(lv)
 	}
 }
 
-func (e *Expr) pairAll(j, i, suffix int, acc []term, emit func([]term, CellKind, PadKind)) {
+func (e *Expr) pairWalk(j, i, suffix int, lv level, k func(level)) {
 	if j == len(e.kids) {
-		emit(acc, Live, Top)
+		k(lv)
 		return
 	}
 	p := e.kids[j]
 	suffix /= p.size
-	p.mapAll((i/suffix)%p.size, acc, func(a []term, k CellKind, pk PadKind) {
-		if k != Live {
-			emit(a, k, pk)
-			return
-		}
-		e.pairAll(j+1, i, suffix, a, emit)
-	})
+	p.walkAll((i/suffix)%p.size, lv, func(l2 level) { e.pairWalk(j+1, i, suffix, l2, k) })
 }
 
-func (e *Expr) linearAll(j, rest int, acc []term, emit func([]term, CellKind, PadKind)) {
+// linWalk enumerates the solutions of rest = Σ_{k≥j} s_k·n_k.
+func (e *Expr) linWalk(j, rest int, lv level, k func(level)) {
 	if j == len(e.kids) {
 		if rest == 0 {
-			emit(acc, Live, Top)
+			k(lv)
 		}
 		return
 	}
 	t, n := e.kids[j], e.coefs[j]
 	for s := 0; s < t.size && s*n <= rest; s++ {
-		t.mapAll(s, acc, func(a []term, k CellKind, pk PadKind) {
-			if k != Live {
-				// a padding term only matters if the rest of the sum is reachable
-				if e.reachable(j+1, rest-s*n) {
-					emit(a, k, pk)
-				}
-				return
-			}
-			e.linearAll(j+1, rest-s*n, a, emit)
-		})
+		t.walkAll(s, lv, func(l2 level) { e.linWalk(j+1, rest-s*n, l2, k) })
 	}
-}
-
-// reachable reports whether rest = Σ_{k≥j} s_k·n_k has a solution.
-func (e *Expr) reachable(j, rest int) bool {
-	if j == len(e.kids) {
-		return rest == 0
-	}
-	for s := 0; s < e.kids[j].size && s*e.coefs[j] <= rest; s++ {
-		if e.reachable(j+1, rest-s*e.coefs[j]) {
-			return true
-		}
-	}
-	return false
 }
 
 // dedupCells sorts cells (live by index text, then padding by kind) and

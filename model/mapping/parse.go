@@ -74,12 +74,16 @@ func Parse(src string, axes Axes, env Env) (*Expr, error) {
 }
 
 type parser struct {
-	src  string
-	pos  int
-	end  int
-	axes Axes
-	env  Env
+	src   string
+	pos   int
+	end   int
+	axes  Axes
+	env   Env
+	depth int
 }
+
+// maxDepth bounds the nesting of groups and linear combinations.
+const maxDepth = 200
 
 func (p *parser) skip() {
 	for p.pos < len(p.src) && isSpace(p.src[p.pos]) {
@@ -337,6 +341,14 @@ func (p *parser) m2() (*Expr, error) {
 			return nil, synErr(col, "mapping {%s}: %v", body, err)
 		}
 		return e, nil
+	case c == '(' || c == '[' || c == '$':
+		if p.depth >= maxDepth {
+			return nil, synErr(col, "expression nested deeper than %d", maxDepth)
+		}
+		p.depth++
+		defer func() { p.depth-- }()
+	}
+	switch {
 	case c == '(' || c == '[':
 		closer := byte(')')
 		if c == '[' {
