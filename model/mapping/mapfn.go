@@ -465,7 +465,15 @@ func (e *Expr) linWalk(j, rest int, lv level, k func(level)) {
 		return
 	}
 	t, n := e.kids[j], e.coefs[j]
-	for s := 0; s < t.size && s*n <= rest; s++ {
+	reach := 0 // the largest sum the later terms can make
+	for q := j + 1; q < len(e.kids); q++ {
+		reach += (e.kids[q].size - 1) * e.coefs[q]
+	}
+	lo := 0
+	if rest > reach {
+		lo = (rest - reach + n - 1) / n
+	}
+	for s := lo; s < t.size && s*n <= rest; s++ {
 		t.walkAll(s, lv, func(l2 level) { e.linWalk(j+1, rest-s*n, l2, k) })
 	}
 }

@@ -321,8 +321,10 @@ func FuzzParse(f *testing.F) {
 		if !back.Equal(e) {
 			t.Fatalf("%q printed as %q reparsed as %q", src, e, back)
 		}
-		_ = e.Map(0)
-		_ = e.Map(e.Size() - 1)
+		if !e.hasLinear() || e.Size() <= 1<<12 {
+			_ = e.Map(0)
+			_ = e.Map(e.Size() - 1)
+		}
 		if e.Size() <= 1<<12 && !e.hasLinear() {
 			if ok, at := Equiv(back, e); !ok {
 				t.Fatalf("%q: reparse differs at %d", src, at)
