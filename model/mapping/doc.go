@@ -30,8 +30,11 @@
 // major side wins). E / s maps i to E(i*s); E % m and E = m keep the first m
 // cells; E # p appends padding cells up to size p. Coordinate 0 is dropped
 // from indices (002 L671-673), so position 0 of every expression is the empty
-// index {}. One rule goes beyond the manual: a cell whose summed coordinate
-// exceeds its axis (e.g. cell 15 of `[R # 16 / 4, R # 16 % 4]` with R=14) holds
-// no tensor element and is reported as Top padding; see docs/spec-decisions.md
-// "Mapping: coordinate overshoot is Top padding".
+// index {}. Two rules go beyond the manual's trait code, both recorded in
+// docs/spec-decisions.md: the operand of `/ % =` that is itself a compound
+// mapping (`[C, D # 64] / 13`) contributes a position inside that mapping, and
+// contributions to the same compound add up before it is decoded, so that
+// `[E / n, E % n] ≡ E` holds for every E (002 L1023-1024); and a cell whose
+// summed coordinate exceeds its axis (cell 15 of `[R # 16 / 4, R # 16 % 4]`
+// with R=14) holds no tensor element and is Top padding.
 package mapping
