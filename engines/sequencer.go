@@ -110,6 +110,9 @@ type SeqDerivation struct {
 	// Merged reports whether merging ran (more than the entry limit, 002
 	// L1568).
 	Merged bool `json:"merged"`
+
+	// src describes each final entry's stream digit (for fetch masking).
+	src []seqEntry
 }
 
 // DeriveSequencer derives a sequencer configuration from a buffer mapping and
@@ -209,6 +212,7 @@ func DeriveSequencer(spec *Spec, req SeqRequest) (*SeqDerivation, error) {
 		}
 	}
 	out.Config = cfg
+	out.src = entries
 	return out, nil
 }
 
@@ -217,6 +221,14 @@ type seqEntry struct {
 	kernel.SeqEntry
 	packet bool          // iterates inside the packet
 	expr   *mapping.Expr // the stream term, for labels of merged entries
+	// axis, step and axisSize describe the stream digit the entry iterates
+	// when it is one digit of one axis (coordinate step per iteration);
+	// axis is "" otherwise.
+	axis           string
+	step, axisSize int
+	// padData is, for a padded term read as one run, the number of data
+	// positions before the padding (0 otherwise).
+	padData int
 }
 
 // bufTerm is one axis digit of the buffer: coordinates v·t for v < r at
@@ -224,6 +236,14 @@ type seqEntry struct {
 type bufTerm struct {
 	axis    string
 	t, r, m int
+	// slot is how many digit values fit in memory before the next outer
+	// digit's stride (r, or more when padding follows); 0 when unbounded
+	// (the outermost digit). end reports that the digit reaches the end of
+	// its axis (t·r ≥ axis size): stream coordinates past r then lie past
+	// the axis and are padding of the stream itself, so the read may run
+	// into the slot (002 L1841, L7896).
+	slot    int
+	end     bool
 	load    int      // Σ (n-1)·q of the stream pieces placed in it (no carry while ≤ r-1)
 	pieces  [][2]int // Write mode: (q, n) of each piece, to check the tiling
 	isExtra bool     // an extra dimension (interleave), not part of Buf
@@ -246,13 +266,20 @@ func (d *seqDeriver) loadBuf(buf *mapping.Expr, extra []SeqExtraDim) error {
 	}
 	cum := 1
 	d.bcast = 1
+	last := -1 // the buffer term whose slot is still open
 	for _, f := range fs {
 		switch f.Kind {
-		case mapping.FactorTerm:
-			d.buf = append(d.buf, bufTerm{axis: f.Axis, t: f.Stride, r: f.Extent, m: cum})
-			cum *= f.Extent
-		case mapping.FactorBroadcast:
-			d.bcast *= f.Extent
+		case mapping.FactorTerm, mapping.FactorBroadcast:
+			if last >= 0 {
+				d.buf[last].slot = cum / d.buf[last].m
+				last = -1
+			}
+			if f.Kind == mapping.FactorTerm {
+				d.buf = append(d.buf, bufTerm{axis: f.Axis, t: f.Stride, r: f.Extent, m: cum, end: f.Stride*f.Extent >= f.AxisSize})
+				last = len(d.buf) - 1
+			} else {
+				d.bcast *= f.Extent
+			}
 			cum *= f.Extent
 		case mapping.FactorPad:
 			cum = f.Extent
@@ -336,7 +363,8 @@ func (d *seqDeriver) walkPart(part *mapping.Expr, packet bool) error {
 				return err
 			}
 			for _, p := range pcs {
-				inner = append(inner, seqEntry{SeqEntry: kernel.SeqEntry{Size: p.n, Stride: p.stride, Term: label}, packet: packet, expr: part})
+				inner = append(inner, seqEntry{SeqEntry: kernel.SeqEntry{Size: p.n, Stride: p.stride, Term: label}, packet: packet, expr: part,
+					axis: f.Axis, step: p.ct, axisSize: f.AxisSize})
 			}
 			ext *= f.Extent
 		case mapping.FactorPad:
@@ -345,8 +373,16 @@ func (d *seqDeriver) walkPart(part *mapping.Expr, packet bool) error {
 			// overfetching past the data (002 L1458, L1841), or the block
 			// repeated when the padded size is a multiple of it.
 			if run, ok := collapse(inner); ok {
-				run.Size = f.Extent
-				inner = []seqEntry{{SeqEntry: kernel.SeqEntry{Size: f.Extent, Stride: run.Stride, Term: label}, packet: packet, expr: part}}
+				pe := seqEntry{SeqEntry: kernel.SeqEntry{Size: f.Extent, Stride: run.Stride, Term: label}, packet: packet, expr: part, padData: ext}
+				if len(inner) > 0 && inner[0].axis != "" {
+					pe.axis, pe.step, pe.axisSize = inner[0].axis, inner[0].step, inner[0].axisSize
+					for _, e := range inner[1:] {
+						if e.axis != pe.axis {
+							pe.axis = ""
+						}
+					}
+				}
+				inner = []seqEntry{pe}
 			} else if f.Extent%ext == 0 {
 				inner = append(inner, seqEntry{SeqEntry: kernel.SeqEntry{Size: f.Extent / ext, Stride: 0, Term: label}, packet: packet, expr: part})
 			} else {
@@ -393,6 +429,7 @@ func collapse(inner []seqEntry) (kernel.SeqEntry, bool) {
 // stepping the buffer digit by q, i.e. the address by stride = q·m.
 type piece struct {
 	k, q, n, stride int
+	ct              int // the coordinate step of the piece
 }
 
 // place splits the stream digit (axis, t, r) over the buffer's digits of the
@@ -412,8 +449,8 @@ func (d *seqDeriver) place(axis string, t, r int, label string) ([]piece, error)
 				With("step", ct).With("buffer_step", b.t)
 		}
 		q := ct / b.t
-		if (cr-1)*q < b.r {
-			out = append(out, piece{k, q, cr, q * b.m})
+		if (cr-1)*q < b.r || (d.mode == SeqRead && b.end && (b.slot == 0 || (cr-1)*q < b.slot)) {
+			out = append(out, piece{k, q, cr, q * b.m, ct})
 			b.load += (cr - 1) * q
 			break
 		}
@@ -427,7 +464,7 @@ func (d *seqDeriver) place(axis string, t, r int, label string) ([]piece, error)
 				With("step", ct).With("size", cr).With("buffer_step", b.t).With("buffer_size", b.r)
 		}
 		n := b.r / q
-		out = append(out, piece{k, q, n, q * b.m})
+		out = append(out, piece{k, q, n, q * b.m, ct})
 		b.load += (n - 1) * q
 		ct, cr = next, cr/n
 	}
@@ -444,6 +481,11 @@ func (d *seqDeriver) place(axis string, t, r int, label string) ([]piece, error)
 // digit's size, so the address is linear in the stream position.
 func (d *seqDeriver) checkCoverage() error {
 	for _, b := range d.buf {
+		if d.mode == SeqRead && b.end && b.load > b.r-1 && (b.slot == 0 || b.load < b.slot) {
+			// The read runs past the axis into the buffer's padding (or
+			// past the buffer): stream positions there are padding too.
+			continue
+		}
 		if b.load > b.r-1 {
 			return ruleSeqIncompatible.Violate("stream digits of axis %s overflow the buffer's digit of step %d and size %d (largest summed step %d)", b.axis, b.t, b.r, b.load).
 				With("buffer_step", b.t).With("buffer_size", b.r)
@@ -493,6 +535,9 @@ func mergeEntries(es []seqEntry) []seqEntry {
 		e := es[i]
 		if n := len(out); n > 0 && kernel.Mergeable(e.SeqEntry, out[n-1].SeqEntry) {
 			run := &out[n-1]
+			if run.axis != e.axis || e.step != run.step*run.Size || run.padData != 0 || e.padData != 0 {
+				run.axis = ""
+			}
 			run.Size *= e.Size
 			run.packet = run.packet || e.packet
 			if e.expr != nil && run.expr != nil {
