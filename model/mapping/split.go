@@ -110,39 +110,9 @@ func TileView(base, dim *Expr, n int, kind PadKind) (*Expr, error) {
 	if n < 1 || n > dim.size {
 		return nil, fmt.Errorf("tile size %d must be between 1 and the size %d of %s", n, dim.size, dim.Text())
 	}
-	bf, err := Factorize(base)
+	bf, df, at, err := tileDigit(base, dim)
 	if err != nil {
-		return nil, fmt.Errorf("tile of %s: %w", base.Text(), err)
-	}
-	df, err := Factorize(dim)
-	if err != nil {
-		return nil, fmt.Errorf("tile dimension %s: %w", dim.Text(), err)
-	}
-	if len(df) == 0 {
-		return nil, fmt.Errorf("tile dimension %s has a single position", dim.Text())
-	}
-	for _, f := range df {
-		if f.Kind != FactorTerm {
-			return nil, fmt.Errorf("tile dimension %s must be axis digits without padding or broadcast", dim.Text())
-		}
-	}
-	bf = refine(bf, df)
-	at := -1
-	for k := 0; k+len(df) <= len(bf) && at < 0; k++ {
-		match := true
-		for j, d := range df {
-			b := bf[k+j]
-			if b.Kind != FactorTerm || b.part != nil || b.Axis != d.Axis || b.Stride != d.Stride || b.Extent != d.Extent {
-				match = false
-				break
-			}
-		}
-		if match {
-			at = k
-		}
-	}
-	if at < 0 {
-		return nil, fmt.Errorf("tile dimension %s is not a digit of %s (factors %v)", dim.Text(), base.Text(), bf)
+		return nil, err
 	}
 	run := Factors(append(Factors(nil), df...)).Expr()
 	var piece *Expr
@@ -159,6 +129,73 @@ func TileView(base, dim *Expr, n int, kind PadKind) (*Expr, error) {
 	out = append(out, Factor{Kind: FactorTerm, Extent: dim.size, part: piece})
 	out = append(out, bf[at+len(df):]...)
 	return out.Expr(), nil
+}
+
+// tileDigit finds dim among the digits of base: it returns base's factors
+// refined to dim's digit boundaries, dim's factors, and the index in the
+// refined list where dim's run of factors starts.
+func tileDigit(base, dim *Expr) (bf, df Factors, at int, err error) {
+	bf, err = Factorize(base)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("tile of %s: %w", base.Text(), err)
+	}
+	df, err = Factorize(dim)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("tile dimension %s: %w", dim.Text(), err)
+	}
+	if len(df) == 0 {
+		return nil, nil, 0, fmt.Errorf("tile dimension %s has a single position", dim.Text())
+	}
+	for _, f := range df {
+		if f.Kind != FactorTerm {
+			return nil, nil, 0, fmt.Errorf("tile dimension %s must be axis digits without padding or broadcast", dim.Text())
+		}
+	}
+	bf = refine(bf, df)
+	at = -1
+	for k := 0; k+len(df) <= len(bf) && at < 0; k++ {
+		match := true
+		for j, d := range df {
+			b := bf[k+j]
+			if b.Kind != FactorTerm || b.part != nil || b.Axis != d.Axis || b.Stride != d.Stride || b.Extent != d.Extent {
+				match = false
+				break
+			}
+		}
+		if match {
+			at = k
+		}
+	}
+	if at < 0 {
+		return nil, nil, 0, fmt.Errorf("tile dimension %s is not a digit of %s (factors %v)", dim.Text(), base.Text(), bf)
+	}
+	return bf, df, at, nil
+}
+
+// TileOffset is the buffer position in base where the tile
+// `view.tile::<dim, n, _>(start)` begins (002 L813-831, L954-971): start is
+// a position along dim (`tile::<m![B / 32], 2, _>(i)` starts at block i), and
+// position q of the tile's view is position TileOffset + q of base. The tile
+// must fit: start + n ≤ |dim| (002 L963-966: tiles 0..14 of 16 blocks).
+func TileOffset(base, dim *Expr, n, start int) (int, error) {
+	if err := base.Err(); err != nil {
+		return 0, err
+	}
+	if err := dim.Err(); err != nil {
+		return 0, err
+	}
+	if n < 1 || start < 0 || start+n > dim.size {
+		return 0, fmt.Errorf("tile of %d at %d does not fit the %d positions of %s", n, start, dim.size, dim.Text())
+	}
+	bf, _, at, err := tileDigit(base, dim)
+	if err != nil {
+		return 0, err
+	}
+	below := 1
+	if at > 0 {
+		below = bf[:at].Size()
+	}
+	return start * below, nil
 }
 
 // refine splits the terms of bf so that every digit boundary of the terms
