@@ -1,0 +1,956 @@
+package engines
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+)
+
+// The DMA Engine (002 L2354-2847): it moves a tensor between HBM, DM and SPM
+// with a pair of sequencers, a read sequencer over the source and a write
+// sequencer over the destination, that share their loop limits (002 L1223,
+// L2545). DeriveDMA is the compiler's derivation (002 L2585-2593): each side's
+// sequencer comes from DeriveSequencer (the source or destination layout
+// projected onto the stream), the two are refined into one loop nest with
+// paired strides, stride0 is the common contiguous run, and the work is
+// distributed over the DMNs the stream's chip/cluster/slice parts name, each
+// DMN segmenting its loops where the stream would write outside the tensor
+// (002 L2752-2808).
+//
+// Addresses are bytes. An HBM address is the chip's HBM byte address. A DM
+// (or SPM) address is the cluster's virtual address slice·slice_stride +
+// byte, slice_stride = 4 MB (002 L2541); DMN_stride, the distance between
+// DMNs, is 32 slices (docs/spec-decisions.md "DMA: DM addresses,
+// slice_stride and DMN_stride").
+
+// DMA rules (moving.md §7.3 IDs).
+var (
+	ruleDMAAlign = NewRule(Rule{ID: "DMA-R1", Engine: "dma", Name: "alignment",
+		Cite: "002 L2425-2427, L2836-2837",
+		Text: "read address 1 B (HBM, DM); write address 1 B (HBM), 8 B (DM); packet size 1 B (HBM), 8 B (DM); HBM-to-DM transfers need 8-byte aligned read address, write address and packet size"})
+	ruleDMAPacket = NewRule(Rule{ID: "DMA-R2", Engine: "dma", Name: "packet size",
+		Cite: "002 L2428-2429, L2512, L2838",
+		Text: "the packet (stride0) is 1 to 4096 bytes (AXI: 256 beats of 16 bytes)"})
+	ruleDMAForm = NewRule(Rule{ID: "DMA-R3", Engine: "dma", Name: "structural form",
+		Cite: "002 L2415-2421, L2478-2491, L2515-2518",
+		Text: "Stream = { chip, cluster, slice, time, packet }, In/Out = { chip, element } for HBM/SPM and { chip, cluster, slice, element } for DM; each DMN's time and packet move within one chip and cluster; DMN indices are chip 0..3, cluster 0..1, DMN 0..7"})
+	ruleDMAMedia = NewRule(Rule{ID: "DMA-R4", Engine: "dma", Name: "uniform media",
+		Cite: "002 L2494-2496",
+		Text: "all participating DMA Engines use the same input and output media types"})
+	ruleDMAWrite = NewRule(Rule{ID: "DMA-R6", Engine: "dma", Name: "no write outside the tensor",
+		Cite: "002 L2793-2800, L7775, L7896",
+		Text: "every live destination element is written exactly once and no write falls outside the destination tensor; the compiler segments a DMN's work into several commands when its stream would"})
+	ruleDMARun = NewRule(Rule{ID: "DMA-R7", Engine: "dma", Name: "packet divides the run",
+		Cite: "002 L2448, L2469-2472, L2593",
+		Text: "stride0 divides the consecutive read/write run of the innermost entries (a prime run above 4096 moves 1 byte at a time)"})
+	ruleDMASPM = NewRule(Rule{ID: "DMA-R8", Engine: "dma", Name: "SPM same chip",
+		Cite: "002 L2825",
+		Text: "SPM transfers are restricted to the same chip"})
+	ruleDMASeq = NewRule(Rule{ID: "DMA-R9", Engine: "dma", Name: "sequencer limits",
+		Cite: "002 L2423, L1630-1632",
+		Text: "the DMA sequencer obeys the sequencer limits: at most 8 entries, each of size <= 65,536"})
+	ruleDMACapacity = NewRule(Rule{ID: "DMA-R10", Engine: "dma", Name: "address space",
+		Cite: "002 L2874, L2541, L2949",
+		Text: "a DM tensor's element part fits one slice's 512 KB, its slice part one cluster's slices; an HBM tensor fits the chip's 48 GB"})
+	ruleDMAWholeBytes = NewRule(Rule{ID: "DMA-R11", Engine: "dma", Name: "whole bytes",
+		Cite: "002 L2414, L2512",
+		Text: "DMA strides, bases and packets are whole bytes (an odd count of 4-bit elements cannot be addressed)"})
+)
+
+// DMATensor is one side of a DMA, a tensor in HBM, DM or SPM with its
+// mapping parts and base (002 L2407-2421, L2478-2485). A nil part is m![1].
+type DMATensor struct {
+	// Media is HBM, DM or SPM.
+	Media kernel.MediaKind
+	// Chip, Cluster, Slice and Element are the mapping parts; HBM and SPM
+	// tensors have no Cluster or Slice part (002 L2417-2418).
+	Chip, Cluster, Slice, Element *mapping.Expr
+	// BaseChip, BaseCluster and BaseSlice are b_chip, b_cluster and b_slice
+	// (002 L2419-2421): the tensor's chip/cluster/slice part position 0 lies
+	// there.
+	BaseChip, BaseCluster, BaseSlice int
+	// Addr is b_element in bytes: the address of element position 0 (in
+	// HBM, or inside each slice).
+	Addr int
+}
+
+// DMAStream is the stream environment: the DMN-selecting parts Chip,
+// Cluster and Slice (homogeneous form, 002 L2487-2491) and each DMN's Time
+// and Packet (002 L2415-2416). A nil part is m![1]; Packet is required.
+type DMAStream struct {
+	Chip, Cluster, Slice, Time, Packet *mapping.Expr
+}
+
+// DMARequest is the input of DeriveDMA: `dma(shape, dtype, media_in,
+// media_out, b_in, b_out, In, Stream, Out)` (002 L2476).
+type DMARequest struct {
+	// Axes declares the shape (sizes bound validity: a stream position
+	// whose coordinate reaches its axis size holds no element).
+	Axes mapping.Axes
+	// DType is the element type.
+	DType dtype.DType
+	// Src and Dst are the input and output tensors.
+	Src, Dst DMATensor
+	// Stream is the stream environment.
+	Stream DMAStream
+}
+
+// dmaSide is one side of the transfer, prepared for the derivation.
+type dmaSide struct {
+	name      string
+	t         DMATensor
+	buf       *mapping.Expr   // [Chip, Cluster#, Slice#, Element#]: one position per address
+	fs        mapping.Factors // its factorization
+	elemLevel int             // positions per slice (padded element part)
+	slices    int             // padded slice part size (1 without slice part)
+	clusters  int             // padded cluster part size (1 without)
+	live      int             // live positions (cells written once by a write)
+	held      map[string]int  // per axis, the coordinates 0..held-1 the layout holds
+}
+
+// DeriveDMA derives the DMA command of a tensor move (002 L2585-2593, L2544;
+// moving.md DMA-D1, DMA-D2):
+//
+//  1. Each side's sequencer is DeriveSequencer over that side's address
+//     layout (chip, cluster, slice and element parts, the slice and element
+//     parts padded to the slice and slice_stride address spaces) with the
+//     stream's Time and Packet, in Read mode: per DMN a write covers only
+//     part of the destination, so write coverage is checked for the whole
+//     command instead.
+//  2. The two entry lists are refined into one list with shared limits and
+//     paired strides (002 L2545), merging contiguous pairs when more than 8.
+//  3. Every combination of the stream's chip/cluster/slice positions is a
+//     DMN (i, j, k); its fixed tensor coordinates give both bases.
+//  4. Where a DMN's loops would reach coordinates outside the tensor (an
+//     uneven split, 002 L2793-2796), its loops are segmented into several
+//     descriptors, splitting the most significant offending entry first
+//     (002 L2796-2800).
+//  5. stride0 is the largest divisor of the common contiguous run (in bytes)
+//     that is at most 4096 and meets the alignment (002 L2593, L2469-2472,
+//     L2425-2429).
+//
+// Failures are *Violation of the DMA rules (and of the sequencer rules the
+// sides break); invalid arguments are plain errors.
+func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
+	if spec == nil {
+		return nil, errors.New("dma: no hardware spec")
+	}
+	bits := req.DType.Bits()
+	if bits <= 0 {
+		return nil, fmt.Errorf("dma: invalid element type %d", req.DType)
+	}
+	st := req.Stream
+	if st.Packet == nil {
+		return nil, errors.New("dma: no stream packet mapping")
+	}
+	for _, x := range []struct {
+		name string
+		e    **mapping.Expr
+	}{{"stream chip", &st.Chip}, {"stream cluster", &st.Cluster}, {"stream slice", &st.Slice}, {"stream time", &st.Time}, {"stream packet", &st.Packet}} {
+		if *x.e == nil {
+			*x.e = mapping.Identity()
+		}
+		if err := (*x.e).Err(); err != nil {
+			return nil, fmt.Errorf("dma: invalid %s mapping: %w", x.name, err)
+		}
+	}
+	src, err := newDMASide(spec, "source", req.Src, bits)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := newDMASide(spec, "destination", req.Dst, bits)
+	if err != nil {
+		return nil, err
+	}
+	if dst.hasBroadcast() {
+		return nil, ruleDMAWrite.Violate("destination %s holds copies of its elements (broadcast); a DMA writes each element once", dst.buf.String())
+	}
+
+	// 1. One sequencer per side, over the per-DMN stream.
+	rd, err := DeriveSequencer(spec, SeqRequest{Buf: src.buf, Time: st.Time, Packet: st.Packet, Mode: SeqRead})
+	if err != nil {
+		return nil, fmt.Errorf("dma: read sequencer: %w", err)
+	}
+	wr, err := DeriveSequencer(spec, SeqRequest{Buf: dst.buf, Time: st.Time, Packet: st.Packet, Mode: SeqRead})
+	if err != nil {
+		return nil, fmt.Errorf("dma: write sequencer: %w", err)
+	}
+	for _, s := range []struct {
+		side *dmaSide
+		es   []kernel.SeqEntry
+	}{{src, rd.Initial}, {dst, wr.Initial}} {
+		lim := s.side.elemLevel * s.side.slices
+		for _, e := range s.es {
+			if e.Stride >= lim || e.Stride <= -lim {
+				return nil, ruleDMAForm.Violate("stream term %s moves the %s across chips or clusters; a DMN's time and packet stay in one chip and cluster (the stream's chip/cluster/slice parts select DMNs)", e.Term, s.side.name)
+			}
+		}
+	}
+	for _, e := range wr.Initial {
+		if e.Stride == 0 {
+			return nil, ruleDMAWrite.Violate("stream term %s (%d:0) writes one destination address %d times (no broadcast write)", e.Term, e.Size, e.Size).With("size", e.Size)
+		}
+	}
+
+	// 2. Shared limits, paired strides.
+	entries, err := refineDMA(rd.Initial, wr.Initial)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) > spec.Sequencer.MaxEntries.Value {
+		entries = mergeDMA(entries)
+	}
+	if err := checkDMASeqLimits(spec, entries); err != nil {
+		return nil, err
+	}
+
+	// Each entry's contribution to the tensor index (stream position of one
+	// step of the entry), for segmentation.
+	stream := mapping.Pair(st.Time, st.Packet)
+	if err := stream.Err(); err != nil {
+		return nil, fmt.Errorf("dma: stream: %w", err)
+	}
+	contrib := make([]dmaContrib, len(entries))
+	cum := 1
+	for k := len(entries) - 1; k >= 0; k-- {
+		contrib[k] = entryContrib(stream, cum, entries[k].size)
+		cum *= entries[k].size
+	}
+
+	// 3. DMNs.
+	sizes := [3]int{st.Chip.Size(), st.Cluster.Size(), st.Slice.Size()}
+	lims := [3]int{spec.Chip.MaxChipsPerDMACommand.Value, spec.Chip.Clusters.Value, spec.Cluster.DMNs.Value}
+	names := [3]string{"chip", "cluster", "slice (DMN)"}
+	for i := range sizes {
+		if sizes[i] > lims[i] {
+			return nil, ruleDMAForm.Violate("stream %s part has %d positions, but a DMA command names %s indices 0..%d", names[i], sizes[i], names[i], lims[i]-1).
+				With("positions", sizes[i]).With("limit", lims[i])
+		}
+	}
+	cmd := &kernel.DMACommand{SliceStride: spec.DMA.SliceStrideBytes.Value,
+		DMNStride: spec.DMA.SliceStrideBytes.Value * spec.Cluster.SlicesPerDMN.Value}
+	segmented := false
+	for ci := 0; ci < sizes[0]; ci++ {
+		for cj := 0; cj < sizes[1]; cj++ {
+			for ck := 0; ck < sizes[2]; ck++ {
+				fixed, ok := dmnFixed(st, ci, cj, ck)
+				if !ok {
+					continue
+				}
+				dmn := kernel.DmnIndex{Chip: ci, Cluster: cj, DMN: ck}
+				n, err := deriveDMN(spec, &req, src, dst, entries, contrib, fixed, dmn, bits, cmd)
+				if err != nil {
+					return nil, err
+				}
+				if n > 1 || n == 0 {
+					segmented = true
+				}
+			}
+		}
+	}
+	if len(cmd.Descriptors) == 0 {
+		return nil, ruleDMAWrite.Violate("the stream holds no element of the tensor")
+	}
+
+	// Whole-command write coverage.
+	if !segmented {
+		t := mapping.Pair(st.Chip, st.Cluster, st.Slice, st.Time)
+		if _, err := DeriveSequencer(spec, SeqRequest{Buf: dst.buf, Time: t, Packet: st.Packet, Mode: SeqWrite}); err != nil {
+			var v *Violation
+			if !errors.As(err, &v) || (v.Rule != ruleSeqEntries && v.Rule != ruleSeqEntrySize) {
+				return nil, fmt.Errorf("dma: write coverage: %w", err)
+			}
+		}
+	}
+	total := 0
+	for _, d := range cmd.Descriptors {
+		total += d.Size()
+	}
+	if total != dst.live {
+		return nil, ruleDMAWrite.Violate("the descriptors write %d elements, the destination holds %d", total, dst.live).
+			With("written", total).With("elements", dst.live)
+	}
+	cmd.Homogeneous = homogeneous(cmd.Descriptors)
+	if err := CheckDMACommand(spec, cmd); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// newDMASide checks a tensor's form and builds its address layout.
+func newDMASide(spec *Spec, name string, t DMATensor, bits int) (*dmaSide, error) {
+	if !t.Media.Valid() {
+		return nil, fmt.Errorf("dma: %s: invalid media %q (HBM, DM or SPM)", name, t.Media)
+	}
+	if t.Element == nil {
+		return nil, fmt.Errorf("dma: %s: no element mapping", name)
+	}
+	parts := []struct {
+		what string
+		e    **mapping.Expr
+	}{{"chip", &t.Chip}, {"cluster", &t.Cluster}, {"slice", &t.Slice}, {"element", &t.Element}}
+	for _, p := range parts {
+		if *p.e == nil {
+			*p.e = mapping.Identity()
+		}
+		if err := (*p.e).Err(); err != nil {
+			return nil, fmt.Errorf("dma: %s %s mapping: %w", name, p.what, err)
+		}
+	}
+	if t.Media != kernel.MediaDM && (t.Cluster.Size() != 1 || t.Slice.Size() != 1) {
+		// 002 L2417-2418: HBM and SPM tensors are { chip, element }.
+		return nil, ruleDMAForm.Violate("%s in %s has a cluster or slice part; %s tensors are { chip, element }", name, t.Media, t.Media)
+	}
+	if t.Addr < 0 || t.BaseChip < 0 || t.BaseCluster < 0 || t.BaseSlice < 0 {
+		return nil, fmt.Errorf("dma: %s: negative base address", name)
+	}
+	s := &dmaSide{name: name, t: t, slices: 1, clusters: 1}
+	var space int // the element part's address space in bytes
+	switch t.Media {
+	case kernel.MediaHBM:
+		space = int(spec.HBM.Bytes.Value)
+	default:
+		// A slice's DM, and (unmodelled capacity, 002 L2943-2944) SPM, are
+		// addressed inside the slice_stride window (002 L2541).
+		space = spec.DMA.SliceStrideBytes.Value
+	}
+	capacity := space
+	if t.Media == kernel.MediaDM {
+		capacity = spec.DM.BytesPerSlice.Value // 002 L2874
+	}
+	eb, err := bytesOf(t.Element.Size(), bits)
+	if err != nil {
+		return nil, ruleDMAWholeBytes.Violate("%s element part holds %d elements of %d bits: not whole bytes", name, t.Element.Size(), bits)
+	}
+	if t.Addr > capacity || eb > capacity-t.Addr {
+		return nil, ruleDMACapacity.Violate("%s element part spans bytes %d..%d, beyond the %d bytes of %s", name, t.Addr, t.Addr+eb, capacity, t.Media).
+			With("end", t.Addr+eb).With("capacity", capacity)
+	}
+	s.elemLevel = space * 8 / bits
+	elem := t.Element
+	if elem.Size() < s.elemLevel {
+		elem = elem.Pad(s.elemLevel, mapping.Top)
+	}
+	levels := []*mapping.Expr{t.Chip}
+	if t.Media == kernel.MediaDM {
+		cl, sl := spec.Chip.Clusters.Value, spec.Cluster.Slices.Value
+		if t.BaseCluster+t.Cluster.Size() > cl {
+			return nil, ruleDMACapacity.Violate("%s cluster part covers clusters %d..%d of %d", name, t.BaseCluster, t.BaseCluster+t.Cluster.Size()-1, cl)
+		}
+		if t.BaseSlice+t.Slice.Size() > sl {
+			return nil, ruleDMACapacity.Violate("%s slice part covers slices %d..%d of %d per cluster", name, t.BaseSlice, t.BaseSlice+t.Slice.Size()-1, sl)
+		}
+		c, sp := t.Cluster, t.Slice
+		if c.Size() < cl {
+			c = c.Pad(cl, mapping.Top)
+		}
+		if sp.Size() < sl {
+			sp = sp.Pad(sl, mapping.Top)
+		}
+		levels = append(levels, c, sp)
+		s.clusters, s.slices = cl, sl
+	}
+	levels = append(levels, elem)
+	s.buf = mapping.Pair(levels...)
+	if err := s.buf.Err(); err != nil {
+		return nil, fmt.Errorf("dma: %s layout: %w", name, err)
+	}
+	if s.fs, err = mapping.Factorize(s.buf); err != nil {
+		return nil, ruleSeqIncompatible.Violate("%s layout %s has no factorized form: %v", name, s.buf.String(), err)
+	}
+	s.live = 1
+	s.held = map[string]int{}
+	for _, f := range s.fs {
+		if f.Kind == mapping.FactorTerm {
+			s.live *= f.Extent
+			if _, ok := s.held[f.Axis]; !ok {
+				s.held[f.Axis] = 1
+			}
+			s.held[f.Axis] += f.Stride * (f.Extent - 1)
+		}
+	}
+	return s, nil
+}
+
+func (s *dmaSide) hasBroadcast() bool {
+	for _, f := range s.fs {
+		if f.Kind == mapping.FactorBroadcast && f.Extent > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// locate returns the layout position holding the tensor index idx (axis →
+// coordinate), or false if the layout does not hold it. With absentOK an
+// axis the layout does not hold at all is ignored (a read broadcasts it,
+// 002 L1557).
+func (s *dmaSide) locate(idx map[string]int, absentOK bool) (int, bool) {
+	pos, cum := 0, 1
+	covered := map[string]int{}
+	for _, f := range s.fs {
+		switch f.Kind {
+		case mapping.FactorTerm:
+			d := idx[f.Axis] / f.Stride % f.Extent
+			pos += d * cum
+			covered[f.Axis] += d * f.Stride
+			cum *= f.Extent
+		case mapping.FactorBroadcast:
+			cum *= f.Extent
+		case mapping.FactorPad:
+			cum = f.Extent
+		}
+	}
+	for a, v := range idx {
+		if c, held := covered[a]; (held || !absentOK) && c != v {
+			return 0, false
+		}
+	}
+	return pos, true
+}
+
+// base returns the media and byte address of layout position pos.
+func (s *dmaSide) base(spec *Spec, pos, bits int, engine kernel.DmnIndex) (kernel.DMAMedia, int, error) {
+	elem := pos % s.elemLevel
+	rest := pos / s.elemLevel
+	slice := rest % s.slices
+	rest /= s.slices
+	cluster := rest % s.clusters
+	chip := rest / s.clusters
+	eb, err := bytesOf(elem, bits)
+	if err != nil {
+		return kernel.DMAMedia{}, 0, ruleDMAWholeBytes.Violate("%s base element %d of %d bits is not a whole byte", s.name, elem, bits)
+	}
+	m := kernel.DMAMedia{Kind: s.t.Media}
+	m.Dmn.Chip = s.t.BaseChip + chip
+	switch s.t.Media {
+	case kernel.MediaHBM:
+		return m, s.t.Addr + eb, nil
+	case kernel.MediaSPM:
+		// SPM(DmnIndex): the executing DMN's scratchpad (002 L2514).
+		m.Dmn.Cluster, m.Dmn.DMN = engine.Cluster, engine.DMN
+		return m, s.t.Addr + eb, nil
+	}
+	sl := s.t.BaseSlice + slice
+	m.Dmn.Cluster = s.t.BaseCluster + cluster
+	m.Dmn.DMN = sl / spec.Cluster.SlicesPerDMN.Value
+	return m, sl*spec.DMA.SliceStrideBytes.Value + s.t.Addr + eb, nil
+}
+
+// bytesOf converts n elements of the given width to bytes.
+func bytesOf(n, bits int) (int, error) {
+	if n*bits%8 != 0 {
+		return 0, fmt.Errorf("%d elements of %d bits are not whole bytes", n, bits)
+	}
+	return n * bits / 8, nil
+}
+
+// dmaEntry is an entry in elements (strides in layout positions).
+type dmaEntry struct {
+	size, rs, ws int
+	term         string
+}
+
+// refineDMA refines the read and write entry lists (outermost first) into
+// one list with shared limits (002 L2545): innermost first, the smaller
+// remaining entry cuts the larger one, which must divide.
+func refineDMA(r, w []kernel.SeqEntry) ([]dmaEntry, error) {
+	var out []dmaEntry // innermost first
+	i, j := len(r)-1, len(w)-1
+	var rn, wn, rm, wm int // remaining size and stride multiplier of the current entries
+	load := func() {
+		if rn <= 1 {
+			for i >= 0 && r[i].Size <= 1 {
+				i--
+			}
+			if i >= 0 {
+				rn, rm = r[i].Size, 1
+			}
+		}
+		if wn <= 1 {
+			for j >= 0 && w[j].Size <= 1 {
+				j--
+			}
+			if j >= 0 {
+				wn, wm = w[j].Size, 1
+			}
+		}
+	}
+	load()
+	for i >= 0 && j >= 0 {
+		n := rn
+		if wn < n {
+			n = wn
+		}
+		if rn%n != 0 || wn%n != 0 {
+			return nil, ruleDMASeq.Violate("read entry %s (%d) and write entry %s (%d) have no common loop refinement", r[i].Term, rn, w[j].Term, wn)
+		}
+		out = append(out, dmaEntry{size: n, rs: r[i].Stride * rm, ws: w[j].Stride * wm, term: r[i].Term})
+		rn /= n
+		rm *= n
+		wn /= n
+		wm *= n
+		if rn == 1 {
+			i--
+		}
+		if wn == 1 {
+			j--
+		}
+		load()
+	}
+	if i >= 0 || j >= 0 {
+		return nil, ruleDMASeq.Violate("read and write sequencers iterate different volumes")
+	}
+	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+		out[a], out[b] = out[b], out[a]
+	}
+	return out, nil
+}
+
+// mergeDMA merges adjacent entries contiguous on both sides (002
+// L1569-1570), innermost first.
+func mergeDMA(es []dmaEntry) []dmaEntry {
+	var out []dmaEntry // innermost first
+	for i := len(es) - 1; i >= 0; i-- {
+		e := es[i]
+		if n := len(out); n > 0 && e.rs == out[n-1].size*out[n-1].rs && e.ws == out[n-1].size*out[n-1].ws {
+			out[n-1].size *= e.size
+			out[n-1].term = e.term + ", " + out[n-1].term
+			continue
+		}
+		out = append(out, e)
+	}
+	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+		out[a], out[b] = out[b], out[a]
+	}
+	return out
+}
+
+func checkDMASeqLimits(spec *Spec, es []dmaEntry) error {
+	if max := spec.Sequencer.MaxEntries.Value; len(es) > max {
+		return ruleDMASeq.Violate("needs %d entries after merging, limit %d", len(es), max).With("entries", len(es)).With("limit", max)
+	}
+	for _, e := range es {
+		if max := spec.Sequencer.MaxEntrySize.Value; e.size > max {
+			return ruleDMASeq.Violate("entry %s has size %d, limit %d", e.term, e.size, max).With("size", e.size).With("limit", max)
+		}
+	}
+	return nil
+}
+
+// dmaContrib is what one step of an entry adds to the tensor index: axis
+// coordinate step, or ok == false when the entry is not a digit of one axis.
+type dmaContrib struct {
+	axis string
+	step int
+	ok   bool
+}
+
+func entryContrib(stream *mapping.Expr, cum, size int) dmaContrib {
+	if size <= 1 {
+		return dmaContrib{ok: true}
+	}
+	c := stream.Map(cum)
+	if c.Kind != mapping.Live || c.Index.Len() != 1 {
+		return dmaContrib{}
+	}
+	co := c.Index.Coords()[0]
+	last := stream.Map(cum * (size - 1))
+	if last.Kind == mapping.Live && (last.Index.Len() != 1 || last.Index.Get(co.Axis) != co.Value*(size-1)) {
+		return dmaContrib{}
+	}
+	return dmaContrib{axis: co.Axis, step: co.Value, ok: true}
+}
+
+// dmnFixed returns the tensor coordinates the stream's chip/cluster/slice
+// parts fix for DMN (i, j, k), or false when a part holds no element there.
+func dmnFixed(st DMAStream, i, j, k int) (map[string]int, bool) {
+	fixed := map[string]int{}
+	for _, p := range []struct {
+		e   *mapping.Expr
+		pos int
+	}{{st.Chip, i}, {st.Cluster, j}, {st.Slice, k}} {
+		c := p.e.Map(p.pos)
+		if c.Kind != mapping.Live {
+			return nil, false
+		}
+		for _, co := range c.Index.Coords() {
+			fixed[co.Axis] += co.Value
+		}
+	}
+	return fixed, true
+}
+
+// dmaSeg is one segment of a DMN's loops: per entry the first value and
+// the count.
+type dmaSeg struct{ lo, n []int }
+
+// deriveDMN appends the descriptors of one DMN and returns their number.
+func deriveDMN(spec *Spec, req *DMARequest, src, dst *dmaSide, es []dmaEntry, contrib []dmaContrib, fixed map[string]int, dmn kernel.DmnIndex, bits int, cmd *kernel.DMACommand) (int, error) {
+	segs, err := segmentDMN(req.Axes, dst.held, es, contrib, fixed)
+	if err != nil {
+		return 0, err
+	}
+	if len(segs) == 0 {
+		return 0, nil
+	}
+	sp, ok := src.locate(fixed, true)
+	if !ok {
+		return 0, ruleDMAForm.Violate("DMN %s: the source does not hold the stream's DMN coordinates %s", dmn, fixedString(fixed))
+	}
+	dp, ok := dst.locate(fixed, false)
+	if !ok {
+		return 0, ruleDMAWrite.Violate("DMN %s: the destination does not hold the stream's DMN coordinates %s", dmn, fixedString(fixed))
+	}
+	for x, sg := range segs {
+		d := kernel.DMADescriptor{Dmn: dmn, Exec: x, ElemBits: bits}
+		srcPos, dstPos := sp, dp
+		for k, e := range es {
+			srcPos += sg.lo[k] * e.rs
+			dstPos += sg.lo[k] * e.ws
+		}
+		var err error
+		if d.Src, d.SrcBase, err = src.base(spec, srcPos, bits, dmn); err != nil {
+			return 0, err
+		}
+		if d.Dst, d.DstBase, err = dst.base(spec, dstPos, bits, dmn); err != nil {
+			return 0, err
+		}
+		elems := make([]dmaEntry, len(es))
+		for k, e := range es {
+			elems[k] = e
+			elems[k].size = sg.n[k]
+		}
+		if err := finishDescriptor(spec, &d, elems, bits); err != nil {
+			return 0, fmt.Errorf("DMN %s exec #%d: %w", dmn, x, err)
+		}
+		cmd.Descriptors = append(cmd.Descriptors, d)
+	}
+	return len(segs), nil
+}
+
+func fixedString(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := "{"
+	for i, k := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s: %d", k, m[k])
+	}
+	return s + "}"
+}
+
+// segmentDMN splits a DMN's loops into segments that reach only valid
+// coordinates (002 L2793-2800): below the axis size and inside the range the
+// destination holds. Entries moving an axis that the DMN could overrun are
+// split most significant first; consecutive valid values of an entry form
+// one segment.
+func segmentDMN(axes mapping.Axes, held map[string]int, es []dmaEntry, contrib []dmaContrib, fixed map[string]int) ([]dmaSeg, error) {
+	limit := func(a string) (int, bool) {
+		sz, ok := axes.Size(a)
+		if h, in := held[a]; in && h < sz {
+			sz = h
+		}
+		return sz, ok
+	}
+	full := dmaSeg{lo: make([]int, len(es)), n: make([]int, len(es))}
+	for k, e := range es {
+		full.n[k] = e.size
+	}
+	reach := map[string]int{}
+	for a, v := range fixed {
+		reach[a] = v
+	}
+	for k, c := range contrib {
+		if c.ok && c.axis != "" {
+			reach[c.axis] += c.step * (es[k].size - 1)
+		}
+	}
+	risky := map[string]bool{}
+	for a, v := range reach {
+		sz, ok := limit(a)
+		if !ok {
+			return nil, fmt.Errorf("dma: axis %s is not declared", a)
+		}
+		if fixed[a] >= sz {
+			return nil, nil // the DMN holds nothing
+		}
+		if v >= sz {
+			risky[a] = true
+		}
+	}
+	if len(risky) == 0 {
+		return []dmaSeg{full}, nil
+	}
+	var order []int
+	for k, c := range contrib {
+		if !c.ok {
+			return nil, ruleDMAWrite.Violate("entry %s mixes several axes; cannot segment a DMN whose stream leaves the tensor", es[k].term)
+		}
+		if c.axis != "" && risky[c.axis] && es[k].size > 1 {
+			order = append(order, k)
+		}
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		cx, cy := contrib[order[x]], contrib[order[y]]
+		if cx.axis != cy.axis {
+			return cx.axis < cy.axis
+		}
+		return cx.step > cy.step
+	})
+	// state: 1 valid, -1 invalid, 0 mixed.
+	state := func(s dmaSeg) int {
+		res := 1
+		for a := range risky {
+			sz, _ := limit(a)
+			lo, hi := fixed[a], fixed[a]
+			for k, c := range contrib {
+				if c.axis == a {
+					lo += c.step * s.lo[k]
+					hi += c.step * (s.lo[k] + s.n[k] - 1)
+				}
+			}
+			if lo >= sz {
+				return -1
+			}
+			if hi >= sz {
+				res = 0
+			}
+		}
+		return res
+	}
+	var out []dmaSeg
+	var rec func(s dmaSeg, l int)
+	rec = func(s dmaSeg, l int) {
+		k := order[l]
+		start := -1
+		flush := func(end int) {
+			if start >= 0 {
+				t := dmaSeg{lo: append([]int(nil), s.lo...), n: append([]int(nil), s.n...)}
+				t.lo[k], t.n[k] = start, end-start
+				out = append(out, t)
+				start = -1
+			}
+		}
+		for v := 0; v < es[k].size; v++ {
+			t := dmaSeg{lo: append([]int(nil), s.lo...), n: append([]int(nil), s.n...)}
+			t.lo[k], t.n[k] = v, 1
+			switch state(t) {
+			case 1:
+				if start < 0 {
+					start = v
+				}
+			case -1:
+				flush(v)
+			default:
+				flush(v)
+				if l+1 < len(order) {
+					rec(t, l+1)
+				}
+			}
+		}
+		flush(es[k].size)
+	}
+	rec(full, 0)
+	return out, nil
+}
+
+// finishDescriptor converts element entries to bytes, chooses stride0 and
+// checks the descriptor's alignment.
+func finishDescriptor(spec *Spec, d *kernel.DMADescriptor, es []dmaEntry, bits int) error {
+	d.Entries = make([]kernel.DMAEntry, len(es))
+	n := 1
+	for k, e := range es {
+		rs, err1 := bytesOf(e.rs, bits)
+		ws, err2 := bytesOf(e.ws, bits)
+		if err1 != nil || err2 != nil {
+			return ruleDMAWholeBytes.Violate("entry %s strides (%d, %d) elements of %d bits are not whole bytes", e.term, e.rs, e.ws, bits)
+		}
+		d.Entries[k] = kernel.DMAEntry{Size: e.size, SrcStride: rs, DstStride: ws, Term: e.term}
+		n *= e.size
+	}
+	// Common contiguous run, in elements (002 L2593).
+	run := 1
+	for k := len(es) - 1; k >= 0; k-- {
+		e := es[k]
+		if e.size == 1 {
+			continue
+		}
+		if e.rs != run || e.ws != run {
+			break
+		}
+		run *= e.size
+	}
+	runBytes, err := bytesOf(run, bits)
+	if err != nil {
+		return ruleDMAWholeBytes.Violate("the contiguous run of %d elements of %d bits is not whole bytes", run, bits)
+	}
+	total, err := bytesOf(n, bits)
+	if err != nil {
+		return ruleDMAWholeBytes.Violate("%d elements of %d bits are not whole bytes", n, bits)
+	}
+	ra, wa, pa := dmaAlign(spec, d.Src.Kind, d.Dst.Kind)
+	max := spec.DMA.MaxPacketBytes.Value
+	stride0 := 0
+	for p := 1; p <= max && p <= runBytes; p++ {
+		if runBytes%p == 0 && p%pa == 0 {
+			stride0 = p
+		}
+	}
+	if stride0 == 0 {
+		return ruleDMAAlign.Violate("%s to %s: the contiguous run of %d bytes has no packet size that is a multiple of %d bytes (and at most %d)", d.Src.Kind, d.Dst.Kind, runBytes, pa, max).
+			With("run", runBytes).With("align", pa)
+	}
+	d.Stride0 = stride0
+	d.Bytes = total
+	d.Packets = total / stride0
+	req := spec.DMA.RequestBytes.Value
+	d.RequestsPerPacket = (stride0 + req - 1) / req // 002 L2469
+	d.Requests = d.Packets * d.RequestsPerPacket
+	return checkDescriptorAlign(d, ra, wa, pa)
+}
+
+// dmaAlign returns the read-address, write-address and packet alignment of
+// a transfer (002 L2425-2427): the read side by the source media, the write
+// side and the packet by the destination media, all 8 bytes for HBM to DM.
+// SPM, an SRAM, follows the DM column (docs/spec-decisions.md "DMA: packet
+// alignment follows the write side").
+func dmaAlign(spec *Spec, src, dst kernel.MediaKind) (ra, wa, pa int) {
+	ra, wa, pa = spec.DMA.HBMReadAlignBytes.Value, spec.DMA.HBMWriteAlignBytes.Value, spec.DMA.HBMPacketAlignBytes.Value
+	if src != kernel.MediaHBM {
+		ra = spec.DMA.DMReadAlignBytes.Value
+	}
+	if dst != kernel.MediaHBM {
+		wa, pa = spec.DMA.DMWriteAlignBytes.Value, spec.DMA.DMPacketAlignBytes.Value
+	}
+	if src == kernel.MediaHBM && dst == kernel.MediaDM {
+		a := spec.DMA.HBMToDMAlignBytes.Value // 002 L2427, L2837
+		ra, wa, pa = lcm(ra, a), lcm(wa, a), lcm(pa, a)
+	}
+	return ra, wa, pa
+}
+
+func lcm(a, b int) int {
+	if a <= 0 || b <= 0 {
+		return 1
+	}
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
+
+// checkDescriptorAlign checks every packet's read and write address and
+// the packet size: the bases, and the strides of every entry that steps
+// from packet to packet.
+func checkDescriptorAlign(d *kernel.DMADescriptor, ra, wa, pa int) error {
+	if d.Stride0%pa != 0 {
+		return ruleDMAAlign.Violate("%s to %s packet of %d bytes is not a multiple of %d", d.Src.Kind, d.Dst.Kind, d.Stride0, pa).With("packet", d.Stride0).With("align", pa)
+	}
+	if d.SrcBase%ra != 0 {
+		return ruleDMAAlign.Violate("%s read address %d is not a multiple of %d", d.Src.Kind, d.SrcBase, ra).With("address", d.SrcBase).With("align", ra)
+	}
+	if d.DstBase%wa != 0 {
+		return ruleDMAAlign.Violate("%s write address %d is not a multiple of %d", d.Dst.Kind, d.DstBase, wa).With("address", d.DstBase).With("align", wa)
+	}
+	inner := 1 // elements covered inside one packet, innermost first
+	bits := d.ElemBits
+	if bits <= 0 {
+		bits = 8
+	}
+	for k := len(d.Entries) - 1; k >= 0; k-- {
+		e := d.Entries[k]
+		if e.Size == 1 {
+			continue
+		}
+		if (inner*e.Size*bits+7)/8 <= d.Stride0 {
+			inner *= e.Size
+			continue
+		}
+		if e.SrcStride%ra != 0 {
+			return ruleDMAAlign.Violate("entry %s steps the %s read address by %d bytes, not a multiple of %d", e.Term, d.Src.Kind, e.SrcStride, ra).With("stride", e.SrcStride).With("align", ra)
+		}
+		if e.DstStride%wa != 0 {
+			return ruleDMAAlign.Violate("entry %s steps the %s write address by %d bytes, not a multiple of %d", e.Term, d.Dst.Kind, e.DstStride, wa).With("stride", e.DstStride).With("align", wa)
+		}
+	}
+	return nil
+}
+
+func homogeneous(ds []kernel.DMADescriptor) bool {
+	seen := map[kernel.DmnIndex]bool{}
+	for _, d := range ds {
+		if seen[d.Dmn] {
+			return false
+		}
+		seen[d.Dmn] = true
+		if len(d.Entries) != len(ds[0].Entries) || d.Stride0 != ds[0].Stride0 {
+			return false
+		}
+		for k, e := range d.Entries {
+			f := ds[0].Entries[k]
+			if e.Size != f.Size || e.SrcStride != f.SrcStride || e.DstStride != f.DstStride {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// CheckDMACommand checks the rules a DMA command's descriptors must obey
+// on their own, hand-written or derived: DMN index ranges (002 L2515-2518),
+// uniform media (002 L2494-2496), sequencer limits (002 L2423), packet size
+// and alignment (002 L2425-2429) and SPM staying on its chip (002 L2825).
+func CheckDMACommand(spec *Spec, cmd *kernel.DMACommand) error {
+	if spec == nil || cmd == nil {
+		return errors.New("dma: no spec or command")
+	}
+	for x := range cmd.Descriptors {
+		d := &cmd.Descriptors[x]
+		if !d.Src.Kind.Valid() || !d.Dst.Kind.Valid() {
+			return fmt.Errorf("dma: descriptor %d: invalid media %q -> %q", x, d.Src.Kind, d.Dst.Kind)
+		}
+		for _, m := range []kernel.DmnIndex{d.Dmn, d.Src.Dmn, d.Dst.Dmn} {
+			if m.Chip < 0 || m.Chip >= spec.Chip.MaxChipsPerDMACommand.Value || m.Cluster < 0 || m.Cluster >= spec.Chip.Clusters.Value || m.DMN < 0 || m.DMN >= spec.Cluster.DMNs.Value {
+				return ruleDMAForm.Violate("descriptor %d: DMN index %s outside chip 0..%d, cluster 0..%d, DMN 0..%d", x, m,
+					spec.Chip.MaxChipsPerDMACommand.Value-1, spec.Chip.Clusters.Value-1, spec.Cluster.DMNs.Value-1)
+			}
+		}
+		f := &cmd.Descriptors[0]
+		if d.Src.Kind != f.Src.Kind || d.Dst.Kind != f.Dst.Kind {
+			return ruleDMAMedia.Violate("descriptor %d moves %s to %s, descriptor 0 %s to %s", x, d.Src.Kind, d.Dst.Kind, f.Src.Kind, f.Dst.Kind)
+		}
+		if (d.Src.Kind == kernel.MediaSPM || d.Dst.Kind == kernel.MediaSPM) && (d.Src.Dmn.Chip != d.Dmn.Chip || d.Dst.Dmn.Chip != d.Dmn.Chip) {
+			return ruleDMASPM.Violate("descriptor %d on chip %d moves %s(chip %d) to %s(chip %d)", x, d.Dmn.Chip, d.Src.Kind, d.Src.Dmn.Chip, d.Dst.Kind, d.Dst.Dmn.Chip)
+		}
+		if max := spec.Sequencer.MaxEntries.Value; len(d.Entries) > max {
+			return ruleDMASeq.Violate("descriptor %d has %d entries, limit %d", x, len(d.Entries), max).With("entries", len(d.Entries)).With("limit", max)
+		}
+		for _, e := range d.Entries {
+			if e.Size < 1 || e.Size > spec.Sequencer.MaxEntrySize.Value {
+				return ruleDMASeq.Violate("descriptor %d entry %s has size %d, limits 1..%d", x, e.Term, e.Size, spec.Sequencer.MaxEntrySize.Value).With("size", e.Size)
+			}
+		}
+		if d.Stride0 < 1 || d.Stride0 > spec.DMA.MaxPacketBytes.Value {
+			return ruleDMAPacket.Violate("descriptor %d stride0 is %d bytes, allowed 1..%d", x, d.Stride0, spec.DMA.MaxPacketBytes.Value).With("stride0", d.Stride0)
+		}
+		ra, wa, pa := dmaAlign(spec, d.Src.Kind, d.Dst.Kind)
+		if err := checkDescriptorAlign(d, ra, wa, pa); err != nil {
+			return err
+		}
+		if b := d.ElemBits; b > 0 && d.Bytes > 0 && d.Bytes%d.Stride0 != 0 {
+			return ruleDMARun.Violate("descriptor %d moves %d bytes, not a multiple of stride0 %d", x, d.Bytes, d.Stride0).With("bytes", d.Bytes).With("stride0", d.Stride0)
+		}
+	}
+	return nil
+}
