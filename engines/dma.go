@@ -41,6 +41,9 @@ var (
 	ruleDMAMedia = NewRule(Rule{ID: "DMA-R4", Engine: "dma", Name: "uniform media",
 		Cite: "002 L2494-2496",
 		Text: "all participating DMA Engines use the same input and output media types"})
+	ruleDMATensor = NewRule(Rule{ID: "DMA-R5", Engine: "dma", Name: "tensor to tensor",
+		Cite: "002 L2550, L2478-2479",
+		Text: "a DMA moves one tensor to another (<shape, In> --id--> <shape, Out>): the source holds every element the destination receives"})
 	ruleDMAWrite = NewRule(Rule{ID: "DMA-R6", Engine: "dma", Name: "no write outside the tensor",
 		Cite: "002 L2793-2800, L7775, L7896",
 		Text: "every live destination element is written exactly once and no write falls outside the destination tensor; the compiler segments a DMN's work into several commands when its stream would"})
@@ -190,6 +193,17 @@ func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
 			}
 		}
 	}
+	for a, h := range dst.held {
+		if src.held[a] < h {
+			return nil, ruleDMATensor.Violate("the destination holds %s coordinates 0..%d, the source only %d of them", a, h-1, src.held[a]).
+				With("destination", h).With("source", src.held[a])
+		}
+	}
+	for _, e := range rd.Initial {
+		if e.Stride == 0 {
+			return nil, ruleDMATensor.Violate("stream term %s (%d:0) is not held by the source: the read would repeat one element %d times", e.Term, e.Size, e.Size).With("size", e.Size)
+		}
+	}
 	for _, e := range wr.Initial {
 		if e.Stride == 0 {
 			return nil, ruleDMAWrite.Violate("stream term %s (%d:0) writes one destination address %d times (no broadcast write)", e.Term, e.Size, e.Size).With("size", e.Size)
@@ -242,13 +256,11 @@ func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
 					continue
 				}
 				dmn := kernel.DmnIndex{Chip: ci, Cluster: cj, DMN: ck}
-				n, err := deriveDMN(spec, &req, src, dst, entries, contrib, fixed, dmn, bits, cmd)
+				trimmed, err := deriveDMN(spec, &req, src, dst, entries, contrib, fixed, dmn, bits, cmd)
 				if err != nil {
 					return nil, err
 				}
-				if n > 1 || n == 0 {
-					segmented = true
-				}
+				segmented = segmented || trimmed
 			}
 		}
 	}
@@ -589,22 +601,37 @@ func dmnFixed(st DMAStream, i, j, k int) (map[string]int, bool) {
 // the count.
 type dmaSeg struct{ lo, n []int }
 
-// deriveDMN appends the descriptors of one DMN and returns their number.
-func deriveDMN(spec *Spec, req *DMARequest, src, dst *dmaSide, es []dmaEntry, contrib []dmaContrib, fixed map[string]int, dmn kernel.DmnIndex, bits int, cmd *kernel.DMACommand) (int, error) {
+// deriveDMN appends the descriptors of one DMN and reports whether its
+// loops were trimmed (segmented, shortened or dropped).
+func deriveDMN(spec *Spec, req *DMARequest, src, dst *dmaSide, es []dmaEntry, contrib []dmaContrib, fixed map[string]int, dmn kernel.DmnIndex, bits int, cmd *kernel.DMACommand) (bool, error) {
 	segs, err := segmentDMN(req.Axes, dst.held, es, contrib, fixed)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
+	if len(segs) != 1 {
+		return true, deriveSegs(spec, src, dst, es, segs, fixed, dmn, bits, cmd)
+	}
+	trimmed := false
+	for k, e := range es {
+		if segs[0].n[k] != e.size {
+			trimmed = true
+		}
+	}
+	return trimmed, deriveSegs(spec, src, dst, es, segs, fixed, dmn, bits, cmd)
+}
+
+// deriveSegs appends one descriptor per segment of a DMN.
+func deriveSegs(spec *Spec, src, dst *dmaSide, es []dmaEntry, segs []dmaSeg, fixed map[string]int, dmn kernel.DmnIndex, bits int, cmd *kernel.DMACommand) error {
 	if len(segs) == 0 {
-		return 0, nil
+		return nil
 	}
 	sp, ok := src.locate(fixed, true)
 	if !ok {
-		return 0, ruleDMAForm.Violate("DMN %s: the source does not hold the stream's DMN coordinates %s", dmn, fixedString(fixed))
+		return ruleDMAForm.Violate("DMN %s: the source does not hold the stream's DMN coordinates %s", dmn, fixedString(fixed))
 	}
 	dp, ok := dst.locate(fixed, false)
 	if !ok {
-		return 0, ruleDMAWrite.Violate("DMN %s: the destination does not hold the stream's DMN coordinates %s", dmn, fixedString(fixed))
+		return ruleDMAWrite.Violate("DMN %s: the destination does not hold the stream's DMN coordinates %s", dmn, fixedString(fixed))
 	}
 	for x, sg := range segs {
 		d := kernel.DMADescriptor{Dmn: dmn, Exec: x, ElemBits: bits}
@@ -615,10 +642,10 @@ func deriveDMN(spec *Spec, req *DMARequest, src, dst *dmaSide, es []dmaEntry, co
 		}
 		var err error
 		if d.Src, d.SrcBase, err = src.base(spec, srcPos, bits, dmn); err != nil {
-			return 0, err
+			return err
 		}
 		if d.Dst, d.DstBase, err = dst.base(spec, dstPos, bits, dmn); err != nil {
-			return 0, err
+			return err
 		}
 		elems := make([]dmaEntry, len(es))
 		for k, e := range es {
@@ -626,11 +653,11 @@ func deriveDMN(spec *Spec, req *DMARequest, src, dst *dmaSide, es []dmaEntry, co
 			elems[k].size = sg.n[k]
 		}
 		if err := finishDescriptor(spec, &d, elems, bits); err != nil {
-			return 0, fmt.Errorf("DMN %s exec #%d: %w", dmn, x, err)
+			return fmt.Errorf("DMN %s exec #%d: %w", dmn, x, err)
 		}
 		cmd.Descriptors = append(cmd.Descriptors, d)
 	}
-	return len(segs), nil
+	return nil
 }
 
 func fixedString(m map[string]int) string {
