@@ -1,0 +1,279 @@
+package engines
+
+import (
+	"errors"
+	"fmt"
+
+	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+)
+
+// The Commit Engine (002 L2145-2353): the Commit Adapter truncates each
+// 32-byte packet to its leading commit_in_size bytes, and the Commit
+// Sequencer (a Write-mode sequencer, see DeriveSequencer) writes them to DM
+// in commit_size chunks. ConfigCommit is the compiler's derivation from
+// `commit::<Element>(addr)` (002 L2237-2238: "commit_in_size ... is
+// automatically derived by the compiler from the output tensor mapping").
+
+// Commit rules (moving.md §5.3 IDs).
+var (
+	ruleCommitInPacket = NewRule(Rule{ID: "CE-R1", Engine: "commit", Name: "input packet",
+		Cite: "002 L2192, L2328",
+		Text: "the input packet is one full 32-byte flit"})
+	ruleCommitInSize = NewRule(Rule{ID: "CE-R2", Engine: "commit", Name: "commit_in_size",
+		Cite: "002 L2193, L2330",
+		Text: "commit_in_size, the leading bytes of each packet written to DM, is 8, 16, 24 or 32 bytes"})
+	ruleCommitSize = NewRule(Rule{ID: "CE-R3", Engine: "commit", Name: "commit_size",
+		Cite: "002 L2243-2248, L2330",
+		Text: "commit_size = gcd(contiguous_sram_access_size, commit_in_size) is 8, 16, 24 or 32 bytes in the main context and 8 bytes in the sub context"})
+	ruleCommitSubChain = NewRule(Rule{ID: "CE-R4", Engine: "commit", Name: "sub-context chain",
+		Cite: "002 L2337-2338",
+		Text: "sub-context commits can only follow fetch, not the Cast or Transpose Engine"})
+	ruleCommitStride = NewRule(Rule{ID: "CE-R6", Engine: "commit", Name: "stride alignment",
+		Cite: "002 L2338",
+		Text: "all commit sequencer strides are multiples of 8 bytes (entries inside one commit_size write excepted)"})
+	ruleCommitSubOnly = NewRule(Rule{ID: "CE-R7", Engine: "commit", Name: "sub-context stages",
+		Cite: "002 L2323-2336",
+		Text: "valid count packing and generate mode exist in the sub context only"})
+	ruleCommitBitmap = NewRule(Rule{ID: "CE-R10", Engine: "commit", Name: "slice bitmap",
+		Cite: "002 L2314-2318",
+		Text: "the 256-bit slice bitmap has one bit per slice"})
+)
+
+// CommitRequest describes `stream.commit::<Element>(addr)` (002 L2149-2164).
+type CommitRequest struct {
+	// DType is the element type of the stream and of the DM tensor.
+	DType dtype.DType
+	// Time and Packet are the input stream's mappings.
+	Time, Packet *mapping.Expr
+	// Element is the DM tensor's Element mapping.
+	Element *mapping.Expr
+	// Context is kernel.CtxMain or kernel.CtxSub.
+	Context kernel.Context
+	// FromFetch reports that the stream comes straight from a fetch
+	// (required in the sub context, 002 L2337-2338).
+	FromFetch bool
+	// Slice is the tensor's Slice mapping; when set, the slice bitmap is
+	// derived from it (DeriveSliceBitmap). Nil leaves the bitmap unset.
+	Slice *mapping.Expr
+	// ValidCountPacking requests the sub context's valid count packing
+	// (002 L2324).
+	ValidCountPacking bool
+}
+
+// ConfigCommit derives the commit configuration: commit_in_size (the
+// shortest 8-byte-multiple prefix of the packet that holds every element the
+// Element mapping stores, 002 L2191-2238), the Write-mode sequencer of the
+// truncated stream into Element, contiguous_sram_access_size, commit_size =
+// gcd(contiguous, commit_in_size) (002 L2243) and the writes per packet. It
+// checks CE-R1..R4, CE-R6, CE-R7 and the sequencer's rules (002 L2321,
+// L2338).
+func ConfigCommit(spec *Spec, req CommitRequest) (*kernel.CommitConfig, error) {
+	if spec == nil {
+		return nil, errors.New("commit: no hardware spec")
+	}
+	if req.DType.Bits() == 0 {
+		return nil, fmt.Errorf("commit: invalid element type %v", req.DType)
+	}
+	if req.Context != kernel.CtxMain && req.Context != kernel.CtxSub {
+		return nil, fmt.Errorf("commit: context must be main or sub, got %q", req.Context)
+	}
+	for _, e := range []*mapping.Expr{req.Element, req.Time, req.Packet} {
+		if e == nil || e.Err() != nil {
+			return nil, errors.New("commit: missing or invalid mapping")
+		}
+	}
+	if req.Context == kernel.CtxSub && !req.FromFetch {
+		return nil, ruleCommitSubChain.Violate("a sub-context commit must directly follow a fetch")
+	}
+	if req.ValidCountPacking && req.Context != kernel.CtxSub {
+		return nil, ruleCommitSubOnly.Violate("valid count packing is a sub-context stage")
+	}
+	bitsPer := req.DType.SizeBits()
+	flit := spec.Commit.InputPacketBytes.Value
+	pb, err := req.DType.BytesFor(req.Packet.Size())
+	if err != nil || pb != flit {
+		return nil, ruleCommitInPacket.Violate("input packet of %d %s elements is not %d bytes", req.Packet.Size(), req.DType, flit).
+			With("packet_elems", req.Packet.Size())
+	}
+	cfg := &kernel.CommitConfig{Context: req.Context, DType: req.DType, InPacketBytes: flit, ValidCountPacking: req.ValidCountPacking}
+
+	// Truncation: keep the shortest prefix holding every element Element
+	// stores, rounded up to whole 8-byte units (002 L2193, L7699).
+	k, err := commitPrefix(req.Packet, req.Element)
+	if err != nil {
+		return nil, err
+	}
+	unit := spec.Commit.StrideMultipleBytes.Value
+	inBytes := (k*bitsPer + 8*unit - 1) / (8 * unit) * unit
+	if !containsInt(spec.Commit.CommitInSizes.Value, inBytes) {
+		return nil, ruleCommitInSize.Violate("commit_in_size of %d bytes is not one of %v", inBytes, spec.Commit.CommitInSizes.Value).With("commit_in_size", inBytes)
+	}
+	cfg.CommitInSize, cfg.CommitInElems = inBytes, inBytes*8/bitsPer
+	packet := req.Packet
+	if cfg.CommitInElems < packet.Size() {
+		if packet, err = mapping.NewResize(req.Packet, cfg.CommitInElems); err != nil {
+			return nil, fmt.Errorf("commit: truncating %s: %w", req.Packet.String(), err)
+		}
+	}
+	d, err := DeriveSequencer(spec, SeqRequest{Buf: req.Element, Time: req.Time, Packet: packet, Mode: SeqWrite})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Seq = d.Config
+	cfg.Steps = req.Time.Size()
+	cfg.ContiguousRun = contiguousRun(cfg.Seq)
+	cfg.ContiguousBytes = cfg.ContiguousRun * bitsPer / 8
+	cfg.CommitSize = gcd(cfg.ContiguousBytes, cfg.CommitInSize)
+	if req.Context == kernel.CtxSub {
+		sub := spec.Commit.SubCommitSize.Value
+		if cfg.CommitSize%sub != 0 {
+			return nil, ruleCommitSize.Violate("sub-context commit_size must be %d bytes; gcd(contiguous %d, commit_in_size %d) = %d", sub, cfg.ContiguousBytes, cfg.CommitInSize, cfg.CommitSize).
+				With("commit_size", cfg.CommitSize)
+		}
+		cfg.CommitSize = sub
+	} else if !containsInt(spec.Commit.MainCommitSizes.Value, cfg.CommitSize) {
+		return nil, ruleCommitSize.Violate("commit_size gcd(contiguous %d, commit_in_size %d) = %d bytes is not one of %v", cfg.ContiguousBytes, cfg.CommitInSize, cfg.CommitSize, spec.Commit.MainCommitSizes.Value).
+			With("commit_size", cfg.CommitSize)
+	}
+	cfg.WritesPerStep = cfg.CommitInSize / cfg.CommitSize
+	if err := checkCommitStrides(spec, cfg); err != nil {
+		return nil, err
+	}
+	if req.Slice != nil {
+		bm, err := DeriveSliceBitmap(req.Slice)
+		if err != nil {
+			return nil, err
+		}
+		cfg.SliceBitmap = &bm
+	}
+	return cfg, nil
+}
+
+// commitPrefix returns the length of the shortest packet prefix that holds
+// every live packet element the Element mapping stores.
+func commitPrefix(packet, elem *mapping.Expr) (int, error) {
+	fs, err := mapping.Factorize(elem)
+	if err != nil {
+		return 0, ruleSeqIncompatible.Violate("element mapping %s has no factorized form: %v", elem.String(), err)
+	}
+	k := 0
+	for j := 0; j < packet.Size(); j++ {
+		c := packet.Map(j)
+		if c.Kind != mapping.Live || !holds(fs, c.Index) {
+			continue
+		}
+		k = j + 1
+	}
+	if k == 0 {
+		return 0, ruleCommitInSize.Violate("no element of the packet %s is stored by %s", packet.String(), elem.String())
+	}
+	return k, nil
+}
+
+// holds reports whether the factorized buffer holds every coordinate of idx
+// (with the other axes at 0): each coordinate decomposes into the buffer's
+// digits of its axis, largest step first. Axes the buffer lacks count as
+// held (the sequencer rejects them).
+func holds(fs mapping.Factors, idx mapping.Index) bool {
+	for _, c := range idx.Coords() {
+		v, found := c.Value, false
+		prev := 0 // step of the digit just used; the next is smaller
+		for {
+			best := -1
+			for i, f := range fs {
+				if f.Kind == mapping.FactorTerm && f.Axis == c.Axis && (prev == 0 || f.Stride < prev) && (best < 0 || f.Stride > fs[best].Stride) {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			found = true
+			f := fs[best]
+			e := v / f.Stride
+			if e >= f.Extent {
+				return false
+			}
+			v -= e * f.Stride
+			prev = f.Stride
+		}
+		if found && v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkCommitStrides checks CE-R6 (002 L2338): every entry outside the
+// contiguous commit_size chunk steps a multiple of 8 bytes.
+func checkCommitStrides(spec *Spec, cfg *kernel.CommitConfig) error {
+	bitsPer := cfg.DType.SizeBits()
+	chunk := cfg.CommitSize * 8 / bitsPer
+	unit := spec.Commit.StrideMultipleBytes.Value
+	covered := 1
+	for k := len(cfg.Seq.Entries) - 1; k >= 0; k-- {
+		e := cfg.Seq.Entries[k]
+		if covered < chunk {
+			covered *= e.Size
+			continue
+		}
+		if (e.Stride*bitsPer)%(8*unit) != 0 {
+			return ruleCommitStride.Violate("entry %d (%d:%d) steps %d bits, not a multiple of %d bytes", k, e.Size, e.Stride, e.Stride*bitsPer, unit).
+				With("entry", k).With("stride", e.Stride)
+		}
+	}
+	return nil
+}
+
+// DeriveSliceBitmap derives the commit's slice bitmap from the tensor's
+// Slice mapping: bit k is set when slice position k holds data, so padded
+// slice positions receive no commit (002 L2314-2319; docs/spec-decisions.md
+// "Commit slice bitmap").
+func DeriveSliceBitmap(slice *mapping.Expr) (kernel.SliceBitmap, error) {
+	var bm kernel.SliceBitmap
+	if slice == nil || slice.Err() != nil {
+		return bm, errors.New("commit: missing or invalid slice mapping")
+	}
+	if n := slice.Size(); n > kernel.SliceBitmapBits {
+		return bm, ruleCommitBitmap.Violate("Slice::SIZE %d exceeds the %d-bit bitmap", n, kernel.SliceBitmapBits).With("slices", n)
+	}
+	for k := 0; k < slice.Size(); k++ {
+		if slice.Map(k).Kind == mapping.Live {
+			bm.Set(k)
+		}
+	}
+	return bm, nil
+}
+
+// CommitWrite returns the w-th DM write of time step t: the byte offset in
+// the (truncated) packet it takes and the DM byte address it writes, relative
+// to the tensor's address (002 L2244-2246, L2303-2307). It does not allocate.
+func CommitWrite(cfg *kernel.CommitConfig, t, w int) (packetOff, addr int, err error) {
+	if t < 0 || t >= cfg.Steps || w < 0 || w >= cfg.WritesPerStep {
+		return 0, 0, fmt.Errorf("commit: no write %d of step %d (%d steps, %d writes each)", w, t, cfg.Steps, cfg.WritesPerStep)
+	}
+	bitsPer := cfg.DType.SizeBits()
+	chunk := cfg.CommitSize * 8 / bitsPer
+	p := t*cfg.CommitInElems + w*chunk
+	return w * cfg.CommitSize, cfg.Seq.Offset(p) * bitsPer / 8, nil
+}
+
+// CommitTruncate is the Commit Adapter's truncation (002 L2190-2194): the
+// leading CommitInSize bytes of a 32-byte input flit.
+func CommitTruncate(cfg *kernel.CommitConfig, flit []byte) ([]byte, error) {
+	if len(flit) != cfg.InPacketBytes {
+		return nil, fmt.Errorf("commit: input flit of %d bytes, want %d", len(flit), cfg.InPacketBytes)
+	}
+	return flit[:cfg.CommitInSize], nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
