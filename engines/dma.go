@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
@@ -98,8 +99,14 @@ type DMARequest struct {
 	DType dtype.DType
 	// Src and Dst are the input and output tensors.
 	Src, Dst DMATensor
-	// Stream is the stream environment.
+	// Stream is the stream environment. With StreamFn set, only its Chip,
+	// Cluster and Slice parts are used (to enumerate the DMNs).
 	Stream DMAStream
+	// StreamFn, if set, gives each DMN its own Time and Packet: the
+	// heterogeneous form `dma(..., In, StreamFn, Out)` (002 L2492-2504). A nil
+	// packet leaves the DMN out. All DMNs share the media and the In/Out
+	// mappings (002 L2494-2496).
+	StreamFn func(kernel.DmnIndex) (time, packet *mapping.Expr) `json:"-"`
 }
 
 // dmaSide is one side of the transfer, prepared for the derivation.
@@ -147,7 +154,7 @@ func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
 		return nil, fmt.Errorf("dma: invalid element type %d", req.DType)
 	}
 	st := req.Stream
-	if st.Packet == nil {
+	if st.Packet == nil && req.StreamFn == nil {
 		return nil, errors.New("dma: no stream packet mapping")
 	}
 	for _, x := range []struct {
@@ -173,67 +180,25 @@ func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
 		return nil, ruleDMAWrite.Violate("destination %s holds copies of its elements (broadcast); a DMA writes each element once", dst.buf.String())
 	}
 
-	// 1. One sequencer per side, over the per-DMN stream.
-	rd, err := DeriveSequencer(spec, SeqRequest{Buf: src.buf, Time: st.Time, Packet: st.Packet, Mode: SeqRead})
-	if err != nil {
-		return nil, fmt.Errorf("dma: read sequencer: %w", err)
-	}
-	wr, err := DeriveSequencer(spec, SeqRequest{Buf: dst.buf, Time: st.Time, Packet: st.Packet, Mode: SeqRead})
-	if err != nil {
-		return nil, fmt.Errorf("dma: write sequencer: %w", err)
-	}
-	for _, s := range []struct {
-		side *dmaSide
-		es   []kernel.SeqEntry
-	}{{src, rd.Initial}, {dst, wr.Initial}} {
-		lim := s.side.elemLevel * s.side.slices
-		for _, e := range s.es {
-			if e.Stride >= lim || e.Stride <= -lim {
-				return nil, ruleDMAForm.Violate("stream term %s moves the %s across chips or clusters; a DMN's time and packet stay in one chip and cluster (the stream's chip/cluster/slice parts select DMNs)", e.Term, s.side.name)
-			}
-		}
-	}
-	for a, h := range dst.held {
-		if src.held[a] < h {
+	for _, a := range sortedKeys(dst.held) {
+		if h := dst.held[a]; src.held[a] < h {
 			return nil, ruleDMATensor.Violate("the destination holds %s coordinates 0..%d, the source only %d of them", a, h-1, src.held[a]).
 				With("destination", h).With("source", src.held[a])
 		}
 	}
-	for _, e := range rd.Initial {
-		if e.Stride == 0 {
-			return nil, ruleDMATensor.Violate("stream term %s (%d:0) is not held by the source: the read would repeat one element %d times", e.Term, e.Size, e.Size).With("size", e.Size)
+	var entries []dmaEntry
+	var contrib []dmaContrib
+	if req.StreamFn == nil {
+		var err error
+		if entries, contrib, err = dmaLoops(spec, src, dst, st.Time, st.Packet); err != nil {
+			return nil, err
 		}
 	}
-	for _, e := range wr.Initial {
-		if e.Stride == 0 {
-			return nil, ruleDMAWrite.Violate("stream term %s (%d:0) writes one destination address %d times (no broadcast write)", e.Term, e.Size, e.Size).With("size", e.Size)
-		}
+	type loops struct {
+		es []dmaEntry
+		cs []dmaContrib
 	}
-
-	// 2. Shared limits, paired strides.
-	entries, err := refineDMA(rd.Initial, wr.Initial)
-	if err != nil {
-		return nil, err
-	}
-	if len(entries) > spec.Sequencer.MaxEntries.Value {
-		entries = mergeDMA(entries)
-	}
-	if err := checkDMASeqLimits(spec, entries); err != nil {
-		return nil, err
-	}
-
-	// Each entry's contribution to the tensor index (stream position of one
-	// step of the entry), for segmentation.
-	stream := mapping.Pair(st.Time, st.Packet)
-	if err := stream.Err(); err != nil {
-		return nil, fmt.Errorf("dma: stream: %w", err)
-	}
-	contrib := make([]dmaContrib, len(entries))
-	cum := 1
-	for k := len(entries) - 1; k >= 0; k-- {
-		contrib[k] = entryContrib(stream, cum, entries[k].size)
-		cum *= entries[k].size
-	}
+	cache := map[string]loops{}
 
 	// 3. DMNs.
 	sizes := [3]int{st.Chip.Size(), st.Cluster.Size(), st.Slice.Size()}
@@ -256,6 +221,27 @@ func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
 					continue
 				}
 				dmn := kernel.DmnIndex{Chip: ci, Cluster: cj, DMN: ck}
+				if req.StreamFn != nil {
+					tm, pk := req.StreamFn(dmn)
+					if pk == nil {
+						continue // the DMN takes no part
+					}
+					if tm == nil {
+						tm = mapping.Identity()
+					}
+					key := tm.String() + " | " + pk.String()
+					l, ok := cache[key]
+					if !ok {
+						es, cs, err := dmaLoops(spec, src, dst, tm, pk)
+						if err != nil {
+							return nil, fmt.Errorf("DMN %s: %w", dmn, err)
+						}
+						l = loops{es, cs}
+						cache[key] = l
+					}
+					entries, contrib = l.es, l.cs
+					segmented = true // no single stream to check coverage with
+				}
 				trimmed, err := deriveDMN(spec, &req, src, dst, entries, contrib, fixed, dmn, bits, cmd)
 				if err != nil {
 					return nil, err
@@ -280,7 +266,12 @@ func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
 	}
 	total := 0
 	for _, d := range cmd.Descriptors {
-		total += d.Size()
+		total += d.Bytes * 8 / bits
+	}
+	if segmented && total == dst.live {
+		if err := checkDistinctWrites(cmd, dst.live); err != nil {
+			return nil, err
+		}
 	}
 	if total != dst.live {
 		return nil, ruleDMAWrite.Violate("the descriptors write %d elements, the destination holds %d", total, dst.live).
@@ -291,6 +282,69 @@ func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
 		return nil, err
 	}
 	return cmd, nil
+}
+
+// dmaLoops derives the paired loops of one per-DMN stream (Time, Packet):
+// both sides' sequencers, their common refinement, merging and limits, and
+// each entry's contribution to the tensor index.
+func dmaLoops(spec *Spec, src, dst *dmaSide, time, packet *mapping.Expr) ([]dmaEntry, []dmaContrib, error) {
+	// 1. One sequencer per side, over the per-DMN stream.
+	rd, err := DeriveSequencer(spec, SeqRequest{Buf: src.buf, Time: time, Packet: packet, Mode: SeqRead})
+	if err != nil {
+		return nil, nil, fmt.Errorf("dma: read sequencer: %w", err)
+	}
+	wr, err := DeriveSequencer(spec, SeqRequest{Buf: dst.buf, Time: time, Packet: packet, Mode: SeqRead})
+	if err != nil {
+		return nil, nil, fmt.Errorf("dma: write sequencer: %w", err)
+	}
+	for _, s := range []struct {
+		side *dmaSide
+		es   []kernel.SeqEntry
+	}{{src, rd.Initial}, {dst, wr.Initial}} {
+		lim := s.side.elemLevel * s.side.slices
+		for _, e := range s.es {
+			if e.Stride >= lim || e.Stride <= -lim {
+				return nil, nil, ruleDMAForm.Violate("stream term %s moves the %s across chips or clusters; a DMN's time and packet stay in one chip and cluster (the stream's chip/cluster/slice parts select DMNs)", e.Term, s.side.name)
+			}
+		}
+	}
+	for _, e := range rd.Initial {
+		if e.Stride == 0 {
+			return nil, nil, ruleDMATensor.Violate("stream term %s (%d:0) is not held by the source: the read would repeat one element %d times", e.Term, e.Size, e.Size).With("size", e.Size)
+		}
+	}
+	for _, e := range wr.Initial {
+		if e.Stride == 0 {
+			return nil, nil, ruleDMAWrite.Violate("stream term %s (%d:0) writes one destination address %d times (no broadcast write)", e.Term, e.Size, e.Size).With("size", e.Size)
+		}
+	}
+
+	// 2. Shared limits, paired strides.
+	entries, err := refineDMA(rd.Initial, wr.Initial)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(entries) > spec.Sequencer.MaxEntries.Value {
+		entries = mergeDMA(entries)
+	}
+	if err := checkDMASeqLimits(spec, entries); err != nil {
+		return nil, nil, err
+	}
+
+	// Each entry's contribution to the tensor index (stream position of one
+	// step of the entry), for segmentation.
+	stream := mapping.Pair(time, packet)
+	if err := stream.Err(); err != nil {
+		return nil, nil, fmt.Errorf("dma: stream: %w", err)
+	}
+	contrib := make([]dmaContrib, len(entries))
+	cum := 1
+	for k := len(entries) - 1; k >= 0; k-- {
+		contrib[k] = entryContrib(stream, cum, entries[k].size)
+		cum *= entries[k].size
+	}
+
+	return entries, contrib, nil
 }
 
 // newDMASide checks a tensor's form and builds its address layout.
@@ -660,12 +714,17 @@ func deriveSegs(spec *Spec, src, dst *dmaSide, es []dmaEntry, segs []dmaSeg, fix
 	return nil
 }
 
-func fixedString(m map[string]int) string {
+func sortedKeys(m map[string]int) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	return keys
+}
+
+func fixedString(m map[string]int) string {
+	keys := sortedKeys(m)
 	s := "{"
 	for i, k := range keys {
 		if i > 0 {
@@ -703,7 +762,8 @@ func segmentDMN(axes mapping.Axes, held map[string]int, es []dmaEntry, contrib [
 		}
 	}
 	risky := map[string]bool{}
-	for a, v := range reach {
+	for _, a := range sortedKeys(reach) {
+		v := reach[a]
 		sz, ok := limit(a)
 		if !ok {
 			return nil, fmt.Errorf("dma: axis %s is not declared", a)
@@ -794,19 +854,13 @@ func segmentDMN(axes mapping.Axes, held map[string]int, es []dmaEntry, contrib [
 // finishDescriptor converts element entries to bytes, chooses stride0 and
 // checks the descriptor's alignment.
 func finishDescriptor(spec *Spec, d *kernel.DMADescriptor, es []dmaEntry, bits int) error {
-	d.Entries = make([]kernel.DMAEntry, len(es))
 	n := 1
-	for k, e := range es {
-		rs, err1 := bytesOf(e.rs, bits)
-		ws, err2 := bytesOf(e.ws, bits)
-		if err1 != nil || err2 != nil {
-			return ruleDMAWholeBytes.Violate("entry %s strides (%d, %d) elements of %d bits are not whole bytes", e.term, e.rs, e.ws, bits)
-		}
-		d.Entries[k] = kernel.DMAEntry{Size: e.size, SrcStride: rs, DstStride: ws, Term: e.term}
+	for _, e := range es {
 		n *= e.size
 	}
-	// Common contiguous run, in elements (002 L2593).
-	run := 1
+	// Common contiguous run, in elements (002 L2593): the innermost entries
+	// (size-1 entries skipped) that continue each other on both sides.
+	run, cut := 1, len(es)
 	for k := len(es) - 1; k >= 0; k-- {
 		e := es[k]
 		if e.size == 1 {
@@ -816,6 +870,7 @@ func finishDescriptor(spec *Spec, d *kernel.DMADescriptor, es []dmaEntry, bits i
 			break
 		}
 		run *= e.size
+		cut = k
 	}
 	runBytes, err := bytesOf(run, bits)
 	if err != nil {
@@ -824,6 +879,34 @@ func finishDescriptor(spec *Spec, d *kernel.DMADescriptor, es []dmaEntry, bits i
 	total, err := bytesOf(n, bits)
 	if err != nil {
 		return ruleDMAWholeBytes.Violate("%d elements of %d bits are not whole bytes", n, bits)
+	}
+	if bits < 8 && run > 1 {
+		// Sub-byte elements: the run is one loop over its bytes, so that
+		// every stride is whole bytes (the loop positions become bytes).
+		terms := make([]string, 0, len(es)-cut)
+		for _, e := range es[cut:] {
+			if e.size > 1 {
+				terms = append(terms, e.term)
+			}
+		}
+		es = append(append([]dmaEntry(nil), es[:cut]...), dmaEntry{size: runBytes, rs: 1, ws: 1, term: strings.Join(terms, ", ")})
+		for k := range es[:cut] {
+			if es[k].rs*bits%8 != 0 || es[k].ws*bits%8 != 0 {
+				return ruleDMAWholeBytes.Violate("entry %s strides (%d, %d) elements of %d bits are not whole bytes", es[k].term, es[k].rs, es[k].ws, bits)
+			}
+			es[k].rs, es[k].ws = es[k].rs*bits/8, es[k].ws*bits/8
+		}
+		bits = 8
+	}
+	d.ElemBits = bits
+	d.Entries = make([]kernel.DMAEntry, len(es))
+	for k, e := range es {
+		rs, err1 := bytesOf(e.rs, bits)
+		ws, err2 := bytesOf(e.ws, bits)
+		if err1 != nil || err2 != nil {
+			return ruleDMAWholeBytes.Violate("entry %s strides (%d, %d) elements of %d bits are not whole bytes", e.term, e.rs, e.ws, bits)
+		}
+		d.Entries[k] = kernel.DMAEntry{Size: e.size, SrcStride: rs, DstStride: ws, Term: e.term}
 	}
 	ra, wa, pa := dmaAlign(spec, d.Src.Kind, d.Dst.Kind)
 	max := spec.DMA.MaxPacketBytes.Value
@@ -909,6 +992,40 @@ func checkDescriptorAlign(d *kernel.DMADescriptor, ra, wa, pa int) error {
 		}
 		if e.DstStride%wa != 0 {
 			return ruleDMAAlign.Violate("entry %s steps the %s write address by %d bytes, not a multiple of %d", e.Term, d.Dst.Kind, e.DstStride, wa).With("stride", e.DstStride).With("align", wa)
+		}
+	}
+	return nil
+}
+
+// maxDistinctCheck bounds the destination elements checkDistinctWrites
+// enumerates.
+const maxDistinctCheck = 1 << 20
+
+// checkDistinctWrites verifies, for destinations of at most
+// maxDistinctCheck elements, that no two element writes of the command hit
+// the same address; with the volume equal to the destination's live
+// elements this makes every element written exactly once. Larger
+// destinations rely on the segmentation's construction.
+func checkDistinctWrites(cmd *kernel.DMACommand, live int) error {
+	if live > maxDistinctCheck {
+		return nil
+	}
+	type key struct{ chip, cluster, addr int }
+	seen := make(map[key]struct{}, live)
+	for _, d := range cmd.Descriptors {
+		n := d.Size()
+		for i := 0; i < n; i++ {
+			w, p := d.DstBase, i
+			for k := len(d.Entries) - 1; k >= 0; k-- {
+				e := d.Entries[k]
+				w += p % e.Size * e.DstStride
+				p /= e.Size
+			}
+			k := key{d.Dst.Dmn.Chip, d.Dst.Dmn.Cluster, w}
+			if _, dup := seen[k]; dup {
+				return ruleDMAWrite.Violate("DMN %s exec #%d writes address %d of %s a second time", d.Dmn, d.Exec, w, d.Dst).With("address", w)
+			}
+			seen[k] = struct{}{}
 		}
 	}
 	return nil

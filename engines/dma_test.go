@@ -742,3 +742,66 @@ func TestDMASegmentationProperty(t *testing.T) {
 	}
 	assert.Greater(t, n, 50)
 }
+
+// TestDMASubByte: a 4-bit run is one loop over its bytes (RN §5.1 G3:
+// whole bytes).
+func TestDMASubByte(t *testing.T) {
+	c := dmaCase{axes: "A=4,B=16,C=2", dtype: "i4", srcMedia: kernel.MediaHBM, dstMedia: kernel.MediaDM,
+		src: [4]string{"", "", "", "[C, A, B]"}, dst: [4]string{"", "", "C", "[A, B]"},
+		stream: [5]string{"", "", "", "[C, A]", "B"}}
+	cmd := deriveDMAT(t, c)
+	require.Len(t, cmd.Descriptors, 1)
+	d := cmd.Descriptors[0]
+	// C steps 32 bytes on the read side, a slice on the write side; A and B
+	// (64 contiguous i4 = 32 bytes) are one byte loop.
+	require.Len(t, d.Entries, 2)
+	assert.Equal(t, kernel.DMAEntry{Size: 2, SrcStride: 32, DstStride: dmaSliceStride, Term: "C"}, d.Entries[0])
+	assert.Equal(t, 32, d.Entries[1].Size)
+	assert.Equal(t, 32, d.Stride0)
+	assert.Equal(t, 64, d.Bytes)
+}
+
+// TestDMAHeterogeneousStreamFn: each DMN may have its own Time and Packet
+// (002 L2492-2504); descriptors differ per DMN and the move stays exact.
+func TestDMAHeterogeneousStreamFn(t *testing.T) {
+	c := dmaCase{axes: "A=8,B=4,C=8", srcMedia: kernel.MediaDM, dstMedia: kernel.MediaHBM,
+		src:    [4]string{"", "", "[A / 2, B]", "[A % 2, C]"},
+		dst:    [4]string{"", "", "", "[B, A = 7, C]"},
+		stream: [5]string{"", "", "A / 4", "", ""}}
+	req, err := c.request(t)
+	require.NoError(t, err)
+	ax := req.Axes
+	req.StreamFn = func(d kernel.DmnIndex) (*mapping.Expr, *mapping.Expr) {
+		if d.DMN == 0 {
+			return mapping.MustParse("[A % 4, B]", ax, nil), mapping.MustParse("C", ax, nil)
+		}
+		return mapping.MustParse("[B, A % 4]", ax, nil), mapping.MustParse("C", ax, nil)
+	}
+	cmd, err := DeriveDMA(Default(), req)
+	require.NoError(t, err)
+	assert.False(t, cmd.Homogeneous)
+	require.Len(t, cmd.Descriptors, 3) // DMN 1 holds A = 4..6: segmented in two
+	assert.Equal(t, "A % 4", cmd.Descriptors[0].Entries[0].Term)
+	assert.Equal(t, "B", cmd.Descriptors[1].Entries[0].Term)
+	checkDMAOracle(t, c, cmd)
+
+	// A DMN whose stream overlaps another's is caught.
+	req.StreamFn = func(d kernel.DmnIndex) (*mapping.Expr, *mapping.Expr) {
+		return mapping.MustParse("[A % 4, B]", ax, nil), mapping.MustParse("C", ax, nil)
+	}
+	req.Stream.Slice = mapping.MustParse("A / 4", ax, nil)
+	_, err = DeriveDMA(Default(), req)
+	require.NoError(t, err) // different DMN coordinates: no overlap
+	req.Stream.Slice = mapping.MustParse("2", ax, nil)
+	_, err = DeriveDMA(Default(), req)
+	dmaViolationOf(t, err, ruleDMAWrite)
+}
+
+// TestDMADeterministic: the same request gives byte-identical output.
+func TestDMADeterministic(t *testing.T) {
+	c := dmaEx6Scaled()
+	a := deriveDMAT(t, c).String()
+	for i := 0; i < 5; i++ {
+		assert.Equal(t, a, deriveDMAT(t, c).String())
+	}
+}

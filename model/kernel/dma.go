@@ -84,7 +84,8 @@ type DMADescriptor struct {
 	DstBase int `json:"dst_base"`
 	// Stride0 is the packet size in bytes, 1..4096 (002 L2512).
 	Stride0 int `json:"stride0"`
-	// ElemBits is the element width the byte strides were computed from.
+	// ElemBits is the width of one loop position: the element's, except for
+	// sub-byte types, whose contiguous run is one loop over its bytes (8).
 	ElemBits int `json:"elem_bits"`
 	// Bytes is the volume the descriptor moves.
 	Bytes int `json:"bytes"`
@@ -113,8 +114,9 @@ type DMACommand struct {
 	DMNStride   int `json:"dmn_stride"`
 }
 
-// Size is the number of loop iterations of the elements (product of the
-// entry sizes; 1 with no entries, 0 if a size is not positive).
+// Size is the number of loop positions (elements, or bytes for a
+// sub-byte type's run): the product of the entry sizes; 1 with no entries,
+// 0 if a size is not positive.
 func (d DMADescriptor) Size() int {
 	n := 1
 	for _, e := range d.Entries {
