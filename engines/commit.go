@@ -16,27 +16,28 @@ import (
 // `commit::<Element>(addr)` (002 L2237-2238: "commit_in_size ... is
 // automatically derived by the compiler from the output tensor mapping").
 
-// Commit rules (moving.md §5.3 IDs).
+// Commit rules: moving.md §5.3 CE-R1..R9, renamed CM-R* because CE-R* are
+// the Contraction Engine's IDs in computing.md.
 var (
-	ruleCommitInPacket = NewRule(Rule{ID: "CE-R1", Engine: "commit", Name: "input packet",
+	ruleCommitInPacket = NewRule(Rule{ID: "CM-R1", Engine: "commit", Name: "input packet",
 		Cite: "002 L2192, L2328",
 		Text: "the input packet is one full 32-byte flit"})
-	ruleCommitInSize = NewRule(Rule{ID: "CE-R2", Engine: "commit", Name: "commit_in_size",
+	ruleCommitInSize = NewRule(Rule{ID: "CM-R2", Engine: "commit", Name: "commit_in_size",
 		Cite: "002 L2193, L2330",
 		Text: "commit_in_size, the leading bytes of each packet written to DM, is 8, 16, 24 or 32 bytes"})
-	ruleCommitSize = NewRule(Rule{ID: "CE-R3", Engine: "commit", Name: "commit_size",
+	ruleCommitSize = NewRule(Rule{ID: "CM-R3", Engine: "commit", Name: "commit_size",
 		Cite: "002 L2243-2248, L2330",
 		Text: "commit_size = gcd(contiguous_sram_access_size, commit_in_size) is 8, 16, 24 or 32 bytes in the main context and 8 bytes in the sub context"})
-	ruleCommitSubChain = NewRule(Rule{ID: "CE-R4", Engine: "commit", Name: "sub-context chain",
+	ruleCommitSubChain = NewRule(Rule{ID: "CM-R4", Engine: "commit", Name: "sub-context chain",
 		Cite: "002 L2337-2338",
 		Text: "sub-context commits can only follow fetch, not the Cast or Transpose Engine"})
-	ruleCommitStride = NewRule(Rule{ID: "CE-R6", Engine: "commit", Name: "stride alignment",
+	ruleCommitStride = NewRule(Rule{ID: "CM-R6", Engine: "commit", Name: "stride alignment",
 		Cite: "002 L2338",
 		Text: "all commit sequencer strides are multiples of 8 bytes (entries inside one commit_size write excepted)"})
-	ruleCommitSubOnly = NewRule(Rule{ID: "CE-R7", Engine: "commit", Name: "sub-context stages",
+	ruleCommitSubOnly = NewRule(Rule{ID: "CM-R7", Engine: "commit", Name: "sub-context stages",
 		Cite: "002 L2323-2336",
 		Text: "valid count packing and generate mode exist in the sub context only"})
-	ruleCommitBitmap = NewRule(Rule{ID: "CE-R10", Engine: "commit", Name: "slice bitmap",
+	ruleCommitBitmap = NewRule(Rule{ID: "CM-R10", Engine: "commit", Name: "slice bitmap",
 		Cite: "002 L2314-2318",
 		Text: "the 256-bit slice bitmap has one bit per slice"})
 )

@@ -141,17 +141,17 @@ func TestCommitRules(t *testing.T) {
 		req  CommitRequest
 		rule string
 	}{
-		{"packet is not one flit", CommitRequest{DType: dtype.I8, Time: mp("M, K"), Packet: mp("W"), Element: mp("M, K, W")}, "CE-R1"},
-		{"sub context not after fetch", CommitRequest{DType: dtype.I8, Time: mp("M, K"), Packet: mp("W # 32"), Element: mp("M, K, W"), Context: kernel.CtxSub}, "CE-R4"},
-		{"valid count packing in main", CommitRequest{DType: dtype.I8, Time: mp("M, K"), Packet: mp("W # 32"), Element: mp("M, K, W"), ValidCountPacking: true}, "CE-R7"},
+		{"packet is not one flit", CommitRequest{DType: dtype.I8, Time: mp("M, K"), Packet: mp("W"), Element: mp("M, K, W")}, "CM-R1"},
+		{"sub context not after fetch", CommitRequest{DType: dtype.I8, Time: mp("M, K"), Packet: mp("W # 32"), Element: mp("M, K, W"), Context: kernel.CtxSub}, "CM-R4"},
+		{"valid count packing in main", CommitRequest{DType: dtype.I8, Time: mp("M, K"), Packet: mp("W # 32"), Element: mp("M, K, W"), ValidCountPacking: true}, "CM-R7"},
 		{"broadcast write", CommitRequest{DType: dtype.I8, Time: mp("T, M, K"), Packet: mp("W # 32"), Element: mp("M, K, W")}, "SEQ-R10"},
 		{"unwritten cells", CommitRequest{DType: dtype.I8, Time: mp("M"), Packet: mp("W # 32"), Element: mp("M, K, W")}, "SEQ-R11"},
 		// Rows of 4 bytes, 8 apart: commit_size gcd(4, 16) = 4 is not a commit size.
-		{"commit_size 4", CommitRequest{DType: dtype.I8, Time: mp("W / 4"), Packet: mp("[M, W % 4] # 32"), Element: mp("W / 4, M, W % 4 # 8")}, "CE-R3"},
+		{"commit_size 4", CommitRequest{DType: dtype.I8, Time: mp("W / 4"), Packet: mp("[M, W % 4] # 32"), Element: mp("W / 4, M, W % 4 # 8")}, "CM-R3"},
 		// A 4-byte row rounded up to 8 bytes would overwrite the next row (002 L7699, L7896).
 		{"tail over live data", CommitRequest{DType: dtype.I8, Time: mp("M, K"), Packet: mp("W / 2 # 32"), Element: mp("K, M, W / 2")}, "SEQ-R12"},
 		{"only padding written", CommitRequest{DType: dtype.I8, Time: mp("M"), Packet: mp("1 # 32"), Element: mp("M")}, "SEQ-R12"},
-		{"bitmap too small", CommitRequest{DType: dtype.I8, Time: mp("M, K"), Packet: mp("W # 32"), Element: mp("M, K, W"), Slice: mp("S, T")}, "CE-R10"},
+		{"bitmap too small", CommitRequest{DType: dtype.I8, Time: mp("M, K"), Packet: mp("W # 32"), Element: mp("M, K, W"), Slice: mp("S, T")}, "CM-R10"},
 	} {
 		if c.req.Context == "" {
 			c.req.Context = kernel.CtxMain
@@ -168,7 +168,7 @@ func TestCommitRules(t *testing.T) {
 	ax2, _ := mapping.ParseAxes("A=3, B=4, C=8")
 	_, err = ConfigCommit(spec, CommitRequest{DType: dtype.I8, Time: mapping.MustParse("B", ax2, nil), Packet: mapping.MustParse("[A, C] # 32", ax2, nil),
 		Element: mapping.MustParse("B, A, C # 12", ax2, nil), Context: kernel.CtxMain})
-	assertRule(t, err, "CE-R6")
+	assertRule(t, err, "CM-R6")
 	// Bad arguments.
 	for _, req := range []CommitRequest{
 		{DType: 0, Time: mp("M"), Packet: mp("W # 32"), Element: mp("M, W"), Context: kernel.CtxMain},
