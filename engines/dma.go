@@ -269,7 +269,7 @@ func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
 		total += d.Bytes * 8 / bits
 	}
 	if segmented && total == dst.live {
-		if err := checkDistinctWrites(cmd, dst.live); err != nil {
+		if err := checkDistinctWrites(cmd); err != nil {
 			return nil, err
 		}
 	}
@@ -997,35 +997,54 @@ func checkDescriptorAlign(d *kernel.DMADescriptor, ra, wa, pa int) error {
 	return nil
 }
 
-// maxDistinctCheck bounds the destination elements checkDistinctWrites
-// enumerates.
+// maxDistinctCheck bounds the packets checkDistinctWrites enumerates.
 const maxDistinctCheck = 1 << 20
 
-// checkDistinctWrites verifies, for destinations of at most
-// maxDistinctCheck elements, that no two element writes of the command hit
-// the same address; with the volume equal to the destination's live
-// elements this makes every element written exactly once. Larger
-// destinations rely on the segmentation's construction.
-func checkDistinctWrites(cmd *kernel.DMACommand, live int) error {
-	if live > maxDistinctCheck {
+// checkDistinctWrites verifies, for commands of at most maxDistinctCheck
+// packets, that no two packets write overlapping bytes; with the volume
+// equal to the destination's live elements this makes every element
+// written exactly once. Larger commands rely on the segmentation's
+// construction.
+func checkDistinctWrites(cmd *kernel.DMACommand) error {
+	n := 0
+	for _, d := range cmd.Descriptors {
+		n += d.Packets
+	}
+	if n > maxDistinctCheck {
 		return nil
 	}
-	type key struct{ chip, cluster, addr int }
-	seen := make(map[key]struct{}, live)
-	for _, d := range cmd.Descriptors {
-		n := d.Size()
-		for i := 0; i < n; i++ {
-			w, p := d.DstBase, i
+	type span struct{ chip, cluster, lo, hi, desc int }
+	spans := make([]span, 0, n)
+	for x, d := range cmd.Descriptors {
+		unit := d.ElemBits / 8
+		if unit < 1 || d.Stride0 < 1 {
+			return fmt.Errorf("dma: descriptor %d: loop unit %d bits, stride0 %d", x, d.ElemBits, d.Stride0)
+		}
+		for q := 0; q < d.Packets; q++ {
+			o := q * d.Stride0
+			w, p := d.DstBase+o%unit, o/unit
 			for k := len(d.Entries) - 1; k >= 0; k-- {
 				e := d.Entries[k]
 				w += p % e.Size * e.DstStride
 				p /= e.Size
 			}
-			k := key{d.Dst.Dmn.Chip, d.Dst.Dmn.Cluster, w}
-			if _, dup := seen[k]; dup {
-				return ruleDMAWrite.Violate("DMN %s exec #%d writes address %d of %s a second time", d.Dmn, d.Exec, w, d.Dst).With("address", w)
-			}
-			seen[k] = struct{}{}
+			spans = append(spans, span{d.Dst.Dmn.Chip, d.Dst.Dmn.Cluster, w, w + d.Stride0, x})
+		}
+	}
+	sort.Slice(spans, func(a, b int) bool {
+		if spans[a].chip != spans[b].chip {
+			return spans[a].chip < spans[b].chip
+		}
+		if spans[a].cluster != spans[b].cluster {
+			return spans[a].cluster < spans[b].cluster
+		}
+		return spans[a].lo < spans[b].lo
+	})
+	for k := 1; k < len(spans); k++ {
+		a, b := spans[k-1], spans[k]
+		if a.chip == b.chip && a.cluster == b.cluster && b.lo < a.hi {
+			d := cmd.Descriptors[b.desc]
+			return ruleDMAWrite.Violate("DMN %s exec #%d writes address %d of %s a second time", d.Dmn, d.Exec, b.lo, d.Dst).With("address", b.lo)
 		}
 	}
 	return nil

@@ -667,15 +667,15 @@ func TestDMAOracleFails(t *testing.T) {
 // FuzzDeriveDMA: the derivation never panics, and what it derives passes
 // the oracle.
 func FuzzDeriveDMA(f *testing.F) {
-	f.Add("A=4,B=8", "[A, B]", "", "[B, A]", "", "A", "B", uint8(0), uint8(1))
-	f.Add("A=15,B=4,C=8", "[A # 16 % 2, C]", "[A # 16 / 2, B]", "[B, A, C]", "", "[A # 16 % 2, B]", "C", uint8(1), uint8(0))
-	f.Add("A=8,B=64", "[A, B]", "", "[B % 4, A]", "B / 4", "B", "A", uint8(0), uint8(1))
-	f.Add("B=2", "[1]", "", "[B]", "", "B", "1", uint8(5), uint8(0)) // found: broadcast read
-	f.Fuzz(func(t *testing.T, axes, se, ss, de, ds, tm, pk string, sm, dm uint8) {
+	f.Add("A=4,B=8", "[A, B]", "", "[B, A]", "", "", "A", "B", uint8(0), uint8(1))
+	f.Add("A=16,B=4,C=8", "[A % 2, C]", "[A / 2, B]", "[B, A = 15, C]", "", "A / 4", "[A % 4, B]", "C", uint8(1), uint8(0))
+	f.Add("A=8,B=64", "[A, B]", "", "[B % 4, A]", "B / 4", "", "B", "A", uint8(0), uint8(1))
+	f.Add("B=2", "[1]", "", "[B]", "", "", "B", "1", uint8(5), uint8(0)) // found: broadcast read
+	f.Fuzz(func(t *testing.T, axes, se, ss, de, ds, sl, tm, pk string, sm, dm uint8) {
 		ms := []kernel.MediaKind{kernel.MediaHBM, kernel.MediaDM, kernel.MediaSPM, "X"}
 		c := dmaCase{axes: axes, srcMedia: ms[sm%4], dstMedia: ms[dm%4],
 			src: [4]string{"", "", ss, se}, dst: [4]string{"", "", ds, de},
-			stream: [5]string{"", "", "", tm, pk}}
+			stream: [5]string{"", "", sl, tm, pk}}
 		req, err := c.request(t)
 		if err != nil {
 			return
@@ -804,4 +804,44 @@ func TestDMADeterministic(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		assert.Equal(t, a, deriveDMAT(t, c).String())
 	}
+}
+
+// BenchmarkDeriveDMA derives Example 2 (002 L2637-2658) and Example 6
+// (002 L2752-2808).
+func BenchmarkDeriveDMA(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		c    dmaCase
+	}{
+		{"Example2", dmaCase{axes: "A=256,B=256,C=256", srcMedia: kernel.MediaHBM, dstMedia: kernel.MediaDM,
+			src: [4]string{"", "", "", "[B, A, C]"}, dst: [4]string{"", "", "A / 4", "[A % 4, B, C]"},
+			stream: [5]string{"", "", "", "[B, A % 4, A / 4 % 32, A / 128]", "C"}}},
+		{"Example6", dmaEx6()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			req, err := c.c.request(b)
+			require.NoError(b, err)
+			spec := Default()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := DeriveDMA(spec, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestDMADistinctWrites: overlapping packets of two descriptors are caught.
+func TestDMADistinctWrites(t *testing.T) {
+	d := kernel.DMADescriptor{Src: kernel.DMAMedia{Kind: kernel.MediaHBM}, Dst: kernel.DMAMedia{Kind: kernel.MediaHBM},
+		Entries: []kernel.DMAEntry{{Size: 4, SrcStride: 256, DstStride: 256}, {Size: 256, SrcStride: 1, DstStride: 1}},
+		Stride0: 256, ElemBits: 8, Bytes: 1024, Packets: 4}
+	e := d
+	e.DstBase = 1024
+	require.NoError(t, checkDistinctWrites(&kernel.DMACommand{Descriptors: []kernel.DMADescriptor{d, e}}))
+	e.DstBase = 1000
+	dmaViolationOf(t, checkDistinctWrites(&kernel.DMACommand{Descriptors: []kernel.DMADescriptor{d, e}}), ruleDMAWrite)
+	e.Dst.Dmn.Chip = 1 // another chip's HBM
+	require.NoError(t, checkDistinctWrites(&kernel.DMACommand{Descriptors: []kernel.DMADescriptor{d, e}}))
 }
