@@ -101,6 +101,23 @@ func deriveDMAT(t *testing.T, c dmaCase) *kernel.DMACommand {
 
 // TestDMAManualExamples reproduces the DMA configurations the manual states.
 func TestDMAManualExamples(t *testing.T) {
+	t.Run("MOV-EX-33 NCHW to NHWC is rejected into DM (002 L2392-2402)", func(t *testing.T) {
+		// No configuration is stated; every per-element DM write is a 1-byte
+		// packet, which the 8-byte DM packet alignment forbids (decision
+		// "DMA Example MOV-EX-33"). The same move into HBM is legal.
+		c := dmaCase{axes: "N=4,C=3,H=8,W=8", srcMedia: kernel.MediaHBM, dstMedia: kernel.MediaDM,
+			src: [4]string{"", "", "", "[N, C, H, W]"}, dst: [4]string{"", "", "", "[N, H, W, C]"},
+			stream: [5]string{"", "", "", "[N, H, W]", "C"}}
+		req, err := c.request(t)
+		require.NoError(t, err)
+		_, err = DeriveDMA(Default(), req)
+		dmaViolationOf(t, err, ruleDMAAlign)
+		c.dstMedia = kernel.MediaHBM
+		cmd := deriveDMAT(t, c)
+		require.Len(t, cmd.Descriptors, 1)
+		assert.Equal(t, 1, cmd.Descriptors[0].Stride0)
+		checkDMAOracle(t, c, cmd)
+	})
 	t.Run("MOV-EX-34 HBM to HBM (002 L2431-2464)", func(t *testing.T) {
 		// The stated configs have typos (DMA-A2); the pseudo-code's loops and
 		// indices (002 L2445-2459) are reproduced: read h*8 + c*64 + n*192,
@@ -117,7 +134,7 @@ func TestDMAManualExamples(t *testing.T) {
 		assert.Equal(t, 8*3*4, d.Packets) // loops h, c, n; w_packet 0..1
 		checkDMAOracle(t, c, cmd)
 	})
-	t.Run("MOV-EX-38/39 A*B*C to B*A*C (002 L2567-2588)", func(t *testing.T) {
+	t.Run("MOV-EX-37/38/39 A*B*C to B*A*C (002 L2555-2588)", func(t *testing.T) {
 		c := dmaCase{axes: "A=256,B=256,C=256", srcMedia: kernel.MediaHBM, dstMedia: kernel.MediaHBM,
 			src: [4]string{"", "", "", "[A, B, C]"}, dst: [4]string{"", "", "", "[B, A, C]"},
 			dstAddr: 256 * 256 * 256, stream: [5]string{"", "", "", "[A, B]", "C"}}
@@ -134,11 +151,22 @@ func TestDMAManualExamples(t *testing.T) {
 		assert.Equal(t, 256*256, d.Packets)
 		// The address table (002 L2570-2576): i = a·256² + b·256 + c reads i
 		// and writes 256·a + 256²·b + c + write_base.
+		ax, err := mapping.ParseAxes(c.axes)
+		require.NoError(t, err)
+		e2 := mapping.MustParse("[B, A, C]", ax, nil)
 		for _, i := range []int{0, 1, 255, 256, 3*65536 + 7*256 + 9} {
 			r, w := dmaDescAddr(d, i)
 			a, b, cc := i/65536, i/256%256, i%256
 			assert.Equal(t, i, r, "read %d", i)
 			assert.Equal(t, 256*a+65536*b+cc+256*256*256, w, "write %d", i)
+			// MOV-EX-37 (002 L2555-2562): e_2 position j holds
+			// {A: (j % 65536) / 256, B: j / 65536, C: j % 256}.
+			j := w - 256*256*256
+			want := mapping.IndexOf(mapping.Coord{Axis: "A", Value: j % 65536 / 256},
+				mapping.Coord{Axis: "B", Value: j / 65536}, mapping.Coord{Axis: "C", Value: j % 256})
+			got := e2.Map(j)
+			assert.True(t, got.Index.Equal(want), "e_2 position %d holds %s, want %s", j, got, want)
+			assert.True(t, want.Equal(mapping.IndexOf(mapping.Coord{Axis: "A", Value: a}, mapping.Coord{Axis: "B", Value: b}, mapping.Coord{Axis: "C", Value: cc})))
 		}
 	})
 	t.Run("MOV-EX-40 Example 1 HBM to HBM (002 L2608-2636)", func(t *testing.T) {
