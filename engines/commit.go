@@ -159,13 +159,18 @@ func commitPrefix(packet, elem *mapping.Expr) (int, error) {
 	if err != nil {
 		return 0, ruleSeqIncompatible.Violate("element mapping %s has no factorized form: %v", elem.String(), err)
 	}
+	pf, err := mapping.Factorize(packet)
+	if err != nil {
+		return 0, ruleSeqIncompatible.Violate("packet mapping %s has no factorized form: %v", packet.String(), err)
+	}
+	ext := pf.Extents()
+	var buf [8]axisVal
 	k := 0
 	for j := 0; j < packet.Size(); j++ {
-		c := packet.Map(j)
-		if c.Kind != mapping.Live || !holds(fs, c.Index) {
-			continue
+		coords, live := decodeFactors(pf, ext, j, buf[:0])
+		if live && holds(fs, coords) {
+			k = j + 1
 		}
-		k = j + 1
 	}
 	if k == 0 {
 		return 0, ruleCommitInSize.Violate("no element of the packet %s is stored by %s", packet.String(), elem.String())
@@ -173,18 +178,59 @@ func commitPrefix(packet, elem *mapping.Expr) (int, error) {
 	return k, nil
 }
 
-// holds reports whether the factorized buffer holds every coordinate of idx
+// axisVal is one axis coordinate.
+type axisVal struct {
+	axis string
+	v    int
+}
+
+// decodeFactors decodes position p of a factorized mapping (innermost-first
+// factors fs with cumulative extents ext, mapping.Factors.Map): the axis
+// coordinates, appended to out, and whether the cell is live (not padding).
+func decodeFactors(fs mapping.Factors, ext []int, p int, out []axisVal) ([]axisVal, bool) {
+	for k := len(fs) - 1; k >= 0; k-- {
+		below := 1
+		if k > 0 {
+			below = ext[k-1]
+		}
+		f := fs[k]
+		switch f.Kind {
+		case mapping.FactorPad:
+			if p >= below {
+				return out, false
+			}
+		case mapping.FactorTerm:
+			d := p / below
+			p %= below
+			found := false
+			for i := range out {
+				if out[i].axis == f.Axis {
+					out[i].v += d * f.Stride
+					found = true
+				}
+			}
+			if !found {
+				out = append(out, axisVal{f.Axis, d * f.Stride})
+			}
+		case mapping.FactorBroadcast:
+			p %= below
+		}
+	}
+	return out, true
+}
+
+// holds reports whether the factorized buffer holds every coordinate
 // (with the other axes at 0): each coordinate decomposes into the buffer's
 // digits of its axis, largest step first. Axes the buffer lacks count as
 // held (the sequencer rejects them).
-func holds(fs mapping.Factors, idx mapping.Index) bool {
-	for _, c := range idx.Coords() {
-		v, found := c.Value, false
+func holds(fs mapping.Factors, coords []axisVal) bool {
+	for _, c := range coords {
+		v, found := c.v, false
 		prev := 0 // step of the digit just used; the next is smaller
 		for {
 			best := -1
 			for i, f := range fs {
-				if f.Kind == mapping.FactorTerm && f.Axis == c.Axis && (prev == 0 || f.Stride < prev) && (best < 0 || f.Stride > fs[best].Stride) {
+				if f.Kind == mapping.FactorTerm && f.Axis == c.axis && (prev == 0 || f.Stride < prev) && (best < 0 || f.Stride > fs[best].Stride) {
 					best = i
 				}
 			}

@@ -268,3 +268,40 @@ func reverse(xs []string) []string {
 	}
 	return out
 }
+
+func BenchmarkConfigCommit(b *testing.B) {
+	spec := Default()
+	ax, _ := mapping.ParseAxes("M=4, K=2, W=8")
+	req := CommitRequest{DType: dtype.I8, Time: mapping.MustParse("K", ax, nil), Packet: mapping.MustParse("M, W", ax, nil),
+		Element: mapping.MustParse("K, M, W # 16", ax, nil), Context: kernel.CtxMain}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := ConfigCommit(spec, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestDecodeFactors checks the allocation-free decoder against Expr.Map.
+func TestDecodeFactors(t *testing.T) {
+	ax, _ := mapping.ParseAxes("A=3, B=4, C=8, R=14")
+	for _, src := range []string{"A, B, C", "[B, C] # 40", "C # 16, A", "C % 4, B, C / 4", "4, A", "A = 2 # 4, B", "[R # 16 / 4, R # 16 % 4]"} {
+		e := mapping.MustParse(src, ax, nil)
+		fs, err := mapping.Factorize(e)
+		require.NoError(t, err, src)
+		ext := fs.Extents()
+		for p := 0; p < e.Size(); p++ {
+			coords, live := decodeFactors(fs, ext, p, nil)
+			c := e.Map(p)
+			require.Equal(t, c.Kind == mapping.Live, live, "%s position %d", src, p)
+			if !live {
+				continue
+			}
+			var got []mapping.Coord
+			for _, a := range coords {
+				got = append(got, mapping.Coord{Axis: a.axis, Value: a.v})
+			}
+			assert.True(t, mapping.IndexOf(got...).Equal(c.Index), "%s position %d: %v vs %s", src, p, coords, c)
+		}
+	}
+}

@@ -185,7 +185,7 @@ func deriveFetch(spec *Spec, req FetchRequest) (*kernel.FetchConfig, error) {
 		return nil, err
 	}
 	cfg.FetchesPerPacket = (cfg.Seq.PacketSize + cfg.FetchElems - 1) / cfg.FetchElems
-	if err := deriveFetchAdapter(spec, req, cfg, d.src); err != nil {
+	if err := deriveFetchAdapter(spec, req, cfg, d.src, d.zeroPad); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -286,16 +286,18 @@ func chooseFetchSize(spec *Spec, req FetchRequest, cfg *kernel.FetchConfig) erro
 		cfg.FetchSize, cfg.FetchElems = f, el
 		return nil
 	}
-	var allowed []int
+	el := 0
 	for _, f := range spec.Fetch.MainFetchSizes.Value {
-		if req.InType == req.OutType || f*outBits <= maxOut*inBits {
-			allowed = append(allowed, f)
+		if req.InType != req.OutType && f*outBits > maxOut*inBits {
+			continue // FA-R5: the cast output of one fetch exceeds 32 bytes
+		}
+		if a := f * 8 / inBits; (f*8)%inBits == 0 && a > el && g%a == 0 {
+			el = a
 		}
 	}
-	el := largestAccess(packet, run, inBits, allowed)
 	if el == 0 {
-		return ruleFetchSize.Violate("no fetch_size in %v bytes divides gcd(packet %d, contiguous run %d) = %d %s elements", allowed, packet, run, g, req.InType).
-			With("gcd_elems", g)
+		return ruleFetchSize.Violate("no fetch_size in %v bytes (at most %d bytes of cast output) divides gcd(packet %d, contiguous run %d) = %d %s elements",
+			spec.Fetch.MainFetchSizes.Value, maxOut, packet, run, g, req.InType).With("gcd_elems", g)
 	}
 	cfg.FetchElems, cfg.FetchSize = el, el*inBits/8
 	return nil

@@ -6,7 +6,6 @@ import (
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
-	"tcpmap/model/mapping"
 )
 
 // The Fetch Adapter (002 L1869-2118): masking, table indexing, type
@@ -26,7 +25,7 @@ var (
 )
 
 // deriveFetchAdapter derives the adapter stages of a fetch.
-func deriveFetchAdapter(spec *Spec, req FetchRequest, cfg *kernel.FetchConfig, src []seqEntry) error {
+func deriveFetchAdapter(spec *Spec, req FetchRequest, cfg *kernel.FetchConfig, src []seqEntry, zero bool) error {
 	a := &cfg.Adapter
 	a.Table = req.Table
 	a.Cast = req.InType != req.OutType
@@ -51,7 +50,7 @@ func deriveFetchAdapter(spec *Spec, req FetchRequest, cfg *kernel.FetchConfig, s
 		}
 		a.ZeroPoints = append([]int(nil), req.ZeroPoints...)
 	}
-	m, err := deriveMask(spec, req, cfg, src)
+	m, err := deriveMask(spec, req, cfg, src, zero)
 	if err != nil {
 		return err
 	}
@@ -68,22 +67,10 @@ func deriveFetchAdapter(spec *Spec, req FetchRequest, cfg *kernel.FetchConfig, s
 // i·dim0, 0, dim0) elements. Stream padding of another shape is left
 // unmasked (its values are arbitrary, 002 L1880) unless it is Zero padding or
 // a left padding, which must be masked.
-func deriveMask(spec *Spec, req FetchRequest, cfg *kernel.FetchConfig, src []seqEntry) (*kernel.MaskConfig, error) {
+func deriveMask(spec *Spec, req FetchRequest, cfg *kernel.FetchConfig, src []seqEntry, zero bool) (*kernel.MaskConfig, error) {
 	lpad, lpadAxis := 0, ""
 	if req.LeftPad != nil {
 		lpad, lpadAxis = req.LeftPad.N, req.LeftPad.Axis
-	}
-	zero := false
-	for _, e := range []*mapping.Expr{req.Time, req.Packet} {
-		for _, part := range e.Parts() {
-			fs, err := mapping.Factorize(part)
-			if err != nil {
-				continue
-			}
-			for _, f := range fs {
-				zero = zero || (f.Kind == mapping.FactorPad && f.Pad == mapping.Zero)
-			}
-		}
 	}
 	must := zero || lpad > 0
 	fail := func(format string, args ...any) (*kernel.MaskConfig, error) {

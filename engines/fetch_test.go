@@ -215,3 +215,21 @@ func blockIndex(seq kernel.SeqConfig, m *kernel.MaskConfig, pos int) int {
 	}
 	return (q%seq.Entries[m.LastDim].Size)*m.Dim0 + j
 }
+
+func BenchmarkConfigFetch(b *testing.B) {
+	spec := Default()
+	for _, c := range fetchCases {
+		if c.name != "MOV-EX-6 rearranging: fetch_size 16" && c.name != "MOV-EX-27 fetch_batch_4" {
+			continue
+		}
+		req, _, _, _ := fetchReq(b, c)
+		b.Run(c.name[:9], func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := ConfigFetch(spec, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

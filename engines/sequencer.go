@@ -3,7 +3,6 @@ package engines
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -111,8 +110,10 @@ type SeqDerivation struct {
 	// L1568).
 	Merged bool `json:"merged"`
 
-	// src describes each final entry's stream digit (for fetch masking).
-	src []seqEntry
+	// src describes each final entry's stream digit (for fetch masking);
+	// zeroPad reports Zero padding in the stream.
+	src     []seqEntry
+	zeroPad bool
 }
 
 // DeriveSequencer derives a sequencer configuration from a buffer mapping and
@@ -213,6 +214,7 @@ func DeriveSequencer(spec *Spec, req SeqRequest) (*SeqDerivation, error) {
 	}
 	out.Config = cfg
 	out.src = entries
+	out.zeroPad = d.zeroPad
 	return out, nil
 }
 
@@ -255,6 +257,7 @@ type seqDeriver struct {
 	bcast   int       // extent product of the buffer's broadcast digits
 	entries []seqEntry
 	padded  bool // a stream term is padded (Write mode checks where its padding lands)
+	zeroPad bool // a stream term has Zero padding (fetch must mask it)
 }
 
 // loadBuf factorizes the buffer and records each axis digit with its memory
@@ -298,12 +301,12 @@ func (d *seqDeriver) loadBuf(buf *mapping.Expr, extra []SeqExtraDim) error {
 			d.buf = append(d.buf, bufTerm{axis: x.Axis, t: 1, r: x.Size, m: x.Stride, isExtra: true})
 		}
 	}
-	sort.SliceStable(d.buf, func(i, j int) bool {
-		if d.buf[i].axis != d.buf[j].axis {
-			return d.buf[i].axis < d.buf[j].axis
+	// Insertion sort by (axis, step): a handful of digits, no allocation.
+	for i := 1; i < len(d.buf); i++ {
+		for j := i; j > 0 && bufLess(&d.buf[j], &d.buf[j-1]); j-- {
+			d.buf[j], d.buf[j-1] = d.buf[j-1], d.buf[j]
 		}
-		return d.buf[i].t < d.buf[j].t
-	})
+	}
 	// A buffer that holds one coordinate at several places (overlapping
 	// digits of one axis) has no single address per element.
 	for i := 1; i < len(d.buf); i++ {
@@ -313,6 +316,13 @@ func (d *seqDeriver) loadBuf(buf *mapping.Expr, extra []SeqExtraDim) error {
 		}
 	}
 	return nil
+}
+
+func bufLess(a, b *bufTerm) bool {
+	if a.axis != b.axis {
+		return a.axis < b.axis
+	}
+	return a.t < b.t
 }
 
 // find returns the buffer digit of axis that holds coordinate step t
@@ -369,6 +379,7 @@ func (d *seqDeriver) walkPart(part *mapping.Expr, packet bool) error {
 			ext *= f.Extent
 		case mapping.FactorPad:
 			d.padded = true
+			d.zeroPad = d.zeroPad || f.Pad == mapping.Zero
 			// A padded term reads its padded extent: one contiguous run
 			// overfetching past the data (002 L1458, L1841), or the block
 			// repeated when the padded size is a multiple of it.
@@ -449,7 +460,12 @@ func (d *seqDeriver) place(axis string, t, r int, label string) ([]piece, error)
 				With("step", ct).With("buffer_step", b.t)
 		}
 		q := ct / b.t
-		if (cr-1)*q < b.r || (d.mode == SeqRead && b.end && (b.slot == 0 || (cr-1)*q < b.slot)) {
+		// The largest step (cr-1)·q, compared without overflow: it fits
+		// below x iff cr-1 ≤ (x-1)/q.
+		if cr-1 <= (b.r-1)/q || (d.mode == SeqRead && b.end && (b.slot == 0 || cr-1 <= (b.slot-1)/q)) {
+			if cr-1 > mapping.MaxSize/q {
+				return nil, ruleSeqInsufficient.Violate("stream term %s reads %s far past the buffer", label, axis)
+			}
 			out = append(out, piece{k, q, cr, q * b.m, ct})
 			b.load += (cr - 1) * q
 			break
@@ -509,7 +525,11 @@ func (d *seqDeriver) checkWrite(buf *mapping.Expr) error {
 	for i := range d.buf {
 		b := &d.buf[i]
 		ps := b.pieces
-		sort.Slice(ps, func(x, y int) bool { return ps[x][0] < ps[y][0] })
+		for x := 1; x < len(ps); x++ {
+			for y := x; y > 0 && ps[y][0] < ps[y-1][0]; y-- {
+				ps[y], ps[y-1] = ps[y-1], ps[y]
+			}
+		}
 		want := 1
 		for _, p := range ps {
 			if p[0] != want {
@@ -554,6 +574,11 @@ func mergeEntries(es []seqEntry) []seqEntry {
 	return out
 }
 
+// maxPadWriteCheck bounds the stream checkPadWrites enumerates: 2^22
+// positions, eight times the elements of one slice's 512 KB DM (002 L138) even
+// for 4-bit types, so every commit fits.
+const maxPadWriteCheck = 1 << 22
+
 // checkPadWrites walks the stream (Write mode, padded stream terms) and checks
 // that every padded stream position writes a padding cell of the buffer,
 // never a live cell or an address outside it (002 L7896).
@@ -561,6 +586,9 @@ func (d *seqDeriver) checkPadWrites(buf, stream *mapping.Expr) error {
 	cfg := kernel.SeqConfig{Entries: make([]kernel.SeqEntry, len(d.entries))}
 	for i, e := range d.entries {
 		cfg.Entries[i] = e.SeqEntry
+	}
+	if n := stream.Size(); n > maxPadWriteCheck {
+		return fmt.Errorf("sequencer: cannot check the padded writes of a %d-position stream (limit %d)", n, maxPadWriteCheck)
 	}
 	it, err := cfg.Iter()
 	if err != nil {
@@ -648,24 +676,6 @@ func contiguousRun(cfg kernel.SeqConfig) int {
 		return 1
 	}
 	return cfg.ContiguousRun()
-}
-
-// largestAccess returns the largest access of a elements, with a dividing
-// both packet and run, whose size in bits (a·bits) is 8 times one of the
-// allowed byte sizes; 0 when there is none (002 L1761, L2243).
-func largestAccess(packet, run, bits int, allowedBytes []int) int {
-	g := gcd(packet, run)
-	best := 0
-	for _, b := range allowedBytes {
-		if (b*8)%bits != 0 {
-			continue
-		}
-		a := b * 8 / bits
-		if a > 0 && g%a == 0 && a > best {
-			best = a
-		}
-	}
-	return best
 }
 
 func gcd(a, b int) int {
