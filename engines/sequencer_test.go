@@ -79,6 +79,13 @@ var seqCases = []seqCase{
 	{name: "MOV-EX-4 strided_write", cite: "002 L1291-1297",
 		axes: "A=8, B=512", buf: "A, B", time: "A, B / 32", packet: "B % 32", mode: SeqWrite,
 		want: "[8:512, 16:32, 32:1] : 32"},
+	// The manual states no configuration for tiling_read; the expected one is
+	// SEQ-D1 by hand: A % 2 steps A by 1 (512·8 = 4096), B % 4 steps B by 1
+	// (8), A / 2 steps A by 2 (8192), B / 4 steps B by 4 (32), "tiles A into
+	// 2 × 4, B into 4 × 128 blocks" (002 L1305-1306).
+	{name: "MOV-EX-4 tiling_read", cite: "002 L1305-1311",
+		axes: "A=8, B=512, C=3", buf: "A, B, C # 8", time: "A % 2, B % 4, A / 2, B / 4", packet: "C # 32", mode: SeqRead,
+		want: "[2:4096, 4:8, 4:8192, 128:32, 32:1] : 32"},
 	{name: "MOV-EX-4 tiling_write writes C # 32 over C # 8 rows: rejected", cite: "002 L1312-1318, L7896",
 		axes: "A=8, B=512, C=3", buf: "A, B, C # 8", time: "A % 2, B % 4, A / 2, B / 4", packet: "C # 32", mode: SeqWrite,
 		wantRule: "SEQ-R12"},
