@@ -181,7 +181,7 @@ func (c DMACommand) Side(d DMADescriptor, src bool) string {
 }
 
 func (c DMACommand) stride(k MediaKind, s int) string {
-	if k == MediaHBM || s == 0 {
+	if k != MediaDM || s == 0 {
 		return strconv.Itoa(s)
 	}
 	if c.DMNStride > 0 && s%c.DMNStride == 0 {
@@ -200,7 +200,7 @@ func (c DMACommand) stride(k MediaKind, s int) string {
 }
 
 func (c DMACommand) addr(k MediaKind, a int) string {
-	if k == MediaHBM || c.SliceStride <= 0 || c.DMNStride <= 0 {
+	if k != MediaDM || c.SliceStride <= 0 || c.DMNStride <= 0 {
 		return strconv.Itoa(a)
 	}
 	return fmt.Sprintf("(%d, %d, %d)", a/c.DMNStride, a%c.DMNStride/c.SliceStride, a%c.SliceStride)
