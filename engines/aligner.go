@@ -294,10 +294,33 @@ func ceContains(list []int, v int) bool {
 	return false
 }
 
-// ceSplit is mapping.SplitAt with the divisibility checked first.
+// ceSplit is mapping.SplitAt restricted to clean splits: n must fall on a
+// loop boundary of e's factorized form, or cut one loop into whole parts
+// (`K / 16` of 4 at 2; `K # 32` with K = 16 at 16), so that the outer and
+// inner parts are independent mappings. A split through the middle of a
+// ragged loop (`W # 32` with W = 30 at 8) or across loops that do not nest
+// is refused: its parts would only be views that decode positions together.
 func ceSplit(e *mapping.Expr, n int) (outer, inner *mapping.Expr, err error) {
 	if n < 1 || e.Size()%n != 0 {
 		return nil, nil, fmt.Errorf("cannot split %s (size %d) at %d", e.Text(), e.Size(), n)
+	}
+	ds, err := ceDigits(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	cum := 1
+	for _, d := range ds {
+		if cum >= n {
+			break
+		}
+		if n < cum*d.size {
+			k := n / cum
+			if n%cum != 0 || d.size%k != 0 || (d.live%k != 0 && d.live != 1) {
+				return nil, nil, fmt.Errorf("cannot split %s at %d: the split cuts loop %s", e.Text(), n, d.text())
+			}
+			break
+		}
+		cum *= d.size
 	}
 	return mapping.SplitAt(e, n)
 }

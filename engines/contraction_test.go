@@ -183,6 +183,18 @@ func (c ceProg) add(i int, x []int) bool {
 	return true
 }
 
+// ceInRange reports whether every summed coordinate is inside its axis: a
+// sum that overshoots holds no tensor element (docs/spec-decisions.md
+// "Mapping: coordinate overshoot is Top padding").
+func ceInRange(ax mapping.Axes, x []int) bool {
+	for k, a := range ax.List() {
+		if x[k] >= a.Size {
+			return false
+		}
+	}
+	return true
+}
+
 // ceKeep marks the axis slots of the symbols of es.
 func ceKeep(ax mapping.Axes, es ...*mapping.Expr) []bool {
 	keep := make([]bool, ax.Len())
@@ -232,12 +244,12 @@ func ceTRFOracle(ax mapping.Axes, d dtype.DType, row, element, outTime, outPacke
 			base := c.Addr(t) * 8 / bits
 			for p := 0; p < outPacket.Size(); p++ {
 				clear(x)
-				if !pr.add(r, x) || !pt.add(t, x) || !pp.add(p, x) {
+				if !pr.add(r, x) || !pt.add(t, x) || !pp.add(p, x) || !ceInRange(ax, x) {
 					continue
 				}
 				q := base + p%rElems
 				clear(w)
-				if q < 0 || q >= element.Size() || !pr.add(r, w) || !pe.add(q, w) {
+				if q < 0 || q >= element.Size() || !pr.add(r, w) || !pe.add(q, w) || !ceInRange(ax, w) {
 					return fmt.Sprintf("cell r=%d t=%d p=%d %v reads padding or outside the Element at %d", r, t, p, x, q)
 				}
 				if !ceSameRestricted(x, w, keep) {
@@ -266,7 +278,7 @@ func ceSAOracle(ax mapping.Axes, d dtype.DType, time, packet, outTime, outPacket
 	for _, t := range ceSample(outTime.Size(), limit) {
 		for p := 0; p < outPacket.Size(); p++ {
 			clear(x)
-			ok := po.add(t, x) && pq.add(p, x)
+			ok := po.add(t, x) && pq.add(p, x) && ceInRange(ax, x)
 			f := p / perFlit
 			if f >= c.CollectFlits { // the zero half (002 L3926)
 				if ok {
@@ -278,7 +290,7 @@ func ceSAOracle(ax mapping.Axes, d dtype.DType, time, packet, outTime, outPacket
 				continue
 			}
 			clear(s)
-			if !pt.add((t/c.TimeBroadcast)*c.CollectFlits+f, s) || !pp.add(p%perFlit, s) {
+			if !pt.add((t/c.TimeBroadcast)*c.CollectFlits+f, s) || !pp.add(p%perFlit, s) || !ceInRange(ax, s) {
 				return fmt.Sprintf("cell t=%d p=%d %v is collect padding", t, p, x)
 			}
 			if !ceSameRestricted(x, s, keep) {

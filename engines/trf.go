@@ -365,7 +365,7 @@ func DeriveTRFSequencer(spec *Spec, in TRFSequencerInput) (kernel.TRFSequencerCo
 	if err := ceRefine(&ot, &eo, &ei, &rw); err != nil {
 		return c, ruleTRFTimeRead.Violate("OutTime %s against TRF Element %s: %v", in.OutTime.Text(), in.Element.Text(), err)
 	}
-	elemAxes := ceAxes(append(append([]ceDigit(nil), eo...), ei...))
+	trfAxes := ceAxes(append(append(append([]ceDigit(nil), eo...), ei...), rw...))
 	used := make([]bool, len(eo))
 	var entries []kernel.TRFEntry
 	for _, d := range ot {
@@ -392,9 +392,9 @@ func DeriveTRFSequencer(spec *Spec, in TRFSequencerInput) (kernel.TRFSequencerCo
 							d.text(), in.Row.Text())
 					}
 				}
-				if elemAxes[d.axis] {
-					return c, ruleTRFTimeRead.Violate("OutTime term %s steps axis %s, which the TRF Element %s holds in other digits",
-						d.text(), d.axis, in.Element.Text())
+				if trfAxes[d.axis] {
+					return c, ruleTRFTimeRead.Violate("OutTime term %s steps axis %s, which the TRF tensor [%s | %s] holds only in other digits",
+						d.text(), d.axis, in.Row.String(), in.Element.String())
 				}
 			}
 		}
