@@ -877,3 +877,42 @@ func TestDMADistinctWrites(t *testing.T) {
 	e.Dst.Dmn.Chip = 1 // another chip's HBM
 	require.NoError(t, checkDistinctWrites(&kernel.DMACommand{Descriptors: []kernel.DMADescriptor{d, e}}))
 }
+
+// TestDMAMultiDMNProperty: homogeneous moves spread over DMNs by a stream
+// slice part (002 L2473-2491), DM → DM and DM → HBM with slice layouts, all
+// checked by the oracle.
+func TestDMAMultiDMNProperty(t *testing.T) {
+	n := 0
+	for _, a := range []int{2, 4, 8} {
+		for _, q := range []int{1, 2, 4} {
+			if q > a || a/q > 8 {
+				continue
+			}
+			for _, b := range []int{1, 3} {
+				for _, cc := range []int{8, 16} {
+					for _, dst := range [][4]string{
+						{"", "", "[B, A]", "C"}, {"", "", "", "[B, A, C]"}, {"", "", "[A % 2, B, A / 2]", "C"}} {
+						media := kernel.MediaDM
+						if dst[2] == "" {
+							media = kernel.MediaHBM
+						}
+						tm := fmt.Sprintf("[A %% %d, B]", q)
+						if q == 1 {
+							tm = "B"
+						}
+						c := dmaCase{axes: fmt.Sprintf("A=%d,B=%d,C=%d", a, b, cc), srcMedia: kernel.MediaDM, dstMedia: media,
+							src: [4]string{"", "", "A", "[B, C]"}, dst: dst, dstAddr: 64,
+							stream: [5]string{"", "", fmt.Sprintf("A / %d", q), tm, "C"}}
+						t.Run(fmt.Sprintf("A%d/q%d/B%d/C%d/%s", a, q, b, cc, strings.Join(dst[2:], ";")), func(t *testing.T) {
+							cmd := deriveDMAT(t, c)
+							assert.Len(t, cmd.Descriptors, a/q)
+							checkDMAOracle(t, c, cmd)
+						})
+						n++
+					}
+				}
+			}
+		}
+	}
+	assert.Greater(t, n, 40)
+}
