@@ -916,3 +916,16 @@ func TestDMAMultiDMNProperty(t *testing.T) {
 	}
 	assert.Greater(t, n, 40)
 }
+
+// TestDMAOracleEx36Scaled: MOV-EX-36's structure (002 L2532-2541) over
+// chips, clusters and DMNs, scaled down so that the oracle can run: the
+// bases the manual gives only symbolically are checked here.
+func TestDMAOracleEx36Scaled(t *testing.T) {
+	c := dmaCase{axes: "A=2,B=4,C=8,D=8", srcMedia: kernel.MediaHBM, dstMedia: kernel.MediaDM,
+		src: [4]string{"A", "", "", "[B, C, D]"}, dst: [4]string{"A", "B / 2", "C", "[B % 2, D]"},
+		stream: [5]string{"A", "B / 2", "C / 4", "[C % 2, B % 2, C / 2 % 2]", "D"}}
+	cmd := deriveDMAT(t, c)
+	require.Len(t, cmd.Descriptors, 2*2*2)
+	assert.True(t, cmd.Homogeneous)
+	checkDMAOracle(t, c, cmd)
+}
