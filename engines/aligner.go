@@ -91,6 +91,12 @@ func DeriveStreamAdapter(spec *Spec, in StreamAdapterInput) (kernel.StreamAdapte
 	if err := ceCheckType(in.DType); err != nil {
 		return c, err
 	}
+	for _, e := range []*mapping.Expr{in.Time, in.Packet, in.OutTime, in.OutPacket} {
+		if ceHasLinear(e) {
+			return c, fmt.Errorf("aligner: %s is a sliding window: shift-reuse (collect_flits = 3) is documented only on the Advanced Operations page the manual lacks (002 L3740, L3876, L3911): %w",
+				e.Text(), ErrNotModelled)
+		}
+	}
 	flit := spec.Stream.FlitBytes.Value // 002 L3011
 	dual := spec.Stream.DualChannelFlitBytes.Value
 	mac := spec.StreamAdapter.OutPacketBytes.Value // 002 L3921
@@ -282,6 +288,24 @@ func ceBytes(d dtype.DType, n int, what string) (int, error) {
 		return 0, fmt.Errorf("%s of %d %s elements: %w", what, n, d, err)
 	}
 	return b, nil
+}
+
+// ceHasLinear reports whether e contains a linear combination `$(...)`,
+// the sliding-window form of convolution inputs (002 L1004-1016, L3742).
+func ceHasLinear(e *mapping.Expr) bool {
+	switch e.Kind() {
+	case mapping.KindLinear:
+		return true
+	case mapping.KindPair:
+		for _, p := range e.Parts() {
+			if ceHasLinear(p) {
+				return true
+			}
+		}
+	case mapping.KindStride, mapping.KindModulo, mapping.KindResize, mapping.KindPadding:
+		return ceHasLinear(e.Inner())
+	}
+	return false
 }
 
 // ceContains reports whether v is in list.

@@ -118,6 +118,16 @@ func TestStreamAdapterRejects(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestStreamAdapterShiftReuse: the convolution case studies slide
+// `$(W=30 + Fw=3)=32` in the Stream Adapter (002 L3739-3745), whose
+// shift-reuse parameters are on a page the manual lacks: not modelled.
+func TestStreamAdapterShiftReuse(t *testing.T) {
+	ax := ceAx(t, "H=30, Fh=3, K=32, W=30, Fw=3, C=8")
+	_, err := DeriveStreamAdapter(Default(), StreamAdapterInput{DType: dtype.BF16, Time: ceM(t, ax, "H, Fh, K"),
+		Packet: ceM(t, ax, "$(W:1, Fw:1)"), Row: ceM(t, ax, "C"), OutTime: ceM(t, ax, "H, Fh, K"), OutPacket: ceM(t, ax, "$(W:1, Fw:1)")})
+	assert.ErrorIs(t, err, ErrNotModelled)
+}
+
 // TestAlignManualExamples derives both Aligner paths of every complete
 // contraction example.
 func TestAlignManualExamples(t *testing.T) {

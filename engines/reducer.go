@@ -299,6 +299,7 @@ func DeriveAccumulate(spec *Spec, in AccumulateInput) (kernel.AccumulateConfig, 
 	case kernel.Interleaved:
 		c.InnerAxes, c.Capacity = inner*m, r.InterleavedInnerCapacity.Value
 		c.Beats = inner * m
+		c.Groups = cols / m // 002 L4443
 		if c.InnerAxes > c.Capacity {
 			return kernel.AccumulateConfig{}, ruleRedInterleavedCap.Violate("OutTime axes inner to the outermost reduce axis hold %d × m %d = %d, limit %d",
 				inner, m, c.InnerAxes, c.Capacity).With("inner", c.InnerAxes)
@@ -306,6 +307,7 @@ func DeriveAccumulate(spec *Spec, in AccumulateInput) (kernel.AccumulateConfig, 
 	case kernel.Sequential:
 		c.InnerAxes, c.Capacity = inner*rows, r.SequentialInnerCapacity.Value
 		c.Beats = inner * rows * outLen / bus
+		c.Groups = r.AccumulatorRows.Value / rows // 002 L4488-4489
 		if c.InnerAxes > c.Capacity {
 			return kernel.AccumulateConfig{}, ruleRedSequentialCap.Violate("OutTime axes inner to the outermost reduce axis hold %d × Row %d = %d, limit %d",
 				inner, rows, c.InnerAxes, c.Capacity).With("inner", c.InnerAxes)
@@ -416,7 +418,7 @@ func SpatialReduce(c *kernel.ContractConfig, x, w []byte, outF []float32, outI [
 		if len(outF) < q {
 			return fmt.Errorf("reducer: output buffer of %d, want %d", len(outF), q)
 		}
-		var s [128]float32
+		var s [128]float32 // the widest packet: 128 i4, 002 L4388
 		for i := 0; i < c.Width; i++ {
 			a, err := c.In.LoadF32(x, i)
 			if err != nil {

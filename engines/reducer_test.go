@@ -92,6 +92,42 @@ func TestAccumulatorSlots(t *testing.T) {
 	}
 }
 
+// TestReducerFullTensorReduction reproduces the in-slice part of 002
+// L4360-4376: Packet = A % 32 reduced by the tree at depth 5, Time =
+// A / 32 % 8 accumulated over 8 iterations (the cycle counts are the cost
+// model's). The seed's mapping line is garbled (002 L4363); the table's
+// "Axes Reduced" column gives it (002 L4367-4368).
+func TestReducerFullTensorReduction(t *testing.T) {
+	ax := ceAx(t, "A=65536")
+	c, err := DeriveReducer(Default(), ReducerInput{DType: dtype.BF16, Row: ceM(t, ax, "1"), Time: ceM(t, ax, "A / 32 % 8"),
+		Packet: ceM(t, ax, "A % 32"), ContractPacket: ceM(t, ax, "1"), OutTime: ceM(t, ax, "1"), OutPacket: ceM(t, ax, "1 # 8"),
+		Kind: kernel.Interleaved})
+	require.NoError(t, err)
+	assert.Equal(t, 5, c.Contract.Depth, "Reducer tree (depth 5)")
+	assert.Equal(t, 8, c.Accumulate.Iterations, "Reducer accumulator (8 iterations)")
+	assert.Equal(t, 5, Default().Reducer.SpatialLatencyCycles.BF16.Value, "5 cycles")
+}
+
+// TestReducerInterleaveSteps reproduces 002 L4443 ("For m = 4 ... giving 8
+// interleave steps") and L4489 ("With Row::SIZE = 4 ... rows 0–3, and, in
+// the next cycle, ... rows 4–7"); see docs/spec-decisions.md "Interleave
+// steps of RED-EX-4".
+func TestReducerInterleaveSteps(t *testing.T) {
+	spec := Default()
+	ax := ceAx(t, "M=4, N=8, K=64")
+	c, err := DeriveReducer(spec, ReducerInput{DType: dtype.BF16, Row: ceM(t, ax, "N"), Time: ceM(t, ax, "K / 16, M"),
+		Packet: ceM(t, ax, "K % 16 # 32"), ContractPacket: ceM(t, ax, "K % 16 / 4"), OutTime: ceM(t, ax, "M, K % 16 / 4"),
+		OutPacket: ceM(t, ax, "N"), Kind: kernel.Interleaved})
+	require.NoError(t, err)
+	assert.Equal(t, 8, c.Accumulate.Groups)
+	ax = ceAx(t, "M=4, N=4, K=32")
+	c, err = DeriveReducer(spec, ReducerInput{DType: dtype.BF16, Row: ceM(t, ax, "N"), Time: ceM(t, ax, "M"),
+		Packet: ceM(t, ax, "K"), ContractPacket: ceM(t, ax, "1"), OutTime: ceM(t, ax, "M, N"),
+		OutPacket: ceM(t, ax, "1 # 8"), Kind: kernel.Sequential})
+	require.NoError(t, err)
+	assert.Equal(t, 2, c.Accumulate.Groups)
+}
+
 // TestReducerDecisions tests the choices recorded in docs/spec-decisions.md.
 func TestReducerDecisions(t *testing.T) {
 	spec := Default()

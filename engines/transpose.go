@@ -188,14 +188,15 @@ func transposeInt(bits int) (dtype.DType, error) {
 // then zeros up to output_alignment (docs/spec-decisions.md "Padding written
 // by cast and transpose"). It does not allocate.
 func TransposeBlock(c *kernel.TransposeConfig, in, out []byte) error {
-	if c == nil || c.ElementsPerPacket < 1 || c.InRows < 1 || c.OutRows > c.InCols || c.InRows > c.OutputAlignment {
+	if c == nil || c.ElementsPerPacket < 1 || c.InRows < 1 || c.PacketsPerCol < 1 || c.OutRows > c.InCols || c.InRows > c.OutputAlignment ||
+		c.ElementsPerPacket > c.OutputAlignment {
 		return errors.New("transpose: invalid configuration")
 	}
 	d, err := transposeInt(c.ElementBits)
 	if err != nil {
 		return err
 	}
-	const flit = 32
+	flit := c.OutputAlignment * c.ElementBits / 8 // one 32-byte packet, 002 L6885
 	if len(in) != c.InRows*c.PacketsPerCol*flit || len(out) != c.OutRows*flit {
 		return fmt.Errorf("transpose: %d input and %d output bytes, want %d and %d", len(in), len(out),
 			c.InRows*c.PacketsPerCol*flit, c.OutRows*flit)

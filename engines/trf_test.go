@@ -319,6 +319,14 @@ func TestTRFRowCapacity(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestTRFCacheCapacity checks the read cache's arithmetic, "8 × 4 × 2 × 32 =
+// 2,048 bytes" (002 L4186-4189).
+func TestTRFCacheCapacity(t *testing.T) {
+	c := Default().TRF.Cache
+	assert.Equal(t, 2048, c.Lanes.Value*c.RowsPerLane.Value*c.Columns.Value*c.EntryBytes.Value)
+	assert.Equal(t, c.TotalBytes.Value, c.Lanes.Value*c.RowsPerLane.Value*c.Columns.Value*c.EntryBytes.Value)
+}
+
 // TestTRFLocate checks the layout: every byte of every Row has its own place,
 // halves use rows 0-63 and 64-127 (002 L4138), a 64-byte aligned read spans
 // both bank columns of one bank row (002 L4111), Row r reads bank row r

@@ -145,6 +145,10 @@ type AccumulateConfig struct {
 	InnerAxes int `json:"inner_axes"`
 	// Capacity is the bound on InnerAxes: 128 or 32 (002 L4434).
 	Capacity int `json:"capacity"`
+	// Groups is the number of interleave steps that fill the accumulator:
+	// 32 / m column groups (Interleaved, 002 L4443) or 8 / Row row groups
+	// (Sequential, 002 L4488-4489).
+	Groups int `json:"groups"`
 	// Beats is the number of 32-byte output packets per block: InnerTime·Valid
 	// (Interleaved) or InnerTime·Rows·OutLen/8 (Sequential).
 	Beats int `json:"beats"`
