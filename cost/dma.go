@@ -1,0 +1,538 @@
+package cost
+
+import (
+	"errors"
+	"fmt"
+
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+)
+
+// DMA cost: the 500-cycle startup of every descriptor, the 256-byte requests
+// its packets split into, and what the request stream does to each memory:
+// HBM channels (through the address bit mapping and channel XOR), row
+// switches, tCCD and read-modify-write, DMN interleaving in DM, and PCIe
+// between chips (002 L2465-2472, L2563-2605, L2609-2847, L2862-3009).
+//
+// The model walks the actual addresses. Each descriptor runs on the DMA
+// Engine of its DM side's DMN pair (one engine per pair of DMNs, 002 L2404;
+// the compiler uses the source DMN's engine, 002 L2548); an engine runs its
+// descriptors one after the other (002 L2565), each paying the startup
+// (002 L2566, L2806-2808). Engines run in parallel and share the HBM
+// channels and DMNs; their requests reach a channel in round-robin order.
+// Times are steady-state occupancies in core cycles: a pipeline fill of a
+// cycle or two is not added (docs/spec-decisions.md "Cost model: steady-state
+// cycles").
+
+// DescriptorEstimate is the price of one descriptor.
+type DescriptorEstimate struct {
+	// Dmn and Exec identify the descriptor; Engine numbers the DMA Engine
+	// that runs it, in order of first appearance.
+	Dmn    kernel.DmnIndex
+	Exec   int
+	Engine int
+	// Packets and Requests: Requests is Packets · ceil(stride0 / 256), the
+	// 256-byte requests of each side (002 L2469).
+	Packets, Requests int
+	// Bytes is the data moved.
+	Bytes int
+	// ReadCycles and WriteCycles are each side's occupancy: the engine's
+	// transfers at one 256-byte request per cycle (002 L2596), or the
+	// busiest DMN at 128 B/cycle (002 L2657, L2884), whichever is longer.
+	ReadCycles, WriteCycles float64
+	// Sequential is true when reads and writes cannot overlap: both sides in
+	// the same HBM (002 L2623) or the same cluster's DM (002 L2680).
+	Sequential bool
+	// PCIeCycles bounds an inter-chip descriptor: bytes at 30 B/cycle
+	// (002 L2605, L2845); 0 on one chip.
+	PCIeCycles float64
+	// DataCycles combines the sides: their sum when Sequential, else their
+	// maximum (002 L2658, L2749), and at least PCIeCycles.
+	DataCycles float64
+	// Cycles is startup + DataCycles (002 L2467, L2566).
+	Cycles float64
+}
+
+// DMAEstimate is the price of one DMA command.
+type DMAEstimate struct {
+	// Cycles is the command's time: the slowest of EngineBound, HBMBound and
+	// DMNBound.
+	Cycles float64
+	// Startup is the startup of one descriptor (002 L2467).
+	Startup float64
+	// EngineBound is the slowest engine: the sum of its descriptors' Cycles
+	// (002 L2806-2807).
+	EngineBound float64
+	// HBMBound is the startup plus the busiest HBM channel over all engines
+	// (002 L2706-2711, L2740-2745).
+	HBMBound float64
+	// DMNBound is the startup plus the busiest DMN over all engines.
+	DMNBound float64
+	// Descriptors, Engines, Packets, Requests and Bytes count the command.
+	Descriptors, Engines, Packets, Requests, Bytes int
+	// HBM describes the HBM side (zero when no side is HBM).
+	HBM HBMStats
+	// MisalignedDMWrites counts DM write requests not aligned to 8 bytes,
+	// each tripling its DMN time (002 L2414).
+	MisalignedDMWrites int
+}
+
+// DMAModel prices DMA commands. It holds the decoded spec and scratch state
+// so that Estimate does not allocate once warm. Not safe for concurrent use;
+// create one per goroutine.
+type DMAModel struct {
+	spec *engines.Spec
+	dec  *hbmDecoder
+	hbm  *hbmChannels
+
+	startup      float64
+	reqBytes     int
+	reqPerCycle  float64 // requests an engine moves per cycle
+	dmnBytes     int
+	spmBytes     int
+	dmAlign      int
+	dmWriteX     float64
+	sliceStride  int
+	sliceBytes   int
+	slicesPerDMN int
+	dmns         int
+	clusters     int
+	chips        int
+	dmnsPerEng   int
+	maxPacket    int
+	pcie         int
+
+	dmnBusy []float64 // chips × clusters × dmns, DM then SPM
+	states  []descState
+	order   []int // descriptor indices sorted by engine, exec
+	engs    []engState
+	out     []DescriptorEstimate
+}
+
+type descState struct {
+	d          *kernel.DMADescriptor
+	w          walker
+	seq        bool
+	readXfers  int
+	writeXfers int
+	readBusy   [2][]float64 // per DMN of the cluster (DM, SPM)
+	writeBusy  [2][]float64
+	engine     int
+}
+
+type engState struct {
+	key   [3]int
+	first int // index into order
+	n     int
+	cur   int // descriptors done
+}
+
+// NewDMAModel builds a model for spec.
+func NewDMAModel(spec *engines.Spec) (*DMAModel, error) {
+	if spec == nil {
+		return nil, errors.New("cost: NewDMAModel: nil spec")
+	}
+	dec, err := newHBMDecoder(spec)
+	if err != nil {
+		return nil, err
+	}
+	m := &DMAModel{
+		spec:         spec,
+		dec:          dec,
+		startup:      float64(spec.DMA.StartupCycles.Value), // ≈500 cycles per command (002 L2467, L2566, L2827)
+		reqBytes:     spec.DMA.RequestBytes.Value,           // 256-byte requests (002 L2469)
+		dmnBytes:     spec.DM.DMNBytesPerCycle.Value,        // 128 B/cycle per DMN (002 L2884, L2934)
+		spmBytes:     spec.SPM.BytesPerCyclePerDMN.Value,    // 128 B/cycle per DMN (002 L2945)
+		dmAlign:      spec.DM.WriteAlignBytes.Value,         // 8 (002 L2414)
+		dmWriteX:     float64(spec.DM.MisalignedWriteFactor.Value),
+		sliceStride:  spec.DMA.SliceStrideBytes.Value, // 4 MB (002 L2541)
+		sliceBytes:   spec.DM.BytesPerSlice.Value,
+		slicesPerDMN: spec.Cluster.SlicesPerDMN.Value,
+		dmns:         spec.Cluster.DMNs.Value,
+		clusters:     spec.Chip.Clusters.Value,
+		chips:        spec.Chip.MaxChipsPerDMACommand.Value,
+		dmnsPerEng:   spec.DMA.DMNsPerEngine.Value,
+		maxPacket:    spec.DMA.MaxPacketBytes.Value,
+		pcie:         spec.PCIe.BytesPerCycle.Value, // 30 B/cycle (002 L2605, L2845)
+	}
+	if m.reqBytes <= 0 || m.dmnBytes <= 0 || m.spmBytes <= 0 || m.sliceStride <= 0 || m.slicesPerDMN <= 0 || m.dmnsPerEng <= 0 || m.pcie <= 0 || m.chips <= 0 {
+		return nil, errors.New("cost: NewDMAModel: DMA, DM, SPM and PCIe sizes must be positive")
+	}
+	m.reqPerCycle = float64(spec.DMA.BytesPerCycle.Value) / float64(m.reqBytes) // 256 B/cycle per engine (002 L2596)
+	if m.hbm, err = newHBMChannels(spec, dec, m.chips); err != nil {
+		return nil, err
+	}
+	m.dmnBusy = make([]float64, 2*m.chips*m.clusters*m.dmns)
+	return m, nil
+}
+
+// Estimate prices a DMA command.
+func (m *DMAModel) Estimate(cmd *kernel.DMACommand) (DMAEstimate, error) {
+	if cmd == nil {
+		return DMAEstimate{}, errors.New("cost: DMA estimate of a nil command")
+	}
+	return m.EstimateDescriptors(cmd.Descriptors)
+}
+
+// Descriptors returns the per-descriptor prices of the last Estimate, in the
+// order the descriptors were given. The slice is reused by the next call.
+func (m *DMAModel) Descriptors() []DescriptorEstimate { return m.out }
+
+// EstimateDescriptors prices descriptors that run as one command: engines in
+// parallel, each engine's descriptors in Exec order. It does not allocate
+// once the model has seen as many descriptors.
+func (m *DMAModel) EstimateDescriptors(ds []kernel.DMADescriptor) (DMAEstimate, error) {
+	var est DMAEstimate
+	est.Startup = m.startup
+	if len(ds) == 0 {
+		return est, errors.New("cost: DMA command without descriptors")
+	}
+	m.hbm.reset()
+	clear(m.dmnBusy)
+	if err := m.prepare(ds); err != nil {
+		return est, err
+	}
+	// Round-robin over the engines, one request each per turn, each engine
+	// walking its descriptors in Exec order.
+	for active := len(m.engs); active > 0; {
+		active = 0
+		for e := range m.engs {
+			g := &m.engs[e]
+			for g.cur < g.n && m.states[m.order[g.first+g.cur]].w.finished() {
+				g.cur++
+			}
+			if g.cur == g.n {
+				continue
+			}
+			active++
+			s := &m.states[m.order[g.first+g.cur]]
+			if err := m.request(s, &est); err != nil {
+				return est, err
+			}
+		}
+	}
+	busiest := m.hbm.finish()
+	est.HBM = m.hbm.stats
+	if est.HBM.Units > 0 {
+		est.HBMBound = m.startup + busiest
+	}
+	maxBusy := 0.0
+	for _, b := range m.dmnBusy {
+		maxBusy = max(maxBusy, b)
+	}
+	if maxBusy > 0 {
+		est.DMNBound = m.startup + maxBusy
+	}
+	// Per descriptor and per engine.
+	m.out = m.out[:0]
+	engTime := est.EngineBound // 0
+	for i := range ds {
+		s := &m.states[i]
+		d := s.d
+		r := DescriptorEstimate{Dmn: d.Dmn, Exec: d.Exec, Engine: s.engine, Packets: s.w.packets,
+			Requests: s.w.packets * s.w.reqs, Bytes: s.w.packets * d.Stride0, Sequential: s.seq}
+		r.ReadCycles = max(float64(s.readXfers)/m.reqPerCycle, maxOf(s.readBusy[0]), maxOf(s.readBusy[1]))
+		r.WriteCycles = max(float64(s.writeXfers)/m.reqPerCycle, maxOf(s.writeBusy[0]), maxOf(s.writeBusy[1]))
+		if s.seq {
+			r.DataCycles = r.ReadCycles + r.WriteCycles
+		} else {
+			r.DataCycles = max(r.ReadCycles, r.WriteCycles)
+		}
+		if d.Src.Dmn.Chip != d.Dst.Dmn.Chip {
+			r.PCIeCycles = float64(ceilDiv(r.Bytes, m.pcie))
+			r.DataCycles = max(r.DataCycles, r.PCIeCycles)
+		}
+		r.Cycles = m.startup + r.DataCycles
+		m.out = append(m.out, r)
+		est.Packets += r.Packets
+		est.Requests += r.Requests
+		est.Bytes += r.Bytes
+	}
+	for e := range m.engs {
+		g := &m.engs[e]
+		t := 0.0
+		for k := 0; k < g.n; k++ {
+			t += m.out[m.order[g.first+k]].Cycles
+		}
+		engTime = max(engTime, t)
+	}
+	est.EngineBound = engTime
+	est.Descriptors, est.Engines = len(ds), len(m.engs)
+	est.Cycles = max(est.EngineBound, est.HBMBound, est.DMNBound)
+	return est, nil
+}
+
+func maxOf(xs []float64) float64 {
+	v := 0.0
+	for _, x := range xs {
+		v = max(v, x)
+	}
+	return v
+}
+
+// prepare validates the descriptors, sets up their walkers and groups them
+// by engine.
+func (m *DMAModel) prepare(ds []kernel.DMADescriptor) error {
+	if cap(m.states) < len(ds) {
+		m.states = make([]descState, len(ds))
+		m.order = make([]int, len(ds))
+	}
+	m.states, m.order = m.states[:len(ds)], m.order[:len(ds)]
+	m.engs = m.engs[:0]
+	for i := range ds {
+		d := &ds[i]
+		s := &m.states[i]
+		s.d = d
+		s.readXfers, s.writeXfers = 0, 0
+		for k := 0; k < 2; k++ {
+			if len(s.readBusy[k]) != m.dmns {
+				s.readBusy[k] = make([]float64, m.dmns)
+				s.writeBusy[k] = make([]float64, m.dmns)
+			}
+			clear(s.readBusy[k])
+			clear(s.writeBusy[k])
+		}
+		if err := m.check(d); err != nil {
+			return fmt.Errorf("cost: DMA descriptor %d (DMN %s #%d): %w", i, d.Dmn, d.Exec, err)
+		}
+		if err := s.w.init(d, m.reqBytes); err != nil {
+			return fmt.Errorf("cost: DMA descriptor %d (DMN %s #%d): %w", i, d.Dmn, d.Exec, err)
+		}
+		s.seq = d.Src.Kind == d.Dst.Kind && d.Src.Dmn.Chip == d.Dst.Dmn.Chip &&
+			(d.Src.Kind == kernel.MediaHBM || d.Src.Dmn.Cluster == d.Dst.Dmn.Cluster)
+		key := m.engineKey(d)
+		s.engine = -1
+		for e := range m.engs {
+			if m.engs[e].key == key {
+				s.engine = e
+				break
+			}
+		}
+		if s.engine < 0 {
+			s.engine = len(m.engs)
+			m.engs = append(m.engs, engState{key: key})
+		}
+		m.order[i] = i
+	}
+	// Insertion sort by (engine, exec), stable, without allocating.
+	for k := 1; k < len(m.order); k++ {
+		for j := k; j > 0 && m.before(m.order[j], m.order[j-1]); j-- {
+			m.order[j], m.order[j-1] = m.order[j-1], m.order[j]
+		}
+	}
+	for k, i := range m.order {
+		g := &m.engs[m.states[i].engine]
+		if g.n == 0 {
+			g.first = k
+		}
+		g.n++
+	}
+	return nil
+}
+
+func (m *DMAModel) before(a, b int) bool {
+	sa, sb := &m.states[a], &m.states[b]
+	if sa.engine != sb.engine {
+		return sa.engine < sb.engine
+	}
+	return sa.d.Exec < sb.d.Exec
+}
+
+// engineKey names the DMA Engine that runs d: the engine of the DMN pair of
+// its DM (or SPM) side, the source's if both are (002 L2548), else of the
+// executing DMN.
+func (m *DMAModel) engineKey(d *kernel.DMADescriptor) [3]int {
+	x := d.Dmn
+	switch {
+	case d.Src.Kind != kernel.MediaHBM:
+		x = d.Src.Dmn
+	case d.Dst.Kind != kernel.MediaHBM:
+		x = d.Dst.Dmn
+	}
+	return [3]int{x.Chip, x.Cluster, x.DMN / m.dmnsPerEng}
+}
+
+func (m *DMAModel) check(d *kernel.DMADescriptor) error {
+	for _, md := range []kernel.DMAMedia{d.Src, d.Dst, {Kind: kernel.MediaDM, Dmn: d.Dmn}} {
+		if !md.Kind.Valid() {
+			return fmt.Errorf("media %q is not HBM, DM or SPM", md.Kind)
+		}
+		if md.Dmn.Chip < 0 || md.Dmn.Chip >= m.chips {
+			return fmt.Errorf("chip %d outside the %d chips of a DMA command", md.Dmn.Chip, m.chips)
+		}
+		if md.Kind != kernel.MediaHBM && (md.Dmn.Cluster < 0 || md.Dmn.Cluster >= m.clusters || md.Dmn.DMN < 0 || md.Dmn.DMN >= m.dmns) {
+			return fmt.Errorf("DMN %s outside %d clusters of %d DMNs", md.Dmn, m.clusters, m.dmns)
+		}
+	}
+	if d.Stride0 <= 0 || d.Stride0 > m.maxPacket {
+		return fmt.Errorf("stride0 %d bytes outside 1..%d", d.Stride0, m.maxPacket)
+	}
+	return nil
+}
+
+// request moves the next request of s: its read side, then its write side.
+func (m *DMAModel) request(s *descState, est *DMAEstimate) error {
+	w := &s.w
+	off := w.req * m.reqBytes
+	n := min(m.reqBytes, s.d.Stride0-off)
+	src, dst := w.src+off, w.dst+off
+	x, err := m.side(s, s.d.Src, src, n, false, est)
+	if err != nil {
+		return fmt.Errorf("cost: DMA descriptor (DMN %s #%d) read at %d: %w", s.d.Dmn, s.d.Exec, src, err)
+	}
+	s.readXfers += x
+	if x, err = m.side(s, s.d.Dst, dst, n, true, est); err != nil {
+		return fmt.Errorf("cost: DMA descriptor (DMN %s #%d) write at %d: %w", s.d.Dmn, s.d.Exec, dst, err)
+	}
+	s.writeXfers += x
+	w.next()
+	return nil
+}
+
+// side accounts one side of a request of n bytes at addr and returns the
+// engine transfers it takes.
+func (m *DMAModel) side(s *descState, md kernel.DMAMedia, addr, n int, write bool, est *DMAEstimate) (int, error) {
+	if addr < 0 {
+		return 0, errors.New("negative address")
+	}
+	switch md.Kind {
+	case kernel.MediaHBM:
+		end := uint64(addr) + uint64(n)
+		if end > m.dec.bytes {
+			return 0, fmt.Errorf("beyond the %d bytes of HBM", m.dec.bytes)
+		}
+		u0, u1 := addr/m.reqBytes, (addr+n-1)/m.reqBytes
+		if !write && u1 > u0 {
+			// A read crossing a 256-byte boundary takes two NoC
+			// transfers (002 L2984).
+			m.hbm.stats.UnalignedReads++
+		}
+		for u := u0; u <= u1; u++ {
+			lo, hi := max(addr, u*m.reqBytes), min(addr+n, (u+1)*m.reqBytes)
+			// A partial write of a 256-byte unit is a read-modify-write
+			// (002 L2985).
+			m.hbm.access(md.Dmn.Chip, uint64(u*m.reqBytes), write && hi-lo < m.reqBytes)
+		}
+		return u1 - u0 + 1, nil
+	default:
+		slice, b := addr/m.sliceStride, addr%m.sliceStride
+		if b+n > m.sliceBytes {
+			return 0, fmt.Errorf("bytes %d..%d of slice %d lie outside its %d-byte DM", b, b+n, slice, m.sliceBytes)
+		}
+		dmn := slice / m.slicesPerDMN
+		if dmn >= m.dmns {
+			return 0, fmt.Errorf("slice %d is outside the cluster's %d DMNs", slice, m.dmns)
+		}
+		per := m.dmnBytes
+		k := 0
+		if md.Kind == kernel.MediaSPM {
+			per, k = m.spmBytes, 1
+		}
+		busy := float64(ceilDiv(n, per))
+		if write && md.Kind == kernel.MediaDM && (addr%m.dmAlign != 0 || (addr+n)%m.dmAlign != 0) {
+			// A misaligned DM write is a read-modify-write that
+			// triples its time (002 L2414).
+			busy *= m.dmWriteX
+			est.MisalignedDMWrites++
+		}
+		if write {
+			s.writeBusy[k][dmn] += busy
+		} else {
+			s.readBusy[k][dmn] += busy
+		}
+		m.dmnBusy[((k*m.chips+md.Dmn.Chip)*m.clusters+md.Dmn.Cluster)*m.dmns+dmn] += busy
+		return 1, nil
+	}
+}
+
+// walker iterates the packets of a descriptor and the requests of each
+// packet without allocating: the loops outside the packet as an odometer,
+// addresses updated incrementally.
+type walker struct {
+	n        int
+	size     [kernel.MaxIterDepth]int
+	sstride  [kernel.MaxIterDepth]int
+	dstride  [kernel.MaxIterDepth]int
+	idx      [kernel.MaxIterDepth]int
+	src, dst int // current packet's first byte on each side
+	packets  int // packets of the descriptor
+	done     int // packets finished
+	req      int // request within the current packet
+	reqs     int // requests per packet
+}
+
+// init splits d's loops into the packet (the innermost loops covering
+// stride0 bytes, contiguous on both sides, 002 L2579, L2593) and the loops
+// over packets.
+func (w *walker) init(d *kernel.DMADescriptor, reqBytes int) error {
+	*w = walker{src: d.SrcBase, dst: d.DstBase, reqs: ceilDiv(d.Stride0, reqBytes)}
+	if d.ElemBits <= 0 || d.ElemBits%8 != 0 || d.Stride0*8%d.ElemBits != 0 {
+		return fmt.Errorf("stride0 %d bytes is not a whole number of %d-bit loop positions", d.Stride0, d.ElemBits)
+	}
+	if len(d.Entries) > kernel.MaxIterDepth {
+		return fmt.Errorf("%d loops, at most %d", len(d.Entries), kernel.MaxIterDepth)
+	}
+	eb := d.ElemBits / 8
+	rem := d.Stride0 * 8 / d.ElemBits // positions per packet
+	run := 1                          // positions inside the packet below the current loop
+	n := len(d.Entries)
+	for i := range d.Entries {
+		e := d.Entries[i]
+		if e.Size <= 0 {
+			return fmt.Errorf("loop %d has size %d", i, e.Size)
+		}
+		w.size[i], w.sstride[i], w.dstride[i] = e.Size, e.SrcStride, e.DstStride
+	}
+	for rem > 1 {
+		if n == 0 {
+			return fmt.Errorf("stride0 %d bytes exceeds the %d positions of the loops", d.Stride0, run)
+		}
+		i := n - 1
+		want := run * eb
+		if w.sstride[i] != want || w.dstride[i] != want {
+			return fmt.Errorf("the packet of %d bytes is not contiguous: loop %d strides (%d, %d), want %d on both sides", d.Stride0, i, w.sstride[i], w.dstride[i], want)
+		}
+		switch {
+		case rem%w.size[i] == 0:
+			rem /= w.size[i]
+			run *= w.size[i]
+			n--
+		case w.size[i]%rem == 0:
+			w.size[i] /= rem
+			w.sstride[i] *= rem
+			w.dstride[i] *= rem
+			rem = 1
+		default:
+			return fmt.Errorf("stride0 %d bytes does not tile loop %d of size %d", d.Stride0, i, w.size[i])
+		}
+	}
+	w.n = n
+	w.packets = 1
+	for i := 0; i < n; i++ {
+		w.packets *= w.size[i]
+	}
+	return nil
+}
+
+func (w *walker) finished() bool { return w.done >= w.packets }
+
+// next advances to the next request, and to the next packet after the last.
+func (w *walker) next() {
+	w.req++
+	if w.req < w.reqs {
+		return
+	}
+	w.req = 0
+	w.done++
+	for i := w.n - 1; i >= 0; i-- {
+		w.idx[i]++
+		w.src += w.sstride[i]
+		w.dst += w.dstride[i]
+		if w.idx[i] < w.size[i] {
+			return
+		}
+		w.src -= w.size[i] * w.sstride[i]
+		w.dst -= w.size[i] * w.dstride[i]
+		w.idx[i] = 0
+	}
+}

@@ -1,0 +1,335 @@
+package cost
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"tcpmap/engines"
+)
+
+// HBM effects on DMA: the channel an address falls in (with the channel XOR),
+// row switches within a bank, the column-to-column delay (tCCD) between
+// requests of one channel, and read-modify-write of partial 256-byte units
+// (002 L2948-3009).
+
+// hbmDecoder decodes chip addresses into a packed HBM location with one table
+// lookup per address byte. spec.HBMLocate is linear over GF(2): every field
+// is a list of address bits, each channel bit the XOR of some address bits,
+// and the stack bit adds channels_per_stack, a power of two (002 L2961-2977).
+// So the location of an address is the XOR of the locations of its bits.
+type hbmDecoder struct {
+	tab      [][256]uint64 // per address byte: XOR of the packed locations of its bits
+	bytes    uint64        // the HBM size: addresses must be below it
+	channels int           // stacks × channels per stack
+
+	chanBits, sliceBits, bgBits, bankBits, rowBits uint
+}
+
+func newHBMDecoder(spec *engines.Spec) (*hbmDecoder, error) {
+	h := &spec.HBM
+	if h.Bytes.Value <= 0 {
+		return nil, fmt.Errorf("cost: HBM size %d", h.Bytes.Value)
+	}
+	d := &hbmDecoder{bytes: uint64(h.Bytes.Value), channels: h.Stacks.Value * h.ChannelsPerStack.Value}
+	ab := &h.AddressBits
+	d.chanBits = uint(bits.Len(uint(d.channels - 1)))
+	d.sliceBits = uint(len(ab.Slice.Value))
+	d.bgBits = uint(len(ab.BankGroup.Value))
+	d.bankBits = uint(len(ab.Bank.Value))
+	d.rowBits = uint(len(ab.Row.Value))
+	if d.chanBits+d.sliceBits+d.bgBits+d.bankBits+d.rowBits > 64 {
+		return nil, errors.New("cost: HBM location fields exceed 64 bits")
+	}
+	nbits := bits.Len64(d.bytes - 1)
+	d.tab = make([][256]uint64, (nbits+7)/8)
+	var single [64]uint64
+	for b := 0; b < nbits; b++ {
+		single[b] = d.pack(spec.HBMLocate(1 << uint(b)))
+	}
+	for k := range d.tab {
+		for v := 1; v < 256; v++ {
+			var x uint64
+			for i := 0; i < 8; i++ {
+				if v&(1<<uint(i)) != 0 && 8*k+i < nbits {
+					x ^= single[8*k+i]
+				}
+			}
+			d.tab[k][v] = x
+		}
+	}
+	// The construction relies on linearity; check it on a fixed set of
+	// addresses so that a spec breaking it is an error, not a wrong price.
+	a := uint64(0x9e3779b97f4a7c15)
+	for i := 0; i < 64; i++ {
+		a = a*6364136223846793005 + 1442695040888963407
+		addr := (a >> 11) % d.bytes
+		if d.decode(addr) != d.pack(spec.HBMLocate(addr)) {
+			return nil, fmt.Errorf("cost: the HBM address mapping is not linear (address %#x); the table decoder cannot be used", addr)
+		}
+	}
+	return d, nil
+}
+
+func (d *hbmDecoder) pack(l engines.HBMLocation) uint64 {
+	x := uint64(l.Channel)
+	s := d.chanBits
+	x |= uint64(l.Slice) << s
+	s += d.sliceBits
+	x |= uint64(l.BankGroup) << s
+	s += d.bgBits
+	x |= uint64(l.Bank) << s
+	s += d.bankBits
+	x |= uint64(l.Row) << s
+	return x
+}
+
+// decode returns the packed location of addr (< d.bytes).
+func (d *hbmDecoder) decode(addr uint64) uint64 {
+	var x uint64
+	for k := range d.tab {
+		x ^= d.tab[k][addr&0xff]
+		addr >>= 8
+	}
+	return x
+}
+
+func (d *hbmDecoder) channel(loc uint64) int { return int(loc & (1<<d.chanBits - 1)) }
+
+// bank returns the bank within its channel: slice, bank group and bank.
+func (d *hbmDecoder) bank(loc uint64) int {
+	return int(loc >> d.chanBits & (1<<(d.sliceBits+d.bgBits+d.bankBits) - 1))
+}
+
+// group returns the slice and bank group within the channel.
+func (d *hbmDecoder) group(loc uint64) int {
+	return int(loc >> d.chanBits & (1<<(d.sliceBits+d.bgBits) - 1))
+}
+
+func (d *hbmDecoder) row(loc uint64) int32 {
+	return int32(loc >> (d.chanBits + d.sliceBits + d.bgBits + d.bankBits))
+}
+
+// HBMStats describes the HBM side of a priced DMA command.
+type HBMStats struct {
+	// Units is the number of 256-byte unit accesses the channels serve
+	// (a request crossing a 256-byte boundary touches two, 002 L2984).
+	Units int
+	// Channels is the number of channels touched (of one chip, or summed over
+	// chips), MaxUnits the units of the busiest channel.
+	Channels, MaxUnits int
+	// RowSwitches counts accesses that found another row open in their bank
+	// (002 L2987); FirstOpens the accesses that opened a row in a bank with
+	// none open.
+	RowSwitches, FirstOpens int
+	// RMW counts partially written 256-byte units: read-modify-write
+	// (002 L2985).
+	RMW int
+	// UnalignedReads counts read requests that cross a 256-byte boundary
+	// (002 L2984).
+	UnalignedReads int
+	// TCCDPenalty is the cycles the busiest channel loses to the
+	// column-to-column delay (002 L2993-3003).
+	TCCDPenalty float64
+	// Busiest is the cycles of the busiest channel.
+	Busiest float64
+}
+
+// hbmChannels accounts the load of every HBM channel of up to maxChips chips:
+// requests arrive in order; an access to a bank whose open row differs costs
+// a row switch, and the rest are served at the channel rate, in windows of
+// the controller's command queue, within which the controller reorders them
+// (FR-FCFS, 002 L2981, L2989) so that the tCCD penalty is only what the mix of
+// bank groups and slices forces. Not safe for concurrent use.
+type hbmChannels struct {
+	d        *hbmDecoder
+	perChan  int // bank keys per channel
+	groups   int // slice × bank group keys per channel
+	base     float64
+	conflict float64
+	rmw      float64
+	sameBG   float64 // tCCD same slice same bank group / ideal
+	otherSl  float64 // tCCD other slice / ideal
+	window   int
+
+	gen     uint32
+	open    []openRow // chip × channel × bank key
+	cost    []float64 // chip × channel
+	units   []int
+	tccd    []float64
+	winN    []int32
+	winGrp  []uint16 // chip × channel × group: hits in the current window
+	prev    []int8   // chip × channel: group of the last command issued, -1 none
+	touched []int32  // channels with units, for the final flush
+
+	stats HBMStats
+}
+
+type openRow struct {
+	gen uint32
+	row int32
+}
+
+func newHBMChannels(spec *engines.Spec, d *hbmDecoder, chips int) (*hbmChannels, error) {
+	h := &spec.HBM
+	ideal := float64(h.TCCDSameSliceOtherBankGroup.Value)
+	if ideal <= 0 || h.CyclesPerRequest.Value <= 0 || h.CommandQueueEntries.Value <= 0 {
+		return nil, errors.New("cost: HBM tCCD, cycles per request and command queue must be positive")
+	}
+	c := &hbmChannels{
+		d:        d,
+		perChan:  1 << (d.sliceBits + d.bgBits + d.bankBits),
+		groups:   1 << (d.sliceBits + d.bgBits),
+		base:     h.CyclesPerRequest.Value,                                         // ≈5.3 cycles per 256 B per channel (002 L2744)
+		conflict: float64(h.BankConflictCyclesPerRequest.Value),                    // ≈40 cycles with a row switch (002 L2710)
+		rmw:      float64(h.UnalignedWriteFactor.Value) * h.CyclesPerRequest.Value, // ≈50× (002 L2985)
+		sameBG:   float64(h.TCCDSameSliceSameBankGroup.Value) / ideal,              // 4 / 2 (002 L3001)
+		otherSl:  float64(h.TCCDOtherSlice.Value) / ideal,                          // 3 / 2 (002 L3000)
+		window:   h.CommandQueueEntries.Value,                                      // 64 entries (002 L2981)
+	}
+	if c.groups > 127 {
+		return nil, errors.New("cost: more than 127 HBM slice and bank-group combinations")
+	}
+	nch := chips * d.channels
+	c.open = make([]openRow, nch*c.perChan)
+	c.cost = make([]float64, nch)
+	c.units = make([]int, nch)
+	c.tccd = make([]float64, nch)
+	c.winN = make([]int32, nch)
+	c.winGrp = make([]uint16, nch*c.groups)
+	c.prev = make([]int8, nch)
+	for i := range c.prev {
+		c.prev[i] = -1
+	}
+	c.touched = make([]int32, 0, nch)
+	return c, nil
+}
+
+// reset starts a new command: all rows closed, all channels idle.
+func (c *hbmChannels) reset() {
+	c.gen++
+	if c.gen == 0 { // wrapped: clear the tags for real
+		clear(c.open)
+		c.gen = 1
+	}
+	for _, k := range c.touched {
+		c.cost[k], c.units[k], c.tccd[k], c.winN[k], c.prev[k] = 0, 0, 0, 0, -1
+		clear(c.winGrp[int(k)*c.groups : (int(k)+1)*c.groups])
+	}
+	c.touched = c.touched[:0]
+	c.stats = HBMStats{}
+}
+
+// access serves one 256-byte unit access at chip address addr of chip;
+// partial marks a partial write (read-modify-write).
+func (c *hbmChannels) access(chip int, addr uint64, partial bool) {
+	loc := c.d.decode(addr)
+	k := chip*c.d.channels + c.d.channel(loc)
+	if c.units[k] == 0 {
+		c.touched = append(c.touched, int32(k))
+	}
+	c.units[k]++
+	c.stats.Units++
+	o := &c.open[k*c.perChan+c.d.bank(loc)]
+	row := c.d.row(loc)
+	switched := false
+	switch {
+	case o.gen != c.gen:
+		// All rows start closed (002 L2987); the first activation of a
+		// bank overlaps transfers of other banks (002 L2989) and costs
+		// the normal rate.
+		c.stats.FirstOpens++
+	case o.row != row:
+		switched = true
+		c.stats.RowSwitches++
+	}
+	o.gen, o.row = c.gen, row
+	switch {
+	case partial:
+		c.stats.RMW++
+		c.cost[k] += c.rmw
+		if switched {
+			c.cost[k] += c.conflict - c.base
+		}
+	case switched:
+		c.cost[k] += c.conflict
+	default:
+		c.winGrp[k*c.groups+c.d.group(loc)]++
+	}
+	c.winN[k]++
+	if int(c.winN[k]) == c.window {
+		c.flush(k)
+	}
+}
+
+// flush prices the open-row accesses of channel k's current window. The
+// controller reorders its queue (FR-FCFS, 002 L2989), so the window is
+// issued in a good order, found greedily: each next command is one with the
+// smallest column-to-column delay after the previous command (same slice,
+// other bank group: tCCD 2; other slice: 3; same bank group: 4, at 1.5 GHz,
+// 002 L2997-3001), the most numerous first among equals. A request at the
+// ideal delay takes the channel's request time (002 L3002); the others take
+// proportionally longer.
+func (c *hbmChannels) flush(k int) {
+	grp := c.winGrp[k*c.groups : (k+1)*c.groups]
+	prev := int(c.prev[k])
+	units := 0.0
+	n := 0
+	for {
+		best, bestGap, bestN := -1, 0.0, uint16(0)
+		for g, v := range grp {
+			if v == 0 {
+				continue
+			}
+			gap := c.gap(prev, g)
+			if best < 0 || gap < bestGap || gap == bestGap && v > bestN {
+				best, bestGap, bestN = g, gap, v
+			}
+		}
+		if best < 0 {
+			break
+		}
+		grp[best]--
+		units += bestGap
+		n++
+		prev = best
+	}
+	c.prev[k] = int8(prev)
+	if n > 0 {
+		c.cost[k] += units * c.base
+		c.tccd[k] += (units - float64(n)) * c.base
+	}
+	c.winN[k] = 0
+}
+
+// gap returns the delay before a command of group g after one of group prev
+// (-1: none), relative to the ideal delay.
+func (c *hbmChannels) gap(prev, g int) float64 {
+	switch {
+	case prev < 0:
+		return 1
+	case prev == g:
+		return c.sameBG
+	case prev&(1<<c.d.sliceBits-1) != g&(1<<c.d.sliceBits-1):
+		return c.otherSl
+	}
+	return 1
+}
+
+// finish flushes every channel and returns the busiest channel's cycles.
+func (c *hbmChannels) finish() float64 {
+	for _, k := range c.touched {
+		c.flush(int(k))
+	}
+	busiest := 0.0
+	for _, k := range c.touched {
+		if c.cost[k] > busiest {
+			busiest = c.cost[k]
+			c.stats.TCCDPenalty = c.tccd[k]
+		}
+		c.stats.MaxUnits = max(c.stats.MaxUnits, c.units[k])
+	}
+	c.stats.Channels = len(c.touched)
+	c.stats.Busiest = busiest
+	return busiest
+}
