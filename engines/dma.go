@@ -181,7 +181,9 @@ func DeriveDMA(spec *Spec, req DMARequest) (*kernel.DMACommand, error) {
 	}
 
 	for _, a := range sortedKeys(dst.held) {
-		if h := dst.held[a]; src.held[a] < h {
+		// An axis the source lacks altogether is broadcast: the read walks it
+		// with stride 0 (docs/spec-decisions.md "DMA: broadcast reads").
+		if h := dst.held[a]; src.held[a] > 0 && src.held[a] < h {
 			return nil, ruleDMATensor.Violate("the destination holds %s coordinates 0..%d, the source only %d of them", a, h-1, src.held[a]).
 				With("destination", h).With("source", src.held[a])
 		}
@@ -308,11 +310,9 @@ func dmaLoops(spec *Spec, src, dst *dmaSide, time, packet *mapping.Expr) ([]dmaE
 			}
 		}
 	}
-	for _, e := range rd.Initial {
-		if e.Stride == 0 {
-			return nil, nil, ruleDMATensor.Violate("stream term %s (%d:0) is not held by the source: the read would repeat one element %d times", e.Term, e.Size, e.Size).With("size", e.Size)
-		}
-	}
+	// A read entry of stride 0 walks an axis the source lacks: a broadcast
+	// read (docs/spec-decisions.md "DMA: broadcast reads"). The write side
+	// never broadcasts.
 	for _, e := range wr.Initial {
 		if e.Stride == 0 {
 			return nil, nil, ruleDMAWrite.Violate("stream term %s (%d:0) writes one destination address %d times (no broadcast write)", e.Term, e.Size, e.Size).With("size", e.Size)

@@ -422,13 +422,23 @@ func TestDMARules(t *testing.T) {
 			stream: [5]string{"", "", "A", "", "B"}}
 		dmaViolationOf(t, run(c), ruleDMAForm)
 	})
-	t.Run("DMA-R5 source lacks an axis of the destination (002 L2478, L2550)", func(t *testing.T) {
+	t.Run("DMA-R5 source holds fewer coordinates than the destination (002 L2478, L2550)", func(t *testing.T) {
+		c := base()
+		c.src[3] = "[A = 4, B]"
+		dmaViolationOf(t, run(c), ruleDMATensor)
+	})
+	t.Run("broadcast read of an axis the source lacks (spec decision)", func(t *testing.T) {
+		// docs/spec-decisions.md "DMA: broadcast reads": the GEMV's vector
+		// is moved to every I slice (002 L482-490).
 		c := base()
 		c.src[3] = "B"
-		dmaViolationOf(t, run(c), ruleDMATensor)
+		require.NoError(t, run(c))
+		checkDMAOracle(t, c, deriveDMAT(t, c))
+		// A stream axis neither side holds would write one address many
+		// times: still illegal.
 		c = base()
 		c.stream = [5]string{"", "", "", "[A, 4]", "B"}
-		dmaViolationOf(t, run(c), ruleDMATensor) // broadcast read
+		dmaViolationOf(t, run(c), ruleDMAWrite)
 	})
 	t.Run("DMA-R6 broadcast write (002 L7775)", func(t *testing.T) {
 		c := base()
@@ -575,7 +585,12 @@ type dmaMemKey struct {
 // dmaLayoutBytes enumerates a tensor's bytes: address → "index#byte", with an
 // address computation independent of the derivation (positions decoded by
 // the plain part sizes, 002 L2541 for the DM slice window).
-func dmaLayoutBytes(t *testing.T, req DMARequest, s DMATensor, eb int) (map[dmaMemKey]string, map[dmaMemKey]bool) {
+//
+// With keep set, the labels name only the coordinates of the axes in keep:
+// a destination's labels projected onto the axes the source holds, since a
+// DMA broadcasts the axes its source lacks (docs/spec-decisions.md "DMA:
+// broadcast reads").
+func dmaLayoutBytes(t *testing.T, req DMARequest, s DMATensor, eb int, keep map[string]bool) (map[dmaMemKey]string, map[dmaMemKey]bool) {
 	t.Helper()
 	one := mapping.Identity()
 	part := func(e *mapping.Expr) *mapping.Expr {
@@ -607,7 +622,17 @@ func dmaLayoutBytes(t *testing.T, req DMARequest, s DMATensor, eb int) (map[dmaM
 			kb.addr += b
 			all[kb] = true
 			if cell.Kind == mapping.Live {
-				live[kb] = fmt.Sprintf("%s#%d", cell.Index, b)
+				idx := cell.Index
+				if keep != nil {
+					var cs []mapping.Coord
+					for _, c := range idx.Coords() {
+						if keep[c.Axis] {
+							cs = append(cs, c)
+						}
+					}
+					idx = mapping.IndexOf(cs...)
+				}
+				live[kb] = fmt.Sprintf("%s#%d", idx, b)
 			}
 		}
 	}
@@ -631,8 +656,16 @@ func dmaOracle(t *testing.T, c dmaCase, cmd *kernel.DMACommand) error {
 	bits := req.DType.Bits()
 	require.Zero(t, bits%8)
 	eb := bits / 8
-	src, _ := dmaLayoutBytes(t, req, req.Src, eb)
-	want, dstAll := dmaLayoutBytes(t, req, req.Dst, eb)
+	src, _ := dmaLayoutBytes(t, req, req.Src, eb, nil)
+	held := map[string]bool{}
+	for _, e := range []*mapping.Expr{req.Src.Chip, req.Src.Cluster, req.Src.Slice, req.Src.Element} {
+		if e != nil {
+			for _, a := range e.Symbols() {
+				held[a] = true
+			}
+		}
+	}
+	want, dstAll := dmaLayoutBytes(t, req, req.Dst, eb, held)
 	got := map[dmaMemKey]string{}
 	writes := map[dmaMemKey]int{}
 	key := func(m kernel.DMAMedia, addr int) dmaMemKey {

@@ -33,17 +33,17 @@ type programJSON struct {
 }
 
 type tensorJSON struct {
-	Name       string `json:"name"`
-	Mem        Memory `json:"mem"`
-	DType      string `json:"dtype"`
-	Role       Role   `json:"role"`
-	Chip       string `json:"chip,omitempty"`
-	Cluster    string `json:"cluster,omitempty"`
-	Slice      string `json:"slice,omitempty"`
-	Row        string `json:"row,omitempty"`
-	Element    string `json:"element,omitempty"`
-	Addr       int64  `json:"addr"`
-	TrfAddress string `json:"trf_address,omitempty"`
+	Name       string     `json:"name"`
+	Mem        Memory     `json:"mem"`
+	DType      string     `json:"dtype"`
+	Role       Role       `json:"role"`
+	Chip       string     `json:"chip,omitempty"`
+	Cluster    string     `json:"cluster,omitempty"`
+	Slice      string     `json:"slice,omitempty"`
+	Row        string     `json:"row,omitempty"`
+	Element    string     `json:"element,omitempty"`
+	Addr       int64      `json:"addr"`
+	TrfAddress TrfAddress `json:"trf_address,omitempty"`
 }
 
 type opJSON struct {
@@ -52,17 +52,18 @@ type opJSON struct {
 	Src     string       `json:"src,omitempty"`
 	Dst     string       `json:"dst,omitempty"`
 	Stages  []*stageJSON `json:"stages,omitempty"`
+	DMA     *DMACommand  `json:"dma,omitempty"`
 }
 
 type stageJSON struct {
-	Kind   StageKind `json:"kind"`
-	Tensor string    `json:"tensor,omitempty"`
-	DType  string    `json:"dtype,omitempty"`
-	Time   string    `json:"time,omitempty"`
-	Packet string    `json:"packet,omitempty"`
-	Row    string    `json:"row,omitempty"`
-	Slice  string    `json:"slice,omitempty"`
-	Param  string    `json:"param,omitempty"`
+	Kind   StageKind    `json:"kind"`
+	Tensor string       `json:"tensor,omitempty"`
+	DType  string       `json:"dtype,omitempty"`
+	Time   string       `json:"time,omitempty"`
+	Packet string       `json:"packet,omitempty"`
+	Slice  string       `json:"slice,omitempty"`
+	Param  string       `json:"param,omitempty"`
+	Config *StageConfig `json:"config,omitempty"`
 }
 
 func text(e *mapping.Expr) string {
@@ -90,12 +91,12 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		})
 	}
 	for _, op := range p.Ops {
-		o := &opJSON{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst}
+		o := &opJSON{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst, DMA: op.DMA}
 		for _, s := range op.Stages {
 			o.Stages = append(o.Stages, &stageJSON{
 				Kind: s.Kind, Tensor: s.Tensor, DType: dtypeText(s.DType),
-				Time: text(s.Time), Packet: text(s.Packet), Row: text(s.Row), Slice: text(s.Slice),
-				Param: s.Param,
+				Time: text(s.Time), Packet: text(s.Packet), Slice: text(s.Slice),
+				Param: s.Param, Config: s.Config,
 			})
 		}
 		w.Ops = append(w.Ops, o)
@@ -135,18 +136,17 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 		if oj == nil {
 			return fmt.Errorf("ops[%d]: null", i)
 		}
-		op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst}
+		op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst, DMA: oj.DMA}
 		for k, sj := range oj.Stages {
 			if sj == nil {
 				return fmt.Errorf("ops[%d].stages[%d]: null", i, k)
 			}
 			at := fmt.Sprintf("ops[%d].stages[%d]", i, k)
 			op.Stages = append(op.Stages, &Stage{
-				Kind: sj.Kind, Tensor: sj.Tensor, Param: sj.Param,
+				Kind: sj.Kind, Tensor: sj.Tensor, Param: sj.Param, Config: sj.Config,
 				DType:  r.dtype(at+".dtype", sj.DType),
 				Time:   r.expr(at+".time", sj.Time),
 				Packet: r.expr(at+".packet", sj.Packet),
-				Row:    r.expr(at+".row", sj.Row),
 				Slice:  r.expr(at+".slice", sj.Slice),
 			})
 		}

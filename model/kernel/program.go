@@ -74,7 +74,7 @@ type Tensor struct {
 	Addr int64
 	// TrfAddress is the TRF address mode (Full, FirstHalf, SecondHalf) of a
 	// TRF tensor (002 L3949-3960).
-	TrfAddress string
+	TrfAddress TrfAddress
 }
 
 // Dims returns the tensor's dimension mappings in order, major first, with
@@ -123,6 +123,9 @@ type Op struct {
 	Src, Dst string
 	// Stages are the stages of a chain, in pipeline order.
 	Stages []*Stage
+	// DMA is the lowered DMA command of a DMA op (engines.Lower); a
+	// hand-written kernel may state its own.
+	DMA *DMACommand
 }
 
 // StageKind names a stage of a tensor-unit chain (002 L213-233, the method
@@ -138,7 +141,7 @@ const (
 	StToTRF        StageKind = "to_trf"        // to_trf(TrfAddress::...)
 	StToVRF        StageKind = "to_vrf"        // to_vrf(addr)
 	StAlign        StageKind = "align"         // align::<Time, Packet, _, _>(&trf)
-	StContract     StageKind = "contract"      // contract::<Row>()
+	StContract     StageKind = "contract"      // contract::<OutPacket>() (002 L4314)
 	StAccumulate   StageKind = "accumulate"    // accumulate::<Time, Packet>(AccumulationKind::...)
 	StCast         StageKind = "cast"          // cast::<D, Packet>()
 	StTranspose    StageKind = "transpose"     // transpose::<Time, Packet>()
@@ -160,16 +163,34 @@ type Stage struct {
 	// DType is the element type after the stage (fetch, cast).
 	DType dtype.DType
 	// Time and Packet are the stream mappings after the stage (fetch,
-	// collect, align, accumulate, cast, transpose).
+	// collect, align, accumulate, transpose; cast and contract state only
+	// their Packet).
 	Time, Packet *mapping.Expr
-	// Row is the row mapping of contract::<Row>().
-	Row *mapping.Expr
 	// Param holds the stage's value argument as the manual spells it:
 	// the switch topology (`Broadcast01 { slice1: 256, slice0: 1, time0: 1 }`),
 	// the AccumulationKind, the BranchMode, the vector op and its constant.
 	Param string
 	// Slice is the slice mapping after a switch.
 	Slice *mapping.Expr
+	// Config is the stage's lowered engine configuration (engines.Lower);
+	// a hand-written kernel may state its own, which the simulator then runs
+	// as written.
+	Config *StageConfig
+}
+
+// StageConfig is a stage's engine configuration: the field of the stage's
+// engine is set, the others are nil.
+type StageConfig struct {
+	Fetch      *FetchConfig      `json:"fetch,omitempty"`
+	Switch     *Switch           `json:"switch,omitempty"`
+	Collect    *Collect          `json:"collect,omitempty"`
+	ToTRF      *ToTRFConfig      `json:"to_trf,omitempty"`
+	Align      *AlignConfig      `json:"align,omitempty"`
+	Contract   *ContractConfig   `json:"contract,omitempty"`
+	Accumulate *AccumulateConfig `json:"accumulate,omitempty"`
+	Cast       *CastConfig       `json:"cast,omitempty"`
+	Transpose  *TransposeConfig  `json:"transpose,omitempty"`
+	Commit     *CommitConfig     `json:"commit,omitempty"`
 }
 
 // Tensor returns the program's tensor with the given name.
@@ -247,6 +268,11 @@ func (t *Tensor) validate() error {
 	}
 	if (t.Mem == TRF) != (t.TrfAddress != "") {
 		return fmt.Errorf("trf_address is for TRF tensors only, and required for them")
+	}
+	if t.Mem == TRF {
+		if _, err := ParseTrfAddress(string(t.TrfAddress)); err != nil {
+			return err
+		}
 	}
 	if t.Role != Intermediate && t.Mem != HBM {
 		return fmt.Errorf("%s tensors are intermediate; kernel arguments and results live in HBM", t.Mem)

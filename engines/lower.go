@@ -1,0 +1,346 @@
+package engines
+
+import (
+	"fmt"
+
+	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+)
+
+// Lowering: a kernel program's mappings → every engine's configuration, as
+// the vendor's compiler derives them (002 L1224: "the compiler derives the
+// register configuration and strides"). Lower walks each chain stage by
+// stage, threading the stream tensor's type (Chip, Cluster, Slice, Time,
+// Packet, element type) from one method to the next exactly as the Virtual
+// ISA's typestate does, and calls each engine's derivation with it.
+
+// Chain rules: the stream tensor's spatial mappings carry through the chain
+// into the tensors it produces.
+var (
+	ruleChainCommit = NewRule(Rule{ID: "CHAIN-R1", Engine: "commit", Name: "commit keeps the stream's spatial mappings",
+		Cite: "002 L2154",
+		Text: "commit::<Element>(addr) returns DmTensor<D, Chip, Cluster, Slice, Element>: the DM tensor has the stream's Chip, Cluster and Slice mappings"})
+	ruleChainTRF = NewRule(Rule{ID: "CHAIN-R2", Engine: "aligner", Name: "TRF tensor on the stream's slices",
+		Cite: "002 L4056-4065, L3891",
+		Text: "to_trf produces, and align reads, a TrfTensor with the stream's Chip, Cluster and Slice mappings"})
+	ruleChainBegin = NewRule(Rule{ID: "CHAIN-R3", Engine: "fetch", Name: "begin reads a DM tensor",
+		Cite: "002 L1704-1705",
+		Text: "begin(view) starts a chain from a DM tensor, and fetch::<D2, Time2, Packet2> keeps its Chip, Cluster and Slice mappings"})
+)
+
+// chainState is the stream tensor's type between two stages.
+type chainState struct {
+	dt                   dtype.DType
+	chip, cluster, slice *mapping.Expr
+	element              *mapping.Expr // begin's DM element mapping
+	time, packet         *mapping.Expr
+	row                  *mapping.Expr // the computation Row, after align
+	contract             *kernel.ContractConfig
+	prev                 kernel.StageKind
+}
+
+// LowerError locates a lowering failure in the program: the op, and the
+// stage within a chain. It wraps the engine's error (often a *Violation).
+type LowerError struct {
+	Op    int
+	Stage int // -1 for a DMA op
+	Kind  string
+	Err   error
+}
+
+func (e *LowerError) Error() string {
+	if e.Stage < 0 {
+		return fmt.Sprintf("ops[%d] (%s): %v", e.Op, e.Kind, e.Err)
+	}
+	return fmt.Sprintf("ops[%d].stages[%d] (%s): %v", e.Op, e.Stage, e.Kind, e.Err)
+}
+
+func (e *LowerError) Unwrap() error { return e.Err }
+
+// Lower derives the engine configuration of every DMA op and chain stage of
+// p that does not state one, and stores it in p (Op.DMA, Stage.Config).
+// Configurations the program already states are kept as written: a
+// hand-written kernel may carry its own, and the simulator runs what is
+// there. The program must be valid (kernel.Program.Validate). Vector Engine
+// stages and to_vrf are not lowered yet (ErrNotModelled).
+func Lower(spec *Spec, p *kernel.Program) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	for i, op := range p.Ops {
+		var err error
+		switch op.Kind {
+		case kernel.OpChain:
+			err = lowerChain(spec, p, op, i)
+		default:
+			if op.DMA == nil {
+				op.DMA, err = lowerDMA(spec, p, op)
+				if err != nil {
+					err = &LowerError{Op: i, Stage: -1, Kind: string(op.Kind), Err: err}
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dmaTensor(t *kernel.Tensor) DMATensor {
+	d := DMATensor{Chip: t.Chip, Cluster: t.Cluster, Slice: t.Slice, Element: t.Element, Addr: int(t.Addr)}
+	if t.Mem == kernel.HBM {
+		d.Media = kernel.MediaHBM
+	} else {
+		d.Media = kernel.MediaDM
+	}
+	return d
+}
+
+// lowerDMA derives a DMA op's command. The stream is one DMA Engine's: its
+// time walks the live digits of the DM side's cluster and slice mappings
+// (slice_stride and DMN_stride steps, as in 002 L2637-2658) and its packet
+// is the live digits of the DM element mapping (padding is neither read nor
+// written); the DMA derivation chooses stride0 and the loops from it
+// (002 L2585-2593).
+func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand, error) {
+	src, _ := p.Tensor(op.Src)
+	dst, _ := p.Tensor(op.Dst)
+	if src.DType != dst.DType {
+		return nil, fmt.Errorf("a DMA moves bytes: %s %q to %s %q", src.DType, src.Name, dst.DType, dst.Name)
+	}
+	dm := dst
+	if dm.Mem != kernel.DM {
+		dm = src
+	}
+	req := DMARequest{
+		Axes: p.Axes, DType: src.DType,
+		Src: dmaTensor(src), Dst: dmaTensor(dst),
+		Stream: DMAStream{Time: liveDigits(mapping.Pair(dm.Cluster, dm.Slice)), Packet: liveDigits(dm.Element)},
+	}
+	if req.Stream.Time == nil || req.Stream.Packet == nil {
+		return nil, fmt.Errorf("the mappings of %q are not factorizable", dm.Name)
+	}
+	return DeriveDMA(spec, req)
+}
+
+// liveDigits is e without its padding and broadcast factors: the digits
+// that name data (`1 # 2, A / 8 # 256` → `A / 8`), or nil when e has no
+// factorized form.
+func liveDigits(e *mapping.Expr) *mapping.Expr {
+	fs, err := mapping.Factorize(e)
+	if err != nil {
+		return nil
+	}
+	live := fs[:0:0]
+	for _, f := range fs {
+		if f.Kind == mapping.FactorTerm {
+			live = append(live, f)
+		}
+	}
+	return live.Expr()
+}
+
+func lowerChain(spec *Spec, p *kernel.Program, op *kernel.Op, i int) error {
+	var st chainState
+	for k, stage := range op.Stages {
+		if err := lowerStage(spec, p, op.Context, &st, stage); err != nil {
+			return &LowerError{Op: i, Stage: k, Kind: string(stage.Kind), Err: err}
+		}
+		st.prev = stage.Kind
+	}
+	return nil
+}
+
+// sameSpatial checks that a tensor has the stream's Chip, Cluster and Slice
+// mappings.
+func sameSpatial(r *Rule, st *chainState, t *kernel.Tensor) error {
+	for _, d := range []struct {
+		name      string
+		have, got *mapping.Expr
+	}{{"Chip", st.chip, t.Chip}, {"Cluster", st.cluster, t.Cluster}, {"Slice", st.slice, t.Slice}} {
+		if ok, _ := mapping.Equiv(d.have, d.got); !ok {
+			return r.Violate("tensor %q has %s m![%s], the stream has m![%s]", t.Name, d.name, d.got, d.have)
+		}
+	}
+	return nil
+}
+
+func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainState, stage *kernel.Stage) error {
+	tensor, _ := p.Tensor(stage.Tensor)
+	keep := stage.Config != nil
+	if !keep {
+		stage.Config = &kernel.StageConfig{}
+	}
+	cfg := stage.Config
+	switch stage.Kind {
+	case kernel.StBegin:
+		*st = chainState{dt: tensor.DType, chip: tensor.Chip, cluster: tensor.Cluster, slice: tensor.Slice, element: tensor.Element}
+		stage.Config = nil // begin configures nothing
+		return nil
+
+	case kernel.StFetch:
+		out := stage.DType
+		if out == 0 {
+			out = st.dt
+		}
+		if !keep {
+			c, err := ConfigFetch(spec, FetchRequest{
+				InType: st.dt, OutType: out, Element: st.element, Time: stage.Time, Packet: stage.Packet,
+				Context: ctx, ClusterSize: st.cluster.Size(), SliceSize: st.slice.Size(),
+			})
+			if err != nil {
+				return err
+			}
+			cfg.Fetch = c
+		}
+		st.dt, st.time, st.packet = out, stage.Time, stage.Packet
+		return nil
+
+	case kernel.StSwitch:
+		req := SwitchRequest{Axes: p.Axes, DType: st.dt, InSlice: st.slice, InTime: st.time, InPacket: st.packet,
+			OutSlice: stage.Slice, OutTime: stage.Time}
+		if stage.Param != "" {
+			sc, err := kernel.ParseSwitchConfig(stage.Param)
+			if err != nil {
+				return err
+			}
+			req.Config = &sc
+		}
+		plan, err := DeriveSwitch(spec, req)
+		if err != nil {
+			return err
+		}
+		if !keep {
+			cfg.Switch = &plan.Switch
+		}
+		st.slice, st.time = plan.OutSlice, plan.OutTime
+		return nil
+
+	case kernel.StCollect:
+		req := CollectRequest{DType: st.dt, Time: st.time, Packet: st.packet, OutTime: stage.Time, OutPacket: stage.Packet}
+		// A 64-byte collect packet is one dual-channel flit (002 L1997,
+		// L2127; docs/spec-decisions.md "Hello GEMV's 64-byte packet").
+		if pb, err := packetBytes(st.dt, stage.Packet); err == nil && pb == spec.Stream.DualChannelFlitBytes.Value {
+			req.DualChannel = true
+		}
+		plan, err := DeriveCollect(spec, req)
+		if err != nil {
+			return err
+		}
+		if !keep {
+			cfg.Collect = &plan.Collect
+		}
+		st.time, st.packet = stage.Time, stage.Packet
+		return nil
+
+	case kernel.StToTRF:
+		if err := sameSpatial(ruleChainTRF, st, tensor); err != nil {
+			return err
+		}
+		if !keep {
+			c, err := DeriveToTRF(spec, ToTRFInput{DType: st.dt, Time: st.time, Packet: st.packet,
+				Row: tensor.Row, Element: tensor.Element, Address: tensor.TrfAddress})
+			if err != nil {
+				return err
+			}
+			cfg.ToTRF = &c
+		}
+		return nil
+
+	case kernel.StAlign:
+		if err := sameSpatial(ruleChainTRF, st, tensor); err != nil {
+			return err
+		}
+		if !keep {
+			c, err := DeriveAlign(spec, AlignInput{DType: st.dt, Time: st.time, Packet: st.packet,
+				Row: tensor.Row, Element: tensor.Element, OutTime: stage.Time, OutPacket: stage.Packet})
+			if err != nil {
+				return err
+			}
+			cfg.Align = &c
+		}
+		st.row, st.time, st.packet = tensor.Row, stage.Time, stage.Packet
+		return nil
+
+	case kernel.StContract:
+		c, err := DeriveContract(spec, ContractInput{DType: st.dt, Op: kernel.ReduceOp(stage.Param), Row: st.row,
+			Packet: st.packet, OutPacket: stage.Packet})
+		if err != nil {
+			return err
+		}
+		if !keep {
+			cfg.Contract = &c
+		}
+		st.contract = &c
+		st.packet, st.dt = stage.Packet, c.Out
+		return nil
+
+	case kernel.StAccumulate:
+		if st.contract == nil {
+			return fmt.Errorf("accumulate needs a contract before it")
+		}
+		kind, err := kernel.ParseAccumulationKind(stage.Param)
+		if err != nil {
+			return err
+		}
+		if !keep {
+			c, err := DeriveAccumulate(spec, AccumulateInput{Contract: *st.contract, Row: st.row, Time: st.time,
+				Packet: st.packet, OutTime: stage.Time, OutPacket: stage.Packet, Kind: kind})
+			if err != nil {
+				return err
+			}
+			cfg.Accumulate = &c
+		}
+		st.time, st.packet = stage.Time, stage.Packet
+		return nil
+
+	case kernel.StCast:
+		if !keep {
+			c, err := DeriveCast(spec, CastInput{From: st.dt, To: stage.DType, Packet: st.packet, OutPacket: stage.Packet})
+			if err != nil {
+				return err
+			}
+			cfg.Cast = &c
+		}
+		st.dt, st.packet = stage.DType, stage.Packet
+		return nil
+
+	case kernel.StTranspose:
+		if !keep {
+			c, err := DeriveTranspose(spec, TransposeInput{DType: st.dt, Time: st.time, Packet: st.packet,
+				OutTime: stage.Time, OutPacket: stage.Packet})
+			if err != nil {
+				return err
+			}
+			cfg.Transpose = &c
+		}
+		st.time, st.packet = stage.Time, stage.Packet
+		return nil
+
+	case kernel.StCommit:
+		if err := sameSpatial(ruleChainCommit, st, tensor); err != nil {
+			return err
+		}
+		if tensor.DType != st.dt {
+			return ruleChainCommit.Violate("tensor %q is %s, the stream is %s", tensor.Name, tensor.DType, st.dt)
+		}
+		if !keep {
+			c, err := ConfigCommit(spec, CommitRequest{DType: st.dt, Time: st.time, Packet: st.packet,
+				Element: tensor.Element, Context: ctx, FromFetch: st.prev == kernel.StFetch, Slice: tensor.Slice})
+			if err != nil {
+				return err
+			}
+			cfg.Commit = c
+		}
+		return nil
+	}
+	stage.Config = nil
+	return fmt.Errorf("%s: %w (the Vector Engine is not lowered yet)", stage.Kind, ErrNotModelled)
+}
+
+// packetBytes is the size in bytes of a packet of mapping e in type dt.
+func packetBytes(dt dtype.DType, e *mapping.Expr) (int, error) {
+	return dt.BytesFor(e.Size())
+}
