@@ -90,6 +90,9 @@ var colCases = []colCase{
 		axes: "I=256, J=2048", dtype: "bf16", time: "J / 32", packet: "J % 32",
 		outTime: "J / 32", outPacket: "J % 32", wantRule: "COL-R1",
 		wantT: "J / 32, J % 32 / 16", wantP: "J % 16"},
+	{name: "GEMV main path is one flit in dual channel mode", cite: "002 L455-456, L1997, L2127",
+		axes: "I=256, J=2048", dtype: "bf16", time: "J / 32", packet: "J % 32", dual: true,
+		outTime: "J / 32", outPacket: "J % 32", flits: 1},
 	{name: "SW-EX-2 forwarding keeps a 128-byte packet", cite: "002 L3129-3135",
 		axes: "A=256, B=64, C=32", dtype: "f32", time: "B", packet: "C",
 		outTime: "B", outPacket: "C", wantRule: "COL-R1",
@@ -338,4 +341,44 @@ func BenchmarkCollectApply(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzDeriveCollect: DeriveCollect never panics, and whatever it derives
+// runs and agrees with the mapping semantics.
+func FuzzDeriveCollect(f *testing.F) {
+	for _, c := range colCases {
+		f.Add(c.axes, c.dtype, c.time, c.packet, c.outTime, c.outPacket, c.dual)
+	}
+	f.Fuzz(func(t *testing.T, axesSrc, dt, tm, pk, outT, outP string, dual bool) {
+		axes, err := mapping.ParseAxes(axesSrc)
+		if err != nil {
+			return
+		}
+		d, err := dtype.Parse(dt)
+		if err != nil {
+			return
+		}
+		parse := func(src string) *mapping.Expr {
+			if src == "" {
+				return nil
+			}
+			e, err := mapping.Parse(src, axes, nil)
+			if err != nil {
+				return nil
+			}
+			return e
+		}
+		req := CollectRequest{DType: d, Time: parse(tm), Packet: parse(pk), OutTime: parse(outT), OutPacket: parse(outP), DualChannel: dual}
+		plan, err := DeriveCollect(Default(), req)
+		if err != nil {
+			return
+		}
+		c := &plan.Collect
+		if c.InTime*c.PacketBytes > 1<<14 || c.OutTime()*c.FlitElems > 1<<14 {
+			return
+		}
+		if errs := runOracle(func(tb oracleTB) { collectOracle(tb, axes, req, plan) }); len(errs) > 0 {
+			t.Fatalf("oracle: %v", errs)
+		}
+	})
 }

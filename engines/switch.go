@@ -465,6 +465,12 @@ func switchSearch(spec *Spec, req SwitchRequest, O *mapping.Expr, plan *SwitchPl
 			if k%s0 != 0 {
 				continue
 			}
+			// The output Slice [slice2, tile, tile] does not depend on time0:
+			// check it before searching time0.
+			sl2, _ := switchSplit(S, k)
+			if !switchSame(O, mapping.Pair(sl2, mapping.Broadcast(k))) {
+				break // the same for every split of k
+			}
 			t0max := switchScan(req.Axes, U, T, s0, t)
 			for _, t0 := range tdivs {
 				if t0 <= t0max && try(kernel.SwitchConfig{Topology: kernel.SwitchBroadcast01, Slice1: k / s0, Slice0: s0, Time0: t0}) {
@@ -486,6 +492,15 @@ func switchSearch(spec *Spec, req SwitchRequest, O *mapping.Expr, plan *SwitchPl
 				}
 				try(kernel.SwitchConfig{Topology: kernel.SwitchTranspose, Slice1: s1, Slice0: s0})
 				if s1 == 1 {
+					continue
+				}
+				// The output Slice [slice2, time1, slice0] keeps slice2 and
+				// slice0 whatever time0 is: check them before searching time0.
+				sl12, sl0 := switchSplit(S, s0)
+				sl2, _ := switchSplit(sl12, s1)
+				o12, o0 := switchSplit(O, s0)
+				o2, _ := switchSplit(o12, s1)
+				if !switchSame(o0, sl0) || !switchSame(o2, sl2) {
 					continue
 				}
 				t0max := switchScan(req.Axes, U, T, s1, t)
@@ -824,6 +839,9 @@ func switchLoose(fs mapping.Factors) mapping.Factors {
 	return out
 }
 
+// switchScanCap bounds switchScan's walk over huge Time dimensions.
+const switchScanCap = 1 << 16
+
 // switchScan returns the largest L ≤ limit such that U's position
 // c·stride holds the same cell as T's position c for every c < L (padding
 // kinds aside). The time0 of a Broadcast01 (stride slice0) or
@@ -838,6 +856,9 @@ func switchScan(axes mapping.Axes, U, T *mapping.Expr, stride, limit int) int {
 	bu, bt := make([]int, pu.Slots()), make([]int, pt.Slots())
 	nc := min(pu.Coords(), pt.Coords())
 	for c := 0; c < limit; c++ {
+		if c == switchScanCap {
+			return limit // long agreement: leave the candidates to the full check
+		}
 		if c*stride >= U.Size() {
 			return c
 		}

@@ -176,3 +176,27 @@ func TestCollectString(t *testing.T) {
 	assert.Equal(t, "32 B packet → 1 flit × 32 B", c.String())
 	assert.Equal(t, 8, c.OutTime())
 }
+
+// FuzzParseSwitchConfig: the parser never panics, errors carry a column
+// inside the input (or just past it), and what it accepts prints back to
+// an equal configuration.
+func FuzzParseSwitchConfig(f *testing.F) {
+	for _, s := range []string{"SwitchConfig::Broadcast01 { slice1: 256, slice0: 1, time0: 1 }", "Transpose { slice1: 32, slice0: 2, }",
+		"CustomBroadcast { ring_size: 4 }", "Forwarding", "Custom {ring_size:1}", "Broadcast1 { slice1: 4 slice0: 8 }"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		c, err := ParseSwitchConfig(src)
+		if err != nil {
+			var se *SwitchConfigError
+			if !errors.As(err, &se) || se.Col < 1 || se.Col > len(src)+1 {
+				t.Fatalf("%q: bad error %v", src, err)
+			}
+			return
+		}
+		back, err := ParseSwitchConfig(c.String())
+		if err != nil || back != c {
+			t.Fatalf("%q → %s → %v, %v", src, c, back, err)
+		}
+	})
+}
