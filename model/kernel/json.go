@@ -25,11 +25,19 @@ import (
 // JSON path of the offending field.
 
 type programJSON struct {
-	Name    string        `json:"name"`
-	Axes    string        `json:"axes"`
-	Chips   int           `json:"chips"`
-	Tensors []*tensorJSON `json:"tensors"`
-	Ops     []*opJSON     `json:"ops"`
+	Name      string         `json:"name"`
+	Axes      string         `json:"axes"`
+	Chips     int            `json:"chips"`
+	Tensors   []*tensorJSON  `json:"tensors"`
+	Ops       []*opJSON      `json:"ops"`
+	Reference *referenceJSON `json:"reference,omitempty"`
+}
+
+type referenceJSON struct {
+	Op     RefOp    `json:"op"`
+	Inputs []string `json:"inputs"`
+	Output string   `json:"output"`
+	Scalar float64  `json:"scalar,omitempty"`
 }
 
 type tensorJSON struct {
@@ -101,6 +109,9 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		}
 		w.Ops = append(w.Ops, o)
 	}
+	if r := p.Reference; r != nil {
+		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar}
+	}
 	return json.Marshal(w)
 }
 
@@ -154,6 +165,9 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 	}
 	if r.err != nil {
 		return r.err
+	}
+	if rj := w.Reference; rj != nil {
+		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar}
 	}
 	if err := q.Validate(); err != nil {
 		return err

@@ -24,6 +24,35 @@ type Program struct {
 	Tensors []*Tensor
 	// Ops are the operations in program order.
 	Ops []*Op
+	// Reference states what the kernel computes, so that a simulation can
+	// be checked against a result computed independently of the kernel.
+	Reference *Reference
+}
+
+// RefOp names the computation a Reference states.
+type RefOp string
+
+// The computations a Reference can state.
+const (
+	// RefEinsum: the output is the einsum of the inputs over their axes
+	// (the axes named by each HBM tensor's mappings): axes absent from the
+	// output are summed (002 L104-118).
+	RefEinsum RefOp = "einsum"
+	// RefAdd: the output is the first input plus Scalar, or the sum of the
+	// inputs, elementwise (002 L183-235: constant addition).
+	RefAdd RefOp = "add"
+	// RefMul: the output is the elementwise product of the inputs (002
+	// L237-305: elementwise multiplication).
+	RefMul RefOp = "mul"
+)
+
+// Reference is the computation a kernel performs, over its HBM tensors.
+type Reference struct {
+	Op     RefOp
+	Inputs []string
+	Output string
+	// Scalar is the constant of RefAdd with one input.
+	Scalar float64
 }
 
 // Memory is where a tensor lives (002 L133-141).
@@ -228,6 +257,43 @@ func (p *Program) Validate() error {
 	for i, op := range p.Ops {
 		if err := p.validateOp(op); err != nil {
 			return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
+		}
+	}
+	if p.Reference != nil {
+		if err := p.validateReference(p.Reference); err != nil {
+			return fmt.Errorf("reference: %w", err)
+		}
+	}
+	return nil
+}
+
+func (p *Program) validateReference(r *Reference) error {
+	switch r.Op {
+	case RefEinsum, RefMul:
+		if len(r.Inputs) < 1 {
+			return fmt.Errorf("%s needs inputs", r.Op)
+		}
+	case RefAdd:
+		if len(r.Inputs) < 1 {
+			return fmt.Errorf("add needs inputs")
+		}
+	default:
+		return fmt.Errorf("unknown op %q: want einsum, add or mul", r.Op)
+	}
+	if r.Scalar != 0 && (r.Op != RefAdd || len(r.Inputs) != 1) {
+		return fmt.Errorf("a scalar goes with add of one input")
+	}
+	for i, name := range append(append([]string(nil), r.Inputs...), r.Output) {
+		t, ok := p.Tensor(name)
+		if !ok {
+			return fmt.Errorf("unknown tensor %q", name)
+		}
+		want := Input
+		if i == len(r.Inputs) {
+			want = Output
+		}
+		if t.Mem != HBM || t.Role != want {
+			return fmt.Errorf("tensor %q is a %s %s tensor, want an HBM %s", name, t.Mem, t.Role, want)
 		}
 	}
 	return nil

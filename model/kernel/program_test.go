@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -9,42 +10,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// helloDot is the manual's Hello dot product kernel (002 L413-454) in the
-// JSON form: two bf16 vectors of A = 2048 in one slice, rhs loaded into TRF
-// in the sub context, lhs streamed through the Contraction Engine in main.
-const helloDot = `{
-  "name": "hello-dot", "axes": "A=2048", "chips": 1,
-  "tensors": [
-    {"name": "lhs", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "A", "addr": 0},
-    {"name": "rhs", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "A", "addr": 268435456},
-    {"name": "out", "mem": "hbm", "dtype": "bf16", "role": "output", "chip": "1", "element": "1", "addr": 536870912},
-    {"name": "lhs_dm", "mem": "dm", "dtype": "bf16", "role": "intermediate", "chip": "1", "cluster": "1 # 2", "slice": "1 # 256", "element": "A", "addr": 0},
-    {"name": "rhs_dm", "mem": "dm", "dtype": "bf16", "role": "intermediate", "chip": "1", "cluster": "1 # 2", "slice": "1 # 256", "element": "A", "addr": 4096},
-    {"name": "rhs_trf", "mem": "trf", "dtype": "bf16", "role": "intermediate", "chip": "1", "cluster": "1 # 2", "slice": "1 # 256", "row": "1", "element": "A", "addr": 0, "trf_address": "Full"},
-    {"name": "out_dm", "mem": "dm", "dtype": "bf16", "role": "intermediate", "chip": "1", "cluster": "1 # 2", "slice": "1 # 256", "element": "1 # 8", "addr": 8192}
-  ],
-  "ops": [
-    {"context": "dma", "kind": "to_dm", "src": "lhs", "dst": "lhs_dm"},
-    {"context": "dma", "kind": "to_dm", "src": "rhs", "dst": "rhs_dm"},
-    {"context": "sub", "kind": "chain", "stages": [
-      {"kind": "begin", "tensor": "rhs_dm"},
-      {"kind": "fetch", "dtype": "bf16", "time": "1", "packet": "A"},
-      {"kind": "collect", "time": "A / 16", "packet": "A % 16"},
-      {"kind": "to_trf", "tensor": "rhs_trf"}]},
-    {"context": "main", "kind": "chain", "stages": [
-      {"kind": "begin", "tensor": "lhs_dm"},
-      {"kind": "fetch", "dtype": "bf16", "time": "1", "packet": "A"},
-      {"kind": "collect", "time": "A / 16", "packet": "A % 16"},
-      {"kind": "align", "tensor": "rhs_trf", "time": "A / 32", "packet": "A % 32"},
-      {"kind": "contract", "packet": "1"},
-      {"kind": "accumulate", "time": "1", "packet": "1 # 8", "param": "Interleaved"},
-      {"kind": "cast", "dtype": "bf16", "packet": "1 # 16"},
-      {"kind": "commit", "tensor": "out_dm"}]},
-    {"context": "dma", "kind": "to_hbm", "src": "out_dm", "dst": "out"}
-  ]
-}`
+// helloDotFile is the manual's Hello dot product kernel (002 L413-454) in
+// the JSON form: two bf16 vectors of A = 2048 in one slice, rhs loaded into
+// TRF in the sub context, lhs streamed through the Contraction Engine in main.
+const helloDotFile = "../../workloads/kernels/hello-dot.json"
+
+func readHelloDot(tb testing.TB) string {
+	tb.Helper()
+	data, err := os.ReadFile(helloDotFile)
+	require.NoError(tb, err)
+	return string(data)
+}
 
 func TestProgramJSONRoundTrip(t *testing.T) {
+	helloDot := readHelloDot(t)
 	var p Program
 	require.NoError(t, json.Unmarshal([]byte(helloDot), &p))
 	assert.Equal(t, "hello-dot", p.Name)
@@ -76,9 +55,12 @@ func TestProgramJSONErrors(t *testing.T) {
 		{"trf without row", `"row": "1", "element": "A", "addr": 0, "trf_address": "Full"`, `"element": "A", "addr": 0, "trf_address": "Full"`, `needs a row mapping`},
 		{"duplicate tensor", `{"name": "rhs", "mem"`, `{"name": "lhs", "mem"`, `duplicate tensor name`},
 		{"no chips", `"chips": 1`, `"chips": 0`, `chips must be at least 1`},
+		{"reference to DM", `"inputs": ["lhs", "rhs"]`, `"inputs": ["lhs", "rhs_dm"]`, `reference: tensor "rhs_dm" is a dm intermediate tensor, want an HBM input`},
+		{"reference op", `"op": "einsum"`, `"op": "conv"`, `reference: unknown op "conv"`},
+		{"reference scalar", `"output": "out"}`, `"output": "out", "scalar": 1}`, `a scalar goes with add of one input`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := replaceOnce(t, helloDot, tc.old, tc.new)
+			src := replaceOnce(t, readHelloDot(t), tc.old, tc.new)
 			var p Program
 			err := json.Unmarshal([]byte(src), &p)
 			require.Error(t, err)
@@ -97,7 +79,7 @@ func replaceOnce(t *testing.T, s, old, new string) string {
 // FuzzProgramJSON feeds arbitrary bytes to the decoder: it must return an
 // error or a program that re-encodes to itself, and never panic.
 func FuzzProgramJSON(f *testing.F) {
-	f.Add([]byte(helloDot))
+	f.Add([]byte(readHelloDot(f)))
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"axes":"A=4","chips":1,"tensors":[null]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
