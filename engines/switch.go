@@ -555,7 +555,8 @@ func switchCustom(spec *Spec, req SwitchRequest, O *mapping.Expr, ring int, plan
 	n, t := S.Size(), T.Size()
 	sw := &plan.Switch
 	maxRing := spec.Switch.MaxRingSize.Value // 002 L3364
-	if ring != 0 && (ring&(ring-1) != 0 || ring > maxRing) {
+	pow2 := spec.Switch.RingSizePowerOfTwo.Value
+	if ring != 0 && (pow2 && ring&(ring-1) != 0 || ring > maxRing) {
 		return ruleSwRing.Violate("ring_size %d is not a power of 2 up to %d", ring, maxRing).With("ring_size", ring)
 	}
 	if U.Size()%t != 0 {
