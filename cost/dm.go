@@ -3,6 +3,7 @@ package cost
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
@@ -38,6 +39,14 @@ func dmBanks(spec *engines.Spec, addr int64, n, banks, width int) uint32 {
 	if last-first+1 >= int64(banks) {
 		return 1<<uint(banks) - 1
 	}
+	if b := spec.DM.AddressBits.Bank.Value; len(b) > 0 && 1<<uint(b[0]) == width && b[len(b)-1]-b[0] == len(b)-1 {
+		// Bank bits directly above the byte bits (002 L2877-2878): the
+		// units' banks are consecutive modulo the bank count.
+		k := uint(first % int64(banks))
+		run := uint32(1)<<uint(last-first+1) - 1
+		all := uint32(1)<<uint(banks) - 1
+		return (run<<k | run>>(uint(banks)-k)) & all
+	}
 	var m uint32
 	for u := first; u <= last; u++ {
 		m |= 1 << uint(spec.DMBank(uint64(u*int64(width))))
@@ -50,6 +59,7 @@ func dmBanks(spec *engines.Spec, addr int64, n, banks, width int) uint32 {
 // ready; it does not allocate.
 type BankRun struct {
 	run      [maxBanks]int32
+	active   uint32 // banks with a run in progress
 	max      int
 	bank     int
 	accesses int
@@ -59,14 +69,15 @@ type BankRun struct {
 // DMBanks returns).
 func (r *BankRun) Observe(mask uint32) {
 	r.accesses++
-	for b := range r.run {
-		if mask&(1<<uint(b)) == 0 {
-			r.run[b] = 0
-			continue
-		}
+	for ended := r.active &^ mask; ended != 0; ended &= ended - 1 {
+		r.run[bits.TrailingZeros32(ended)] = 0
+	}
+	r.active = mask
+	for m := mask; m != 0; m &= m - 1 {
+		b := bits.TrailingZeros32(m)
 		r.run[b]++
-		if int(r.run[b]) > r.max {
-			r.max, r.bank = int(r.run[b]), b
+		if v := int(r.run[b]); v > r.max || v == r.max && b < r.bank {
+			r.max, r.bank = v, b
 		}
 	}
 }
@@ -109,14 +120,14 @@ func SeqBankRun(spec *engines.Spec, seq *kernel.SeqConfig, elemBits, accessElems
 	if banks > maxBanks {
 		return res, fmt.Errorf("cost: SeqBankRun: %d banks per slice, at most %d supported", banks, maxBanks)
 	}
-	size := seq.Size()
-	if size == 0 || size%accessElems != 0 {
-		return res, fmt.Errorf("cost: SeqBankRun: %d stream positions are not whole accesses of %d elements", size, accessElems)
-	}
 	nbytes := (accessElems*elemBits + 7) / 8
+	var w accessWalker
+	if err := w.init(seq, accessElems); err != nil {
+		return res, fmt.Errorf("cost: SeqBankRun: %w", err)
+	}
 	var run BankRun
-	for p := 0; p < size; p += accessElems {
-		off := int64(seq.Offset(p)) * int64(elemBits)
+	for k := 0; k < w.count; k++ {
+		off := int64(w.off) * int64(elemBits)
 		if off < 0 {
 			// Padding before the tensor (`@ base_addr = -2`, 002 L1908)
 			// reads below the base: round toward the lower byte.
@@ -124,7 +135,7 @@ func SeqBankRun(spec *engines.Spec, seq *kernel.SeqConfig, elemBits, accessElems
 		}
 		addr := base + off/8
 		if addr < 0 {
-			return res, fmt.Errorf("cost: SeqBankRun: access %d at byte %d lies below the slice's address 0", p/accessElems, addr)
+			return res, fmt.Errorf("cost: SeqBankRun: access %d at byte %d lies below the slice's address 0", k, addr)
 		}
 		m := dmBanks(spec, addr, nbytes, banks, width)
 		res.Banks |= m
@@ -132,6 +143,7 @@ func SeqBankRun(spec *engines.Spec, seq *kernel.SeqConfig, elemBits, accessElems
 		if stopAt > 0 && run.max >= stopAt {
 			break
 		}
+		w.next()
 	}
 	res.Accesses = run.accesses
 	res.MaxRun, res.Bank = run.Max()
@@ -208,3 +220,64 @@ func DMNSchedule(spec *engines.Spec, n, reqBytes, dmns int) (int, error) {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// accessWalker iterates the first positions of a sequencer's accesses of a
+// fixed number of positions: the loops above the access as an odometer,
+// offsets updated incrementally, without allocating.
+type accessWalker struct {
+	n      int
+	size   [kernel.MaxIterDepth]int
+	stride [kernel.MaxIterDepth]int
+	idx    [kernel.MaxIterDepth]int
+	off    int // element offset of the current access
+	count  int // accesses
+}
+
+func (w *accessWalker) init(seq *kernel.SeqConfig, access int) error {
+	*w = accessWalker{off: seq.Base}
+	n := len(seq.Entries)
+	if n > kernel.MaxIterDepth {
+		return fmt.Errorf("%d sequencer entries, at most %d", n, kernel.MaxIterDepth)
+	}
+	for i, e := range seq.Entries {
+		if e.Size <= 0 {
+			return fmt.Errorf("sequencer entry %d has size %d", i, e.Size)
+		}
+		w.size[i], w.stride[i] = e.Size, e.Stride
+	}
+	for rem := access; rem > 1; {
+		if n == 0 {
+			return fmt.Errorf("accesses of %d positions exceed the sequencer's %d", access, seq.Size())
+		}
+		i := n - 1
+		switch {
+		case rem%w.size[i] == 0:
+			rem /= w.size[i]
+			n--
+		case w.size[i]%rem == 0:
+			w.size[i] /= rem
+			w.stride[i] *= rem
+			rem = 1
+		default:
+			return fmt.Errorf("accesses of %d positions do not tile sequencer entry %d of size %d", access, i, w.size[i])
+		}
+	}
+	w.n = n
+	w.count = 1
+	for i := 0; i < n; i++ {
+		w.count *= w.size[i]
+	}
+	return nil
+}
+
+func (w *accessWalker) next() {
+	for i := w.n - 1; i >= 0; i-- {
+		w.idx[i]++
+		w.off += w.stride[i]
+		if w.idx[i] < w.size[i] {
+			return
+		}
+		w.off -= w.size[i] * w.stride[i]
+		w.idx[i] = 0
+	}
+}
