@@ -16,13 +16,16 @@ import (
 //
 // The model walks the actual addresses. Each descriptor runs on the DMA
 // Engine of its DM side's DMN pair (one engine per pair of DMNs, 002 L2404;
-// the compiler uses the source DMN's engine, 002 L2548); an engine runs its
+// the compiler uses the source DMN's engine, 002 L2548;
+// docs/spec-decisions.md "DMA Engine of a descriptor"); an engine runs its
 // descriptors one after the other (002 L2565), each paying the startup
 // (002 L2566, L2806-2808). Engines run in parallel and share the HBM
 // channels and DMNs; their requests reach a channel in round-robin order.
-// Times are steady-state occupancies in core cycles: a pipeline fill of a
-// cycle or two is not added (docs/spec-decisions.md "Cost model: steady-state
-// cycles").
+// A descriptor's reads and writes overlap unless both sides are the same
+// HBM or the same cluster's DM (docs/spec-decisions.md "DMA reads and
+// writes: overlap or sequence"). Times are steady-state occupancies in core
+// cycles: a pipeline fill of a cycle or two is not added
+// (docs/spec-decisions.md "Cost model: steady-state cycles").
 
 // DescriptorEstimate is the price of one descriptor.
 type DescriptorEstimate struct {

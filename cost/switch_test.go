@@ -15,7 +15,7 @@ import (
 // TestSwitchCyclesManual: cycle = ring_size × input_time × cycles_per_packet
 // (002 L3524-3526) on the manual's estimates. The examples' text gives dtype
 // i8, so a packet's bytes are its elements (docs/spec-decisions.md "Switch
-// cycle examples count i8 bytes").
+// example dtypes", "Switch partial extraction cycle count").
 func TestSwitchCyclesManual(t *testing.T) {
 	cases := []struct {
 		name, cite                 string
