@@ -539,3 +539,72 @@ func (w *walker) next() {
 		w.idx[i] = 0
 	}
 }
+
+// maxBoundEngines bounds the engines DMABound tracks: 8 per chip, 4 chips
+// (002 L2404, L2474).
+const maxBoundEngines = 64
+
+// DMABound returns a lower bound on the cycles EstimateDescriptors returns
+// for ds, in time linear in the number of loops rather than requests, for a
+// planner that prunes before it prices: every request takes at least one
+// engine transfer per side (002 L2596), reads and writes add where they
+// cannot overlap, and each chip's HBM units spread at best evenly over its
+// channels (002 L2980). It does not allocate.
+func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
+	if len(ds) == 0 {
+		return 0, errors.New("cost: DMA bound of a command without descriptors")
+	}
+	var engs [maxBoundEngines]struct {
+		key [3]int
+		t   float64
+	}
+	var hbmUnits [maxBoundEngines]int // per chip
+	ne := 0
+	var w walker
+	for i := range ds {
+		d := &ds[i]
+		if err := m.check(d); err != nil {
+			return 0, fmt.Errorf("cost: DMA descriptor %d (DMN %s #%d): %w", i, d.Dmn, d.Exec, err)
+		}
+		if err := w.init(d, m.reqBytes); err != nil {
+			return 0, fmt.Errorf("cost: DMA descriptor %d (DMN %s #%d): %w", i, d.Dmn, d.Exec, err)
+		}
+		r := float64(w.packets*w.reqs) / m.reqPerCycle
+		data := r
+		if d.Src.Kind == d.Dst.Kind && d.Src.Dmn.Chip == d.Dst.Dmn.Chip &&
+			(d.Src.Kind == kernel.MediaHBM || d.Src.Dmn.Cluster == d.Dst.Dmn.Cluster) {
+			data = 2 * r
+		}
+		if d.Src.Dmn.Chip != d.Dst.Dmn.Chip {
+			data = max(data, float64(ceilDiv(w.packets*d.Stride0, m.pcie)))
+		}
+		for _, md := range [2]kernel.DMAMedia{d.Src, d.Dst} {
+			if md.Kind == kernel.MediaHBM {
+				hbmUnits[md.Dmn.Chip] += w.packets * w.reqs
+			}
+		}
+		key := m.engineKey(d)
+		e := 0
+		for e < ne && engs[e].key != key {
+			e++
+		}
+		if e == ne {
+			if ne == maxBoundEngines {
+				return 0, fmt.Errorf("cost: DMA bound: more than %d engines", maxBoundEngines)
+			}
+			engs[e].key = key
+			ne++
+		}
+		engs[e].t += m.startup + data
+	}
+	b := 0.0
+	for e := 0; e < ne; e++ {
+		b = max(b, engs[e].t)
+	}
+	for _, u := range hbmUnits {
+		if u > 0 {
+			b = max(b, m.startup+float64(ceilDiv(u, m.dec.channels))*m.hbm.base)
+		}
+	}
+	return b, nil
+}

@@ -632,3 +632,56 @@ func benchDMA(b *testing.B, ds []kernel.DMADescriptor) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(req), "ns/request")
 }
+
+// TestDMABound: the cheap bound never exceeds the estimate, and is tight
+// where the engines bind.
+func TestDMABound(t *testing.T) {
+	m := newModel(t)
+	for name, ds := range map[string][]kernel.DMADescriptor{
+		"Example 1": example1(), "Example 2": example2(0), "Example 3": example3(256, 256), "Example 4": example4(),
+		"Example 5": example5(), "Example 6": example6(), "unaligned": example2(128),
+	} {
+		est, err := m.EstimateDescriptors(ds)
+		require.NoError(t, err)
+		b, err := m.DMABound(ds)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, b, est.Cycles+1e-9, name)
+		switch name {
+		case "Example 1", "Example 2", "Example 3":
+			assert.Equal(t, est.Cycles, b, name)
+		}
+	}
+	r := rand.New(rand.NewSource(11))
+	for i := 0; i < 50; i++ {
+		pk := 8 << r.Intn(7)
+		loops := []loop{}
+		for k := 0; k < 1+r.Intn(3); k++ {
+			loops = append(loops, loop{1 + r.Intn(8), pk << r.Intn(12), pk << k})
+		}
+		loops = append(loops, loop{pk, 1, 1})
+		ds := []kernel.DMADescriptor{desc(dmn(0, 0, 0), hbm(0), dm(0, 0, 0), r.Intn(1<<24)&^7, 0, pk, loops...)}
+		est, err := m.EstimateDescriptors(ds)
+		require.NoError(t, err)
+		b, err := m.DMABound(ds)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, b, est.Cycles+1e-9, "%+v", ds[0])
+	}
+	ds := example6()
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := m.DMABound(ds); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+func BenchmarkDMABound(b *testing.B) {
+	m := newModel(b)
+	ds := example4()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.DMABound(ds); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
