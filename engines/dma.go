@@ -1117,3 +1117,37 @@ func CheckDMACommand(spec *Spec, cmd *kernel.DMACommand) error {
 	}
 	return nil
 }
+
+// DMAPacket is a descriptor's execution semantics for the simulator (002
+// L2567-2582): packet q (0 ≤ q < d.Packets) moves d.Stride0 consecutive bytes
+// from the returned source byte address to the returned destination byte
+// address. Byte q·Stride0 of the descriptor's stream is loop position
+// (q·Stride0) / (ElemBits/8), whose address is Base + Σ digit_k·Stride_k with
+// the digits of the position in the mixed radix of the entry sizes, the
+// innermost entry fastest (the table of 002 L2570-2577), plus the byte
+// within the position. It does not allocate.
+func DMAPacket(d *kernel.DMADescriptor, q int) (src, dst int, err error) {
+	if d.ElemBits < 8 || d.ElemBits%8 != 0 || d.Stride0 < 1 {
+		return 0, 0, fmt.Errorf("dma: descriptor with %d-bit loop positions and stride0 %d", d.ElemBits, d.Stride0)
+	}
+	if q < 0 || q >= d.Packets {
+		return 0, 0, fmt.Errorf("dma: packet %d outside [0, %d)", q, d.Packets)
+	}
+	eb := d.ElemBits / 8
+	o := q * d.Stride0
+	i := o / eb
+	src, dst = d.SrcBase+o%eb, d.DstBase+o%eb
+	for k := len(d.Entries) - 1; k >= 0; k-- {
+		e := &d.Entries[k]
+		if e.Size < 1 {
+			return 0, 0, fmt.Errorf("dma: entry %d has size %d", k, e.Size)
+		}
+		src += i % e.Size * e.SrcStride
+		dst += i % e.Size * e.DstStride
+		i /= e.Size
+	}
+	if i != 0 {
+		return 0, 0, fmt.Errorf("dma: packet %d lies beyond the descriptor's %d loop positions", q, d.Size())
+	}
+	return src, dst, nil
+}
