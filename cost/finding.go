@@ -22,6 +22,14 @@ const (
 	// Unpriced: the manual names a cost but states no number for it, so the
 	// estimate leaves it out.
 	Unpriced
+	// Penalty: the hardware only slows down, and the estimate includes the
+	// slowdown (misaligned HBM or DM accesses, main/sub bank contention,
+	// StoTRF stalls).
+	Penalty
+	// Invalid: the kernel breaks a rule the hardware does not tolerate
+	// (capacity exceeded, live tensors overlapping); its estimate is not
+	// meaningful.
+	Invalid
 )
 
 // String names the effect.
@@ -33,6 +41,10 @@ func (e Effect) String() string {
 		return "preempts DMA and sub context"
 	case Unpriced:
 		return "unpriced"
+	case Penalty:
+		return "priced penalty"
+	case Invalid:
+		return "invalid"
 	}
 	return fmt.Sprintf("Effect(%d)", uint8(e))
 }

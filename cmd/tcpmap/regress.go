@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"tcpmap/cost"
+	"tcpmap/engines"
+)
+
+func init() { subcommands = append(subcommands, newRegressCmd) }
+
+// regressResult is `tcpmap regress --json` output.
+type regressResult struct {
+	Baseline string         `json:"baseline"`
+	Pass     bool           `json:"pass"`
+	Updated  bool           `json:"updated,omitempty"`
+	Current  *cost.Baseline `json:"current"`
+	Drifts   []cost.Drift   `json:"drifts"`
+}
+
+// baselineComment heads the baseline file.
+const baselineComment = "Cost-model regression baseline: predicted cycles and bottleneck of every golden kernel " +
+	"(workloads/kernels/*.json) and, once the planner exists, every workload plan. `tcpmap regress` " +
+	"(run by `make test`) fails when an entry drifts by more than the tolerance or changes bottleneck; " +
+	"regenerate deliberately with `go run ./cmd/tcpmap regress --update`."
+
+// currentBaseline prices every golden kernel under dir.
+func currentBaseline(spec *engines.Spec, dir string) (*cost.Baseline, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	b := &cost.Baseline{Comment: baselineComment, Tolerance: cost.DefaultTolerance, Kernels: []cost.BaselineEntry{}, Plans: []cost.BaselineEntry{}}
+	for _, f := range files {
+		r, err := priceFile(spec, f)
+		if err != nil {
+			return nil, err
+		}
+		b.Kernels = append(b.Kernels, cost.Entry(filepath.ToSlash(f), r))
+	}
+	// Workload plans: once the planner exists, price every workloads/*.yaml
+	// plan here and append it to b.Plans.
+	return b, nil
+}
+
+func newRegressCmd(g *globals) *cobra.Command {
+	var baseline, kernels string
+	var update bool
+	cmd := &cobra.Command{
+		Use:   "regress",
+		Short: "Check the cost model's predictions against results/cost-baseline.json",
+		Long: `regress prices every golden kernel (workloads/kernels/*.json) and compares
+its predicted cycles and bottleneck with the baseline. It exits 1 and lists
+every entry whose cycles drifted by more than the baseline's tolerance
+(0.5%), whose bottleneck changed, or that is missing from either side.
+--update rewrites the baseline with the current predictions, for a
+deliberate change of the model. Run it from the repository root.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			spec, err := loadSpec(g)
+			if err != nil {
+				return err
+			}
+			cur, err := currentBaseline(spec, kernels)
+			if err != nil {
+				return err
+			}
+			out := c.OutOrStdout()
+			res := regressResult{Baseline: baseline, Current: cur, Drifts: []cost.Drift{}}
+			if update {
+				var b bytes.Buffer
+				if err := cur.Write(&b); err != nil {
+					return err
+				}
+				if err := os.WriteFile(baseline, b.Bytes(), 0o644); err != nil {
+					return err
+				}
+				res.Pass, res.Updated = true, true
+				if g.json {
+					return writeJSON(out, res)
+				}
+				_, err := fmt.Fprintf(out, "wrote %s: %d kernels, %d plans\n", baseline, len(cur.Kernels), len(cur.Plans))
+				return err
+			}
+			old, err := cost.ReadBaseline(baseline)
+			if err != nil {
+				return err
+			}
+			if d := cost.Compare(old, cur); len(d) > 0 {
+				res.Drifts = d
+			}
+			res.Pass = len(res.Drifts) == 0
+			if g.json {
+				if err := writeJSON(out, res); err != nil {
+					return err
+				}
+			} else {
+				ew := &errWriter{w: out}
+				for _, e := range cur.Kernels {
+					fmt.Fprintf(ew, "kernel %s: %.1f cycles, %s\n", e.File, e.Cycles, e.Bottleneck)
+				}
+				for _, d := range res.Drifts {
+					fmt.Fprintf(ew, "DRIFT %s\n", d)
+				}
+				if res.Pass {
+					fmt.Fprintf(ew, "PASS: %d kernels, %d plans match %s\n", len(cur.Kernels), len(cur.Plans), baseline)
+				} else {
+					fmt.Fprintf(ew, "FAIL: %d entries drifted from %s (rerun with --update if the change is deliberate)\n", len(res.Drifts), baseline)
+				}
+				if ew.err != nil {
+					return ew.err
+				}
+			}
+			if !res.Pass {
+				return exitError{exitFail}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&baseline, "baseline", "results/cost-baseline.json", "baseline `FILE`")
+	cmd.Flags().StringVar(&kernels, "kernels", "workloads/kernels", "`DIR` of golden kernel programs (*.json)")
+	cmd.Flags().BoolVar(&update, "update", false, "rewrite the baseline with the current predictions")
+	return cmd
+}
