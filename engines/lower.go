@@ -38,6 +38,7 @@ type chainState struct {
 	row                  *mapping.Expr // the computation Row, after align
 	contract             *kernel.ContractConfig
 	prev                 kernel.StageKind
+	ve                   *vePass // the open Vector Engine pass, between vector_init and vector_final
 }
 
 // LowerError locates a lowering failure in the program: the op, and the
@@ -63,7 +64,7 @@ func (e *LowerError) Unwrap() error { return e.Err }
 // Configurations the program already states are kept as written: a
 // hand-written kernel may carry its own, and the simulator runs what is
 // there. The program must be valid (kernel.Program.Validate). Vector Engine
-// stages and to_vrf are not lowered yet (ErrNotModelled).
+// stages beyond the ones engines/vector.go models report ErrNotModelled.
 func Lower(spec *Spec, p *kernel.Program) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -167,8 +168,22 @@ func sameSpatial(r *Rule, st *chainState, t *kernel.Tensor) error {
 	return nil
 }
 
+// vectorStage lists the stages that run inside a Vector Engine pass.
+var vectorStage = map[kernel.StageKind]bool{
+	kernel.StVectorBranch: true, kernel.StVectorFxp: true, kernel.StVectorFinal: true,
+}
+
 func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainState, stage *kernel.Stage) error {
 	tensor, _ := p.Tensor(stage.Tensor)
+	switch {
+	case st.ve != nil && !vectorStage[stage.Kind]:
+		return ruleVEExit.Violate("%s inside a Vector Engine pass: vector_final first", stage.Kind)
+	case st.ve == nil && vectorStage[stage.Kind]:
+		return ruleVEEntry.Violate("%s outside a Vector Engine pass: vector_init first", stage.Kind)
+	}
+	if stage.Kind == kernel.StVectorInit || vectorStage[stage.Kind] || stage.Kind == kernel.StToVRF {
+		return lowerVectorStage(spec, p, st, stage, tensor)
+	}
 	keep := stage.Config != nil
 	if !keep {
 		stage.Config = &kernel.StageConfig{}
@@ -337,7 +352,102 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		return nil
 	}
 	stage.Config = nil
-	return fmt.Errorf("%s: %w (the Vector Engine is not lowered yet)", stage.Kind, ErrNotModelled)
+	return fmt.Errorf("unknown stage kind %q", stage.Kind)
+}
+
+// lowerVectorStage lowers the Vector Engine's stages and to_vrf
+// (engines/vector.go), keeping a configuration the stage states but still
+// checking the pass's structure (entry, stage order, ALUs).
+func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kernel.Stage, tensor *kernel.Tensor) error {
+	keep := stage.Config != nil
+	if !keep {
+		stage.Config = &kernel.StageConfig{}
+	}
+	cfg := stage.Config
+	switch stage.Kind {
+	case kernel.StVectorInit:
+		switch st.prev {
+		case kernel.StCollect, kernel.StContract, kernel.StAccumulate:
+		default:
+			return ruleVEEntry.Violate("vector_init after %s; it takes the Collect or Contraction Engine's output", st.prev)
+		}
+		c, err := DeriveVectorInit(spec, VectorInitInput{DType: st.dt, Time: st.time, Packet: st.packet})
+		if err != nil {
+			return err
+		}
+		if !keep {
+			cfg.VectorInit = &c
+		}
+		st.ve = &vePass{stage: veStageInit}
+		return nil
+
+	case kernel.StVectorBranch:
+		if err := st.ve.enter(veStageBranch, stage.Kind, st.prev); err != nil {
+			return err
+		}
+		c, err := DeriveVectorBranch(stage.Param)
+		if err != nil {
+			return err
+		}
+		if !keep {
+			cfg.VectorBranch = &c
+		}
+		return nil
+
+	case kernel.StVectorFxp:
+		if err := st.ve.enter(veStageFxp, stage.Kind, st.prev); err != nil {
+			return err
+		}
+		op, k, err := kernel.ParseFxpParam(stage.Param)
+		if err != nil {
+			return err
+		}
+		in := VectorFxpInput{DType: st.dt, Op: op, Const: k}
+		if tensor != nil {
+			if err := sameSpatial(ruleVRFSlices, st, tensor); err != nil {
+				return err
+			}
+			in.VRF = &VRFReadInput{Tensor: tensor.Name, DType: tensor.DType, Element: tensor.Element, Base: int(tensor.Addr),
+				Time: st.time, Packet: st.packet}
+		}
+		c, err := DeriveVectorFxp(spec, in)
+		if err != nil {
+			return err
+		}
+		if keep && cfg.VectorFxp != nil {
+			c = *cfg.VectorFxp
+		} else if !keep {
+			cfg.VectorFxp = &c
+		}
+		return st.ve.use(c.ALU)
+
+	case kernel.StVectorFinal:
+		if err := st.ve.enter(veStageOutput, stage.Kind, st.prev); err != nil {
+			return err
+		}
+		if !keep {
+			cfg.VectorFinal = &kernel.VectorFinalConfig{DType: st.dt, Lanes: st.packet.Size(), Packets: st.time.Size()}
+		}
+		st.ve = nil
+		return nil
+
+	case kernel.StToVRF:
+		if err := sameSpatial(ruleVRFSlices, st, tensor); err != nil {
+			return err
+		}
+		if tensor.DType != st.dt {
+			return ruleVRFSlices.Violate("tensor %q is %s, the stream is %s", tensor.Name, tensor.DType, st.dt)
+		}
+		c, err := DeriveToVRF(spec, ToVRFInput{DType: st.dt, Time: st.time, Packet: st.packet, Element: tensor.Element, Base: int(tensor.Addr)})
+		if err != nil {
+			return err
+		}
+		if !keep {
+			cfg.ToVRF = &c
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown stage kind %q", stage.Kind)
 }
 
 // packetBytes is the size in bytes of a packet of mapping e in type dt.

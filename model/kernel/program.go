@@ -220,6 +220,12 @@ type StageConfig struct {
 	Cast       *CastConfig       `json:"cast,omitempty"`
 	Transpose  *TransposeConfig  `json:"transpose,omitempty"`
 	Commit     *CommitConfig     `json:"commit,omitempty"`
+	// The Vector Engine's stages and the VRF load (model/kernel/vector.go).
+	VectorInit   *VectorInitConfig   `json:"vector_init,omitempty"`
+	VectorBranch *VectorBranchConfig `json:"vector_branch,omitempty"`
+	VectorFxp    *VectorFxpConfig    `json:"vector_fxp,omitempty"`
+	VectorFinal  *VectorFinalConfig  `json:"vector_final,omitempty"`
+	ToVRF        *ToVRFConfig        `json:"to_vrf,omitempty"`
 }
 
 // Tensor returns the program's tensor with the given name.

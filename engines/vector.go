@@ -1,0 +1,517 @@
+package engines
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+)
+
+// The Vector Engine (002 L4549-5277) and the Vector Register File (002 L140,
+// L1090, L3033), as far as the manual's Hello kernels need them (002
+// L158-298): a pass `vector_init → vector_intra_slice_branch → vector_fxp…
+// → vector_final` over one flit of eight 32-bit elements per packet, with a
+// constant or VRF operand, and `to_vrf`, which stores a collect stream into
+// each slice's VRF.
+//
+// Modelled: BranchMode::Unconditional; the Fxp ops AddFxp, AddFxpSat,
+// SubFxp, SubFxpSat, MulFxp, MulInt. The other branch modes, the shifts
+// (whose amounts ≥ 32 the manual does not define) and the other stages of
+// the intra-slice block are reported as ErrNotModelled.
+//
+// Semantics (vector-and-kernels.md §2.4; reference-notes L874-876): AddFxp,
+// SubFxp and MulInt wrap in two's complement; AddFxpSat and SubFxpSat clamp
+// to [−2^31, 2^31−1]; MulFxp is the Q31 product rounded half up,
+// (((a·b) >> 30) + 1) >> 1, with MIN × MIN → MAX (docs/spec-decisions.md
+// "MulFxp format").
+//
+// VRF layout (ToVRFConfig): a VRF tensor at addr holds its Element position
+// e at byte addr + e·size_of::<D>() of each slice's VRF (as a DmTensor does,
+// 002 L1093); to_vrf writes collect flit t at addr + 32·t, its Element being
+// the collect stream [Time, Packet] (002 L280-285). A VRF operand is read
+// one flit per packet (VRFReadConfig): lane l of the packet at time step t
+// reads Element position e(t) + l.
+
+var (
+	ruleVEType = NewRule(Rule{ID: "VE-R1", Engine: "vector", Name: "element types",
+		Cite: "002 L4551, L5254",
+		Text: "the Vector Engine operates exclusively on i32 and f32 data, streams and operands alike"})
+	ruleVEFlit = NewRule(Rule{ID: "VE-R19", Engine: "vector", Name: "one flit per packet",
+		Cite: "002 L4551, L4731, L3605",
+		Text: "data moves through the Vector Engine in 32-byte flits of eight 32-bit values, one per packet (Way8)"})
+	ruleVEEntry = NewRule(Rule{ID: "VE-R3", Engine: "vector", Name: "pass entry",
+		Cite: "002 L4553-4565, L4581, L4722-4726",
+		Text: "vector_init takes the Collect or the Contraction Engine's output; the single-stream intra-slice block starts with vector_intra_slice_branch right after vector_init"})
+	ruleVEOrder = NewRule(Rule{ID: "VE-R4", Engine: "vector", Name: "stage order",
+		Cite: "002 L4678, L4730-4747",
+		Text: "intra-slice stages advance in the order Branch, Logic, Fxp, FxpToFp, Narrow, Float, IntraSliceReduce, FpDiv, Widen, FpToFxp, Clip, Filter, Output; stages may be skipped, not revisited"})
+	ruleVEALU = NewRule(Rule{ID: "VE-R5", Engine: "vector", Name: "ALU once per pass",
+		Cite: "002 L4750, L4823, L5253, L5260-5269",
+		Text: "each ALU is used at most once per pass: ops of the same ALU class need separate Tensor Unit invocations"})
+	ruleVEFxpType = NewRule(Rule{ID: "VE-R7", Engine: "vector", Name: "Fxp on i32",
+		Cite: "002 L4822",
+		Text: "the Fxp cluster computes integer and fixed-point arithmetic on i32"})
+	ruleVEExit = NewRule(Rule{ID: "VE-R20", Engine: "vector", Name: "pass exit",
+		Cite: "002 L4584-4588, L4975-4976",
+		Text: "a pass ends with vector_final, whose result continues to the Cast, Transpose or Commit Engine"})
+	ruleVEOperand = NewRule(Rule{ID: "VE-R15", Engine: "vector", Name: "VRF operand",
+		Cite: "002 L5054-5058, L5066-5079, L5256",
+		Text: "an operand is an i32/f32 constant or a VRF tensor pre-loaded by to_vrf; each packet reads one VRF flit: the packet is the VRF Element's innermost eight elements, and each Time digit steps a VRF Element digit or an axis the VRF tensor lacks (re-read)"})
+	ruleVRFInput = NewRule(Rule{ID: "VRF-R1", Engine: "vrf", Name: "flit input",
+		Cite: "002 L3033, L3605",
+		Text: "to_vrf stores the Collect Engine's output: 32-byte flits"})
+	ruleVRFElement = NewRule(Rule{ID: "VRF-R2", Engine: "vrf", Name: "Element is the collect stream",
+		Cite: "002 L280-285",
+		Text: "to_vrf stores the collect stream in order: the VRF tensor's Element is [Time, Packet]"})
+	ruleVRFCapacity = NewRule(Rule{ID: "VRF-R3", Engine: "vrf", Name: "capacity",
+		Cite: "002 L140, L1090, L1093",
+		Text: "a VRF tensor at addr occupies addr..addr + Element::SIZE·size_of::<D>(), within the 8 KB of a slice's VRF"})
+	ruleVRFAlign = NewRule(Rule{ID: "VRF-R4", Engine: "vrf", Name: "alignment",
+		Cite: "002 L1071",
+		Text: "the starting address is a multiple of size_of::<D>()"})
+	ruleVRFSlices = NewRule(Rule{ID: "VRF-R5", Engine: "vrf", Name: "on the stream's slices",
+		Cite: "002 L280-285, L5072-5073",
+		Text: "to_vrf produces, and the Vector Engine reads, a VrfTensor with the stream's Chip, Cluster and Slice mappings and element type"})
+)
+
+// The intra-slice stage order (002 L4733-4747): the position of each stage
+// this file models.
+const (
+	veStageInit   = 0  // vector_init, before the block
+	veStageBranch = 1  // Branch (002 L4735)
+	veStageFxp    = 3  // Fxp (002 L4737)
+	veStageOutput = 13 // Output, vector_final (002 L4747)
+)
+
+// vePass is the state of a Vector Engine pass while a chain is lowered: the
+// last stage entered and the ALUs in use.
+type vePass struct {
+	stage int
+	alus  []kernel.VeALU
+}
+
+// enter moves the pass to a stage of order pos, named kind.
+func (v *vePass) enter(pos int, kind kernel.StageKind, last kernel.StageKind) error {
+	if pos == veStageBranch {
+		if v.stage != veStageInit {
+			return ruleVEEntry.Violate("vector_intra_slice_branch after %s; it comes right after vector_init", last)
+		}
+	} else if v.stage == veStageInit {
+		return ruleVEEntry.Violate("%s right after vector_init; the intra-slice block starts with vector_intra_slice_branch", kind)
+	}
+	if pos < v.stage {
+		return ruleVEOrder.Violate("%s after %s: the stage order does not go back", kind, last)
+	}
+	v.stage = pos
+	return nil
+}
+
+// use takes an ALU for the pass.
+func (v *vePass) use(a kernel.VeALU) error {
+	for _, b := range v.alus {
+		if a == b {
+			return ruleVEALU.Violate("%s is already in use", a)
+		}
+	}
+	v.alus = append(v.alus, a)
+	return nil
+}
+
+// veLanes checks a Vector Engine stream: i32 or f32, packets of one flit of
+// eight elements. It returns the lanes.
+func veLanes(spec *Spec, d dtype.DType, packet *mapping.Expr) (int, error) {
+	if !veTypeOK(spec, d) {
+		return 0, ruleVEType.Violate("element type %s, want one of %v", d, spec.Vector.Types.Value)
+	}
+	lanes := spec.Vector.Way8ElementsPerCycle.Value
+	pb, err := d.BytesFor(packet.Size())
+	if err != nil {
+		return 0, fmt.Errorf("vector: packet %s: %w", packet.Text(), err)
+	}
+	if pb != spec.Stream.FlitBytes.Value || packet.Size() != lanes {
+		return 0, ruleVEFlit.Violate("packet %s is %d × %s = %d bytes, want one %d-byte flit of %d elements",
+			packet.Text(), packet.Size(), d, pb, spec.Stream.FlitBytes.Value, lanes).With("packet_bytes", pb)
+	}
+	return lanes, nil
+}
+
+func veTypeOK(spec *Spec, d dtype.DType) bool {
+	for _, s := range spec.Vector.Types.Value {
+		if s == d.String() {
+			return true
+		}
+	}
+	return false
+}
+
+// VectorInitInput is the stream `vector_init()` takes.
+type VectorInitInput struct {
+	DType        dtype.DType
+	Time, Packet *mapping.Expr
+}
+
+// DeriveVectorInit checks the stream entering the Vector Engine and derives
+// vector_init's configuration.
+func DeriveVectorInit(spec *Spec, in VectorInitInput) (kernel.VectorInitConfig, error) {
+	var c kernel.VectorInitConfig
+	if spec == nil {
+		return c, errors.New("vector: nil hardware spec")
+	}
+	if err := ceCheckExprs("vector", []string{"time", "packet"}, in.Time, in.Packet); err != nil {
+		return c, err
+	}
+	lanes, err := veLanes(spec, in.DType, in.Packet)
+	if err != nil {
+		return c, err
+	}
+	return kernel.VectorInitConfig{DType: in.DType, Lanes: lanes, Packets: in.Time.Size()}, nil
+}
+
+// DeriveVectorBranch reads the BranchMode of vector_intra_slice_branch
+// (002 L4794-4802). Only Unconditional is modelled.
+func DeriveVectorBranch(mode string) (kernel.VectorBranchConfig, error) {
+	m, err := kernel.ParseBranchMode(mode)
+	if err != nil {
+		return kernel.VectorBranchConfig{}, fmt.Errorf("vector: %w", err)
+	}
+	if m != kernel.BranchUnconditional {
+		return kernel.VectorBranchConfig{}, fmt.Errorf("vector: BranchMode::%s: %w", m, ErrNotModelled)
+	}
+	return kernel.VectorBranchConfig{Mode: m}, nil
+}
+
+// VRFReadInput is a VRF operand read by a Vector Engine stage.
+type VRFReadInput struct {
+	// Tensor names the VRF tensor; DType, Element and Base are its type,
+	// Element mapping and byte address.
+	Tensor  string
+	DType   dtype.DType
+	Element *mapping.Expr
+	Base    int
+	// Time and Packet are the stream's mappings.
+	Time, Packet *mapping.Expr
+}
+
+// DeriveVRFRead derives how each packet of the stream reads its VRF flit:
+// the VRF Element splits into [outer, inner] at the packet's lanes, inner
+// must be the stream's Packet (lane l reads the element l of the flit), and
+// each Time digit, innermost first, becomes a loop entry whose stride is the
+// position of the matching outer digit, or 0 for a digit whose axis the VRF
+// tensor lacks (002 L5066-5079: the stream's Time B, absent from the VRF,
+// re-reads the same flit). Every outer digit must be read.
+func DeriveVRFRead(spec *Spec, in VRFReadInput) (kernel.VRFReadConfig, error) {
+	var c kernel.VRFReadConfig
+	if spec == nil {
+		return c, errors.New("vector: nil hardware spec")
+	}
+	if err := ceCheckExprs("vector", []string{"time", "packet", "VRF element"}, in.Time, in.Packet, in.Element); err != nil {
+		return c, err
+	}
+	if !veTypeOK(spec, in.DType) {
+		return c, ruleVEType.Violate("VRF operand %q is %s, want one of %v", in.Tensor, in.DType, spec.Vector.Types.Value)
+	}
+	lanes := spec.Vector.Way8ElementsPerCycle.Value
+	if in.Packet.Size() != lanes {
+		return c, ruleVEFlit.Violate("packet %s has %d elements, want %d", in.Packet.Text(), in.Packet.Size(), lanes)
+	}
+	if in.Element.Size()%lanes != 0 {
+		return c, ruleVEOperand.Violate("VRF Element %s has %d elements, not whole flits of %d", in.Element.Text(), in.Element.Size(), lanes)
+	}
+	outer, inner, err := ceSplit(in.Element, lanes)
+	if err != nil || !ceEquiv(inner, in.Packet) {
+		got := "?"
+		if inner != nil {
+			got = inner.Text()
+		}
+		return c, ruleVEOperand.Violate("the packet %s is not the innermost %d elements %s of VRF %q's Element %s",
+			in.Packet.Text(), lanes, got, in.Tensor, in.Element.Text())
+	}
+	ot, err := ceDigits(in.Time)
+	if err != nil {
+		return c, ruleVEOperand.Violate("Time %s cannot be sequenced: %v", in.Time.Text(), err)
+	}
+	eo, err := ceDigits(outer)
+	if err != nil {
+		return c, ruleVEOperand.Violate("VRF Element %s cannot be sequenced: %v", in.Element.Text(), err)
+	}
+	ei, err := ceDigits(inner)
+	if err != nil {
+		return c, ruleVEOperand.Violate("VRF Element %s cannot be sequenced: %v", in.Element.Text(), err)
+	}
+	if err := ceRefine(&ot, &eo, &ei); err != nil {
+		return c, ruleVEOperand.Violate("Time %s against VRF Element %s: %v", in.Time.Text(), in.Element.Text(), err)
+	}
+	vrfAxes := ceAxes(append(append([]ceDigit(nil), eo...), ei...))
+	used := make([]bool, len(eo))
+	entries := make([]kernel.SeqEntry, len(ot))
+	for k, d := range ot {
+		e := kernel.SeqEntry{Size: d.size, Term: d.text()}
+		if d.kind == ceTerm {
+			found := false
+			for j, x := range eo {
+				if !used[j] && d.sameRange(x) {
+					used[j], found = true, true
+					e.Stride = x.pos * lanes
+					break
+				}
+			}
+			if !found && vrfAxes[d.axis] {
+				return c, ruleVEOperand.Violate("Time term %s steps axis %s, which VRF %q's Element %s holds only in other digits",
+					d.text(), d.axis, in.Tensor, in.Element.Text())
+			}
+		}
+		entries[len(ot)-1-k] = e
+	}
+	for j, x := range eo {
+		if !used[j] && x.kind == ceTerm && x.live > 1 {
+			return c, ruleVEOperand.Violate("VRF Element digit %s of %s is never read by Time %s", x.text(), in.Element.Text(), in.Time.Text())
+		}
+	}
+	if len(entries) == 0 {
+		entries = []kernel.SeqEntry{{Size: 1, Stride: 0}}
+	}
+	// A Time digit padded beyond the VRF digit it steps reads past the
+	// tensor on its padding steps: those reads must stay inside the VRF.
+	size := in.DType.Bits() / 8
+	last := 0
+	for _, e := range entries {
+		last += (e.Size - 1) * e.Stride
+	}
+	if end := in.Base + (last+lanes)*size; in.Base < 0 || end > spec.VRF.BytesPerSlice.Value {
+		return c, ruleVEOperand.Violate("VRF %q read at %d reaches byte %d, the VRF holds %d per slice",
+			in.Tensor, in.Base, end, spec.VRF.BytesPerSlice.Value).With("bytes", end)
+	}
+	return kernel.VRFReadConfig{Tensor: in.Tensor, Base: in.Base, ElemBytes: size, Lanes: lanes, Entries: entries}, nil
+}
+
+// veModelled lists the Fxp ops with semantics here.
+var veModelled = map[kernel.FxpOp]bool{
+	kernel.FxpAddFxp: true, kernel.FxpAddFxpSat: true, kernel.FxpSubFxp: true, kernel.FxpSubFxpSat: true,
+	kernel.FxpMulFxp: true, kernel.FxpMulInt: true,
+}
+
+// VectorFxpInput is a `vector_fxp(op, operand)` call: the stream's type,
+// the op and its operand, a constant or a VRF tensor.
+type VectorFxpInput struct {
+	DType dtype.DType
+	Op    kernel.FxpOp
+	Const *int32
+	VRF   *VRFReadInput
+}
+
+// DeriveVectorFxp checks a vector_fxp call and derives its configuration.
+func DeriveVectorFxp(spec *Spec, in VectorFxpInput) (kernel.VectorFxpConfig, error) {
+	var c kernel.VectorFxpConfig
+	if spec == nil {
+		return c, errors.New("vector: nil hardware spec")
+	}
+	alu, ok := in.Op.ALU()
+	if !ok {
+		return c, fmt.Errorf("vector: unknown FxpBinaryOp %q", in.Op)
+	}
+	if !veModelled[in.Op] {
+		return c, fmt.Errorf("vector: FxpBinaryOp::%s: %w", in.Op, ErrNotModelled)
+	}
+	if in.DType != dtype.I32 {
+		return c, ruleVEFxpType.Violate("vector_fxp(%s) on a %s stream", in.Op, in.DType)
+	}
+	if (in.Const == nil) == (in.VRF == nil) {
+		return c, fmt.Errorf("vector: vector_fxp(%s) takes one operand, a constant or a VRF tensor", in.Op)
+	}
+	c = kernel.VectorFxpConfig{Op: in.Op, ALU: alu, Const: in.Const}
+	if in.VRF != nil {
+		if in.VRF.DType != dtype.I32 {
+			return kernel.VectorFxpConfig{}, ruleVEFxpType.Violate("vector_fxp(%s) reads VRF %q of %s", in.Op, in.VRF.Tensor, in.VRF.DType)
+		}
+		r, err := DeriveVRFRead(spec, *in.VRF)
+		if err != nil {
+			return kernel.VectorFxpConfig{}, err
+		}
+		c.VRF = &r
+	}
+	return c, nil
+}
+
+// ToVRFInput is what `collect.to_vrf(addr)` derives from.
+type ToVRFInput struct {
+	DType dtype.DType
+	// Time and Packet are the collect stream's mappings.
+	Time, Packet *mapping.Expr
+	// Element is the VRF tensor's Element mapping, Base its address.
+	Element *mapping.Expr
+	Base    int
+}
+
+// DeriveToVRF checks a to_vrf call and derives its configuration.
+func DeriveToVRF(spec *Spec, in ToVRFInput) (kernel.ToVRFConfig, error) {
+	var c kernel.ToVRFConfig
+	if spec == nil {
+		return c, errors.New("vrf: nil hardware spec")
+	}
+	if err := ceCheckExprs("vrf", []string{"time", "packet", "element"}, in.Time, in.Packet, in.Element); err != nil {
+		return c, err
+	}
+	if !in.DType.Valid() || in.DType.SizeBits()%8 != 0 {
+		return c, fmt.Errorf("vrf: element type %s does not fill whole bytes", in.DType)
+	}
+	flit := spec.Stream.FlitBytes.Value
+	pb, err := in.DType.BytesFor(in.Packet.Size())
+	if err != nil {
+		return c, fmt.Errorf("vrf: packet %s: %w", in.Packet.Text(), err)
+	}
+	if pb != flit {
+		return c, ruleVRFInput.Violate("collect packet %s is %d bytes, want one %d-byte flit", in.Packet.Text(), pb, flit).With("packet_bytes", pb)
+	}
+	if !ceEquiv(mapping.Pair(in.Time, in.Packet), in.Element) {
+		return c, ruleVRFElement.Violate("Element %s is not the collect stream [%s, %s]", in.Element.Text(), in.Time.String(), in.Packet.String())
+	}
+	size := in.DType.SizeBits() / 8
+	if in.Base < 0 || in.Base%size != 0 {
+		return c, ruleVRFAlign.Violate("address %d is not a multiple of %d bytes", in.Base, size).With("addr", in.Base)
+	}
+	eb := in.Element.Size() * size
+	capacity := spec.VRF.BytesPerSlice.Value
+	if in.Base+eb > capacity {
+		return c, ruleVRFCapacity.Violate("Element %s at %d needs bytes %d..%d, the VRF holds %d per slice",
+			in.Element.Text(), in.Base, in.Base, in.Base+eb, capacity).With("bytes", eb).With("capacity", capacity)
+	}
+	return kernel.ToVRFConfig{Base: in.Base, Flits: in.Time.Size(), ElemBytes: size, ElementBytes: eb, CapacityBytes: capacity}, nil
+}
+
+// ---- semantics
+
+// FxpApply is one Fxp ALU operation on i32 operands a (the stream) and b
+// (the operand), vector-and-kernels.md §2.4 (002 L4826-4833 name them;
+// reference-notes L874-876 define them bit-exactly).
+func FxpApply(op kernel.FxpOp, a, b int32) (int32, error) {
+	switch op {
+	case kernel.FxpAddFxp: // wrapping add (002 L4826)
+		return a + b, nil
+	case kernel.FxpAddFxpSat: // saturating add (002 L4827)
+		return sat32(int64(a) + int64(b)), nil
+	case kernel.FxpSubFxp: // wrapping subtract (002 L4828)
+		return a - b, nil
+	case kernel.FxpSubFxpSat: // saturating subtract (002 L4829)
+		return sat32(int64(a) - int64(b)), nil
+	case kernel.FxpMulInt: // integer multiply, wrapping (002 L4833)
+		return a * b, nil
+	case kernel.FxpMulFxp: // Q31 multiply, round half up (002 L4832, reference-notes L875-876)
+		return sat32(((int64(a)*int64(b))>>30 + 1) >> 1), nil
+	}
+	if _, ok := op.ALU(); ok {
+		return 0, fmt.Errorf("vector: FxpBinaryOp::%s: %w", op, ErrNotModelled)
+	}
+	return 0, fmt.Errorf("vector: unknown FxpBinaryOp %q", op)
+}
+
+// sat32 clamps v to the i32 range. For MulFxp only MIN × MIN reaches it:
+// (2^62 >> 30 + 1) >> 1 = 2^31 → MAX (reference-notes L876).
+func sat32(v int64) int32 {
+	if v > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	if v < math.MinInt32 {
+		return math.MinInt32
+	}
+	return int32(v)
+}
+
+// VectorFxp is vector_fxp's semantics on one packet: out[i] = op(in[i],
+// operand[i]) for each of the packet's lanes, elements little-endian i32
+// (the byte order of model/dtype, reference-notes L776-777). The operand is
+// the configuration's constant, or vrf, the VRF flit read for this packet
+// (VRFMemory.ReadFlit) when it has a VRF operand. out may alias in. It does
+// not allocate.
+func VectorFxp(c *kernel.VectorFxpConfig, in, vrf, out []byte) error {
+	if c == nil {
+		return errors.New("vector: nil vector_fxp configuration")
+	}
+	const lanes, size = 8, 4 // one flit of eight 32-bit values (002 L4551)
+	if len(in) != lanes*size || len(out) != lanes*size {
+		return fmt.Errorf("vector: packet of %d bytes in, %d out, want %d", len(in), len(out), lanes*size)
+	}
+	if (c.Const == nil) == (c.VRF == nil) {
+		return errors.New("vector: vector_fxp configuration needs exactly one operand")
+	}
+	if c.VRF != nil && len(vrf) != lanes*size {
+		return fmt.Errorf("vector: VRF flit of %d bytes, want %d", len(vrf), lanes*size)
+	}
+	for i := 0; i < lanes*size; i += size {
+		a := int32(binary.LittleEndian.Uint32(in[i:]))
+		var b int32
+		if c.Const != nil {
+			b = *c.Const
+		} else {
+			b = int32(binary.LittleEndian.Uint32(vrf[i:]))
+		}
+		r, err := FxpApply(c.Op, a, b)
+		if err != nil {
+			return err
+		}
+		binary.LittleEndian.PutUint32(out[i:], uint32(r))
+	}
+	return nil
+}
+
+// VRFMemory is one slice's Vector Register File for the simulator: 8 KB
+// (002 L140, L1090) of bytes.
+type VRFMemory struct {
+	buf  []byte
+	flit int
+}
+
+// NewVRFMemory returns a zeroed VRF.
+func NewVRFMemory(spec *Spec) (*VRFMemory, error) {
+	if spec == nil {
+		return nil, errors.New("vrf: nil hardware spec")
+	}
+	return &VRFMemory{buf: make([]byte, spec.VRF.BytesPerSlice.Value), flit: spec.Stream.FlitBytes.Value}, nil
+}
+
+// Bytes returns the VRF's contents (not a copy).
+func (m *VRFMemory) Bytes() []byte { return m.buf }
+
+// StoreFlit is to_vrf's semantics: collect flit t goes to bytes
+// Base + 32·t onward. It does not allocate.
+func (m *VRFMemory) StoreFlit(c *kernel.ToVRFConfig, t int, flit []byte) error {
+	if c == nil {
+		return errors.New("vrf: nil to_vrf configuration")
+	}
+	if len(flit) != m.flit {
+		return fmt.Errorf("vrf: flit of %d bytes, want %d", len(flit), m.flit)
+	}
+	if t < 0 || t >= c.Flits {
+		return fmt.Errorf("vrf: flit %d outside the %d flits of the tensor", t, c.Flits)
+	}
+	a := c.Base + t*m.flit
+	if a < 0 || a+m.flit > len(m.buf) {
+		return fmt.Errorf("vrf: flit %d at byte %d outside the %d-byte VRF", t, a, len(m.buf))
+	}
+	copy(m.buf[a:a+m.flit], flit)
+	return nil
+}
+
+// ReadFlit is the VRF operand read of time step t: the Lanes elements from
+// position e(t) (VRFReadConfig.Element) into dst. It does not allocate.
+func (m *VRFMemory) ReadFlit(c *kernel.VRFReadConfig, t int, dst []byte) error {
+	if c == nil {
+		return errors.New("vrf: nil VRF read configuration")
+	}
+	n := c.Lanes * c.ElemBytes
+	if len(dst) != n {
+		return fmt.Errorf("vrf: read of %d bytes, want %d", len(dst), n)
+	}
+	if t < 0 || t >= c.Steps() {
+		return fmt.Errorf("vrf: time step %d outside [0, %d)", t, c.Steps())
+	}
+	a := c.Base + c.Element(t)*c.ElemBytes
+	if a < 0 || a+n > len(m.buf) {
+		return fmt.Errorf("vrf: read at byte %d outside the %d-byte VRF", a, len(m.buf))
+	}
+	copy(dst, m.buf[a:a+n])
+	return nil
+}
