@@ -84,12 +84,13 @@ func gamma(n int, u float64) float64 {
 // SIAM 2002, §2.2, eq. (2.4)), a term that goes through at most n roundings
 // carries a relative error of at most γ_n = n·u/(1 − n·u) (Lemma 3.1), so
 // the computed sum ŝ of s = Σ t_i satisfies |ŝ − s| ≤ γ_n Σ|t_i| whatever
-// the summation order (§3.1, eqs. (3.4)-(3.5) for inner products; §4.2,
-// eq. (4.4) for any summation order). n is Expected.Depth: for a two-input
-// einsum of R terms per element, one (possibly inexact) product and at most
-// R − 1 additions, so n = R. Underflow adds at most one smallest normal f32
-// (2^-126) per operation whether the hardware underflows gradually or
-// flushes to zero (Higham §2.1, eq. (2.8)): Expected.Ops of them. The
+// the summation order (§3.1 for inner products; §4.2 for any order: each
+// term takes part in at most n − 1 additions). n is Expected.Depth: for a
+// two-input einsum of R terms per element, one (possibly inexact) product
+// and at most R − 1 additions, so n = R. Underflow adds at most one
+// smallest normal f32 (2^-126) per operation, whether the hardware
+// underflows gradually or flushes to zero (the underflow term of the model
+// with underflow, Higham §2.2): Expected.Ops of them. The
 // reference itself is computed in float64 with the same operations, so it
 // errs by at most γ64_n·A, and its A = Σ|t_i| (Expected.Abs) is at least
 // (1 − γ64_n) times the true one. Hence the f32 result lies within

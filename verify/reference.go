@@ -48,12 +48,12 @@ type Expected struct {
 //   - einsum of one or two inputs: the output at an index is the sum, over
 //     the axes of the inputs the output does not have (the contracted
 //     axes), of the product of the inputs at that index; an input that lacks
-//     one of the output's axes is broadcast along it (002 L104-118). The
+//     one of the output's axes is broadcast along it (002 L109-121). The
 //     Contraction Engine multiplies two operands, a stream and a TRF
-//     (002 L4385-4391), so more inputs are an error.
-//   - mul of one or two inputs: the elementwise product (002 L237-305); the
+//     (002 L110, L4387), so more inputs are an error.
+//   - mul of one or two inputs: the elementwise product (002 L221-298); the
 //     inputs may lack output axes (broadcast) but must not have others.
-//   - add: the sum of the inputs plus Scalar, elementwise (002 L183-235);
+//   - add: the sum of the inputs plus Scalar, elementwise (002 L158-219);
 //     broadcast as for mul.
 //
 // Arithmetic is float64 for float dtypes and exact int64 for integer ones.
@@ -95,7 +95,7 @@ func Reference(p *kernel.Program, inputs map[string]*Logical) (*Expected, error)
 	switch r.Op {
 	case kernel.RefEinsum, kernel.RefMul:
 		if len(ins) < 1 || len(ins) > 2 {
-			return nil, fmt.Errorf("reference: %s of %d inputs: want 1 or 2 (the Contraction Engine multiplies a stream by a TRF operand, 002 L4385-4391)", r.Op, len(ins))
+			return nil, fmt.Errorf("reference: %s of %d inputs: want 1 or 2 (the Contraction Engine multiplies a stream by a TRF operand, 002 L110, L4387)", r.Op, len(ins))
 		}
 		if r.Scalar != 0 {
 			return nil, fmt.Errorf("reference: %s takes no scalar", r.Op)

@@ -96,7 +96,7 @@ func TestReferenceHand(t *testing.T) {
 		assert.Equal(t, 2, e.Depth)
 	})
 	t.Run("add scalar i32 wraps", func(t *testing.T) {
-		// VEC-EX-1 (002 L183-235, AddFxp wraps: 002 L4826): 2^31-1 + 1 wraps to -2^31, -1 + 1 = 0.
+		// VEC-EX-1 (002 L158-219, AddFxp wraps: 002 L4826): 2^31-1 + 1 wraps to -2^31, -1 + 1 = 0.
 		p := refProgram(t, "A=3", `{"op": "add", "inputs": ["x"], "output": "y", "scalar": 1}`,
 			hbm{"x", "input", "i32", "A"}, hbm{"y", "output", "i32", "A"})
 		e, err := Reference(p, map[string]*Logical{"x": logical(t, p, "x", 2147483647, -1, 41)})
@@ -105,7 +105,7 @@ func TestReferenceHand(t *testing.T) {
 		assert.Nil(t, e.Abs)
 	})
 	t.Run("mul i32 wraps", func(t *testing.T) {
-		// VEC-EX-2 (002 L237-305, MulInt: 002 L4833): 3·-4 = -12; 65536·65536 = 2^32 wraps to 0;
+		// VEC-EX-2 (002 L221-298, MulInt: 002 L4833): 3·-4 = -12; 65536·65536 = 2^32 wraps to 0;
 		// 46341·46341 = 2147488281 wraps to 2147488281 - 2^32.
 		p := refProgram(t, "A=3", `{"op": "mul", "inputs": ["l", "r"], "output": "y"}`,
 			hbm{"l", "input", "i32", "A"}, hbm{"r", "input", "i32", "A"}, hbm{"y", "output", "i32", "A"})
