@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: all build run test fmt-check vet unit bench fuzz clean
+.PHONY: all build run test fmt-check vet unit regress bench fuzz clean
 
 all: build
 
@@ -15,8 +15,9 @@ build:
 run: build
 	./bin/tcpmap workload check workloads/gemm.yaml
 
-# The test suite CI runs: formatting, vet, and every test with the race detector.
-test: fmt-check vet unit
+# The test suite CI runs: formatting, vet, every test with the race detector,
+# and the cost-model regression against results/cost-baseline.json.
+test: fmt-check vet unit regress
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -27,6 +28,11 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+# The cost model's predictions against the baseline; after a deliberate change
+# of the model, `./bin/tcpmap regress --update` rewrites the baseline.
+regress: build
+	./bin/tcpmap regress
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)

@@ -114,6 +114,9 @@ deliberate change of the model. Run it from the repository root.`,
 				} else {
 					fmt.Fprintf(ew, "FAIL: %d entries drifted from %s (rerun with --update if the change is deliberate)\n", len(res.Drifts), baseline)
 				}
+				n := len(cur.Kernels) + len(cur.Plans)
+				failed := len(res.Drifts)
+				fmt.Fprintf(ew, "regress: %d passed, %d failed\n", max(n-failed, 0), failed)
 				if ew.err != nil {
 					return ew.err
 				}

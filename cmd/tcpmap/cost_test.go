@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const goldenDot = "../../workloads/kernels/hello-dot.json"
+
+func TestCostTable(t *testing.T) {
+	code, out, errOut := runCLI(t, "cost", goldenDot)
+	require.Equal(t, exitOK, code, errOut)
+	for _, want := range []string{
+		"kernel hello-dot:", "1 GHz, the manual's assumption (002 L2623, L2744)", "bottleneck: ",
+		"context", "engine", "busy", "utilization", "main", "sub", "dma", "fetch", "reducer",
+		"MAC utilization", "roofline:", "findings:", "MEM-P6",
+	} {
+		assert.Contains(t, out, want)
+	}
+}
+
+func TestCostJSON(t *testing.T) {
+	code, out, errOut := runCLI(t, "cost", "--json", goldenDot)
+	require.Equal(t, exitOK, code, errOut)
+	var r struct {
+		Kernel     string  `json:"kernel"`
+		Cycles     float64 `json:"cycles"`
+		Ops        []any   `json:"ops"`
+		Bottleneck struct {
+			Context string `json:"context"`
+			Engine  string `json:"engine"`
+		} `json:"bottleneck"`
+		Utilization struct {
+			MACs int64   `json:"macs"`
+			MAC  float64 `json:"mac"`
+		} `json:"utilization"`
+		Findings []struct {
+			Rule, Cite, Effect string
+		} `json:"findings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Equal(t, "hello-dot", r.Kernel)
+	assert.Len(t, r.Ops, 5)
+	assert.Greater(t, r.Cycles, 0.0)
+	assert.NotEmpty(t, r.Bottleneck.Engine)
+	assert.Equal(t, int64(2048), r.Utilization.MACs)
+	require.NotEmpty(t, r.Findings)
+	assert.Equal(t, "MEM-P6", r.Findings[0].Rule)
+	assert.Equal(t, "priced penalty", r.Findings[0].Effect)
+}
+
+func TestCostTrace(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "dot.trace.json")
+	code, _, errOut := runCLI(t, "cost", "--trace", trace, goldenDot)
+	require.Equal(t, exitOK, code, errOut)
+	b, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	var f struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(b, &f))
+	assert.NotEmpty(t, f.TraceEvents)
+	// Deterministic.
+	trace2 := filepath.Join(dir, "again.json")
+	code, _, _ = runCLI(t, "cost", "--trace", trace2, goldenDot)
+	require.Equal(t, exitOK, code)
+	b2, err := os.ReadFile(trace2)
+	require.NoError(t, err)
+	assert.Equal(t, string(b), string(b2))
+}
+
+func TestCostErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte("{\n  \"name\": \"x\",\n  \"axes\": 5\n}\n"), 0o644))
+	code, _, errOut := runCLI(t, "cost", bad)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "bad.json:3:")
+
+	code, _, errOut = runCLI(t, "cost", filepath.Join(dir, "kernel.txt"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "unknown input kind")
+
+	code, _, errOut = runCLI(t, "cost", filepath.Join(dir, "missing.json"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "missing.json")
+
+	// An invalid kernel: printed, then exit 1 with the rule.
+	src, err := os.ReadFile(goldenDot)
+	require.NoError(t, err)
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(src, &p))
+	tensors := p["tensors"].([]any)
+	tensors[3].(map[string]any)["addr"] = 4096 // lhs_dm onto rhs_dm, both live
+	b, err := json.Marshal(p)
+	require.NoError(t, err)
+	overlap := filepath.Join(dir, "overlap.json")
+	require.NoError(t, os.WriteFile(overlap, b, 0o644))
+	code, out, errOut := runCLI(t, "cost", overlap)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, "SCH-R7")
+	assert.Contains(t, errOut, "invalid kernel")
+	assert.Contains(t, errOut, "002 L154-155")
+}
