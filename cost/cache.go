@@ -231,3 +231,31 @@ func (m *Model) symbols(e *mapping.Expr) []string {
 	m.syms[e] = s
 	return s
 }
+
+// trfLoadFindings returns the findings of TRFLoad that belong to the TRF
+// load itself (the full tensor unit path, TRF-P1), cached by the fetch's
+// contiguous run and size, which alone decide them; the fetch's own findings
+// come with its stage.
+func (m *Model) trfLoadFindings(fetch *kernel.FetchConfig, to *kernel.ToTRFConfig) ([]Finding, error) {
+	key := [2]int{fetch.Seq.ContiguousRun(), fetch.Seq.Size()}
+	if fs, ok := m.loads[key]; ok {
+		return fs, nil
+	}
+	l, err := TRFLoad(m.spec, fetch, to)
+	if err != nil {
+		return nil, err
+	}
+	var fs []Finding
+	for _, f := range l.Findings {
+		if f.Violation != nil && f.Rule == ruleStoTRFPath {
+			fs = append(fs, f)
+		}
+	}
+	if !m.NoCache {
+		if len(m.loads) >= maxCacheEntries {
+			clear(m.loads)
+		}
+		m.loads[key] = fs
+	}
+	return fs, nil
+}

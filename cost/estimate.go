@@ -48,6 +48,7 @@ type Model struct {
 	dmas  map[uint64][]dmaEntry
 	syms  map[*mapping.Expr][]string
 	sets  map[[3]*mapping.Expr][]uint64
+	loads map[[2]int][]Finding
 }
 
 // NewModel returns a model for spec.
@@ -66,6 +67,7 @@ func NewModel(spec *engines.Spec) (*Model, error) {
 		dmas:  map[uint64][]dmaEntry{},
 		syms:  map[*mapping.Expr][]string{},
 		sets:  map[[3]*mapping.Expr][]uint64{},
+		loads: map[[2]int][]Finding{},
 	}, nil
 }
 

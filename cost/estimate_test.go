@@ -404,3 +404,19 @@ func BenchmarkEvaluateGEMM(b *testing.B) {
 		})
 	}
 }
+
+// TestEvaluateAllocationFree: pricing a program whose commands the model has
+// seen does not allocate (the planner's inner loop).
+func TestEvaluateAllocationFree(t *testing.T) {
+	p := loadGolden(t, "hello-gemm")
+	m, err := NewModel(engines.Default())
+	require.NoError(t, err)
+	_, err = m.Evaluate(p)
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := m.Evaluate(p); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+}

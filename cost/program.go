@@ -294,15 +294,19 @@ func (m *Model) priceChain(p *kernel.Program, i int, op *kernel.Op, oc *OpCost) 
 			if err := need(cfg != nil && cfg.ToTRF != nil && fetch != nil); err != nil {
 				return err
 			}
-			l, err := TRFLoad(spec, fetch, cfg.ToTRF)
+			to := cfg.ToTRF
+			if to.Rows <= 0 || to.FlitsPerRow < 0 {
+				return stageErr(i, k, st.Kind, fmt.Errorf("%d rows of %d flits", to.Rows, to.FlitsPerRow))
+			}
+			fs, err := m.trfLoadFindings(fetch, to)
 			if err != nil {
 				return stageErr(i, k, st.Kind, err)
 			}
 			// The TRF takes one flit per cycle per Row's region: Rows ×
 			// flits_per_row writes (002 L4053-4054, L4113).
-			n := float64(cfg.ToTRF.Rows * cfg.ToTRF.FlitsPerRow)
+			n := float64(to.Rows * to.FlitsPerRow)
 			add(StageCost{Engine: EngineRegWrite, Stage: k, Cycles: n, Span: n})
-			m.addFindings(i, l.Findings)
+			m.addFindings(i, fs)
 			oc.TRFLoad = true
 
 		case kernel.StToVRF:
