@@ -1,0 +1,1142 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+)
+
+// The program executor: it runs a lowered kernel program op by op, in
+// program order, on a Device, executing each engine's configuration as the
+// program states it (engines.Lower fills in the ones it does not state).
+// Nothing here looks at the einsum the kernel computes: a wrong stride,
+// route or address in a configuration produces wrong bytes, as on the chip.
+//
+//   - A DMA op runs its descriptors: every packet moves stride0 bytes
+//     between the addresses the descriptor's loops give (engines.DMAPacket,
+//     002 L2567-2582).
+//   - A chain runs slice by slice (slices in parallel): fetch walks its
+//     sequencer over the slice's DM bytes and applies the fetch adapter
+//     (002 L1689-2118), collect pads and splits packets into flits
+//     (002 L3543-3564), to_trf stores flits in the TRF's bank-row layout
+//     (002 L4052-4061), align builds the computation packets and reads the
+//     TRF per its sequencer with broadcast (002 L3878-4177), contract and
+//     accumulate multiply, reduce in tree order and accumulate
+//     (002 L4384-4492), cast rounds (002 L6756-6784), transpose transposes
+//     blocks (002 L6820-6886), and commit truncates and writes DM through
+//     its sequencer (002 L2145-2353). A switch is the one cross-slice step:
+//     the slices' streams are gathered per cluster, routed
+//     (002 L3086-3088) and scattered back.
+//
+// Main and sub contexts run in program order: functional results do not
+// depend on their overlap when the program respects its hazards.
+
+// ExecOptions tune an Executor.
+type ExecOptions struct {
+	// Run, when not nil, restricts the chains to the global slices it marks
+	// (len Run = Device.TotalSlices()); stages before a switch still run on
+	// every slice that feeds it. Nil runs every slice.
+	Run []bool
+	// Workers bounds the goroutines that run slices; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// ExecError locates an execution failure: the op, the stage within a chain
+// (-1 for a DMA op) and the slice (-1 when none).
+type ExecError struct {
+	Op, Stage int
+	Kind      string
+	Slice     string
+	Err       error
+}
+
+func (e *ExecError) Error() string {
+	at := fmt.Sprintf("ops[%d] (%s)", e.Op, e.Kind)
+	if e.Stage >= 0 {
+		at = fmt.Sprintf("ops[%d].stages[%d] (%s)", e.Op, e.Stage, e.Kind)
+	}
+	if e.Slice != "" {
+		at += " on " + e.Slice
+	}
+	return at + ": " + e.Err.Error()
+}
+
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// Executor runs one lowered program on one device.
+type Executor struct {
+	spec   *engines.Spec
+	prog   *kernel.Program
+	dev    *Device
+	run    []bool
+	allocs map[string]*Allocation
+	plans  []*chainPlan // per op; nil for DMA ops
+	runs   []*sliceRun  // per worker
+	next   int          // the next op to run
+	macs   atomic.Int64
+
+	// Sampling bookkeeping: tainted[t][g] marks the slices where tensor t
+	// holds data computed from slices that were not run; hbmTainted the HBM
+	// tensors written from tainted data; origin[t][pos] says where the
+	// reference output's element position pos was last written from: 1 +
+	// the global slice of a clean DM source, originHBM for a clean HBM
+	// source, originTainted for tainted data, 0 when no DMA wrote it.
+	tainted    map[string][]bool
+	hbmTainted map[string]bool
+	origin     map[string][]int32
+}
+
+// Origins of an HBM output element other than a slice (Executor.Origin).
+const (
+	originTainted int32 = -1
+	originHBM     int32 = math.MaxInt32
+)
+
+// NewExecutor checks the program's allocation (Allocate) and prepares its
+// chains. The program must be lowered (engines.Lower): every DMA op carries
+// its command and every stage its configuration.
+func NewExecutor(dev *Device, p *kernel.Program, opts ExecOptions) (*Executor, error) {
+	if dev == nil || p == nil {
+		return nil, errors.New("executor: nil device or program")
+	}
+	if p.Chips > dev.Chips() {
+		return nil, fmt.Errorf("executor: kernel %q runs on %d chips, the device has %d", p.Name, p.Chips, dev.Chips())
+	}
+	if opts.Run != nil && len(opts.Run) != dev.TotalSlices() {
+		return nil, fmt.Errorf("executor: run set of %d slices, the device has %d", len(opts.Run), dev.TotalSlices())
+	}
+	allocs, err := Allocate(dev, p)
+	if err != nil {
+		return nil, err
+	}
+	x := &Executor{spec: dev.spec, prog: p, dev: dev, run: opts.Run, allocs: map[string]*Allocation{},
+		plans: make([]*chainPlan, len(p.Ops)), tainted: map[string][]bool{}, hbmTainted: map[string]bool{}, origin: map[string][]int32{}}
+	for i := range allocs {
+		x.allocs[allocs[i].Tensor.Name] = &allocs[i]
+	}
+	for i, op := range p.Ops {
+		if op.Kind != kernel.OpChain {
+			if op.DMA == nil {
+				return nil, &ExecError{Op: i, Stage: -1, Kind: string(op.Kind), Err: errors.New("no DMA command: lower the program first (engines.Lower)")}
+			}
+			continue
+		}
+		if x.plans[i], err = x.planChain(i, op); err != nil {
+			return nil, err
+		}
+	}
+	w := opts.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	for k := 0; k < w; k++ {
+		x.runs = append(x.runs, &sliceRun{x: x, reducers: map[*stagePlan]*engines.Reducer{}})
+	}
+	return x, nil
+}
+
+// Run runs the remaining ops in program order.
+func (x *Executor) Run() error {
+	for x.next < len(x.prog.Ops) {
+		if err := x.Step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Step runs the next op; it reports an error when every op has run.
+func (x *Executor) Step() error {
+	i := x.next
+	if i >= len(x.prog.Ops) {
+		return errors.New("executor: every op has run")
+	}
+	x.next++
+	op := x.prog.Ops[i]
+	if op.Kind == kernel.OpChain {
+		return x.runChain(x.plans[i])
+	}
+	if err := x.runDMA(op); err != nil {
+		return &ExecError{Op: i, Stage: -1, Kind: string(op.Kind), Err: err}
+	}
+	return nil
+}
+
+// MACs is the number of multiply-accumulates the Reducers have performed:
+// Rows × packet elements per computation time step, padding included.
+func (x *Executor) MACs() int64 { return x.macs.Load() }
+
+// runs reports whether global slice g is in the run set.
+func (x *Executor) inRun(g int) bool { return x.run == nil || x.run[g] }
+
+func (x *Executor) taint(name string) []bool {
+	t := x.tainted[name]
+	if t == nil {
+		t = make([]bool, x.dev.TotalSlices())
+		x.tainted[name] = t
+	}
+	return t
+}
+
+// ---- DMA ----
+
+// runDMA executes a DMA command's descriptors, packet by packet.
+func (x *Executor) runDMA(op *kernel.Op) error {
+	cmd := op.DMA
+	stride := cmd.SliceStride
+	if stride <= 0 {
+		stride = x.spec.DMA.SliceStrideBytes.Value // slice_stride, 002 L2541
+	}
+	src, _ := x.prog.Tensor(op.Src)
+	dst, _ := x.prog.Tensor(op.Dst)
+	var srcTaint, dstTaint []bool
+	if src.Mem != kernel.HBM {
+		srcTaint = x.taint(src.Name)
+	}
+	if dst.Mem != kernel.HBM {
+		dstTaint = x.taint(dst.Name)
+	}
+	var origin []int32
+	var elemBits int64
+	if dst.Mem == kernel.HBM && x.prog.Reference != nil && dst.Name == x.prog.Reference.Output {
+		n := dst.Chip.Size() * dst.Element.Size()
+		if origin = x.origin[dst.Name]; origin == nil {
+			origin = make([]int32, n)
+			x.origin[dst.Name] = origin
+		}
+		elemBits = int64(dst.DType.SizeBits())
+	}
+	// Data read from slices that did not run taints what it is written to;
+	// a destination slice is clean again once a clean packet lands there
+	// and no tainted one does.
+	written := map[int]bool{}
+	var buf []byte
+	for di := range cmd.Descriptors {
+		d := &cmd.Descriptors[di]
+		if cap(buf) < d.Stride0 {
+			buf = make([]byte, d.Stride0)
+		}
+		b := buf[:d.Stride0]
+		for q := 0; q < d.Packets; q++ {
+			sa, da, err := engines.DMAPacket(d, q)
+			if err != nil {
+				return fmt.Errorf("%s: %w", d, err)
+			}
+			sg, err := x.dmaRead(d.Src, int64(sa), stride, b)
+			if err != nil {
+				return fmt.Errorf("%s: packet %d: read: %w", d, q, err)
+			}
+			tainted := (srcTaint != nil && srcTaint[sg]) || (src.Mem == kernel.HBM && x.hbmTainted[src.Name])
+			dg, err := x.dmaWrite(d.Dst, int64(da), stride, b)
+			if err != nil {
+				return fmt.Errorf("%s: packet %d: write: %w", d, q, err)
+			}
+			switch {
+			case dstTaint != nil:
+				if !written[dg] {
+					written[dg] = true
+					dstTaint[dg] = false
+				}
+				dstTaint[dg] = dstTaint[dg] || tainted
+			case tainted:
+				x.hbmTainted[dst.Name] = true
+			}
+			if origin != nil {
+				o := originHBM
+				switch {
+				case tainted:
+					o = originTainted
+				case src.Mem != kernel.HBM:
+					o = int32(sg + 1)
+				}
+				per := int64(dst.Element.Size())
+				lo := (int64(da) - dst.Addr) * 8 / elemBits
+				hi := (int64(da)+int64(d.Stride0)-dst.Addr)*8 + elemBits - 1
+				hi /= elemBits
+				base := int64(d.Dst.Dmn.Chip) * per
+				for e := max(lo, 0); e < min(hi, per); e++ {
+					origin[base+e] = o
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dmaMedia resolves a DMA media and address to a device memory: HBM(chip)
+// addresses are the chip's; DM(chip, cluster, dmn) addresses are the
+// cluster's virtual address slice·slice_stride + byte (002 L2541). It
+// returns the global slice for DM (-1 for HBM) and the address within it.
+func (x *Executor) dmaMedia(m kernel.DMAMedia, addr int64, stride int) (int, int64, error) {
+	switch m.Kind {
+	case kernel.MediaHBM:
+		return -1, addr, nil
+	case kernel.MediaDM:
+		if addr < 0 {
+			return 0, 0, fmt.Errorf("DM address %d", addr)
+		}
+		g, ok := x.dev.SliceIndex(m.Dmn.Chip, m.Dmn.Cluster, int(addr/int64(stride)))
+		if !ok {
+			return 0, 0, fmt.Errorf("DM address %d of %s names no slice of the device", addr, m)
+		}
+		return g, addr % int64(stride), nil
+	}
+	return 0, 0, fmt.Errorf("%s media: %w", m.Kind, engines.ErrNotModelled)
+}
+
+func (x *Executor) dmaRead(m kernel.DMAMedia, addr int64, stride int, b []byte) (int, error) {
+	g, a, err := x.dmaMedia(m, addr, stride)
+	if err != nil {
+		return 0, err
+	}
+	if g < 0 {
+		return g, x.dev.ReadHBM(m.Dmn.Chip, a, b)
+	}
+	return g, x.dev.ReadDM(g, a, b)
+}
+
+func (x *Executor) dmaWrite(m kernel.DMAMedia, addr int64, stride int, b []byte) (int, error) {
+	g, a, err := x.dmaMedia(m, addr, stride)
+	if err != nil {
+		return 0, err
+	}
+	if g < 0 {
+		return g, x.dev.WriteHBM(m.Dmn.Chip, a, b)
+	}
+	return g, x.dev.WriteDM(g, a, b)
+}
+
+// ---- chains: planning ----
+
+// stagePlan is one executable stage of a chain: a stage with its
+// configuration, or align together with the contract and accumulate that
+// follow it (the Reducer consumes the Aligner's packets step by step).
+type stagePlan struct {
+	at     int // stage index in the chain
+	kind   kernel.StageKind
+	stage  *kernel.Stage
+	tensor *kernel.Tensor
+	cfg    *kernel.StageConfig
+	// align: the to_trf configuration the TRF tensor was stored with, and
+	// the Reducer's configuration.
+	toTRF *kernel.ToTRFConfig
+	red   kernel.ReducerConfig
+}
+
+// segment is a run of slice-local stages; sw, when set, is the switch that
+// follows it.
+type segment struct {
+	stages []*stagePlan
+	sw     *kernel.Switch
+	swAt   int
+	// slices are the global slices the segment runs on; groups (for a
+	// segment ending in a switch) are the (chip, cluster) rings it feeds,
+	// as the global index of each ring's slice 0.
+	slices []int
+	groups []int
+}
+
+// chainPlan is a prepared chain.
+type chainPlan struct {
+	op       int
+	begin    *kernel.Tensor
+	out      *kernel.Tensor // the tensor the terminal stage writes
+	reads    []string       // DM/TRF/VRF tensors the chain reads per slice
+	segs     []*segment
+	switched bool
+}
+
+func (x *Executor) stageErr(op, at int, kind kernel.StageKind, err error) error {
+	return &ExecError{Op: op, Stage: at, Kind: string(kind), Err: err}
+}
+
+// planChain checks a chain's stages and configurations and splits it into
+// segments at its switches.
+func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
+	st := op.Stages
+	begin, _ := x.prog.Tensor(st[0].Tensor)
+	cp := &chainPlan{op: i, begin: begin, reads: []string{begin.Name}}
+	seg := &segment{}
+	for k := 1; k < len(st); k++ {
+		s := st[k]
+		fail := func(format string, args ...any) error {
+			return x.stageErr(i, k, s.Kind, fmt.Errorf(format, args...))
+		}
+		c := s.Config
+		need := func(ok bool) error {
+			if c == nil || !ok {
+				return fail("no %s configuration: lower the program first (engines.Lower)", s.Kind)
+			}
+			return nil
+		}
+		sp := &stagePlan{at: k, kind: s.Kind, stage: s, cfg: c}
+		if s.Tensor != "" {
+			sp.tensor, _ = x.prog.Tensor(s.Tensor)
+		}
+		var err error
+		switch s.Kind {
+		case kernel.StFetch:
+			if k != 1 {
+				return nil, fail("fetch must follow begin")
+			}
+			err = need(c != nil && c.Fetch != nil)
+		case kernel.StSwitch:
+			if err = need(c != nil && c.Switch != nil); err != nil {
+				return nil, err
+			}
+			if c.Switch.Slices > x.dev.slices {
+				return nil, fail("the switch routes %d slices, a cluster has %d", c.Switch.Slices, x.dev.slices)
+			}
+			seg.sw, seg.swAt = c.Switch, k
+			cp.segs = append(cp.segs, seg)
+			cp.switched = true
+			seg = &segment{}
+			continue
+		case kernel.StCollect:
+			err = need(c != nil && c.Collect != nil)
+		case kernel.StToTRF:
+			err = need(c != nil && c.ToTRF != nil)
+		case kernel.StAlign:
+			if err = need(c != nil && c.Align != nil); err != nil {
+				return nil, err
+			}
+			if k+2 >= len(st) || st[k+1].Kind != kernel.StContract || st[k+2].Kind != kernel.StAccumulate {
+				return nil, fail("align must be followed by contract and accumulate (the Reducer consumes the Aligner's packets)")
+			}
+			cc, ac := st[k+1].Config, st[k+2].Config
+			if cc == nil || cc.Contract == nil {
+				return nil, x.stageErr(i, k+1, kernel.StContract, errors.New("no contract configuration: lower the program first (engines.Lower)"))
+			}
+			if ac == nil || ac.Accumulate == nil {
+				return nil, x.stageErr(i, k+2, kernel.StAccumulate, errors.New("no accumulate configuration: lower the program first (engines.Lower)"))
+			}
+			sp.red = kernel.ReducerConfig{Contract: *cc.Contract, Accumulate: *ac.Accumulate}
+			if _, err := engines.NewReducer(x.spec, sp.red); err != nil {
+				return nil, x.stageErr(i, k+2, kernel.StAccumulate, err)
+			}
+			if sp.toTRF = x.storedTRF(i, s.Tensor); sp.toTRF == nil {
+				return nil, fail("TRF tensor %q is not stored by an earlier to_trf", s.Tensor)
+			}
+			cp.reads = append(cp.reads, s.Tensor)
+			k += 2
+		case kernel.StContract, kernel.StAccumulate:
+			return nil, fail("%s must follow align", s.Kind)
+		case kernel.StCast:
+			err = need(c != nil && c.Cast != nil)
+		case kernel.StTranspose:
+			err = need(c != nil && c.Transpose != nil)
+		case kernel.StCommit:
+			err = need(c != nil && c.Commit != nil)
+			if err == nil && c.Commit.ValidCountPacking {
+				err = fail("valid-count packing commits a runtime count (002 L2324): %w", engines.ErrNotModelled)
+			}
+		default:
+			err = fail("the Vector Engine is not simulated yet: %w", engines.ErrNotModelled)
+		}
+		if err != nil {
+			return nil, err
+		}
+		seg.stages = append(seg.stages, sp)
+		if s.Kind == kernel.StToTRF || s.Kind == kernel.StToVRF || s.Kind == kernel.StCommit {
+			cp.out = sp.tensor
+		}
+	}
+	cp.segs = append(cp.segs, seg)
+	if err := x.planSlices(cp, op); err != nil {
+		return nil, x.stageErr(i, 0, kernel.StBegin, err)
+	}
+	return cp, nil
+}
+
+// storedTRF returns the to_trf configuration of the last chain before op i
+// that stores TRF tensor name.
+func (x *Executor) storedTRF(i int, name string) *kernel.ToTRFConfig {
+	for j := i - 1; j >= 0; j-- {
+		op := x.prog.Ops[j]
+		for _, s := range op.Stages {
+			if s.Kind == kernel.StToTRF && s.Tensor == name && s.Config != nil && s.Config.ToTRF != nil {
+				return s.Config.ToTRF
+			}
+		}
+	}
+	return nil
+}
+
+// planSlices decides where each segment runs. The first segment runs on the
+// slices where the begin tensor holds data; after a switch, on the live
+// slices of the switch's output Slice mapping in the rings the switch was
+// fed. Segments that feed a switch run on every such slice; the others only
+// on the run set.
+func (x *Executor) planSlices(cp *chainPlan, op *kernel.Op) error {
+	live, err := tensorSlices(x.dev, cp.begin)
+	if err != nil {
+		return err
+	}
+	chip, cluster := cp.begin.Chip, cp.begin.Cluster
+	for si, seg := range cp.segs {
+		if si > 0 {
+			prev := cp.segs[si-1]
+			out := op.Stages[prev.swAt].Slice
+			if out == nil {
+				return fmt.Errorf("switch at stage %d states no output Slice mapping", prev.swAt)
+			}
+			all, err := spatialSlices(x.dev, chip, cluster, out, cp.begin.Name)
+			if err != nil {
+				return err
+			}
+			ring := map[int]bool{}
+			for _, g := range prev.groups {
+				ring[g] = true
+			}
+			live = live[:0:0]
+			for _, g := range all {
+				if ring[g-g%x.dev.slices] {
+					live = append(live, g)
+				}
+			}
+		}
+		if seg.sw != nil {
+			seg.slices = live
+			seen := map[int]bool{}
+			for _, g := range live {
+				if r := g - g%x.dev.slices; !seen[r] {
+					seen[r] = true
+					seg.groups = append(seg.groups, r)
+				}
+			}
+			continue
+		}
+		for _, g := range live {
+			if x.inRun(g) {
+				seg.slices = append(seg.slices, g)
+			}
+		}
+	}
+	return nil
+}
+
+// ---- chains: running ----
+
+// runChain runs a chain's segments, slices in parallel, with the switches
+// between them.
+func (x *Executor) runChain(cp *chainPlan) error {
+	var streams [][]byte // per global slice, between segments
+	for _, seg := range cp.segs {
+		in := streams
+		var out [][]byte
+		if seg.sw != nil {
+			out = make([][]byte, x.dev.TotalSlices())
+		}
+		err := x.parallel(seg.slices, func(r *sliceRun, g int) error {
+			var src []byte
+			if in != nil {
+				src = in[g]
+			}
+			res, err := r.runStages(cp, seg, g, src)
+			if err != nil {
+				return err
+			}
+			if out != nil {
+				out[g] = append([]byte(nil), res...)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if seg.sw != nil {
+			if streams, err = x.runSwitch(cp, seg, out); err != nil {
+				return x.stageErr(cp.op, seg.swAt, kernel.StSwitch, err)
+			}
+		}
+	}
+	x.taintChain(cp)
+	return nil
+}
+
+// taintChain records where the chain's output holds data computed from
+// slices that did not run (sampling): everywhere the tensor lives but the
+// last segment did not run, and where an input was tainted.
+func (x *Executor) taintChain(cp *chainPlan) {
+	if cp.out == nil {
+		return
+	}
+	out := x.taint(cp.out.Name)
+	last := cp.segs[len(cp.segs)-1]
+	ran := make(map[int]bool, len(last.slices))
+	for _, g := range last.slices {
+		ran[g] = true
+	}
+	// With a switch, every slice of a ring feeds every other: one tainted
+	// input taints the ring.
+	ringTaint := map[int]bool{}
+	if cp.switched {
+		bt := x.taint(cp.begin.Name)
+		for _, g := range cp.segs[0].slices {
+			if bt[g] {
+				ringTaint[g-g%x.dev.slices] = true
+			}
+		}
+	}
+	if a := x.allocs[cp.out.Name]; a != nil {
+		for _, g := range a.Slices {
+			if !ran[g] {
+				out[g] = true
+			}
+		}
+	}
+	for g := range ran {
+		t := ringTaint[g-g%x.dev.slices]
+		for i, name := range cp.reads {
+			if i == 0 && cp.switched {
+				continue
+			}
+			t = t || x.taint(name)[g]
+		}
+		out[g] = t
+	}
+}
+
+// runSwitch gathers the streams of each ring the switch is fed, routes them
+// (engines.SwitchApply) and returns the routed streams per global slice.
+func (x *Executor) runSwitch(cp *chainPlan, seg *segment, in [][]byte) ([][]byte, error) {
+	sw := seg.sw
+	n, pb := sw.Slices, sw.PacketBytes
+	inBytes, outBytes := sw.InTime*pb, sw.Route.OutTime()*pb
+	out := make([][]byte, x.dev.TotalSlices())
+	for _, r := range seg.groups {
+		src := make([]byte, n*inBytes)
+		for s := 0; s < n; s++ {
+			b := in[r+s]
+			if b == nil {
+				continue // a slice holding no data feeds zeros
+			}
+			if len(b) != inBytes {
+				return nil, fmt.Errorf("%s: the stream holds %d bytes, the switch routes %d time steps of %d bytes", x.dev.SliceName(r+s), len(b), sw.InTime, pb)
+			}
+			copy(src[s*inBytes:], b)
+		}
+		dst := make([]byte, n*outBytes)
+		if err := engines.SwitchApply(sw, dst, src); err != nil {
+			return nil, fmt.Errorf("ring of %s: %w", x.dev.SliceName(r), err)
+		}
+		for s := 0; s < n; s++ {
+			out[r+s] = dst[s*outBytes : (s+1)*outBytes : (s+1)*outBytes]
+		}
+	}
+	return out, nil
+}
+
+// parallel runs fn on every slice of slices, on the executor's workers. On
+// failure it returns the error of the lowest failing slice: every slice
+// below it has run, so the error does not depend on scheduling.
+func (x *Executor) parallel(slices []int, fn func(r *sliceRun, g int) error) error {
+	if len(slices) == 0 {
+		return nil
+	}
+	var next atomic.Int64
+	var fail atomic.Int64
+	fail.Store(int64(len(slices)))
+	errs := make([]error, len(slices))
+	var wg sync.WaitGroup
+	for w := 0; w < min(len(x.runs), len(slices)); w++ {
+		wg.Add(1)
+		go func(r *sliceRun) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(slices) || int64(i) > fail.Load() {
+					return
+				}
+				if err := fn(r, slices[i]); err != nil {
+					errs[i] = err
+					for {
+						f := fail.Load()
+						if int64(i) >= f || fail.CompareAndSwap(f, int64(i)) {
+							break
+						}
+					}
+				}
+			}
+		}(x.runs[w])
+	}
+	wg.Wait()
+	if f := fail.Load(); f < int64(len(slices)) {
+		return errs[f]
+	}
+	return nil
+}
+
+// sliceRun is one worker's state: stream buffers and Reducers, reused from
+// slice to slice so that the hot loops do not allocate.
+type sliceRun struct {
+	x        *Executor
+	bufs     [2][]byte
+	reducers map[*stagePlan]*engines.Reducer
+	packet   [64]byte
+	weights  []byte
+	scratch  [8]byte
+}
+
+// buffer returns a buffer of n bytes that is not buffer avoid (-1: none),
+// and its index.
+func (r *sliceRun) buffer(avoid, n int) ([]byte, int) {
+	k := 0
+	if avoid == 0 {
+		k = 1
+	}
+	if cap(r.bufs[k]) < n {
+		r.bufs[k] = make([]byte, n)
+	}
+	return r.bufs[k][:n], k
+}
+
+// runStages runs a segment's stages on global slice g. in is the segment's
+// input stream (nil for the first segment, which starts with fetch); the
+// result is the stream after the last stage (nil after a terminal stage).
+func (r *sliceRun) runStages(cp *chainPlan, seg *segment, g int, in []byte) ([]byte, error) {
+	cur := -1 // the buffer holding in; -1 when in is not one of ours
+	for _, sp := range seg.stages {
+		out, k, err := r.stage(cp, sp, g, in, cur)
+		if err != nil {
+			return nil, &ExecError{Op: cp.op, Stage: sp.at, Kind: string(sp.kind), Slice: r.x.dev.SliceName(g), Err: err}
+		}
+		in, cur = out, k
+	}
+	return in, nil
+}
+
+// stage runs one stage on slice g; cur is the buffer holding in.
+func (r *sliceRun) stage(cp *chainPlan, sp *stagePlan, g int, in []byte, cur int) ([]byte, int, error) {
+	c := sp.cfg
+	switch sp.kind {
+	case kernel.StFetch:
+		return r.fetch(cp.begin, c.Fetch, g)
+	case kernel.StCollect:
+		cc := c.Collect
+		out, k := r.buffer(cur, cc.OutTime()*cc.FlitBytes)
+		return out, k, engines.CollectApply(cc, out, in)
+	case kernel.StToTRF:
+		return nil, -1, r.toTRF(c.ToTRF, g, in)
+	case kernel.StAlign:
+		return r.align(sp, g, in, cur)
+	case kernel.StCast:
+		return r.cast(c.Cast, in, cur)
+	case kernel.StTranspose:
+		return r.transpose(c.Transpose, in, cur)
+	case kernel.StCommit:
+		return nil, -1, r.commit(sp.tensor, c.Commit, g, in)
+	}
+	return nil, -1, fmt.Errorf("%s: %w", sp.kind, engines.ErrNotModelled)
+}
+
+// fetch runs the Fetch Sequencer over the DM bytes of tensor t on slice g
+// and the Fetch Adapter on every element (002 L1689-2118): position p of
+// the stream reads the element at the sequencer's address p (in elements of
+// InType from the tensor's address); masked positions take the pad value.
+func (r *sliceRun) fetch(t *kernel.Tensor, cfg *kernel.FetchConfig, g int) ([]byte, int, error) {
+	inBits, outBits := cfg.InType.SizeBits(), cfg.OutType.SizeBits()
+	if inBits == 0 || outBits == 0 {
+		return nil, -1, fmt.Errorf("fetch: invalid element types %s -> %s", cfg.InType, cfg.OutType)
+	}
+	n := cfg.Seq.Size()
+	if n == 0 || n*outBits%8 != 0 {
+		return nil, -1, fmt.Errorf("fetch: sequencer %s visits %d elements of %s: not whole bytes", cfg.Seq, n, cfg.OutType)
+	}
+	out, k := r.buffer(-1, n*outBits/8)
+	a := &cfg.Adapter
+	if cfg.InType == cfg.OutType && !a.Table && !a.Cast && len(a.ZeroPoints) == 0 && a.Mask == nil && inBits%8 == 0 {
+		return out, k, r.fetchRaw(t, &cfg.Seq, g, inBits/8, out)
+	}
+	return out, k, r.fetchAdapted(t, cfg, g, out)
+}
+
+// fetchRaw is fetch without adapter stages on whole-byte elements: the
+// elements' bytes are copied, a contiguous innermost entry (stride 1) as one
+// run.
+func (r *sliceRun) fetchRaw(t *kernel.Tensor, seq *kernel.SeqConfig, g, eb int, out []byte) error {
+	es := seq.Entries
+	if len(es) > kernel.MaxIterDepth {
+		return fmt.Errorf("fetch: %d sequencer entries, at most %d", len(es), kernel.MaxIterDepth)
+	}
+	for i, e := range es {
+		if e.Size < 1 {
+			return fmt.Errorf("fetch: sequencer entry %d has size %d", i, e.Size)
+		}
+	}
+	inner := kernel.SeqEntry{Size: 1, Stride: 1}
+	outer := es
+	if len(es) > 0 {
+		inner, outer = es[len(es)-1], es[:len(es)-1]
+	}
+	var idx [kernel.MaxIterDepth]int
+	off := seq.Base // element address of the current outer position
+	run := inner.Size * eb
+	dev := r.x.dev
+	for pos := 0; pos < len(out); pos += run {
+		dst := out[pos : pos+run]
+		switch inner.Stride {
+		case 1:
+			if err := dev.ReadDM(g, t.Addr+int64(off)*int64(eb), dst); err != nil {
+				return fmt.Errorf("fetch: %w", err)
+			}
+		case 0:
+			if err := dev.ReadDM(g, t.Addr+int64(off)*int64(eb), dst[:eb]); err != nil {
+				return fmt.Errorf("fetch: %w", err)
+			}
+			for j := eb; j < run; j += eb {
+				copy(dst[j:j+eb], dst[:eb])
+			}
+		default:
+			for j := 0; j < inner.Size; j++ {
+				a := t.Addr + int64(off+j*inner.Stride)*int64(eb)
+				if err := dev.ReadDM(g, a, dst[j*eb:(j+1)*eb]); err != nil {
+					return fmt.Errorf("fetch: %w", err)
+				}
+			}
+		}
+		for k := len(outer) - 1; k >= 0; k-- { // the odometer of 002 L1390-1401
+			idx[k]++
+			off += outer[k].Stride
+			if idx[k] < outer[k].Size {
+				break
+			}
+			off -= outer[k].Stride * outer[k].Size
+			idx[k] = 0
+		}
+	}
+	return nil
+}
+
+// fetchAdapted is fetch with the adapter's element-wise stages (masking,
+// table, cast, zero points; 002 L1870) or sub-byte elements: element by
+// element.
+func (r *sliceRun) fetchAdapted(t *kernel.Tensor, cfg *kernel.FetchConfig, g int, out []byte) error {
+	if cfg.Adapter.Table {
+		return fmt.Errorf("fetch: table indexing reads a table the kernel program does not carry: %w", engines.ErrNotModelled)
+	}
+	inter := -1 // the entry of the interleave axis, for per-tensor zero points
+	if it := cfg.Interleave; it != nil && len(cfg.Adapter.ZeroPoints) > 1 {
+		for k, e := range cfg.Seq.Entries {
+			if e.Term == it.Axis && e.Size == it.Tensors {
+				inter = k
+			}
+		}
+		if inter < 0 {
+			return fmt.Errorf("fetch: no sequencer entry iterates the interleave axis %s", it.Axis)
+		}
+	}
+	it, err := cfg.Seq.Iter()
+	if err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	inBits := int64(cfg.InType.SizeBits())
+	nb := (inBits + 7) / 8
+	for it.Next() {
+		p := it.Pos()
+		var v float64
+		if cfg.Adapter.Mask != nil && engines.MaskedAt(cfg.Adapter.Mask, &cfg.Seq, p) {
+			v = float64(cfg.Adapter.Mask.PadValue) // 002 L1906
+		} else {
+			bit := (t.Addr*8 + int64(it.Addr())*inBits)
+			if bit < 0 {
+				return fmt.Errorf("fetch: position %d reads DM before address 0", p)
+			}
+			b := r.scratch[:nb]
+			if err := r.x.dev.ReadDM(g, bit/8, b); err != nil {
+				return fmt.Errorf("fetch: %w", err)
+			}
+			raw, err := cfg.InType.Load(r.scratch[:], int(bit%8/inBits))
+			if err != nil {
+				return fmt.Errorf("fetch: %w", err)
+			}
+			tensor := 0
+			if inter >= 0 {
+				q := p
+				for k := len(cfg.Seq.Entries) - 1; k > inter; k-- {
+					q /= cfg.Seq.Entries[k].Size
+				}
+				tensor = q % cfg.Seq.Entries[inter].Size
+			}
+			if v, err = engines.FetchValue(cfg, raw, tensor, nil); err != nil {
+				return fmt.Errorf("fetch: position %d: %w", p, err)
+			}
+		}
+		if err := cfg.OutType.Store(out, p, v); err != nil {
+			return fmt.Errorf("fetch: position %d: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// toTRF stores the collect flits in the TRF of slice g (002 L4052-4061).
+func (r *sliceRun) toTRF(c *kernel.ToTRFConfig, g int, in []byte) error {
+	fb := r.x.spec.Stream.FlitBytes.Value // 32-byte flits, 002 L3544
+	if want := c.Rows * c.FlitsPerRow * fb; len(in) != want {
+		return fmt.Errorf("to_trf: the stream holds %d bytes, the configuration stores %d Rows × %d flits of %d bytes", len(in), c.Rows, c.FlitsPerRow, fb)
+	}
+	trf, err := r.x.dev.TRF(g)
+	if err != nil {
+		return err
+	}
+	for t := 0; t*fb < len(in); t++ {
+		if err := trf.StoreFlit(c, t, in[t*fb:(t+1)*fb]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// align runs the Aligner and the Reducer for every computation time step:
+// the Stream Adapter's packet, each Row's TRF window, then the Reducer's
+// step, whose completed blocks form the output stream of 32-byte beats
+// (002 L3878-4177, L4384-4492).
+func (r *sliceRun) align(sp *stagePlan, g int, in []byte, cur int) ([]byte, int, error) {
+	c := sp.cfg.Align
+	sa, ts := &c.StreamAdapter, &c.TRFSequencer
+	if want := sa.InSteps * sa.FlitBytes; len(in) != want {
+		return nil, -1, fmt.Errorf("align: the stream holds %d bytes, the Stream Adapter reads %d flits of %d bytes", len(in), sa.InSteps, sa.FlitBytes)
+	}
+	red := r.reducers[sp]
+	if red == nil {
+		var err error
+		if red, err = engines.NewReducer(r.x.spec, sp.red); err != nil {
+			return nil, -1, err
+		}
+		r.reducers[sp] = red
+	}
+	trf, err := r.x.dev.TRF(g)
+	if err != nil {
+		return nil, -1, err
+	}
+	mac := r.x.spec.Stream.MACWidthBytes.Value // 64 bytes per Row per cycle, 002 L4099
+	rows := sp.red.Accumulate.Rows
+	if cap(r.weights) < rows*mac {
+		r.weights = make([]byte, rows*mac)
+	}
+	w, x := r.weights[:rows*mac], r.packet[:mac]
+	k := 0
+	if cur == 0 {
+		k = 1
+	}
+	out := r.bufs[k][:0]
+	for t := 0; t < sa.OutSteps; t++ {
+		if err := engines.StreamAdapterPacket(sa, in, t, x); err != nil {
+			return nil, -1, err
+		}
+		for row := 0; row < rows; row++ {
+			if err := trf.ReadPacket(sp.toTRF, ts, row, t, w[row*mac:(row+1)*mac]); err != nil {
+				return nil, -1, err
+			}
+		}
+		beats, err := red.Step(t, x, w)
+		if err != nil {
+			return nil, -1, err
+		}
+		out = append(out, beats...)
+	}
+	r.bufs[k] = out
+	r.x.macs.Add(int64(sa.OutSteps) * int64(rows) * int64(sp.red.Contract.Width))
+	return out, k, nil
+}
+
+// cast converts every packet (002 L6756-6784).
+func (r *sliceRun) cast(c *kernel.CastConfig, in []byte, cur int) ([]byte, int, error) {
+	ib, err1 := c.From.BytesFor(c.InElems)
+	ob, err2 := c.To.BytesFor(c.OutElems)
+	if err1 != nil || err2 != nil || ib < 1 || ob < 1 || len(in)%ib != 0 {
+		return nil, -1, fmt.Errorf("cast: the stream holds %d bytes, not whole packets of %d %s", len(in), c.InElems, c.From)
+	}
+	n := len(in) / ib
+	out, k := r.buffer(cur, n*ob)
+	for t := 0; t < n; t++ {
+		if err := engines.CastPacket(c, in[t*ib:(t+1)*ib], out[t*ob:(t+1)*ob]); err != nil {
+			return nil, -1, err
+		}
+	}
+	return out, k, nil
+}
+
+// transpose transposes every block of in_rows × packets_per_col flits
+// (002 L6842-6848).
+func (r *sliceRun) transpose(c *kernel.TransposeConfig, in []byte, cur int) ([]byte, int, error) {
+	flit := c.OutputAlignment * c.ElementBits / 8
+	ib, ob := c.InRows*c.PacketsPerCol*flit, c.OutRows*flit
+	if ib < 1 || ob < 1 || len(in)%ib != 0 {
+		return nil, -1, fmt.Errorf("transpose: the stream holds %d bytes, not whole blocks of %d", len(in), ib)
+	}
+	n := len(in) / ib
+	out, k := r.buffer(cur, n*ob)
+	for t := 0; t < n; t++ {
+		if err := engines.TransposeBlock(c, in[t*ib:(t+1)*ib], out[t*ob:(t+1)*ob]); err != nil {
+			return nil, -1, err
+		}
+	}
+	return out, k, nil
+}
+
+// commit truncates every packet and writes it to tensor t's DM on slice g
+// through the commit sequencer (002 L2190-2313); a slice the bitmap does not
+// enable receives nothing (002 L2314-2319).
+func (r *sliceRun) commit(t *kernel.Tensor, c *kernel.CommitConfig, g int, in []byte) error {
+	_, _, s := r.x.dev.SliceCoords(g)
+	if c.SliceBitmap != nil && !c.SliceBitmap.Has(s) {
+		return nil
+	}
+	pb := c.InPacketBytes
+	if pb < 1 || len(in) != c.Steps*pb {
+		return fmt.Errorf("commit: the stream holds %d bytes, the commit writes %d packets of %d bytes", len(in), c.Steps, pb)
+	}
+	if c.CommitSize < 1 || c.CommitSize*c.WritesPerStep > c.CommitInSize {
+		return fmt.Errorf("commit: %d writes of %d bytes from a %d-byte packet", c.WritesPerStep, c.CommitSize, c.CommitInSize)
+	}
+	for step := 0; step < c.Steps; step++ {
+		p, err := engines.CommitTruncate(c, in[step*pb:(step+1)*pb])
+		if err != nil {
+			return err
+		}
+		for w := 0; w < c.WritesPerStep; w++ {
+			off, addr, err := engines.CommitWrite(c, step, w)
+			if err != nil {
+				return err
+			}
+			if err := r.x.dev.WriteDM(g, t.Addr+int64(addr), p[off:off+c.CommitSize]); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// ---- HBM tensors ----
+
+// hbmLayout walks an HBM tensor's positions: position pos of
+// Pair(Chip, Element) is element pos mod |Element| of chip pos / |Element|,
+// at byte address Addr + element·bits/8 of that chip's HBM (002 L137,
+// L1029-1200).
+type hbmLayout struct {
+	t      *kernel.Tensor
+	prog   *mapping.Program
+	per    int
+	bits   int
+	stride []int // per axis slot: the Logical stride, 0 for axes it lacks
+	coords []int
+}
+
+func newHBMLayout(p *kernel.Program, t *kernel.Tensor, l *Logical) (*hbmLayout, error) {
+	chip := t.Chip
+	if chip == nil {
+		chip = mapping.Identity()
+	}
+	e := mapping.Pair(chip, t.Element)
+	prog, err := mapping.Compile(e, p.Axes)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+	}
+	h := &hbmLayout{t: t, prog: prog, per: t.Element.Size(), bits: t.DType.SizeBits(),
+		stride: make([]int, prog.Coords()), coords: make([]int, prog.Slots())}
+	s := 1
+	for i := len(l.Axes) - 1; i >= 0; i-- {
+		slot, ok := p.Axes.Slot(l.Axes[i].Name)
+		if !ok {
+			return nil, fmt.Errorf("tensor %q: axis %s is not declared", t.Name, l.Axes[i].Name)
+		}
+		h.stride[slot] = s
+		s *= l.Axes[i].Size
+	}
+	return h, nil
+}
+
+// logical returns the Logical offset of position pos, or false for padding.
+func (h *hbmLayout) logical(pos int) (int, bool) {
+	kind, _ := h.prog.Eval(pos, h.coords)
+	if kind != mapping.Live {
+		return 0, false
+	}
+	off := 0
+	for slot, s := range h.stride {
+		off += h.coords[slot] * s
+	}
+	return off, true
+}
+
+// chipBytes is the byte extent of one chip's part of the tensor.
+func (h *hbmLayout) chipBytes() int { return (h.per*h.bits + 7) / 8 }
+
+// WriteHBMTensor stores l's values into tensor t's HBM bytes through its
+// mappings; positions of t's padding are left as they are.
+func WriteHBMTensor(d *Device, p *kernel.Program, t *kernel.Tensor, l *Logical) error {
+	h, err := newHBMLayout(p, t, l)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, h.chipBytes())
+	for chip := 0; chip < h.prog.Size()/h.per; chip++ {
+		if err := d.ReadHBM(chip, t.Addr, buf); err != nil {
+			return fmt.Errorf("tensor %q: %w", t.Name, err)
+		}
+		for e := 0; e < h.per; e++ {
+			off, ok := h.logical(chip*h.per + e)
+			if !ok {
+				continue
+			}
+			if err := t.DType.Store(buf, e, l.Vals[off]); err != nil {
+				return fmt.Errorf("tensor %q at %s: %w", t.Name, l.IndexString(off), err)
+			}
+		}
+		if err := d.WriteHBM(chip, t.Addr, buf); err != nil {
+			return fmt.Errorf("tensor %q: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// ReadHBMTensor reads tensor t's values from its HBM bytes through its
+// mappings.
+func ReadHBMTensor(d *Device, p *kernel.Program, t *kernel.Tensor) (*Logical, error) {
+	l, _, err := readHBMTensor(d, p, t)
+	return l, err
+}
+
+// readHBMTensor reads t and, for each Logical offset, the HBM position it
+// was read from (-1 when no live position holds it).
+func readHBMTensor(d *Device, p *kernel.Program, t *kernel.Tensor) (*Logical, []int, error) {
+	l, err := NewLogical(p, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := newHBMLayout(p, t, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	from := make([]int, l.Len())
+	for i := range from {
+		from[i] = -1
+	}
+	buf := make([]byte, h.chipBytes())
+	for chip := 0; chip < h.prog.Size()/h.per; chip++ {
+		if err := d.ReadHBM(chip, t.Addr, buf); err != nil {
+			return nil, nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+		}
+		for e := 0; e < h.per; e++ {
+			off, ok := h.logical(chip*h.per + e)
+			if !ok {
+				continue
+			}
+			v, err := t.DType.Load(buf, e)
+			if err != nil {
+				return nil, nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+			}
+			l.Vals[off] = v
+			from[off] = chip*h.per + e
+		}
+	}
+	return l, from, nil
+}

@@ -1,0 +1,317 @@
+package verify
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+
+	"tcpmap/engines"
+	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
+)
+
+// Options configure Verify.
+type Options struct {
+	// Seed seeds the random input values and the slice sample.
+	Seed uint64
+	// Sample is 0 to simulate every slice, or K > 0 to simulate K slices
+	// chosen at random among those the output is read from (SliceSample).
+	Sample int
+	// Workers bounds the goroutines that run slices; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// ParseSlices reads the --slices form: `all` (0) or `sample:K` (K ≥ 1).
+func ParseSlices(s string) (int, error) {
+	if s == "all" {
+		return 0, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "sample:"); ok {
+		k, err := strconv.Atoi(rest)
+		if err == nil && k >= 1 {
+			return k, nil
+		}
+		return 0, fmt.Errorf("slices %q: col %d: want a positive slice count after sample:", s, len("sample:")+1)
+	}
+	return 0, fmt.Errorf("slices %q: want all or sample:K", s)
+}
+
+// SlicesString prints a sample size in the form ParseSlices reads.
+func SlicesString(sample int) string {
+	if sample <= 0 {
+		return "all"
+	}
+	return "sample:" + strconv.Itoa(sample)
+}
+
+// Report is the outcome of Verify.
+type Report struct {
+	// Kernel names the program; Seed and Slices are the options used.
+	Kernel string
+	Seed   uint64
+	Slices string
+	// Simulated lists the sampled slices (`chip 0 cluster 1 slice 17`),
+	// empty when every slice ran.
+	Simulated []string
+	// Compared is the number of output elements compared: all of them, or
+	// with sampling those the sampled slices produce.
+	Compared int
+	// MACs is the number of multiply-accumulates simulated.
+	MACs int64
+	// Comparison is the element-by-element comparison with the reference.
+	Comparison Comparison
+	// Pass reports that the simulation matches the reference.
+	Pass bool
+}
+
+// Verify runs kernel p on simulated hardware and compares its output with
+// the reference its Reference states:
+//
+//  1. p is lowered (engines.Lower): configurations it states are kept,
+//     the others derived; p is modified in place.
+//  2. Every HBM input gets random values from opts.Seed, exactly
+//     representable in its dtype (RandomValues), stored through its
+//     mappings.
+//  3. The executor runs the program (Executor).
+//  4. The reference output's HBM bytes are read back through its mappings
+//     and compared (Compare) with Reference computed from the inputs.
+//
+// With opts.Sample = K, K slices are chosen at random among the slices the
+// output's DMAs read from (the live slices of the DM source of every to_hbm
+// op writing the output); chains run only on them (stages feeding a switch
+// still run everywhere), and only the output elements they produce are
+// compared. An output element is attributed to the slice whose DM the
+// to_hbm DMA copied it from; data computed on a slice that did not run
+// taints everything it reaches (through DMAs, switches and later chains),
+// and tainted elements are not compared. Comparing only the sampled slices'
+// elements is exact for them: each element is compared against the full
+// reference as with every slice simulated.
+func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error) {
+	if spec == nil || p == nil {
+		return nil, errors.New("verify: nil spec or program")
+	}
+	if p.Reference == nil {
+		return nil, fmt.Errorf("kernel %q states no reference: nothing to verify against", p.Name)
+	}
+	if err := engines.Lower(spec, p); err != nil {
+		return nil, err
+	}
+	outT, _ := p.Tensor(p.Reference.Output)
+	dev, err := NewDevice(spec, p.Chips)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
+	inputs := map[string]*Logical{}
+	for _, t := range p.Tensors {
+		if t.Mem != kernel.HBM || t.Role != kernel.Input {
+			continue
+		}
+		l, err := NewLogical(p, t)
+		if err != nil {
+			return nil, err
+		}
+		if err := RandomValues(rng, l); err != nil {
+			return nil, err
+		}
+		if err := WriteHBMTensor(dev, p, t, l); err != nil {
+			return nil, err
+		}
+		inputs[t.Name] = l
+	}
+	rep := &Report{Kernel: p.Name, Seed: opts.Seed, Slices: SlicesString(opts.Sample)}
+	var run []bool
+	if opts.Sample > 0 {
+		sample, err := SliceSample(dev, p, opts.Sample, opts.Seed)
+		if err != nil {
+			return nil, err
+		}
+		run = make([]bool, dev.TotalSlices())
+		for _, g := range sample {
+			run[g] = true
+			rep.Simulated = append(rep.Simulated, dev.SliceName(g))
+		}
+	}
+	x, err := NewExecutor(dev, p, ExecOptions{Run: run, Workers: opts.Workers})
+	if err != nil {
+		return nil, err
+	}
+	if err := x.Run(); err != nil {
+		return nil, err
+	}
+	rep.MACs = x.MACs()
+	got, from, err := readHBMTensor(dev, p, outT)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := Reference(p, inputs)
+	if err != nil {
+		return nil, err
+	}
+	rep.Compared = len(got.Vals)
+	if run != nil {
+		origin := x.origin[outT.Name]
+		rep.Compared = 0
+		for i := range got.Vals {
+			if pos := from[i]; pos >= 0 && origin != nil && origin[pos] > 0 && origin[pos] != originHBM && run[origin[pos]-1] {
+				rep.Compared++
+				continue
+			}
+			// Not produced by a sampled slice: a NaN on both sides is a
+			// match for Compare (a NaN reference requires a NaN).
+			got.Vals[i] = math.NaN()
+			exp.Out.Vals[i] = math.NaN()
+			if exp.Abs != nil {
+				exp.Abs.Vals[i] = 0
+			}
+		}
+		if rep.Compared == 0 {
+			return nil, fmt.Errorf("kernel %q: no output element comes from the %d sampled slices alone (the kernel moves data across slices); verify with every slice", p.Name, opts.Sample)
+		}
+	}
+	rep.Comparison = Compare(exp, got)
+	rep.Pass = rep.Comparison.Pass
+	return rep, nil
+}
+
+// SliceSample chooses k slices at random (from seed) among the slices the
+// reference output is read from: the live slices of the DM source of every
+// to_hbm op writing it. All of them when there are at most k. The result is
+// in ascending order.
+func SliceSample(d *Device, p *kernel.Program, k int, seed uint64) ([]int, error) {
+	if p.Reference == nil {
+		return nil, errors.New("sample: the kernel states no reference")
+	}
+	cand := map[int]bool{}
+	for _, op := range p.Ops {
+		if op.Kind != kernel.OpToHBM || op.Dst != p.Reference.Output {
+			continue
+		}
+		src, ok := p.Tensor(op.Src)
+		if !ok {
+			return nil, fmt.Errorf("sample: unknown tensor %q", op.Src)
+		}
+		gs, err := tensorSlices(d, src)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range gs {
+			cand[g] = true
+		}
+	}
+	if len(cand) == 0 {
+		return nil, fmt.Errorf("sample: no to_hbm op writes the output %q from DM", p.Reference.Output)
+	}
+	list := make([]int, 0, len(cand))
+	for g := range cand {
+		list = append(list, g)
+	}
+	sort.Ints(list)
+	if k < len(list) {
+		rng := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
+		rng.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
+		list = list[:k]
+		sort.Ints(list)
+	}
+	return list, nil
+}
+
+// RandomValues fills l with random values exactly representable in its
+// dtype: floats uniform in [-2, 2) rounded to the dtype (a modest range, so
+// that sums of products stay far from overflow), integers uniform over the
+// dtype's whole range.
+func RandomValues(rng *rand.Rand, l *Logical) error {
+	switch {
+	case l.DType.IsFloat():
+		for i := range l.Vals {
+			l.Vals[i] = dtype.Round(rng.Float64()*4-2, l.DType)
+		}
+	case l.DType.IsInt():
+		lo, hi, err := l.DType.IntRange()
+		if err != nil {
+			return err
+		}
+		n := uint64(hi - lo + 1)
+		for i := range l.Vals {
+			l.Vals[i] = float64(lo + int64(rng.Uint64N(n)))
+		}
+	default:
+		return fmt.Errorf("tensor %q: no random values of dtype %s", l.Name, l.DType)
+	}
+	return nil
+}
+
+// String prints the report for the CLI: a PASS or FAIL line, the
+// comparison and the run's figures.
+func (r *Report) String() string {
+	var b strings.Builder
+	verdict := "FAIL"
+	if r.Pass {
+		verdict = "PASS"
+	}
+	fmt.Fprintf(&b, "%s %s (seed %d, slices %s)\n", verdict, r.Kernel, r.Seed, r.Slices)
+	fmt.Fprintf(&b, "  %s\n", r.Comparison)
+	fmt.Fprintf(&b, "  compared %d of %d output elements; %d MACs simulated\n", r.Compared, r.Comparison.N, r.MACs)
+	if len(r.Simulated) > 0 {
+		fmt.Fprintf(&b, "  simulated slices: %s\n", strings.Join(r.Simulated, "; "))
+	}
+	return b.String()
+}
+
+// MarshalJSON writes the report with non-finite errors as strings ("+Inf",
+// "NaN"), which JSON numbers cannot hold.
+func (r *Report) MarshalJSON() ([]byte, error) {
+	c := r.Comparison
+	type mismatch struct {
+		Index string    `json:"index"`
+		Ref   jsonFloat `json:"ref"`
+		Got   jsonFloat `json:"got"`
+		Lo    jsonFloat `json:"lo"`
+		Hi    jsonFloat `json:"hi"`
+	}
+	var first *mismatch
+	if m := c.FirstBad; m != nil {
+		first = &mismatch{Index: m.Index, Ref: jsonFloat(m.Ref), Got: jsonFloat(m.Got), Lo: jsonFloat(m.Lo), Hi: jsonFloat(m.Hi)}
+	}
+	return json.Marshal(struct {
+		Kernel     string    `json:"kernel"`
+		Pass       bool      `json:"pass"`
+		Seed       uint64    `json:"seed"`
+		Slices     string    `json:"slices"`
+		Simulated  []string  `json:"simulated_slices,omitempty"`
+		Output     string    `json:"output"`
+		DType      string    `json:"dtype"`
+		Elements   int       `json:"elements"`
+		Compared   int       `json:"compared"`
+		MACs       int64     `json:"macs"`
+		Problem    string    `json:"problem,omitempty"`
+		MaxAbs     jsonFloat `json:"max_abs_error"`
+		MaxRel     jsonFloat `json:"max_rel_error"`
+		Bound      jsonFloat `json:"bound"`
+		Worst      string    `json:"worst,omitempty"`
+		Mismatches int       `json:"mismatches"`
+		FirstBad   *mismatch `json:"first_mismatch,omitempty"`
+	}{r.Kernel, r.Pass, r.Seed, r.Slices, r.Simulated, c.Name, c.DType.String(), c.N, r.Compared, r.MACs, c.Problem,
+		jsonFloat(c.MaxAbs), jsonFloat(c.MaxRel), jsonFloat(c.Bound), c.Worst, c.Mismatches, first})
+}
+
+// jsonFloat is a float64 whose JSON form is a string when it is not finite.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsNaN(v):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(v, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return json.Marshal(v)
+}
