@@ -420,3 +420,27 @@ func TestEvaluateAllocationFree(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// TestAlignFindings: the alignment penalties the DMA model prices are
+// reported with their rules (002 L2414, L2983-2985).
+func TestAlignFindings(t *testing.T) {
+	m, err := NewModel(engines.Default())
+	require.NoError(t, err)
+	assert.Empty(t, m.alignFindings(&DMAEstimate{}))
+	fs := m.alignFindings(&DMAEstimate{MisalignedDMWrites: 3, HBM: HBMStats{UnalignedReads: 2}})
+	require.Len(t, fs, 2)
+	assert.Equal(t, "MEM-P6", fs[0].Rule.ID)
+	assert.Equal(t, "DMA-P1", fs[1].Rule.ID)
+	for _, f := range fs {
+		assert.Equal(t, Penalty, f.Effect)
+	}
+	assert.Contains(t, fs[1].Error(), "3 DM write requests not aligned to 8 bytes, each taking 3×")
+	// An empty program: no ops, no bottleneck, lists that print as [].
+	r := evaluate(t, testKernel(t, 4096))
+	assert.Equal(t, 0.0, r.Cycles)
+	assert.Equal(t, "none", r.Bottleneck.String())
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"findings":[]`)
+	assert.Contains(t, string(b), `"ops":[]`)
+}

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -103,6 +104,25 @@ type Bottleneck struct {
 	Path []int `json:"path"`
 }
 
+// MarshalJSON writes the bottleneck; an empty program's has no context and
+// no engine.
+func (b Bottleneck) MarshalJSON() ([]byte, error) {
+	w := struct {
+		Context kernel.Context `json:"context"`
+		Engine  string         `json:"engine"`
+		Cycles  float64        `json:"cycles"`
+		Share   float64        `json:"share"`
+		Path    []int          `json:"path"`
+	}{Context: b.Context, Cycles: b.Cycles, Share: b.Share, Path: b.Path}
+	if b.Context != "" {
+		w.Engine = b.Engine.String()
+	}
+	if w.Path == nil {
+		w.Path = []int{}
+	}
+	return json.Marshal(w)
+}
+
 // String prints `main/fetch`, or `none` for an empty program.
 func (b Bottleneck) String() string {
 	if b.Context == "" {
@@ -167,14 +187,14 @@ func (r *Report) Err() error {
 // Model does not touch.
 func (r *Report) Clone() *Report {
 	c := *r
-	c.Ops = append([]OpReport(nil), r.Ops...)
+	c.Ops = append([]OpReport{}, r.Ops...)
 	for i := range c.Ops {
-		c.Ops[i].Cost.Stages = append([]StageCost(nil), r.Ops[i].Cost.Stages...)
+		c.Ops[i].Cost.Stages = append([]StageCost{}, r.Ops[i].Cost.Stages...)
 	}
-	c.Contexts = append([]ContextBusy(nil), r.Contexts...)
-	c.Engines = append([]EngineBusy(nil), r.Engines...)
-	c.Findings = append([]OpFinding(nil), r.Findings...)
-	c.Bottleneck.Path = append([]int(nil), r.Bottleneck.Path...)
+	c.Contexts = append([]ContextBusy{}, r.Contexts...)
+	c.Engines = append([]EngineBusy{}, r.Engines...)
+	c.Findings = append([]OpFinding{}, r.Findings...)
+	c.Bottleneck.Path = append([]int{}, r.Bottleneck.Path...)
 	return &c
 }
 
@@ -303,6 +323,19 @@ func (m *Model) finish(p *kernel.Program) error {
 	}
 	rf.HBM = ratio(float64(rf.HBMBytes), rf.PeakHBMBytesPerCycle*r.Cycles)
 
+	// Empty lists print as [] rather than null.
+	if r.Findings == nil {
+		r.Findings = []OpFinding{}
+	}
+	if r.Bottleneck.Path == nil {
+		r.Bottleneck.Path = []int{}
+	}
+	if r.Ops == nil {
+		r.Ops = []OpReport{}
+	}
+	if r.Engines == nil {
+		r.Engines = []EngineBusy{}
+	}
 	// Findings in program order, program-wide ones first (stable).
 	fs := r.Findings
 	for a := 1; a < len(fs); a++ {
