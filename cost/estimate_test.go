@@ -444,3 +444,38 @@ func TestAlignFindings(t *testing.T) {
 	assert.Contains(t, string(b), `"findings":[]`)
 	assert.Contains(t, string(b), `"ops":[]`)
 }
+
+// TestEvaluateBrokenConfigs: removing or corrupting any lowered
+// configuration is an error naming the op, never a panic.
+func TestEvaluateBrokenConfigs(t *testing.T) {
+	m, err := NewModel(engines.Default())
+	require.NoError(t, err)
+	m.NoCache = true
+	for _, name := range []string{"hello-dot", "hello-gemv", "hello-gemm", "hello-mul"} {
+		p := loadGolden(t, name)
+		for i, op := range p.Ops {
+			if op.DMA != nil {
+				keep := op.DMA.Descriptors[0].Stride0
+				op.DMA.Descriptors[0].Stride0 = 0
+				_, err := m.Evaluate(p)
+				assert.ErrorContains(t, err, fmt.Sprintf("ops[%d]", i), name)
+				op.DMA.Descriptors[0].Stride0 = keep
+				continue
+			}
+			for k, st := range op.Stages {
+				if st.Config == nil || st.Kind == kernel.StBegin {
+					continue
+				}
+				keep := st.Config
+				st.Config = nil
+				_, err := m.Evaluate(p)
+				if st.Kind != kernel.StVectorInit && st.Kind != kernel.StVectorBranch && st.Kind != kernel.StVectorFxp && st.Kind != kernel.StVectorFinal {
+					assert.ErrorContains(t, err, fmt.Sprintf("ops[%d]", i), "%s stage %d", name, k)
+				}
+				st.Config = keep
+			}
+		}
+		_, err := m.Evaluate(p)
+		assert.NoError(t, err, "restored %s", name)
+	}
+}

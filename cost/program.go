@@ -310,8 +310,14 @@ func (m *Model) priceChain(p *kernel.Program, i int, op *kernel.Op, oc *OpCost) 
 			oc.TRFLoad = true
 
 		case kernel.StToVRF:
-			// One flit per cycle into the VRF, as every flit-wide stage.
-			n := float64(steps)
+			if err := need(cfg != nil && cfg.ToVRF != nil); err != nil {
+				return err
+			}
+			// One collect flit per cycle into the VRF (002 L280-285, L3033).
+			if cfg.ToVRF.Flits < 0 {
+				return stageErr(i, k, st.Kind, fmt.Errorf("%d flits", cfg.ToVRF.Flits))
+			}
+			n := float64(cfg.ToVRF.Flits)
 			add(StageCost{Engine: EngineRegWrite, Stage: k, Cycles: n, Span: n})
 
 		case kernel.StAlign:
