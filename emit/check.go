@@ -1,0 +1,336 @@
+package emit
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"tcpmap/model/kernel"
+)
+
+// analysis is what the Rust printer needs to know about a program beyond
+// Validate: the kernel's parameters and result.
+type analysis struct {
+	inputs []*kernel.Tensor // HBM inputs, in tensor order: the kernel's parameters
+	output *kernel.Tensor   // the HBM output, the kernel's result; nil if none
+}
+
+// rustKeywords are Rust's strict and reserved keywords, which no variable
+// can be named.
+var rustKeywords = strings.Fields(`as async await break const continue crate dyn else enum extern false fn for
+	if impl in let loop match mod move mut pub ref return self Self static struct super trait true type
+	unsafe use where while abstract become box do final macro override priv try typeof unsized virtual yield gen`)
+
+// reservedNames are the names the emitted file uses itself: the context,
+// the functions and the host program's locals.
+var reservedNames = []string{"ctx", "kernel", "main", "run", "oracle", "check_floats", "check_ints", "floats", "ints",
+	"wrap", "seed", "rng", "want", "tests", "m", "axes"}
+
+// identOK reports whether name can be a variable of the emitted kernel: a
+// snake_case Rust identifier (lower case or '_' first) that is neither a
+// keyword nor a name the file uses itself.
+func identOK(name string) error {
+	if name == "" || !(name[0] == '_' || name[0] >= 'a' && name[0] <= 'z') {
+		return fmt.Errorf("%q is not a snake_case Rust identifier (it must start with a lower-case letter or '_')", name)
+	}
+	if name == "_" {
+		return fmt.Errorf("%q cannot name a tensor", name)
+	}
+	for i := 0; i < len(name); i++ {
+		if !isIdentChar(name[i]) {
+			return fmt.Errorf("%q is not a Rust identifier (character %q)", name, name[i])
+		}
+	}
+	for _, k := range rustKeywords {
+		if name == k {
+			return fmt.Errorf("%q is a Rust keyword", name)
+		}
+	}
+	for _, k := range reservedNames {
+		if name == k {
+			return fmt.Errorf("%q is a name the emitted file uses itself", name)
+		}
+	}
+	return nil
+}
+
+// stageSpelling says which Stage fields the Virtual ISA call of a stage kind
+// spells, and which of them it needs.
+type stageSpelling struct {
+	tensor, dtype, time, packet, slice, param field
+}
+
+type field uint8
+
+const (
+	no       field = iota // the call has no place for it: it must be zero
+	optional              // may be given
+	required              // must be given
+)
+
+var spellings = map[kernel.StageKind]stageSpelling{
+	kernel.StBegin:        {tensor: required},
+	kernel.StFetch:        {dtype: optional, time: required, packet: required},
+	kernel.StSwitch:       {slice: required, time: required, param: optional},
+	kernel.StCollect:      {time: required, packet: required},
+	kernel.StToTRF:        {tensor: required},
+	kernel.StToVRF:        {tensor: required},
+	kernel.StAlign:        {tensor: required, time: required, packet: required},
+	kernel.StContract:     {packet: required, param: optional},
+	kernel.StAccumulate:   {time: required, packet: required, param: required},
+	kernel.StCast:         {dtype: required, packet: required},
+	kernel.StTranspose:    {time: required, packet: required},
+	kernel.StVectorInit:   {},
+	kernel.StVectorBranch: {param: required},
+	kernel.StVectorFxp:    {tensor: optional, param: required},
+	kernel.StVectorFinal:  {},
+	kernel.StCommit:       {tensor: required},
+}
+
+func checkStage(st *kernel.Stage) error {
+	sp, ok := spellings[st.Kind]
+	if !ok {
+		return fmt.Errorf("unknown stage kind %q", st.Kind)
+	}
+	for _, f := range []struct {
+		name string
+		want field
+		set  bool
+	}{
+		{"tensor", sp.tensor, st.Tensor != ""},
+		{"dtype", sp.dtype, st.DType != 0},
+		{"time", sp.time, st.Time != nil},
+		{"packet", sp.packet, st.Packet != nil},
+		{"slice", sp.slice, st.Slice != nil},
+		{"param", sp.param, st.Param != ""},
+	} {
+		if f.want == no && f.set {
+			return fmt.Errorf("%s has no %s: no Virtual ISA spelling for it", st.Kind, f.name)
+		}
+		if f.want == required && !f.set {
+			return fmt.Errorf("%s needs a %s", st.Kind, f.name)
+		}
+	}
+	switch st.Kind {
+	case kernel.StContract:
+		// contract::<OutPacket>() takes no reduce op: it reduce-adds
+		// (002 L4310-4316). Reduce-max has no spelling in the manual.
+		if st.Param != "" && kernel.ReduceOp(st.Param) != kernel.ReduceAdd {
+			return fmt.Errorf("contract with reduce op %q: contract::<OutPacket>() only reduce-adds (002 L4310-4316)", st.Param)
+		}
+	case kernel.StAccumulate:
+		if _, err := kernel.ParseAccumulationKind(st.Param); err != nil {
+			return err
+		}
+	case kernel.StVectorBranch:
+		if _, err := kernel.ParseBranchMode(st.Param); err != nil {
+			return err
+		}
+	case kernel.StVectorFxp:
+		_, c, err := kernel.ParseFxpParam(st.Param)
+		if err != nil {
+			return err
+		}
+		if (c != nil) == (st.Tensor != "") {
+			return fmt.Errorf("vector_fxp %q: the operand is either a constant or a VRF tensor (002 L214, L295), not both or neither", st.Param)
+		}
+	case kernel.StSwitch:
+		if _, err := switchConfig(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// analyze checks that a validated program can be printed as a Rust kernel
+// and finds its parameters and result.
+func analyze(p *kernel.Program) (*analysis, error) {
+	a := &analysis{}
+	defined := map[string]bool{}
+	for _, t := range p.Tensors {
+		if err := identOK(t.Name); err != nil {
+			return nil, fmt.Errorf("tensor %s", err)
+		}
+		if t.Mem == kernel.TRF && t.Addr != 0 {
+			return nil, fmt.Errorf("TRF tensor %q at address %d: to_trf places a TRF tensor by its TrfAddress only (002 L4056-4059)", t.Name, t.Addr)
+		}
+		switch {
+		case t.Role == kernel.Input:
+			a.inputs = append(a.inputs, t)
+			defined[t.Name] = true
+		case t.Role == kernel.Output:
+			if a.output != nil {
+				return nil, fmt.Errorf("outputs %q and %q: a kernel returns one HbmTensor (002 L200)", a.output.Name, t.Name)
+			}
+			a.output = t
+		}
+	}
+	if a.output != nil {
+		for _, t := range a.inputs {
+			if t.Name+"_hbm" == a.output.Name {
+				return nil, fmt.Errorf("output %q is the host program's name for input %q's device tensor", a.output.Name, t.Name)
+			}
+		}
+	}
+	use := func(name string) error {
+		if !defined[name] {
+			return fmt.Errorf("tensor %q is used before an op produces it", name)
+		}
+		return nil
+	}
+	def := func(name string) error {
+		if defined[name] {
+			return fmt.Errorf("tensor %q is produced twice: the kernel binds each tensor once", name)
+		}
+		defined[name] = true
+		return nil
+	}
+	for i, op := range p.Ops {
+		err := func() error {
+			switch op.Kind {
+			case kernel.OpToDM, kernel.OpDMToDM, kernel.OpToHBM:
+				if err := use(op.Src); err != nil {
+					return err
+				}
+				return def(op.Dst)
+			}
+			for k, st := range op.Stages {
+				if err := checkStage(st); err != nil {
+					return fmt.Errorf("stages[%d]: %w", k, err)
+				}
+				switch st.Kind {
+				case kernel.StBegin, kernel.StAlign, kernel.StVectorFxp:
+					if st.Tensor != "" {
+						if err := use(st.Tensor); err != nil {
+							return fmt.Errorf("stages[%d] (%s): %w", k, st.Kind, err)
+						}
+					}
+				case kernel.StToTRF, kernel.StToVRF, kernel.StCommit:
+					if err := def(st.Tensor); err != nil {
+						return fmt.Errorf("stages[%d] (%s): %w", k, st.Kind, err)
+					}
+				}
+			}
+			return nil
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
+		}
+	}
+	for _, t := range p.Tensors {
+		if !defined[t.Name] {
+			return nil, fmt.Errorf("tensor %q is produced by no op", t.Name)
+		}
+	}
+	return a, nil
+}
+
+// CheckAddresses checks that no two tensors of one memory share a byte
+// while both are live: "the programmer must explicitly assign DM addresses
+// ... to prevent tensors from overlapping. Addresses must not collide"
+// (002 L154-155).
+//
+// A tensor is live from the first op that names it to the last one, in
+// program order; the HBM inputs and outputs are live throughout (the host
+// owns them before and after the kernel, and the reference reads the
+// inputs). Since the main and sub contexts run concurrently (002 L151-153),
+// program order is the only order the check relies on. Extents are per
+// chip (HBM) or per slice (DM, VRF) and count every slice, whatever a
+// tensor's Slice mapping uses. TRF tensors occupy their TrfAddress region:
+// Full overlaps everything, FirstHalf and SecondHalf each other not
+// (002 L4151-4155).
+func CheckAddresses(p *kernel.Program) error {
+	type live struct {
+		t          *kernel.Tensor
+		from, to   int
+		start, end int64
+	}
+	span := map[string]*live{}
+	touch := func(name string, i int) {
+		l := span[name]
+		if l == nil {
+			t, ok := p.Tensor(name)
+			if !ok {
+				return
+			}
+			l = &live{t: t, from: i, to: i}
+			span[name] = l
+		}
+		if i < l.from {
+			l.from = i
+		}
+		if i > l.to {
+			l.to = i
+		}
+	}
+	for i, op := range p.Ops {
+		if op.Kind == kernel.OpChain {
+			for _, st := range op.Stages {
+				if st.Tensor != "" {
+					touch(st.Tensor, i)
+				}
+			}
+			continue
+		}
+		touch(op.Src, i)
+		touch(op.Dst, i)
+	}
+	var ls []*live
+	for _, t := range p.Tensors {
+		l := span[t.Name]
+		if t.Mem == kernel.HBM && t.Role != kernel.Intermediate {
+			if l == nil {
+				l = &live{t: t}
+				span[t.Name] = l
+			}
+			l.from, l.to = -1, len(p.Ops)
+		}
+		if l == nil {
+			continue
+		}
+		if t.Mem == kernel.TRF {
+			// TRF regions as half-open ranges over two halves.
+			switch t.TrfAddress {
+			case kernel.TrfFull:
+				l.start, l.end = 0, 2
+			case kernel.TrfFirstHalf:
+				l.start, l.end = 0, 1
+			default:
+				l.start, l.end = 1, 2
+			}
+		} else {
+			n, err := t.DType.BytesFor(t.Element.Size())
+			if err != nil {
+				return fmt.Errorf("tensor %q: %w", t.Name, err)
+			}
+			l.start, l.end = t.Addr, t.Addr+int64(n)
+		}
+		ls = append(ls, l)
+	}
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].t.Mem < ls[j].t.Mem })
+	for i, a := range ls {
+		for _, b := range ls[i+1:] {
+			if a.t.Mem != b.t.Mem || a.to < b.from || b.to < a.from || a.end <= b.start || b.end <= a.start {
+				continue
+			}
+			if a.t.Mem == kernel.TRF {
+				return fmt.Errorf("TRF tensors %q (%s) and %q (%s) share TRF rows while both are live (ops %s and %s; 002 L4151-4155)",
+					a.t.Name, a.t.TrfAddress, b.t.Name, b.t.TrfAddress, opRange(a.from, a.to, len(p.Ops)), opRange(b.from, b.to, len(p.Ops)))
+			}
+			return fmt.Errorf("%s tensors %q [%d, %d) and %q [%d, %d) overlap while both are live (ops %s and %s); addresses must not collide (002 L154-155)",
+				strings.ToUpper(string(a.t.Mem)), a.t.Name, a.start, a.end, b.t.Name, b.start, b.end,
+				opRange(a.from, a.to, len(p.Ops)), opRange(b.from, b.to, len(p.Ops)))
+		}
+	}
+	return nil
+}
+
+func opRange(from, to, n int) string {
+	if from < 0 && to >= n {
+		return "all: a kernel argument or result"
+	}
+	if from == to {
+		return fmt.Sprint(from)
+	}
+	return fmt.Sprintf("%d-%d", from, to)
+}

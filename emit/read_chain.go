@@ -1,0 +1,664 @@
+package emit
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+)
+
+// typeArg is one argument of a turbofish: a mapping, an identifier (an
+// alias or an element type, told apart by the method) or `_`.
+type typeArg struct {
+	expr *mapping.Expr // m![...]
+	name string        // an identifier
+	off  int
+}
+
+// turbofish parses `::<A, B, ...>`.
+func (r *reader) turbofish() []typeArg {
+	r.expect("::")
+	r.expect("<")
+	var out []typeArg
+	for r.err == nil && !r.is(">") {
+		t := r.tok()
+		switch {
+		case t.kind == tIdent && t.text == "m" && r.peek(1).text == "!":
+			out = append(out, typeArg{expr: r.mapArg(roleNone), off: t.off})
+		case t.kind == tIdent:
+			r.next()
+			out = append(out, typeArg{name: t.text, off: t.off})
+		default:
+			r.fail(t.off, "want a type argument, found %s", describe(t))
+			return nil
+		}
+		if !r.accept(",") {
+			break
+		}
+	}
+	r.expect(">")
+	if r.err != nil {
+		return nil
+	}
+	if out == nil {
+		out = []typeArg{}
+	}
+	return out
+}
+
+// mapOf resolves a type argument that must be a mapping.
+func (r *reader) mapOf(a typeArg) *mapping.Expr {
+	if r.err != nil {
+		return nil
+	}
+	if a.expr != nil {
+		return a.expr
+	}
+	if a.name == "_" {
+		r.fail(a.off, "want a mapping, found '_'")
+		return nil
+	}
+	e, ok := r.env[a.name]
+	if !ok {
+		r.fail(a.off, "unknown type alias %s (want m![...] or a declared alias)", a.name)
+		return nil
+	}
+	return e
+}
+
+// dtypeOf resolves a type argument that must be an element type.
+func (r *reader) dtypeOf(a typeArg) dtype.DType {
+	if r.err != nil {
+		return 0
+	}
+	if a.expr != nil {
+		r.fail(a.off, "want an element type, found a mapping")
+		return 0
+	}
+	d, err := dtype.Parse(a.name)
+	if err != nil {
+		r.fail(a.off, "%v", err)
+		return 0
+	}
+	return d
+}
+
+// settle picks a produced tensor's type from the method's type arguments
+// (from, nil when absent) and the let's annotation; when both are given
+// they must agree.
+func (r *reader) settle(from, ann *kernel.Tensor, annOff int, mem kernel.Memory, at token) *kernel.Tensor {
+	if r.err != nil {
+		return nil
+	}
+	if ann != nil && ann.Mem != mem {
+		r.fail(annOff, "the annotation is a %s tensor, %s produces a %s tensor", ann.Mem, at.text, mem)
+		return nil
+	}
+	switch {
+	case from == nil && ann == nil:
+		r.fail(at.off, "%s needs its tensor type: annotate the let or give the type arguments", at.text)
+		return nil
+	case from == nil:
+		c := *ann
+		return &c
+	case ann != nil && !sameType(from, ann):
+		r.fail(annOff, "the annotation disagrees with the type %s produces", at.text)
+		return nil
+	}
+	return from
+}
+
+// rawArg is one argument of a call as source text.
+type rawArg struct {
+	text string
+	off  int
+}
+
+// rawArgs parses `( ... )` and returns its top-level comma-separated
+// arguments as text.
+func (r *reader) rawArgs() []rawArg {
+	open := r.expect("(")
+	if r.err != nil {
+		return nil
+	}
+	var out []rawArg
+	depth := 0
+	start := -1
+	end := 0
+	flush := func(at int) {
+		if start >= 0 {
+			out = append(out, rawArg{text: strings.TrimSpace(r.src[start:end]), off: start})
+		} else {
+			r.fail(at, "empty argument")
+		}
+		start = -1
+	}
+	for r.err == nil {
+		t := r.tok()
+		switch {
+		case t.kind == tEOF:
+			r.fail(open.off, "unclosed '('")
+			return nil
+		case t.kind == tPunct && (t.text == "(" || t.text == "[" || t.text == "{"):
+			depth++
+		case t.kind == tPunct && (t.text == ")" || t.text == "]" || t.text == "}"):
+			if depth == 0 {
+				if t.text != ")" {
+					r.fail(t.off, "unbalanced %q", t.text)
+					return nil
+				}
+				r.next()
+				if start >= 0 || len(out) > 0 {
+					flush(t.off)
+				}
+				return out
+			}
+			depth--
+		case depth == 0 && t.kind == tPunct && t.text == ",":
+			flush(t.off)
+			r.next()
+			continue
+		}
+		if start < 0 {
+			start = t.off
+		}
+		end = t.off + len(t.text)
+		r.next()
+	}
+	return nil
+}
+
+// stream is the state of a chain: the element type and the spatial
+// mappings of the stream after the stages read so far.
+type stream struct {
+	dt                  dtype.DType
+	chip, cluster, slic *mapping.Expr
+}
+
+// chain parses `ctx.main|sub.begin(x.view()).stage()...;` (002 L203-217).
+func (r *reader) chain(name token, ann *kernel.Tensor, annOff int) {
+	r.next() // ctx
+	r.expect(".")
+	c := r.ident()
+	if r.err != nil {
+		return
+	}
+	op := &kernel.Op{Kind: kernel.OpChain}
+	switch c.text {
+	case "main":
+		op.Context = kernel.CtxMain
+	case "sub":
+		op.Context = kernel.CtxSub
+	default:
+		r.fail(c.off, "unknown context %s.%s (want main or sub, 002 L151-152)", r.ctxName, c.text)
+		return
+	}
+	var s stream
+	var produced *kernel.Tensor
+	for r.err == nil && r.accept(".") {
+		m := r.ident()
+		if r.err != nil {
+			return
+		}
+		if produced != nil {
+			r.fail(m.off, "%s after the chain's terminal stage", m.text)
+			return
+		}
+		if len(op.Stages) == 0 && m.text != "begin" {
+			r.fail(m.off, "a chain starts with begin(dm.view()), found %s", m.text)
+			return
+		}
+		var tf []typeArg
+		if r.is("::") {
+			tf = r.turbofish()
+		}
+		if r.err != nil {
+			return
+		}
+		st, t := r.stage(m, tf, &s, ann, annOff)
+		if r.err != nil {
+			return
+		}
+		op.Stages = append(op.Stages, st)
+		if t != nil {
+			produced = t
+			r.newTensor(name.text, t)
+			st.Tensor = t.Name
+			r.interm = append(r.interm, t)
+		}
+	}
+	if r.err != nil {
+		return
+	}
+	if produced == nil {
+		r.fail(r.tok().off, "the chain ends without to_trf, to_vrf or commit")
+		return
+	}
+	r.prog.Ops = append(r.prog.Ops, op)
+}
+
+// nargs checks a turbofish's length.
+func (r *reader) nargs(m token, tf []typeArg, want ...int) bool {
+	for _, n := range want {
+		if len(tf) == n {
+			return true
+		}
+	}
+	if tf == nil {
+		r.fail(m.off, "%s needs its type arguments %s", m.text, signatures[m.text])
+	} else {
+		r.fail(m.off, "%s takes %s, found %d type arguments", m.text, signatures[m.text], len(tf))
+	}
+	return false
+}
+
+// signatures are the turbofish forms of the stage methods (002 L1705,
+// L2154, L3069, L3081, L4056, L4304, L4314, L4321, L6767, L6832).
+var signatures = map[string]string{
+	"fetch": "<D, Time, Packet>", "switch": "<Slice, Time>", "collect": "<Time, Packet>",
+	"align": "<Time, Packet, _, _>", "contract": "<OutPacket>", "accumulate": "<Time, Packet>",
+	"cast": "<D, Packet>", "transpose": "<Time, Packet>", "commit": "<Element>", "to_trf": "<Row, Element>",
+}
+
+// noArgs checks `()`.
+func (r *reader) noArgs() {
+	r.expect("(")
+	r.expect(")")
+}
+
+// oneRaw parses a call's single argument as text.
+func (r *reader) oneRaw(m token) (rawArg, bool) {
+	args := r.rawArgs()
+	if r.err != nil {
+		return rawArg{}, false
+	}
+	if len(args) != 1 {
+		r.fail(m.off, "%s takes one argument, found %d", m.text, len(args))
+		return rawArg{}, false
+	}
+	return args[0], true
+}
+
+// stage parses one method call of a chain; for a terminal stage it returns
+// the tensor it produces (not yet named).
+func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, annOff int) (*kernel.Stage, *kernel.Tensor) {
+	st := &kernel.Stage{}
+	noTF := func() bool {
+		if tf != nil {
+			r.fail(m.off, "%s takes no type arguments", m.text)
+			return false
+		}
+		return true
+	}
+	switch m.text {
+	case "begin":
+		// begin(dm.view()) (002 L205).
+		st.Kind = kernel.StBegin
+		if !noTF() {
+			return nil, nil
+		}
+		r.expect("(")
+		v := r.ident()
+		r.expect(".")
+		r.expect("view")
+		r.noArgs()
+		r.expect(")")
+		if r.err != nil {
+			return nil, nil
+		}
+		t, ok := r.vars[v.text]
+		if !ok || t.Mem != kernel.DM {
+			r.fail(v.off, "begin needs a DM tensor, %s is not one", v.text)
+			return nil, nil
+		}
+		st.Tensor = t.Name
+		*s = stream{dt: t.DType, chip: t.Chip, cluster: t.Cluster, slic: t.Slice}
+	case "fetch":
+		st.Kind = kernel.StFetch
+		if !r.nargs(m, tf, 3) {
+			return nil, nil
+		}
+		st.DType, st.Time, st.Packet = r.dtypeOf(tf[0]), r.mapOf(tf[1]), r.mapOf(tf[2])
+		r.noArgs()
+		s.dt = st.DType
+	case "switch":
+		st.Kind = kernel.StSwitch
+		if !r.nargs(m, tf, 2) {
+			return nil, nil
+		}
+		st.Slice, st.Time = r.mapOf(tf[0]), r.mapOf(tf[1])
+		a, ok := r.oneRaw(m)
+		if !ok {
+			return nil, nil
+		}
+		cfg, err := kernel.ParseSwitchConfig(a.text)
+		if err != nil {
+			r.failIn(a.off, a.text, err)
+			return nil, nil
+		}
+		st.Param = cfg.Variant()
+		s.slic = st.Slice
+	case "collect", "transpose":
+		st.Kind = kernel.StCollect
+		if m.text == "transpose" {
+			st.Kind = kernel.StTranspose
+		}
+		if !r.nargs(m, tf, 2) {
+			return nil, nil
+		}
+		st.Time, st.Packet = r.mapOf(tf[0]), r.mapOf(tf[1])
+		r.noArgs()
+	case "align":
+		st.Kind = kernel.StAlign
+		if !r.nargs(m, tf, 2, 4) {
+			return nil, nil
+		}
+		for _, a := range tf[2:] {
+			if a.name != "_" {
+				r.fail(a.off, "align's Row and TrfElement come from the TRF tensor: write _")
+				return nil, nil
+			}
+		}
+		st.Time, st.Packet = r.mapOf(tf[0]), r.mapOf(tf[1])
+		r.expect("(")
+		r.expect("&")
+		v := r.ident()
+		r.expect(")")
+		if r.err != nil {
+			return nil, nil
+		}
+		t, ok := r.vars[v.text]
+		if !ok || t.Mem != kernel.TRF {
+			r.fail(v.off, "align needs a TRF tensor, %s is not one", v.text)
+			return nil, nil
+		}
+		st.Tensor = t.Name
+	case "contract":
+		st.Kind = kernel.StContract
+		if !r.nargs(m, tf, 1) {
+			return nil, nil
+		}
+		st.Packet = r.mapOf(tf[0])
+		r.noArgs()
+		// Contraction widens i4/i8 to i32 and f8/bf16 to f32 (002 L4312).
+		if acc, err := dtype.AccType(s.dt); err == nil {
+			s.dt = acc
+		}
+	case "accumulate":
+		st.Kind = kernel.StAccumulate
+		if !r.nargs(m, tf, 2) {
+			return nil, nil
+		}
+		st.Time, st.Packet = r.mapOf(tf[0]), r.mapOf(tf[1])
+		a, ok := r.oneRaw(m)
+		if !ok {
+			return nil, nil
+		}
+		k, err := kernel.ParseAccumulationKind(a.text)
+		if err != nil {
+			r.fail(a.off, "%v", err)
+			return nil, nil
+		}
+		st.Param = string(k)
+	case "cast":
+		st.Kind = kernel.StCast
+		if !r.nargs(m, tf, 2) {
+			return nil, nil
+		}
+		st.DType, st.Packet = r.dtypeOf(tf[0]), r.mapOf(tf[1])
+		r.noArgs()
+		s.dt = st.DType
+	case "vector_init", "vector_final":
+		st.Kind = kernel.StVectorInit
+		if m.text == "vector_final" {
+			st.Kind = kernel.StVectorFinal
+		}
+		if !noTF() {
+			return nil, nil
+		}
+		r.noArgs()
+	case "vector_intra_slice_branch":
+		st.Kind = kernel.StVectorBranch
+		if !noTF() {
+			return nil, nil
+		}
+		a, ok := r.oneRaw(m)
+		if !ok {
+			return nil, nil
+		}
+		if _, err := kernel.ParseBranchMode(a.text); err != nil {
+			r.fail(a.off, "%v", err)
+			return nil, nil
+		}
+		st.Param = strings.TrimSpace(strings.TrimPrefix(a.text, "BranchMode::"))
+	case "vector_fxp":
+		st.Kind = kernel.StVectorFxp
+		if !noTF() {
+			return nil, nil
+		}
+		args := r.rawArgs()
+		if r.err != nil {
+			return nil, nil
+		}
+		if len(args) != 2 {
+			r.fail(m.off, "vector_fxp takes (FxpBinaryOp::Op, operand), found %d arguments", len(args))
+			return nil, nil
+		}
+		op := strings.TrimSpace(strings.TrimPrefix(args[0].text, "FxpBinaryOp::"))
+		if v, ok := strings.CutPrefix(args[1].text, "&"); ok {
+			v = strings.TrimSpace(v)
+			t, found := r.vars[v]
+			if !found || t.Mem != kernel.VRF {
+				r.fail(args[1].off, "vector_fxp's operand %s is not a VRF tensor", v)
+				return nil, nil
+			}
+			st.Tensor, st.Param = t.Name, op
+		} else {
+			st.Param = op + ", " + args[1].text
+		}
+		if _, _, err := kernel.ParseFxpParam(st.Param); err != nil {
+			r.fail(args[0].off, "%v", err)
+			return nil, nil
+		}
+	case "to_trf":
+		// to_trf::<Row, Element>(TrfAddress) returns TrfTensor<D, Chip,
+		// Cluster, Slice, Row, Element> (002 L4056-4059).
+		st.Kind = kernel.StToTRF
+		var from *kernel.Tensor
+		if tf != nil {
+			if !r.nargs(m, tf, 2) {
+				return nil, nil
+			}
+			from = &kernel.Tensor{Mem: kernel.TRF, Role: kernel.Intermediate, DType: s.dt, Chip: s.chip, Cluster: s.cluster,
+				Slice: s.slic, Row: r.mapOf(tf[0]), Element: r.mapOf(tf[1])}
+		}
+		a, ok := r.oneRaw(m)
+		if !ok {
+			return nil, nil
+		}
+		mode, err := kernel.ParseTrfAddress(a.text)
+		if err != nil {
+			r.fail(a.off, "%v", err)
+			return nil, nil
+		}
+		t := r.settle(from, ann, annOff, kernel.TRF, m)
+		if t == nil {
+			return nil, nil
+		}
+		t.TrfAddress = mode
+		return st, t
+	case "to_vrf":
+		st.Kind = kernel.StToVRF
+		if !noTF() {
+			return nil, nil
+		}
+		r.expect("(")
+		addr := r.constExpr()
+		r.expect(")")
+		t := r.settle(nil, ann, annOff, kernel.VRF, m)
+		if t == nil {
+			return nil, nil
+		}
+		t.Addr = addr
+		return st, t
+	case "commit":
+		// commit::<Element>(address) returns DmTensor<D, Chip, Cluster,
+		// Slice, Element> (002 L2154).
+		st.Kind = kernel.StCommit
+		var from *kernel.Tensor
+		if tf != nil {
+			if !r.nargs(m, tf, 1) {
+				return nil, nil
+			}
+			from = &kernel.Tensor{Mem: kernel.DM, Role: kernel.Intermediate, DType: s.dt, Chip: s.chip, Cluster: s.cluster,
+				Slice: s.slic, Element: r.mapOf(tf[0])}
+		}
+		r.expect("(")
+		addr := r.constExpr()
+		r.expect(")")
+		t := r.settle(from, ann, annOff, kernel.DM, m)
+		if t == nil {
+			return nil, nil
+		}
+		t.Addr = addr
+		return st, t
+	default:
+		r.fail(m.off, "unknown chain stage %s", m.text)
+		return nil, nil
+	}
+	return st, nil
+}
+
+// finish checks what the whole file supplies and assembles the program.
+func (r *reader) finish() (*kernel.Program, error) {
+	end := len(r.src)
+	if !r.haveAxes {
+		r.fail(end, "no axes! declaration")
+	}
+	if !r.sawKernel {
+		r.fail(end, "no #[device(chip = N)] kernel")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	p := r.prog
+	p.Axes, p.Chips = r.axes, r.chips
+	// Directives.
+	seen := map[string]bool{}
+	for _, d := range r.dirs {
+		if seen[d.name] && (d.name == "kernel" || d.name == "reference") {
+			r.fail(d.off, "a second tcpmap:%s directive", d.name)
+			return nil, r.err
+		}
+		seen[d.name] = true
+		switch d.name {
+		case "kernel":
+			p.Name = d.value
+		case "reference":
+			p.Reference = r.reference(d)
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if p.Name == "" {
+		base := filepath.Base(r.file)
+		p.Name = strings.TrimSuffix(base, filepath.Ext(base))
+		if r.file == "" || p.Name == "" || p.Name == "." {
+			r.fail(0, "no tcpmap:kernel directive and no file name to name the kernel after")
+			return nil, r.err
+		}
+	}
+	// The result.
+	if r.output != nil {
+		if r.output.Name == "" {
+			if r.tailOp == nil {
+				r.fail(r.outputOff, "the kernel's result is produced by no to_hbm")
+				return nil, r.err
+			}
+			name := strings.TrimSuffix(r.launchOut, "_hbm")
+			if name == "" || name == r.launchOut {
+				name = "out"
+			}
+			for k := 2; r.names[name]; k++ {
+				name = strings.TrimSuffix(r.launchOut, "_hbm") + "_" + strconv.Itoa(k)
+				if r.launchOut == "" || !strings.HasSuffix(r.launchOut, "_hbm") {
+					name = "out_" + strconv.Itoa(k)
+				}
+			}
+			r.output.Name = name
+			r.names[name] = true
+			r.tailOp.Dst = name
+		}
+	}
+	// Input addresses from the host program.
+	if len(r.inputs) > 0 {
+		if r.launchArgs == nil {
+			r.fail(end, "no host program launches the kernel: the HBM addresses of its inputs are unknown (want launch(kernel, (&mut ctx, &x_hbm, ...)) and x.to_hbm(&mut ctx.pdma, ADDR))")
+			return nil, r.err
+		}
+		if len(r.launchArgs) != len(r.inputs) {
+			r.fail(r.launchOff, "launch passes %d tensors, the kernel takes %d", len(r.launchArgs), len(r.inputs))
+			return nil, r.err
+		}
+		for i, t := range r.inputs {
+			a, ok := r.hostAddr[r.launchArgs[i]]
+			if !ok {
+				r.fail(r.launchOff, "launch passes %s, which the host program does not move to HBM with to_hbm(&mut ctx.pdma, ADDR)", r.launchArgs[i])
+				return nil, r.err
+			}
+			t.Addr = a
+		}
+	}
+	p.Tensors = append(p.Tensors, r.inputs...)
+	if r.output != nil {
+		p.Tensors = append(p.Tensors, r.output)
+	}
+	p.Tensors = append(p.Tensors, r.interm...)
+	if err := p.Validate(); err != nil {
+		r.fail(0, "%v", err)
+		return nil, r.err
+	}
+	return p, nil
+}
+
+// reference parses `OP(ARG, ...) -> OUT`, where a numeric argument is the
+// scalar of add.
+func (r *reader) reference(d directive) *kernel.Reference {
+	at := d.off + len("// tcpmap:reference ")
+	v := d.value
+	open, close := strings.IndexByte(v, '('), strings.LastIndexByte(v, ')')
+	arrow := strings.LastIndex(v, "->")
+	if open < 0 || close < open || arrow < close {
+		r.fail(at, "want OP(INPUT, ...) -> OUTPUT in the reference directive")
+		return nil
+	}
+	ref := &kernel.Reference{Op: kernel.RefOp(strings.TrimSpace(v[:open])), Output: strings.TrimSpace(v[arrow+2:])}
+	scalars := 0
+	for _, a := range strings.Split(v[open+1:close], ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			r.fail(at+open, "empty argument in the reference directive")
+			return nil
+		}
+		if c := a[0]; c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' {
+			f, err := strconv.ParseFloat(a, 64)
+			if err != nil {
+				r.fail(at+open, "reference scalar %q is not a number", a)
+				return nil
+			}
+			scalars++
+			ref.Scalar = f
+			continue
+		}
+		ref.Inputs = append(ref.Inputs, a)
+	}
+	if scalars > 1 {
+		r.fail(at+open, "a reference has at most one scalar")
+		return nil
+	}
+	return ref
+}
