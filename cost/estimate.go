@@ -41,6 +41,7 @@ type Model struct {
 	batches     []dmaBatchState
 	batchDescs  []kernel.DMADescriptor
 	batchCounts []int
+	batchAlone  []float64
 	engs        []engineFree
 
 	banks map[uint64][]bankEntry
@@ -144,7 +145,7 @@ func (m *Model) priceDMAOp(p *kernel.Program, i int, op *kernel.Op, oc *OpCost) 
 		return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, errNotLowered)
 	}
 	m.batchCounts = append(m.batchCounts[:0], len(op.DMA.Descriptors))
-	res, err := m.dmaPrice(op.DMA.Descriptors, m.batchCounts)
+	res, err := m.dmaPrice(op.DMA.Descriptors, m.batchCounts, nil)
 	if err != nil {
 		return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
 	}

@@ -249,7 +249,9 @@ func (m *Model) mainSub(p *kernel.Program, i, j int) (int, int) {
 func (m *Model) priceBatch(p *kernel.Program, b *dmaBatchState) error {
 	m.batchDescs = m.batchDescs[:0]
 	m.batchCounts = m.batchCounts[:0]
+	m.batchAlone = m.batchAlone[:0]
 	for _, j := range b.ops {
+		m.batchAlone = append(m.batchAlone, m.costs[j].Cycles)
 		ds := p.Ops[j].DMA.Descriptors
 		off := 0
 		for _, d := range m.batchDescs {
@@ -261,7 +263,7 @@ func (m *Model) priceBatch(p *kernel.Program, b *dmaBatchState) error {
 		}
 		m.batchCounts = append(m.batchCounts, len(ds))
 	}
-	res, err := m.dmaPrice(m.batchDescs, m.batchCounts)
+	res, err := m.dmaPrice(m.batchDescs, m.batchCounts, m.batchAlone)
 	if err != nil {
 		j := b.ops[len(b.ops)-1]
 		return fmt.Errorf("ops[%d] (%s): %w", j, p.Ops[j].Kind, err)
@@ -273,8 +275,13 @@ func (m *Model) priceBatch(p *kernel.Program, b *dmaBatchState) error {
 }
 
 // dmaPrice returns the cached price of descriptors run as one batch of
-// commands, counts[k] of them belonging to command k.
-func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int) (*dmaBatch, error) {
+// commands, counts[k] of them belonging to command k, whose times alone are
+// alone[k] (a function of the descriptors, so not part of the key; unused
+// for a single command).
+func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float64) (*dmaBatch, error) {
+	if len(counts) > 1 && len(alone) != len(counts) {
+		return nil, fmt.Errorf("cost: DMA batch of %d commands with %d times alone", len(counts), len(alone))
+	}
 	h := fnvOffset
 	if m.DMABound {
 		h.add(1)
@@ -304,36 +311,24 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int) (*dmaBatch, er
 			at += c
 		}
 	} else {
-		// Each command alone, then the batch.
-		alone := make([]float64, len(counts))
-		at := 0
-		for k, c := range counts {
-			if len(counts) > 1 {
-				e, err := m.dma.EstimateDescriptors(ds[at : at+c])
-				if err != nil {
-					return nil, err
-				}
-				alone[k] = e.Cycles
-			}
-			at += c
-		}
 		est, err := m.dma.EstimateDescriptors(ds)
 		if err != nil {
 			return nil, err
 		}
 		r.est = est
-		if len(counts) == 1 {
-			alone[0] = est.Cycles
-		}
 		for k := range counts {
-			r.ends[k] = alone[k]
+			if len(counts) == 1 {
+				r.ends[k] = est.Cycles
+			} else {
+				r.ends[k] = alone[k]
+			}
 		}
 		// Each engine runs its descriptors in Exec order; a command ends
 		// when its last descriptor does.
 		per := m.dma.Descriptors()
 		order := make([]int, len(per))
 		cmdOf := make([]int, len(per))
-		at = 0
+		at := 0
 		for k, c := range counts {
 			for x := at; x < at+c; x++ {
 				cmdOf[x] = k
