@@ -1,0 +1,220 @@
+// Package plan is the result of planning one workload: the workload it is
+// for, the mapping the planner chose (in the words of the mapspace: which
+// operand sits in the TRF, where each axis's factors go, the Time order,
+// the tiles), the kernel program that mapping builds (lowered, with every
+// engine's configuration), its predicted cost and how the search went.
+//
+// A plan is plain data with a deterministic JSON form: the same plan always
+// marshals to the same bytes. `tcpmap plan --out PLAN.json` writes it;
+// `tcpmap cost`, `verify` and `emit` read the kernel program back from it.
+// The package knows nothing of the hardware: the cost is a summary the cost
+// model filled in, the search statistics are counts.
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"tcpmap/model/kernel"
+)
+
+// Version is the plan file format's version.
+const Version = 1
+
+// Plan is a planned workload.
+type Plan struct {
+	// Version is the file format version (Version).
+	Version int `json:"version"`
+	// Workload names what was planned.
+	Workload Workload `json:"workload"`
+	// Mapping is the chosen point of the mapspace.
+	Mapping Mapping `json:"mapping"`
+	// Cost is the cost model's prediction for Program.
+	Cost Cost `json:"cost"`
+	// Search says how the plan was found.
+	Search Search `json:"search"`
+	// Program is the kernel program the mapping builds, lowered.
+	Program *kernel.Program `json:"program"`
+}
+
+// Workload identifies the planned contraction.
+type Workload struct {
+	// File is the workload file as given; Name its name field.
+	File string `json:"file,omitempty"`
+	Name string `json:"name"`
+	// Op names the einsum op of a graph workload ("" for the single-einsum
+	// form).
+	Op string `json:"op,omitempty"`
+	// Einsum is the contraction in einsum notation, Axes its axis sizes
+	// (`I=512, J=512, K=2048`).
+	Einsum string `json:"einsum"`
+	Axes   string `json:"axes"`
+}
+
+// Mapping is a point of the mapspace of a binary contraction, spelled out.
+type Mapping struct {
+	// Stationary names the input loaded into the TRF (the weight path of
+	// the Aligner); Streaming the input streamed through the main context.
+	Stationary string `json:"stationary"`
+	Streaming  string `json:"streaming"`
+	// Axes gives each axis's factors, one entry per einsum axis.
+	Axes []AxisMapping `json:"axes"`
+	// TimeOrder lists the axes of the computation Time, outermost first
+	// (axes with one Time step are left out).
+	TimeOrder []string `json:"time_order"`
+	// TileOrder lists the tiled axes, outermost loop first.
+	TileOrder []string `json:"tile_order,omitempty"`
+	// Packet is how the 64-byte computation packet is formed: "single"
+	// (two 32-byte flits), "dual" (one 64-byte dual-channel flit) or "half"
+	// (one 32-byte flit, zero-padded).
+	Packet string `json:"packet"`
+	// Broadcast is where the streamed operand is repeated along the
+	// stationary operand's own axes: "fetch" (re-read from DM) or "align"
+	// (the Stream Adapter's time broadcast).
+	Broadcast string `json:"broadcast"`
+	// Accumulate is the AccumulationKind.
+	Accumulate string `json:"accumulate"`
+	// Layouts gives the DM element order of each tensor: "hbm" (the HBM
+	// layout's axis order) or "compute" (the order the chain reads or writes).
+	Layouts []TensorLayout `json:"layouts"`
+	// DoubleBuffer is set when tiles alternate between two DM buffers and
+	// the two TRF halves.
+	DoubleBuffer bool `json:"double_buffer,omitempty"`
+}
+
+// AxisMapping is where one axis's factors go. The product of the factors is
+// the axis size; within the axis the levels nest major to minor as Tile,
+// Chip, Cluster, Slice, Time, Row, Packet.
+type AxisMapping struct {
+	Name string `json:"name"`
+	Size int    `json:"size"`
+	// Class is "contracted", "batch", "free" (of the streamed operand) or
+	// "stationary-free" (of the stationary operand).
+	Class   string `json:"class"`
+	Tile    int    `json:"tile"`
+	Chip    int    `json:"chip"`
+	Cluster int    `json:"cluster"`
+	Slice   int    `json:"slice"`
+	Time    int    `json:"time"`
+	Row     int    `json:"row"`
+	Packet  int    `json:"packet"`
+}
+
+// TensorLayout is the DM element order chosen for one tensor.
+type TensorLayout struct {
+	Tensor string `json:"tensor"`
+	Order  string `json:"order"`
+}
+
+// Cost is the cost model's prediction for the plan's program.
+type Cost struct {
+	// Model names the cost model that priced the plan.
+	Model string `json:"model"`
+	// Cycles is the predicted makespan in core cycles, Seconds the same at
+	// the clock of the hardware spec.
+	Cycles  float64 `json:"cycles"`
+	Seconds float64 `json:"seconds"`
+	// MACUtilization is the MACs over the chip's peak over Cycles;
+	// HBMUtilization the HBM bandwidth share.
+	MACUtilization float64 `json:"mac_utilization"`
+	HBMUtilization float64 `json:"hbm_utilization"`
+	// Bottleneck names the context and engine the critical path spends most
+	// of its time on, BottleneckShare that share of Cycles.
+	Bottleneck      string  `json:"bottleneck"`
+	BottleneckShare float64 `json:"bottleneck_share"`
+	// Bound is the roofline's "compute" or "memory".
+	Bound string `json:"bound"`
+	// HBMBytes is the traffic to and from HBM.
+	HBMBytes int64 `json:"hbm_bytes"`
+	// Findings counts the hazards and penalties the cost model found.
+	Findings int `json:"findings"`
+}
+
+// Search says how a plan was found.
+type Search struct {
+	// Planner is "exhaustive" (or, later, "sat").
+	Planner string `json:"planner"`
+	// Optimal is "exhaustive" when every candidate of the mapspace was
+	// priced, "proven" when a bound proved the optimum, "" when the search
+	// stopped early (a timeout) with the best found so far.
+	Optimal string `json:"optimal"`
+	// Candidates is the number of candidates enumerated; Legal those that
+	// built and lowered; CostEvaluations those priced.
+	Candidates      int `json:"candidates"`
+	Legal           int `json:"legal"`
+	CostEvaluations int `json:"cost_evaluations"`
+	// Illegal counts the rejected candidates by the rule they broke, sorted
+	// by count (descending) then rule.
+	Illegal []RuleCount `json:"illegal"`
+}
+
+// RuleCount is how many candidates a rule rejected.
+type RuleCount struct {
+	Rule  string `json:"rule"`
+	Cite  string `json:"cite,omitempty"`
+	Count int    `json:"count"`
+}
+
+// Marshal writes p as indented JSON followed by a newline. The bytes depend
+// only on p.
+func (p *Plan) Marshal() ([]byte, error) {
+	if p.Program == nil {
+		return nil, fmt.Errorf("plan: no kernel program")
+	}
+	// The program marshals compactly; indent the whole document once.
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// Unmarshal reads a plan. Decoding is strict: unknown fields are errors,
+// and the kernel program is validated as kernel.Program's decoder does.
+func Unmarshal(data []byte) (*Plan, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("plan: trailing data after the plan")
+	}
+	if p.Version != Version {
+		return nil, fmt.Errorf("plan: version %d, want %d", p.Version, Version)
+	}
+	if p.Program == nil {
+		return nil, fmt.Errorf("plan: program: missing")
+	}
+	return &p, nil
+}
+
+// Read reads a plan file; errors name the file.
+func Read(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Write writes the plan to path.
+func (p *Plan) Write(path string) error {
+	data, err := p.Marshal()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}

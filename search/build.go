@@ -1,0 +1,668 @@
+package search
+
+import (
+	"fmt"
+	"sort"
+
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+)
+
+// The builder: a candidate becomes a kernel program the way the manual's
+// Hello contractions are written (002 L307-525). For one tile:
+//
+//	to_dm(in0), to_dm(in1)                    HBM → DM, 002 L338-339
+//	sub:  begin(W) fetch collect to_trf        002 L341-347
+//	main: begin(X) fetch collect align contract accumulate [cast] commit
+//	                                           002 L350-360
+//	to_hbm(out)                                DM → HBM, 002 L362
+//
+// with the mappings:
+//
+//	Slice    the output axes' slice digits, padded to the cluster's slices
+//	         (`m![I / 32, J / 32]`, `m![1 # 256]`, 002 L318, L480)
+//	Cluster  the cluster digit, or `1 # 2` (002 L317)
+//	TRF      Row = the stationary operand's row digits (`J % 8`), Element =
+//	         its time digits in computation order, then the packet
+//	         (`J / 8 % 4, K`, 002 L503)
+//	fetch    X's time digits in computation order; in Single mode the
+//	         innermost contracted time digit joins the packet (`K`, 002 L515)
+//	collect  32-byte flits: the packet splits at 32 bytes into Time
+//	         (`K / 16`, `K % 16`, 002 L516)
+//	align    computation Time = the time digits in order, Packet = the
+//	         64-byte contracted packet (`K / 32`, `K % 32`, 002 L517)
+//	contract `m![1]`: the tree reduces the whole packet (002 L518)
+//	accumulate Interleaved: Time = the output axes' time digits, Packet =
+//	         Row # 8 (002 L519, L4447-4448)
+//	cast     to the output type, Packet = Row padded to 32 bytes
+//	         (`J % 8 # 16`, 002 L520)
+//	commit   the output DM tensor: its time digits, then Row # 8 innermost
+//	         (`m![I % 32, J % 32]`, `m![1 # 8]`, 002 L359-360, L512)
+//
+// A tiled candidate repeats the group once per tile over HBM tile views
+// (`tile::<dim, 1, _>(t)`, 002 L813-831): an operand whose tile does not
+// change from one tile to the next is not moved again, and with double
+// buffering consecutive loads alternate between two DM buffers and the two
+// TRF halves (002 L4151-4158).
+
+// rulePlanDM is the builder's own rule: the program's DM tensors get
+// distinct addresses inside one slice's DM.
+var rulePlanDM = engines.NewRule(engines.Rule{ID: "PLAN-DM", Engine: "memory", Name: "DM allocation",
+	Cite: "002 L138, L154-156",
+	Text: "DM tensors live at the same time must not overlap, and one slice's DM holds 512 KB"})
+
+// dmAlign is the alignment of DM tensor addresses: one row of the 16 DM
+// banks of 8 bytes (002 L2874-2879), a multiple of the 8-byte DM write
+// alignment (002 L2426).
+const dmAlign = 128
+
+// hbmRegion is the spacing of the kernel's HBM tensors, as the manual's
+// kernels place them (`0`, `1 << 28`, `2 << 28`, 002 L326-327, L362).
+const hbmRegion = 1 << 28
+
+// build holds one candidate's derived structure.
+type build struct {
+	s    *Space
+	p    *Problem
+	c    *Candidate
+	x, w int // streamed and stationary input
+	// outAxes, xAxes, wAxes are each tensor's axes in HBM order, major
+	// first; packetAxes the contracted axes with a packet factor, in X's
+	// HBM order.
+	outAxes, xAxes, wAxes, packetAxes []int
+	// rows are the stationary operand's free axes with a row factor, in
+	// W's HBM order.
+	rows []int
+}
+
+func (s *Space) newBuild(c *Candidate) (*build, error) {
+	if err := s.Check(c); err != nil {
+		return nil, fmt.Errorf("search: malformed candidate: %w", err)
+	}
+	b := &build{s: s, p: s.P, c: c, w: int(c.Stationary), x: 1 - int(c.Stationary)}
+	var err error
+	if b.outAxes, err = b.hbmOrder(&s.P.Out); err != nil {
+		return nil, err
+	}
+	if b.xAxes, err = b.hbmOrder(&s.P.In[b.x]); err != nil {
+		return nil, err
+	}
+	if b.wAxes, err = b.hbmOrder(&s.P.In[b.w]); err != nil {
+		return nil, err
+	}
+	for _, a := range b.xAxes {
+		if c.factor(a, Packet) > 1 {
+			b.packetAxes = append(b.packetAxes, a)
+		}
+	}
+	for _, a := range b.wAxes {
+		if c.factor(a, Row) > 1 {
+			b.rows = append(b.rows, a)
+		}
+	}
+	return b, nil
+}
+
+// hbmOrder returns the operand's axes ordered as its HBM layout stores
+// them, major first: by the position of each axis's innermost digit in the
+// layout's factorized form (002 L574).
+func (b *build) hbmOrder(o *Operand) ([]int, error) {
+	fs, err := mapping.Factorize(o.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("search: layout %s of %s: %w", o.Layout.Text(), o.Name, err)
+	}
+	pos := map[string]int{}
+	for i, f := range fs {
+		if f.Kind == mapping.FactorTerm {
+			if _, ok := pos[f.Axis]; !ok {
+				pos[f.Axis] = i
+			}
+		}
+	}
+	var out []int
+	for _, name := range o.Axes {
+		a := b.p.axis(name)
+		if a < 0 {
+			return nil, fmt.Errorf("search: tensor %s: unknown axis %s", o.Name, name)
+		}
+		if _, ok := pos[name]; !ok {
+			pos[name] = -1 // a size-1 axis has no factor
+		}
+		out = append(out, a)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return pos[b.p.Axes[out[i]].Name] > pos[b.p.Axes[out[j]].Name] })
+	return out, nil
+}
+
+// part is axis a's digit over the levels from..to (major..minor): the
+// coordinate stride is the product of the factors minor to `to`, the
+// extent the product of the factors from..to. It is nil for extent 1.
+func (b *build) part(a int, from, to Level) *mapping.Expr {
+	n := 1
+	for l := from; l <= to; l++ {
+		n *= b.c.factor(a, l)
+	}
+	if n == 1 {
+		return nil
+	}
+	ax := b.p.Axes[a]
+	stride := b.c.below(a, to)
+	e := mapping.Sym(ax.Name, ax.Size)
+	if stride > 1 {
+		e = e.Div(stride)
+	}
+	if stride*n < ax.Size {
+		e = e.Mod(n)
+	}
+	return e
+}
+
+// pair pairs the non-nil parts, major first; the identity when none.
+func pair(parts ...*mapping.Expr) *mapping.Expr {
+	var ps []*mapping.Expr
+	for _, p := range parts {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		return mapping.Identity()
+	}
+	return mapping.Normalize(mapping.Pair(ps...))
+}
+
+// padTo pads e to n positions (`1 # 256`), or returns it when it has n.
+func padTo(e *mapping.Expr, n int) (*mapping.Expr, error) {
+	if e.Size() == n {
+		return e, nil
+	}
+	if e.Size() > n {
+		return nil, fmt.Errorf("search: %s has %d positions, more than %d", e.Text(), e.Size(), n)
+	}
+	return mapping.NewPadding(e, n, mapping.Top)
+}
+
+// slice is the Slice mapping of every on-chip tensor: the output axes'
+// slice digits in the output's HBM order, padded to the cluster's slices.
+func (b *build) slice() (*mapping.Expr, error) {
+	var ps []*mapping.Expr
+	for _, a := range b.outAxes {
+		ps = append(ps, b.part(a, Slice, Slice))
+	}
+	return padTo(pair(ps...), b.s.slices)
+}
+
+// cluster is the Cluster mapping, padded to the chip's clusters.
+func (b *build) cluster() (*mapping.Expr, error) {
+	var ps []*mapping.Expr
+	for _, a := range b.outAxes {
+		ps = append(ps, b.part(a, Cluster, Cluster))
+	}
+	return padTo(pair(ps...), b.s.clusters)
+}
+
+// timeDigit is axis a's computation Time digit.
+func (b *build) timeDigit(a int) *mapping.Expr { return b.part(a, Time, Time) }
+
+// rowMapping is the computation Row: the row digits of the stationary
+// operand's free axes.
+func (b *build) rowMapping() *mapping.Expr {
+	var ps []*mapping.Expr
+	for _, a := range b.rows {
+		ps = append(ps, b.part(a, Row, Row))
+	}
+	return pair(ps...)
+}
+
+// packet is the contracted computation packet.
+func (b *build) packet() *mapping.Expr {
+	var ps []*mapping.Expr
+	for _, a := range b.packetAxes {
+		ps = append(ps, b.part(a, Packet, Packet))
+	}
+	return pair(ps...)
+}
+
+// holds reports whether input i holds axis a.
+func (b *build) holds(i, a int) bool { return b.p.In[i].has(b.p.Axes[a].Name) }
+
+// xOrder is the computation time order restricted to what the streamed
+// operand's fetch iterates: its own axes, and the stationary operand's
+// free axes when they are broadcast by re-fetching.
+func (b *build) xOrder() []int {
+	var out []int
+	for _, a := range b.c.TimeOrder() {
+		if b.s.role(a, b.c.Stationary) == roleFW && b.c.Bcast == BcastAlign {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// wOrder is the computation time order restricted to the stationary
+// operand's axes: the TRF Element's time digits.
+func (b *build) wOrder() []int {
+	var out []int
+	for _, a := range b.c.TimeOrder() {
+		if b.holds(b.w, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// digits returns the time digits of the axes.
+func (b *build) digits(axes []int) []*mapping.Expr {
+	out := make([]*mapping.Expr, 0, len(axes))
+	for _, a := range axes {
+		out = append(out, b.timeDigit(a))
+	}
+	return out
+}
+
+// absorb splits a fetch's time axes into the fetch Time and the fetch
+// Packet: the innermost axis joins the packet when it is contracted (the
+// Hello kernels fetch `m![K]` whole, 002 L345, L515).
+func (b *build) absorb(axes []int) (time, packet *mapping.Expr) {
+	n := len(axes)
+	if n > 0 && b.s.role(axes[n-1], b.c.Stationary) == roleC {
+		return pair(b.digits(axes[:n-1])...), pair(b.timeDigit(axes[n-1]), b.packet())
+	}
+	return pair(b.digits(axes)...), b.packet()
+}
+
+// flitElems is the elements of one 32-byte flit (002 L3011).
+func (b *build) flitElems() int { return b.s.Spec.Stream.FlitBytes.Value * 8 / b.s.ebits }
+
+// collect splits a fetch packet into 32-byte flits: Time gains the flit
+// count innermost (002 L3544-3549).
+func (b *build) collect(time, packet *mapping.Expr) (*mapping.Expr, *mapping.Expr, error) {
+	f := b.flitElems()
+	if packet.Size() <= f {
+		return time, packet, nil
+	}
+	outer, inner, err := mapping.SplitAt(packet, f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("search: packet %s into %d-element flits: %w", packet.Text(), f, err)
+	}
+	return pair(time, outer), mapping.Normalize(inner), nil
+}
+
+// inElems is the elements of the X DM tensor: its within-slice digits.
+func (b *build) xElement() *mapping.Expr {
+	if b.c.Layout[b.x] == LayoutCompute {
+		return pair(append(b.digits(b.xTimeAxes()), b.packet())...)
+	}
+	var ps []*mapping.Expr
+	for _, a := range b.xAxes {
+		ps = append(ps, b.part(a, Time, Packet))
+	}
+	return pair(ps...)
+}
+
+// xTimeAxes are the streamed operand's own axes in computation order.
+func (b *build) xTimeAxes() []int {
+	var out []int
+	for _, a := range b.c.TimeOrder() {
+		if b.holds(b.x, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// wElement is the stationary operand's DM element mapping.
+func (b *build) wElement() *mapping.Expr {
+	if b.c.Layout[b.w] == LayoutCompute {
+		return pair(append(append([]*mapping.Expr{b.rowMapping()}, b.digits(b.wOrder())...), b.packet())...)
+	}
+	var ps []*mapping.Expr
+	for _, a := range b.wAxes {
+		ps = append(ps, b.part(a, Time, Packet))
+	}
+	return pair(ps...)
+}
+
+// rowPacket is the accumulator's output packet, Row # 8 (002 L4447-4448).
+func (b *build) rowPacket() (*mapping.Expr, error) {
+	return padTo(b.rowMapping(), b.s.Spec.Reducer.OutputBusElements.Value)
+}
+
+// outTimeAxes are the output axes of the computation Time, in order.
+func (b *build) outTimeAxes() []int {
+	var out []int
+	for _, a := range b.c.TimeOrder() {
+		if b.s.role(a, b.c.Stationary) != roleC {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// outElement is the output DM tensor's element mapping: the output time
+// digits (in computation order, or in the output's HBM order) and Row # 8
+// innermost, which the commit writes whole (002 L359-360, L512).
+func (b *build) outElement() (*mapping.Expr, error) {
+	rp, err := b.rowPacket()
+	if err != nil {
+		return nil, err
+	}
+	var axes []int
+	if b.c.Layout[TensorOut] == LayoutCompute {
+		axes = b.outTimeAxes()
+	} else {
+		for _, a := range b.outAxes {
+			if b.c.factor(a, Time) > 1 {
+				axes = append(axes, a)
+			}
+		}
+	}
+	return pair(append(b.digits(axes), rp)...), nil
+}
+
+// trfElement is the TRF tensor's Element: the stationary operand's time
+// digits in computation order, then the packet.
+func (b *build) trfElement() *mapping.Expr {
+	return pair(append(b.digits(b.wOrder()), b.packet())...)
+}
+
+// layoutsDiffer reports whether the two DM layouts of tensor t differ, so
+// that the choice between them matters.
+func (s *Space) layoutsDiffer(c *Candidate, t int) bool {
+	d := *c
+	d.Layout[t] = LayoutHBM
+	b1, err1 := s.newBuild(&d)
+	d.Layout[t] = LayoutCompute
+	b2, err2 := s.newBuild(&d)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	var e1, e2 *mapping.Expr
+	switch {
+	case t == TensorOut:
+		e1, err1 = b1.outElement()
+		e2, err2 = b2.outElement()
+		if err1 != nil || err2 != nil {
+			return false
+		}
+	case t == b1.x:
+		e1, e2 = b1.xElement(), b2.xElement()
+	default:
+		e1, e2 = b1.wElement(), b2.wElement()
+	}
+	f1, err1 := mapping.Factorize(e1)
+	f2, err2 := mapping.Factorize(e2)
+	if err1 != nil || err2 != nil {
+		return !e1.Equal(e2)
+	}
+	return !f1.Equal(f2)
+}
+
+// tensorBytes is the bytes of n elements of the tensor's type.
+func tensorBytes(o *Operand, n int) (int64, error) {
+	v, err := o.DType.BytesFor(n)
+	return int64(v), err
+}
+
+func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
+
+// Build builds the candidate's kernel program (not lowered). It fails with
+// an error for a malformed candidate, and with a *engines.Violation of
+// PLAN-DM when the tensors do not fit one slice's DM.
+func (s *Space) Build(c *Candidate) (*kernel.Program, error) {
+	b, err := s.newBuild(c)
+	if err != nil {
+		return nil, err
+	}
+	return b.program()
+}
+
+// tileGroup is one operand's tile bookkeeping during the loop.
+type tileGroup struct {
+	op     *Operand
+	axes   []int // the tiled axes the operand holds
+	last   int   // linear index of the tile held, -1 before the first
+	loads  int
+	views  map[int]string
+	bufs   []string
+	trf    []string
+	isOut  bool
+}
+
+func (b *build) program() (*kernel.Program, error) {
+	p, c := b.p, b.c
+	prog := &kernel.Program{Name: p.Workload, Axes: p.Decl, Chips: 1,
+		Reference: &kernel.Reference{Op: kernel.RefEinsum, Inputs: []string{p.In[0].Name, p.In[1].Name}, Output: p.Out.Name}}
+	if p.Op != "" {
+		prog.Name += "-" + p.Op
+	}
+	one := mapping.Identity()
+	addr := int64(0)
+	for i, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
+		role := kernel.Input
+		if i == 2 {
+			role = kernel.Output
+		}
+		n, err := o.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		prog.Tensors = append(prog.Tensors, &kernel.Tensor{Name: o.Name, Mem: kernel.HBM, DType: o.DType, Role: role,
+			Chip: one, Element: o.Layout, Addr: addr})
+		addr += alignUp(max(n, 1), hbmRegion)
+	}
+
+	slice, err := b.slice()
+	if err != nil {
+		return nil, err
+	}
+	cluster, err := b.cluster()
+	if err != nil {
+		return nil, err
+	}
+	xe, we := b.xElement(), b.wElement()
+	oe, err := b.outElement()
+	if err != nil {
+		return nil, err
+	}
+	row := b.rowMapping()
+	trfe := b.trfElement()
+
+	// Tiles.
+	tiled := c.Tiles()
+	counts := make([]int, len(tiled))
+	total := 1
+	for i, a := range tiled {
+		counts[i] = c.factor(a, Tile)
+		total *= counts[i]
+	}
+	nbuf := 1
+	if c.DoubleBuffer {
+		nbuf = 2
+	}
+	name := func(base, suffix string, k, n int) string {
+		if n == 1 {
+			return base + suffix
+		}
+		return fmt.Sprintf("%s%s%d", base, suffix, k)
+	}
+	groups := [NumTensors]*tileGroup{}
+	for t, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
+		g := &tileGroup{op: o, last: -1, views: map[int]string{}, isOut: t == TensorOut}
+		for _, a := range tiled {
+			if o.has(p.Axes[a].Name) {
+				g.axes = append(g.axes, a)
+			}
+		}
+		groups[t] = g
+	}
+	// DM buffers, in the manual's order: in0, in1, then the TRF, then out
+	// (002 L338-339, L341-347, L359-360).
+	var dm []*kernel.Tensor
+	dmTensor := func(o *Operand, nm string, elem *mapping.Expr) (*kernel.Tensor, error) {
+		t := &kernel.Tensor{Name: nm, Mem: kernel.DM, DType: o.DType, Role: kernel.Intermediate,
+			Chip: one, Cluster: cluster, Slice: slice, Element: elem}
+		dm = append(dm, t)
+		return t, nil
+	}
+	outType := p.Out.DType
+	for t := 0; t < 2; t++ {
+		elem := xe
+		if t == b.w {
+			elem = we
+		}
+		for k := range nbuf {
+			tt, _ := dmTensor(&p.In[t], name(p.In[t].Name, "_dm", k, nbuf), elem)
+			groups[t].bufs = append(groups[t].bufs, tt.Name)
+		}
+	}
+	var trfs []*kernel.Tensor
+	for k := range nbuf {
+		mode := kernel.TrfFull
+		if nbuf == 2 {
+			mode = []kernel.TrfAddress{kernel.TrfFirstHalf, kernel.TrfSecondHalf}[k]
+		}
+		t := &kernel.Tensor{Name: name(p.In[b.w].Name, "_trf", k, nbuf), Mem: kernel.TRF, DType: p.In[b.w].DType,
+			Role: kernel.Intermediate, Chip: one, Cluster: cluster, Slice: slice, Row: row, Element: trfe, TrfAddress: mode}
+		trfs = append(trfs, t)
+		groups[b.w].trf = append(groups[b.w].trf, t.Name)
+	}
+	for k := range nbuf {
+		tt, _ := dmTensor(&p.Out, name(p.Out.Name, "_dm", k, nbuf), oe)
+		tt.DType = outType
+		groups[TensorOut].bufs = append(groups[TensorOut].bufs, tt.Name)
+	}
+	// Addresses: consecutive, aligned, inside one slice's DM.
+	limit := int64(b.s.Spec.DM.BytesPerSlice.Value)
+	at := int64(0)
+	for _, t := range dm {
+		n, err := t.DType.BytesFor(t.Element.Size())
+		if err != nil {
+			return nil, err
+		}
+		at = alignUp(at, dmAlign)
+		t.Addr = at
+		at += int64(n)
+	}
+	if at > limit {
+		return nil, rulePlanDM.Violate("the DM tensors need %d bytes per slice, one slice's DM holds %d", at, limit).
+			With("bytes", int(at)).With("limit", int(limit))
+	}
+
+	// HBM tile views.
+	var views []*kernel.Tensor
+	viewName := func(g *tileGroup, idx []int) (string, error) {
+		if len(tiled) == 0 {
+			return g.op.Name, nil
+		}
+		lin, base, dims := 0, g.op.Layout, []*mapping.Expr{}
+		var off int64
+		for i, a := range tiled {
+			if !g.op.has(p.Axes[a].Name) {
+				continue
+			}
+			lin = lin*counts[i] + idx[i]
+			ax := p.Axes[a]
+			dim := mapping.Sym(ax.Name, ax.Size).Div(ax.Size / counts[i])
+			o, err := mapping.TileOffset(g.op.Layout, dim, 1, idx[i])
+			if err != nil {
+				return "", fmt.Errorf("search: tile %d of %s along %s: %w", idx[i], g.op.Name, ax.Name, err)
+			}
+			off += int64(o)
+			dims = append(dims, dim)
+		}
+		if nm, ok := g.views[lin]; ok {
+			return nm, nil
+		}
+		kind := mapping.Top
+		if g.isOut {
+			kind = mapping.Bottom
+		}
+		for _, dim := range dims {
+			v, err := mapping.TileView(base, dim, 1, kind)
+			if err != nil {
+				return "", fmt.Errorf("search: tile view of %s along %s: %w", g.op.Name, dim.Text(), err)
+			}
+			base = v
+		}
+		hbm, _ := prog.Tensor(g.op.Name)
+		offBytes, err := g.op.DType.BytesFor(int(off))
+		if err != nil {
+			return "", err
+		}
+		nm := fmt.Sprintf("%s_t%d", g.op.Name, lin)
+		views = append(views, &kernel.Tensor{Name: nm, Mem: kernel.HBM, DType: g.op.DType, Role: kernel.Intermediate,
+			Chip: one, Element: base, Addr: hbm.Addr + int64(offBytes)})
+		g.views[lin] = nm
+		return nm, nil
+	}
+	tileKey := func(g *tileGroup, idx []int) int {
+		lin := 0
+		for i, a := range tiled {
+			if g.op.has(p.Axes[a].Name) {
+				lin = lin*counts[i] + idx[i]
+			}
+		}
+		return lin
+	}
+
+	// The chains' mappings.
+	sub, err := b.subChain()
+	if err != nil {
+		return nil, err
+	}
+	main, err := b.mainChain()
+	if err != nil {
+		return nil, err
+	}
+
+	idx := make([]int, len(tiled))
+	var ops []*kernel.Op
+	cur := func(g *tileGroup, list []string) string { return list[(g.loads-1)%nbuf] }
+	for step := range total {
+		rem := step
+		for i := len(tiled) - 1; i >= 0; i-- {
+			idx[i] = rem % counts[i]
+			rem /= counts[i]
+		}
+		loadedW := false
+		for t := range 2 {
+			g := groups[t]
+			key := tileKey(g, idx)
+			if key == g.last {
+				continue
+			}
+			src, err := viewName(g, idx)
+			if err != nil {
+				return nil, err
+			}
+			g.last = key
+			g.loads++
+			loadedW = loadedW || t == b.w
+			ops = append(ops, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToDM, Src: src, Dst: cur(g, g.bufs)})
+		}
+		gw, gx, gout := groups[b.w], groups[b.x], groups[TensorOut]
+		if loadedW {
+			ops = append(ops, &kernel.Op{Context: kernel.CtxSub, Kind: kernel.OpChain, Stages: sub.stages(cur(gw, gw.bufs), cur(gw, gw.trf))})
+		}
+		gout.loads++
+		ops = append(ops, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
+			Stages: main.stages(cur(gx, gx.bufs), cur(gw, gw.trf), cur(gout, gout.bufs))})
+		dst, err := viewName(gout, idx)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToHBM, Src: cur(gout, gout.bufs), Dst: dst})
+	}
+	prog.Tensors = append(prog.Tensors, views...)
+	// Declaration order: the input DM buffers, the TRF tensors, the output
+	// DM buffers (as the Hello kernels declare them).
+	nIn := 2 * nbuf
+	prog.Tensors = append(prog.Tensors, dm[:nIn]...)
+	prog.Tensors = append(prog.Tensors, trfs...)
+	prog.Tensors = append(prog.Tensors, dm[nIn:]...)
+	prog.Ops = ops
+	return prog, nil
+}

@@ -1,0 +1,243 @@
+package search
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+	"tcpmap/model/workload"
+)
+
+// loadWorkload parses a workload file's text.
+func loadWorkload(t testing.TB, src string) *workload.Workload {
+	t.Helper()
+	w, err := workload.Parse([]byte(src), "test.yaml")
+	require.NoError(t, err)
+	return w
+}
+
+// workloadFile loads a shipped workload.
+func workloadFile(t testing.TB, name string) *workload.Workload {
+	t.Helper()
+	w, err := workload.Load("../workloads/" + name)
+	require.NoError(t, err)
+	return w
+}
+
+func newSpace(t testing.TB, w *workload.Workload) *Space {
+	t.Helper()
+	p, err := NewProblem(w, "")
+	require.NoError(t, err)
+	s, err := NewSpace(p, engines.Default())
+	require.NoError(t, err)
+	return s
+}
+
+// spec writes a candidate by hand: factors per axis name and level, the
+// time order by axis names.
+type spec struct {
+	stationary uint8
+	factors    map[string]map[Level]int
+	order      []string
+	tiles      []string
+	mode       PacketMode
+	bcast      Broadcast
+	layout     [NumTensors]Layout
+	double     bool
+}
+
+func (s *Space) candidate(t testing.TB, sp spec) Candidate {
+	t.Helper()
+	var c Candidate
+	c.Stationary, c.Mode, c.Bcast, c.Layout, c.DoubleBuffer = sp.stationary, sp.mode, sp.bcast, sp.layout, sp.double
+	for a := range MaxAxes {
+		c.Order[a], c.TileOrder[a] = noAxis, noAxis
+		if a < len(s.P.Axes) {
+			for l := range NumLevels {
+				c.Split[a][l] = 1
+			}
+		}
+	}
+	for name, fs := range sp.factors {
+		a := s.P.axis(name)
+		require.GreaterOrEqual(t, a, 0, name)
+		for l, f := range fs {
+			c.Split[a][l] = int32(f)
+		}
+	}
+	for i, name := range sp.order {
+		c.Order[i] = uint8(s.P.axis(name))
+	}
+	for i, name := range sp.tiles {
+		c.TileOrder[i] = uint8(s.P.axis(name))
+	}
+	require.NoError(t, s.Check(&c))
+	return c
+}
+
+// The manual's hand-written contractions as candidates (002 L307-525, with
+// the decisions of docs/spec-decisions.md the golden kernels follow).
+var (
+	// Hello dot product, 002 L315-362: rhs in the TRF, A = [A / 32 Time,
+	// A % 32 Packet], two 32-byte flits per packet.
+	helloDot = spec{stationary: 1,
+		factors: map[string]map[Level]int{"A": {Time: 64, Packet: 32}},
+		order:   []string{"A"}, mode: Single}
+	// Hello GEMV, 002 L410-463: the vector in the TRF, Slice = I (256),
+	// J = [J / 32 Time, J % 32 Packet] in one 64-byte flit.
+	helloGEMV = spec{stationary: 1,
+		factors: map[string]map[Level]int{"I": {Slice: 256}, "J": {Time: 64, Packet: 32}},
+		order:   []string{"J"}, mode: Dual}
+	// Hello GEMM, 002 L479-521 with K = 1024 and B in HBM as [J, K]
+	// (docs/spec-decisions.md "Hello GEMM TRF over-capacity", "Hello GEMM
+	// golden kernel"): Slice = [I / 32, J / 32], Row = J % 8, Time =
+	// [I % 32, J / 8 % 4, K / 32], Packet = K % 32, A re-fetched per J group.
+	helloGEMM = spec{stationary: 1,
+		factors: map[string]map[Level]int{
+			"I": {Slice: 16, Time: 32},
+			"J": {Slice: 16, Time: 4, Row: 8},
+			"K": {Time: 32, Packet: 32}},
+		order: []string{"I", "J", "K"}, mode: Single, bcast: BcastFetch}
+)
+
+const helloGEMMWorkload = `name: hello-gemm
+einsum: IK,JK->IJ
+axes: {I: 512, J: 512, K: 1024}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`
+
+func loadKernelFile(t testing.TB, name string) *kernel.Program {
+	t.Helper()
+	data, err := os.ReadFile("../workloads/kernels/" + name + ".json")
+	require.NoError(t, err)
+	var p kernel.Program
+	require.NoError(t, json.Unmarshal(data, &p))
+	return &p
+}
+
+// renamer maps the builder's tensor names to a golden kernel's.
+func renamer(names map[string]string) func(string) string {
+	return func(s string) string {
+		for from, to := range names {
+			if s == from {
+				return to
+			}
+			if strings.HasPrefix(s, from+"_") {
+				return to + s[len(from):]
+			}
+		}
+		return s
+	}
+}
+
+func equivExpr(t *testing.T, what string, want, got *mapping.Expr) {
+	t.Helper()
+	if want == nil || got == nil {
+		assert.True(t, want == nil && got == nil, "%s: want %v, got %v", what, want, got)
+		return
+	}
+	ok, at := mapping.Equiv(want, got)
+	assert.True(t, ok, "%s: want m![%s], got m![%s] (first difference at %d)", what, want, got, at)
+}
+
+// samePrograms compares two kernel programs modulo tensor names: the same
+// tensors in the same order with equivalent mappings (mapping.Equiv), the
+// same ops and stages.
+func samePrograms(t *testing.T, want, got *kernel.Program, rename func(string) string) {
+	t.Helper()
+	assert.Equal(t, want.Axes.String(), got.Axes.String(), "axes")
+	assert.Equal(t, want.Chips, got.Chips, "chips")
+	require.Len(t, got.Tensors, len(want.Tensors), "tensors")
+	for i, w := range want.Tensors {
+		g := got.Tensors[i]
+		at := "tensor " + w.Name
+		assert.Equal(t, w.Name, rename(g.Name), at)
+		assert.Equal(t, w.Mem, g.Mem, at)
+		assert.Equal(t, w.DType, g.DType, at)
+		assert.Equal(t, w.Role, g.Role, at)
+		assert.Equal(t, w.Addr, g.Addr, at+" addr")
+		assert.Equal(t, w.TrfAddress, g.TrfAddress, at)
+		equivExpr(t, at+" chip", w.Chip, g.Chip)
+		equivExpr(t, at+" cluster", w.Cluster, g.Cluster)
+		equivExpr(t, at+" slice", w.Slice, g.Slice)
+		equivExpr(t, at+" row", w.Row, g.Row)
+		equivExpr(t, at+" element", w.Element, g.Element)
+	}
+	require.Len(t, got.Ops, len(want.Ops), "ops")
+	for i, w := range want.Ops {
+		g := got.Ops[i]
+		assert.Equal(t, w.Kind, g.Kind, "ops[%d]", i)
+		assert.Equal(t, w.Context, g.Context, "ops[%d]", i)
+		assert.Equal(t, w.Src, rename(g.Src), "ops[%d] src", i)
+		assert.Equal(t, w.Dst, rename(g.Dst), "ops[%d] dst", i)
+		require.Len(t, g.Stages, len(w.Stages), "ops[%d] stages", i)
+		for k, ws := range w.Stages {
+			gs := g.Stages[k]
+			at := "ops[" + string(rune('0'+i)) + "].stages[" + string(rune('0'+k)) + "] " + string(ws.Kind)
+			assert.Equal(t, ws.Kind, gs.Kind, at)
+			assert.Equal(t, ws.Tensor, rename(gs.Tensor), at)
+			assert.Equal(t, ws.DType, gs.DType, at)
+			assert.Equal(t, ws.Param, gs.Param, at)
+			equivExpr(t, at+" time", ws.Time, gs.Time)
+			equivExpr(t, at+" packet", ws.Packet, gs.Packet)
+			equivExpr(t, at+" slice", ws.Slice, gs.Slice)
+		}
+	}
+	require.NotNil(t, got.Reference)
+	assert.Equal(t, want.Reference.Op, got.Reference.Op)
+	var ins []string
+	for _, n := range got.Reference.Inputs {
+		ins = append(ins, rename(n))
+	}
+	assert.Equal(t, want.Reference.Inputs, ins)
+	assert.Equal(t, want.Reference.Output, rename(got.Reference.Output))
+}
+
+// TestBuildHelloKernels: the manual's own mappings, written as candidates,
+// build the golden kernel programs (workloads/kernels/hello-*.json) modulo
+// tensor names, and those programs lower.
+func TestBuildHelloKernels(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		workload *workload.Workload
+		sp       spec
+		rename   map[string]string
+	}{
+		{"hello-dot", workloadFile(t, "dot.yaml"), helloDot, map[string]string{"in0": "lhs", "in1": "rhs"}},
+		{"hello-gemv", workloadFile(t, "gemv.yaml"), helloGEMV, map[string]string{"in0": "matrix", "in1": "vector"}},
+		{"hello-gemm", loadWorkload(t, helloGEMMWorkload), helloGEMM, map[string]string{"in0": "a", "in1": "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSpace(t, tc.workload)
+			c := s.candidate(t, tc.sp)
+			got, err := s.Build(&c)
+			require.NoError(t, err)
+			want := loadKernelFile(t, tc.name)
+			samePrograms(t, want, got, renamer(tc.rename))
+			require.NoError(t, engines.Lower(engines.Default(), got))
+		})
+	}
+}
+
+// TestBuildDMCapacity: tensors that overflow one slice's DM are the
+// builder's PLAN-DM violation (002 L138).
+func TestBuildDMCapacity(t *testing.T) {
+	s := newSpace(t, workloadFile(t, "gemm.yaml"))
+	// Everything on one slice: A alone is 512 × 2048 × 2 = 2 MB.
+	c := s.candidate(t, spec{stationary: 1,
+		factors: map[string]map[Level]int{"I": {Time: 512}, "J": {Time: 64, Row: 8}, "K": {Time: 64, Packet: 32}},
+		order:   []string{"I", "J", "K"}})
+	_, err := s.Build(&c)
+	var v *engines.Violation
+	require.True(t, errors.As(err, &v), "%v", err)
+	assert.Equal(t, "PLAN-DM", v.Rule.ID)
+}

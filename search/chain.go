@@ -1,0 +1,115 @@
+package search
+
+import (
+	"fmt"
+
+	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+)
+
+// subChain is the stationary operand's TRF load (002 L341-347, L503-508):
+// begin → fetch → collect → to_trf.
+type subChain struct {
+	dt                        dtype.DType
+	fetchTime, fetchPacket    *mapping.Expr
+	collectTime, collectPacket *mapping.Expr
+}
+
+func (b *build) subChain() (*subChain, error) {
+	t, pk := b.absorb(b.wOrder())
+	// Row is the outermost part of the collect stream (002 L4053-4055).
+	ft := pair(b.rowMapping(), t)
+	ct, cp, err := b.collect(ft, pk)
+	if err != nil {
+		return nil, err
+	}
+	return &subChain{dt: b.p.In[b.w].DType, fetchTime: ft, fetchPacket: pk, collectTime: ct, collectPacket: cp}, nil
+}
+
+func (s *subChain) stages(dm, trf string) []*kernel.Stage {
+	return []*kernel.Stage{
+		{Kind: kernel.StBegin, Tensor: dm},
+		{Kind: kernel.StFetch, DType: s.dt, Time: s.fetchTime, Packet: s.fetchPacket},
+		{Kind: kernel.StCollect, Time: s.collectTime, Packet: s.collectPacket},
+		{Kind: kernel.StToTRF, Tensor: trf},
+	}
+}
+
+// mainChain is the streamed operand's contraction (002 L350-360,
+// L512-521): begin → fetch → collect → align → contract → accumulate →
+// [cast] → commit.
+type mainChain struct {
+	dt, out                    dtype.DType
+	fetchTime, fetchPacket     *mapping.Expr
+	collectTime, collectPacket *mapping.Expr
+	alignTime, alignPacket     *mapping.Expr
+	accTime, accPacket         *mapping.Expr
+	acc                        kernel.AccumulationKind
+	castPacket                 *mapping.Expr // nil: no cast
+}
+
+func (b *build) mainChain() (*mainChain, error) {
+	c := b.c
+	m := &mainChain{dt: b.p.In[b.x].DType, out: b.p.Out.DType, acc: c.Acc.Kind()}
+	xo := b.xOrder()
+	pk := b.packet()
+	var err error
+	switch c.Mode {
+	case Single:
+		m.fetchTime, m.fetchPacket = b.absorb(xo)
+		if m.collectTime, m.collectPacket, err = b.collect(m.fetchTime, m.fetchPacket); err != nil {
+			return nil, err
+		}
+		m.alignPacket = pk
+	case Dual:
+		// One 64-byte dual-channel flit per packet (002 L1997, L2127, L3928).
+		m.fetchTime, m.fetchPacket = pair(b.digits(xo)...), pk
+		m.collectTime, m.collectPacket = m.fetchTime, pk
+		m.alignPacket = pk
+	case Half:
+		// One 32-byte flit, zero-padded to mac_width (002 L3925-3927).
+		m.fetchTime, m.fetchPacket = pair(b.digits(xo)...), pk
+		m.collectTime, m.collectPacket = m.fetchTime, pk
+		if m.alignPacket, err = padTo(pk, b.s.packetElems(Single)); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("search: packet mode %d", c.Mode)
+	}
+	// The computation Time is every time digit in order; the stationary
+	// operand's free axes are innermost when the Stream Adapter broadcasts
+	// them (002 L3937-3946).
+	m.alignTime = pair(b.digits(c.TimeOrder())...)
+	m.accTime = pair(b.digits(b.outTimeAxes())...)
+	if m.accPacket, err = b.rowPacket(); err != nil {
+		return nil, err
+	}
+	if m.out != b.p.Acc {
+		// The Cast Engine's output packet is 32 bytes (002 L6782).
+		n := b.s.Spec.Cast.OutputPacketBytes.Value * 8 / m.out.SizeBits()
+		if n < 1 {
+			return nil, fmt.Errorf("search: output type %s", m.out)
+		}
+		if m.castPacket, err = padTo(b.rowMapping(), n); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *mainChain) stages(dm, trf, out string) []*kernel.Stage {
+	st := []*kernel.Stage{
+		{Kind: kernel.StBegin, Tensor: dm},
+		{Kind: kernel.StFetch, DType: m.dt, Time: m.fetchTime, Packet: m.fetchPacket},
+		{Kind: kernel.StCollect, Time: m.collectTime, Packet: m.collectPacket},
+		{Kind: kernel.StAlign, Tensor: trf, Time: m.alignTime, Packet: m.alignPacket},
+		// The tree reduces the whole contracted packet (002 L4392).
+		{Kind: kernel.StContract, Packet: mapping.Identity()},
+		{Kind: kernel.StAccumulate, Time: m.accTime, Packet: m.accPacket, Param: string(m.acc)},
+	}
+	if m.castPacket != nil {
+		st = append(st, &kernel.Stage{Kind: kernel.StCast, DType: m.out, Packet: m.castPacket})
+	}
+	return append(st, &kernel.Stage{Kind: kernel.StCommit, Tensor: out})
+}

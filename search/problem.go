@@ -1,0 +1,247 @@
+package search
+
+import (
+	"fmt"
+	"strings"
+
+	"tcpmap/model/dtype"
+	"tcpmap/model/mapping"
+	"tcpmap/model/workload"
+)
+
+// MaxAxes bounds the axes of a planned contraction, so that a Candidate is
+// a fixed-size value.
+const MaxAxes = 8
+
+// Class is the role of an einsum axis in a binary contraction
+// (002 L104-120): summed, kept by both inputs, or kept by one of them.
+type Class uint8
+
+// The axis classes.
+const (
+	// Contracted axes are in both inputs and not in the output: they are
+	// summed (002 L111), spatially in the Reducer's tree and temporally in
+	// its accumulator.
+	Contracted Class = iota
+	// Batch axes are in both inputs and in the output (V in VMK, VNK -> VMN,
+	// 002 L3710).
+	Batch
+	// Free0 and Free1 are output axes of input 0 or input 1 only: the other
+	// input is broadcast along them (002 L120).
+	Free0
+	Free1
+)
+
+func (c Class) String() string {
+	switch c {
+	case Contracted:
+		return "contracted"
+	case Batch:
+		return "batch"
+	case Free0:
+		return "free0"
+	case Free1:
+		return "free1"
+	}
+	return fmt.Sprintf("Class(%d)", uint8(c))
+}
+
+// Axis is one axis of a contraction.
+type Axis struct {
+	Name  string
+	Size  int
+	Class Class
+}
+
+// Operand is one tensor of a contraction as it lives in HBM.
+type Operand struct {
+	// Name is the workload's tensor name.
+	Name string
+	// Axes are the tensor's axes, in the workload's order.
+	Axes  []string
+	DType dtype.DType
+	// Layout is the HBM element mapping (the workload's layout, or
+	// row-major in Axes order, 002 L574).
+	Layout *mapping.Expr
+}
+
+// Bytes is the operand's size in bytes.
+func (o *Operand) Bytes() (int64, error) {
+	n, err := o.DType.BytesFor(o.Layout.Size())
+	return int64(n), err
+}
+
+// has reports whether the operand holds the axis.
+func (o *Operand) has(axis string) bool {
+	for _, a := range o.Axes {
+		if a == axis {
+			return true
+		}
+	}
+	return false
+}
+
+// Problem is one binary contraction to plan: C = einsum(In[0], In[1]) with
+// the accumulator Acc, on Chips chips.
+type Problem struct {
+	// Workload and File name the workload; Op the einsum op of a graph.
+	Workload, File, Op string
+	// Decl declares the program's axes (the contraction's axes, in the
+	// workload's declaration order).
+	Decl mapping.Axes
+	// Axes are the contraction's axes in declaration order.
+	Axes []Axis
+	In   [2]Operand
+	Out  Operand
+	// Acc is the accumulator type the Reducer widens the inputs to
+	// (002 L3782, L4391).
+	Acc   dtype.DType
+	Chips int
+}
+
+// Einsum prints the contraction in einsum notation (`I K, K J -> I J`).
+func (p *Problem) Einsum() string {
+	side := func(o *Operand) string { return strings.Join(o.Axes, " ") }
+	return side(&p.In[0]) + ", " + side(&p.In[1]) + " -> " + side(&p.Out)
+}
+
+// axis returns the index of the named axis.
+func (p *Problem) axis(name string) int {
+	for i, a := range p.Axes {
+		if a.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// NewProblem extracts the contraction to plan from a workload: the einsum
+// of the single-einsum form, or the einsum op named op of a graph (op may be
+// empty when the graph has exactly one einsum).
+func NewProblem(w *workload.Workload, op string) (*Problem, error) {
+	if w == nil {
+		return nil, fmt.Errorf("search: no workload")
+	}
+	var o *workload.Op
+	switch {
+	case op != "":
+		for _, x := range w.Ops {
+			if x.Name == op {
+				o = x
+			}
+		}
+		if o == nil {
+			return nil, fmt.Errorf("%s: no op named %q", w.File, op)
+		}
+	case len(w.Ops) == 1:
+		o = w.Ops[0]
+	default:
+		var names []string
+		for _, x := range w.Ops {
+			if x.Kind == workload.KindEinsum {
+				names = append(names, x.Name)
+			}
+		}
+		if len(names) == 1 {
+			for _, x := range w.Ops {
+				if x.Name == names[0] {
+					o = x
+				}
+			}
+		} else {
+			return nil, fmt.Errorf("%s: a graph of %d ops: name the einsum op to plan (one of %s); planning a whole graph is not implemented",
+				w.File, len(w.Ops), strings.Join(names, ", "))
+		}
+	}
+	if o.Kind != workload.KindEinsum || o.Einsum == nil {
+		return nil, fmt.Errorf("%s:%d: op %q is a %s; the planner maps einsum contractions", w.File, o.Line, o.Name, o.Kind)
+	}
+	if len(o.Inputs) != 2 || len(o.Outputs) != 1 {
+		return nil, fmt.Errorf("%s:%d: op %q: want 2 inputs and 1 output", w.File, o.Line, o.Name)
+	}
+	p := &Problem{Workload: w.Name, File: w.File, Chips: w.Chips}
+	if w.Form == workload.FormGraph {
+		p.Op = o.Name
+	}
+	operand := func(name string) (Operand, error) {
+		t := w.Tensor(name)
+		if t == nil {
+			return Operand{}, fmt.Errorf("%s: op %q: unknown tensor %q", w.File, o.Name, name)
+		}
+		op := Operand{Name: t.Name, Axes: append([]string(nil), t.Axes...), DType: t.DType, Layout: t.LayoutExpr}
+		if op.Layout == nil {
+			parts := make([]*mapping.Expr, 0, len(t.Axes))
+			for _, a := range t.Axes {
+				n, ok := w.Axes.Size(a)
+				if !ok {
+					return Operand{}, fmt.Errorf("%s: tensor %q: undeclared axis %q", w.File, name, a)
+				}
+				parts = append(parts, mapping.Sym(a, n))
+			}
+			op.Layout = mapping.Pair(parts...)
+			if len(parts) == 0 {
+				op.Layout = mapping.Identity()
+			}
+		}
+		if err := op.Layout.Err(); err != nil {
+			return Operand{}, fmt.Errorf("%s: tensor %q: layout: %w", w.File, name, err)
+		}
+		return op, nil
+	}
+	var err error
+	for i := range p.In {
+		if p.In[i], err = operand(o.Inputs[i]); err != nil {
+			return nil, err
+		}
+	}
+	if p.Out, err = operand(o.Outputs[0]); err != nil {
+		return nil, err
+	}
+	if p.In[0].DType != p.In[1].DType {
+		return nil, fmt.Errorf("%s:%d: op %q: inputs of %s and %s; a contraction multiplies operands of one type (002 L3891-3894)",
+			w.File, o.Line, o.Name, p.In[0].DType, p.In[1].DType)
+	}
+	if w.DTypes != nil {
+		p.Acc = w.DTypes.Acc
+	} else if p.Acc, err = dtype.AccType(p.In[0].DType); err != nil {
+		return nil, fmt.Errorf("%s:%d: op %q: %v", w.File, o.Line, o.Name, err)
+	}
+
+	// The axes, in declaration order, with their classes.
+	used := map[string]bool{}
+	for _, op := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
+		for _, a := range op.Axes {
+			used[a] = true
+		}
+	}
+	var decl []mapping.Axis
+	for _, ax := range w.Axes.List() {
+		if !used[ax.Name] {
+			continue
+		}
+		in0, in1, out := p.In[0].has(ax.Name), p.In[1].has(ax.Name), p.Out.has(ax.Name)
+		var c Class
+		switch {
+		case in0 && in1 && !out:
+			c = Contracted
+		case in0 && in1 && out:
+			c = Batch
+		case in0 && out:
+			c = Free0
+		case in1 && out:
+			c = Free1
+		default:
+			return nil, fmt.Errorf("%s:%d: op %q: axis %s is summed inside one operand; the mapspace contracts axes both inputs hold",
+				w.File, o.Line, o.Name, ax.Name)
+		}
+		p.Axes = append(p.Axes, Axis{Name: ax.Name, Size: ax.Size, Class: c})
+		decl = append(decl, ax)
+	}
+	if len(p.Axes) > MaxAxes {
+		return nil, fmt.Errorf("%s:%d: op %q has %d axes; the mapspace handles at most %d", w.File, o.Line, o.Name, len(p.Axes), MaxAxes)
+	}
+	if p.Decl, err = mapping.NewAxes(decl...); err != nil {
+		return nil, fmt.Errorf("%s: axes: %w", w.File, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,777 @@
+package search
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+)
+
+// The mapspace of a binary contraction (issue §1).
+//
+// A candidate is a small value: which input is stationary in the TRF, and
+// for every axis the factor placed at each level of the hardware, plus a
+// handful of enumerated choices. It is built into a kernel program by Build
+// after the manual's hand-written contractions (002 L307-525: the Hello dot
+// product, GEMV and GEMM) and the batched matmul case study (002 L3710-3727):
+//
+//   - the stationary input W is loaded into the TRF in the sub context
+//     (fetch → collect → to_trf, 002 L341-347), the other input X streams
+//     in the main context (fetch → collect → align → contract → accumulate
+//     → cast → commit, 002 L350-360); DMA moves both inputs HBM → DM and the
+//     result DM → HBM (002 L338-339, L362), reading with broadcast where a DM
+//     tensor is replicated over slices (docs/spec-decisions.md "DMA:
+//     broadcast reads");
+//   - output axes go to Slice (the slice mapping padded to 256, `1 # 256`,
+//     `m![I / 32, J / 32]`, 002 L318, L479), to Cluster (padded to 2,
+//     002 L317), to Time, and the stationary operand's own axes also to Row
+//     (`J % 8`, 002 L481);
+//   - contracted axes go to Packet (64 bytes = mac_width: `K % 32` for bf16,
+//     002 L4099) and Time (`K / 32`), reduced spatially by the tree and
+//     temporally by the accumulator (002 L4384-4392, L4447-4448);
+//   - tile loops over output axes repeat the whole chain when a tile's
+//     tensors would not fit DM (512 KB per slice, 002 L138) or the TRF
+//     (8 KB per Row, 002 L139).
+//
+// Within one axis the levels nest major to minor in the order Tile, Chip,
+// Cluster, Slice, Time, Row, Packet: the Hello GEMM's J = 512 is
+// Slice J / 32 (16), Time J / 8 % 4 (4), Row J % 8 (8) (002 L480-481,
+// L509).
+
+// Level is a level of the hardware an axis's factor can be placed at.
+type Level uint8
+
+// The levels, major to minor within an axis.
+const (
+	Tile    Level = iota // an outer tile loop of the whole program
+	Chip                 // chips (002 L129)
+	Cluster              // clusters of a chip (002 L130)
+	Slice                // slices of a cluster (002 L131)
+	Time                 // computation time steps of a slice (002 L147)
+	Row                  // MAC rows of a slice (002 L132)
+	Packet               // elements of one 64-byte computation packet (002 L147, L4099)
+	NumLevels
+)
+
+var levelNames = [NumLevels]string{"tile", "chip", "cluster", "slice", "time", "row", "packet"}
+
+func (l Level) String() string {
+	if l < NumLevels {
+		return levelNames[l]
+	}
+	return fmt.Sprintf("Level(%d)", uint8(l))
+}
+
+// PacketMode is how the Stream Adapter forms the 64-byte computation packet
+// from the collect stream (002 L3916-3927).
+type PacketMode uint8
+
+// The packet modes.
+const (
+	// Single: two 32-byte flits per packet, collect_flits = 2
+	// (the Hello dot product and GEMM, 002 L354-356, L516-518).
+	Single PacketMode = iota
+	// Dual: one 64-byte dual-channel flit, collect_flits = 1 (the Hello
+	// GEMV, 002 L455-457; docs/spec-decisions.md "Aligner input of 64 bytes").
+	Dual
+	// Half: one 32-byte flit, the second half zero-padded, collect_flits = 1
+	// (002 L3925-3927): half the MAC width, for contracted extents that no
+	// full packet divides.
+	Half
+	NumPacketModes
+)
+
+var packetModeNames = [NumPacketModes]string{"single", "dual", "half"}
+
+func (m PacketMode) String() string {
+	if m < NumPacketModes {
+		return packetModeNames[m]
+	}
+	return fmt.Sprintf("PacketMode(%d)", uint8(m))
+}
+
+// Broadcast says how the streamed operand is repeated along the stationary
+// operand's own axes that sit in Time.
+type Broadcast uint8
+
+// The broadcast places.
+const (
+	// BcastFetch re-reads the streamed operand: the axes are in the fetch
+	// Time (a stride-0 read, `J / 8 % 4` in the Hello GEMM's fetch,
+	// 002 L515).
+	BcastFetch Broadcast = iota
+	// BcastAlign repeats each collected packet in the Stream Adapter: the
+	// axes are the innermost tiling axes of the computation Time
+	// (002 L3937-3946).
+	BcastAlign
+	NumBroadcasts
+)
+
+func (b Broadcast) String() string {
+	switch b {
+	case BcastFetch:
+		return "fetch"
+	case BcastAlign:
+		return "align"
+	}
+	return fmt.Sprintf("Broadcast(%d)", uint8(b))
+}
+
+// Layout is the order of a DM tensor's element mapping.
+type Layout uint8
+
+// The DM layouts.
+const (
+	// LayoutHBM keeps the HBM layout's axis order, so the DMA moves long
+	// contiguous runs (002 L2425-2427).
+	LayoutHBM Layout = iota
+	// LayoutCompute is the order the chain reads (fetch) or writes (commit).
+	LayoutCompute
+	NumLayouts
+)
+
+func (l Layout) String() string {
+	switch l {
+	case LayoutHBM:
+		return "hbm"
+	case LayoutCompute:
+		return "compute"
+	}
+	return fmt.Sprintf("Layout(%d)", uint8(l))
+}
+
+// Accumulation is the Reducer's AccumulationKind (002 L4447-4492).
+type Accumulation uint8
+
+// The accumulation kinds.
+const (
+	AccInterleaved Accumulation = iota // AccumulationKind::Interleaved
+	AccSequential                      // AccumulationKind::Sequential
+	NumAccumulations
+)
+
+// Kind returns the kernel IR's spelling.
+func (a Accumulation) Kind() kernel.AccumulationKind {
+	if a == AccSequential {
+		return kernel.Sequential
+	}
+	return kernel.Interleaved
+}
+
+// Tensor indices of Candidate.Layout.
+const (
+	TensorIn0 = iota
+	TensorIn1
+	TensorOut
+	NumTensors
+)
+
+// noAxis marks an unused entry of Candidate.Order and TileOrder.
+const noAxis = 0xFF
+
+// Candidate is one point of the mapspace. It is a comparable value of
+// small integers, cheap to enumerate, to hash and to encode as SAT literals:
+// each field has a finite domain (Space.Domain).
+type Candidate struct {
+	// Stationary is the input (0 or 1) held in the TRF.
+	Stationary uint8
+	// Mode is the computation packet's form.
+	Mode PacketMode
+	// Bcast is where the streamed operand is repeated along the stationary
+	// operand's free axes.
+	Bcast Broadcast
+	// Acc is the accumulation kind (only Interleaved is enumerated: the
+	// contract keeps one column, and Sequential would emit 8 beats per
+	// column, 002 L4490-4492).
+	Acc Accumulation
+	// Layout is the DM element order of in0, in1 and the output.
+	Layout [NumTensors]Layout
+	// DoubleBuffer alternates tiles between two DM buffers and the two TRF
+	// halves (002 L4156-4158).
+	DoubleBuffer bool
+	// Split[a][l] is the factor of axis a placed at level l; the product
+	// over the levels is the axis size.
+	Split [MaxAxes][NumLevels]int32
+	// Order lists axis indices in computation Time order, outermost first;
+	// axes with one time step are left out; unused entries are noAxis.
+	Order [MaxAxes]uint8
+	// TileOrder lists the tiled axes, outermost loop first; unused entries
+	// are noAxis.
+	TileOrder [MaxAxes]uint8
+}
+
+// order returns the used prefix of an order array.
+func order(o [MaxAxes]uint8) []int {
+	var out []int
+	for _, a := range o {
+		if a == noAxis {
+			break
+		}
+		out = append(out, int(a))
+	}
+	return out
+}
+
+// TimeOrder returns the axes of the computation Time, outermost first.
+func (c *Candidate) TimeOrder() []int { return order(c.Order) }
+
+// Tiles returns the tiled axes, outermost loop first.
+func (c *Candidate) Tiles() []int { return order(c.TileOrder) }
+
+// factor returns Split[a][l].
+func (c *Candidate) factor(a int, l Level) int { return int(c.Split[a][l]) }
+
+// below returns the product of axis a's factors at levels minor to l: the
+// coordinate stride of its level-l digit.
+func (c *Candidate) below(a int, l Level) int {
+	n := 1
+	for k := l + 1; k < NumLevels; k++ {
+		n *= c.factor(a, k)
+	}
+	return n
+}
+
+// String prints the candidate compactly: the stationary input, then each
+// axis's non-unit factors, the time order and the choices.
+func (c *Candidate) String(p *Problem) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "trf=%s", p.In[c.Stationary].Name)
+	for a, ax := range p.Axes {
+		fmt.Fprintf(&b, " %s[", ax.Name)
+		first := true
+		for l := Level(0); l < NumLevels; l++ {
+			if f := c.factor(a, l); f != 1 {
+				if !first {
+					b.WriteByte(' ')
+				}
+				fmt.Fprintf(&b, "%s%d", l.String()[:2], f)
+				first = false
+			}
+		}
+		b.WriteByte(']')
+	}
+	b.WriteString(" order=")
+	for i, a := range c.TimeOrder() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(p.Axes[a].Name)
+	}
+	if t := c.Tiles(); len(t) > 0 {
+		b.WriteString(" tiles=")
+		for i, a := range t {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(p.Axes[a].Name)
+		}
+		if c.DoubleBuffer {
+			b.WriteString(" double")
+		}
+	}
+	fmt.Fprintf(&b, " %s bcast=%s layout=%s/%s/%s", c.Mode, c.Bcast, c.Layout[0], c.Layout[1], c.Layout[2])
+	return b.String()
+}
+
+// Space is the mapspace of one Problem on one hardware spec.
+type Space struct {
+	P    *Problem
+	Spec *engines.Spec
+	// ebits is the input element size in bits.
+	ebits int
+	// rows, slices, clusters are the hardware counts.
+	rows     []int
+	slices   int
+	clusters int
+}
+
+// NewSpace returns the mapspace of p.
+func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
+	if p == nil || spec == nil {
+		return nil, fmt.Errorf("search: nil problem or spec")
+	}
+	if p.Chips != 1 {
+		return nil, fmt.Errorf("%s: chips: %d; the mapspace maps one chip (Chip factors other than 1 are not enumerated yet)", p.File, p.Chips)
+	}
+	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(),
+		rows: spec.Contraction.Rows.Value, slices: spec.Cluster.Slices.Value, clusters: spec.Chip.Clusters.Value}
+	if s.ebits <= 0 {
+		return nil, fmt.Errorf("%s: input type %s has no size", p.File, p.In[0].DType)
+	}
+	return s, nil
+}
+
+// role is an axis's class relative to the stationary choice.
+type role uint8
+
+const (
+	roleC  role = iota // contracted
+	roleB              // batch
+	roleFX             // free axis of the streamed operand X
+	roleFW             // free axis of the stationary operand W
+)
+
+// role returns axis a's role when input s is stationary.
+func (s *Space) role(a int, stationary uint8) role {
+	switch s.P.Axes[a].Class {
+	case Contracted:
+		return roleC
+	case Batch:
+		return roleB
+	case Free0:
+		if stationary == 0 {
+			return roleFW
+		}
+		return roleFX
+	}
+	if stationary == 1 {
+		return roleFW
+	}
+	return roleFX
+}
+
+// packetElems returns the contracted elements of one computation packet
+// in mode m: 64 bytes (mac_width, 002 L4099) or, in Half mode, one 32-byte
+// flit (002 L3011).
+func (s *Space) packetElems(m PacketMode) int {
+	bytes := s.Spec.Stream.MACWidthBytes.Value
+	if m == Half {
+		bytes = s.Spec.Stream.FlitBytes.Value
+	}
+	return bytes * 8 / s.ebits
+}
+
+// divisors returns the divisors of n in increasing order.
+func divisors(n int) []int {
+	var lo, hi []int
+	for d := 1; d*d <= n; d++ {
+		if n%d == 0 {
+			lo = append(lo, d)
+			if d != n/d {
+				hi = append(hi, n/d)
+			}
+		}
+	}
+	for i := len(hi) - 1; i >= 0; i-- {
+		lo = append(lo, hi[i])
+	}
+	return lo
+}
+
+// Check reports whether c is a well-formed point of the space: factors
+// multiply to the axis sizes, each class uses only its levels, the counts
+// fit the hardware, orders are permutations of the right axes. It does not
+// decide legality (engines.Lower does) and does not price anything.
+func (s *Space) Check(c *Candidate) error {
+	p := s.P
+	if c.Stationary > 1 {
+		return fmt.Errorf("stationary input %d, want 0 or 1", c.Stationary)
+	}
+	if c.Mode >= NumPacketModes || c.Bcast >= NumBroadcasts {
+		return fmt.Errorf("packet mode %d or broadcast %d out of range", c.Mode, c.Bcast)
+	}
+	if c.Acc >= NumAccumulations {
+		return fmt.Errorf("accumulation kind %d out of range", c.Acc)
+	}
+	for _, l := range c.Layout {
+		if l >= NumLayouts {
+			return fmt.Errorf("layout %d out of range", l)
+		}
+	}
+	slice, cluster, row, packet := 1, 1, 1, 1
+	for a := range MaxAxes {
+		for l := Level(0); l < NumLevels; l++ {
+			f := c.factor(a, l)
+			if a >= len(p.Axes) {
+				if f != 0 && f != 1 {
+					return fmt.Errorf("unused axis slot %d has factor %d", a, f)
+				}
+				continue
+			}
+			if f < 1 {
+				return fmt.Errorf("axis %s: %s factor %d", p.Axes[a].Name, l, f)
+			}
+		}
+		if a >= len(p.Axes) {
+			continue
+		}
+		ax := p.Axes[a]
+		prod := 1
+		for l := Level(0); l < NumLevels; l++ {
+			prod *= c.factor(a, l)
+		}
+		if prod != ax.Size {
+			return fmt.Errorf("axis %s: factors multiply to %d, size %d", ax.Name, prod, ax.Size)
+		}
+		r := s.role(a, c.Stationary)
+		allowed := map[Level]bool{Time: true, Chip: true}
+		switch r {
+		case roleC:
+			allowed[Packet] = true
+		case roleFW:
+			allowed[Row], allowed[Slice], allowed[Cluster], allowed[Tile] = true, true, true, true
+		default:
+			allowed[Slice], allowed[Cluster], allowed[Tile] = true, true, true
+		}
+		for l := Level(0); l < NumLevels; l++ {
+			if f := c.factor(a, l); f != 1 && !allowed[l] {
+				return fmt.Errorf("axis %s (%s): a %s axis takes no %s factor (%d)", ax.Name, ax.Class, roleName(r), l, f)
+			}
+		}
+		if c.factor(a, Chip) != 1 {
+			return fmt.Errorf("axis %s: chip factor %d; one chip is mapped", ax.Name, c.factor(a, Chip))
+		}
+		slice *= c.factor(a, Slice)
+		cluster *= c.factor(a, Cluster)
+		row *= c.factor(a, Row)
+		packet *= c.factor(a, Packet)
+	}
+	if slice > s.slices || cluster > s.clusters {
+		return fmt.Errorf("%d slices on %d clusters, the chip has %d × %d", slice, cluster, s.clusters, s.slices)
+	}
+	if !contains(s.rows, row) {
+		return fmt.Errorf("%d rows, want one of %v", row, s.rows)
+	}
+	if packet != s.packetElems(c.Mode) {
+		return fmt.Errorf("packet of %d contracted elements, %s mode takes %d", packet, c.Mode, s.packetElems(c.Mode))
+	}
+	// The time order: exactly the axes with more than one time step, FW
+	// axes innermost when broadcast in the Stream Adapter.
+	seen := map[int]bool{}
+	ord := c.TimeOrder()
+	inner := false
+	for _, a := range ord {
+		if a >= len(p.Axes) || seen[a] {
+			return fmt.Errorf("time order %v repeats or names no axis", ord)
+		}
+		seen[a] = true
+		if c.factor(a, Time) == 1 {
+			return fmt.Errorf("time order names %s, which has one time step", p.Axes[a].Name)
+		}
+		fw := s.role(a, c.Stationary) == roleFW
+		if c.Bcast == BcastAlign {
+			if inner && !fw {
+				return fmt.Errorf("time order %v: with broadcast in the Stream Adapter the stationary operand's axes are innermost", ord)
+			}
+			inner = inner || fw
+		}
+	}
+	for a := range p.Axes {
+		if c.factor(a, Time) > 1 && !seen[a] {
+			return fmt.Errorf("time order misses %s", p.Axes[a].Name)
+		}
+	}
+	seen = map[int]bool{}
+	for _, a := range c.Tiles() {
+		if a >= len(p.Axes) || seen[a] || c.factor(a, Tile) == 1 {
+			return fmt.Errorf("tile order %v repeats or names an untiled axis", c.Tiles())
+		}
+		seen[a] = true
+	}
+	for a := range p.Axes {
+		if c.factor(a, Tile) > 1 && !seen[a] {
+			return fmt.Errorf("tile order misses %s", p.Axes[a].Name)
+		}
+	}
+	if c.DoubleBuffer && len(seen) == 0 {
+		return fmt.Errorf("double buffering without tiles")
+	}
+	return nil
+}
+
+func roleName(r role) string {
+	return [...]string{"contracted", "batch", "streamed free", "stationary free"}[r]
+}
+
+func contains(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Enumerate calls yield with every candidate of the space in a fixed order,
+// until yield returns false. The order is deterministic: nested loops over
+// the stationary input, the packet mode and its factors, cluster, slice
+// and row factors, then the time orders, broadcast places, layouts and
+// tilings, each over its domain in increasing order.
+//
+// Some choices are canonicalized so that no two candidates build the same
+// program: the position of an axis with one time step is irrelevant (it is
+// left out of Order), the broadcast place only matters when the stationary
+// operand has axes in Time, and a DM layout choice only when the two
+// orders differ. Tile loops are enumerated only where the untiled tensors
+// do not fit (see tilings).
+func (s *Space) Enumerate(yield func(Candidate) bool) {
+	e := enumerator{s: s, yield: yield}
+	e.run()
+}
+
+// enumerator carries the enumeration's state.
+type enumerator struct {
+	s     *Space
+	yield func(Candidate) bool
+	stop  bool
+}
+
+func (e *enumerator) emit(c Candidate) {
+	if !e.stop && !e.yield(c) {
+		e.stop = true
+	}
+}
+
+func (e *enumerator) run() {
+	s := e.s
+	p := s.P
+	for st := uint8(0); st < 2 && !e.stop; st++ {
+		var base Candidate
+		base.Stationary = st
+		base.Acc = AccInterleaved
+		for a := range MaxAxes {
+			for l := range NumLevels {
+				base.Split[a][l] = 1
+			}
+			base.Order[a], base.TileOrder[a] = noAxis, noAxis
+		}
+		for a := range MaxAxes {
+			if a >= len(p.Axes) {
+				base.Split[a] = [NumLevels]int32{}
+			}
+		}
+		var contracted, outputs, fw []int
+		for a := range p.Axes {
+			switch s.role(a, st) {
+			case roleC:
+				contracted = append(contracted, a)
+			case roleFW:
+				fw = append(fw, a)
+				outputs = append(outputs, a)
+			default:
+				outputs = append(outputs, a)
+			}
+		}
+		// Packet modes: Single and Dual when a full 64-byte packet divides the
+		// contracted axes; Half only when none does (it computes the same at
+		// half the MAC width, so it never beats a full packet).
+		modes := []PacketMode{Single, Dual}
+		if len(packetSplits(p, contracted, s.packetElems(Single))) == 0 {
+			modes = []PacketMode{Half}
+		}
+		for _, m := range modes {
+			for _, ps := range packetSplits(p, contracted, s.packetElems(m)) {
+				c := base
+				c.Mode = m
+				for i, a := range contracted {
+					c.Split[a][Packet] = int32(ps[i])
+				}
+				e.clusters(c, outputs, fw)
+				if e.stop {
+					return
+				}
+			}
+		}
+	}
+}
+
+// packetSplits returns the ways to take n packet elements from the
+// contracted axes (each factor divides its axis), in increasing
+// lexicographic order.
+func packetSplits(p *Problem, contracted []int, n int) [][]int {
+	var out [][]int
+	var rec func(i, left int, cur []int)
+	rec = func(i, left int, cur []int) {
+		if i == len(contracted) {
+			if left == 1 {
+				out = append(out, append([]int(nil), cur...))
+			}
+			return
+		}
+		for _, d := range divisors(p.Axes[contracted[i]].Size) {
+			if left%d == 0 {
+				rec(i+1, left/d, append(cur, d))
+			}
+		}
+	}
+	rec(0, n, nil)
+	return out
+}
+
+// clusters places the cluster factor: on no axis (one cluster, `1 # 2`,
+// 002 L317) or all clusters on one output axis.
+func (e *enumerator) clusters(c Candidate, outputs, fw []int) {
+	e.slices(c, outputs, fw, 0, 1)
+	for _, a := range outputs {
+		if e.stop {
+			return
+		}
+		if n := e.s.clusters; n > 1 && e.s.P.Axes[a].Size%n == 0 {
+			d := c
+			d.Split[a][Cluster] = int32(n)
+			e.slices(d, outputs, fw, 0, 1)
+		}
+	}
+}
+
+// slices places slice factors on the output axes, i from outputs[i], with
+// used slices so far.
+func (e *enumerator) slices(c Candidate, outputs, fw []int, i, used int) {
+	if e.stop {
+		return
+	}
+	if i == len(outputs) {
+		e.rowsOf(c, fw, 0, 1)
+		return
+	}
+	a := outputs[i]
+	rest := e.s.P.Axes[a].Size / c.factor(a, Cluster)
+	for _, d := range divisors(rest) {
+		if used*d > e.s.slices {
+			break
+		}
+		n := c
+		n.Split[a][Slice] = int32(d)
+		e.slices(n, outputs, fw, i+1, used*d)
+	}
+}
+
+// rowsOf places row factors on the stationary operand's free axes.
+func (e *enumerator) rowsOf(c Candidate, fw []int, i, used int) {
+	if e.stop {
+		return
+	}
+	if i == len(fw) {
+		if !contains(e.s.rows, used) {
+			return
+		}
+		e.times(c)
+		return
+	}
+	a := fw[i]
+	rest := e.s.P.Axes[a].Size / (c.factor(a, Cluster) * c.factor(a, Slice))
+	maxRows := e.s.rows[len(e.s.rows)-1]
+	for _, d := range divisors(rest) {
+		if used*d > maxRows {
+			break
+		}
+		n := c
+		n.Split[a][Row] = int32(d)
+		e.rowsOf(n, fw, i+1, used*d)
+	}
+}
+
+// times sets every axis's Time factor to the rest of its size, then
+// enumerates the tilings.
+func (e *enumerator) times(c Candidate) {
+	for a, ax := range e.s.P.Axes {
+		f := 1
+		for l := Level(0); l < NumLevels; l++ {
+			if l != Time {
+				f *= c.factor(a, l)
+			}
+		}
+		c.Split[a][Time] = int32(ax.Size / f)
+	}
+	e.tilings(c)
+}
+
+// orders enumerates the computation Time orders and broadcast places.
+func (e *enumerator) orders(c Candidate) {
+	s := e.s
+	var timed, inner []int // timed: the streamed side's axes; inner: FW axes
+	for a := range s.P.Axes {
+		if c.factor(a, Time) == 1 {
+			continue
+		}
+		if s.role(a, c.Stationary) == roleFW {
+			inner = append(inner, a)
+		} else {
+			timed = append(timed, a)
+		}
+	}
+	all := append(append([]int(nil), timed...), inner...)
+	permute(all, func(ord []int) bool {
+		d := c
+		d.Bcast = BcastFetch
+		setOrder(&d.Order, ord)
+		e.layouts(d)
+		return !e.stop
+	})
+	if len(inner) == 0 || e.stop {
+		return
+	}
+	permute(timed, func(outer []int) bool {
+		permute(inner, func(in []int) bool {
+			d := c
+			d.Bcast = BcastAlign
+			setOrder(&d.Order, append(append([]int(nil), outer...), in...))
+			e.layouts(d)
+			return !e.stop
+		})
+		return !e.stop
+	})
+}
+
+func setOrder(o *[MaxAxes]uint8, ord []int) {
+	for i := range o {
+		o[i] = noAxis
+	}
+	for i, a := range ord {
+		o[i] = uint8(a)
+	}
+}
+
+// permute calls f with every permutation of xs in lexicographic order of
+// positions (xs sorted gives lexicographic order), until f returns false.
+func permute(xs []int, f func([]int) bool) {
+	cur := append([]int(nil), xs...)
+	sort.Ints(cur)
+	for {
+		if !f(append([]int(nil), cur...)) {
+			return
+		}
+		// next permutation
+		i := len(cur) - 2
+		for i >= 0 && cur[i] >= cur[i+1] {
+			i--
+		}
+		if i < 0 {
+			return
+		}
+		j := len(cur) - 1
+		for cur[j] <= cur[i] {
+			j--
+		}
+		cur[i], cur[j] = cur[j], cur[i]
+		for l, r := i+1, len(cur)-1; l < r; l, r = l+1, r-1 {
+			cur[l], cur[r] = cur[r], cur[l]
+		}
+	}
+}
+
+// layouts enumerates the DM layouts of the three tensors where the two
+// orders differ, then the tilings.
+func (e *enumerator) layouts(c Candidate) {
+	var choices [NumTensors][]Layout
+	for t := range NumTensors {
+		choices[t] = []Layout{LayoutHBM}
+		if e.s.layoutsDiffer(&c, t) {
+			choices[t] = append(choices[t], LayoutCompute)
+		}
+	}
+	for _, l0 := range choices[0] {
+		for _, l1 := range choices[1] {
+			for _, l2 := range choices[2] {
+				if e.stop {
+					return
+				}
+				d := c
+				d.Layout = [NumTensors]Layout{l0, l1, l2}
+				e.emit(d)
+			}
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package search
+
+import (
+	"sort"
+
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+)
+
+// Tiling (issue §1): when one tile's tensors do not fit, an outer loop over
+// output axes repeats the program on tiles of them. The DM holds 512 KB per
+// slice (002 L138), the TRF 8 KB per Row, halved for a tensor in one of the
+// two halves that double buffering alternates between (002 L139,
+// L4151-4158; engines.TRFRowCapacity). Contracted axes are never tiled: the
+// partial sums of two tiles would need the Vector Engine to add them.
+//
+// The space holds, for a candidate that does not fit untiled, every
+// minimal tiling that fits (no fitting tiling has componentwise fewer
+// tiles), single- and double-buffered, with every order of the tile loops.
+// A candidate that fits untiled is not tiled: more tiles only add
+// transfers and ops, except by overlapping DMA with compute, which the
+// double-buffered tilings of the candidates that need tiles already cover.
+
+// footprint is what one tile of a candidate occupies.
+type footprint struct {
+	// dm is the bytes per slice of the input and output DM tensors of one
+	// buffer, each aligned as the builder places them.
+	dm int64
+	// trf is the bytes of one Row's TRF Element.
+	trf int64
+	// rows is Row::SIZE.
+	rows int
+}
+
+// footprint computes c's footprint from its factors, as Build would lay
+// out its tensors.
+func (s *Space) footprint(c *Candidate) (footprint, error) {
+	var f footprint
+	p := s.P
+	w := int(c.Stationary)
+	elems := func(o *Operand, trf bool) int {
+		n := 1
+		for _, name := range o.Axes {
+			a := p.axis(name)
+			n *= c.factor(a, Time) * c.factor(a, Packet)
+			if !trf {
+				n *= c.factor(a, Row)
+			}
+		}
+		return n
+	}
+	f.rows = 1
+	outTime := 1
+	for a := range p.Axes {
+		f.rows *= c.factor(a, Row)
+		if s.role(a, c.Stationary) != roleC {
+			outTime *= c.factor(a, Time)
+		}
+	}
+	bus := s.Spec.Reducer.OutputBusElements.Value
+	for i, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
+		n := 0
+		if i == 2 {
+			n = outTime * max(f.rows, bus)
+		} else {
+			n = elems(o, false)
+		}
+		b, err := tensorBytes(o, n)
+		if err != nil {
+			return f, err
+		}
+		f.dm += alignUp(b, dmAlign)
+	}
+	t, err := tensorBytes(&p.In[w], elems(&p.In[w], true))
+	if err != nil {
+		return f, err
+	}
+	f.trf = t
+	return f, nil
+}
+
+// fits reports whether c's tiles fit with nbuf buffers of each tensor.
+func (s *Space) fits(c *Candidate, nbuf int) bool {
+	f, err := s.footprint(c)
+	if err != nil {
+		return false
+	}
+	mode := kernel.TrfFull
+	if nbuf > 1 {
+		mode = kernel.TrfFirstHalf
+	}
+	capacity, err := engines.TRFRowCapacity(s.Spec, mode, f.rows)
+	if err != nil {
+		return false
+	}
+	return int64(nbuf)*f.dm <= int64(s.Spec.DM.BytesPerSlice.Value) && f.trf <= int64(capacity)
+}
+
+// tilings enumerates c untiled when it fits, and otherwise its minimal
+// fitting tilings; each goes on to the time orders.
+func (e *enumerator) tilings(c Candidate) {
+	s := e.s
+	if s.fits(&c, 1) {
+		e.orders(c)
+		return
+	}
+	var axes []int
+	for a := range s.P.Axes {
+		if s.role(a, c.Stationary) != roleC && c.factor(a, Time) > 1 {
+			axes = append(axes, a)
+		}
+	}
+	if len(axes) == 0 {
+		return
+	}
+	for _, nbuf := range []int{1, 2} {
+		for _, v := range s.minimalTilings(c, axes, nbuf) {
+			d := c
+			var tiled []int
+			for i, a := range axes {
+				if v[i] > 1 {
+					d.Split[a][Tile] = int32(v[i])
+					d.Split[a][Time] /= int32(v[i])
+					tiled = append(tiled, a)
+				}
+			}
+			d.DoubleBuffer = nbuf == 2
+			permute(tiled, func(ord []int) bool {
+				x := d
+				setOrder(&x.TileOrder, ord)
+				e.orders(x)
+				return !e.stop
+			})
+			if e.stop {
+				return
+			}
+		}
+	}
+}
+
+// minimalTilings returns the tile-count vectors over axes (each dividing
+// the axis's time factor) with which c fits nbuf buffers and that no other
+// fitting vector undercuts componentwise, ordered by total tiles, then
+// lexicographically.
+func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) [][]int {
+	var fitting [][]int
+	cur := make([]int, len(axes))
+	var rec func(i int)
+	rec = func(i int) {
+		if i == len(axes) {
+			d := c
+			for k, a := range axes {
+				d.Split[a][Tile] = int32(cur[k])
+				d.Split[a][Time] /= int32(cur[k])
+			}
+			if s.fits(&d, nbuf) {
+				fitting = append(fitting, append([]int(nil), cur...))
+			}
+			return
+		}
+		for _, t := range divisors(c.factor(axes[i], Time)) {
+			cur[i] = t
+			rec(i + 1)
+		}
+	}
+	rec(0)
+	var out [][]int
+	for i, v := range fitting {
+		minimal := true
+		for j, u := range fitting {
+			if i != j && dominates(u, v) {
+				minimal = false
+				break
+			}
+		}
+		if minimal {
+			out = append(out, v)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, pj := product(out[i]), product(out[j])
+		if pi != pj {
+			return pi < pj
+		}
+		for k := range out[i] {
+			if out[i][k] != out[j][k] {
+				return out[i][k] < out[j][k]
+			}
+		}
+		return false
+	})
+	return out
+}
+
+// dominates reports u ≤ v componentwise with u ≠ v.
+func dominates(u, v []int) bool {
+	less := false
+	for k := range u {
+		if u[k] > v[k] {
+			return false
+		}
+		if u[k] < v[k] {
+			less = true
+		}
+	}
+	return less
+}
+
+func product(v []int) int {
+	n := 1
+	for _, x := range v {
+		n *= x
+	}
+	return n
+}
