@@ -421,14 +421,14 @@ func (s *Space) Build(c *Candidate) (*kernel.Program, error) {
 
 // tileGroup is one operand's tile bookkeeping during the loop.
 type tileGroup struct {
-	op     *Operand
-	axes   []int // the tiled axes the operand holds
-	last   int   // linear index of the tile held, -1 before the first
-	loads  int
-	views  map[int]string
-	bufs   []string
-	trf    []string
-	isOut  bool
+	op    *Operand
+	axes  []int // the tiled axes the operand holds
+	last  int   // linear index of the tile held, -1 before the first
+	loads int
+	views map[int]string
+	bufs  []string
+	trf   []string
+	isOut bool
 }
 
 func (b *build) program() (*kernel.Program, error) {

@@ -11,8 +11,8 @@ import (
 // subChain is the stationary operand's TRF load (002 L341-347, L503-508):
 // begin → fetch → collect → to_trf.
 type subChain struct {
-	dt                        dtype.DType
-	fetchTime, fetchPacket    *mapping.Expr
+	dt                         dtype.DType
+	fetchTime, fetchPacket     *mapping.Expr
 	collectTime, collectPacket *mapping.Expr
 }
 
