@@ -13,10 +13,11 @@ import (
 // Device is the simulated memory of the chips a kernel runs on: each chip's
 // HBM (48 GB, 002 L137), each slice's DM (512 KB, 002 L138), TRF (in its
 // bank-row layout, engines.TRFMemory, 002 L4116-4118) and VRF (8 KB,
-// 002 L140). The sizes come from the hardware spec. Memory is allocated
-// lazily, page by page, on first write: a 48 GB HBM or 512 slices × 512 KB
-// of DM cost only what a kernel touches, and reading memory never written
-// gives zeros.
+// 002 L140, engines.VRFMemory). The sizes come from the hardware spec.
+// Memory is allocated lazily: HBM and DM page by page on first write, a
+// slice's TRF and VRF on first use. A 48 GB HBM or 512 slices × 512 KB of DM
+// cost only what a kernel touches, and reading memory never written gives
+// zeros.
 //
 // A slice is named by its global index (chip·clusters + cluster)·slices +
 // slice, slice counted within its cluster (SliceIndex). Distinct slices may be
@@ -29,7 +30,7 @@ type Device struct {
 	slices   int // per cluster
 	hbm      []*paged
 	dm       []*paged
-	vrf      []*paged
+	vrf      []*engines.VRFMemory
 	trf      []*engines.TRFMemory
 }
 
@@ -53,19 +54,17 @@ func NewDevice(spec *engines.Spec, chips int) (*Device, error) {
 	if d.clusters < 1 || d.slices < 1 {
 		return nil, fmt.Errorf("device: spec has %d clusters of %d slices", d.clusters, d.slices)
 	}
-	hbm := spec.HBM.Bytes.Value                // 48 GB per chip, 002 L137
-	dm := int64(spec.DM.BytesPerSlice.Value)   // 512 KB per slice, 002 L138
-	vrf := int64(spec.VRF.BytesPerSlice.Value) // 8 KB per slice, 002 L140
+	hbm := spec.HBM.Bytes.Value              // 48 GB per chip, 002 L137
+	dm := int64(spec.DM.BytesPerSlice.Value) // 512 KB per slice, 002 L138
 	for i := 0; i < chips; i++ {
 		d.hbm = append(d.hbm, newPaged(hbm, hbmPageBits, hbmDirBits))
 	}
 	n := d.TotalSlices()
 	d.dm = make([]*paged, n)
-	d.vrf = make([]*paged, n)
+	d.vrf = make([]*engines.VRFMemory, n)
 	d.trf = make([]*engines.TRFMemory, n)
 	for g := range d.dm {
 		d.dm[g] = newPaged(dm, dmPageBits, 0)
-		d.vrf[g] = newPaged(vrf, dmPageBits, 0)
 	}
 	return d, nil
 }
@@ -151,20 +150,46 @@ func (d *Device) WriteDM(g int, addr int64, src []byte) error {
 
 // ReadVRF fills dst from the VRF of global slice g at byte address addr.
 func (d *Device) ReadVRF(g int, addr int64, dst []byte) error {
-	m, err := d.sliceMem(d.vrf, "VRF", g)
+	m, err := d.VRF(g)
 	if err != nil {
 		return err
 	}
-	return m.read(addr, dst, "VRF")
+	b := m.Bytes()
+	if addr < 0 || addr > int64(len(b)) || int64(len(dst)) > int64(len(b))-addr {
+		return fmt.Errorf("VRF access of %d bytes at address %d is outside its %d bytes", len(dst), addr, len(b))
+	}
+	copy(dst, b[addr:])
+	return nil
 }
 
 // WriteVRF writes src to the VRF of global slice g at byte address addr.
 func (d *Device) WriteVRF(g int, addr int64, src []byte) error {
-	m, err := d.sliceMem(d.vrf, "VRF", g)
+	m, err := d.VRF(g)
 	if err != nil {
 		return err
 	}
-	return m.write(addr, src, "VRF")
+	b := m.Bytes()
+	if addr < 0 || addr > int64(len(b)) || int64(len(src)) > int64(len(b))-addr {
+		return fmt.Errorf("VRF access of %d bytes at address %d is outside its %d bytes", len(src), addr, len(b))
+	}
+	copy(b[addr:], src)
+	return nil
+}
+
+// VRF returns the vector register file of global slice g (8 KB, 002 L140),
+// allocating it on first use.
+func (d *Device) VRF(g int) (*engines.VRFMemory, error) {
+	if g < 0 || g >= len(d.vrf) {
+		return nil, fmt.Errorf("VRF of slice %d: the device has %d slices", g, len(d.vrf))
+	}
+	if d.vrf[g] == nil {
+		m, err := engines.NewVRFMemory(d.spec)
+		if err != nil {
+			return nil, err
+		}
+		d.vrf[g] = m
+	}
+	return d.vrf[g], nil
 }
 
 // TRF returns the register file of global slice g, allocating it on first
@@ -187,9 +212,14 @@ func (d *Device) TRF(g int) (*engines.TRFMemory, error) {
 // the pages written so far and the register files in use.
 func (d *Device) Allocated() int64 {
 	var n int64
-	for _, ms := range [][]*paged{d.hbm, d.dm, d.vrf} {
+	for _, ms := range [][]*paged{d.hbm, d.dm} {
 		for _, m := range ms {
 			n += m.allocated()
+		}
+	}
+	for _, m := range d.vrf {
+		if m != nil {
+			n += int64(len(m.Bytes()))
 		}
 	}
 	t := &d.spec.TRF

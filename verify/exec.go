@@ -29,9 +29,11 @@ import (
 //     (002 L4052-4061), align builds the computation packets and reads the
 //     TRF per its sequencer with broadcast (002 L3878-4177), contract and
 //     accumulate multiply, reduce in tree order and accumulate
-//     (002 L4384-4492), cast rounds (002 L6756-6784), transpose transposes
-//     blocks (002 L6820-6886), and commit truncates and writes DM through
-//     its sequencer (002 L2145-2353). A switch is the one cross-slice step:
+//     (002 L4384-4492), the Vector Engine applies its Fxp ops with a
+//     constant or VRF operand (002 L4549-5277; to_vrf loads the VRF),
+//     cast rounds (002 L6756-6784), transpose transposes blocks
+//     (002 L6820-6886), and commit truncates and writes DM through its
+//     sequencer (002 L2145-2353). A switch is the one cross-slice step:
 //     the slices' streams are gathered per cluster, routed
 //     (002 L3086-3088) and scattered back.
 //
@@ -438,7 +440,13 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 				err = fail("valid-count packing commits a runtime count (002 L2324): %w", engines.ErrNotModelled)
 			}
 		default:
-			err = fail("the Vector Engine is not simulated yet: %w", engines.ErrNotModelled)
+			vrf, verr := planVector(s)
+			if verr != nil {
+				return nil, x.stageErr(i, k, s.Kind, verr)
+			}
+			if vrf != "" {
+				cp.reads = append(cp.reads, vrf)
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -734,7 +742,7 @@ func (r *sliceRun) stage(cp *chainPlan, sp *stagePlan, g int, in []byte, cur int
 	case kernel.StCommit:
 		return nil, -1, r.commit(sp.tensor, c.Commit, g, in)
 	}
-	return nil, -1, fmt.Errorf("%s: %w", sp.kind, engines.ErrNotModelled)
+	return r.vectorStage(sp, g, in, cur)
 }
 
 // fetch runs the Fetch Sequencer over the DM bytes of tensor t on slice g

@@ -208,3 +208,25 @@ func TestDMAPacketOracle(t *testing.T) {
 		assert.Equal(t, row, got, "row %d is slice %d's matrix_dm (Slice = m![I], 002 L436)", i, i)
 	}
 }
+
+// TestExecNoAllocation: once a worker's buffers have grown, running a
+// slice's whole chain — fetch, collect, align and Reducer, cast, commit —
+// allocates nothing, however many elements it moves.
+func TestExecNoAllocation(t *testing.T) {
+	p := loadKernelT(t, "../workloads/kernels/hello-gemm.json")
+	_, x, _ := runProgram(t, p, 3, ExecOptions{Workers: 1})
+	for i := 0; i < 3; i++ {
+		require.NoError(t, x.Step())
+	}
+	cp := x.plans[3]
+	r := x.runs[0]
+	g := cp.segs[0].slices[5]
+	_, err := r.runStages(cp, cp.segs[0], g, nil)
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(3, func() {
+		if _, err := r.runStages(cp, cp.segs[0], g, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+}

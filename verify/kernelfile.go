@@ -58,9 +58,10 @@ func (s *Source) Locate(err error) error {
 	line, col := 0, 0
 	switch {
 	case errors.As(err, &se):
-		line, col = s.position(se.Offset)
+		// Offset counts the bytes read, the offending one included.
+		line, col = s.position(se.Offset - 1)
 	case errors.As(err, &te):
-		line, col = s.position(te.Offset)
+		line, _ = s.position(te.Offset)
 	case errors.As(err, &le):
 		line = s.pathLine(opPath(le.Op, le.Stage))
 	case errors.As(err, &xe):
@@ -141,7 +142,7 @@ func (s *Source) pathLine(path string) int {
 
 // keyLine returns the line of the first object key named key.
 func (s *Source) keyLine(key string) int {
-	return s.walk(func(p string, isKey bool) bool { return isKey && strings.HasSuffix(p, "."+key) })
+	return s.walk(func(p string, isKey bool) bool { return isKey && (p == key || strings.HasSuffix(p, "."+key)) })
 }
 
 // walk reads the JSON tokens, calling match with the path of every value

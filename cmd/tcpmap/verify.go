@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"tcpmap/verify"
+)
+
+func init() { subcommands = append(subcommands, newVerifyCmd) }
+
+// newVerifyCmd is `tcpmap verify KERNEL.json`: run the kernel program on
+// the functional simulator and compare its output with its reference.
+func newVerifyCmd(g *globals) *cobra.Command {
+	var seed uint64
+	var slices string
+	cmd := &cobra.Command{
+		Use:   "verify KERNEL.json",
+		Short: "Run a kernel program on the functional simulator and compare it with its reference",
+		Long: `verify lowers a kernel program (deriving every engine configuration it does
+not state), fills its HBM inputs with random values from --seed, runs it engine
+by engine on simulated HBM, DM, TRF and VRF, reads the output back and compares
+it with the reference the kernel states. It prints PASS or FAIL with the error
+statistics and exits 0 on PASS, 1 on FAIL or on an error.
+
+--slices sample:K simulates K slices chosen at random among those the output is
+read from, and compares the output elements they produce.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sample, err := verify.ParseSlices(slices)
+			if err != nil {
+				return usageError{fmt.Errorf("--slices: %w", err)}
+			}
+			spec, err := loadSpec(g)
+			if err != nil {
+				return err
+			}
+			p, src, err := verify.LoadKernel(args[0])
+			if err != nil {
+				return err
+			}
+			rep, err := verify.Verify(spec, p, verify.Options{Seed: seed, Sample: sample})
+			if err != nil {
+				return src.Locate(err)
+			}
+			out := cmd.OutOrStdout()
+			if g.json {
+				err = writeJSON(out, rep)
+			} else {
+				_, err = fmt.Fprint(out, rep)
+			}
+			if err != nil {
+				return err
+			}
+			if !rep.Pass {
+				return exitError{exitFail}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random inputs and of the slice sample")
+	cmd.Flags().StringVar(&slices, "slices", "all", "slices to simulate: all, or sample:K")
+	return cmd
+}

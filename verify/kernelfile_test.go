@@ -1,0 +1,56 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/engines"
+)
+
+// TestKernelFileLocations: errors in a kernel file name the file, the line
+// and, where the JSON decoder gives one, the column.
+func TestKernelFileLocations(t *testing.T) {
+	data, err := os.ReadFile("../workloads/kernels/hello-dot.json")
+	require.NoError(t, err)
+	src := string(data)
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"syntax", `"chips": 1,`, `"chips": 1,,`, "k.json:2:53: invalid character ','"},
+		{"type", `"chips": 1,`, `"chips": "one",`, "k.json:2: json: cannot unmarshal string"},
+		{"mapping", `"element": "1", "addr": 536870912`, `"element": "1 +", "addr": 536870912`, "k.json:6: tensors[2].element: "},
+		{"validate tensor", `"mem": "hbm", "dtype": "bf16", "role": "output"`, `"mem": "hbm", "dtype": "bf16", "role": "outptu"`, `k.json:6: tensors[2] "out": role "outptu"`},
+		{"validate stage", `{"kind": "begin", "tensor": "lhs_dm"}`, `{"kind": "begin", "tensor": "lhs_dmx"}`, `k.json:21: ops[3] (chain): stages[0] (begin): unknown tensor "lhs_dmx"`},
+		{"unknown field", `"chips": 1,`, `"chips": 1, "chipz": 1,`, `k.json:2: json: unknown field "chipz"`},
+		{"reference", `"output": "out"}`, `"output": "outx"}`, `k.json:31: reference: unknown tensor "outx"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Contains(t, src, tc.old)
+			_, _, err := ParseKernel("k.json", []byte(strings.Replace(src, tc.old, tc.new, 1)))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+
+	p, s, err := ParseKernel("k.json", data)
+	require.NoError(t, err)
+	// A lowering error: the line of the stage.
+	le := &engines.LowerError{Op: 3, Stage: 4, Kind: "contract", Err: errors.New("boom")}
+	assert.Equal(t, "k.json:25: ops[3].stages[4] (contract): boom", s.Locate(le).Error())
+	// An execution error wrapped by something else: still found.
+	xe := fmt.Errorf("run: %w", &ExecError{Op: 4, Stage: -1, Kind: "to_hbm", Err: errors.New("boom")})
+	assert.Equal(t, "k.json:29: run: ops[4] (to_hbm): boom", s.Locate(xe).Error())
+	// No location: the file name only.
+	assert.Equal(t, "k.json: boom", s.Locate(errors.New("boom")).Error())
+	assert.NoError(t, s.Locate(nil))
+	assert.Equal(t, "hello-dot", p.Name)
+
+	_, _, err = LoadKernel("testdata/no-such-kernel.json")
+	assert.Error(t, err)
+}
