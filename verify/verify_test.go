@@ -32,7 +32,9 @@ func einsumMACs(p *kernel.Program) int64 {
 // transposed slice order (Transpose, 002 L3255-3263) and the manual's GEMM
 // size (002 L479) pass against the reference; the Reducers perform exactly
 // the einsum's multiply-accumulates. The Hello Vector Engine kernels (002
-// L158-298) pass exactly.
+// L158-298) pass exactly, and so do an i8 GEMV (i8 × i8 → i32 accumulation,
+// 002 L4391, cast to i8) and an addition whose fetch casts i8 to i32
+// (002 L1966).
 func TestVerifyGoldenKernels(t *testing.T) {
 	for _, tc := range []struct {
 		path   string
@@ -46,6 +48,8 @@ func TestVerifyGoldenKernels(t *testing.T) {
 		{"../workloads/kernels/gemm-512x512x2048.json", 6},
 		{"../workloads/kernels/hello-add.json", 0},
 		{"../workloads/kernels/hello-mul.json", 0},
+		{"testdata/gemv-i8.json", 0},
+		{"testdata/add-i8.json", 0},
 	} {
 		sample := tc.sample
 		if raceEnabled && sample == 0 && tc.path == "../workloads/kernels/hello-gemm.json" {
