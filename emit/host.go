@@ -363,7 +363,7 @@ func (o *oracle) write(w *rustWriter) {
 	r := o.ref
 	elem, zero, in := "(f64, f64)", "(0.0, 0.0)", "f64"
 	if o.isInt {
-		elem, zero, in = "i64", "0", "i64"
+		elem, zero, in = "i64", "0i64", "i64"
 	}
 	var params []string
 	for _, t := range o.ins {
@@ -442,7 +442,7 @@ func (o *oracle) write(w *rustWriter) {
 		w.line("%se.1 += %s;", indent, abs)
 	} else {
 		w.line("%slet e = out[%s].get_or_insert(%s);", indent, o.pos[o.out.Name], zero)
-		w.line("%s*e = e.wrapping_add(t);", indent)
+		w.line("%s*e = (*e).wrapping_add(t);", indent)
 	}
 	for i := len(o.axes) - 1; i >= 0; i-- {
 		indent = indent[4:]
@@ -479,7 +479,7 @@ func (o *oracle) write(w *rustWriter) {
 		w.line("    assert_eq!(got.len(), want.len(), \"output length\");")
 		w.line("    for (p, w) in want.iter().enumerate() {")
 		w.line("        if let Some(v) = *w {")
-		w.line("            assert_eq!(got[p], v, \"element {}\", p);")
+		w.line("            assert_eq!(got[p], v, \"element {p}\");")
 		w.line("        }")
 		w.line("    }")
 		w.line("}")
@@ -505,7 +505,7 @@ func (o *oracle) write(w *rustWriter) {
 	w.line("        if let Some((v, abs)) = *w {")
 	w.line("            let tol = gamma * abs + depth * f64::from(f32::MIN_POSITIVE) + unit * v.abs();")
 	w.line("            let err = (got[p] - v).abs();")
-	w.line("            assert!(err <= tol, \"element {}: got {}, want {} within {}\", p, got[p], v, tol);")
+	w.line("            assert!(err <= tol, \"element {p}: got {}, want {v} within {tol}\", got[p]);")
 	w.line("        }")
 	w.line("    }")
 	w.line("}")
