@@ -99,12 +99,16 @@ func dmaTensor(t *kernel.Tensor) DMATensor {
 	return d
 }
 
-// lowerDMA derives a DMA op's command. The stream is one DMA Engine's: its
-// time walks the live digits of the DM side's cluster and slice mappings
-// (slice_stride and DMN_stride steps, as in 002 L2637-2658) and its packet
-// is the live digits of the DM element mapping (padding is neither read nor
-// written); the DMA derivation chooses stride0 and the loops from it
-// (002 L2585-2593).
+// lowerDMA derives a DMA op's command. The stream's packet is the live
+// digits of the DM element mapping (padding is neither read nor written).
+// Like the manual's examples (002 L2544: the DMA Engines of a cluster work
+// in parallel, one per DMN pair), the work is spread over the DMNs when the
+// DM side's live slice digits allow it: the stream's cluster part takes the
+// live cluster digits and its slice part the outermost live slice digits
+// that pick one of the cluster's DMNs (a slice's DMN is slice / 32,
+// 002 L2867-2868); the remaining slice digits walk in time with
+// slice_stride steps (002 L2637-2658). When that form is not legal the
+// command runs on one DMA Engine with every cluster and slice digit in time.
 func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand, error) {
 	src, _ := p.Tensor(op.Src)
 	dst, _ := p.Tensor(op.Dst)
@@ -115,15 +119,41 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 	if dm.Mem != kernel.DM {
 		dm = src
 	}
-	req := DMARequest{
-		Axes: p.Axes, DType: src.DType,
-		Src: dmaTensor(src), Dst: dmaTensor(dst),
-		Stream: DMAStream{Time: liveDigits(mapping.Pair(dm.Cluster, dm.Slice)), Packet: liveDigits(dm.Element)},
-	}
-	if req.Stream.Time == nil || req.Stream.Packet == nil {
+	packet := liveDigits(dm.Element)
+	cluster, slice := liveDigits(dm.Cluster), liveDigits(dm.Slice)
+	if packet == nil || cluster == nil || slice == nil {
 		return nil, fmt.Errorf("the mappings of %q are not factorizable", dm.Name)
 	}
+	req := DMARequest{Axes: p.Axes, DType: src.DType, Src: dmaTensor(src), Dst: dmaTensor(dst)}
+	if spread, ok := spreadOverDMNs(spec, dm.Slice, slice); ok {
+		req.Stream = DMAStream{Cluster: cluster, Slice: spread.dmn, Time: spread.time, Packet: packet}
+		if cmd, err := DeriveDMA(spec, req); err == nil {
+			return cmd, nil
+		}
+	}
+	req.Stream = DMAStream{Time: mapping.Pair(cluster, slice), Packet: packet}
 	return DeriveDMA(spec, req)
+}
+
+// dmnSplit is a slice mapping's live digits split into the part that picks
+// a DMN and the part that walks the DMN's slices.
+type dmnSplit struct{ dmn, time *mapping.Expr }
+
+// spreadOverDMNs splits the live slice digits so that the outer part is
+// exactly the DMN index of each slice: it needs the full slice mapping to
+// cover the cluster's slices in order with the live digits outermost
+// (position = slice number), and their count to be a multiple of the DMN
+// count.
+func spreadOverDMNs(spec *Spec, full, live *mapping.Expr) (dmnSplit, bool) {
+	dmns := spec.Cluster.DMNs.Value
+	if full.Size() != spec.Cluster.Slices.Value || live.Size()%dmns != 0 || live.Size() != full.Size() {
+		return dmnSplit{}, false
+	}
+	outer, inner, err := mapping.SplitAt(live, live.Size()/dmns)
+	if err != nil {
+		return dmnSplit{}, false
+	}
+	return dmnSplit{dmn: outer, time: inner}, true
 }
 
 // liveDigits is e without its padding and broadcast factors: the digits

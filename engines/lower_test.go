@@ -144,3 +144,32 @@ func TestLowerKeepsStatedConfig(t *testing.T) {
 	assert.Equal(t, 2, q.Ops[3].Stages[1].Config.Fetch.Seq.Entries[0].Stride)
 	assert.NotNil(t, q.Ops[3].Stages[2].Config.Collect)
 }
+
+// TestLowerDMASpreadsOverDMNs: a DMA to a tensor on all 256 slices of a
+// cluster runs on the cluster's 8 DMNs, each moving its own 32 slices
+// (002 L2544, L2867-2868); a tensor on one slice runs on one.
+func TestLowerDMASpreadsOverDMNs(t *testing.T) {
+	for _, tc := range []struct {
+		kernel string
+		op     int
+		dmns   int
+	}{
+		{"hello-gemm", 0, 8}, {"hello-gemm", 1, 8}, {"hello-gemm", 4, 8},
+		{"hello-gemv", 0, 8},
+		{"hello-dot", 0, 1},
+	} {
+		p := loadKernel(t, tc.kernel)
+		require.NoError(t, Lower(Default(), p))
+		cmd := p.Ops[tc.op].DMA
+		seen := map[int]bool{}
+		for _, d := range cmd.Descriptors {
+			seen[d.Dmn.DMN] = true
+			side := d.Dst
+			if side.Kind != kernel.MediaDM {
+				side = d.Src
+			}
+			assert.Equal(t, d.Dmn.DMN, side.Dmn.DMN, "%s ops[%d]: a DMN moves its own slices", tc.kernel, tc.op)
+		}
+		assert.Len(t, seen, tc.dmns, "%s ops[%d]", tc.kernel, tc.op)
+	}
+}
