@@ -18,11 +18,15 @@ import (
 // Read) or the program's JSON form (.json, kernel.Program.UnmarshalJSON).
 // Errors name the file, and for Rust and JSON syntax the line and column.
 func ReadFile(path string) (*kernel.Program, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".rs" && ext != ".json" {
+		return nil, fmt.Errorf("%s: unknown kernel file type %q: want .rs or .json", path, filepath.Ext(path))
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
+	switch ext {
 	case ".rs":
 		return Read(path, b)
 	case ".json":
