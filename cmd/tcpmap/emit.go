@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"tcpmap/emit"
+)
+
+func init() {
+	subcommands = append(subcommands, newEmitCmd)
+}
+
+// emittedFile is one file `tcpmap emit` wrote.
+type emittedFile struct {
+	Path  string `json:"path"`
+	Lang  string `json:"lang"`
+	Bytes int    `json:"bytes"`
+}
+
+// newEmitCmd is `tcpmap emit`: a kernel program as a Rust Virtual ISA
+// kernel or as JSON.
+func newEmitCmd(g *globals) *cobra.Command {
+	var lang, out string
+	cmd := &cobra.Command{
+		Use:   "emit KERNEL.json|KERNEL.rs",
+		Short: "Write a kernel program as a Rust Virtual ISA kernel or as JSON",
+		Long: `emit reads a kernel program (its JSON form, or a Rust kernel that tcpmap
+emitted or that follows the manual's Hello kernels) and writes it to
+DIR/<name>.rs (--lang rust) or DIR/<name>.json (--lang json), where name is
+the program's name; it prints the path of each file written.
+
+The Rust file has the manual's API (002 L175-525): axes!, type aliases, a host
+program whose test compares the kernel with a host oracle computed from the
+program's reference, and the #[device(chip = N)] kernel with every type
+parameter spelled out. A program whose live tensors overlap in memory, or that
+the Virtual ISA cannot spell, is refused with the reason.
+
+When the planner exists, emit will also accept a PLAN.json.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if lang != "rust" && lang != "json" {
+				return usageError{fmt.Errorf("--lang %q: want rust or json", lang)}
+			}
+			p, err := emit.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			if p.Name == "" || strings.ContainsAny(p.Name, `/\`) || p.Name == "." || p.Name == ".." {
+				return fmt.Errorf("%s: kernel name %q cannot name a file", args[0], p.Name)
+			}
+			var data []byte
+			ext := ".rs"
+			if lang == "rust" {
+				data, err = emit.Rust(p, emit.RustOptions{Version: Version})
+			} else {
+				ext = ".json"
+				data, err = emit.JSON(p)
+			}
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			path := filepath.Join(out, p.Name+ext)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				return err
+			}
+			files := []emittedFile{{Path: path, Lang: lang, Bytes: len(data)}}
+			if g.json {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"files": files})
+			}
+			var b bytes.Buffer
+			for _, f := range files {
+				fmt.Fprintln(&b, f.Path)
+			}
+			_, err = cmd.OutOrStdout().Write(b.Bytes())
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&lang, "lang", "rust", "output language: rust or json")
+	fl.StringVar(&out, "out", ".", "output `DIR` (created if missing)")
+	return cmd
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/emit"
+)
+
+func TestEmitRust(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "emit", "../../workloads/kernels/hello-gemv.json", "--lang", "rust", "--out", dir)
+	require.Equal(t, exitOK, code, errOut)
+	path := filepath.Join(dir, "hello-gemv.rs")
+	assert.Equal(t, path+"\n", out)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "// tcpmap:version "+Version+"\n")
+	assert.Contains(t, string(b), "#[device(chip = 1)]")
+
+	// The emitted kernel reads back, and emits to the same JSON as the
+	// program it came from.
+	code, out, errOut = runCLI(t, "emit", path, "--lang", "json", "--out", dir, "--json")
+	require.Equal(t, exitOK, code, errOut)
+	var res struct {
+		Files []struct {
+			Path  string `json:"path"`
+			Lang  string `json:"lang"`
+			Bytes int    `json:"bytes"`
+		} `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	require.Len(t, res.Files, 1)
+	assert.Equal(t, filepath.Join(dir, "hello-gemv.json"), res.Files[0].Path)
+	assert.Equal(t, "json", res.Files[0].Lang)
+	got, err := os.ReadFile(res.Files[0].Path)
+	require.NoError(t, err)
+	assert.Len(t, got, res.Files[0].Bytes)
+	p, err := emit.ReadFile("../../workloads/kernels/hello-gemv.json")
+	require.NoError(t, err)
+	want, err := emit.JSON(p)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
+
+func TestEmitErrors(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "emit", "../../workloads/kernels/hello-dot.json", "--lang", "cobol", "--out", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--lang")
+
+	code, _, errOut = runCLI(t, "emit", "--out", dir)
+	assert.Equal(t, exitUsage, code, errOut)
+
+	bad := filepath.Join(dir, "bad.rs")
+	require.NoError(t, os.WriteFile(bad, []byte("axes![A = 8];\nfn x( {\n"), 0o644))
+	code, _, errOut = runCLI(t, "emit", bad, "--out", dir)
+	assert.Equal(t, exitFail, code)
+	assert.True(t, strings.HasPrefix(errOut, "tcpmap: "+bad+":"), errOut)
+
+	// A kernel whose live DM tensors overlap is refused.
+	src, err := os.ReadFile("../../workloads/kernels/hello-dot.json")
+	require.NoError(t, err)
+	overlap := filepath.Join(dir, "overlap.json")
+	require.NoError(t, os.WriteFile(overlap, []byte(strings.Replace(string(src), `"addr": 4096`, `"addr": 2048`, 1)), 0o644))
+	code, _, errOut = runCLI(t, "emit", overlap, "--out", dir)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "overlap while both are live")
+}
