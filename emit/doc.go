@@ -1,4 +1,36 @@
 // Package emit prints kernel programs and plans: Rust Virtual ISA kernels in
 // the manual's API, plan JSON for other tools, timeline traces and reports.
 // It computes no costs.
+//
+// # Rust kernels
+//
+// Rust prints a kernel.Program as a Rust source file in the API of the
+// manual's Hello kernels (002 L175-525): axes!, type aliases, a host program
+// whose test compares the kernel with a host oracle computed from the
+// program's Reference, and the #[device(chip = N)] kernel with every type
+// parameter spelled out. CheckAddresses, which Rust runs, refuses programs
+// whose live tensors overlap in memory (002 L154-155). The output is
+// deterministic.
+//
+// Read parses such a file, or one of the manual's own Hello kernels, back
+// into a kernel.Program; emit then read gives the same program. Errors are
+// *Error values with the file, line and column. ReadFile reads a kernel
+// program from a .rs or .json file, for the commands that take a kernel.
+//
+// JSON prints a program's JSON form (kernel.Program.MarshalJSON), indented.
+//
+// The choices where the manual's examples disagree with each other (the
+// statement form, variable names, type aliases, overlapping addresses) are
+// recorded in docs/spec-decisions.md under "Emitted Rust: ...", and the
+// golden tests compare the emitter's device code with the manual's text
+// modulo exactly those documented differences.
+//
+// # Files
+//
+//   - rust.go: Rust, the alias choice and the kernel printer;
+//   - host.go: the host program and the host oracle;
+//   - check.go: what Rust refuses, and CheckAddresses;
+//   - addr.go: how addresses are written;
+//   - lex.go, read.go, read_chain.go: the reader;
+//   - json.go: JSON.
 package emit
