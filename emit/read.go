@@ -110,6 +110,7 @@ type reader struct {
 	outputOff int
 	interm    []*kernel.Tensor
 	tailOp    *kernel.Op // the to_hbm of the tail expression
+	depth     int        // nesting of the constant expression being read
 
 	// From the host.
 	hostAddr   map[string]int64 // device variable → HBM address
@@ -583,8 +584,15 @@ func (r *reader) constAtom() int64 {
 	if r.err != nil {
 		return 0
 	}
-	if r.accept("(") {
+	if r.is("(") {
+		if r.depth >= maxDepth {
+			r.fail(t.off, "constant expression nested more than %d deep", maxDepth)
+			return 0
+		}
+		r.next()
+		r.depth++
 		v := r.constExpr()
+		r.depth--
 		r.expect(")")
 		return v
 	}
@@ -596,6 +604,9 @@ func (r *reader) constAtom() int64 {
 	r.next()
 	return v
 }
+
+// maxDepth bounds the nesting of parentheses in a constant expression.
+const maxDepth = 64
 
 // hostFn scans a host function's body for the input addresses and the
 // launch (002 L187-198).

@@ -325,3 +325,18 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestReadDeepNesting: deeply nested constants are an error, not a stack
+// overflow.
+func TestReadDeepNesting(t *testing.T) {
+	good, err := Rust(loadGolden(t, "hello-dot"), RustOptions{})
+	require.NoError(t, err)
+	deep := strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000)
+	src := strings.Replace(string(good), "(&mut ctx.tdma, 1 << 12)", "(&mut ctx.tdma, "+deep+")", 1)
+	_, err = Read("deep.rs", []byte(src))
+	assert.ErrorContains(t, err, "nested more than 64 deep")
+	ok := strings.Replace(string(good), "(&mut ctx.tdma, 1 << 12)", "(&mut ctx.tdma, ((1) << (6 * 2)))", 1)
+	p, err := Read("ok.rs", []byte(ok))
+	require.NoError(t, err)
+	assert.Equal(t, int64(4096), tensor(p, "rhs_dm").Addr)
+}
