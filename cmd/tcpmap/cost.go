@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"tcpmap/emit"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,14 @@ type programLoader struct {
 // A plan (`.plan.json`, from the planner) or a Rust kernel (`.rs`, through
 // emit.ReadFile) is one more line here, before the plain JSON kernel.
 var programLoaders = []programLoader{
+	{".rs", readKernelRust},
 	{".json", readKernelJSON},
+}
+
+// readKernelRust reads a Rust Virtual ISA kernel in the subset tcpmap emits
+// (emit.ReadFile); its errors name the file, line and column.
+func readKernelRust(_ *engines.Spec, path string) (*kernel.Program, error) {
+	return emit.ReadFile(path)
 }
 
 // loadProgram reads path with the loader its name selects.

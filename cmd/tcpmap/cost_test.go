@@ -108,3 +108,16 @@ func TestCostErrors(t *testing.T) {
 	assert.Contains(t, errOut, "invalid kernel")
 	assert.Contains(t, errOut, "002 L154-155")
 }
+
+// TestCostRustKernel: a kernel emitted as Rust prices the same as its JSON
+// form (the .rs loader reads it back through emit.ReadFile).
+func TestCostRustKernel(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "emit", goldenDot, "--lang", "rust", "--out", dir)
+	require.Equal(t, exitOK, code, errOut)
+	code, fromJSON, errOut := runCLI(t, "cost", "--json", goldenDot)
+	require.Equal(t, exitOK, code, errOut)
+	code, fromRust, errOut := runCLI(t, "cost", "--json", filepath.Join(dir, "hello-dot.rs"))
+	require.Equal(t, exitOK, code, errOut)
+	assert.JSONEq(t, fromJSON, fromRust)
+}
