@@ -313,6 +313,9 @@ func CommitTruncate(cfg *kernel.CommitConfig, flit []byte) ([]byte, error) {
 	if len(flit) != cfg.InPacketBytes {
 		return nil, fmt.Errorf("commit: input flit of %d bytes, want %d", len(flit), cfg.InPacketBytes)
 	}
+	if cfg.CommitInSize < 0 || cfg.CommitInSize > len(flit) {
+		return nil, fmt.Errorf("commit: commit_in_size %d of a %d-byte flit", cfg.CommitInSize, len(flit))
+	}
 	return flit[:cfg.CommitInSize], nil
 }
 

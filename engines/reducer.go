@@ -517,8 +517,20 @@ func NewReducer(spec *Spec, c kernel.ReducerConfig) (*Reducer, error) {
 		return nil, errors.New("reducer: invalid configuration")
 	}
 	cols := spec.Reducer.AccumulatorColumns.Value
+	bus := spec.Reducer.OutputBusElements.Value
+	// What Step indexes: the tree's columns, the accumulator's columns and
+	// the output beats (a configuration written by hand may state anything).
+	cc := c.Contract
+	beats := ac.InnerTime * ac.Valid // Interleaved: one value per Row per beat
+	if ac.Kind != kernel.Interleaved {
+		beats = (ac.InnerTime*ac.Rows*ac.OutLen + bus - 1) / bus
+	}
+	if cc.Depth < 0 || cc.Width>>cc.Depth < 1 || cc.Columns != cc.Width>>cc.Depth || ac.Valid > cols || ac.OutLen < 0 || ac.OutLen > cols ||
+		ac.InnerTime > 1<<20 || beats > ac.Beats || ac.Beats > 1<<20 {
+		return nil, errors.New("reducer: invalid configuration")
+	}
 	r := &Reducer{cc: c.Contract, ac: ac, mac: spec.Stream.MACWidthBytes.Value, cols: cols,
-		bus: spec.Reducer.OutputBusElements.Value, float: c.Contract.In.IsFloat(), outerIx: -1}
+		bus: bus, float: c.Contract.In.IsFloat(), outerIx: -1}
 	n := ac.Rows * ac.InnerTime * cols
 	if r.float {
 		r.accF = make([]float32, n)

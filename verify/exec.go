@@ -128,6 +128,11 @@ func NewExecutor(dev *Device, p *kernel.Program, opts ExecOptions) (*Executor, e
 			if op.DMA == nil {
 				return nil, &ExecError{Op: i, Stage: -1, Kind: string(op.Kind), Err: errors.New("no DMA command: lower the program first (engines.Lower)")}
 			}
+			// A stated command is run as written, but only if the hardware
+			// could be programmed with it.
+			if err := engines.CheckDMACommand(x.spec, op.DMA); err != nil {
+				return nil, &ExecError{Op: i, Stage: -1, Kind: string(op.Kind), Err: err}
+			}
 			continue
 		}
 		if x.plans[i], err = x.planChain(i, op); err != nil {
@@ -315,6 +320,28 @@ func (x *Executor) dmaWrite(m kernel.DMAMedia, addr int64, stride int, b []byte)
 	return g, x.dev.WriteDM(g, a, b)
 }
 
+// maxStreamBytes bounds one slice's stream between two stages. It is a
+// limit of the simulator, not of the hardware, far above what the 512 KB of
+// a slice's DM feeds through any real chain; a malformed configuration
+// beyond it is an error, not an attempt to allocate.
+const maxStreamBytes = 1 << 28
+
+// streamSize is the product of factors, or an error when a factor is
+// negative or the product exceeds maxStreamBytes.
+func streamSize(factors ...int) (int, error) {
+	n := 1
+	for _, f := range factors {
+		if f < 0 {
+			return 0, fmt.Errorf("negative stream dimension %d", f)
+		}
+		if f != 0 && n > maxStreamBytes/f {
+			return 0, fmt.Errorf("a stream beyond the simulator's limit of %d bytes per slice", maxStreamBytes)
+		}
+		n *= f
+	}
+	return n, nil
+}
+
 // ---- chains: planning ----
 
 // stagePlan is one executable stage of a chain: a stage with its
@@ -388,13 +415,25 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 			if k != 1 {
 				return nil, fail("fetch must follow begin")
 			}
-			err = need(c != nil && c.Fetch != nil)
+			if err = need(c != nil && c.Fetch != nil); err == nil {
+				err = engines.CheckSeqConfig(x.spec, c.Fetch.Seq, engines.SeqRead)
+			}
+			if err == nil {
+				err = engines.CheckFetchAlign(x.spec, c.Fetch)
+			}
 		case kernel.StSwitch:
 			if err = need(c != nil && c.Switch != nil); err != nil {
 				return nil, err
 			}
-			if c.Switch.Slices > x.dev.slices {
-				return nil, fail("the switch routes %d slices, a cluster has %d", c.Switch.Slices, x.dev.slices)
+			sw := c.Switch
+			if sw.Slices > x.dev.slices {
+				return nil, fail("the switch routes %d slices, a cluster has %d", sw.Slices, x.dev.slices)
+			}
+			if _, err := streamSize(sw.Slices, sw.InTime, sw.PacketBytes); err != nil {
+				return nil, x.stageErr(i, k, s.Kind, err)
+			}
+			if _, err := streamSize(sw.Slices, sw.Route.OuterTime, sw.Route.OuterMoved, sw.Route.InnerTime, sw.Route.InnerMoved, sw.PacketBytes); err != nil {
+				return nil, x.stageErr(i, k, s.Kind, err)
 			}
 			seg.sw, seg.swAt = c.Switch, k
 			cp.segs = append(cp.segs, seg)
@@ -402,7 +441,9 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 			seg = &segment{}
 			continue
 		case kernel.StCollect:
-			err = need(c != nil && c.Collect != nil)
+			if err = need(c != nil && c.Collect != nil); err == nil {
+				_, err = streamSize(c.Collect.InTime, c.Collect.Flits, c.Collect.FlitBytes)
+			}
 		case kernel.StToTRF:
 			err = need(c != nil && c.ToTRF != nil)
 		case kernel.StAlign:
@@ -420,6 +461,16 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 				return nil, x.stageErr(i, k+2, kernel.StAccumulate, errors.New("no accumulate configuration: lower the program first (engines.Lower)"))
 			}
 			sp.red = kernel.ReducerConfig{Contract: *cc.Contract, Accumulate: *ac.Accumulate}
+			if err := engines.CheckTRFSequencer(x.spec, &c.Align.TRFSequencer); err != nil {
+				return nil, x.stageErr(i, k, s.Kind, err)
+			}
+			if _, err := streamSize(c.Align.StreamAdapter.OutSteps, x.spec.Stream.MACWidthBytes.Value); err != nil {
+				return nil, x.stageErr(i, k, s.Kind, err)
+			}
+			a := &sp.red.Accumulate
+			if _, err := streamSize(a.Rows, a.InnerTime, a.Beats, 32); err != nil {
+				return nil, x.stageErr(i, k+2, kernel.StAccumulate, err)
+			}
 			if _, err := engines.NewReducer(x.spec, sp.red); err != nil {
 				return nil, x.stageErr(i, k+2, kernel.StAccumulate, err)
 			}
@@ -435,7 +486,9 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 		case kernel.StTranspose:
 			err = need(c != nil && c.Transpose != nil)
 		case kernel.StCommit:
-			err = need(c != nil && c.Commit != nil)
+			if err = need(c != nil && c.Commit != nil); err == nil {
+				err = engines.CheckSeqConfig(x.spec, c.Commit.Seq, engines.SeqWrite)
+			}
 			if err == nil && c.Commit.ValidCountPacking {
 				err = fail("valid-count packing commits a runtime count (002 L2324): %w", engines.ErrNotModelled)
 			}
@@ -754,11 +807,18 @@ func (r *sliceRun) fetch(t *kernel.Tensor, cfg *kernel.FetchConfig, g int) ([]by
 	if inBits == 0 || outBits == 0 {
 		return nil, -1, fmt.Errorf("fetch: invalid element types %s -> %s", cfg.InType, cfg.OutType)
 	}
-	n := cfg.Seq.Size()
-	if n == 0 || n*outBits%8 != 0 {
-		return nil, -1, fmt.Errorf("fetch: sequencer %s visits %d elements of %s: not whole bytes", cfg.Seq, n, cfg.OutType)
+	elems := 1
+	for _, e := range cfg.Seq.Entries {
+		n, err := streamSize(elems, e.Size)
+		if err != nil {
+			return nil, -1, fmt.Errorf("fetch: sequencer %s: %w", cfg.Seq, err)
+		}
+		elems = n
 	}
-	out, k := r.buffer(-1, n*outBits/8)
+	if elems == 0 || elems*outBits%8 != 0 || elems*outBits/8 > maxStreamBytes {
+		return nil, -1, fmt.Errorf("fetch: sequencer %s visits %d elements of %s: not whole bytes, or beyond the simulator's stream limit", cfg.Seq, elems, cfg.OutType)
+	}
+	out, k := r.buffer(-1, elems*outBits/8)
 	a := &cfg.Adapter
 	if cfg.InType == cfg.OutType && !a.Table && !a.Cast && len(a.ZeroPoints) == 0 && a.Mask == nil && inBits%8 == 0 {
 		return out, k, r.fetchRaw(t, &cfg.Seq, g, inBits/8, out)
@@ -963,6 +1023,9 @@ func (r *sliceRun) cast(c *kernel.CastConfig, in []byte, cur int) ([]byte, int, 
 		return nil, -1, fmt.Errorf("cast: the stream holds %d bytes, not whole packets of %d %s", len(in), c.InElems, c.From)
 	}
 	n := len(in) / ib
+	if _, err := streamSize(n, ob); err != nil {
+		return nil, -1, fmt.Errorf("cast: %w", err)
+	}
 	out, k := r.buffer(cur, n*ob)
 	for t := 0; t < n; t++ {
 		if err := engines.CastPacket(c, in[t*ib:(t+1)*ib], out[t*ob:(t+1)*ob]); err != nil {
@@ -976,11 +1039,15 @@ func (r *sliceRun) cast(c *kernel.CastConfig, in []byte, cur int) ([]byte, int, 
 // (002 L6842-6848).
 func (r *sliceRun) transpose(c *kernel.TransposeConfig, in []byte, cur int) ([]byte, int, error) {
 	flit := c.OutputAlignment * c.ElementBits / 8
-	ib, ob := c.InRows*c.PacketsPerCol*flit, c.OutRows*flit
-	if ib < 1 || ob < 1 || len(in)%ib != 0 {
+	ib, err1 := streamSize(c.InRows, c.PacketsPerCol, flit)
+	ob, err2 := streamSize(c.OutRows, flit)
+	if err1 != nil || err2 != nil || ib < 1 || ob < 1 || len(in)%ib != 0 {
 		return nil, -1, fmt.Errorf("transpose: the stream holds %d bytes, not whole blocks of %d", len(in), ib)
 	}
 	n := len(in) / ib
+	if _, err := streamSize(n, ob); err != nil {
+		return nil, -1, fmt.Errorf("transpose: %w", err)
+	}
 	out, k := r.buffer(cur, n*ob)
 	for t := 0; t < n; t++ {
 		if err := engines.TransposeBlock(c, in[t*ib:(t+1)*ib], out[t*ob:(t+1)*ob]); err != nil {

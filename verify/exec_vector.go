@@ -40,6 +40,10 @@ func planVector(s *kernel.Stage) (vrf string, err error) {
 			return "", missing
 		}
 		if r := c.VectorFxp.VRF; r != nil {
+			// VectorFxp reads one 32-byte flit per packet (002 L4551).
+			if r.Lanes < 1 || r.ElemBytes < 1 || r.Lanes > 32/r.ElemBytes || r.Lanes*r.ElemBytes != 32 {
+				return "", fmt.Errorf("vector_fxp: a VRF read of %d lanes of %d bytes, not one 32-byte flit", r.Lanes, r.ElemBytes)
+			}
 			return r.Tensor, nil
 		}
 	case kernel.StVectorFinal:
@@ -95,7 +99,7 @@ func (r *sliceRun) vectorFxp(c *kernel.VectorFxpConfig, g int, in []byte, cur in
 		if vrf, err = r.x.dev.VRF(g); err != nil {
 			return nil, -1, err
 		}
-		flit = r.packet[:c.VRF.Lanes*c.VRF.ElemBytes]
+		flit = r.packet[:fb]
 	}
 	for t := 0; t*fb < len(in); t++ {
 		if vrf != nil {
