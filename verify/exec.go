@@ -59,6 +59,8 @@ type ExecError struct {
 	Err       error
 }
 
+// Error prints the location, then the cause:
+// `ops[3].stages[1] (fetch) on chip 0 cluster 0 slice 5: fetch: ...`.
 func (e *ExecError) Error() string {
 	at := fmt.Sprintf("ops[%d] (%s)", e.Op, e.Kind)
 	if e.Stage >= 0 {
@@ -70,6 +72,7 @@ func (e *ExecError) Error() string {
 	return at + ": " + e.Err.Error()
 }
 
+// Unwrap returns the cause.
 func (e *ExecError) Unwrap() error { return e.Err }
 
 // Executor runs one lowered program on one device.
@@ -743,6 +746,10 @@ type sliceRun struct {
 	reducers map[*stagePlan]*engines.Reducer
 	packet   [64]byte
 	weights  []byte
+	// trfCache maps a TRF Sequencer address to the Rows × 64-byte windows
+	// read there, kept in trfSlab (align).
+	trfCache map[int]int
+	trfSlab  []byte
 	scratch  [8]byte
 }
 
@@ -989,7 +996,22 @@ func (r *sliceRun) align(sp *stagePlan, g int, in []byte, cur int) ([]byte, int,
 	if cap(r.weights) < rows*mac {
 		r.weights = make([]byte, rows*mac)
 	}
-	w, x := r.weights[:rows*mac], r.packet[:mac]
+	if sa.OutSteps > ts.Steps() {
+		return nil, -1, fmt.Errorf("align: the Stream Adapter produces %d computation steps, the TRF Sequencer reads %d", sa.OutSteps, ts.Steps())
+	}
+	// A TRF Sequencer entry of stride 0 re-reads the same weights (002
+	// L4177): the TRF does not change during the chain, so the windows read
+	// at an address are kept and reused, as the same read would return them.
+	reuse := false
+	for _, e := range ts.Entries {
+		reuse = reuse || (e.Stride == 0 && e.Size > 1)
+	}
+	if r.trfCache == nil {
+		r.trfCache = map[int]int{}
+	}
+	clear(r.trfCache)
+	r.trfSlab = r.trfSlab[:0]
+	x := r.packet[:mac]
 	k := 0
 	if cur == 0 {
 		k = 1
@@ -999,9 +1021,18 @@ func (r *sliceRun) align(sp *stagePlan, g int, in []byte, cur int) ([]byte, int,
 		if err := engines.StreamAdapterPacket(sa, in, t, x); err != nil {
 			return nil, -1, err
 		}
-		for row := 0; row < rows; row++ {
-			if err := trf.ReadPacket(sp.toTRF, ts, row, t, w[row*mac:(row+1)*mac]); err != nil {
-				return nil, -1, err
+		w := r.weights[:rows*mac]
+		if off, ok := r.trfCache[ts.Addr(t)]; reuse && ok {
+			w = r.trfSlab[off : off+rows*mac]
+		} else {
+			for row := 0; row < rows; row++ {
+				if err := trf.ReadPacket(sp.toTRF, ts, row, t, w[row*mac:(row+1)*mac]); err != nil {
+					return nil, -1, err
+				}
+			}
+			if reuse {
+				r.trfCache[ts.Addr(t)] = len(r.trfSlab)
+				r.trfSlab = append(r.trfSlab, w...)
 			}
 		}
 		beats, err := red.Step(t, x, w)
