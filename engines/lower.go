@@ -124,15 +124,47 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 	if packet == nil || cluster == nil || slice == nil {
 		return nil, fmt.Errorf("the mappings of %q are not factorizable", dm.Name)
 	}
+	// A packet moves at most max_packet_bytes (002 L2428-2429, L2512): a
+	// longer element run is split, its outer part walking in time.
+	outer, packet, err := capPacket(spec, src.DType, packet)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", dm.Name, err)
+	}
 	req := DMARequest{Axes: p.Axes, DType: src.DType, Src: dmaTensor(src), Dst: dmaTensor(dst)}
 	if spread, ok := spreadOverDMNs(spec, dm.Slice, slice); ok {
-		req.Stream = DMAStream{Cluster: cluster, Slice: spread.dmn, Time: spread.time, Packet: packet}
+		req.Stream = DMAStream{Cluster: cluster, Slice: spread.dmn, Time: mapping.Pair(spread.time, outer), Packet: packet}
 		if cmd, err := DeriveDMA(spec, req); err == nil {
 			return cmd, nil
 		}
 	}
-	req.Stream = DMAStream{Time: mapping.Pair(cluster, slice), Packet: packet}
+	// Cluster digits stay in the stream's cluster part: a DMN's time never
+	// leaves its cluster (002 L2487-2491).
+	req.Stream = DMAStream{Cluster: cluster, Time: mapping.Pair(slice, outer), Packet: packet}
 	return DeriveDMA(spec, req)
+}
+
+// capPacket splits a packet mapping whose bytes exceed the DMA's largest
+// packet into an outer part (to walk in time) and the largest inner part
+// that fits; a packet that fits comes back whole with the identity outside.
+func capPacket(spec *Spec, dt dtype.DType, packet *mapping.Expr) (outer, inner *mapping.Expr, err error) {
+	max := spec.DMA.MaxPacketBytes.Value
+	n := packet.Size()
+	for ; n > 1; n-- {
+		if packet.Size()%n != 0 {
+			continue
+		}
+		if b, err := dt.BytesFor(n); err == nil && b <= max {
+			break
+		}
+	}
+	if n == packet.Size() {
+		return mapping.Identity(), packet, nil
+	}
+	outer, inner, err = mapping.SplitAt(packet, n)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot split the packet %s at %d elements: %w", packet, n, err)
+	}
+	return outer, inner, nil
 }
 
 // dmnSplit is a slice mapping's live digits split into the part that picks
