@@ -215,11 +215,25 @@ func (b *build) rowMapping() *mapping.Expr {
 	return pair(ps...)
 }
 
-// packet is the contracted computation packet.
+// packet is the computation packet: the packet digits of the axes that
+// have one, in the streamed operand's HBM order.
 func (b *build) packet() *mapping.Expr {
 	var ps []*mapping.Expr
 	for _, a := range b.packetAxes {
 		ps = append(ps, b.part(a, Packet, Packet))
+	}
+	return pair(ps...)
+}
+
+// wPacket is the part of the packet the stationary operand holds: the
+// contracted packet, or the batch axes of a packet of columns; the TRF
+// reads it whole (reg_read_size, 002 L4104-4108).
+func (b *build) wPacket() *mapping.Expr {
+	var ps []*mapping.Expr
+	for _, a := range b.packetAxes {
+		if b.holds(b.w, a) {
+			ps = append(ps, b.part(a, Packet, Packet))
+		}
 	}
 	return pair(ps...)
 }
@@ -263,14 +277,26 @@ func (b *build) digits(axes []int) []*mapping.Expr {
 }
 
 // absorb splits a fetch's time axes into the fetch Time and the fetch
-// Packet: the innermost axis joins the packet when it is contracted (the
-// Hello kernels fetch `m![K]` whole, 002 L345, L515).
-func (b *build) absorb(axes []int) (time, packet *mapping.Expr) {
+// Packet of tensor i: the innermost axis joins the packet when the packet
+// continues it (its packet digit is the packet's outermost; the Hello
+// kernels fetch `m![K]` whole, 002 L345, L515), or when the tensor's packet
+// is empty.
+func (b *build) absorb(i int, axes []int, packet *mapping.Expr) (time, pk *mapping.Expr) {
 	n := len(axes)
-	if n > 0 && b.s.role(axes[n-1], b.c.Stationary) == roleC {
-		return pair(b.digits(axes[:n-1])...), pair(b.timeDigit(axes[n-1]), b.packet())
+	if n > 0 {
+		last := axes[n-1]
+		join := packet.IsIdentity()
+		for _, a := range b.packetAxes {
+			if b.holds(i, a) {
+				join = join || a == last
+				break
+			}
+		}
+		if join {
+			return pair(b.digits(axes[:n-1])...), pair(b.timeDigit(last), packet)
+		}
 	}
-	return pair(b.digits(axes)...), b.packet()
+	return pair(b.digits(axes)...), packet
 }
 
 // flitElems is the elements of one 32-byte flit (002 L3011).
@@ -316,7 +342,7 @@ func (b *build) xTimeAxes() []int {
 // wElement is the stationary operand's DM element mapping.
 func (b *build) wElement() *mapping.Expr {
 	if b.c.Layout[b.w] == LayoutCompute {
-		return pair(append(append([]*mapping.Expr{b.rowMapping()}, b.digits(b.wOrder())...), b.packet())...)
+		return pair(append(append([]*mapping.Expr{b.rowMapping()}, b.digits(b.wOrder())...), b.wPacket())...)
 	}
 	var ps []*mapping.Expr
 	for _, a := range b.wAxes {
@@ -325,7 +351,8 @@ func (b *build) wElement() *mapping.Expr {
 	return pair(ps...)
 }
 
-// rowPacket is the accumulator's output packet, Row # 8 (002 L4447-4448).
+// rowPacket is Row # 8, the Interleaved accumulator's output packet
+// (002 L4447-4448).
 func (b *build) rowPacket() (*mapping.Expr, error) {
 	return padTo(b.rowMapping(), b.s.Spec.Reducer.OutputBusElements.Value)
 }
@@ -341,41 +368,139 @@ func (b *build) outTimeAxes() []int {
 	return out
 }
 
-// outElement is the output DM tensor's element mapping: the output time
-// digits (in computation order, or in the output's HBM order) and Row # 8
-// innermost, which the commit writes whole (002 L359-360, L512).
+// accumulation is the Reducer's output: contract::<Packet>() and
+// accumulate::<Time, Packet>(kind), and the cast's packet.
+type accumulation struct {
+	contract     *mapping.Expr // contract's OutPacket
+	time, packet *mapping.Expr // accumulate's OutTime and OutPacket
+	rest         *mapping.Expr // the output digits written in Time: OutTime
+	cast         *mapping.Expr // the cast's packet, 32 bytes
+}
+
+// accumulate derives the Reducer's mappings (002 L4392, L4447-4448,
+// L4490-4492):
+//
+//   - contract keeps the columns: `m![1]` for a contracted packet (the tree
+//     reduces it whole), the packet itself for a packet of columns;
+//   - Interleaved: OutTime = [Time', columns], OutPacket = Row # 8;
+//   - Sequential: OutTime = [Time', Row, columns / 8], OutPacket =
+//     columns % 8 (the columns padded to a multiple of 8).
+func (b *build) accumulate() (*accumulation, error) {
+	var r accumulation
+	r.contract = mapping.Identity()
+	if b.c.Content == PacketColumns {
+		r.contract = b.packet()
+	}
+	tp := b.digits(b.outTimeAxes())
+	bus := b.s.Spec.Reducer.OutputBusElements.Value
+	var err error
+	switch b.c.Acc {
+	case AccInterleaved:
+		r.rest = pair(append(tp, r.contract)...)
+		if r.packet, err = b.rowPacket(); err != nil {
+			return nil, err
+		}
+	case AccSequential:
+		m := r.contract.Size()
+		padded, err := padTo(r.contract, (m+bus-1)/bus*bus)
+		if err != nil {
+			return nil, err
+		}
+		outer, inner, err := mapping.SplitAt(padded, bus)
+		if err != nil {
+			return nil, fmt.Errorf("search: columns %s into %d: %w", padded.Text(), bus, err)
+		}
+		r.rest = pair(append(tp, b.rowMapping(), outer)...)
+		r.packet = mapping.Normalize(inner)
+	default:
+		return nil, fmt.Errorf("search: accumulation kind %d", b.c.Acc)
+	}
+	r.time = r.rest
+	if b.p.Out.DType != b.p.Acc {
+		// The Cast Engine's output packet is 32 bytes (002 L6782).
+		n := b.s.Spec.Cast.OutputPacketBytes.Value * 8 / b.p.Out.DType.SizeBits()
+		if n < 1 {
+			return nil, fmt.Errorf("search: output type %s", b.p.Out.DType)
+		}
+		if r.cast, err = padTo(mapping.Normalize(r.packet), n); err != nil {
+			return nil, err
+		}
+	}
+	return &r, nil
+}
+
+// outElement is the output DM tensor's element mapping: the digits the
+// accumulator writes in Time, in computation order or in the output's HBM
+// order, then its output packet innermost, which the commit writes whole
+// (002 L359-360, L512).
 func (b *build) outElement() (*mapping.Expr, error) {
-	rp, err := b.rowPacket()
+	acc, err := b.accumulate()
 	if err != nil {
 		return nil, err
 	}
-	var axes []int
-	if b.c.Layout[TensorOut] == LayoutCompute {
-		axes = b.outTimeAxes()
-	} else {
-		for _, a := range b.outAxes {
-			if b.c.factor(a, Time) > 1 {
-				axes = append(axes, a)
-			}
+	rest := acc.rest
+	if b.c.Layout[TensorOut] == LayoutHBM {
+		if rest, err = b.hbmSorted(rest); err != nil {
+			return nil, err
 		}
 	}
-	return pair(append(b.digits(axes), rp)...), nil
+	return pair(rest, acc.packet), nil
+}
+
+// hbmSorted reorders the digits of e as the output's HBM layout orders
+// its axes (major first), each axis's digits major first.
+func (b *build) hbmSorted(e *mapping.Expr) (*mapping.Expr, error) {
+	fs, err := mapping.Factorize(e)
+	if err != nil {
+		return nil, fmt.Errorf("search: %s: %w", e.Text(), err)
+	}
+	rank := map[string]int{}
+	for i, a := range b.outAxes {
+		rank[b.p.Axes[a].Name] = i
+	}
+	var terms []mapping.Factor
+	for _, f := range fs {
+		switch f.Kind {
+		case mapping.FactorTerm:
+			terms = append(terms, f)
+		default:
+			return e, nil // padding or broadcast digits: keep the stream order
+		}
+	}
+	sort.SliceStable(terms, func(i, j int) bool {
+		ri, rj := rank[terms[i].Axis], rank[terms[j].Axis]
+		if ri != rj {
+			return ri < rj
+		}
+		return terms[i].Stride > terms[j].Stride
+	})
+	ps := make([]*mapping.Expr, 0, len(terms))
+	for _, f := range terms {
+		x := mapping.Sym(f.Axis, f.AxisSize)
+		if f.Stride > 1 {
+			x = x.Div(f.Stride)
+		}
+		if f.Stride*f.Extent < f.AxisSize {
+			x = x.Mod(f.Extent)
+		}
+		ps = append(ps, x)
+	}
+	return pair(ps...), nil
 }
 
 // trfElement is the TRF tensor's Element: the stationary operand's time
 // digits in computation order, then the packet.
 func (b *build) trfElement() *mapping.Expr {
-	return pair(append(b.digits(b.wOrder()), b.packet())...)
+	return pair(append(b.digits(b.wOrder()), b.wPacket())...)
 }
 
 // layoutsDiffer reports whether the two DM layouts of tensor t differ, so
 // that the choice between them matters.
 func (s *Space) layoutsDiffer(c *Candidate, t int) bool {
-	d := *c
-	d.Layout[t] = LayoutHBM
-	b1, err1 := s.newBuild(&d)
-	d.Layout[t] = LayoutCompute
-	b2, err2 := s.newBuild(&d)
+	d1, d2 := *c, *c
+	d1.Layout[t], d2.Layout[t] = LayoutHBM, LayoutCompute
+	b1, err1 := s.newBuild(&d1)
+	b2, err2 := s.newBuild(&d2)
 	if err1 != nil || err2 != nil {
 		return false
 	}
@@ -425,10 +550,15 @@ type tileGroup struct {
 	axes  []int // the tiled axes the operand holds
 	last  int   // linear index of the tile held, -1 before the first
 	loads int
-	views map[int]string
+	views map[int]int // uses of each tile's view so far
 	bufs  []string
 	trf   []string
 	isOut bool
+	// view is the tile view's mapping, unit the element offset of one tile
+	// step along each tiled axis, hbmAddr the operand's HBM address.
+	view    *mapping.Expr
+	unit    []int64
+	hbmAddr int64
 }
 
 func (b *build) program() (*kernel.Program, error) {
@@ -490,7 +620,7 @@ func (b *build) program() (*kernel.Program, error) {
 	}
 	groups := [NumTensors]*tileGroup{}
 	for t, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
-		g := &tileGroup{op: o, last: -1, views: map[int]string{}, isOut: t == TensorOut}
+		g := &tileGroup{op: o, last: -1, views: map[int]int{}, isOut: t == TensorOut, hbmAddr: prog.Tensors[t].Addr}
 		for _, a := range tiled {
 			if o.has(p.Axes[a].Name) {
 				g.axes = append(g.axes, a)
@@ -551,51 +681,61 @@ func (b *build) program() (*kernel.Program, error) {
 			With("bytes", int(at)).With("limit", int(limit))
 	}
 
-	// HBM tile views.
+	// HBM tile views: `tile::<dim, 1, _>(t)` of each tiled axis the operand
+	// holds (002 L813-831, L954-971). The view's mapping is the same for
+	// every tile; its address moves by the tile offset. Every use gets its
+	// own view tensor, as every `tile` call returns a new view, so a view
+	// lives for one DMA only.
 	var views []*kernel.Tensor
-	viewName := func(g *tileGroup, idx []int) (string, error) {
+	for _, g := range groups {
 		if len(tiled) == 0 {
-			return g.op.Name, nil
-		}
-		lin, base, dims := 0, g.op.Layout, []*mapping.Expr{}
-		var off int64
-		for i, a := range tiled {
-			if !g.op.has(p.Axes[a].Name) {
-				continue
-			}
-			lin = lin*counts[i] + idx[i]
-			ax := p.Axes[a]
-			dim := mapping.Sym(ax.Name, ax.Size).Div(ax.Size / counts[i])
-			o, err := mapping.TileOffset(g.op.Layout, dim, 1, idx[i])
-			if err != nil {
-				return "", fmt.Errorf("search: tile %d of %s along %s: %w", idx[i], g.op.Name, ax.Name, err)
-			}
-			off += int64(o)
-			dims = append(dims, dim)
-		}
-		if nm, ok := g.views[lin]; ok {
-			return nm, nil
+			break
 		}
 		kind := mapping.Top
 		if g.isOut {
 			kind = mapping.Bottom
 		}
-		for _, dim := range dims {
-			v, err := mapping.TileView(base, dim, 1, kind)
-			if err != nil {
-				return "", fmt.Errorf("search: tile view of %s along %s: %w", g.op.Name, dim.Text(), err)
+		g.view = g.op.Layout
+		g.unit = make([]int64, len(tiled))
+		for i, a := range tiled {
+			if !g.op.has(p.Axes[a].Name) {
+				continue
 			}
-			base = v
+			ax := p.Axes[a]
+			dim := mapping.Sym(ax.Name, ax.Size).Div(ax.Size / counts[i])
+			o, err := mapping.TileOffset(g.op.Layout, dim, 1, 1)
+			if err != nil {
+				return nil, fmt.Errorf("search: tile of %s along %s: %w", g.op.Name, ax.Name, err)
+			}
+			g.unit[i] = int64(o)
+			if g.view, err = mapping.TileView(g.view, dim, 1, kind); err != nil {
+				return nil, fmt.Errorf("search: tile view of %s along %s: %w", g.op.Name, dim.Text(), err)
+			}
 		}
-		hbm, _ := prog.Tensor(g.op.Name)
+	}
+	viewName := func(g *tileGroup, idx []int) (string, error) {
+		if len(tiled) == 0 {
+			return g.op.Name, nil
+		}
+		lin := 0
+		var off int64
+		for i, a := range tiled {
+			if g.op.has(p.Axes[a].Name) {
+				lin = lin*counts[i] + idx[i]
+				off += int64(idx[i]) * g.unit[i]
+			}
+		}
 		offBytes, err := g.op.DType.BytesFor(int(off))
 		if err != nil {
 			return "", err
 		}
 		nm := fmt.Sprintf("%s_t%d", g.op.Name, lin)
+		if n := g.views[lin]; n > 0 {
+			nm = fmt.Sprintf("%s_%d", nm, n)
+		}
+		g.views[lin]++
 		views = append(views, &kernel.Tensor{Name: nm, Mem: kernel.HBM, DType: g.op.DType, Role: kernel.Intermediate,
-			Chip: one, Element: base, Addr: hbm.Addr + int64(offBytes)})
-		g.views[lin] = nm
+			Chip: one, Element: g.view, Addr: g.hbmAddr + int64(offBytes)})
 		return nm, nil
 	}
 	tileKey := func(g *tileGroup, idx []int) int {

@@ -45,6 +45,8 @@ func newSpace(t testing.TB, w *workload.Workload) *Space {
 // time order by axis names.
 type spec struct {
 	stationary uint8
+	content    PacketContent
+	acc        Accumulation
 	factors    map[string]map[Level]int
 	order      []string
 	tiles      []string
@@ -58,6 +60,7 @@ func (s *Space) candidate(t testing.TB, sp spec) Candidate {
 	t.Helper()
 	var c Candidate
 	c.Stationary, c.Mode, c.Bcast, c.Layout, c.DoubleBuffer = sp.stationary, sp.mode, sp.bcast, sp.layout, sp.double
+	c.Content, c.Acc = sp.content, sp.acc
 	for a := range MaxAxes {
 		c.Order[a], c.TileOrder[a] = noAxis, noAxis
 		if a < len(s.P.Axes) {

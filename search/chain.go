@@ -17,7 +17,7 @@ type subChain struct {
 }
 
 func (b *build) subChain() (*subChain, error) {
-	t, pk := b.absorb(b.wOrder())
+	t, pk := b.absorb(b.w, b.wOrder(), b.wPacket())
 	// Row is the outermost part of the collect stream (002 L4053-4055).
 	ft := pair(b.rowMapping(), t)
 	ct, cp, err := b.collect(ft, pk)
@@ -44,20 +44,19 @@ type mainChain struct {
 	fetchTime, fetchPacket     *mapping.Expr
 	collectTime, collectPacket *mapping.Expr
 	alignTime, alignPacket     *mapping.Expr
-	accTime, accPacket         *mapping.Expr
-	acc                        kernel.AccumulationKind
-	castPacket                 *mapping.Expr // nil: no cast
+	acc                        *accumulation
+	kind                       kernel.AccumulationKind
 }
 
 func (b *build) mainChain() (*mainChain, error) {
 	c := b.c
-	m := &mainChain{dt: b.p.In[b.x].DType, out: b.p.Out.DType, acc: c.Acc.Kind()}
+	m := &mainChain{dt: b.p.In[b.x].DType, out: b.p.Out.DType, kind: c.Acc.Kind()}
 	xo := b.xOrder()
 	pk := b.packet()
 	var err error
 	switch c.Mode {
 	case Single:
-		m.fetchTime, m.fetchPacket = b.absorb(xo)
+		m.fetchTime, m.fetchPacket = b.absorb(b.x, xo, pk)
 		if m.collectTime, m.collectPacket, err = b.collect(m.fetchTime, m.fetchPacket); err != nil {
 			return nil, err
 		}
@@ -81,19 +80,8 @@ func (b *build) mainChain() (*mainChain, error) {
 	// operand's free axes are innermost when the Stream Adapter broadcasts
 	// them (002 L3937-3946).
 	m.alignTime = pair(b.digits(c.TimeOrder())...)
-	m.accTime = pair(b.digits(b.outTimeAxes())...)
-	if m.accPacket, err = b.rowPacket(); err != nil {
+	if m.acc, err = b.accumulate(); err != nil {
 		return nil, err
-	}
-	if m.out != b.p.Acc {
-		// The Cast Engine's output packet is 32 bytes (002 L6782).
-		n := b.s.Spec.Cast.OutputPacketBytes.Value * 8 / m.out.SizeBits()
-		if n < 1 {
-			return nil, fmt.Errorf("search: output type %s", m.out)
-		}
-		if m.castPacket, err = padTo(b.rowMapping(), n); err != nil {
-			return nil, err
-		}
 	}
 	return m, nil
 }
@@ -104,12 +92,11 @@ func (m *mainChain) stages(dm, trf, out string) []*kernel.Stage {
 		{Kind: kernel.StFetch, DType: m.dt, Time: m.fetchTime, Packet: m.fetchPacket},
 		{Kind: kernel.StCollect, Time: m.collectTime, Packet: m.collectPacket},
 		{Kind: kernel.StAlign, Tensor: trf, Time: m.alignTime, Packet: m.alignPacket},
-		// The tree reduces the whole contracted packet (002 L4392).
-		{Kind: kernel.StContract, Packet: mapping.Identity()},
-		{Kind: kernel.StAccumulate, Time: m.accTime, Packet: m.accPacket, Param: string(m.acc)},
+		{Kind: kernel.StContract, Packet: m.acc.contract},
+		{Kind: kernel.StAccumulate, Time: m.acc.time, Packet: m.acc.packet, Param: string(m.kind)},
 	}
-	if m.castPacket != nil {
-		st = append(st, &kernel.Stage{Kind: kernel.StCast, DType: m.out, Packet: m.castPacket})
+	if m.acc.cast != nil {
+		st = append(st, &kernel.Stage{Kind: kernel.StCast, DType: m.out, Packet: m.acc.cast})
 	}
 	return append(st, &kernel.Stage{Kind: kernel.StCommit, Tensor: out})
 }

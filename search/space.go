@@ -92,6 +92,34 @@ func (m PacketMode) String() string {
 	return fmt.Sprintf("PacketMode(%d)", uint8(m))
 }
 
+// PacketContent is what the 64-byte computation packet holds.
+type PacketContent uint8
+
+// The packet contents.
+const (
+	// PacketContracted: contracted axes, reduced by the tree
+	// (`contract::<m![1]>()`, the Hello kernels, 002 L357, L518).
+	PacketContracted PacketContent = iota
+	// PacketColumns: output axes of the streamed operand (its free or batch
+	// axes), one product per lane; the TRF reads one weight per Row and
+	// broadcasts it over the window (002 L4100-4105), the tree keeps every
+	// column (depth 0) and the contracted axes are all in Time, reduced by
+	// the accumulator (the batched matmul's "V vectorized" and "N x M tiled"
+	// mappings, 002 L3721-3734).
+	PacketColumns
+	NumPacketContents
+)
+
+func (k PacketContent) String() string {
+	switch k {
+	case PacketContracted:
+		return "contracted"
+	case PacketColumns:
+		return "columns"
+	}
+	return fmt.Sprintf("PacketContent(%d)", uint8(k))
+}
+
 // Broadcast says how the streamed operand is repeated along the stationary
 // operand's own axes that sit in Time.
 type Broadcast uint8
@@ -177,14 +205,16 @@ const noAxis = 0xFF
 type Candidate struct {
 	// Stationary is the input (0 or 1) held in the TRF.
 	Stationary uint8
+	// Content is what the computation packet holds.
+	Content PacketContent
 	// Mode is the computation packet's form.
 	Mode PacketMode
 	// Bcast is where the streamed operand is repeated along the stationary
 	// operand's free axes.
 	Bcast Broadcast
-	// Acc is the accumulation kind (only Interleaved is enumerated: the
-	// contract keeps one column, and Sequential would emit 8 beats per
-	// column, 002 L4490-4492).
+	// Acc is the accumulation kind. With a contracted packet only
+	// Interleaved is enumerated: the contract keeps one column, which
+	// Sequential would pad to 8 output elements (002 L4490-4492).
 	Acc Accumulation
 	// Layout is the DM element order of in0, in1 and the output.
 	Layout [NumTensors]Layout
@@ -285,7 +315,13 @@ type Space struct {
 	rows     []int
 	slices   int
 	clusters int
+	// maxTiles bounds the tiles of a tiled candidate.
+	maxTiles int
 }
+
+// DefaultMaxTiles is the default bound on a candidate's tiles: each tile
+// repeats the program's DMA moves and chains.
+const DefaultMaxTiles = 64
 
 // NewSpace returns the mapspace of p.
 func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
@@ -295,7 +331,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	if p.Chips != 1 {
 		return nil, fmt.Errorf("%s: chips: %d; the mapspace maps one chip (Chip factors other than 1 are not enumerated yet)", p.File, p.Chips)
 	}
-	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(),
+	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(), maxTiles: DefaultMaxTiles,
 		rows: spec.Contraction.Rows.Value, slices: spec.Cluster.Slices.Value, clusters: spec.Chip.Clusters.Value}
 	if s.ebits <= 0 {
 		return nil, fmt.Errorf("%s: input type %s has no size", p.File, p.In[0].DType)
@@ -369,8 +405,8 @@ func (s *Space) Check(c *Candidate) error {
 	if c.Stationary > 1 {
 		return fmt.Errorf("stationary input %d, want 0 or 1", c.Stationary)
 	}
-	if c.Mode >= NumPacketModes || c.Bcast >= NumBroadcasts {
-		return fmt.Errorf("packet mode %d or broadcast %d out of range", c.Mode, c.Bcast)
+	if c.Mode >= NumPacketModes || c.Bcast >= NumBroadcasts || c.Content >= NumPacketContents {
+		return fmt.Errorf("packet mode %d, content %d or broadcast %d out of range", c.Mode, c.Content, c.Bcast)
 	}
 	if c.Acc >= NumAccumulations {
 		return fmt.Errorf("accumulation kind %d out of range", c.Acc)
@@ -409,11 +445,12 @@ func (s *Space) Check(c *Candidate) error {
 		allowed := map[Level]bool{Time: true, Chip: true}
 		switch r {
 		case roleC:
-			allowed[Packet] = true
+			allowed[Packet] = c.Content == PacketContracted
 		case roleFW:
 			allowed[Row], allowed[Slice], allowed[Cluster], allowed[Tile] = true, true, true, true
 		default:
 			allowed[Slice], allowed[Cluster], allowed[Tile] = true, true, true
+			allowed[Packet] = c.Content == PacketColumns
 		}
 		for l := Level(0); l < NumLevels; l++ {
 			if f := c.factor(a, l); f != 1 && !allowed[l] {
@@ -554,9 +591,9 @@ func (e *enumerator) run() {
 				outputs = append(outputs, a)
 			}
 		}
-		// Packet modes: Single and Dual when a full 64-byte packet divides the
-		// contracted axes; Half only when none does (it computes the same at
-		// half the MAC width, so it never beats a full packet).
+		// A contracted packet: Single and Dual when a full 64-byte packet
+		// divides the contracted axes; Half only when none does (it computes
+		// the same at half the MAC width, so it never beats a full packet).
 		modes := []PacketMode{Single, Dual}
 		if len(packetSplits(p, contracted, s.packetElems(Single))) == 0 {
 			modes = []PacketMode{Half}
@@ -571,6 +608,29 @@ func (e *enumerator) run() {
 				e.clusters(c, outputs, fw)
 				if e.stop {
 					return
+				}
+			}
+		}
+		// A packet of columns: the streamed operand's output axes, in a full
+		// 64-byte packet, accumulated Interleaved or Sequential.
+		var cols []int
+		for _, a := range outputs {
+			if s.role(a, st) != roleFW {
+				cols = append(cols, a)
+			}
+		}
+		for _, m := range []PacketMode{Single, Dual} {
+			for _, ps := range packetSplits(p, cols, s.packetElems(m)) {
+				for acc := AccInterleaved; acc < NumAccumulations; acc++ {
+					c := base
+					c.Content, c.Mode, c.Acc = PacketColumns, m, acc
+					for i, a := range cols {
+						c.Split[a][Packet] = int32(ps[i])
+					}
+					e.clusters(c, outputs, fw)
+					if e.stop {
+						return
+					}
 				}
 			}
 		}
@@ -608,7 +668,7 @@ func (e *enumerator) clusters(c Candidate, outputs, fw []int) {
 		if e.stop {
 			return
 		}
-		if n := e.s.clusters; n > 1 && e.s.P.Axes[a].Size%n == 0 {
+		if n := e.s.clusters; n > 1 && e.s.P.Axes[a].Size%(n*c.factor(a, Packet)) == 0 {
 			d := c
 			d.Split[a][Cluster] = int32(n)
 			e.slices(d, outputs, fw, 0, 1)
@@ -627,10 +687,12 @@ func (e *enumerator) slices(c Candidate, outputs, fw []int, i, used int) {
 		return
 	}
 	a := outputs[i]
-	rest := e.s.P.Axes[a].Size / c.factor(a, Cluster)
-	for _, d := range divisors(rest) {
+	rest := e.s.P.Axes[a].Size / (c.factor(a, Cluster) * c.factor(a, Packet))
+	ds := divisors(rest)
+	for k := len(ds) - 1; k >= 0; k-- { // most slices first
+		d := ds[k]
 		if used*d > e.s.slices {
-			break
+			continue
 		}
 		n := c
 		n.Split[a][Slice] = int32(d)
@@ -653,9 +715,11 @@ func (e *enumerator) rowsOf(c Candidate, fw []int, i, used int) {
 	a := fw[i]
 	rest := e.s.P.Axes[a].Size / (c.factor(a, Cluster) * c.factor(a, Slice))
 	maxRows := e.s.rows[len(e.s.rows)-1]
-	for _, d := range divisors(rest) {
+	ds := divisors(rest)
+	for k := len(ds) - 1; k >= 0; k-- { // most rows first
+		d := ds[k]
 		if used*d > maxRows {
-			break
+			continue
 		}
 		n := c
 		n.Split[a][Row] = int32(d)

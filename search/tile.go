@@ -57,11 +57,22 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 			outTime *= c.factor(a, Time)
 		}
 	}
+	// The output: Time' × the columns × Row # 8 (Interleaved) or
+	// Time' × Row × the columns padded to a multiple of 8 (Sequential),
+	// as accumulate writes them.
 	bus := s.Spec.Reducer.OutputBusElements.Value
+	m := 1
+	if c.Content == PacketColumns {
+		m = s.packetElems(c.Mode)
+	}
+	out := outTime * m * max(f.rows, bus)
+	if c.Acc == AccSequential {
+		out = outTime * f.rows * ((m + bus - 1) / bus * bus)
+	}
 	for i, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
 		n := 0
 		if i == 2 {
-			n = outTime * max(f.rows, bus)
+			n = out
 		} else {
 			n = elems(o, false)
 		}
@@ -158,7 +169,11 @@ func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) [][]int {
 			}
 			return
 		}
+		used := product(cur[:i])
 		for _, t := range divisors(c.factor(axes[i], Time)) {
+			if used*t > s.maxTiles {
+				break
+			}
 			cur[i] = t
 			rec(i + 1)
 		}

@@ -1,0 +1,267 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"tcpmap/cost"
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+)
+
+// The exhaustive planner: every candidate of the space is built, lowered
+// (engines.Lower decides legality exactly; a violation names its rule) and
+// priced (cost.Model); the cheapest wins, ties going to the candidate
+// enumerated first. It is the ground truth the SAT planner is cross-checked
+// against on small shapes.
+
+// Options configure a search.
+type Options struct {
+	// NoPrune prices every legal candidate exactly. By default a candidate
+	// is first priced with the DMA commands at their lower bound
+	// (cost.Model.DMABound, linear in their loops) and priced exactly only
+	// when that bound could still make it one of the Top best.
+	NoPrune bool
+	// MaxTiles bounds the tiles of a tiled candidate (0: DefaultMaxTiles).
+	MaxTiles int
+	// Timeout stops the search after this long with the best candidate
+	// found so far (0: no limit).
+	Timeout time.Duration
+	// Top is how many of the best candidates to keep (at least 1).
+	Top int
+	// Progress, when set, is called about every ProgressEvery with the
+	// statistics so far.
+	Progress      func(Stats)
+	ProgressEvery time.Duration
+}
+
+// Stats are a search's statistics.
+type Stats struct {
+	// Candidates is the number of candidates enumerated, Legal the number
+	// that built and lowered without violation and priced without an
+	// invalid finding. BoundEvaluations counts the programs priced with
+	// DMA lower bounds, CostEvaluations those priced exactly, Pruned the
+	// legal candidates whose bound ruled them out.
+	Candidates       int
+	Legal            int
+	BoundEvaluations int
+	CostEvaluations  int
+	Pruned           int
+	// Illegal counts rejected candidates by rule (or error kind).
+	Illegal map[string]*RuleStat
+	// LowerHits and LowerMisses count the op lowering memo's lookups.
+	LowerHits, LowerMisses int
+	// Wall is the search's wall time.
+	Wall time.Duration
+	// Complete is set when every candidate was evaluated (no timeout).
+	Complete bool
+}
+
+// RuleStat counts the candidates one rule rejected, with the first
+// rejection's message as an example.
+type RuleStat struct {
+	Rule    string
+	Cite    string
+	Count   int
+	Example string
+}
+
+// Rules returns the rejection counts sorted by count (descending), then
+// rule.
+func (s *Stats) Rules() []RuleStat {
+	out := make([]RuleStat, 0, len(s.Illegal))
+	for _, r := range s.Illegal {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Rule < out[j].Rule
+	})
+	return out
+}
+
+// Evaluated is a priced legal candidate.
+type Evaluated struct {
+	// Index is the candidate's position in the enumeration.
+	Index     int
+	Candidate Candidate
+	// Program is the lowered kernel program, Report its price.
+	Program *kernel.Program
+	Report  *cost.Report
+}
+
+// Result is a search's outcome.
+type Result struct {
+	Space *Space
+	// Best is the winner; Top the best candidates, best first (Top[0] ==
+	// Best). Both are empty when no candidate is legal.
+	Best  *Evaluated
+	Top   []*Evaluated
+	Stats Stats
+}
+
+// better orders evaluated candidates: fewer cycles, then earlier in the
+// enumeration.
+func better(a, b *Evaluated) bool {
+	if a.Report.Cycles != b.Report.Cycles {
+		return a.Report.Cycles < b.Report.Cycles
+	}
+	return a.Index < b.Index
+}
+
+// evaluator builds, lowers and prices candidates of one space.
+type evaluator struct {
+	s     *Space
+	low   *lowerer
+	model *cost.Model // exact
+	bound *cost.Model // DMA commands at their lower bound
+	stats *Stats
+}
+
+func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {
+	m, err := cost.NewModel(s.Spec)
+	if err != nil {
+		return nil, err
+	}
+	b, err := cost.NewModel(s.Spec)
+	if err != nil {
+		return nil, err
+	}
+	b.DMABound = true
+	return &evaluator{s: s, low: newLowerer(s.Spec), model: m, bound: b, stats: stats}, nil
+}
+
+// reject counts a rejected candidate under the rule err names.
+func (e *evaluator) reject(err error) {
+	id, cite := "error", ""
+	var v *engines.Violation
+	if errors.As(err, &v) {
+		id, cite = v.Rule.ID, v.Rule.Cite
+	} else if errors.Is(err, engines.ErrNotModelled) {
+		id = "not-modelled"
+	}
+	r, ok := e.stats.Illegal[id]
+	if !ok {
+		r = &RuleStat{Rule: id, Cite: cite, Example: err.Error()}
+		e.stats.Illegal[id] = r
+	}
+	r.Count++
+}
+
+// evaluate builds, lowers and prices c; it returns nil for an illegal
+// candidate (counted in the statistics) and for one whose price with DMA
+// lower bounds is no better than cutoff (cutoff nil: none).
+func (e *evaluator) evaluate(idx int, c *Candidate, cutoff *Evaluated) *Evaluated {
+	p, err := e.s.Build(c)
+	if err != nil {
+		e.reject(err)
+		return nil
+	}
+	if err := e.low.lower(p); err != nil {
+		e.reject(err)
+		return nil
+	}
+	if cutoff != nil {
+		e.stats.BoundEvaluations++
+		r, err := e.bound.Evaluate(p)
+		if err != nil {
+			e.reject(fmt.Errorf("cost: %w", err))
+			return nil
+		}
+		if err := r.Err(); err != nil {
+			e.reject(err)
+			return nil
+		}
+		// A later candidate never wins a tie, so a bound equal to the
+		// cutoff rules it out too.
+		if r.Cycles >= cutoff.Report.Cycles {
+			e.stats.Legal++
+			e.stats.Pruned++
+			return nil
+		}
+	}
+	e.stats.CostEvaluations++
+	r, err := e.model.Evaluate(p)
+	if err != nil {
+		e.reject(fmt.Errorf("cost: %w", err))
+		return nil
+	}
+	if err := r.Err(); err != nil {
+		e.reject(err)
+		return nil
+	}
+	e.stats.Legal++
+	return &Evaluated{Index: idx, Candidate: *c, Program: p, Report: r}
+}
+
+// Exhaustive enumerates the whole space and returns the best candidates.
+func Exhaustive(s *Space, opts Options) (*Result, error) {
+	start := time.Now()
+	res := &Result{Space: s, Stats: Stats{Illegal: map[string]*RuleStat{}}}
+	ev, err := newEvaluator(s, &res.Stats)
+	s.maxTiles = opts.MaxTiles
+	if s.maxTiles <= 0 {
+		s.maxTiles = DefaultMaxTiles
+	}
+	if err != nil {
+		return nil, err
+	}
+	top := max(opts.Top, 1)
+	every := opts.ProgressEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	next := start.Add(every)
+	timedOut := false
+	idx := 0
+	s.Enumerate(func(c Candidate) bool {
+		if opts.Timeout > 0 && time.Since(start) > opts.Timeout {
+			timedOut = true
+			return false
+		}
+		res.Stats.Candidates++
+		var cutoff *Evaluated
+		if !opts.NoPrune && len(res.Top) == top {
+			cutoff = res.Top[top-1]
+		}
+		x := ev.evaluate(idx, &c, cutoff)
+		idx++
+		if x != nil {
+			res.keep(x, top)
+		}
+		if opts.Progress != nil && time.Now().After(next) {
+			res.Stats.Wall = time.Since(start)
+			res.Stats.LowerHits, res.Stats.LowerMisses = ev.low.hits, ev.low.misses
+			opts.Progress(res.Stats)
+			next = time.Now().Add(every)
+		}
+		return true
+	})
+	res.Stats.Wall = time.Since(start)
+	res.Stats.LowerHits, res.Stats.LowerMisses = ev.low.hits, ev.low.misses
+	res.Stats.Complete = !timedOut
+	if len(res.Top) > 0 {
+		res.Best = res.Top[0]
+	}
+	return res, nil
+}
+
+// keep inserts x into the top list if it ranks; the report is cloned
+// since the cost model reuses its own.
+func (r *Result) keep(x *Evaluated, n int) {
+	if len(r.Top) == n && !better(x, r.Top[n-1]) {
+		return
+	}
+	x.Report = x.Report.Clone()
+	i := sort.Search(len(r.Top), func(i int) bool { return better(x, r.Top[i]) })
+	r.Top = append(r.Top, nil)
+	copy(r.Top[i+1:], r.Top[i:])
+	r.Top[i] = x
+	if len(r.Top) > n {
+		r.Top = r.Top[:n]
+	}
+}
