@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"tcpmap/emit"
+	"tcpmap/model/kernel"
 	"tcpmap/verify"
 )
 
@@ -16,13 +19,15 @@ func newVerifyCmd(g *globals) *cobra.Command {
 	var seed uint64
 	var slices string
 	cmd := &cobra.Command{
-		Use:   "verify KERNEL.json",
+		Use:   "verify KERNEL.json|KERNEL.rs",
 		Short: "Run a kernel program on the functional simulator and compare it with its reference",
 		Long: `verify lowers a kernel program (deriving every engine configuration it does
 not state), fills its HBM inputs with random values from --seed, runs it engine
 by engine on simulated HBM, DM, TRF and VRF, reads the output back and compares
 it with the reference the kernel states. It prints PASS or FAIL with the error
 statistics and exits 0 on PASS, 1 on FAIL or on an error.
+
+A Rust kernel (.rs) in the subset tcpmap emits is read back first (emit).
 
 --slices sample:K simulates K slices chosen at random among those the output is
 read from, and compares the output elements they produce.`,
@@ -36,13 +41,13 @@ read from, and compares the output elements they produce.`,
 			if err != nil {
 				return err
 			}
-			p, src, err := verify.LoadKernel(args[0])
+			p, locate, err := loadVerifyKernel(args[0])
 			if err != nil {
 				return err
 			}
 			rep, err := verify.Verify(spec, p, verify.Options{Seed: seed, Sample: sample})
 			if err != nil {
-				return src.Locate(err)
+				return locate(err)
 			}
 			out := cmd.OutOrStdout()
 			if g.json {
@@ -62,4 +67,21 @@ read from, and compares the output elements they produce.`,
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random inputs and of the slice sample")
 	cmd.Flags().StringVar(&slices, "slices", "all", "slices to simulate: all, or sample:K")
 	return cmd
+}
+
+// loadVerifyKernel reads a kernel program, JSON or Rust, and returns with it
+// the function that locates a later error in the file.
+func loadVerifyKernel(path string) (*kernel.Program, func(error) error, error) {
+	if strings.HasSuffix(path, ".rs") {
+		p, err := emit.ReadFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, func(err error) error { return fmt.Errorf("%s: %w", path, err) }, nil
+	}
+	p, src, err := verify.LoadKernel(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, src.Locate, nil
 }

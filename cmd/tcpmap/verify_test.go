@@ -104,3 +104,14 @@ func TestVerifyCmdErrors(t *testing.T) {
 	code, _, errs = runCLI(t, "verify", "../../workloads/kernels/hello-dot.json", "--hw", "../../engines/rngd.yaml")
 	assert.Equal(t, exitOK, code, errs)
 }
+
+// TestVerifyRustKernel: a kernel emitted as Rust verifies like its JSON
+// form (read back through emit.ReadFile).
+func TestVerifyRustKernel(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := runCLI(t, "emit", "../../workloads/kernels/hello-gemv.json", "--lang", "rust", "--out", dir)
+	require.Equal(t, exitOK, code, errs)
+	code, out, errs := runCLI(t, "verify", filepath.Join(dir, "hello-gemv.rs"))
+	require.Equal(t, exitOK, code, errs)
+	assert.True(t, strings.HasPrefix(out, "PASS hello-gemv "), out)
+}
