@@ -33,9 +33,7 @@ type Model struct {
 	costs  []OpCost
 	stages []StageCost
 	sched  []opSched
-	fps    []footprint
-	accs   []opAccess
-	accAt  []int
+	mem    engines.MemoryMap
 	path   []int
 
 	batches     []dmaBatchState
@@ -48,7 +46,6 @@ type Model struct {
 	trfs  map[uint64][]trfEntry
 	dmas  map[uint64][]dmaEntry
 	syms  map[*mapping.Expr][]string
-	sets  map[[3]*mapping.Expr][]uint64
 	loads map[[2]int][]Finding
 }
 
@@ -67,7 +64,6 @@ func NewModel(spec *engines.Spec) (*Model, error) {
 		trfs:  map[uint64][]trfEntry{},
 		dmas:  map[uint64][]dmaEntry{},
 		syms:  map[*mapping.Expr][]string{},
-		sets:  map[[3]*mapping.Expr][]uint64{},
 		loads: map[[2]int][]Finding{},
 	}, nil
 }

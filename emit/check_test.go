@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"tcpmap/engines"
 	"tcpmap/model/kernel"
 )
 
@@ -35,7 +36,7 @@ func TestCheckAddresses(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := mutated(t, "hello-dot", c.f)
-			err := CheckAddresses(p)
+			err := CheckAddresses(engines.Default(), p)
 			if c.want == "" {
 				assert.NoError(t, err)
 				return

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"tcpmap/engines"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -19,6 +20,10 @@ type RustOptions struct {
 	// "10234 cycles"), written into the header; empty when the program was
 	// not priced.
 	Cost string
+	// Spec is the hardware whose memories CheckAddresses checks the
+	// program against; nil means engines.Default(), the RNGD chip the
+	// Virtual ISA targets.
+	Spec *engines.Spec
 }
 
 // Rust prints p as a Rust Virtual ISA source file in the manual's API
@@ -65,7 +70,11 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
-	if err := CheckAddresses(p); err != nil {
+	spec := opts.Spec
+	if spec == nil {
+		spec = engines.Default()
+	}
+	if err := CheckAddresses(spec, p); err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
 	w := &rustWriter{p: p, k: k, aliases: chooseAliases(p)}

@@ -375,17 +375,6 @@ func spatialSlices(d *Device, chip, cl, sl *mapping.Expr, name string) ([]int, e
 	return out, nil
 }
 
-// tensorExtent is the bytes t's Element mapping occupies from its address,
-// padding included.
-func tensorExtent(t *kernel.Tensor) (Extent, error) {
-	bits := int64(t.DType.SizeBits())
-	if bits == 0 || t.Element == nil {
-		return Extent{}, fmt.Errorf("tensor %q has no element type or mapping", t.Name)
-	}
-	n := (int64(t.Element.Size())*bits + 7) / 8
-	return Extent{Lo: t.Addr, Hi: t.Addr + n}, nil
-}
-
 // tensorUses records, for every DM, TRF and VRF tensor, the ops that write
 // and read it, in program order.
 func tensorUses(p *kernel.Program) (writes, reads map[string][]int) {
@@ -423,101 +412,89 @@ func tensorUses(p *kernel.Program) (writes, reads map[string][]int) {
 }
 
 // Allocate computes where and when each DM, TRF and VRF tensor of p lives
-// and checks the allocation: each tensor is written before it is read, fits
-// its slice's memory (DM 512 KB, 002 L138; VRF 8 KB, 002 L140), and no two
-// tensors live at the same time share a byte of one slice's DM or VRF, or
-// break the TRF's address regions (002 L4156-4158). A tensor lives from the
-// op that first writes it to its last use. The allocations are returned in
-// the order of p.Tensors.
+// and checks the allocation: each tensor is written before it is read, and
+// the footprint rules of engines.CheckFootprint hold: every tensor fits its
+// memory (DM 512 KB, 002 L138; TRF, 002 L139; VRF 8 KB, 002 L140; HBM,
+// 002 L137), no two tensors live at the same time share a byte of one
+// slice's DM or VRF or of one chip's HBM (002 L154-155), or break the TRF's
+// address regions (002 L4156-4158). Lifetimes are engines.Footprint's: from
+// the first op that names a tensor (its first write, since reads come
+// after) to the last. The allocations are returned in the order of
+// p.Tensors; HBM tensors and tensors no op uses have none.
 func Allocate(d *Device, p *kernel.Program) ([]Allocation, error) {
 	writes, reads := tensorUses(p)
-	var out []Allocation
 	for _, t := range p.Tensors {
-		if t.Mem == kernel.HBM {
+		if t == nil || t.Mem == kernel.HBM {
 			continue
 		}
 		w, r := writes[t.Name], reads[t.Name]
-		if len(w) == 0 {
-			if len(r) > 0 {
-				return nil, fmt.Errorf("ops[%d] reads %s tensor %q, which no op writes", r[0], memName(t.Mem), t.Name)
-			}
-			continue // declared, never used
+		if len(w) == 0 && len(r) > 0 {
+			return nil, fmt.Errorf("ops[%d] reads %s tensor %q, which no op writes", r[0], memName(t.Mem), t.Name)
 		}
 		if len(r) > 0 && r[0] < w[0] {
 			return nil, fmt.Errorf("ops[%d] reads %s tensor %q before ops[%d] writes it", r[0], memName(t.Mem), t.Name, w[0])
 		}
-		life := Lifetime{First: w[0], Last: w[len(w)-1]}
-		if len(r) > 0 && r[len(r)-1] > life.Last {
-			life.Last = r[len(r)-1]
+	}
+	var mm engines.MemoryMap
+	mm.NoCache = true
+	if err := mm.Compute(d.spec, p); err != nil {
+		return nil, err
+	}
+	for _, is := range mm.Issues {
+		if err := memoryError(d, p, &mm, &is); err != nil {
+			return nil, err
+		}
+	}
+	var out []Allocation
+	for i, t := range p.Tensors {
+		if t.Mem == kernel.HBM || len(writes[t.Name]) == 0 {
+			continue // HBM, or declared and never used
 		}
 		slices, err := tensorSlices(d, t)
 		if err != nil {
 			return nil, err
 		}
-		a := Allocation{Tensor: t, Slices: slices, Life: life}
+		f := &mm.Footprints[i]
+		a := Allocation{Tensor: t, Slices: slices, Life: Lifetime{First: f.First, Last: f.Last}}
 		if t.Mem != kernel.TRF {
-			if a.Extent, err = tensorExtent(t); err != nil {
-				return nil, err
-			}
-			limit := int64(d.spec.DM.BytesPerSlice.Value) // 002 L138
-			if t.Mem == kernel.VRF {
-				limit = int64(d.spec.VRF.BytesPerSlice.Value) // 002 L140
-			}
-			if a.Extent.Hi > limit {
-				return nil, fmt.Errorf("%s tensor %q occupies bytes %d..%d, beyond the %d bytes of a slice's %[1]s",
-					memName(t.Mem), t.Name, a.Extent.Lo, a.Extent.Hi, limit)
-			}
+			a.Extent = Extent{Lo: f.Lo, Hi: f.Hi}
 		}
 		out = append(out, a)
-	}
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if err := checkOverlap(d, &out[i], &out[j]); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return out, nil
 }
 
-// checkOverlap reports two tensors of one memory that live at the same time
-// on a common slice and share bytes (DM, VRF) or TRF regions.
-func checkOverlap(d *Device, a, b *Allocation) error {
-	ta, tb := a.Tensor, b.Tensor
-	if ta.Mem != tb.Mem || a.Life.Last < b.Life.First || b.Life.Last < a.Life.First {
-		return nil
+// memoryError words a broken footprint rule as verify reports it.
+func memoryError(d *Device, p *kernel.Program, mm *engines.MemoryMap, is *engines.MemoryIssue) error {
+	n := len(p.Ops)
+	ta, fa := p.Tensors[is.A], &mm.Footprints[is.A]
+	if is.B < 0 {
+		if ta.Mem == kernel.DM || ta.Mem == kernel.VRF {
+			return fmt.Errorf("%s tensor %q occupies bytes %d..%d, beyond the %d bytes of a slice's %[1]s (%s)",
+				memName(ta.Mem), ta.Name, fa.Lo, fa.Hi, memCapacity(d, ta.Mem), is.Violation.Rule.ID)
+		}
+		return fmt.Errorf("%s tensor %q: %w", memName(ta.Mem), ta.Name, is.Violation)
 	}
-	if ta.Mem != kernel.TRF && (a.Extent.Hi <= b.Extent.Lo || b.Extent.Hi <= a.Extent.Lo) {
-		return nil
-	}
-	g, ok := commonSlice(a.Slices, b.Slices)
-	if !ok {
-		return nil
+	tb, fb := p.Tensors[is.B], &mm.Footprints[is.B]
+	where := fmt.Sprintf("chip %d", is.Position)
+	if ta.Mem != kernel.HBM {
+		where = d.SliceName(is.Position)
 	}
 	if ta.Mem == kernel.TRF {
-		if err := engines.CheckTRFRegions(ta.TrfAddress, tb.TrfAddress); err != nil {
-			return fmt.Errorf("TRF tensors %q (ops %d..%d) and %q (ops %d..%d) are live together on %s: %w",
-				ta.Name, a.Life.First, a.Life.Last, tb.Name, b.Life.First, b.Life.Last, d.SliceName(g), err)
-		}
-		return nil
+		return fmt.Errorf("TRF tensors %q (ops %s) and %q (ops %s) are live together on %s: %w",
+			ta.Name, engines.LiveSpan(fa, n), tb.Name, engines.LiveSpan(fb, n), where, is.Violation)
 	}
-	return fmt.Errorf("%s tensors %q (bytes %d..%d, ops %d..%d) and %q (bytes %d..%d, ops %d..%d) overlap on %s while both are live",
-		memName(ta.Mem), ta.Name, a.Extent.Lo, a.Extent.Hi, a.Life.First, a.Life.Last,
-		tb.Name, b.Extent.Lo, b.Extent.Hi, b.Life.First, b.Life.Last, d.SliceName(g))
+	return fmt.Errorf("%s tensors %q (bytes %d..%d, ops %s) and %q (bytes %d..%d, ops %s) overlap on %s while both are live (%s)",
+		memName(ta.Mem), ta.Name, fa.Lo, fa.Hi, engines.LiveSpan(fa, n),
+		tb.Name, fb.Lo, fb.Hi, engines.LiveSpan(fb, n), where, is.Violation.Rule.ID)
 }
 
-// commonSlice returns the first slice two ascending lists share.
-func commonSlice(a, b []int) (int, bool) {
-	i := 0
-	for _, g := range a {
-		for i < len(b) && b[i] < g {
-			i++
-		}
-		if i < len(b) && b[i] == g {
-			return g, true
-		}
+// memCapacity is a slice's bytes of DM (002 L138) or VRF (002 L140).
+func memCapacity(d *Device, m kernel.Memory) int {
+	if m == kernel.VRF {
+		return d.spec.VRF.BytesPerSlice.Value
 	}
-	return 0, false
+	return d.spec.DM.BytesPerSlice.Value
 }
 
 // memName is a memory's name as the manual writes it: DM, TRF, VRF, HBM.
