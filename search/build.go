@@ -81,16 +81,7 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 		return nil, fmt.Errorf("search: malformed candidate: %w", err)
 	}
 	b := &build{s: s, p: s.P, c: c, w: int(c.Stationary), x: 1 - int(c.Stationary)}
-	var err error
-	if b.outAxes, err = b.hbmOrder(&s.P.Out); err != nil {
-		return nil, err
-	}
-	if b.xAxes, err = b.hbmOrder(&s.P.In[b.x]); err != nil {
-		return nil, err
-	}
-	if b.wAxes, err = b.hbmOrder(&s.P.In[b.w]); err != nil {
-		return nil, err
-	}
+	b.outAxes, b.xAxes, b.wAxes = s.hbm[TensorOut], s.hbm[b.x], s.hbm[b.w]
 	for _, a := range b.xAxes {
 		if c.factor(a, Packet) > 1 {
 			b.packetAxes = append(b.packetAxes, a)
@@ -107,7 +98,7 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 // hbmOrder returns the operand's axes ordered as its HBM layout stores
 // them, major first: by the position of each axis's innermost digit in the
 // layout's factorized form (002 L574).
-func (b *build) hbmOrder(o *Operand) ([]int, error) {
+func hbmOrder(p *Problem, o *Operand) ([]int, error) {
 	fs, err := mapping.Factorize(o.Layout)
 	if err != nil {
 		return nil, fmt.Errorf("search: layout %s of %s: %w", o.Layout.Text(), o.Name, err)
@@ -122,7 +113,7 @@ func (b *build) hbmOrder(o *Operand) ([]int, error) {
 	}
 	var out []int
 	for _, name := range o.Axes {
-		a := b.p.axis(name)
+		a := p.axis(name)
 		if a < 0 {
 			return nil, fmt.Errorf("search: tensor %s: unknown axis %s", o.Name, name)
 		}
@@ -131,7 +122,7 @@ func (b *build) hbmOrder(o *Operand) ([]int, error) {
 		}
 		out = append(out, a)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return pos[b.p.Axes[out[i]].Name] > pos[b.p.Axes[out[j]].Name] })
+	sort.SliceStable(out, func(i, j int) bool { return pos[p.Axes[out[i]].Name] > pos[p.Axes[out[j]].Name] })
 	return out, nil
 }
 
@@ -307,7 +298,9 @@ func (b *build) flitElems() int { return b.s.Spec.Stream.FlitBytes.Value * 8 / b
 func (b *build) collect(time, packet *mapping.Expr) (*mapping.Expr, *mapping.Expr, error) {
 	f := b.flitElems()
 	if packet.Size() <= f {
-		return time, packet, nil
+		// A short packet is padded to the flit (002 L3549: COL-R2).
+		p, err := padTo(packet, f)
+		return time, p, err
 	}
 	outer, inner, err := mapping.SplitAt(packet, f)
 	if err != nil {
@@ -394,12 +387,14 @@ func (b *build) accumulate() (*accumulation, error) {
 	tp := b.digits(b.outTimeAxes())
 	bus := b.s.Spec.Reducer.OutputBusElements.Value
 	var err error
+	var live *mapping.Expr // the output packet without its padding
 	switch b.c.Acc {
 	case AccInterleaved:
 		r.rest = pair(append(tp, r.contract)...)
 		if r.packet, err = b.rowPacket(); err != nil {
 			return nil, err
 		}
+		live = b.rowMapping()
 	case AccSequential:
 		m := r.contract.Size()
 		padded, err := padTo(r.contract, (m+bus-1)/bus*bus)
@@ -412,6 +407,10 @@ func (b *build) accumulate() (*accumulation, error) {
 		}
 		r.rest = pair(append(tp, b.rowMapping(), outer)...)
 		r.packet = mapping.Normalize(inner)
+		live = b.packet()
+		if live.Size() > bus {
+			_, live, _ = mapping.SplitAt(live, bus)
+		}
 	default:
 		return nil, fmt.Errorf("search: accumulation kind %d", b.c.Acc)
 	}
@@ -422,7 +421,7 @@ func (b *build) accumulate() (*accumulation, error) {
 		if n < 1 {
 			return nil, fmt.Errorf("search: output type %s", b.p.Out.DType)
 		}
-		if r.cast, err = padTo(mapping.Normalize(r.packet), n); err != nil {
+		if r.cast, err = padTo(mapping.Normalize(live), n); err != nil {
 			return nil, err
 		}
 	}
@@ -486,12 +485,6 @@ func (b *build) hbmSorted(e *mapping.Expr) (*mapping.Expr, error) {
 		ps = append(ps, x)
 	}
 	return pair(ps...), nil
-}
-
-// trfElement is the TRF tensor's Element: the stationary operand's time
-// digits in computation order, then the packet.
-func (b *build) trfElement() *mapping.Expr {
-	return pair(append(b.digits(b.wOrder()), b.wPacket())...)
 }
 
 // layoutsDiffer reports whether the two DM layouts of tensor t differ, so
@@ -598,7 +591,6 @@ func (b *build) program() (*kernel.Program, error) {
 		return nil, err
 	}
 	row := b.rowMapping()
-	trfe := b.trfElement()
 
 	// Tiles.
 	tiled := c.Tiles()
@@ -648,6 +640,16 @@ func (b *build) program() (*kernel.Program, error) {
 			groups[t].bufs = append(groups[t].bufs, tt.Name)
 		}
 	}
+	// The chains' mappings.
+	sub, err := b.subChain()
+	if err != nil {
+		return nil, err
+	}
+	main, err := b.mainChain()
+	if err != nil {
+		return nil, err
+	}
+	trfe := sub.element
 	var trfs []*kernel.Tensor
 	for k := range nbuf {
 		mode := kernel.TrfFull
@@ -714,8 +716,8 @@ func (b *build) program() (*kernel.Program, error) {
 		}
 	}
 	viewName := func(g *tileGroup, idx []int) (string, error) {
-		if len(tiled) == 0 {
-			return g.op.Name, nil
+		if len(g.axes) == 0 {
+			return g.op.Name, nil // the whole tensor
 		}
 		lin := 0
 		var off int64
@@ -746,16 +748,6 @@ func (b *build) program() (*kernel.Program, error) {
 			}
 		}
 		return lin
-	}
-
-	// The chains' mappings.
-	sub, err := b.subChain()
-	if err != nil {
-		return nil, err
-	}
-	main, err := b.mainChain()
-	if err != nil {
-		return nil, err
 	}
 
 	idx := make([]int, len(tiled))

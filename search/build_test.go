@@ -244,3 +244,42 @@ func TestBuildDMCapacity(t *testing.T) {
 	require.True(t, errors.As(err, &v), "%v", err)
 	assert.Equal(t, "PLAN-DM", v.Rule.ID)
 }
+
+// TestBuildTiled: a tiled candidate repeats the program per tile over HBM
+// tile views (`tile::<m![I / 32], 1, _>(t)`, 002 L813-831): the streamed
+// matrix moves once per tile into alternating DM buffers, the vector (which
+// lacks the tiled axis) moves and loads the TRF once, each tile's result
+// goes back through its own view, and the program lowers.
+func TestBuildTiled(t *testing.T) {
+	s := newSpace(t, loadWorkload(t, tinyGEMV))
+	c := s.candidate(t, spec{stationary: 1,
+		factors: map[string]map[Level]int{"I": {Tile: 2, Slice: 32}, "J": {Time: 8, Packet: 32}},
+		order:   []string{"J"}, tiles: []string{"I"}, mode: Dual, double: true})
+	p, err := s.Build(&c)
+	require.NoError(t, err)
+	var kinds []string
+	for _, op := range p.Ops {
+		kinds = append(kinds, string(op.Kind)+" "+op.Src+">"+op.Dst)
+	}
+	assert.Equal(t, []string{
+		"to_dm in0_t0>in0_dm0", "to_dm in1>in1_dm0", "chain >", "chain >", "to_hbm out_dm0>out_t0",
+		"to_dm in0_t1>in0_dm1", "chain >", "to_hbm out_dm1>out_t1",
+	}, kinds)
+	// The second tile's views sit one tile further: 32 rows of 256 bf16.
+	t0, _ := p.Tensor("in0_t0")
+	t1, _ := p.Tensor("in0_t1")
+	assert.Equal(t, int64(32*256*2), t1.Addr-t0.Addr)
+	want, err := mapping.TileView(s.P.In[0].Layout, mapping.MustParse("I / 32", s.P.Decl, nil), 1, mapping.Top)
+	require.NoError(t, err)
+	equivExpr(t, "view", want, t1.Element)
+	o1, _ := p.Tensor("out_t1")
+	assert.Equal(t, int64(536870912+32*2), o1.Addr)
+	// Double buffering: the two DM buffers apart, the TRF in its first half.
+	d0, _ := p.Tensor("in0_dm0")
+	d1, _ := p.Tensor("in0_dm1")
+	assert.NotEqual(t, d0.Addr, d1.Addr)
+	trf, _ := p.Tensor("in1_trf0")
+	assert.Equal(t, kernel.TrfFirstHalf, trf.TrfAddress)
+	assert.Equal(t, "in1_trf0", p.Ops[6].Stages[3].Tensor, "the second tile aligns with the TRF loaded once")
+	require.NoError(t, engines.Lower(engines.Default(), p))
+}

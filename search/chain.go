@@ -14,6 +14,10 @@ type subChain struct {
 	dt                         dtype.DType
 	fetchTime, fetchPacket     *mapping.Expr
 	collectTime, collectPacket *mapping.Expr
+	// element is the TRF tensor's Element: the collect stream without its
+	// Row part (002 L4053-4055), i.e. the stationary operand's time digits
+	// in computation order, then its packet.
+	element *mapping.Expr
 }
 
 func (b *build) subChain() (*subChain, error) {
@@ -24,7 +28,12 @@ func (b *build) subChain() (*subChain, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &subChain{dt: b.p.In[b.w].DType, fetchTime: ft, fetchPacket: pk, collectTime: ct, collectPacket: cp}, nil
+	et, ep, err := b.collect(t, pk)
+	if err != nil {
+		return nil, err
+	}
+	el := pair(et, ep)
+	return &subChain{dt: b.p.In[b.w].DType, fetchTime: ft, fetchPacket: pk, collectTime: ct, collectPacket: cp, element: el}, nil
 }
 
 func (s *subChain) stages(dm, trf string) []*kernel.Stage {

@@ -26,6 +26,10 @@ type Options struct {
 	NoPrune bool
 	// MaxTiles bounds the tiles of a tiled candidate (0: DefaultMaxTiles).
 	MaxTiles int
+	// Where, when set, restricts the search to the branches of the space
+	// it keeps (Space.EnumerateWhere); the result then claims no
+	// optimality over the whole space.
+	Where func(Stage, *Candidate) bool
 	// Timeout stops the search after this long with the best candidate
 	// found so far (0: no limit).
 	Timeout time.Duration
@@ -57,6 +61,8 @@ type Stats struct {
 	Wall time.Duration
 	// Complete is set when every candidate was evaluated (no timeout).
 	Complete bool
+	// Restricted is set when Options.Where restricted the space.
+	Restricted bool
 }
 
 // RuleStat counts the candidates one rule rejected, with the first
@@ -218,7 +224,8 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 	next := start.Add(every)
 	timedOut := false
 	idx := 0
-	s.Enumerate(func(c Candidate) bool {
+	res.Stats.Restricted = opts.Where != nil
+	s.EnumerateWhere(opts.Where, func(c Candidate) bool {
 		if opts.Timeout > 0 && time.Since(start) > opts.Timeout {
 			timedOut = true
 			return false

@@ -99,9 +99,15 @@ type Problem struct {
 	Chips int
 }
 
-// Einsum prints the contraction in einsum notation (`I K, K J -> I J`).
+// Einsum prints the contraction in einsum notation (`I K, K J -> I J`,
+// `A, A -> 1`).
 func (p *Problem) Einsum() string {
-	side := func(o *Operand) string { return strings.Join(o.Axes, " ") }
+	side := func(o *Operand) string {
+		if len(o.Axes) == 0 {
+			return "1" // a scalar, as "I, I -> 1" (002 L114)
+		}
+		return strings.Join(o.Axes, " ")
+	}
 	return side(&p.In[0]) + ", " + side(&p.In[1]) + " -> " + side(&p.Out)
 }
 

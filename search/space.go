@@ -317,11 +317,17 @@ type Space struct {
 	clusters int
 	// maxTiles bounds the tiles of a tiled candidate.
 	maxTiles int
+	// hbm lists each tensor's axes in its HBM layout's order, major first.
+	hbm [NumTensors][]int
 }
+
+// MaxTiles is the bound on a tiled candidate's tiles the space enumerates
+// with.
+func (s *Space) MaxTiles() int { return s.maxTiles }
 
 // DefaultMaxTiles is the default bound on a candidate's tiles: each tile
 // repeats the program's DMA moves and chains.
-const DefaultMaxTiles = 64
+const DefaultMaxTiles = 16
 
 // NewSpace returns the mapspace of p.
 func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
@@ -335,6 +341,12 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 		rows: spec.Contraction.Rows.Value, slices: spec.Cluster.Slices.Value, clusters: spec.Chip.Clusters.Value}
 	if s.ebits <= 0 {
 		return nil, fmt.Errorf("%s: input type %s has no size", p.File, p.In[0].DType)
+	}
+	for t, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
+		var err error
+		if s.hbm[t], err = hbmOrder(p, o); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -532,10 +544,14 @@ func contains(list []int, v int) bool {
 }
 
 // Enumerate calls yield with every candidate of the space in a fixed order,
-// until yield returns false. The order is deterministic: nested loops over
-// the stationary input, the packet mode and its factors, cluster, slice
-// and row factors, then the time orders, broadcast places, layouts and
-// tilings, each over its domain in increasing order.
+// until yield returns false. The order is deterministic, with the spatial
+// choices outermost so that a search stopped early has seen every kind of
+// candidate at the largest parallelism first: the cluster and slice
+// factors of the output axes (most slices first), then the stationary
+// input, the packet's content, mode and factors, the accumulation kind,
+// the row factors (most rows first), the tilings, the time orders and
+// broadcast places, and the DM layouts. This runs twice: first for the
+// candidates that fit untiled, then for the tilings of those that do not.
 //
 // Some choices are canonicalized so that no two candidates build the same
 // program: the position of an axis with one time step is irrelevant (it is
@@ -544,15 +560,75 @@ func contains(list []int, v int) bool {
 // orders differ. Tile loops are enumerated only where the untiled tensors
 // do not fit (see tilings).
 func (s *Space) Enumerate(yield func(Candidate) bool) {
-	e := enumerator{s: s, yield: yield}
-	e.run()
+	s.EnumerateWhere(nil, yield)
+}
+
+// Stage names a step of the enumeration: the fields of a partial candidate
+// chosen so far.
+type Stage uint8
+
+// The enumeration stages, in order. At each, the fields of the earlier
+// stages and its own are set.
+const (
+	// StageSlices: Cluster and Slice factors.
+	StageSlices Stage = iota
+	// StageStationary: Stationary.
+	StageStationary
+	// StagePacket: Content, Mode, Packet factors and Acc.
+	StagePacket
+	// StageRows: Row factors, and Time factors (the rest of each axis).
+	StageRows
+	// StageTiles: Tile factors (Time reduced by them), TileOrder,
+	// DoubleBuffer.
+	StageTiles
+	// StageOrder: Order and Bcast.
+	StageOrder
+)
+
+// EnumerateWhere is Enumerate restricted to the branches where keeps: at
+// each stage the partial candidate is passed to where, and a false prunes
+// every candidate below it. A nil where keeps everything. It serves
+// searches that fix part of a mapping (a tested hand-written kernel, a
+// partial assignment of the SAT layer).
+func (s *Space) EnumerateWhere(where func(Stage, *Candidate) bool, yield func(Candidate) bool) {
+	e := enumerator{s: s, yield: yield, where: where}
+	var base Candidate
+	base.Acc = AccInterleaved
+	for a := range MaxAxes {
+		base.Order[a], base.TileOrder[a] = noAxis, noAxis
+		if a < len(s.P.Axes) {
+			for l := range NumLevels {
+				base.Split[a][l] = 1
+			}
+		}
+	}
+	var outputs []int
+	for a, ax := range s.P.Axes {
+		if ax.Class != Contracted {
+			outputs = append(outputs, a)
+		}
+	}
+	// Two passes: the candidates that fit untiled, then the tilings of
+	// those that do not, so that a search stopped early has seen every
+	// untiled candidate (each tile repeats the program's transfers).
+	for e.tiled = range 2 {
+		e.clusters(base, outputs)
+	}
 }
 
 // enumerator carries the enumeration's state.
 type enumerator struct {
 	s     *Space
 	yield func(Candidate) bool
+	where func(Stage, *Candidate) bool
 	stop  bool
+	// tiled selects the pass: 0 untiled candidates, 1 tiled ones.
+	tiled int
+}
+
+// keep reports whether the branch at stage st goes on.
+func (e *enumerator) keep(st Stage, c *Candidate) bool {
+	return !e.stop && (e.where == nil || e.where(st, c))
 }
 
 func (e *enumerator) emit(c Candidate) {
@@ -561,96 +637,128 @@ func (e *enumerator) emit(c Candidate) {
 	}
 }
 
-func (e *enumerator) run() {
-	s := e.s
-	p := s.P
-	for st := uint8(0); st < 2 && !e.stop; st++ {
-		var base Candidate
-		base.Stationary = st
-		base.Acc = AccInterleaved
-		for a := range MaxAxes {
-			for l := range NumLevels {
-				base.Split[a][l] = 1
+// clusters places the cluster factor: on no axis (one cluster, `1 # 2`,
+// 002 L317) or all clusters on one output axis.
+func (e *enumerator) clusters(c Candidate, outputs []int) {
+	e.slices(c, outputs, 0, 1)
+	for _, a := range outputs {
+		if e.stop {
+			return
+		}
+		if n := e.s.clusters; n > 1 && e.s.P.Axes[a].Size%n == 0 {
+			d := c
+			d.Split[a][Cluster] = int32(n)
+			e.slices(d, outputs, 0, 1)
+		}
+	}
+}
+
+// slices places slice factors on the output axes, i from outputs[i], with
+// used slices so far; most slices first.
+func (e *enumerator) slices(c Candidate, outputs []int, i, used int) {
+	if e.stop {
+		return
+	}
+	if i == len(outputs) {
+		if !e.keep(StageSlices, &c) {
+			return
+		}
+		for st := uint8(0); st < 2 && !e.stop; st++ {
+			d := c
+			d.Stationary = st
+			if e.keep(StageStationary, &d) {
+				e.packets(d)
 			}
-			base.Order[a], base.TileOrder[a] = noAxis, noAxis
 		}
-		for a := range MaxAxes {
-			if a >= len(p.Axes) {
-				base.Split[a] = [NumLevels]int32{}
+		return
+	}
+	a := outputs[i]
+	ds := divisors(e.s.P.Axes[a].Size / c.factor(a, Cluster))
+	for k := len(ds) - 1; k >= 0 && !e.stop; k-- {
+		if d := ds[k]; used*d <= e.s.slices {
+			n := c
+			n.Split[a][Slice] = int32(d)
+			e.slices(n, outputs, i+1, used*d)
+		}
+	}
+}
+
+// packets chooses the packet: its content, mode, factors and the
+// accumulation kind.
+func (e *enumerator) packets(c Candidate) {
+	s, p := e.s, e.s.P
+	var contracted, cols, fw []int
+	for a := range p.Axes {
+		switch s.role(a, c.Stationary) {
+		case roleC:
+			contracted = append(contracted, a)
+		case roleFW:
+			fw = append(fw, a)
+		default:
+			cols = append(cols, a)
+		}
+	}
+	// rest is what an axis has left for the packet.
+	rest := func(a int) int {
+		return p.Axes[a].Size / (c.factor(a, Cluster) * c.factor(a, Slice))
+	}
+	// A contracted packet: Single and Dual when a full 64-byte packet
+	// divides the contracted axes; Half only when none does (it computes the
+	// same at half the MAC width, so it never beats a full packet).
+	modes := []PacketMode{Single, Dual}
+	if len(packetSplits(contracted, rest, s.packetElems(Single))) == 0 {
+		modes = []PacketMode{Half}
+	}
+	for _, m := range modes {
+		for _, ps := range packetSplits(contracted, rest, s.packetElems(m)) {
+			d := c
+			d.Content, d.Mode, d.Acc = PacketContracted, m, AccInterleaved
+			for i, a := range contracted {
+				d.Split[a][Packet] = int32(ps[i])
+			}
+			if e.keep(StagePacket, &d) {
+				e.rowsOf(d, fw, 0, 1)
+			}
+			if e.stop {
+				return
 			}
 		}
-		var contracted, outputs, fw []int
-		for a := range p.Axes {
-			switch s.role(a, st) {
-			case roleC:
-				contracted = append(contracted, a)
-			case roleFW:
-				fw = append(fw, a)
-				outputs = append(outputs, a)
-			default:
-				outputs = append(outputs, a)
-			}
-		}
-		// A contracted packet: Single and Dual when a full 64-byte packet
-		// divides the contracted axes; Half only when none does (it computes
-		// the same at half the MAC width, so it never beats a full packet).
-		modes := []PacketMode{Single, Dual}
-		if len(packetSplits(p, contracted, s.packetElems(Single))) == 0 {
-			modes = []PacketMode{Half}
-		}
-		for _, m := range modes {
-			for _, ps := range packetSplits(p, contracted, s.packetElems(m)) {
-				c := base
-				c.Mode = m
-				for i, a := range contracted {
-					c.Split[a][Packet] = int32(ps[i])
+	}
+	// A packet of columns: the streamed operand's output axes in a full
+	// 64-byte packet, accumulated Interleaved or Sequential.
+	for _, m := range []PacketMode{Single, Dual} {
+		for _, ps := range packetSplits(cols, rest, s.packetElems(m)) {
+			for acc := AccInterleaved; acc < NumAccumulations; acc++ {
+				d := c
+				d.Content, d.Mode, d.Acc = PacketColumns, m, acc
+				for i, a := range cols {
+					d.Split[a][Packet] = int32(ps[i])
 				}
-				e.clusters(c, outputs, fw)
+				if e.keep(StagePacket, &d) {
+					e.rowsOf(d, fw, 0, 1)
+				}
 				if e.stop {
 					return
-				}
-			}
-		}
-		// A packet of columns: the streamed operand's output axes, in a full
-		// 64-byte packet, accumulated Interleaved or Sequential.
-		var cols []int
-		for _, a := range outputs {
-			if s.role(a, st) != roleFW {
-				cols = append(cols, a)
-			}
-		}
-		for _, m := range []PacketMode{Single, Dual} {
-			for _, ps := range packetSplits(p, cols, s.packetElems(m)) {
-				for acc := AccInterleaved; acc < NumAccumulations; acc++ {
-					c := base
-					c.Content, c.Mode, c.Acc = PacketColumns, m, acc
-					for i, a := range cols {
-						c.Split[a][Packet] = int32(ps[i])
-					}
-					e.clusters(c, outputs, fw)
-					if e.stop {
-						return
-					}
 				}
 			}
 		}
 	}
 }
 
-// packetSplits returns the ways to take n packet elements from the
-// contracted axes (each factor divides its axis), in increasing
+// packetSplits returns the ways to take n packet elements from the axes
+// (each factor divides what the axis has left), in increasing
 // lexicographic order.
-func packetSplits(p *Problem, contracted []int, n int) [][]int {
+func packetSplits(axes []int, rest func(int) int, n int) [][]int {
 	var out [][]int
 	var rec func(i, left int, cur []int)
 	rec = func(i, left int, cur []int) {
-		if i == len(contracted) {
+		if i == len(axes) {
 			if left == 1 {
 				out = append(out, append([]int(nil), cur...))
 			}
 			return
 		}
-		for _, d := range divisors(p.Axes[contracted[i]].Size) {
+		for _, d := range divisors(rest(axes[i])) {
 			if left%d == 0 {
 				rec(i+1, left/d, append(cur, d))
 			}
@@ -660,70 +768,28 @@ func packetSplits(p *Problem, contracted []int, n int) [][]int {
 	return out
 }
 
-// clusters places the cluster factor: on no axis (one cluster, `1 # 2`,
-// 002 L317) or all clusters on one output axis.
-func (e *enumerator) clusters(c Candidate, outputs, fw []int) {
-	e.slices(c, outputs, fw, 0, 1)
-	for _, a := range outputs {
-		if e.stop {
-			return
-		}
-		if n := e.s.clusters; n > 1 && e.s.P.Axes[a].Size%(n*c.factor(a, Packet)) == 0 {
-			d := c
-			d.Split[a][Cluster] = int32(n)
-			e.slices(d, outputs, fw, 0, 1)
-		}
-	}
-}
-
-// slices places slice factors on the output axes, i from outputs[i], with
-// used slices so far.
-func (e *enumerator) slices(c Candidate, outputs, fw []int, i, used int) {
-	if e.stop {
-		return
-	}
-	if i == len(outputs) {
-		e.rowsOf(c, fw, 0, 1)
-		return
-	}
-	a := outputs[i]
-	rest := e.s.P.Axes[a].Size / (c.factor(a, Cluster) * c.factor(a, Packet))
-	ds := divisors(rest)
-	for k := len(ds) - 1; k >= 0; k-- { // most slices first
-		d := ds[k]
-		if used*d > e.s.slices {
-			continue
-		}
-		n := c
-		n.Split[a][Slice] = int32(d)
-		e.slices(n, outputs, fw, i+1, used*d)
-	}
-}
-
-// rowsOf places row factors on the stationary operand's free axes.
+// rowsOf places row factors on the stationary operand's free axes, most
+// rows first.
 func (e *enumerator) rowsOf(c Candidate, fw []int, i, used int) {
 	if e.stop {
 		return
 	}
 	if i == len(fw) {
-		if !contains(e.s.rows, used) {
-			return
+		if contains(e.s.rows, used) {
+			e.times(c)
 		}
-		e.times(c)
 		return
 	}
 	a := fw[i]
 	rest := e.s.P.Axes[a].Size / (c.factor(a, Cluster) * c.factor(a, Slice))
 	maxRows := e.s.rows[len(e.s.rows)-1]
 	ds := divisors(rest)
-	for k := len(ds) - 1; k >= 0; k-- { // most rows first
-		d := ds[k]
-		if used*d > maxRows {
-			continue
+	for k := len(ds) - 1; k >= 0 && !e.stop; k-- {
+		if d := ds[k]; used*d <= maxRows {
+			n := c
+			n.Split[a][Row] = int32(d)
+			e.rowsOf(n, fw, i+1, used*d)
 		}
-		n := c
-		n.Split[a][Row] = int32(d)
-		e.rowsOf(n, fw, i+1, used*d)
 	}
 }
 
@@ -739,11 +805,16 @@ func (e *enumerator) times(c Candidate) {
 		}
 		c.Split[a][Time] = int32(ax.Size / f)
 	}
-	e.tilings(c)
+	if e.keep(StageRows, &c) {
+		e.tilings(c)
+	}
 }
 
 // orders enumerates the computation Time orders and broadcast places.
 func (e *enumerator) orders(c Candidate) {
+	if !e.keep(StageTiles, &c) {
+		return
+	}
 	s := e.s
 	var timed, inner []int // timed: the streamed side's axes; inner: FW axes
 	for a := range s.P.Axes {
@@ -819,6 +890,9 @@ func permute(xs []int, f func([]int) bool) {
 // layouts enumerates the DM layouts of the three tensors where the two
 // orders differ, then the tilings.
 func (e *enumerator) layouts(c Candidate) {
+	if !e.keep(StageOrder, &c) {
+		return
+	}
 	var choices [NumTensors][]Layout
 	for t := range NumTensors {
 		choices[t] = []Layout{LayoutHBM}

@@ -112,7 +112,12 @@ func (s *Space) fits(c *Candidate, nbuf int) bool {
 func (e *enumerator) tilings(c Candidate) {
 	s := e.s
 	if s.fits(&c, 1) {
-		e.orders(c)
+		if e.tiled == 0 {
+			e.orders(c)
+		}
+		return
+	}
+	if e.tiled == 0 {
 		return
 	}
 	var axes []int

@@ -66,6 +66,10 @@ type Mapping struct {
 	TimeOrder []string `json:"time_order"`
 	// TileOrder lists the tiled axes, outermost loop first.
 	TileOrder []string `json:"tile_order,omitempty"`
+	// Content is what the 64-byte computation packet holds: "contracted"
+	// axes reduced by the tree, or "columns" of the streamed operand's
+	// output axes.
+	Content string `json:"content"`
 	// Packet is how the 64-byte computation packet is formed: "single"
 	// (two 32-byte flits), "dual" (one 64-byte dual-channel flit) or "half"
 	// (one 32-byte flit, zero-padded).
@@ -145,6 +149,12 @@ type Search struct {
 	Candidates      int `json:"candidates"`
 	Legal           int `json:"legal"`
 	CostEvaluations int `json:"cost_evaluations"`
+	// Pruned counts legal candidates ruled out by a lower bound of their
+	// price before being priced exactly.
+	Pruned int `json:"pruned"`
+	// MaxTiles is the bound on a candidate's tiles the mapspace was
+	// enumerated with.
+	MaxTiles int `json:"max_tiles"`
 	// Illegal counts the rejected candidates by the rule they broke, sorted
 	// by count (descending) then rule.
 	Illegal []RuleCount `json:"illegal"`
@@ -181,8 +191,13 @@ func (p *Plan) Marshal() ([]byte, error) {
 func Unmarshal(data []byte) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
+	type fields Plan
 	var p Plan
-	if err := dec.Decode(&p); err != nil {
+	w := struct {
+		*fields
+		Program json.RawMessage `json:"program"`
+	}{fields: (*fields)(&p)}
+	if err := dec.Decode(&w); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	if dec.More() {
@@ -191,8 +206,12 @@ func Unmarshal(data []byte) (*Plan, error) {
 	if p.Version != Version {
 		return nil, fmt.Errorf("plan: version %d, want %d", p.Version, Version)
 	}
-	if p.Program == nil {
+	if len(w.Program) == 0 || string(w.Program) == "null" {
 		return nil, fmt.Errorf("plan: program: missing")
+	}
+	p.Program = &kernel.Program{}
+	if err := p.Program.UnmarshalJSON(w.Program); err != nil {
+		return nil, fmt.Errorf("plan: program: %w", err)
 	}
 	return &p, nil
 }

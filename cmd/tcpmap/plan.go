@@ -1,0 +1,329 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+	"tcpmap/model/plan"
+	"tcpmap/model/workload"
+	"tcpmap/search"
+)
+
+func init() { subcommands = append(subcommands, newPlanCmd) }
+
+// planAlternative is one of the best candidates in `plan --top N`.
+type planAlternative struct {
+	Rank    int          `json:"rank"`
+	Cycles  float64      `json:"cycles"`
+	Mapping plan.Mapping `json:"mapping"`
+	Summary string       `json:"summary"`
+}
+
+// planOutput is `plan --json`: the plan, the best candidates and the
+// search's wall time (which the plan file leaves out to stay
+// deterministic).
+type planOutput struct {
+	Plan         *plan.Plan        `json:"plan"`
+	Alternatives []planAlternative `json:"alternatives,omitempty"`
+	WallSeconds  float64           `json:"wall_seconds"`
+	LowerHits    int               `json:"lower_memo_hits"`
+	LowerMisses  int               `json:"lower_memo_misses"`
+	Bounded      int               `json:"bound_evaluations"`
+}
+
+func newPlanCmd(g *globals) *cobra.Command {
+	var (
+		op       string
+		top      int
+		timeout  time.Duration
+		out      string
+		maxTiles int
+		noPrune  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "plan WORKLOAD.yaml",
+		Short: "Plan a contraction: search its mapspace for the cheapest legal kernel",
+		Long: `plan searches the mapspace of the workload's einsum (or, for a graph, of the
+einsum op named by --op) exhaustively: every candidate mapping is built into a
+kernel program, lowered by the engines (a violated rule makes it illegal and
+is counted under its rule) and priced by the cost model; the cheapest wins,
+ties going to the candidate enumerated first. It prints the winner as the
+manual writes kernels (each tensor's Chip, Cluster, Slice, Row and Element
+mappings, each chain's Time and Packet), the operand in the TRF, the tiles,
+the predicted cycles, time, MAC utilization and bottleneck, the search
+statistics, and "optimal: exhaustive" when every candidate was evaluated.
+
+--top N lists the N best candidates. --timeout stops the search early with
+the best candidate found so far (then no optimality is claimed). --out writes
+the plan with its lowered kernel program as JSON, which cost, verify and emit
+read. Searches longer than a second report progress on stderr.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if top < 1 {
+				return usageError{fmt.Errorf("--top must be at least 1, got %d", top)}
+			}
+			if timeout < 0 || maxTiles < 0 {
+				return usageError{fmt.Errorf("--timeout and --max-tiles must not be negative")}
+			}
+			spec, err := loadSpec(g)
+			if err != nil {
+				return err
+			}
+			w, err := workload.Load(args[0])
+			if err != nil {
+				return err
+			}
+			p, err := search.NewProblem(w, op)
+			if err != nil {
+				return err
+			}
+			s, err := search.NewSpace(p, spec)
+			if err != nil {
+				return err
+			}
+			stderr := c.ErrOrStderr()
+			res, err := search.Exhaustive(s, search.Options{
+				Top: top, Timeout: timeout, MaxTiles: maxTiles, NoPrune: noPrune,
+				Progress: func(st search.Stats) {
+					fmt.Fprintf(stderr, "plan: %d candidates, %d legal, %d priced, %.1fs\n",
+						st.Candidates, st.Legal, st.CostEvaluations, st.Wall.Seconds())
+				},
+			})
+			if err != nil {
+				return err
+			}
+			if res.Best == nil {
+				writeSearchStats(c.OutOrStdout(), res)
+				return fmt.Errorf("%s: no legal mapping among %d candidates", args[0], res.Stats.Candidates)
+			}
+			pl, err := res.Plan()
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := pl.Write(out); err != nil {
+					return err
+				}
+			}
+			var alts []planAlternative
+			for i, x := range res.Top {
+				alts = append(alts, planAlternative{Rank: i + 1, Cycles: x.Report.Cycles,
+					Mapping: s.Mapping(&x.Candidate), Summary: x.Candidate.String(p)})
+			}
+			if g.json {
+				o := planOutput{Plan: pl, WallSeconds: res.Stats.Wall.Seconds(),
+					LowerHits: res.Stats.LowerHits, LowerMisses: res.Stats.LowerMisses, Bounded: res.Stats.BoundEvaluations}
+				if top > 1 {
+					o.Alternatives = alts
+				}
+				return writeJSON(c.OutOrStdout(), o)
+			}
+			wr := c.OutOrStdout()
+			writePlan(wr, pl)
+			if top > 1 {
+				fmt.Fprintf(wr, "\ntop %d:\n", len(alts))
+				for _, a := range alts {
+					fmt.Fprintf(wr, "  %2d. %12.0f cycles  %s\n", a.Rank, a.Cycles, a.Summary)
+				}
+			}
+			fmt.Fprintln(wr)
+			writeSearchStats(wr, res)
+			if out != "" {
+				fmt.Fprintf(wr, "wrote %s\n", out)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&op, "op", "", "the einsum op of a graph workload to plan")
+	cmd.Flags().IntVar(&top, "top", 1, "list the `N` best candidates")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop after `D` (e.g. 30s) with the best candidate so far")
+	cmd.Flags().StringVar(&out, "out", "", "write the plan and its kernel program to `PLAN.json`")
+	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, fmt.Sprintf("bound the tiles of a tiled candidate (default %d)", search.DefaultMaxTiles))
+	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
+	return cmd
+}
+
+// writePlan prints a plan: the mapping, the kernel as the manual writes
+// it, the cost.
+func writePlan(w io.Writer, pl *plan.Plan) {
+	wl := pl.Workload
+	name := wl.Name
+	if wl.Op != "" {
+		name += " op " + wl.Op
+	}
+	fmt.Fprintf(w, "plan %s: %s  (%s)\n", name, wl.Einsum, wl.Axes)
+	m := pl.Mapping
+	fmt.Fprintf(w, "mapping: %s in the TRF, %s streams; packet of %s axes (%s flits); accumulate %s; broadcast in %s\n",
+		m.Stationary, m.Streaming, m.Content, m.Packet, m.Accumulate, m.Broadcast)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  axis\tsize\tclass\ttile\tchip\tcluster\tslice\ttime\trow\tpacket\t")
+	for _, a := range m.Axes {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", a.Name, a.Size, a.Class, a.Tile, a.Chip, a.Cluster, a.Slice, a.Time, a.Row, a.Packet)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "  time order: %s\n", orNone(m.TimeOrder))
+	if len(m.TileOrder) > 0 {
+		buf := "single-buffered"
+		if m.DoubleBuffer {
+			buf = "double-buffered"
+		}
+		fmt.Fprintf(w, "  tiles: %s (outermost first), %s\n", strings.Join(m.TileOrder, ", "), buf)
+	}
+	var lay []string
+	for _, l := range m.Layouts {
+		lay = append(lay, l.Tensor+" "+l.Order)
+	}
+	fmt.Fprintf(w, "  DM layouts: %s\n", strings.Join(lay, ", "))
+	writeKernel(w, pl.Program)
+	c := pl.Cost
+	fmt.Fprintf(w, "cost: %.0f cycles = %s; MAC utilization %.2f%%, HBM %.1f%%; bottleneck %s (%.0f%% of the critical path); %s-bound; %d findings\n",
+		c.Cycles, seconds(c.Seconds), 100*c.MACUtilization, 100*c.HBMUtilization, c.Bottleneck, 100*c.BottleneckShare, c.Bound, c.Findings)
+}
+
+// maxOpsShown bounds the ops printed for a tiled kernel.
+const maxOpsShown = 12
+
+// writeKernel prints the program's tensors as Virtual ISA types and its
+// ops as the manual's chains.
+func writeKernel(w io.Writer, p *kernel.Program) {
+	fmt.Fprintf(w, "kernel %s: axes![%s], #[device(chip = %d)]\n", p.Name, p.Axes, p.Chips)
+	for _, t := range p.Tensors {
+		fmt.Fprintf(w, "  %-10s %s\n", t.Name, tensorType(t))
+	}
+	for i, op := range p.Ops {
+		if i == maxOpsShown {
+			fmt.Fprintf(w, "  ... %d more ops (one group per tile)\n", len(p.Ops)-i)
+			break
+		}
+		fmt.Fprintf(w, "  [%d] %s\n", i, opText(p, op))
+	}
+}
+
+func mtext(e *mapping.Expr) string {
+	if e == nil {
+		return "_"
+	}
+	return e.Text()
+}
+
+// tensorType writes a tensor's Virtual ISA type (002 L133-141, L1029-1200).
+func tensorType(t *kernel.Tensor) string {
+	d := t.DType.String()
+	switch t.Mem {
+	case kernel.HBM:
+		return fmt.Sprintf("HbmTensor<%s, %s, %s> @ %#x", d, mtext(t.Chip), mtext(t.Element), t.Addr)
+	case kernel.DM:
+		return fmt.Sprintf("DmTensor<%s, %s, %s, %s, %s> @ %#x", d, mtext(t.Chip), mtext(t.Cluster), mtext(t.Slice), mtext(t.Element), t.Addr)
+	case kernel.TRF:
+		return fmt.Sprintf("TrfTensor<%s, %s, %s, %s, %s, %s> TrfAddress::%s", d, mtext(t.Chip), mtext(t.Cluster), mtext(t.Slice), mtext(t.Row), mtext(t.Element), t.TrfAddress)
+	case kernel.VRF:
+		return fmt.Sprintf("VrfTensor<%s, %s, %s, %s, %s> @ %#x", d, mtext(t.Chip), mtext(t.Cluster), mtext(t.Slice), mtext(t.Element), t.Addr)
+	}
+	return string(t.Mem)
+}
+
+// opText writes an op as the manual's method chain.
+func opText(p *kernel.Program, op *kernel.Op) string {
+	switch op.Kind {
+	case kernel.OpToDM:
+		d, _ := p.Tensor(op.Dst)
+		return fmt.Sprintf("dma   %s.to_dm(&mut ctx.tdma, %#x) -> %s", op.Src, d.Addr, op.Dst)
+	case kernel.OpToHBM:
+		d, _ := p.Tensor(op.Dst)
+		return fmt.Sprintf("dma   %s.to_hbm(&mut ctx.tdma, %#x) -> %s", op.Src, d.Addr, op.Dst)
+	case kernel.OpDMToDM:
+		return fmt.Sprintf("dma   %s -> %s", op.Src, op.Dst)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-5s ", op.Context)
+	for i, st := range op.Stages {
+		if i > 0 {
+			b.WriteString(".")
+		}
+		switch st.Kind {
+		case kernel.StBegin:
+			fmt.Fprintf(&b, "begin(%s.view())", st.Tensor)
+		case kernel.StFetch:
+			fmt.Fprintf(&b, "fetch::<%s, %s, %s>()", st.DType, mtext(st.Time), mtext(st.Packet))
+		case kernel.StCollect, kernel.StTranspose:
+			fmt.Fprintf(&b, "%s::<%s, %s>()", st.Kind, mtext(st.Time), mtext(st.Packet))
+		case kernel.StToTRF:
+			t, _ := p.Tensor(st.Tensor)
+			fmt.Fprintf(&b, "to_trf(TrfAddress::%s) -> %s", t.TrfAddress, st.Tensor)
+		case kernel.StAlign:
+			fmt.Fprintf(&b, "align::<%s, %s, _, _>(&%s)", mtext(st.Time), mtext(st.Packet), st.Tensor)
+		case kernel.StContract:
+			fmt.Fprintf(&b, "contract::<%s>()", mtext(st.Packet))
+		case kernel.StAccumulate:
+			fmt.Fprintf(&b, "accumulate::<%s, %s>(AccumulationKind::%s)", mtext(st.Time), mtext(st.Packet), st.Param)
+		case kernel.StCast:
+			fmt.Fprintf(&b, "cast::<%s, %s>()", st.DType, mtext(st.Packet))
+		case kernel.StCommit:
+			t, _ := p.Tensor(st.Tensor)
+			fmt.Fprintf(&b, "commit::<%s>(%#x) -> %s", mtext(t.Element), t.Addr, st.Tensor)
+		default:
+			fmt.Fprintf(&b, "%s(...)", st.Kind)
+		}
+	}
+	return b.String()
+}
+
+// writeSearchStats prints the search statistics and the optimality claim.
+func writeSearchStats(w io.Writer, res *search.Result) {
+	st := res.Stats
+	fmt.Fprintf(w, "search: exhaustive (tiles ≤ %d), %d candidates, %d legal, %d priced exactly, %d pruned by a lower bound, %.2fs\n",
+		res.Space.MaxTiles(), st.Candidates, st.Legal, st.CostEvaluations, st.Pruned, st.Wall.Seconds())
+	rules := st.Rules()
+	if len(rules) > 0 {
+		fmt.Fprintln(w, "illegal by rule:")
+		for _, r := range rules {
+			cite := ""
+			if r.Cite != "" {
+				cite = " (" + r.Cite + ")"
+			}
+			fmt.Fprintf(w, "  %-12s %8d%s  e.g. %s\n", r.Rule, r.Count, cite, firstLine(r.Example, 160))
+		}
+	}
+	switch {
+	case st.Complete:
+		fmt.Fprintln(w, "optimal: exhaustive")
+	default:
+		fmt.Fprintf(w, "optimal: no (stopped after %.1fs; the best of %d candidates)\n", st.Wall.Seconds(), st.Candidates)
+	}
+}
+
+func firstLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "(none)"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// seconds prints a duration in seconds with a readable unit.
+func seconds(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.3f s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.3f ms", s*1e3)
+	default:
+		return fmt.Sprintf("%.2f µs", s*1e6)
+	}
+}

@@ -1,0 +1,81 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/model/kernel"
+)
+
+// hello reads the golden Hello dot product kernel (workloads/kernels).
+func hello(t *testing.T) *kernel.Program {
+	t.Helper()
+	data, err := os.ReadFile("../../workloads/kernels/hello-dot.json")
+	require.NoError(t, err)
+	var p kernel.Program
+	require.NoError(t, p.UnmarshalJSON(data))
+	return &p
+}
+
+func sample(t *testing.T) *Plan {
+	return &Plan{Version: Version,
+		Workload: Workload{File: "workloads/dot.yaml", Name: "dot", Einsum: "A, A -> 1", Axes: "A=2048"},
+		Mapping: Mapping{Stationary: "rhs", Streaming: "lhs", Content: "contracted", Packet: "single", Broadcast: "fetch",
+			Accumulate: "Interleaved", Axes: []AxisMapping{{Name: "A", Size: 2048, Class: "contracted", Tile: 1, Chip: 1, Cluster: 1, Slice: 1, Time: 64, Row: 1, Packet: 32}},
+			TimeOrder: []string{"A"}, Layouts: []TensorLayout{{Tensor: "lhs", Order: "hbm"}}},
+		Cost:    Cost{Model: "tcpmap/cost", Cycles: 1962, Seconds: 1.962e-6, Bottleneck: "dma/dma", Bound: "memory"},
+		Search:  Search{Planner: "exhaustive", Optimal: "exhaustive", Candidates: 4, Legal: 4, CostEvaluations: 4, Illegal: []RuleCount{{Rule: "DMA-R1", Cite: "002 L2425-2427", Count: 2}}},
+		Program: hello(t),
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	p := sample(t)
+	data, err := p.Marshal()
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(string(data), "}\n"))
+	q, err := Unmarshal(data)
+	require.NoError(t, err)
+	again, err := q.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(again))
+
+	file := filepath.Join(t.TempDir(), "p.json")
+	require.NoError(t, p.Write(file))
+	r, err := Read(file)
+	require.NoError(t, err)
+	assert.Equal(t, p.Mapping, r.Mapping)
+	assert.Equal(t, "hello-dot", r.Program.Name)
+}
+
+func TestUnmarshalErrors(t *testing.T) {
+	p := sample(t)
+	data, err := p.Marshal()
+	require.NoError(t, err)
+	src := string(data)
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"unknown field", `"version": 1,`, `"version": 1, "extra": 2,`, "unknown field"},
+		{"version", `"version": 1,`, `"version": 7,`, "version 7"},
+		{"bad program", `"name": "hello-dot"`, `"name": "hello-dot", "chips": 0, "x": 1`, "program"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Contains(t, src, tc.from)
+			_, err := Unmarshal([]byte(strings.Replace(src, tc.from, tc.to, 1)))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err = Unmarshal([]byte(`{"version": 1}`))
+	assert.ErrorContains(t, err, "program: missing")
+	_, err = Unmarshal([]byte(src + src))
+	assert.ErrorContains(t, err, "trailing data")
+	_, err = Read(filepath.Join(t.TempDir(), "missing.json"))
+	assert.Error(t, err)
+	_, err = (&Plan{}).Marshal()
+	assert.ErrorContains(t, err, "no kernel program")
+}

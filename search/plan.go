@@ -1,0 +1,95 @@
+package search
+
+import (
+	"fmt"
+
+	"tcpmap/cost"
+	"tcpmap/model/plan"
+)
+
+// Mapping spells a candidate out in the plan's words.
+func (s *Space) Mapping(c *Candidate) plan.Mapping {
+	p := s.P
+	w, x := int(c.Stationary), 1-int(c.Stationary)
+	m := plan.Mapping{
+		Stationary:   p.In[w].Name,
+		Streaming:    p.In[x].Name,
+		Packet:       c.Mode.String(),
+		Content:      c.Content.String(),
+		Broadcast:    c.Bcast.String(),
+		Accumulate:   string(c.Acc.Kind()),
+		DoubleBuffer: c.DoubleBuffer,
+	}
+	for a, ax := range p.Axes {
+		class := "contracted"
+		switch s.role(a, c.Stationary) {
+		case roleB:
+			class = "batch"
+		case roleFX:
+			class = "free"
+		case roleFW:
+			class = "stationary-free"
+		}
+		m.Axes = append(m.Axes, plan.AxisMapping{Name: ax.Name, Size: ax.Size, Class: class,
+			Tile: c.factor(a, Tile), Chip: c.factor(a, Chip), Cluster: c.factor(a, Cluster), Slice: c.factor(a, Slice),
+			Time: c.factor(a, Time), Row: c.factor(a, Row), Packet: c.factor(a, Packet)})
+	}
+	for _, a := range c.TimeOrder() {
+		m.TimeOrder = append(m.TimeOrder, p.Axes[a].Name)
+	}
+	for _, a := range c.Tiles() {
+		m.TileOrder = append(m.TileOrder, p.Axes[a].Name)
+	}
+	for t, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
+		m.Layouts = append(m.Layouts, plan.TensorLayout{Tensor: o.Name, Order: c.Layout[t].String()})
+	}
+	return m
+}
+
+// Cost summarizes a cost report for a plan.
+func Cost(r *cost.Report) plan.Cost {
+	return plan.Cost{
+		Model:           "tcpmap/cost",
+		Cycles:          r.Cycles,
+		Seconds:         r.Seconds,
+		MACUtilization:  r.Utilization.MAC,
+		HBMUtilization:  r.Roofline.HBM,
+		Bottleneck:      r.Bottleneck.String(),
+		BottleneckShare: r.Bottleneck.Share,
+		Bound:           r.Roofline.Bound,
+		HBMBytes:        r.Roofline.HBMBytes,
+		Findings:        len(r.Findings),
+	}
+}
+
+// Plan assembles the plan of the result's winner. It fails when no
+// candidate was legal.
+func (r *Result) Plan() (*plan.Plan, error) {
+	return r.PlanOf(r.Best)
+}
+
+// PlanOf assembles the plan of one evaluated candidate of the result.
+func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
+	s := r.Space
+	if x == nil {
+		return nil, fmt.Errorf("%s: no legal mapping among %d candidates", s.P.File, r.Stats.Candidates)
+	}
+	optimal := ""
+	if r.Stats.Complete && !r.Stats.Restricted {
+		optimal = "exhaustive"
+	}
+	pl := &plan.Plan{
+		Version: plan.Version,
+		Workload: plan.Workload{File: s.P.File, Name: s.P.Workload, Op: s.P.Op, Einsum: s.P.Einsum(),
+			Axes: s.P.Decl.String()},
+		Mapping: s.Mapping(&x.Candidate),
+		Cost:    Cost(x.Report),
+		Search: plan.Search{Planner: "exhaustive", Optimal: optimal, Candidates: r.Stats.Candidates,
+			Legal: r.Stats.Legal, CostEvaluations: r.Stats.CostEvaluations, Pruned: r.Stats.Pruned, MaxTiles: s.maxTiles},
+		Program: x.Program,
+	}
+	for _, rs := range r.Stats.Rules() {
+		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: rs.Rule, Cite: rs.Cite, Count: rs.Count})
+	}
+	return pl, nil
+}
