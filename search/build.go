@@ -271,7 +271,7 @@ func (b *build) digits(axes []int) []*mapping.Expr {
 // Packet of tensor i: the innermost axis joins the packet when the packet
 // continues it (its packet digit is the packet's outermost; the Hello
 // kernels fetch `m![K]` whole, 002 L345, L515), or when the tensor's packet
-// is empty.
+// is empty, as long as the joined packet is whole flits.
 func (b *build) absorb(i int, axes []int, packet *mapping.Expr) (time, pk *mapping.Expr) {
 	n := len(axes)
 	if n > 0 {
@@ -283,7 +283,8 @@ func (b *build) absorb(i int, axes []int, packet *mapping.Expr) (time, pk *mappi
 				break
 			}
 		}
-		if join {
+		// The joined packet must still split into whole flits.
+		if join && (b.c.factor(last, Time)*packet.Size())%b.flitElems() == 0 {
 			return pair(b.digits(axes[:n-1])...), pair(b.timeDigit(last), packet)
 		}
 	}

@@ -207,12 +207,13 @@ func (e *evaluator) evaluate(idx int, c *Candidate, cutoff *Evaluated) *Evaluate
 // Exhaustive enumerates the whole space and returns the best candidates.
 func Exhaustive(s *Space, opts Options) (*Result, error) {
 	start := time.Now()
+	if opts.MaxTiles > 0 {
+		t := *s // the caller's space keeps its own bound
+		t.maxTiles = opts.MaxTiles
+		s = &t
+	}
 	res := &Result{Space: s, Stats: Stats{Illegal: map[string]*RuleStat{}}}
 	ev, err := newEvaluator(s, &res.Stats)
-	s.maxTiles = opts.MaxTiles
-	if s.maxTiles <= 0 {
-		s.maxTiles = DefaultMaxTiles
-	}
 	if err != nil {
 		return nil, err
 	}
