@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"tcpmap/emit"
+	"tcpmap/model/plan"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -32,8 +33,21 @@ type programLoader struct {
 // A plan (`.plan.json`, from the planner) or a Rust kernel (`.rs`, through
 // emit.ReadFile) is one more line here, before the plain JSON kernel.
 var programLoaders = []programLoader{
+	{".plan.json", readPlan},
 	{".rs", readKernelRust},
 	{".json", readKernelJSON},
+}
+
+// readPlan reads a plan (`tcpmap plan --out`) and returns its kernel program.
+func readPlan(_ *engines.Spec, path string) (*kernel.Program, error) {
+	pl, err := plan.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if pl.Program == nil {
+		return nil, fmt.Errorf("%s: the plan has no kernel program", path)
+	}
+	return pl.Program, nil
 }
 
 // readKernelRust reads a Rust Virtual ISA kernel in the subset tcpmap emits

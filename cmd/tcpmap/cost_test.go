@@ -121,3 +121,25 @@ func TestCostRustKernel(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.JSONEq(t, fromJSON, fromRust)
 }
+
+// TestCostPlan: a stored plan prices as the cost it records (the planner
+// priced the same lowered program with the same model).
+func TestCostPlan(t *testing.T) {
+	const path = "../../results/plans/gemv.plan.json"
+	code, out, errOut := runCLI(t, "cost", "--json", path)
+	require.Equal(t, exitOK, code, errOut)
+	var got struct {
+		Cycles float64 `json:"cycles"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var stored struct {
+		Cost struct {
+			Cycles float64 `json:"cycles"`
+		} `json:"cost"`
+	}
+	require.NoError(t, json.Unmarshal(data, &stored))
+	require.NotZero(t, stored.Cost.Cycles)
+	assert.Equal(t, stored.Cost.Cycles, got.Cycles)
+}

@@ -26,12 +26,13 @@ type regressResult struct {
 
 // baselineComment heads the baseline file.
 const baselineComment = "Cost-model regression baseline: predicted cycles and bottleneck of every golden kernel " +
-	"(workloads/kernels/*.json) and, once the planner exists, every workload plan. `tcpmap regress` " +
+	"(workloads/kernels/*.json) and every stored workload plan (results/plans/*.plan.json). `tcpmap regress` " +
 	"(run by `make test`) fails when an entry drifts by more than the tolerance or changes bottleneck; " +
 	"regenerate deliberately with `go run ./cmd/tcpmap regress --update`."
 
-// currentBaseline prices every golden kernel under dir.
-func currentBaseline(spec *engines.Spec, dir string) (*cost.Baseline, error) {
+// currentBaseline prices every golden kernel under dir and every stored
+// workload plan under plansDir.
+func currentBaseline(spec *engines.Spec, dir, plansDir string) (*cost.Baseline, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
@@ -45,13 +46,26 @@ func currentBaseline(spec *engines.Spec, dir string) (*cost.Baseline, error) {
 		}
 		b.Kernels = append(b.Kernels, cost.Entry(filepath.ToSlash(f), r))
 	}
-	// Workload plans: once the planner exists, price every workloads/*.yaml
-	// plan here and append it to b.Plans.
+	// Workload plans: the planner's plans of workloads/*.yaml, stored by
+	// `tcpmap plan W --out results/plans/NAME.plan.json`; their kernel
+	// programs are re-priced (re-planning is the planner's own test).
+	plans, err := filepath.Glob(filepath.Join(plansDir, "*.plan.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(plans)
+	for _, f := range plans {
+		r, err := priceFile(spec, f)
+		if err != nil {
+			return nil, err
+		}
+		b.Plans = append(b.Plans, cost.Entry(filepath.ToSlash(f), r))
+	}
 	return b, nil
 }
 
 func newRegressCmd(g *globals) *cobra.Command {
-	var baseline, kernels string
+	var baseline, kernels, plans string
 	var update bool
 	cmd := &cobra.Command{
 		Use:   "regress",
@@ -68,7 +82,7 @@ deliberate change of the model. Run it from the repository root.`,
 			if err != nil {
 				return err
 			}
-			cur, err := currentBaseline(spec, kernels)
+			cur, err := currentBaseline(spec, kernels, plans)
 			if err != nil {
 				return err
 			}
@@ -129,6 +143,7 @@ deliberate change of the model. Run it from the repository root.`,
 	}
 	cmd.Flags().StringVar(&baseline, "baseline", "results/cost-baseline.json", "baseline `FILE`")
 	cmd.Flags().StringVar(&kernels, "kernels", "workloads/kernels", "`DIR` of golden kernel programs (*.json)")
+	cmd.Flags().StringVar(&plans, "plans", "results/plans", "`DIR` of stored workload plans (*.plan.json)")
 	cmd.Flags().BoolVar(&update, "update", false, "rewrite the baseline with the current predictions")
 	return cmd
 }
