@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"tcpmap/emit"
+	"tcpmap/model/kernel"
+	"tcpmap/model/plan"
 )
 
 func init() {
@@ -28,7 +30,7 @@ type emittedFile struct {
 func newEmitCmd(g *globals) *cobra.Command {
 	var lang, out string
 	cmd := &cobra.Command{
-		Use:   "emit KERNEL.json|KERNEL.rs",
+		Use:   "emit KERNEL.json|KERNEL.rs|PLAN.plan.json",
 		Short: "Write a kernel program as a Rust Virtual ISA kernel or as JSON",
 		Long: `emit reads a kernel program (its JSON form, or a Rust kernel that tcpmap
 emitted or that follows the manual's Hello kernels) and writes it to
@@ -41,14 +43,25 @@ program's reference, and the #[device(chip = N)] kernel with every type
 parameter spelled out. A program whose live tensors overlap in memory, or that
 the Virtual ISA cannot spell, is refused with the reason.
 
-When the planner exists, emit will also accept a PLAN.json.`,
+A plan (NAME.plan.json, from tcpmap plan --out) emits its kernel program: as Rust
+with the plan's predicted cost in the header, or with --lang json as the plan
+itself (DIR/<name>.plan.json: workload, mapping, lowered program, cost).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if lang != "rust" && lang != "json" {
 				return usageError{fmt.Errorf("--lang %q: want rust or json", lang)}
 			}
-			p, err := emit.ReadFile(args[0])
-			if err != nil {
+			var pl *plan.Plan
+			var p *kernel.Program
+			var err error
+			if strings.HasSuffix(args[0], ".plan.json") {
+				if pl, err = plan.Read(args[0]); err != nil {
+					return err
+				}
+				if p = pl.Program; p == nil {
+					return fmt.Errorf("%s: the plan has no kernel program", args[0])
+				}
+			} else if p, err = emit.ReadFile(args[0]); err != nil {
 				return err
 			}
 			if p.Name == "" || strings.ContainsAny(p.Name, `/\`) || p.Name == "." || p.Name == ".." {
@@ -56,9 +69,17 @@ When the planner exists, emit will also accept a PLAN.json.`,
 			}
 			var data []byte
 			ext := ".rs"
-			if lang == "rust" {
-				data, err = emit.Rust(p, emit.RustOptions{Version: Version})
-			} else {
+			switch {
+			case lang == "rust":
+				opts := emit.RustOptions{Version: Version}
+				if pl != nil {
+					opts.Cost = fmt.Sprintf("%.0f cycles (%s model), bottleneck %s", pl.Cost.Cycles, pl.Cost.Model, pl.Cost.Bottleneck)
+				}
+				data, err = emit.Rust(p, opts)
+			case pl != nil:
+				ext = ".plan.json"
+				data, err = pl.Marshal()
+			default:
 				ext = ".json"
 				data, err = emit.JSON(p)
 			}

@@ -73,3 +73,24 @@ func TestEmitErrors(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "overlap while both are live")
 }
+
+// TestEmitPlan: a plan emits its kernel as Rust with the plan's predicted
+// cost in the header, and as JSON the plan itself, byte for byte.
+func TestEmitPlan(t *testing.T) {
+	const path = "../../results/plans/gemv.plan.json"
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "emit", path, "--out", dir)
+	require.Equal(t, exitOK, code, errOut)
+	rs, err := os.ReadFile(strings.TrimSpace(out))
+	require.NoError(t, err)
+	assert.Contains(t, string(rs), "// tcpmap:cost ")
+	assert.Contains(t, string(rs), " cycles (")
+
+	code, out, errOut = runCLI(t, "emit", path, "--lang", "json", "--out", dir)
+	require.Equal(t, exitOK, code, errOut)
+	got, err := os.ReadFile(strings.TrimSpace(out))
+	require.NoError(t, err)
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
