@@ -8,6 +8,7 @@ import (
 
 	"tcpmap/emit"
 	"tcpmap/model/kernel"
+	"tcpmap/model/plan"
 	"tcpmap/verify"
 )
 
@@ -19,7 +20,7 @@ func newVerifyCmd(g *globals) *cobra.Command {
 	var seed uint64
 	var slices string
 	cmd := &cobra.Command{
-		Use:   "verify KERNEL.json|KERNEL.rs",
+		Use:   "verify KERNEL.json|KERNEL.rs|PLAN.plan.json",
 		Short: "Run a kernel program on the functional simulator and compare it with its reference",
 		Long: `verify lowers a kernel program (deriving every engine configuration it does
 not state), fills its HBM inputs with random values from --seed, runs it engine
@@ -27,7 +28,8 @@ by engine on simulated HBM, DM, TRF and VRF, reads the output back and compares
 it with the reference the kernel states. It prints PASS or FAIL with the error
 statistics and exits 0 on PASS, 1 on FAIL or on an error.
 
-A Rust kernel (.rs) in the subset tcpmap emits is read back first (emit).
+A Rust kernel (.rs) in the subset tcpmap emits is read back first (emit); a
+plan (.plan.json) is verified through the kernel program it holds.
 
 --slices sample:K simulates K slices chosen at random among those the output is
 read from, and compares the output elements they produce.`,
@@ -72,12 +74,23 @@ read from, and compares the output elements they produce.`,
 // loadVerifyKernel reads a kernel program, JSON or Rust, and returns with it
 // the function that locates a later error in the file.
 func loadVerifyKernel(path string) (*kernel.Program, func(error) error, error) {
+	locate := func(err error) error { return fmt.Errorf("%s: %w", path, err) }
+	if strings.HasSuffix(path, ".plan.json") {
+		pl, err := plan.Read(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pl.Program == nil {
+			return nil, nil, fmt.Errorf("%s: the plan has no kernel program", path)
+		}
+		return pl.Program, locate, nil
+	}
 	if strings.HasSuffix(path, ".rs") {
 		p, err := emit.ReadFile(path)
 		if err != nil {
 			return nil, nil, err
 		}
-		return p, func(err error) error { return fmt.Errorf("%s: %w", path, err) }, nil
+		return p, locate, nil
 	}
 	p, src, err := verify.LoadKernel(path)
 	if err != nil {

@@ -115,3 +115,10 @@ func TestVerifyRustKernel(t *testing.T) {
 	require.Equal(t, exitOK, code, errs)
 	assert.True(t, strings.HasPrefix(out, "PASS hello-gemv "), out)
 }
+
+// TestVerifyPlan: a stored plan verifies through its kernel program.
+func TestVerifyPlan(t *testing.T) {
+	code, out, errs := runCLI(t, "verify", "../../results/plans/gemv.plan.json")
+	require.Equal(t, exitOK, code, errs)
+	assert.True(t, strings.HasPrefix(out, "PASS gemv "), out)
+}
