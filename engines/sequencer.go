@@ -594,9 +594,14 @@ func (d *seqDeriver) checkPadWrites(buf, stream *mapping.Expr) error {
 	if err != nil {
 		return err
 	}
+	// The walk visits every stream position: classify cells with compiled
+	// programs (no allocation per position) where the mappings compile, and
+	// with Map otherwise.
+	kinds := cellKinds(stream, buf)
+	streamKind, bufKind := kinds[0], kinds[1]
 	size := buf.Size()
 	for it.Next() {
-		if stream.Map(it.Pos()).Kind == mapping.Live {
+		if streamKind(it.Pos()) == mapping.Live {
 			continue
 		}
 		a := it.Addr()
@@ -604,12 +609,36 @@ func (d *seqDeriver) checkPadWrites(buf, stream *mapping.Expr) error {
 			return ruleSeqWriteBounds.Violate("padded stream position %d writes address %d, outside the buffer of %d elements", it.Pos(), a, size).
 				With("position", it.Pos()).With("address", a)
 		}
-		if c := buf.Map(a); c.Kind == mapping.Live {
-			return ruleSeqWriteBounds.Violate("padded stream position %d overwrites the live cell %s at address %d", it.Pos(), c.Index, a).
+		if bufKind(a) == mapping.Live {
+			return ruleSeqWriteBounds.Violate("padded stream position %d overwrites the live cell %s at address %d", it.Pos(), buf.Map(a).Index, a).
 				With("position", it.Pos()).With("address", a)
 		}
 	}
 	return nil
+}
+
+// cellKinds returns, for each expression, a function classifying its
+// positions (live, padding, out of bounds) as Map does: compiled programs
+// over the axes the expressions name when they compile, else Map.
+func cellKinds(es ...*mapping.Expr) (fs [2]func(int) mapping.CellKind) {
+	axes, err := mapping.AxesOf(es...)
+	for i, e := range es[:2] {
+		e := e
+		fs[i] = func(p int) mapping.CellKind { return e.Map(p).Kind }
+		if err != nil {
+			continue
+		}
+		prog, cerr := mapping.Compile(e, axes)
+		if cerr != nil {
+			continue
+		}
+		dst := make([]int, prog.Slots())
+		fs[i] = func(p int) mapping.CellKind {
+			k, _ := prog.Eval(p, dst)
+			return k
+		}
+	}
+	return fs
 }
 
 // CheckSeqConfig checks a sequencer configuration, derived or hand-written,

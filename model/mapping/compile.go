@@ -285,3 +285,43 @@ func (p *Program) eval(id int32, i int, dst []int, st *evalState) {
 		}
 	}
 }
+
+// AxesOf declares the plain axes the expressions name, in first-use order,
+// with the sizes their symbols carry, so that expressions built in code can
+// be compiled without the program's declaration. It fails for a skewed axis
+// (its base axes are not named by the expression) and for two symbols of
+// one name with different sizes.
+func AxesOf(es ...*Expr) (Axes, error) {
+	var list []Axis
+	sizes := map[string]int{}
+	var err error
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		if e.Err() != nil {
+			return Axes{}, e.Err()
+		}
+		e.walk(func(x *Expr) {
+			if x.kind != KindSymbol || err != nil {
+				return
+			}
+			if x.skew != nil {
+				err = fmt.Errorf("skewed axis %s: declare its base axes", x.name)
+				return
+			}
+			if s, ok := sizes[x.name]; ok {
+				if s != x.size {
+					err = fmt.Errorf("axis %s has sizes %d and %d", x.name, s, x.size)
+				}
+				return
+			}
+			sizes[x.name] = x.size
+			list = append(list, Axis{Name: x.name, Size: x.size})
+		})
+	}
+	if err != nil {
+		return Axes{}, err
+	}
+	return NewAxes(list...)
+}
