@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"tcpmap/engines"
-	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
@@ -75,19 +74,11 @@ prints Time m![A, B / 16]  Packet m![B % 16]  (64 B packet → 2 flits × 32 B).
 // request parses the flags; errors are usage errors.
 func (f *collectFlags) request() (engines.CollectRequest, error) {
 	var req engines.CollectRequest
-	if f.axes == "" {
-		return req, usageError{fmt.Errorf("--axes is required")}
-	}
-	axes, err := mapping.ParseAxes(f.axes)
+	axes, dt, err := axesAndDType(f.axes, f.dt)
 	if err != nil {
-		return req, usageError{fmt.Errorf("--axes %q: %w", f.axes, err)}
+		return req, err
 	}
-	if f.dt == "" {
-		return req, usageError{fmt.Errorf("--dtype is required (%s)", dtype.ValidNames())}
-	}
-	if req.DType, err = dtype.Parse(f.dt); err != nil {
-		return req, usageError{fmt.Errorf("--dtype: %w", err)}
-	}
+	req.DType = dt
 	for _, x := range []struct {
 		flag, src string
 		need      bool

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"tcpmap/engines"
-	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
@@ -60,16 +59,9 @@ Example (002 L2608-2636):
 			if err != nil {
 				return err
 			}
-			ax, err := mapping.ParseAxes(axes)
+			ax, d, err := axesAndDType(axes, dt)
 			if err != nil {
-				return usageError{fmt.Errorf("--axes: %w", err)}
-			}
-			if dt == "" {
-				return usageError{fmt.Errorf("--dtype is required (%s)", dtype.ValidNames())}
-			}
-			d, err := dtype.Parse(dt)
-			if err != nil {
-				return usageError{fmt.Errorf("--dtype: %w", err)}
+				return err
 			}
 			parse := func(flag, s string) (*mapping.Expr, error) {
 				if s == "" {

@@ -44,17 +44,8 @@ type parsed struct {
 func (f *seqFlags) parse() (*parsed, error) {
 	var p parsed
 	var err error
-	if f.axes == "" {
-		return nil, usageError{fmt.Errorf("--axes is required")}
-	}
-	if p.axes, err = mapping.ParseAxes(f.axes); err != nil {
-		return nil, usageError{fmt.Errorf("--axes %q: %w", f.axes, err)}
-	}
-	if f.dt == "" {
-		return nil, usageError{fmt.Errorf("--dtype is required (%s)", dtype.ValidNames())}
-	}
-	if p.dt, err = dtype.Parse(f.dt); err != nil {
-		return nil, usageError{fmt.Errorf("--dtype: %w", err)}
+	if p.axes, p.dt, err = axesAndDType(f.axes, f.dt); err != nil {
+		return nil, err
 	}
 	for _, x := range []struct {
 		flag, src string

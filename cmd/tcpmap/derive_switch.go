@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"tcpmap/engines"
-	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
@@ -94,17 +93,8 @@ prints SwitchConfig::Broadcast01 { slice1: 2, slice0: 2, time0: 4 }, ring_size 4
 func (f *switchFlags) request(cmd *cobra.Command) (engines.SwitchRequest, error) {
 	var req engines.SwitchRequest
 	var err error
-	if f.axes == "" {
-		return req, usageError{fmt.Errorf("--axes is required")}
-	}
-	if req.Axes, err = mapping.ParseAxes(f.axes); err != nil {
-		return req, usageError{fmt.Errorf("--axes %q: %w", f.axes, err)}
-	}
-	if f.dt == "" {
-		return req, usageError{fmt.Errorf("--dtype is required (%s)", dtype.ValidNames())}
-	}
-	if req.DType, err = dtype.Parse(f.dt); err != nil {
-		return req, usageError{fmt.Errorf("--dtype: %w", err)}
+	if req.Axes, req.DType, err = axesAndDType(f.axes, f.dt); err != nil {
+		return req, err
 	}
 	for _, x := range []struct {
 		flag, src string
