@@ -2,14 +2,13 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"tcpmap/emit"
 	"tcpmap/model/plan"
+	"tcpmap/verify"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -68,38 +67,11 @@ func loadProgram(spec *engines.Spec, path string) (*kernel.Program, error) {
 	return nil, usageError{fmt.Errorf("%s: unknown input kind: want a file ending in %s", path, strings.Join(kinds, ", "))}
 }
 
-// readKernelJSON reads a kernel program in its JSON form. Syntax and type
-// errors name the file and line, structural errors the file and JSON path.
+// readKernelJSON reads a kernel program in its JSON form; errors name the
+// file, the line and the JSON path (verify.LoadKernel).
 func readKernelJSON(_ *engines.Spec, path string) (*kernel.Program, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var p kernel.Program
-	if err := json.Unmarshal(data, &p); err != nil {
-		if line := jsonErrLine(data, err); line > 0 {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &p, nil
-}
-
-// jsonErrLine returns the line of a JSON syntax or type error, 0 otherwise.
-func jsonErrLine(data []byte, err error) int {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 {
-		return 0
-	}
-	return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n"))
+	p, _, err := verify.LoadKernel(path)
+	return p, err
 }
 
 // priceFile loads, lowers and prices one input.
