@@ -57,6 +57,10 @@ type Footprint struct {
 	Positions []uint64
 	// First and Last are the live op range (see Footprint).
 	First, Last int
+	// Base is the index of the tensor whose bytes this one holds: a tile
+	// view's argument (kernel.Tensor.View), or the tensor itself. Tensors
+	// of one base hold the same data and never collide with each other.
+	Base int
 	// Trf is the address mode of a TRF tensor.
 	Trf kernel.TrfAddress
 }
@@ -173,6 +177,12 @@ func (m *MemoryMap) Compute(spec *Spec, p *kernel.Program) error {
 		if t.Role == kernel.Input || t.Role == kernel.Output {
 			fp.First, fp.Last = -1, len(p.Ops)
 		}
+		fp.Base = i
+		if t.View != "" {
+			if fp.Base = tensorIndex(p, t.View); fp.Base < 0 {
+				return fmt.Errorf("tensors[%d] %q: view of unknown tensor %q", i, t.Name, t.View)
+			}
+		}
 		m.Footprints = append(m.Footprints, fp)
 	}
 	m.Accesses, m.AccessAt = m.Accesses[:0], m.AccessAt[:0]
@@ -224,7 +234,7 @@ func (m *MemoryMap) Compute(spec *Spec, p *kernel.Program) error {
 	for a := range m.Footprints {
 		for b := a + 1; b < len(m.Footprints); b++ {
 			x, y := &m.Footprints[a], &m.Footprints[b]
-			if x.Mem != y.Mem || !x.LiveTogether(y) {
+			if x.Mem != y.Mem || x.Base == y.Base || !x.LiveTogether(y) {
 				continue
 			}
 			if x.Mem != kernel.TRF && (x.Lo >= y.Hi || y.Lo >= x.Hi) {

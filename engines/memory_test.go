@@ -107,6 +107,49 @@ func TestCheckFootprint(t *testing.T) {
 	}
 }
 
+// TestFootprintViews: a tile view (`tile::<dim, n, _>(t)`, 002 L813-831)
+// addresses its argument's bytes; it collides neither with the argument nor
+// with another view of it, but still with any other live tensor.
+func TestFootprintViews(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		view  string // the View of the added tensors
+		addr  int64
+		issue string // "" = legal, else the colliding pair
+	}{
+		{"view of the argument", "lhs", 0, ""},
+		{"the same bytes without the view mark", "", 0, "lhs/lhs_t0"},
+		{"a view over another argument's bytes", "lhs", 268435456, "rhs/lhs_t0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := loadKernel(t, "hello-dot")
+			lhs := tensorOf(p, "lhs")
+			// Two views of the same tile, each read by its own DMA.
+			for _, n := range []string{"lhs_t0", "lhs_t1"} {
+				v := *lhs
+				v.Name, v.Role, v.View, v.Addr = n, kernel.Intermediate, c.view, c.addr
+				p.Tensors = append(p.Tensors, &v)
+			}
+			p.Ops[0].Src = "lhs_t0"
+			second := *p.Ops[0]
+			second.Src = "lhs_t1"
+			p.Ops = append([]*kernel.Op{&second}, p.Ops...)
+			require.NoError(t, p.Validate())
+			is, err := CheckFootprint(Default(), p)
+			require.NoError(t, err)
+			var got []string
+			for _, x := range is {
+				got = append(got, p.Tensors[x.A].Name+"/"+p.Tensors[x.B].Name)
+			}
+			if c.issue == "" {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Contains(t, got, c.issue)
+		})
+	}
+}
+
 func tensorOf(p *kernel.Program, name string) *kernel.Tensor {
 	t, _ := p.Tensor(name)
 	return t

@@ -688,7 +688,8 @@ func (b *build) program() (*kernel.Program, error) {
 	// holds (002 L813-831, L954-971). The view's mapping is the same for
 	// every tile; its address moves by the tile offset. Every use gets its
 	// own view tensor, as every `tile` call returns a new view, so a view
-	// lives for one DMA only.
+	// lives for one DMA only; it is a view of its operand (Tensor.View), so
+	// it shares the operand's bytes without colliding with it.
 	var views []*kernel.Tensor
 	for _, g := range groups {
 		if len(tiled) == 0 {
@@ -738,7 +739,7 @@ func (b *build) program() (*kernel.Program, error) {
 		}
 		g.views[lin]++
 		views = append(views, &kernel.Tensor{Name: nm, Mem: kernel.HBM, DType: g.op.DType, Role: kernel.Intermediate,
-			Chip: one, Element: g.view, Addr: g.hbmAddr + int64(offBytes)})
+			Chip: one, Element: g.view, Addr: g.hbmAddr + int64(offBytes), View: g.op.Name})
 		return nm, nil
 	}
 	tileKey := func(g *tileGroup, idx []int) int {

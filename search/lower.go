@@ -83,6 +83,13 @@ func (l *lowerer) lowerOne(p *kernel.Program, op *kernel.Op) *opLowered {
 		if t, ok := l.tensors[name]; ok {
 			seen[name] = true
 			q.Tensors = append(q.Tensors, t)
+			if t.View != "" && !seen[t.View] {
+				// A view is checked against the tensor it views.
+				if b, ok := l.tensors[t.View]; ok {
+					seen[t.View] = true
+					q.Tensors = append(q.Tensors, b)
+				}
+			}
 		}
 	}
 	o := *op
@@ -138,6 +145,8 @@ func (l *lowerer) opKey(p *kernel.Program, op *kernel.Op) string {
 		b.WriteString(strconv.FormatInt(t.Addr, 10))
 		b.WriteByte(',')
 		b.WriteString(string(t.TrfAddress))
+		b.WriteByte(',')
+		b.WriteString(t.View)
 	}
 	if op.Kind != kernel.OpChain {
 		tensor(op.Src)

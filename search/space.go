@@ -57,6 +57,9 @@ const (
 
 var levelNames = [NumLevels]string{"tile", "chip", "cluster", "slice", "time", "row", "packet"}
 
+// levelAbbrevs are the two-letter names Candidate.String prints.
+var levelAbbrevs = [NumLevels]string{"tl", "ch", "cl", "sl", "tm", "ro", "pk"}
+
 func (l Level) String() string {
 	if l < NumLevels {
 		return levelNames[l]
@@ -276,7 +279,7 @@ func (c *Candidate) String(p *Problem) string {
 				if !first {
 					b.WriteByte(' ')
 				}
-				fmt.Fprintf(&b, "%s%d", l.String()[:2], f)
+				fmt.Fprintf(&b, "%s%d", levelAbbrevs[l], f)
 				first = false
 			}
 		}

@@ -52,6 +52,7 @@ type tensorJSON struct {
 	Element    string     `json:"element,omitempty"`
 	Addr       int64      `json:"addr"`
 	TrfAddress TrfAddress `json:"trf_address,omitempty"`
+	View       string     `json:"view,omitempty"`
 }
 
 type opJSON struct {
@@ -95,7 +96,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		w.Tensors = append(w.Tensors, &tensorJSON{
 			Name: t.Name, Mem: t.Mem, DType: dtypeText(t.DType), Role: t.Role,
 			Chip: text(t.Chip), Cluster: text(t.Cluster), Slice: text(t.Slice), Row: text(t.Row),
-			Element: text(t.Element), Addr: t.Addr, TrfAddress: t.TrfAddress,
+			Element: text(t.Element), Addr: t.Addr, TrfAddress: t.TrfAddress, View: t.View,
 		})
 	}
 	for _, op := range p.Ops {
@@ -134,7 +135,7 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("tensors[%d]: null", i)
 		}
 		at := fmt.Sprintf("tensors[%d]", i)
-		t := &Tensor{Name: tj.Name, Mem: tj.Mem, Role: tj.Role, Addr: tj.Addr, TrfAddress: tj.TrfAddress}
+		t := &Tensor{Name: tj.Name, Mem: tj.Mem, Role: tj.Role, Addr: tj.Addr, TrfAddress: tj.TrfAddress, View: tj.View}
 		t.DType = r.dtype(at+".dtype", tj.DType)
 		t.Chip = r.expr(at+".chip", tj.Chip)
 		t.Cluster = r.expr(at+".cluster", tj.Cluster)

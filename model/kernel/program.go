@@ -104,6 +104,21 @@ type Tensor struct {
 	// TrfAddress is the TRF address mode (Full, FirstHalf, SecondHalf) of a
 	// TRF tensor (002 L3949-3960).
 	TrfAddress TrfAddress
+	// View names the HBM kernel argument or result this tensor is a tile
+	// view of (`tile::<dim, n, _>(t)`, 002 L813-831, L954-971): it
+	// addresses bytes of that tensor rather than bytes of its own, so it
+	// never collides with it or with another view of it. Empty for a
+	// tensor of its own.
+	View string
+}
+
+// Base returns the name of the tensor whose bytes t holds: its View, or its
+// own name.
+func (t *Tensor) Base() string {
+	if t.View != "" {
+		return t.View
+	}
+	return t.Name
 }
 
 // Dims returns the tensor's dimension mappings in order, major first, with
@@ -260,6 +275,17 @@ func (p *Program) Validate() error {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 	}
+	for i, t := range p.Tensors {
+		if t.View == "" {
+			continue
+		}
+		if b, ok := p.Tensor(t.View); !ok || b.Mem != HBM || b.Role == Intermediate || b.View != "" {
+			return fmt.Errorf("tensors[%d] %q: view of %q, which is not an HBM argument or result of the kernel", i, t.Name, t.View)
+		}
+		if b, _ := p.Tensor(t.View); b.DType != t.DType {
+			return fmt.Errorf("tensors[%d] %q: a view has its tensor's dtype %s, not %s", i, t.Name, b.DType, t.DType)
+		}
+	}
 	for i, op := range p.Ops {
 		if err := p.validateOp(op); err != nil {
 			return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
@@ -348,6 +374,9 @@ func (t *Tensor) validate() error {
 	}
 	if t.Role != Intermediate && t.Mem != HBM {
 		return fmt.Errorf("%s tensors are intermediate; kernel arguments and results live in HBM", t.Mem)
+	}
+	if t.View != "" && (t.Mem != HBM || t.Role != Intermediate) {
+		return fmt.Errorf("view of %q: only an intermediate HBM tensor is a tile view of an argument", t.View)
 	}
 	return nil
 }
