@@ -3,6 +3,7 @@ module tcpmap
 go 1.26
 
 require (
+	github.com/go-air/gini v1.0.4
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
 	gopkg.in/yaml.v3 v3.0.1
