@@ -1,0 +1,61 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLowerBoundsAdmissible: on every legal candidate of small spaces the
+// bounds lie at or below the cost model's cycles, and for at least one
+// candidate the compute bound is within a factor of the price (the bound is
+// not vacuous).
+func TestLowerBoundsAdmissible(t *testing.T) {
+	for _, w := range []struct{ name, src string }{
+		{"dot", ""}, {"gemv", ""},
+		{"reduced-gemm", `name: reduced-gemm
+einsum: IK,KJ->IJ
+axes: {I: 32, J: 64, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`},
+		{"reduced-bmm", `name: reduced-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 8, N: 24, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`},
+	} {
+		t.Run(w.name, func(t *testing.T) {
+			var s *Space
+			if w.src == "" {
+				s = newSpace(t, workloadFile(t, w.name+".yaml"))
+			} else {
+				s = newSpace(t, loadWorkload(t, w.src))
+			}
+			ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+			require.NoError(t, err)
+			legal, tight := 0, 0.0
+			i := 0
+			s.Enumerate(func(c Candidate) bool {
+				x := ev.evaluate(i, &c, nil)
+				i++
+				if x == nil {
+					return true
+				}
+				legal++
+				b := s.lowerBounds(&c)
+				cy := x.Report.Cycles
+				require.LessOrEqual(t, b.compute, cy, "compute bound of %s", c.String(s.P))
+				require.LessOrEqual(t, b.input[0], cy, "input 0 bound of %s", c.String(s.P))
+				require.LessOrEqual(t, b.input[1], cy, "input 1 bound of %s", c.String(s.P))
+				tight = max(tight, b.max()/cy)
+				return true
+			})
+			require.Positive(t, legal)
+			assert.Greater(t, tight, 0.2, "the best bound/price ratio")
+			t.Logf("%d legal candidates, best bound/price %.3f", legal, tight)
+		})
+	}
+}
