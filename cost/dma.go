@@ -104,6 +104,7 @@ type DMAModel struct {
 	dmnsPerEng   int
 	maxPacket    int
 	pcie         int
+	shiftMask    uint64 // address bits a cache translation may use (translate.go)
 
 	dmnBusy []float64 // chips × clusters × dmns, DM then SPM
 	states  []descState
@@ -166,6 +167,7 @@ func NewDMAModel(spec *engines.Spec) (*DMAModel, error) {
 		return nil, err
 	}
 	m.dmnBusy = make([]float64, 2*m.chips*m.clusters*m.dmns)
+	m.shiftMask = newShiftMask(dec, m.reqBytes)
 	return m, nil
 }
 

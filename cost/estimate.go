@@ -40,6 +40,7 @@ type Model struct {
 	batchDescs  []kernel.DMADescriptor
 	batchCounts []int
 	batchAlone  []float64
+	canon       []kernel.DMADescriptor // a batch keyed by its HBM-translated form
 	engs        []engineFree
 
 	banks map[uint64][]bankEntry

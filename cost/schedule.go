@@ -282,6 +282,12 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float6
 	if len(counts) > 1 && len(alone) != len(counts) {
 		return nil, fmt.Errorf("cost: DMA batch of %d commands with %d times alone", len(counts), len(alone))
 	}
+	// The key is the batch translated in HBM by the bits all its HBM
+	// addresses share: its tile views share one entry (translate.go).
+	key := ds
+	if delta := m.dma.hbmShift(ds); delta != 0 {
+		key = m.shiftHBM(ds, delta)
+	}
 	h := fnvOffset
 	if m.DMABound {
 		h.add(1)
@@ -289,9 +295,9 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float6
 	for _, c := range counts {
 		h.add(c)
 	}
-	hashDescs(&h, ds)
+	hashDescs(&h, key)
 	for k := range m.dmas[uint64(h)] {
-		if e := &m.dmas[uint64(h)][k]; e.matches(m.DMABound, ds, counts) {
+		if e := &m.dmas[uint64(h)][k]; e.matches(m.DMABound, key, counts) {
 			return &e.res, nil
 		}
 	}
@@ -366,8 +372,8 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float6
 		clear(m.dmas)
 	}
 	e := dmaEntry{bound: m.DMABound, counts: append([]int(nil), counts...), res: r}
-	e.descs = make([]kernel.DMADescriptor, len(ds))
-	for k, d := range ds {
+	e.descs = make([]kernel.DMADescriptor, len(key))
+	for k, d := range key {
 		d.Entries = append([]kernel.DMAEntry(nil), d.Entries...)
 		e.descs[k] = d
 	}
