@@ -63,6 +63,10 @@ type Stats struct {
 	Complete bool
 	// Restricted is set when Options.Where restricted the space.
 	Restricted bool
+	// Planner is "exhaustive" or "sat"; SAT holds the SAT layer's
+	// statistics.
+	Planner string
+	SAT     SATStats
 }
 
 // RuleStat counts the candidates one rule rejected, with the first
@@ -98,6 +102,8 @@ type Evaluated struct {
 	// Program is the lowered kernel program, Report its price.
 	Program *kernel.Program
 	Report  *cost.Report
+	// key is the candidate's canonical text, the SAT planner's tie-break.
+	key string
 }
 
 // Result is a search's outcome.
@@ -108,6 +114,9 @@ type Result struct {
 	Best  *Evaluated
 	Top   []*Evaluated
 	Stats Stats
+	// Proof is what the search proved about Best (the SAT planner; the
+	// exhaustive planner proves by enumeration, Stats.Complete).
+	Proof Proof
 }
 
 // better orders evaluated candidates: fewer cycles, then earlier in the
@@ -126,6 +135,9 @@ type evaluator struct {
 	model *cost.Model // exact
 	bound *cost.Model // DMA commands at their lower bound
 	stats *Stats
+	// strict prunes only candidates whose bound exceeds the cutoff (ties
+	// are priced: the SAT planner breaks them by the candidate's text).
+	strict bool
 }
 
 func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {
@@ -141,8 +153,9 @@ func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {
 	return &evaluator{s: s, low: newLowerer(s.Spec), model: m, bound: b, stats: stats}, nil
 }
 
-// reject counts a rejected candidate under the rule err names.
-func (e *evaluator) reject(err error) {
+// reject counts a rejected candidate under the rule err names, and
+// returns the rule.
+func (e *evaluator) reject(err error) string {
 	id, cite := "error", ""
 	var v *engines.Violation
 	if errors.As(err, &v) {
@@ -156,52 +169,58 @@ func (e *evaluator) reject(err error) {
 		e.stats.Illegal[id] = r
 	}
 	r.Count++
+	return id
 }
 
 // evaluate builds, lowers and prices c; it returns nil for an illegal
 // candidate (counted in the statistics) and for one whose price with DMA
 // lower bounds is no better than cutoff (cutoff nil: none).
 func (e *evaluator) evaluate(idx int, c *Candidate, cutoff *Evaluated) *Evaluated {
+	x, _ := e.evaluateWhy(idx, c, cutoff)
+	return x
+}
+
+// evaluateWhy is evaluate that also returns the rule that rejected an
+// illegal candidate.
+func (e *evaluator) evaluateWhy(idx int, c *Candidate, cutoff *Evaluated) (*Evaluated, string) {
 	p, err := e.s.Build(c)
 	if err != nil {
-		e.reject(err)
-		return nil
+		return nil, e.reject(err)
 	}
 	if err := e.low.lower(p); err != nil {
-		e.reject(err)
-		return nil
+		return nil, e.reject(err)
 	}
 	if cutoff != nil {
 		e.stats.BoundEvaluations++
 		r, err := e.bound.Evaluate(p)
 		if err != nil {
-			e.reject(fmt.Errorf("cost: %w", err))
-			return nil
+			return nil, e.reject(fmt.Errorf("cost: %w", err))
 		}
 		if err := r.Err(); err != nil {
-			e.reject(err)
-			return nil
+			return nil, e.reject(err)
 		}
-		// A later candidate never wins a tie, so a bound equal to the
-		// cutoff rules it out too.
-		if r.Cycles >= cutoff.Report.Cycles {
+		// A later candidate never wins a tie in the exhaustive order, so
+		// a bound equal to the cutoff rules it out too.
+		if r.Cycles > cutoff.Report.Cycles || r.Cycles == cutoff.Report.Cycles && !e.strict {
 			e.stats.Legal++
 			e.stats.Pruned++
-			return nil
+			return nil, ""
 		}
 	}
 	e.stats.CostEvaluations++
 	r, err := e.model.Evaluate(p)
 	if err != nil {
-		e.reject(fmt.Errorf("cost: %w", err))
-		return nil
+		return nil, e.reject(fmt.Errorf("cost: %w", err))
 	}
 	if err := r.Err(); err != nil {
-		e.reject(err)
-		return nil
+		return nil, e.reject(err)
 	}
 	e.stats.Legal++
-	return &Evaluated{Index: idx, Candidate: *c, Program: p, Report: r}
+	x := &Evaluated{Index: idx, Candidate: *c, Program: p, Report: r}
+	if e.strict {
+		x.key = c.String(e.s.P)
+	}
+	return x, ""
 }
 
 // Exhaustive enumerates the whole space and returns the best candidates.
@@ -212,7 +231,7 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 		t.maxTiles = opts.MaxTiles
 		s = &t
 	}
-	res := &Result{Space: s, Stats: Stats{Illegal: map[string]*RuleStat{}}}
+	res := &Result{Space: s, Stats: Stats{Illegal: map[string]*RuleStat{}, Planner: "exhaustive"}}
 	ev, err := newEvaluator(s, &res.Stats)
 	if err != nil {
 		return nil, err
@@ -260,7 +279,10 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 
 // keep inserts x into the top list if it ranks; the report is cloned
 // since the cost model reuses its own.
-func (r *Result) keep(x *Evaluated, n int) {
+func (r *Result) keep(x *Evaluated, n int) { r.keepBy(x, n, better) }
+
+// keepBy is keep under an order.
+func (r *Result) keepBy(x *Evaluated, n int, better func(a, b *Evaluated) bool) {
 	if len(r.Top) == n && !better(x, r.Top[n-1]) {
 		return
 	}

@@ -75,7 +75,14 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 		return nil, fmt.Errorf("%s: no legal mapping among %d candidates", s.P.File, r.Stats.Candidates)
 	}
 	optimal := ""
-	if r.Stats.Complete && !r.Stats.Restricted {
+	planner := r.Stats.Planner
+	if planner == "" {
+		planner = "exhaustive"
+	}
+	switch {
+	case planner == "sat" && r.Proof.Proven:
+		optimal = "proven"
+	case planner == "exhaustive" && r.Stats.Complete && !r.Stats.Restricted:
 		optimal = "exhaustive"
 	}
 	pl := &plan.Plan{
@@ -84,9 +91,15 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 			Axes: s.P.Decl.String()},
 		Mapping: s.Mapping(&x.Candidate),
 		Cost:    Cost(x.Report),
-		Search: plan.Search{Planner: "exhaustive", Optimal: optimal, Candidates: r.Stats.Candidates,
+		Search: plan.Search{Planner: planner, Optimal: optimal, Candidates: r.Stats.Candidates,
 			Legal: r.Stats.Legal, CostEvaluations: r.Stats.CostEvaluations, Pruned: r.Stats.Pruned, MaxTiles: s.maxTiles},
 		Program: x.Program,
+	}
+	if planner == "sat" {
+		pl.Search.SATModels, pl.Search.LearnedClauses, pl.Search.Clauses = r.Stats.SAT.Models, r.Stats.SAT.Learned, r.Stats.SAT.Clauses
+		if x == r.Best {
+			pl.Search.LowerBound, pl.Search.Gap = r.Proof.LowerBound, r.Proof.Gap
+		}
 	}
 	for _, rs := range r.Stats.Rules() {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: rs.Rule, Cite: rs.Cite, Count: rs.Count})

@@ -138,7 +138,8 @@ type Cost struct {
 
 // Search says how a plan was found.
 type Search struct {
-	// Planner is "exhaustive" (or, later, "sat").
+	// Planner is "exhaustive" or "sat" (branch and bound over the SAT
+	// encoding of the mapspace).
 	Planner string `json:"planner"`
 	// Optimal is "exhaustive" when every candidate of the mapspace was
 	// priced, "proven" when a bound proved the optimum, "" when the search
@@ -158,6 +159,17 @@ type Search struct {
 	// Illegal counts the rejected candidates by the rule they broke, sorted
 	// by count (descending) then rule.
 	Illegal []RuleCount `json:"illegal"`
+	// SATModels is the number of skeletons the SAT solver proposed,
+	// LearnedClauses those blocked because none of their candidates was
+	// legal, Clauses the clauses of the encoding (planner "sat").
+	SATModels      int `json:"sat_models,omitempty"`
+	LearnedClauses int `json:"learned_clauses,omitempty"`
+	Clauses        int `json:"clauses,omitempty"`
+	// LowerBound is a proven lower bound of every candidate's cycles, Gap
+	// (cycles − LowerBound) / cycles; LowerBound equals the cycles when
+	// Optimal is "proven".
+	LowerBound float64 `json:"lower_bound_cycles,omitempty"`
+	Gap        float64 `json:"gap,omitempty"`
 }
 
 // RuleCount is how many candidates a rule rejected.

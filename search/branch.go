@@ -1,0 +1,202 @@
+package search
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"tcpmap/constraints"
+)
+
+// Branch and bound over the SAT encoding of the skeletons (issue §2).
+//
+// The search asks the solver for a skeleton whose lower bounds
+// (bound.go) are at most a level X, evaluates every candidate of that
+// skeleton exactly (build, lower, price; candidates whose DMA-bound price
+// cannot beat the incumbent are skipped), blocks the skeleton, and asks
+// again. Every incumbent adds the clause "lower bounds at most its cycles"
+// for good. When the solver answers UNSAT under level X, every skeleton
+// whose bounds are at most X has been evaluated: the optimum is at least
+// min(incumbent, X); X doubles until it reaches the incumbent, and then
+// UNSAT proves the incumbent optimal under the cost model. A skeleton none
+// of whose candidates is legal is blocked with the rule that rejected it
+// (a learned clause).
+
+// Proof is what a search proved about its best candidate.
+type Proof struct {
+	// Proven is set when the best candidate is optimal under the cost model
+	// over the whole space.
+	Proven bool
+	// LowerBound is a proven lower bound on every candidate's cycles.
+	LowerBound float64
+	// Gap is (best − LowerBound) / best; 0 when proven.
+	Gap float64
+}
+
+// SATStats are the SAT layer's statistics.
+type SATStats struct {
+	// Models is the number of skeletons the solver proposed, Solves the
+	// solver calls, Clauses the clauses of the encoding at the end, Learned
+	// the skeletons blocked because no candidate of theirs was legal,
+	// Empty the skeletons with no candidate in the enumerated space.
+	Models, Solves, Clauses, Learned, Empty int
+	// BoundSkips counts skeletons whose exact bounds could not beat the
+	// incumbent (the encoding's rounding let them through).
+	BoundSkips int
+}
+
+// Solve plans with the SAT branch and bound. It falls back to Exhaustive
+// when the space has no SAT encoding (sizes the encoding does not cover).
+func Solve(s *Space, opts Options) (*Result, error) {
+	start := time.Now()
+	if opts.MaxTiles > 0 {
+		t := *s
+		t.maxTiles = opts.MaxTiles
+		s = &t
+	}
+	e, err := newSatSpace(s)
+	if errors.Is(err, errNoEncoding) {
+		return Exhaustive(s, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Space: s, Stats: Stats{Illegal: map[string]*RuleStat{}, Planner: "sat"}}
+	ev, err := newEvaluator(s, &res.Stats)
+	if err != nil {
+		return nil, err
+	}
+	ev.strict = true
+	top := max(opts.Top, 1)
+	every := opts.ProgressEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	next := start.Add(every)
+	st := &res.Stats
+	st.Restricted = opts.Where != nil
+	deadline := time.Time{}
+	if opts.Timeout > 0 {
+		deadline = start.Add(opts.Timeout)
+	}
+	left := func() (time.Duration, bool) {
+		if deadline.IsZero() {
+			return 0, true
+		}
+		d := time.Until(deadline)
+		return d, d > 0
+	}
+	n := len(s.P.Axes)
+	idx := 0
+	proven := 0.0 // every candidate costs at least this
+	level := 2 * float64(s.Spec.DMA.StartupCycles.Value)
+	var incumbentBound float64 // cycles of the worst of the Top when full
+	timedOut := false
+	for {
+		d, ok := left()
+		if !ok {
+			timedOut = true
+			break
+		}
+		var assume []constraints.Lit
+		full := len(res.Top) == top
+		if !full || level < incumbentBound {
+			assume = e.boundLits(level, false)
+		}
+		st.SAT.Solves++
+		r := e.p.Solve(d, assume...)
+		if r == constraints.Unknown {
+			timedOut = true
+			break
+		}
+		if r == constraints.Unsat {
+			if assume == nil {
+				// Nothing is left: every skeleton was evaluated or
+				// bounded out by the incumbents.
+				if full {
+					proven = incumbentBound
+				} else {
+					proven = math.Inf(1)
+				}
+				break
+			}
+			proven = math.Max(proven, level)
+			level *= 2
+			continue
+		}
+		st.SAT.Models++
+		k := e.decode()
+		e.block()
+		kc := k.candidate()
+		if b := s.lowerBounds(&kc).max(); full && b > incumbentBound {
+			st.SAT.BoundSkips++
+			continue
+		}
+		before := st.Legal
+		seen := 0
+		var rule string
+		s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
+			return k.matches(stage, c, n) && (opts.Where == nil || opts.Where(stage, c))
+		}, func(c Candidate) bool {
+			seen++
+			st.Candidates++
+			var cutoff *Evaluated
+			if !opts.NoPrune && len(res.Top) == top {
+				cutoff = res.Top[top-1]
+			}
+			x, why := ev.evaluateWhy(idx, &c, cutoff)
+			idx++
+			if x != nil {
+				res.keepBy(x, top, betterSAT)
+			} else if why != "" {
+				rule = why
+			}
+			if opts.Progress != nil && time.Now().After(next) {
+				st.Wall = time.Since(start)
+				opts.Progress(*st)
+				next = time.Now().Add(every)
+			}
+			_, ok := left()
+			return ok
+		})
+		if seen == 0 {
+			st.SAT.Empty++
+		} else if st.Legal == before && rule != "" {
+			st.SAT.Learned++
+		}
+		if len(res.Top) == top {
+			incumbentBound = res.Top[top-1].Report.Cycles
+			// For good: only skeletons whose bounds could still place
+			// among the Top.
+			for _, l := range e.boundLits(incumbentBound, false) {
+				e.p.Clause(0, l)
+			}
+		}
+	}
+	st.Wall = time.Since(start)
+	st.LowerHits, st.LowerMisses = ev.low.hits, ev.low.misses
+	st.SAT.Clauses = e.p.Clauses()
+	st.Complete = !timedOut
+	if len(res.Top) > 0 {
+		res.Best = res.Top[0]
+		best := res.Best.Report.Cycles
+		lb := math.Min(proven, best)
+		res.Proof = Proof{Proven: !timedOut && !st.Restricted, LowerBound: lb}
+		if !res.Proof.Proven {
+			res.Proof.Gap = (best - lb) / best
+		} else {
+			res.Proof.LowerBound = best
+		}
+	}
+	return res, nil
+}
+
+// betterSAT orders evaluated candidates for the SAT planner, whose visiting
+// order is the solver's: fewer cycles, then the candidate's canonical text,
+// so that ties resolve the same way whatever the order.
+func betterSAT(a, b *Evaluated) bool {
+	if a.Report.Cycles != b.Report.Cycles {
+		return a.Report.Cycles < b.Report.Cycles
+	}
+	return a.key < b.key
+}

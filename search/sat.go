@@ -1,0 +1,415 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"tcpmap/constraints"
+)
+
+// The mapspace's skeleton as a SAT problem (issue §2). A skeleton is the
+// part of a candidate that fixes its spatial shape: the stationary input,
+// the packet's content and mode, the accumulation kind, and every axis's
+// factors at Cluster, Slice, Row, Packet and Time. The rest of a candidate
+// (tiling, time order, broadcast place, DM layouts) is enumerated under a
+// skeleton by Space.EnumerateWhere.
+//
+// Factors are encoded by prime-power units: an axis of size Π p^k has k
+// units of each prime p, each placed at exactly one level (one-hot), units
+// of one prime in non-decreasing level order (so a factorization has one
+// encoding); the factor at a level is the product of its units. Hardware
+// sizes are weighted sums of unit literals in the log domain (sorting
+// networks, logic.CardSort). Where a rule is not exactly linear in the log
+// domain (a prime other than 2), the encoding over-approximates the space
+// and decoding checks the skeleton against the enumerator, blocking it when
+// no candidate has it.
+
+// satLevels are the levels a skeleton places units at, in unit order.
+var satLevels = [...]Level{Cluster, Slice, Row, Packet, Time}
+
+const nSatLevels = len(satLevels)
+
+// unit is one prime-power unit of an axis's size.
+type unit struct {
+	axis  int
+	prime int
+	lits  [nSatLevels]constraints.Lit
+}
+
+// skeleton is a decoded SAT model.
+type skeleton struct {
+	stationary uint8
+	content    PacketContent
+	mode       PacketMode
+	acc        Accumulation
+	split      [MaxAxes][NumLevels]int32
+}
+
+// satSpace is a Space's skeleton encoding.
+type satSpace struct {
+	s *Space
+	p *constraints.Problem
+	// stat is true when input 1 is stationary; cols when the packet holds
+	// columns; seq when the accumulation is Sequential.
+	stat, cols, seq constraints.Lit
+	mode            [NumPacketModes]constraints.Lit
+	units           []unit
+	// scale multiplies log2 weights (1 when every size is a power of two).
+	scale int
+	// compute sums the spatial units with weights rounded up;
+	// computeConst is ⌊scale·log2 Π sizes⌋.
+	compute      *constraints.Sum
+	computeConst int
+	// repl[t] sums the Cluster and Slice units of the axes input t lacks,
+	// weights rounded down.
+	repl [2]*constraints.Sum
+	// decision are the literals a skeleton is read from.
+	decision []constraints.Lit
+}
+
+// primeFactors returns n's prime factors with multiplicity, ascending.
+func primeFactors(n int) []int {
+	var out []int
+	for p := 2; p*p <= n; p++ {
+		for n%p == 0 {
+			out = append(out, p)
+			n /= p
+		}
+	}
+	if n > 1 {
+		out = append(out, n)
+	}
+	return out
+}
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// errNoEncoding says the SAT encoding does not cover a space.
+var errNoEncoding = errors.New("search: the SAT encoding needs power-of-two packet, row and cluster sizes")
+
+// The skeleton rules, each a group of clauses guarded by its literal.
+var (
+	ruleSpaceUnits = constraints.Rule{ID: "SPACE-FACTORS", Cite: "002 L129-132, L147",
+		Text: "each axis is split into factors over Cluster, Slice, Row, Packet and Time whose product is its size"}
+	ruleSpaceRoles = constraints.Rule{ID: "SPACE-ROLES", Cite: "002 L104-120, L4099-4105, L4384-4392",
+		Text: "contracted axes go to Packet and Time; output axes to Cluster, Slice and Time; the stationary operand's own axes also to Row; a packet of columns holds the streamed operand's output axes"}
+	ruleSpaceClusters = constraints.Rule{ID: "SPACE-CLUSTERS", Cite: "002 L130, L317",
+		Text: "a chip has 2 clusters: at most that many on the output axes"}
+	ruleSpaceSlices = constraints.Rule{ID: "SPACE-SLICES", Cite: "002 L131, L318",
+		Text: "a cluster has 256 slices: the slice factors multiply to at most 256"}
+	ruleSpaceRows = constraints.Rule{ID: "SPACE-ROWS", Cite: "002 L132, L4162-4167",
+		Text: "Row::SIZE is 1, 2, 4 or 8"}
+	ruleSpacePacket = constraints.Rule{ID: "SPACE-PACKET", Cite: "002 L4099, L3011, L3916-3927",
+		Text: "a computation packet holds 64 bytes (mac_width), or one 32-byte flit zero-padded when no full packet divides the contracted axes"}
+	ruleSpaceAcc = constraints.Rule{ID: "SPACE-ACCUMULATE", Cite: "002 L4447-4492",
+		Text: "Sequential accumulation only with a packet of columns"}
+)
+
+// newSatSpace encodes s's skeletons.
+func newSatSpace(s *Space) (*satSpace, error) {
+	p := s.P
+	clusters := s.clusters
+	if !isPow2(s.packetElems(Single)) || !isPow2(s.packetElems(Half)) || !isPow2(clusters) || !isPow2(s.slices) {
+		return nil, errNoEncoding
+	}
+	for _, r := range s.rows {
+		if !isPow2(r) {
+			return nil, errNoEncoding
+		}
+	}
+	e := &satSpace{s: s, p: constraints.New(), scale: 1}
+	for _, ax := range p.Axes {
+		if !isPow2(ax.Size) {
+			e.scale = 4
+		}
+	}
+	c := e.p
+	e.stat, e.cols, e.seq = c.Var(), c.Var(), c.Var()
+	for m := range e.mode {
+		e.mode[m] = c.Var()
+	}
+	e.decision = append(e.decision, e.stat, e.cols, e.seq)
+	e.decision = append(e.decision, e.mode[:]...)
+
+	rUnits := c.Rule(ruleSpaceUnits)
+	rRoles := c.Rule(ruleSpaceRoles)
+	rClusters := c.Rule(ruleSpaceClusters)
+	rSlices := c.Rule(ruleSpaceSlices)
+	rRows := c.Rule(ruleSpaceRows)
+	rPacket := c.Rule(ruleSpacePacket)
+	rAcc := c.Rule(ruleSpaceAcc)
+
+	c.ExactlyOne(rPacket, e.mode[:])
+	c.Implies(rAcc, e.seq, e.cols)
+	c.Implies(rPacket, e.mode[Half], e.cols.Not())
+	// Half only when no full packet divides the contracted axes (the
+	// enumerator's canonical choice, Space.packets).
+	var contracted []int
+	for a, ax := range p.Axes {
+		if ax.Class == Contracted {
+			contracted = append(contracted, a)
+		}
+	}
+	full := len(packetSplits(contracted, func(a int) int { return p.Axes[a].Size }, s.packetElems(Single))) > 0
+	if full {
+		c.Clause(rPacket, e.mode[Half].Not())
+	}
+
+	isStat := func(owner int) constraints.Lit {
+		if owner == 1 {
+			return e.stat
+		}
+		return e.stat.Not()
+	}
+	var clusterT, sliceT, rowT, packetT, computeT []constraints.Term
+	var replT [2][]constraints.Term
+	lvl := func(l Level) int {
+		for i, x := range satLevels {
+			if x == l {
+				return i
+			}
+		}
+		return -1
+	}
+	logW := func(prime int, up bool) int {
+		x := float64(e.scale) * math.Log2(float64(prime))
+		if up {
+			return int(math.Ceil(x - 1e-9))
+		}
+		return int(math.Floor(x + 1e-9))
+	}
+	sizeLog := 0.0
+	for a, ax := range p.Axes {
+		sizeLog += math.Log2(float64(ax.Size))
+		var prev *unit
+		for _, pr := range primeFactors(ax.Size) {
+			u := unit{axis: a, prime: pr}
+			for i := range u.lits {
+				u.lits[i] = c.Var()
+			}
+			e.decision = append(e.decision, u.lits[:]...)
+			c.ExactlyOne(rUnits, u.lits[:])
+			if prev != nil && prev.prime == pr {
+				// Non-decreasing levels: unit i+1 is not below unit i.
+				for i := range nSatLevels {
+					for j := i + 1; j < nSatLevels; j++ {
+						c.Clause(rUnits, prev.lits[j].Not(), u.lits[i].Not())
+					}
+				}
+			}
+			// Roles (Space.Check's allowed levels).
+			at := func(l Level) constraints.Lit { return u.lits[lvl(l)] }
+			switch ax.Class {
+			case Contracted:
+				c.Clause(rRoles, at(Cluster).Not())
+				c.Clause(rRoles, at(Slice).Not())
+				c.Clause(rRoles, at(Row).Not())
+				c.Implies(rRoles, at(Packet), e.cols.Not())
+			case Batch:
+				c.Clause(rRoles, at(Row).Not())
+				c.Implies(rRoles, at(Packet), e.cols)
+			case Free0, Free1:
+				owner := 0
+				if ax.Class == Free1 {
+					owner = 1
+				}
+				c.Implies(rRoles, at(Row), isStat(owner))
+				c.Implies(rRoles, at(Packet), e.cols)
+				c.Implies(rRoles, at(Packet), isStat(owner).Not())
+			}
+			// Hardware sizes are powers of two: only 2-units at Cluster,
+			// Row and Packet.
+			if pr != 2 {
+				c.Clause(rClusters, at(Cluster).Not())
+				c.Clause(rRows, at(Row).Not())
+				c.Clause(rPacket, at(Packet).Not())
+			} else {
+				clusterT = append(clusterT, constraints.Term{Lit: at(Cluster), Weight: 1})
+				rowT = append(rowT, constraints.Term{Lit: at(Row), Weight: 1})
+				packetT = append(packetT, constraints.Term{Lit: at(Packet), Weight: 1})
+			}
+			sliceT = append(sliceT, constraints.Term{Lit: at(Slice), Weight: logW(pr, false)})
+			for _, l := range []Level{Cluster, Slice, Row, Packet} {
+				computeT = append(computeT, constraints.Term{Lit: at(l), Weight: logW(pr, true)})
+			}
+			for t := range 2 {
+				if !p.In[t].has(ax.Name) {
+					for _, l := range []Level{Cluster, Slice} {
+						replT[t] = append(replT[t], constraints.Term{Lit: at(l), Weight: logW(pr, false)})
+					}
+				}
+			}
+			e.units = append(e.units, u)
+			prev = &e.units[len(e.units)-1]
+		}
+	}
+	sum := func(ts []constraints.Term) (*constraints.Sum, error) { return c.NewSum(ts) }
+	cl, err := sum(clusterT)
+	if err != nil {
+		return nil, err
+	}
+	c.Clause(rClusters, cl.AtMost(log2(clusters)))
+	sl, err := sum(sliceT)
+	if err != nil {
+		return nil, err
+	}
+	c.Clause(rSlices, sl.AtMost(e.scale*log2(s.slices)))
+	rw, err := sum(rowT)
+	if err != nil {
+		return nil, err
+	}
+	c.Clause(rRows, rw.AtMost(log2(s.rows[len(s.rows)-1])))
+	pk, err := sum(packetT)
+	if err != nil {
+		return nil, err
+	}
+	for m := range NumPacketModes {
+		k := log2(s.packetElems(m))
+		c.Clause(rPacket, e.mode[m].Not(), pk.AtLeast(k))
+		c.Clause(rPacket, e.mode[m].Not(), pk.AtMost(k))
+	}
+	if e.compute, err = sum(computeT); err != nil {
+		return nil, err
+	}
+	e.computeConst = int(math.Floor(float64(e.scale)*sizeLog + 1e-9))
+	for t := range 2 {
+		if e.repl[t], err = sum(replT[t]); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// log2 returns ⌊log2 n⌋.
+func log2(n int) int {
+	k := 0
+	for n > 1 {
+		n >>= 1
+		k++
+	}
+	return k
+}
+
+// boundLits returns literals stating that the skeleton's lower bounds are
+// at most x cycles (strict: below x), in the encoding's rounding, which
+// never excludes a skeleton whose exact bounds satisfy the comparison.
+func (e *satSpace) boundLits(x float64, strict bool) []constraints.Lit {
+	s := e.s
+	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
+	sc := float64(e.scale)
+	var out []constraints.Lit
+	// compute: fixed + 2^{(C - Σ)/scale} ≤ x  ⟺  Σ ≥ C - scale·log2(x - fixed).
+	if x <= fixed {
+		return []constraints.Lit{e.p.True().Not()}
+	}
+	lx := sc * math.Log2(x-fixed)
+	k := float64(e.computeConst) - lx
+	if strict {
+		out = append(out, e.compute.AtLeast(int(math.Floor(k))+1))
+	} else {
+		out = append(out, e.compute.AtLeast(int(math.Ceil(k-1e-9))))
+	}
+	rate := s.hbmBytesPerCycle()
+	for t := range 2 {
+		n, err := s.P.In[t].Bytes()
+		if err != nil || n == 0 {
+			continue
+		}
+		// fixed + bytes·2^{Σ/scale}/rate ≤ x  ⟺  Σ ≤ scale·log2((x-fixed)·rate/bytes).
+		r := sc * math.Log2((x-fixed)*rate/float64(n))
+		if strict {
+			out = append(out, e.repl[t].AtMost(int(math.Ceil(r-1e-9))-1))
+		} else {
+			out = append(out, e.repl[t].AtMost(int(math.Floor(r+1e-9))))
+		}
+	}
+	return out
+}
+
+// decode reads the last model's skeleton.
+func (e *satSpace) decode() skeleton {
+	var k skeleton
+	c := e.p
+	if c.Value(e.stat) {
+		k.stationary = 1
+	}
+	if c.Value(e.cols) {
+		k.content = PacketColumns
+	}
+	if c.Value(e.seq) {
+		k.acc = AccSequential
+	}
+	for m, l := range e.mode {
+		if c.Value(l) {
+			k.mode = PacketMode(m)
+		}
+	}
+	for a := range MaxAxes {
+		for l := range NumLevels {
+			k.split[a][l] = 1
+		}
+	}
+	for _, u := range e.units {
+		for i, l := range u.lits {
+			if c.Value(l) {
+				k.split[u.axis][satLevels[i]] *= int32(u.prime)
+			}
+		}
+	}
+	return k
+}
+
+// block excludes the last model's skeleton.
+func (e *satSpace) block() {
+	c := e.p
+	cl := make([]constraints.Lit, 0, len(e.decision))
+	for _, l := range e.decision {
+		if c.Value(l) {
+			cl = append(cl, l.Not())
+		} else {
+			cl = append(cl, l)
+		}
+	}
+	c.Clause(0, cl...)
+}
+
+// matches restricts the enumeration to a skeleton's candidates.
+func (k *skeleton) matches(st Stage, c *Candidate, axes int) bool {
+	eq := func(levels ...Level) bool {
+		for a := range axes {
+			for _, l := range levels {
+				if c.Split[a][l] != k.split[a][l] {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	switch st {
+	case StageSlices:
+		return eq(Cluster, Slice)
+	case StageStationary:
+		return c.Stationary == k.stationary
+	case StagePacket:
+		return c.Content == k.content && c.Mode == k.mode && c.Acc == k.acc && eq(Packet)
+	case StageRows:
+		return eq(Row, Time)
+	}
+	return true
+}
+
+// candidate returns the skeleton's fields as a candidate (for its bounds).
+func (k *skeleton) candidate() Candidate {
+	var c Candidate
+	c.Stationary, c.Content, c.Mode, c.Acc, c.Split = k.stationary, k.content, k.mode, k.acc, k.split
+	return c
+}
+
+func (k *skeleton) String(p *Problem) string {
+	c := k.candidate()
+	for a := range MaxAxes {
+		c.Order[a], c.TileOrder[a] = noAxis, noAxis
+	}
+	return fmt.Sprintf("%s %s", c.String(p), k.content)
+}
