@@ -3,6 +3,7 @@ package cost
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
@@ -106,6 +107,9 @@ type DMAModel struct {
 	pcie         int
 	shiftMask    uint64 // address bits a cache translation may use (translate.go)
 
+	// The divisions of side, by shifts where the sizes are powers of two.
+	reqDiv, sliceDiv, perDMNDiv, dmnDiv, spmDiv, alignDiv divisor
+
 	dmnBusy []float64 // chips × clusters × dmns, DM then SPM
 	states  []descState
 	order   []int // descriptor indices sorted by engine, exec
@@ -117,6 +121,8 @@ type descState struct {
 	d          *kernel.DMADescriptor
 	w          walker
 	seq        bool
+	srcHBM     bool
+	dstHBM     bool
 	readXfers  int
 	writeXfers int
 	readBusy   [2][]float64 // per DMN of the cluster (DM, SPM)
@@ -159,9 +165,11 @@ func NewDMAModel(spec *engines.Spec) (*DMAModel, error) {
 		maxPacket:    spec.DMA.MaxPacketBytes.Value,
 		pcie:         spec.PCIe.BytesPerCycle.Value, // 30 B/cycle (002 L2605, L2845)
 	}
-	if m.reqBytes <= 0 || m.dmnBytes <= 0 || m.spmBytes <= 0 || m.sliceStride <= 0 || m.slicesPerDMN <= 0 || m.dmnsPerEng <= 0 || m.pcie <= 0 || m.chips <= 0 {
+	if m.reqBytes <= 0 || m.dmnBytes <= 0 || m.spmBytes <= 0 || m.sliceStride <= 0 || m.slicesPerDMN <= 0 || m.dmnsPerEng <= 0 || m.pcie <= 0 || m.chips <= 0 || m.dmAlign <= 0 {
 		return nil, errors.New("cost: NewDMAModel: DMA, DM, SPM and PCIe sizes must be positive")
 	}
+	m.reqDiv, m.sliceDiv, m.perDMNDiv = newDivisor(m.reqBytes), newDivisor(m.sliceStride), newDivisor(m.slicesPerDMN)
+	m.dmnDiv, m.spmDiv, m.alignDiv = newDivisor(m.dmnBytes), newDivisor(m.spmBytes), newDivisor(m.dmAlign)
 	m.reqPerCycle = float64(spec.DMA.BytesPerCycle.Value) / float64(m.reqBytes) // 256 B/cycle per engine (002 L2596)
 	if m.hbm, err = newHBMChannels(spec, dec, m.chips); err != nil {
 		return nil, err
@@ -303,6 +311,7 @@ func (m *DMAModel) prepare(ds []kernel.DMADescriptor) error {
 		if err := s.w.init(d, m.reqBytes); err != nil {
 			return fmt.Errorf("cost: DMA descriptor %d (DMN %s #%d): %w", i, d.Dmn, d.Exec, err)
 		}
+		s.srcHBM, s.dstHBM = d.Src.Kind == kernel.MediaHBM, d.Dst.Kind == kernel.MediaHBM
 		s.seq = d.Src.Kind == d.Dst.Kind && d.Src.Dmn.Chip == d.Dst.Dmn.Chip &&
 			(d.Src.Kind == kernel.MediaHBM || d.Src.Dmn.Cluster == d.Dst.Dmn.Cluster)
 		key := m.engineKey(d)
@@ -381,12 +390,12 @@ func (m *DMAModel) request(s *descState, est *DMAEstimate) error {
 	off := w.req * m.reqBytes
 	n := min(m.reqBytes, s.d.Stride0-off)
 	src, dst := w.src+off, w.dst+off
-	x, err := m.side(s, s.d.Src, src, n, false, est)
+	x, err := m.side(s, &s.d.Src, s.srcHBM, src, n, false, est)
 	if err != nil {
 		return fmt.Errorf("cost: DMA descriptor (DMN %s #%d) read at %d: %w", s.d.Dmn, s.d.Exec, src, err)
 	}
 	s.readXfers += x
-	if x, err = m.side(s, s.d.Dst, dst, n, true, est); err != nil {
+	if x, err = m.side(s, &s.d.Dst, s.dstHBM, dst, n, true, est); err != nil {
 		return fmt.Errorf("cost: DMA descriptor (DMN %s #%d) write at %d: %w", s.d.Dmn, s.d.Exec, dst, err)
 	}
 	s.writeXfers += x
@@ -396,58 +405,89 @@ func (m *DMAModel) request(s *descState, est *DMAEstimate) error {
 
 // side accounts one side of a request of n bytes at addr and returns the
 // engine transfers it takes.
-func (m *DMAModel) side(s *descState, md kernel.DMAMedia, addr, n int, write bool, est *DMAEstimate) (int, error) {
+func (m *DMAModel) side(s *descState, md *kernel.DMAMedia, hbm bool, addr, n int, write bool, est *DMAEstimate) (int, error) {
 	if addr < 0 {
 		return 0, errors.New("negative address")
 	}
-	switch md.Kind {
-	case kernel.MediaHBM:
+	if hbm {
 		end := uint64(addr) + uint64(n)
 		if end > m.dec.bytes {
 			return 0, fmt.Errorf("beyond the %d bytes of HBM", m.dec.bytes)
 		}
-		u0, u1 := addr/m.reqBytes, (addr+n-1)/m.reqBytes
-		if !write && u1 > u0 {
+		u0, u1 := m.reqDiv.div(addr), m.reqDiv.div(addr+n-1)
+		if u0 == u1 {
+			// A partial write of a 256-byte unit is a read-modify-write
+			// (002 L2985).
+			m.hbm.access(md.Dmn.Chip, uint64(u0*m.reqBytes), write && n < m.reqBytes)
+			return 1, nil
+		}
+		if !write {
 			// A read crossing a 256-byte boundary takes two NoC
 			// transfers (002 L2984).
 			m.hbm.stats.UnalignedReads++
 		}
 		for u := u0; u <= u1; u++ {
 			lo, hi := max(addr, u*m.reqBytes), min(addr+n, (u+1)*m.reqBytes)
-			// A partial write of a 256-byte unit is a read-modify-write
-			// (002 L2985).
 			m.hbm.access(md.Dmn.Chip, uint64(u*m.reqBytes), write && hi-lo < m.reqBytes)
 		}
 		return u1 - u0 + 1, nil
-	default:
-		slice, b := addr/m.sliceStride, addr%m.sliceStride
-		if b+n > m.sliceBytes {
-			return 0, fmt.Errorf("bytes %d..%d of slice %d lie outside its %d-byte DM", b, b+n, slice, m.sliceBytes)
-		}
-		dmn := slice / m.slicesPerDMN
-		if dmn >= m.dmns {
-			return 0, fmt.Errorf("slice %d is outside the cluster's %d DMNs", slice, m.dmns)
-		}
-		per := m.dmnBytes
-		k := 0
-		if md.Kind == kernel.MediaSPM {
-			per, k = m.spmBytes, 1
-		}
-		busy := float64(ceilDiv(n, per))
-		if write && md.Kind == kernel.MediaDM && (addr%m.dmAlign != 0 || (addr+n)%m.dmAlign != 0) {
-			// A misaligned DM write is a read-modify-write that
-			// triples its time (002 L2414).
-			busy *= m.dmWriteX
-			est.MisalignedDMWrites++
-		}
-		if write {
-			s.writeBusy[k][dmn] += busy
-		} else {
-			s.readBusy[k][dmn] += busy
-		}
-		m.dmnBusy[((k*m.chips+md.Dmn.Chip)*m.clusters+md.Dmn.Cluster)*m.dmns+dmn] += busy
-		return 1, nil
 	}
+	slice, b := m.sliceDiv.div(addr), m.sliceDiv.mod(addr)
+	if b+n > m.sliceBytes {
+		return 0, fmt.Errorf("bytes %d..%d of slice %d lie outside its %d-byte DM", b, b+n, slice, m.sliceBytes)
+	}
+	dmn := m.perDMNDiv.div(slice)
+	if dmn >= m.dmns {
+		return 0, fmt.Errorf("slice %d is outside the cluster's %d DMNs", slice, m.dmns)
+	}
+	per := m.dmnDiv
+	k := 0
+	if md.Kind == kernel.MediaSPM {
+		per, k = m.spmDiv, 1
+	}
+	busy := float64(per.div(n + per.d - 1))
+	if write && k == 0 && (m.alignDiv.mod(addr) != 0 || m.alignDiv.mod(addr+n) != 0) {
+		// A misaligned DM write is a read-modify-write that
+		// triples its time (002 L2414).
+		busy *= m.dmWriteX
+		est.MisalignedDMWrites++
+	}
+	if write {
+		s.writeBusy[k][dmn] += busy
+	} else {
+		s.readBusy[k][dmn] += busy
+	}
+	m.dmnBusy[((k*m.chips+md.Dmn.Chip)*m.clusters+md.Dmn.Cluster)*m.dmns+dmn] += busy
+	return 1, nil
+}
+
+// divisor divides nonnegative integers by a positive constant d: by a
+// shift when d is a power of two.
+type divisor struct {
+	d     int
+	shift int // log2 d, or -1
+}
+
+func newDivisor(d int) divisor {
+	v := divisor{d: d, shift: -1}
+	if d > 0 && d&(d-1) == 0 {
+		v.shift = bits.TrailingZeros(uint(d))
+	}
+	return v
+}
+
+func (v divisor) div(a int) int {
+	if v.shift >= 0 {
+		return a >> uint(v.shift)
+	}
+	return a / v.d
+}
+
+func (v divisor) mod(a int) int {
+	if v.shift >= 0 {
+		return a & (v.d - 1)
+	}
+	return a % v.d
 }
 
 // walker iterates the packets of a descriptor and the requests of each

@@ -150,6 +150,7 @@ type hbmChannels struct {
 	rmw      float64
 	sameBG   float64 // tCCD same slice same bank group / ideal
 	otherSl  float64 // tCCD other slice / ideal
+	classes  bool    // 1 < otherSl < sameBG: flush by issueByClass
 	window   int
 
 	gen     uint32
@@ -187,6 +188,7 @@ func newHBMChannels(spec *engines.Spec, d *hbmDecoder, chips int) (*hbmChannels,
 		otherSl:  float64(h.TCCDOtherSlice.Value) / ideal,                          // 3 / 2 (002 L3000)
 		window:   h.CommandQueueEntries.Value,                                      // 64 entries (002 L2981)
 	}
+	c.classes = 1 < c.otherSl && c.otherSl < c.sameBG
 	if c.groups > 127 {
 		return nil, errors.New("cost: more than 127 HBM slice and bank-group combinations")
 	}
@@ -272,7 +274,27 @@ func (c *hbmChannels) access(chip int, addr uint64, partial bool) {
 // proportionally longer.
 func (c *hbmChannels) flush(k int) {
 	grp := c.winGrp[k*c.groups : (k+1)*c.groups]
-	prev := int(c.prev[k])
+	var prev, n int
+	var units float64
+	if c.classes {
+		prev, units, n = c.issueByClass(grp, int(c.prev[k]))
+	} else {
+		prev, units, n = c.issueGreedy(grp, int(c.prev[k]))
+	}
+	c.prev[k] = int8(prev)
+	if n > 0 {
+		c.cost[k] += units * c.base
+		c.tccd[k] += (units - float64(n)) * c.base
+	}
+	c.winN[k] = 0
+}
+
+// issueGreedy issues the window's commands grp (counts per group) after a
+// command of group prev, as flush says: each next command of a group with
+// the smallest delay after the previous, the most numerous among equals,
+// the lowest group among those. It returns the last group, the delays'
+// sum (relative to the ideal) and the commands issued, and empties grp.
+func (c *hbmChannels) issueGreedy(grp []uint16, prev int) (int, float64, int) {
 	units := 0.0
 	n := 0
 	for {
@@ -294,12 +316,55 @@ func (c *hbmChannels) flush(k int) {
 		n++
 		prev = best
 	}
-	c.prev[k] = int8(prev)
-	if n > 0 {
-		c.cost[k] += units * c.base
-		c.tccd[k] += (units - float64(n)) * c.base
+	return prev, units, n
+}
+
+// issueByClass is issueGreedy when the delays order as the manual's do,
+// ideal < other slice < same bank group (2 < 3 < 4, 002 L2999-3001): the
+// next command is the best of the same slice's other bank groups if any,
+// else of the other slices, else of prev's group; within a class, the most
+// numerous, then the lowest group, as issueGreedy's scan picks it. The
+// delays are added in the same order, so the sum is bit-identical.
+func (c *hbmChannels) issueByClass(grp []uint16, prev int) (int, float64, int) {
+	left := 0
+	for _, v := range grp {
+		left += int(v)
 	}
-	c.winN[k] = 0
+	sliceMask := 1<<c.d.sliceBits - 1
+	step := 1 << c.d.sliceBits
+	units := 0.0
+	for n := 0; n < left; n++ {
+		best, bestN, gap := -1, uint16(0), 1.0
+		if prev < 0 {
+			for g, v := range grp {
+				if v > bestN {
+					best, bestN = g, v
+				}
+			}
+		} else {
+			s := prev & sliceMask
+			for g := s; g < len(grp); g += step {
+				if g != prev && grp[g] > bestN {
+					best, bestN = g, grp[g]
+				}
+			}
+			if best < 0 {
+				gap = c.otherSl
+				for g, v := range grp {
+					if g&sliceMask != s && v > bestN {
+						best, bestN = g, v
+					}
+				}
+			}
+			if best < 0 {
+				best, gap = prev, c.sameBG
+			}
+		}
+		grp[best]--
+		units += gap
+		prev = best
+	}
+	return prev, units, left
 }
 
 // gap returns the delay before a command of group g after one of group prev
