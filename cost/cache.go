@@ -11,7 +11,9 @@ import (
 // distinct configuration, found again by a hash of its content and an exact
 // comparison, so a stale or colliding entry can never be returned. Lookups
 // do not allocate. The caches only make evaluation faster: results are the
-// same with or without them.
+// same with or without them. A DMA batch is keyed in its HBM translation
+// class (translate.go): tile views of one move share an entry, which is
+// exact because the HBM address map is GF(2)-linear.
 
 // maxCacheEntries bounds each cache; a full cache is emptied.
 const maxCacheEntries = 1 << 14
