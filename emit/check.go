@@ -144,9 +144,17 @@ func checkStage(st *kernel.Stage) error {
 
 // analyze checks that a validated program can be printed as a Rust kernel
 // and finds its parameters and result.
-func analyze(p *kernel.Program) (*analysis, error) {
+func analyze(p *kernel.Program) (*analysis, error) { return analyzeWith(p, nil) }
+
+// analyzeWith is analyze for the body of a tile loop: the tensors named in
+// pre exist before the body (the loop's result and tile views) and may be
+// written again, as every step writes a tile of the result.
+func analyzeWith(p *kernel.Program, pre map[string]bool) (*analysis, error) {
 	a := &analysis{}
 	defined := map[string]bool{}
+	for name := range pre {
+		defined[name] = true
+	}
 	for _, t := range p.Tensors {
 		if err := identOK(t.Name); err != nil {
 			return nil, fmt.Errorf("tensor %s", err)
@@ -179,7 +187,7 @@ func analyze(p *kernel.Program) (*analysis, error) {
 		return nil
 	}
 	def := func(name string) error {
-		if defined[name] {
+		if defined[name] && !pre[name] {
 			return fmt.Errorf("tensor %q is produced twice: the kernel binds each tensor once", name)
 		}
 		defined[name] = true

@@ -110,7 +110,9 @@ type reader struct {
 	outputOff int
 	interm    []*kernel.Tensor
 	tailOp    *kernel.Op // the to_hbm of the tail expression
-	depth     int        // nesting of the constant expression being read
+	lp        *loopRead  // the tile loop (read_loop.go)
+	pending   map[string]*kernel.Tensor
+	depth     int // nesting of the constant expression being read
 
 	// From the host.
 	hostAddr   map[string]int64 // device variable → HBM address
@@ -584,6 +586,9 @@ func (r *reader) constAtom() int64 {
 	if r.err != nil {
 		return 0
 	}
+	if r.is("[") && r.lp != nil && !r.lp.done {
+		return r.parityAddr()
+	}
 	if r.is("(") {
 		if r.depth >= maxDepth {
 			r.fail(t.off, "constant expression nested more than %d deep", maxDepth)
@@ -787,7 +792,12 @@ func (r *reader) kernel() {
 
 // statement parses `let x[: Type] = expr;` or the tail expression.
 func (r *reader) statement() {
+	if r.is("for") {
+		r.forLoop()
+		return
+	}
 	if r.accept("let") {
+		mut := r.accept("mut")
 		name := r.ident()
 		var ann *kernel.Tensor
 		annOff := r.tok().off
@@ -795,8 +805,24 @@ func (r *reader) statement() {
 			annOff = r.tok().off
 			ann = r.tensorType()
 		}
+		if mut {
+			// `let mut x: Type;` declares a tensor the tile loop assigns.
+			r.expect(";")
+			if r.err == nil && ann == nil {
+				r.fail(name.off, "let mut declares a tensor the tile loop assigns, with its type")
+			}
+			if r.err == nil {
+				r.pendingDecl(name, ann)
+			}
+			return
+		}
 		r.expect("=")
 		if r.err != nil {
+			return
+		}
+		if r.is("unsafe") {
+			r.fromAddr(name, ann, annOff)
+			r.expect(";")
 			return
 		}
 		r.expression(name, ann, annOff, false)
@@ -813,6 +839,11 @@ func (r *reader) statement() {
 		v, ok := r.vars[t.text]
 		if !ok {
 			r.fail(t.off, "unknown variable %s", t.text)
+			return
+		}
+		if v == r.output {
+			// The result bound by HbmTensor::from_addr.
+			r.next()
 			return
 		}
 		if v.Mem != kernel.HBM || v.Role != kernel.Intermediate || !sameType(v, r.output) {

@@ -479,8 +479,14 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		if !ok {
 			return nil, nil
 		}
-		mode, err := kernel.ParseTrfAddress(a.text)
-		if err != nil {
+		var mode kernel.TrfAddress
+		var err error
+		if r.lp != nil && !r.lp.done && strings.HasPrefix(a.text, "[") {
+			// The TRF halves a tile loop alternates (read_loop.go).
+			if mode, ok = r.parityTrf(a.text, a.off); !ok {
+				return nil, nil
+			}
+		} else if mode, err = kernel.ParseTrfAddress(a.text); err != nil {
 			r.fail(a.off, "%v", err)
 			return nil, nil
 		}
@@ -612,6 +618,9 @@ func (r *reader) finish() (*kernel.Program, error) {
 			}
 			t.Addr = a
 		}
+	}
+	if r.unrollLoop(); r.err != nil {
+		return nil, r.err
 	}
 	p.Tensors = append(p.Tensors, r.inputs...)
 	if r.output != nil {

@@ -66,7 +66,22 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 			return nil, fmt.Errorf("emit %q: the %s %q spans several lines", p.Name, s.what, s.v)
 		}
 	}
-	k, err := analyze(p)
+	// A regular loop over tiles prints as one (see loop.go); any other
+	// program in straight line.
+	lp, body := loopForm(p)
+	var k *analysis
+	var err error
+	if lp != nil {
+		pre := map[string]bool{}
+		for _, t := range body.Tensors {
+			if t.View != "" || t.Role == kernel.Output {
+				pre[t.Name] = true
+			}
+		}
+		k, err = analyzeWith(body, pre)
+	} else {
+		k, err = analyze(p)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
@@ -77,7 +92,10 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	if err := CheckAddresses(spec, p); err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
-	w := &rustWriter{p: p, k: k, aliases: chooseAliases(p)}
+	w := &rustWriter{p: p, k: k, aliases: chooseAliases(p), ind: "    "}
+	if lp != nil {
+		w.p, w.lp = body, lp
+	}
 	if err := w.file(opts); err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
@@ -246,6 +264,10 @@ type rustWriter struct {
 	k       *analysis
 	aliases [nRoles]*alias
 	buf     bytes.Buffer
+	// ind is the indentation of a statement of the kernel's body; lp is the
+	// tile loop being printed (nil outside one).
+	ind string
+	lp  *loopPrinter
 }
 
 func (w *rustWriter) line(format string, args ...any) {
@@ -401,6 +423,9 @@ func (w *rustWriter) kernel() error {
 		}
 		w.line(")%s {", ret)
 	}
+	if w.lp != nil {
+		return w.loopKernel()
+	}
 	for i, op := range p.Ops {
 		tail := k.output != nil && i == len(p.Ops)-1 && op.Kind == kernel.OpToHBM && op.Dst == k.output.Name
 		if err := w.op(op, tail); err != nil {
@@ -420,15 +445,15 @@ func (w *rustWriter) op(op *kernel.Op, tail bool) error {
 	case kernel.OpToDM, kernel.OpDMToDM:
 		dst, _ := p.Tensor(op.Dst)
 		// 002 L339: `let lhs: DmTensor<...> = lhs.to_dm(&mut ctx.tdma, 0);`
-		w.line("    let %s: %s = %s.to_dm(&mut ctx.tdma, %s);", dst.Name, w.typeText(dst), op.Src, addrText(dst.Addr, false))
+		w.line("%s%s%s.to_dm(&mut ctx.tdma, %s);", w.ind, w.bind(dst), op.Src, w.addr(dst, false))
 	case kernel.OpToHBM:
 		dst, _ := p.Tensor(op.Dst)
-		call := fmt.Sprintf("%s.to_hbm(&mut ctx.tdma, %s)", op.Src, addrText(dst.Addr, true))
+		call := fmt.Sprintf("%s.to_hbm(&mut ctx.tdma, %s)", op.Src, w.addr(dst, true))
 		if tail {
 			// 002 L361: the kernel's result is its tail expression.
 			w.line("    %s", call)
 		} else {
-			w.line("    let %s: %s = %s;", dst.Name, w.typeText(dst), call)
+			w.line("%s%s%s;", w.ind, w.bind(dst), call)
 		}
 	case kernel.OpChain:
 		return w.chain(op)
@@ -448,8 +473,8 @@ func (w *rustWriter) chain(op *kernel.Op) error {
 	p := w.p
 	last := op.Stages[len(op.Stages)-1]
 	dst, _ := p.Tensor(last.Tensor)
-	w.line("    let %s: %s = ctx", dst.Name, w.typeText(dst))
-	w.line("        .%s", op.Context)
+	w.line("%s%sctx", w.ind, w.bind(dst))
+	w.line("%s    .%s", w.ind, op.Context)
 	var dt dtype.DType
 	for i, st := range op.Stages {
 		call, err := w.stage(st, &dt)
@@ -460,7 +485,7 @@ func (w *rustWriter) chain(op *kernel.Op) error {
 		if i == len(op.Stages)-1 {
 			end = ";"
 		}
-		w.line("        .%s%s", call, end)
+		w.line("%s    .%s%s", w.ind, call, end)
 	}
 	return nil
 }
@@ -493,10 +518,10 @@ func (w *rustWriter) stage(st *kernel.Stage, dt *dtype.DType) (string, error) {
 		return "collect" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()", nil // 002 L3081
 	case kernel.StToTRF:
 		t, _ := p.Tensor(st.Tensor)
-		return "to_trf(TrfAddress::" + string(t.TrfAddress) + ")", nil // 002 L347, L4056
+		return "to_trf(" + w.trfMode(t) + ")", nil // 002 L347, L4056
 	case kernel.StToVRF:
 		t, _ := p.Tensor(st.Tensor)
-		return "to_vrf(" + addrText(t.Addr, false) + ")", nil // 002 L285
+		return "to_vrf(" + w.addr(t, false) + ")", nil // 002 L285
 	case kernel.StAlign:
 		// align::<Time, Packet, _, _>(&trf) (002 L355, L4304).
 		return "align" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket), "_", "_") + "(&" + st.Tensor + ")", nil
@@ -525,7 +550,7 @@ func (w *rustWriter) stage(st *kernel.Stage, dt *dtype.DType) (string, error) {
 		return "vector_final()", nil // 002 L216
 	case kernel.StCommit:
 		t, _ := p.Tensor(st.Tensor)
-		return "commit" + tp(w.mapText(t.Element, roleNone)) + "(" + addrText(t.Addr, false) + ")", nil // 002 L359, L2154
+		return "commit" + tp(w.mapText(t.Element, roleNone)) + "(" + w.addr(t, false) + ")", nil // 002 L359, L2154
 	}
 	return "", fmt.Errorf("unknown stage kind %q", st.Kind)
 }

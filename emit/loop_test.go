@@ -1,0 +1,169 @@
+package emit
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+	"tcpmap/verify"
+)
+
+var updateTiled = flag.Bool("update-tiled", false, "rewrite emit/testdata/tiled-*.rs from the emitter")
+
+// tiledKernels are the planner's tiled kernels (search.Build of tiled
+// candidates of IK,KJ->IJ with I = J = 256, K = 2048 bf16, unlowered):
+// one tiled axis single- and double-buffered, two tiled axes
+// double-buffered.
+var tiledKernels = []string{"tiled-1axis-single", "tiled-1axis-double", "tiled-2axis-double"}
+
+func loadTiled(t *testing.T, name string) (*kernel.Program, []byte) {
+	t.Helper()
+	p, err := ReadFile(filepath.Join("testdata", name+".json"))
+	require.NoError(t, err)
+	b, err := json.Marshal(p)
+	require.NoError(t, err)
+	return p, b
+}
+
+// TestTiledLoopGolden: a tiled kernel prints as one loop over tiles (the
+// golden .rs), twice the same bytes, and reads back as the same program,
+// byte for byte in JSON.
+func TestTiledLoopGolden(t *testing.T) {
+	for _, name := range tiledKernels {
+		t.Run(name, func(t *testing.T) {
+			p, want := loadTiled(t, name)
+			src, err := Rust(p, RustOptions{Version: "test"})
+			require.NoError(t, err)
+			again, err := Rust(p, RustOptions{Version: "test"})
+			require.NoError(t, err)
+			assert.Equal(t, string(src), string(again), "deterministic")
+			golden := filepath.Join("testdata", name+".rs")
+			if *updateTiled {
+				require.NoError(t, os.WriteFile(golden, src, 0o644))
+			}
+			g, err := os.ReadFile(golden)
+			require.NoError(t, err)
+			assert.True(t, string(g) == string(src), "differs from %s (go test -update-tiled rewrites it)", golden)
+			assert.True(t, strings.Contains(string(src), "for t in 0.."), "a loop")
+			// The straight-line form would bind a view per tile.
+			assert.False(t, strings.Contains(string(src), "_t1:"), "one view per body op")
+			got, err := Read(name+".rs", src)
+			require.NoError(t, err, "%s", src)
+			b, err := json.Marshal(got)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(b))
+		})
+	}
+}
+
+// TestTiledLoopShape: the loop's parts, from the programs' tilings: one
+// index per tiled axis (J = 64 in 2 or 4 tiles: `J / 32`, `J / 16`; I = 128
+// in 2 and J = 128 in 4: `I / 64`, `J / 32`), an `if` for the load of an
+// operand whose tile changes with an outer axis only or never, the double
+// buffers indexed by the count of their loads (002 L4151-4158), the
+// result's tiles written through view_mut tiles (Bottom padding `#{!}`).
+func TestTiledLoopShape(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want []string
+	}{
+		{"tiled-1axis-single", []string{"for t in 0..2 {", "let j = t;", "if t == 0 {", "in0_dm = in0.to_dm(&mut ctx.tdma, 0);",
+			"in1.view().tile::<m![J / 32], 1, m![K, 1 # 2, J % 32]>(j)", "out.view_mut().tile::<m![J / 32], 1, m![I, 1 #{!} 2, J % 32]>(j)",
+			".to_trf(TrfAddress::Full)"}},
+		{"tiled-1axis-double", []string{"for t in 0..4 {", "let j = t;", "if t == 0 {", "[t / 4 % 2]",
+			"in1.view().tile::<m![J / 16], 1, m![K, 1 # 4, J % 16]>(j)",
+			".to_trf([TrfAddress::FirstHalf, TrfAddress::SecondHalf][t % 2])"}},
+		{"tiled-2axis-double", []string{"for t in 0..8 {", "let i = t / 4;", "let j = t % 4;", "if t % 4 == 0 {",
+			"in0.view().tile::<m![I / 64], 1, m![1 # 2, I % 64, K]>(i)",
+			"out.view_mut().tile::<m![I / 64], 1, m![1 #{!} 2, I % 64, J]>(i).tile::<m![J / 32], 1,",
+			".to_trf([TrfAddress::FirstHalf, TrfAddress::SecondHalf][t / 4 % 2])", "[t % 2]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := loadTiled(t, tc.name)
+			src, err := Rust(p, RustOptions{})
+			require.NoError(t, err)
+			for _, w := range tc.want {
+				if !strings.Contains(string(src), w) {
+					t.Errorf("the kernel lacks %q", w)
+				}
+			}
+		})
+	}
+}
+
+// TestTiledLoopVerify: the emitted loop, read through the loader the CLI
+// uses (ReadFile), simulates to the reference on every slice. (verify's
+// slice sample, Options.Sample, does not follow the tiles of the output:
+// "no to_hbm op writes the output".)
+func TestTiledLoopVerify(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range tiledKernels {
+		t.Run(name, func(t *testing.T) {
+			p, _ := loadTiled(t, name)
+			src, err := Rust(p, RustOptions{})
+			require.NoError(t, err)
+			file := filepath.Join(dir, name+".rs")
+			require.NoError(t, os.WriteFile(file, src, 0o644))
+			q, err := ReadFile(file)
+			require.NoError(t, err)
+			rep, err := verify.Verify(engines.Default(), q, verify.Options{Seed: 1})
+			require.NoError(t, err)
+			assert.True(t, rep.Pass, "%s", rep)
+		})
+	}
+}
+
+// TestTiledLoopFallback: a program with tile views that is no regular loop
+// (one view moved off its tile) has no loop form and is refused as before,
+// in straight line.
+func TestTiledLoopFallback(t *testing.T) {
+	p, _ := loadTiled(t, "tiled-2axis-double")
+	for _, x := range p.Tensors {
+		if x.Name == "in1_t2" {
+			x.Addr += 128
+		}
+	}
+	_, ok := kernel.Recognize(p)
+	require.False(t, ok)
+	_, err := Rust(p, RustOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "used before an op produces it")
+}
+
+// TestTiledLoopReadErrors: malformed loops are errors with their line.
+func TestTiledLoopReadErrors(t *testing.T) {
+	p, _ := loadTiled(t, "tiled-2axis-double")
+	src, err := Rust(p, RustOptions{})
+	require.NoError(t, err)
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"level", "if t % 4 == 0 {", "if t % 3 == 0 {", "no loop level"},
+		{"parity stride", "[t / 4 % 2]", "[t % 2]", "fires every 4 steps"},
+		{"parity modulus", "[1 << 16, 3 << 16][t % 2]", "[1 << 16, 3 << 16][t % 3]", "modulo"},
+		{"index", "let j = t % 4;", "let j = t % 3;", "outermost index is t / 3"},
+		{"tile dim", ".tile::<m![J / 32], 1, m![K, 1 # 4, J % 32]>(j)", ".tile::<m![J / 16], 1, m![K, 1 # 4, J % 32]>(j)", "dimension"},
+		{"undeclared", "let mut in0_trf: ", "let mut in0_trfx: ", "not declared"},
+		{"unknown view", "&mut out_t)", "&mut out_x)", "no tile view"},
+		{"not zero", "for t in 0..8", "for t in 1..8", "runs from 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := string(src)
+			require.True(t, strings.Contains(s, tc.old), "the kernel lacks %q", tc.old)
+			s = strings.Replace(s, tc.old, tc.new, 1)
+			_, err := Read("k.rs", []byte(s))
+			require.Error(t, err)
+			var e *Error
+			require.True(t, errors.As(err, &e), "%v", err)
+			assert.Greater(t, e.Line, 0)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
