@@ -236,6 +236,9 @@ func xorHBM(ds []kernel.DMADescriptor, delta uint64) []kernel.DMADescriptor {
 func TestHBMTranslationInvariance(t *testing.T) {
 	m := newModel(t)
 	allowed := translatable()
+	// The model's allowed bits are those derived from the spec's fields.
+	require.Equal(t, allowed, m.shiftMask)
+	require.Zero(t, allowed&(1<<13|1<<19|1<<20|1<<34), "RNGD's bank-group and slice bits (002 L2966-2975)")
 	r := rand.New(rand.NewSource(5))
 	hits := 0
 	for iter := 0; iter < 300; iter++ {
