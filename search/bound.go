@@ -17,7 +17,10 @@ import "math"
 //     bytes(t) · Π_{a ∉ t} (Cluster·Slice)(a) bytes from HBM to DM (a
 //     broadcast read re-reads HBM, docs/spec-decisions.md "DMA: broadcast
 //     reads"), at no more than the HBM channels' rate: channels × 256 bytes
-//     per CyclesPerRequest (002 L2744, L2980).
+//     per CyclesPerRequest (002 L2744, L2980). A request moves at most
+//     256 bytes (002 L2469) of one contiguous run; when the slices split
+//     the innermost axis of t's HBM layout, a slice's run is that axis's
+//     share, and a run shorter than 256 bytes takes a whole request.
 //
 // Both add two DMA startups (≈500 cycles a command, 002 L2467, L2827): the
 // first chain waits for a to_dm, and the last to_hbm follows the last
@@ -63,7 +66,30 @@ func (s *Space) lowerBounds(c *Candidate) bounds {
 				bytes *= float64(c.factor(a, Cluster) * c.factor(a, Slice))
 			}
 		}
+		if in, short := s.shortRun(t); short {
+			spatial := c.factor(in, Cluster) * c.factor(in, Slice)
+			run := float64(s.P.Axes[in].Size) * s.elemBytes(t) / float64(spatial)
+			if req := float64(s.Spec.DMA.RequestBytes.Value); spatial > 1 && run < req {
+				bytes *= req / run
+			}
+		}
 		b.input[t] = fixed + bytes/rate
 	}
 	return b
+}
+
+// elemBytes returns input t's element size in bytes.
+func (s *Space) elemBytes(t int) float64 { return float64(s.P.In[t].DType.SizeBits()) / 8 }
+
+// shortRun returns the innermost axis of input t's HBM layout, and whether
+// the slices splitting it can shorten a run below one request: only when
+// the whole axis spans more than a request (else the run may go on into the
+// next axis, and no bound is claimed).
+func (s *Space) shortRun(t int) (int, bool) {
+	order := s.hbm[t]
+	if len(order) == 0 {
+		return 0, false
+	}
+	in := order[len(order)-1]
+	return in, float64(s.P.Axes[in].Size)*s.elemBytes(t) > float64(s.Spec.DMA.RequestBytes.Value)
 }

@@ -64,6 +64,12 @@ type satSpace struct {
 	// repl[t] sums the Cluster and Slice units of the axes input t lacks,
 	// weights rounded down.
 	repl [2]*constraints.Sum
+	// run[t] adds to repl[t] the Cluster and Slice units of input t's
+	// innermost HBM axis when a short run can occur (Space.shortRun), and
+	// runConst[t] is ⌊scale·log2(request / bytes of that axis)⌋ (< 0);
+	// nil otherwise.
+	run      [2]*constraints.Sum
+	runConst [2]int
 	// decision are the literals a skeleton is read from.
 	decision []constraints.Lit
 }
@@ -163,7 +169,12 @@ func newSatSpace(s *Space) (*satSpace, error) {
 		return e.stat.Not()
 	}
 	var clusterT, sliceT, rowT, packetT, computeT []constraints.Term
-	var replT [2][]constraints.Term
+	var replT, runT [2][]constraints.Term
+	var inner [2]int
+	var short [2]bool
+	for t := range 2 {
+		inner[t], short[t] = s.shortRun(t)
+	}
 	lvl := func(l Level) int {
 		for i, x := range satLevels {
 			if x == l {
@@ -234,9 +245,13 @@ func newSatSpace(s *Space) (*satSpace, error) {
 				computeT = append(computeT, constraints.Term{Lit: at(l), Weight: logW(pr, true)})
 			}
 			for t := range 2 {
-				if !p.In[t].has(ax.Name) {
-					for _, l := range []Level{Cluster, Slice} {
-						replT[t] = append(replT[t], constraints.Term{Lit: at(l), Weight: logW(pr, false)})
+				for _, l := range []Level{Cluster, Slice} {
+					term := constraints.Term{Lit: at(l), Weight: logW(pr, false)}
+					if !p.In[t].has(ax.Name) {
+						replT[t] = append(replT[t], term)
+						runT[t] = append(runT[t], term)
+					} else if short[t] && a == inner[t] {
+						runT[t] = append(runT[t], term)
 					}
 				}
 			}
@@ -276,6 +291,14 @@ func newSatSpace(s *Space) (*satSpace, error) {
 	for t := range 2 {
 		if e.repl[t], err = sum(replT[t]); err != nil {
 			return nil, err
+		}
+		if short[t] {
+			if e.run[t], err = sum(runT[t]); err != nil {
+				return nil, err
+			}
+			req := float64(s.Spec.DMA.RequestBytes.Value)
+			axisBytes := float64(p.Axes[inner[t]].Size) * s.elemBytes(t)
+			e.runConst[t] = int(math.Floor(float64(e.scale)*math.Log2(req/axisBytes) + 1e-9))
 		}
 	}
 	return e, nil
@@ -317,11 +340,15 @@ func (e *satSpace) boundLits(x float64, strict bool) []constraints.Lit {
 			continue
 		}
 		// fixed + bytes·2^{Σ/scale}/rate ≤ x  ⟺  Σ ≤ scale·log2((x-fixed)·rate/bytes).
+		// With a short run: Σ + Σ_inner + runConst ≤ scale·log2(...) too.
 		r := sc * math.Log2((x-fixed)*rate/float64(n))
+		lim := int(math.Floor(r + 1e-9))
 		if strict {
-			out = append(out, e.repl[t].AtMost(int(math.Ceil(r-1e-9))-1))
-		} else {
-			out = append(out, e.repl[t].AtMost(int(math.Floor(r+1e-9))))
+			lim = int(math.Ceil(r-1e-9)) - 1
+		}
+		out = append(out, e.repl[t].AtMost(lim))
+		if e.run[t] != nil {
+			out = append(out, e.run[t].AtMost(lim-e.runConst[t]))
 		}
 	}
 	return out

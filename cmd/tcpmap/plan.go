@@ -46,28 +46,41 @@ func newPlanCmd(g *globals) *cobra.Command {
 		out      string
 		maxTiles int
 		noPrune  bool
+		planner  string
 	)
 	cmd := &cobra.Command{
 		Use:   "plan WORKLOAD.yaml",
 		Short: "Plan a contraction: search its mapspace for the cheapest legal kernel",
 		Long: `plan searches the mapspace of the workload's einsum (or, for a graph, of the
-einsum op named by --op) exhaustively: every candidate mapping is built into a
-kernel program, lowered by the engines (a violated rule makes it illegal and
-is counted under its rule) and priced by the cost model; the cheapest wins,
-ties going to the candidate enumerated first. It prints the winner as the
-manual writes kernels (each tensor's Chip, Cluster, Slice, Row and Element
-mappings, each chain's Time and Packet), the operand in the TRF, the tiles,
-the predicted cycles, time, MAC utilization and bottleneck, the search
-statistics, and "optimal: exhaustive" when every candidate was evaluated.
+einsum op named by --op) for its cheapest legal kernel. Every candidate mapping
+it evaluates is built into a kernel program, lowered by the engines (a violated
+rule makes it illegal and is counted under its rule) and priced by the cost
+model.
+
+--planner sat (the default) runs branch and bound over a SAT encoding of the
+mapspace (gini): the solver proposes the spatial skeleton of a mapping whose
+admissible lower bounds (compute packets, input traffic) stay below a level,
+every candidate of the skeleton is evaluated, and UNSAT under the incumbent's
+cycles proves it optimal ("optimal: proven"). --planner exhaustive evaluates
+every candidate ("optimal: exhaustive"; ties go to the candidate enumerated
+first).
+
+It prints the winner as the manual writes kernels (each tensor's Chip, Cluster,
+Slice, Row and Element mappings, each chain's Time and Packet), the operand in
+the TRF, the tiles, the predicted cycles, time, MAC utilization and
+bottleneck, and the search statistics.
 
 --top N lists the N best candidates. --timeout stops the search early with
-the best candidate found so far (then no optimality is claimed). --out writes
+the best candidate found so far and the gap to the proven lower bound. --out writes
 the plan with its lowered kernel program as JSON, which cost, verify and emit
 read. Searches longer than a second report progress on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if top < 1 {
 				return usageError{fmt.Errorf("--top must be at least 1, got %d", top)}
+			}
+			if planner != "sat" && planner != "exhaustive" {
+				return usageError{fmt.Errorf("--planner %q: want sat or exhaustive", planner)}
 			}
 			if timeout < 0 || maxTiles < 0 {
 				return usageError{fmt.Errorf("--timeout and --max-tiles must not be negative")}
@@ -89,7 +102,11 @@ read. Searches longer than a second report progress on stderr.`,
 				return err
 			}
 			stderr := c.ErrOrStderr()
-			res, err := search.Exhaustive(s, search.Options{
+			run := search.Solve
+			if planner == "exhaustive" {
+				run = search.Exhaustive
+			}
+			res, err := run(s, search.Options{
 				Top: top, Timeout: timeout, MaxTiles: maxTiles, NoPrune: noPrune,
 				Progress: func(st search.Stats) {
 					fmt.Fprintf(stderr, "plan: %d candidates, %d legal, %d priced, %.1fs\n",
@@ -147,6 +164,7 @@ read. Searches longer than a second report progress on stderr.`,
 	cmd.Flags().StringVar(&out, "out", "", "write the plan and its kernel program to `PLAN.json`")
 	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, fmt.Sprintf("bound the tiles of a tiled candidate (default %d)", search.DefaultMaxTiles))
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
+	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
 	return cmd
 }
 
@@ -278,8 +296,12 @@ func opText(p *kernel.Program, op *kernel.Op) string {
 // writeSearchStats prints the search statistics and the optimality claim.
 func writeSearchStats(w io.Writer, res *search.Result) {
 	st := res.Stats
-	fmt.Fprintf(w, "search: exhaustive (tiles ≤ %d), %d candidates, %d legal, %d priced exactly, %d pruned by a lower bound, %.2fs\n",
-		res.Space.MaxTiles(), st.Candidates, st.Legal, st.CostEvaluations, st.Pruned, st.Wall.Seconds())
+	fmt.Fprintf(w, "search: %s (tiles ≤ %d), %d candidates, %d legal, %d priced exactly, %d pruned by a lower bound, %.2fs\n",
+		st.Planner, res.Space.MaxTiles(), st.Candidates, st.Legal, st.CostEvaluations, st.Pruned, st.Wall.Seconds())
+	if st.Planner == "sat" {
+		fmt.Fprintf(w, "sat: %d models, %d solves, %d learned clauses (skeletons with no legal candidate), %d clauses\n",
+			st.SAT.Models, st.SAT.Solves, st.SAT.Learned, st.SAT.Clauses)
+	}
 	rules := st.Rules()
 	if len(rules) > 0 {
 		fmt.Fprintln(w, "illegal by rule:")
@@ -292,7 +314,12 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 		}
 	}
 	switch {
-	case st.Complete:
+	case st.Planner == "sat" && res.Proof.Proven:
+		fmt.Fprintln(w, "optimal: proven")
+	case st.Planner == "sat" && res.Best != nil:
+		fmt.Fprintf(w, "optimal: no (stopped after %.1fs; gap %.1f%% to the proven lower bound of %.0f cycles)\n",
+			st.Wall.Seconds(), 100*res.Proof.Gap, res.Proof.LowerBound)
+	case st.Complete && st.Planner != "sat":
 		fmt.Fprintln(w, "optimal: exhaustive")
 	default:
 		fmt.Fprintf(w, "optimal: no (stopped after %.1fs; the best of %d candidates)\n", st.Wall.Seconds(), st.Candidates)
