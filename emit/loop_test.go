@@ -167,3 +167,41 @@ func TestTiledLoopReadErrors(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkTiledLoop: emitting and reading back the two-axis tile loop.
+func BenchmarkTiledLoop(b *testing.B) {
+	p, err := ReadFile(filepath.Join("testdata", "tiled-2axis-double.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		src, err := Rust(p, RustOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Read("k.rs", src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestTiledLoopLowered: a lowered tiled program (engines.Lower states each
+// step's DMA and stage configurations, which differ from step to step)
+// still prints as the loop, and reads back as the program without them.
+func TestTiledLoopLowered(t *testing.T) {
+	for _, name := range tiledKernels {
+		t.Run(name, func(t *testing.T) {
+			p, _ := loadTiled(t, name)
+			orig, _ := loadTiled(t, name)
+			require.NoError(t, engines.Lower(engines.Default(), p))
+			src, err := Rust(p, RustOptions{Version: "test"})
+			require.NoError(t, err)
+			g, err := os.ReadFile(filepath.Join("testdata", name+".rs"))
+			require.NoError(t, err)
+			assert.True(t, string(g) == string(src), "the lowered program prints as the unlowered one")
+			q, err := Read("k.rs", src)
+			require.NoError(t, err)
+			assert.Equal(t, programJSON(t, orig), programJSON(t, q))
+		})
+	}
+}

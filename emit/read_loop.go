@@ -75,6 +75,11 @@ func (r *reader) fromAddr(name token, ann *kernel.Tensor, annOff int) {
 	r.vars[name.text] = r.output
 }
 
+// maxLoopSteps bounds the tiles of a loop the reader unrolls, so that a
+// hostile count cannot make it allocate without limit; the planner tiles far
+// less (search.DefaultMaxTiles).
+const maxLoopSteps = 1 << 12
+
 // forLoop parses `for t in 0..N { index lets; body }`.
 func (r *reader) forLoop() {
 	start := r.expect("for")
@@ -94,8 +99,8 @@ func (r *reader) forLoop() {
 	r.expect(".")
 	nt := r.tok()
 	steps, ok := r.intLit(nt)
-	if !ok || steps < 2 || steps > 1<<20 {
-		r.fail(nt.off, "want the tile count (2 to 2^20), found %s", describe(nt))
+	if !ok || steps < 2 || steps > maxLoopSteps {
+		r.fail(nt.off, "want the tile count (2 to %d), found %s", maxLoopSteps, describe(nt))
 		return
 	}
 	r.next()

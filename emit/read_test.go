@@ -313,6 +313,12 @@ func FuzzRead(f *testing.F) {
 			f.Add([]byte(unwrap(string(b))))
 		}
 	}
+	// The tile loops (loop.go).
+	for _, name := range tiledKernels {
+		if b, err := os.ReadFile(filepath.Join("testdata", name+".rs")); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Add([]byte("axes![A = 8];\n#[device(chip = 1)]\nfn kernel(ctx: &mut Context) {}\n"))
 	f.Add([]byte("'a' '\\'' r#\"x\"# b\"y\" 1e-3 0x_1 /* /* */ */ m![{T}]"))
 	f.Fuzz(func(t *testing.T, src []byte) {

@@ -51,9 +51,11 @@ type RustOptions struct {
 // vendor's compiler derives them from the kernel text. The output is
 // deterministic: the same program gives the same bytes.
 //
-// The IR has no tile loops yet: a program that repeats a chain over tiles
-// states each repetition as its own ops, and Rust prints them in straight
-// line.
+// A tiled program that kernel.Recognize finds to be a regular loop over
+// tiles (the planner's tiled candidates) prints as one `for` over its tiles
+// with `tile::<dim, 1, _>(i)` views (loop.go); any other program prints in
+// straight line, and one with tile views there is refused (a view is bound
+// by the loop that takes it).
 func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	if p == nil {
 		return nil, fmt.Errorf("emit: nil program")
