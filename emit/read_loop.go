@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -554,9 +555,8 @@ func (r *reader) parityTrf(text string, off int) (kernel.TrfAddress, bool) {
 func (r *reader) unrollLoop() {
 	lp := r.lp
 	if lp == nil {
-		for name := range r.pending {
-			r.fail(0, "%s is declared with let mut and no tile loop assigns it", name)
-			return
+		if names := sortedKeys(r.pending); len(names) > 0 {
+			r.fail(0, "%s is declared with let mut and no tile loop assigns it", names[0])
 		}
 		return
 	}
@@ -564,8 +564,8 @@ func (r *reader) unrollLoop() {
 		r.fail(lp.off, "unfinished tile loop")
 		return
 	}
-	for name := range r.pending {
-		r.fail(lp.off, "%s is declared before the loop and assigned by none of its statements", name)
+	if names := sortedKeys(r.pending); len(names) > 0 {
+		r.fail(lp.off, "%s is declared before the loop and assigned by none of its statements", names[0])
 		return
 	}
 	args := append([]*kernel.Tensor(nil), r.inputs...)
@@ -584,4 +584,14 @@ func (r *reader) unrollLoop() {
 	r.prog.Ops = append(append(r.prog.Ops[:lp.opsAt], ops...), tail...)
 	itail := append([]*kernel.Tensor(nil), r.interm[lp.intermAt+len(lp.l.Slots):]...)
 	r.interm = append(append(r.interm[:lp.intermAt], ts[len(args):]...), itail...)
+}
+
+// sortedKeys returns the names of m in order, for deterministic errors.
+func sortedKeys(m map[string]*kernel.Tensor) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
