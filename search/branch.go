@@ -122,6 +122,18 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			}
 			proven = math.Max(proven, level)
 			level *= 2
+			// Stop when no skeleton is left at any level.
+			if d, ok := left(); ok {
+				st.SAT.Solves++
+				if r := e.p.Solve(d); r == constraints.Unsat {
+					if full {
+						proven = incumbentBound
+					} else {
+						proven = math.Inf(1)
+					}
+					break
+				}
+			}
 			continue
 		}
 		st.SAT.Models++

@@ -24,8 +24,9 @@ func TestPlanDot(t *testing.T) {
 		".contract::<m![1]>()",
 		"cost: ",
 		"top 2:",
-		"search: exhaustive (tiles ≤ 16), 4 candidates, 4 legal",
-		"optimal: exhaustive",
+		"search: sat (tiles ≤ 16), 4 candidates, 4 legal",
+		"sat: 4 models",
+		"optimal: proven",
 	} {
 		assert.Contains(t, out, want)
 	}
@@ -33,7 +34,7 @@ func TestPlanDot(t *testing.T) {
 
 func TestPlanJSONAndOut(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "plan.json")
-	code, out, _ := runCLI(t, "plan", "../../workloads/gemv.yaml", "--json", "--out", file, "--top", "3")
+	code, out, _ := runCLI(t, "plan", "../../workloads/gemv.yaml", "--json", "--out", file, "--top", "3", "--planner", "exhaustive")
 	require.Equal(t, exitOK, code, out)
 	var o struct {
 		Plan         *plan.Plan        `json:"plan"`
@@ -93,8 +94,12 @@ func TestPlanErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("name: odd\neinsum: A,A->\naxes: {A: 24}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"), 0o644))
 	code, out, errOut := runCLI(t, "plan", file)
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, out, "search: exhaustive (tiles ≤ 16), 0 candidates")
+	assert.Contains(t, out, "search: sat (tiles ≤ 16), 0 candidates")
 	assert.Contains(t, errOut, "no legal mapping among 0 candidates")
+
+	code, _, errOut = runCLI(t, "plan", "../../workloads/dot.yaml", "--planner", "greedy")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `--planner "greedy": want sat or exhaustive`)
 }
 
 func TestPlanTimeout(t *testing.T) {
@@ -102,4 +107,19 @@ func TestPlanTimeout(t *testing.T) {
 	// Stopped before the first candidate: no plan.
 	assert.Equal(t, exitFail, code, out)
 	assert.Contains(t, out, "optimal: no")
+}
+
+func TestPlanSATJSON(t *testing.T) {
+	code, out, _ := runCLI(t, "plan", "../../workloads/dot.yaml", "--json")
+	require.Equal(t, exitOK, code, out)
+	var o struct {
+		Plan *plan.Plan `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &o))
+	assert.Equal(t, "sat", o.Plan.Search.Planner)
+	assert.Equal(t, "proven", o.Plan.Search.Optimal)
+	assert.Positive(t, o.Plan.Search.SATModels)
+	assert.Positive(t, o.Plan.Search.Clauses)
+	assert.Equal(t, o.Plan.Cost.Cycles, o.Plan.Search.LowerBound, "a proven plan's bound is its cycles")
+	assert.Zero(t, o.Plan.Search.Gap)
 }
