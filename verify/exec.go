@@ -215,13 +215,21 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 	}
 	var origin []int32
 	var elemBits int64
-	if dst.Mem == kernel.HBM && x.prog.Reference != nil && dst.Name == x.prog.Reference.Output {
-		n := dst.Chip.Size() * dst.Element.Size()
-		if origin = x.origin[dst.Name]; origin == nil {
-			origin = make([]int32, n)
-			x.origin[dst.Name] = origin
+	// The output's origins are kept by its own element positions, also
+	// when a tile view of it (Tensor.View) is written.
+	out := dst
+	if dst.View != "" {
+		if b, ok := x.prog.Tensor(dst.View); ok {
+			out = b
 		}
-		elemBits = int64(dst.DType.SizeBits())
+	}
+	if out.Mem == kernel.HBM && x.prog.Reference != nil && out.Name == x.prog.Reference.Output {
+		n := out.Chip.Size() * out.Element.Size()
+		if origin = x.origin[out.Name]; origin == nil {
+			origin = make([]int32, n)
+			x.origin[out.Name] = origin
+		}
+		elemBits = int64(out.DType.SizeBits())
 	}
 	// Data read from slices that did not run taints what it is written to;
 	// a destination slice is clean again once a clean packet lands there
@@ -257,6 +265,7 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 				dstTaint[dg] = dstTaint[dg] || tainted
 			case tainted:
 				x.hbmTainted[dst.Name] = true
+				x.hbmTainted[out.Name] = true
 			}
 			if origin != nil {
 				o := originHBM
@@ -266,9 +275,9 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 				case src.Mem != kernel.HBM:
 					o = int32(sg + 1)
 				}
-				per := int64(dst.Element.Size())
-				lo := (int64(da) - dst.Addr) * 8 / elemBits
-				hi := (int64(da)+int64(d.Stride0)-dst.Addr)*8 + elemBits - 1
+				per := int64(out.Element.Size())
+				lo := (int64(da) - out.Addr) * 8 / elemBits
+				hi := (int64(da)+int64(d.Stride0)-out.Addr)*8 + elemBits - 1
 				hi /= elemBits
 				base := int64(d.Dst.Dmn.Chip) * per
 				for e := max(lo, 0); e < min(hi, per); e++ {

@@ -181,7 +181,7 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 
 // SliceSample chooses k slices at random (from seed) among the slices the
 // reference output is read from: the live slices of the DM source of every
-// to_hbm op writing it. All of them when there are at most k. The result is
+// to_hbm op writing it or one of its tile views. All of them when there are at most k. The result is
 // in ascending order.
 func SliceSample(d *Device, p *kernel.Program, k int, seed uint64) ([]int, error) {
 	if p.Reference == nil {
@@ -189,7 +189,11 @@ func SliceSample(d *Device, p *kernel.Program, k int, seed uint64) ([]int, error
 	}
 	cand := map[int]bool{}
 	for _, op := range p.Ops {
-		if op.Kind != kernel.OpToHBM || op.Dst != p.Reference.Output {
+		if op.Kind != kernel.OpToHBM {
+			continue
+		}
+		// The output itself, or a tile view of it (Tensor.View).
+		if dst, ok := p.Tensor(op.Dst); !ok || dst.Base() != p.Reference.Output {
 			continue
 		}
 		src, ok := p.Tensor(op.Src)

@@ -180,6 +180,19 @@ func TestVerifySample(t *testing.T) {
 	assert.Equal(t, []string{"chip 0 cluster 0 slice 0"}, dot.Simulated)
 }
 
+// TestVerifySampleTiled: a tiled kernel writes its output through tile
+// views (Tensor.View); the sample is drawn from the slices those writes
+// read.
+func TestVerifySampleTiled(t *testing.T) {
+	p := loadKernelT(t, "../emit/testdata/tiled-1axis-single.json")
+	rep, err := Verify(engines.Default(), p, Options{Seed: 3, Sample: 4})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "%+v", rep.Comparison)
+	assert.NotEmpty(t, rep.Simulated)
+	assert.LessOrEqual(t, len(rep.Simulated), 4)
+	assert.Positive(t, rep.Compared)
+}
+
 // TestVerifyTaint: with a sample, data from slices that did not run never
 // reaches a compared element. A to_trf on other slices than the sampled
 // ones leaves the TRF of the sampled slices tainted when they did not run
