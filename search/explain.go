@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,6 +87,9 @@ func LoadMapSpec(file string, p *Problem) (*MapSpec, error) {
 	return ParseMapSpec(file, data, p)
 }
 
+// yamlLine extracts the line yaml.v3 puts in its syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
 // ParseMapSpec parses a mapping file's content: a YAML mapping with the
 // optional fields stationary (an input's tensor name), content
 // (contracted|columns), packet_mode (single|dual|half), accumulate
@@ -101,7 +106,19 @@ func ParseMapSpec(file string, data []byte, p *Problem) (*MapSpec, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &workload.Error{File: file, Field: "yaml", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		e := &workload.Error{File: file, Field: "yaml", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			e.Line, _ = strconv.Atoi(m[1])
+			e.Msg = err.Error()[len(m[0]):]
+			// yaml.v3 prints the 0-based line for its parser's problems
+			// (as opposed to its scanner's); see model/workload's decoder.
+			for _, pre := range []string{"did not find expected", "found duplicate %", "found incompatible", "found undefined tag"} {
+				if strings.HasPrefix(e.Msg, pre) {
+					e.Line++
+				}
+			}
+		}
+		return nil, e
 	}
 	m := &MapSpec{File: file}
 	if doc.Kind == 0 {
@@ -288,6 +305,9 @@ type Explanation struct {
 	// Optimum is the unrestricted search (nil when the mapping is
 	// illegal).
 	Optimum *Result
+	// e and core are the encoding and the minimal core (for tests).
+	e    *satSpace
+	core []constraints.Lit
 }
 
 // FieldUse is a mapping field (or one axis of it) in an explanation.
@@ -632,6 +652,7 @@ func explainCore(e *satSpace, as []assumption, timeout time.Duration, x *Explana
 			i++
 		}
 	}
+	x.e, x.core = e, core
 	for _, l := range core {
 		if r, ok := c.RuleOf(l); ok {
 			x.Rules = append(x.Rules, RuleViolation{Rule: r.ID, Cite: r.Cite, Text: r.Text})
