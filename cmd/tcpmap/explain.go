@@ -193,7 +193,7 @@ func writeExplain(w io.Writer, o *explainOutput) error {
 			pf("  %s:%d:%d: %s\n", o.Mapping, f.Line, f.Col, f.Text)
 		}
 	case "none":
-		pf("%s: illegal: no candidate of the mapspace agrees with the mapping (the levels of an axis nest tile, cluster, slice, time, row, packet major to minor, 002 L480-481, L509)\n", subject)
+		pf("%s: illegal: no candidate of the mapspace agrees with the mapping: within an axis the levels nest tile, cluster, slice, time, row, packet major to minor (002 L480-481, L509), and the time expression's axes are the computation's time order\n", subject)
 	default:
 		pf("%s: illegal: every completion is rejected by the engines\n", subject)
 		for _, r := range o.Engines {
