@@ -94,8 +94,15 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 // optional fields stationary (an input's tensor name), content
 // (contracted|columns), packet_mode (single|dual|half), accumulate
 // (Interleaved|Sequential), and tile, cluster, slice, time, row and packet,
-// each an m![...] expression over the problem's axes. Errors are
-// *workload.Error with the file, line, column and field.
+// each an m![...] expression over the problem's axes. A level's expression
+// is complete: an axis it leaves out has factor 1 there. Its digits' strides
+// must be those of the nesting tile, cluster, slice, time, row, packet
+// (major to minor within an axis, 002 L480-481, L509), and the time
+// expression's axes, major first, are the computation's time order. A
+// time without a tile field leaves the tiling free (time is then the
+// computation time of one tile). Padding (`1 # 2`, 002 L317) uses no
+// hardware; a broadcast digit is an error. Errors are *workload.Error with
+// the file, line, column and field.
 func ParseMapSpec(file string, data []byte, p *Problem) (*MapSpec, error) {
 	errAt := func(n *yaml.Node, field, format string, args ...any) error {
 		e := &workload.Error{File: file, Field: field, Msg: fmt.Sprintf(format, args...)}
@@ -289,12 +296,12 @@ type RuleViolation struct {
 type Explanation struct {
 	// Legal is set when some completion of the mapping is legal.
 	Legal bool
-	// Rules and Fields are a minimal set of skeleton rules and mapping
-	// fields that cannot hold together (the mapping is structurally
-	// impossible); Fields is empty when the workload itself has no legal
-	// skeleton. Fields print as `slice: I / 32` with the file position.
-	Rules  []RuleViolation
-	Fields []FieldUse
+	// Conflicts are the reasons the mapping is structurally impossible:
+	// each a minimal set of skeleton rules and mapping fields that cannot
+	// hold together. After the first, each is found among the fields the
+	// earlier ones leave out, so they name independent mistakes. A
+	// conflict without fields means the workload itself has no skeleton.
+	Conflicts []Conflict
 	// Structural is false when the space has no SAT encoding (the
 	// structural check was skipped).
 	Structural bool
@@ -305,8 +312,16 @@ type Explanation struct {
 	// Optimum is the unrestricted search (nil when the mapping is
 	// illegal).
 	Optimum *Result
-	// e and core are the encoding and the minimal core (for tests).
-	e    *satSpace
+	// e is the encoding (for tests).
+	e *satSpace
+}
+
+// Conflict is a minimal unsatisfiable set of rules and mapping fields.
+type Conflict struct {
+	Rules []RuleViolation `json:"rules"`
+	// Fields print as `slice: I / 32`, with the file position.
+	Fields []FieldUse `json:"fields,omitempty"`
+	// core is the set as literals (for tests).
 	core []constraints.Lit
 }
 
@@ -584,15 +599,39 @@ func Explain(s *Space, m *MapSpec, opts ExplainOptions) (*Explanation, error) {
 		if err != nil {
 			return nil, err
 		}
-		lits := make([]constraints.Lit, len(as))
-		for i, a := range as {
-			lits[i] = a.lit
+		x.e = e
+		left := as
+		for {
+			lits := make([]constraints.Lit, len(left))
+			for i, a := range left {
+				lits[i] = a.lit
+			}
+			r := e.p.Solve(opts.Timeout, lits...)
+			if r == constraints.Unknown {
+				return nil, fmt.Errorf("%s: the structural check timed out", s.P.File)
+			}
+			if r == constraints.Sat {
+				break
+			}
+			k := explainCore(e, left, opts.Timeout)
+			x.Conflicts = append(x.Conflicts, k)
+			if len(k.Fields) == 0 {
+				break
+			}
+			// The next conflict among the fields this one leaves out.
+			in := map[constraints.Lit]bool{}
+			for _, l := range k.core {
+				in[l] = true
+			}
+			var rest []assumption
+			for _, a := range left {
+				if !in[a.lit] {
+					rest = append(rest, a)
+				}
+			}
+			left = rest
 		}
-		switch e.p.Solve(opts.Timeout, lits...) {
-		case constraints.Unknown:
-			return nil, fmt.Errorf("%s: the structural check timed out", s.P.File)
-		case constraints.Unsat:
-			explainCore(e, as, opts.Timeout, x)
+		if len(x.Conflicts) > 0 {
 			return x, nil
 		}
 	}
@@ -621,8 +660,8 @@ func Explain(s *Space, m *MapSpec, opts ExplainOptions) (*Explanation, error) {
 }
 
 // explainCore minimizes the last UNSAT solve's failed assumptions by
-// deletion and records them in x.
-func explainCore(e *satSpace, as []assumption, timeout time.Duration, x *Explanation) {
+// deletion.
+func explainCore(e *satSpace, as []assumption, timeout time.Duration) Conflict {
 	c := e.p
 	pos := map[constraints.Lit]int{}
 	all := c.Rules()
@@ -652,12 +691,13 @@ func explainCore(e *satSpace, as []assumption, timeout time.Duration, x *Explana
 			i++
 		}
 	}
-	x.e, x.core = e, core
+	k := Conflict{core: core}
 	for _, l := range core {
 		if r, ok := c.RuleOf(l); ok {
-			x.Rules = append(x.Rules, RuleViolation{Rule: r.ID, Cite: r.Cite, Text: r.Text})
+			k.Rules = append(k.Rules, RuleViolation{Rule: r.ID, Cite: r.Cite, Text: r.Text})
 		} else {
-			x.Fields = append(x.Fields, as[pos[l]-len(all)].use)
+			k.Fields = append(k.Fields, as[pos[l]-len(all)].use)
 		}
 	}
+	return k
 }

@@ -12,18 +12,18 @@ import (
 	"tcpmap/model/workload"
 )
 
-// fieldTexts returns the explanation's field texts.
-func fieldTexts(x *Explanation) []string {
+// fieldTexts returns a conflict's field texts.
+func fieldTexts(k Conflict) []string {
 	var out []string
-	for _, f := range x.Fields {
+	for _, f := range k.Fields {
 		out = append(out, f.Text)
 	}
 	return out
 }
 
-func ruleIDs(x *Explanation) []string {
+func ruleIDs(k Conflict) []string {
 	var out []string
-	for _, r := range x.Rules {
+	for _, r := range k.Rules {
 		out = append(out, r.Rule)
 	}
 	return out
@@ -71,31 +71,52 @@ func TestExplainStructural(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, x.Legal)
 			assert.Nil(t, x.Completions)
-			require.Contains(t, ruleIDs(x), tc.rule)
-			for _, r := range x.Rules {
+			require.Len(t, x.Conflicts, 1)
+			k := x.Conflicts[0]
+			require.Contains(t, ruleIDs(k), tc.rule)
+			for _, r := range k.Rules {
 				if r.Rule == tc.rule {
 					assert.Equal(t, tc.cite, r.Cite)
 				}
 			}
+			assertMinimalCore(t, x, k)
 			if tc.noFields {
-				assert.Empty(t, x.Fields)
-				assertMinimalCore(t, x)
+				assert.Empty(t, k.Fields)
 				return
 			}
-			require.Contains(t, fieldTexts(x), tc.field)
-			for _, f := range x.Fields {
+			require.Contains(t, fieldTexts(k), tc.field)
+			for _, f := range k.Fields {
 				if f.Text == tc.field {
 					assert.Equal(t, tc.line, f.Line)
 				}
 			}
-			assertMinimalCore(t, x)
 		})
 	}
 }
 
+// Two independent mistakes give two conflicts, each minimal.
+func TestExplainTwoConflicts(t *testing.T) {
+	s := newSpace(t, workloadFile(t, "gemm.yaml"))
+	m, err := ParseMapSpec("map.yaml", []byte("slice: m![I]\nstationary: in1\nrow: m![K % 8]\n"), s.P)
+	require.NoError(t, err)
+	x, err := Explain(s, m, ExplainOptions{MaxTiles: 1})
+	require.NoError(t, err)
+	require.Len(t, x.Conflicts, 2)
+	var rules, fields []string
+	for _, k := range x.Conflicts {
+		assertMinimalCore(t, x, k)
+		rules = append(rules, ruleIDs(k)...)
+		fields = append(fields, fieldTexts(k)...)
+	}
+	assert.Contains(t, rules, "SPACE-SLICES")
+	assert.Contains(t, rules, "SPACE-ROLES")
+	assert.Contains(t, fields, "slice: I")
+	assert.Contains(t, fields, "row: K % 8")
+}
+
 // assertMinimalCore checks that the core is unsatisfiable and that every
 // proper subset left by dropping one element is satisfiable.
-func assertMinimalCore(t *testing.T, x *Explanation) {
+func assertMinimalCore(t *testing.T, x *Explanation, k Conflict) {
 	t.Helper()
 	c := x.e.p
 	isRule := map[constraints.Lit]bool{}
@@ -104,7 +125,7 @@ func assertMinimalCore(t *testing.T, x *Explanation) {
 	}
 	solve := func(skip int) constraints.Status {
 		var rules, assume []constraints.Lit
-		for i, l := range x.core {
+		for i, l := range k.core {
 			switch {
 			case i == skip:
 			case isRule[l]:
@@ -116,10 +137,10 @@ func assertMinimalCore(t *testing.T, x *Explanation) {
 		return c.SolveRules(rules, 0, assume...)
 	}
 	require.Equal(t, constraints.Unsat, solve(-1))
-	for i := range x.core {
-		assert.Equal(t, constraints.Sat, solve(i), "core element %d of %v %v", i, x.Rules, x.Fields)
+	for i := range k.core {
+		assert.Equal(t, constraints.Sat, solve(i), "core element %d of %v %v", i, k.Rules, k.Fields)
 	}
-	assert.Len(t, x.core, len(x.Rules)+len(x.Fields))
+	assert.Len(t, k.core, len(k.Rules)+len(k.Fields))
 }
 
 // The manual's Hello GEMV mapping (002 L410-416) is legal; its completion is
@@ -158,7 +179,7 @@ func TestExplainHelloGEMM(t *testing.T) {
 	s := newSpace(t, loadWorkload(t, helloGEMMWorkload))
 	m, err := LoadMapSpec("testdata/explain/hello-gemm.yaml", s.P)
 	require.NoError(t, err)
-	x, err := Explain(s, m, ExplainOptions{MaxTiles: 1, Timeout: 2 * time.Second})
+	x, err := Explain(s, m, ExplainOptions{MaxTiles: 1, Timeout: time.Second})
 	require.NoError(t, err)
 	require.True(t, x.Legal)
 	best := x.Completions.Best

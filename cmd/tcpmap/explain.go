@@ -41,11 +41,10 @@ type explainOutput struct {
 	// Verdict is legal, structural (skeleton rules), engines (every
 	// completion rejected by an engine rule) or none (no candidate of the
 	// mapspace agrees with the mapping).
-	Verdict string                 `json:"verdict"`
-	Rules   []search.RuleViolation `json:"rules,omitempty"`
-	Fields  []search.FieldUse      `json:"fields,omitempty"`
-	Engines []explainRule          `json:"engine_rules,omitempty"`
-	Cost    *explainCost           `json:"cost,omitempty"`
+	Verdict   string            `json:"verdict"`
+	Conflicts []search.Conflict `json:"conflicts,omitempty"`
+	Engines   []explainRule     `json:"engine_rules,omitempty"`
+	Cost      *explainCost      `json:"cost,omitempty"`
 }
 
 func newExplainCmd(g *globals) *cobra.Command {
@@ -126,7 +125,7 @@ Exit status: 0 legal, 1 illegal or unsatisfiable, 2 usage errors.`,
 
 // explainReport gathers an explanation's output.
 func explainReport(file, mapFile string, s *search.Space, x *search.Explanation) *explainOutput {
-	out := &explainOutput{Workload: file, Mapping: mapFile, Legal: x.Legal, Rules: x.Rules, Fields: x.Fields}
+	out := &explainOutput{Workload: file, Mapping: mapFile, Legal: x.Legal, Conflicts: x.Conflicts}
 	switch {
 	case x.Legal:
 		out.Verdict = "legal"
@@ -181,16 +180,21 @@ func writeExplain(w io.Writer, o *explainOutput) error {
 			pf("  distance: %.3fx the optimum (+%.1f%%)\n", c.Ratio, c.Percent)
 		}
 	case "structural":
-		if len(o.Fields) == 0 {
+		if len(o.Conflicts) == 1 && len(o.Conflicts[0].Fields) == 0 {
 			pf("%s: unsatisfiable: no mapping of the workload satisfies these rules together\n", subject)
 		} else {
-			pf("%s: illegal: these mapping fields and rules cannot hold together (a minimal set)\n", subject)
+			pf("%s: illegal: %d conflict(s), each a minimal set of mapping fields and rules that cannot hold together\n", subject, len(o.Conflicts))
 		}
-		for _, r := range o.Rules {
-			pf("  %s (%s): %s\n", r.Rule, r.Cite, r.Text)
-		}
-		for _, f := range o.Fields {
-			pf("  %s:%d:%d: %s\n", o.Mapping, f.Line, f.Col, f.Text)
+		for i, k := range o.Conflicts {
+			if len(o.Conflicts) > 1 {
+				pf("conflict %d:\n", i+1)
+			}
+			for _, r := range k.Rules {
+				pf("  %s (%s): %s\n", r.Rule, r.Cite, r.Text)
+			}
+			for _, f := range k.Fields {
+				pf("  %s:%d:%d: %s\n", o.Mapping, f.Line, f.Col, f.Text)
+			}
 		}
 	case "none":
 		pf("%s: illegal: no candidate of the mapspace agrees with the mapping: within an axis the levels nest tile, cluster, slice, time, row, packet major to minor (002 L480-481, L509), and the time expression's axes are the computation's time order\n", subject)

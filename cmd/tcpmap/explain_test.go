@@ -27,7 +27,7 @@ func TestExplainIllegal(t *testing.T) {
 	args := []string{"explain", "../../workloads/gemm.yaml", "--mapping", "testdata/explain/slices-512.yaml"}
 	code, out, _ := runCLI(t, args...)
 	require.Equal(t, exitFail, code)
-	assert.Contains(t, out, "illegal: these mapping fields and rules cannot hold together")
+	assert.Contains(t, out, "illegal: 1 conflict(s), each a minimal set of mapping fields and rules that cannot hold together")
 	assert.Contains(t, out, "  SPACE-SLICES (002 L131, L318): a cluster has 256 slices")
 	assert.Contains(t, out, "  testdata/explain/slices-512.yaml:2:8: slice: I\n")
 
@@ -37,12 +37,14 @@ func TestExplainIllegal(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &o))
 	assert.False(t, o.Legal)
 	assert.Equal(t, "structural", o.Verdict)
-	require.Len(t, o.Rules, 1)
-	assert.Equal(t, "SPACE-SLICES", o.Rules[0].Rule)
-	assert.Equal(t, "002 L131, L318", o.Rules[0].Cite)
-	require.Len(t, o.Fields, 1)
-	assert.Equal(t, "slice: I", o.Fields[0].Text)
-	assert.Equal(t, 2, o.Fields[0].Line)
+	require.Len(t, o.Conflicts, 1)
+	k := o.Conflicts[0]
+	require.Len(t, k.Rules, 1)
+	assert.Equal(t, "SPACE-SLICES", k.Rules[0].Rule)
+	assert.Equal(t, "002 L131, L318", k.Rules[0].Cite)
+	require.Len(t, k.Fields, 1)
+	assert.Equal(t, "slice: I", k.Fields[0].Text)
+	assert.Equal(t, 2, k.Fields[0].Line)
 }
 
 // Every completion rejected by an engine rule: the rule, its citation and
