@@ -3,6 +3,7 @@ package search_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -56,9 +57,24 @@ func reducedWorkload(t testing.TB, file string, sizes map[string]int) *workload.
 	return w
 }
 
-// tiledOnly keeps the candidates with an outer tile loop.
-func tiledOnly(st search.Stage, c *search.Candidate) bool {
-	return st < search.StageTiles || len(c.Tiles()) > 0
+// tiled keeps the candidates with one slice per cluster (no Slice
+// factors) and an outer tile loop over the axes tiles (by index, outermost
+// first), with stationary input stationary, double buffered or not. The
+// space tiles only the candidates that do not fit a slice untiled
+// (search/tile.go); on one slice per cluster the reduced gemm-4k does not,
+// and keeping to those bounds the candidates priced under -race.
+func tiled(tiles []int, stationary uint8, double bool) func(search.Stage, *search.Candidate) bool {
+	return func(st search.Stage, c *search.Candidate) bool {
+		for a := range c.Split {
+			if c.Split[a][search.Slice] > 1 {
+				return false
+			}
+		}
+		if st >= search.StageStationary && c.Stationary != stationary {
+			return false
+		}
+		return st < search.StageTiles || slices.Equal(c.Tiles(), tiles) && c.DoubleBuffer == double
+	}
 }
 
 // TestPlansVerifyOnSimulator plans every single-contraction workload of
@@ -87,24 +103,38 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 		// -race; TestSolveMatchesExhaustive cross-checks proofs).
 		prove  bool
 		budget time.Duration
-		// maxTiles bounds the tiles (0: the default); tiled keeps tiled
-		// candidates only (no optimality claimed over the whole space).
+		// maxTiles bounds the tiles (0: the default); where restricts the
+		// space (forced tiled plans; no optimality claimed then).
 		maxTiles int
-		tiled    bool
+		where    func(search.Stage, *search.Candidate) bool
 	}{
 		{name: "dot", file: "dot.yaml", note: "full size A=2048", prove: true},
 		{name: "gemv", file: "gemv.yaml", note: "full size I=256 J=2048", prove: true},
 		{name: "gemm", file: "gemm.yaml", sizes: map[string]int{"I": 32, "J": 32, "K": 128},
-			note: "I=J=32 K=128 (full 512x512x2048)", budget: 3 * time.Second},
+			note: "I=J=32 K=128 (full 512x512x2048)", budget: 4 * time.Second},
 		{name: "gemm-4k", file: "gemm-4k.yaml", sizes: map[string]int{"I": 64, "J": 64, "K": 256},
-			note: "I=J=64 K=256 (full 4096^3)", budget: 3 * time.Second},
-		{name: "bmm", file: "bmm.yaml", note: "full size V=32 M=32 N=24 K=32", budget: 3 * time.Second},
+			note: "I=J=64 K=256 (full 4096^3)", budget: 4 * time.Second},
+		{name: "bmm", file: "bmm.yaml", sizes: map[string]int{"V": 2, "M": 2, "N": 12},
+			note: "V=2 M=2 N=12 K=32 (full V=32 M=32 N=24)", prove: true},
 		{name: "attention-head/qk", file: "attention-head.yaml", op: "qk", sizes: map[string]int{"S": 32, "T": 32, "D": 128},
-			note: "S=T=32 D=128 (full S=T=2048)", budget: 3 * time.Second},
+			note: "S=T=32 D=128 (full S=T=2048)", budget: 4 * time.Second},
 		{name: "attention-head/pv", file: "attention-head.yaml", op: "pv", sizes: map[string]int{"S": 32, "T": 32, "D": 128},
-			note: "S=T=32 D=128 (full S=T=2048)", budget: 3 * time.Second},
-		{name: "gemm-4k/tiled", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 256, "K": 512},
-			note: "I=J=256 K=512, tiled candidates only, tiles <= 16", budget: 5 * time.Second, maxTiles: 16, tiled: true},
+			note: "S=T=32 D=128 (full S=T=2048)", budget: 4 * time.Second},
+		// Forced tiled plans: sizes where the candidates on one slice per
+		// cluster do not fit a slice's DM or TRF untiled, so the space
+		// tiles them; each row keeps one kind of tiling (exhaustively).
+		{name: "gemm-4k/tiled-I", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
+			note:   "I=256 J=128 K=64, tiles over I, a stationary, double buffered, tiles <= 16",
+			budget: 20 * time.Second, maxTiles: 16, where: tiled([]int{0}, 0, true)},
+		{name: "gemm-4k/tiled-J", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
+			note:   "I=256 J=128 K=64, tiles over J (the streaming b's axis), a stationary, single buffered, tiles <= 16",
+			budget: 20 * time.Second, maxTiles: 16, where: tiled([]int{1}, 0, false)},
+		{name: "gemm-4k/tiled-IJ", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
+			note:   "I=256 J=128 K=64, tiles over I then J, a stationary, double buffered, tiles <= 16",
+			budget: 20 * time.Second, maxTiles: 16, where: tiled([]int{0, 1}, 0, true)},
+		{name: "attention-head/qk/tiled", file: "attention-head.yaml", op: "qk", sizes: map[string]int{"S": 256, "T": 256, "D": 32},
+			note:   "S=T=256 D=32, tiles over S (the streaming q's axis), k stationary, double buffered, tiles <= 16",
+			budget: 20 * time.Second, maxTiles: 16, where: tiled([]int{0}, 1, true)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -114,15 +144,19 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 			s, err := search.NewSpace(p, spec)
 			require.NoError(t, err)
 			opts := search.Options{MaxTiles: tc.maxTiles, Timeout: tc.budget, Top: 3}
-			if tc.tiled {
-				opts.Where = tiledOnly
+			opts.Where = tc.where
+			solve := search.Solve
+			if tc.where != nil {
+				solve = search.Exhaustive
 			}
-			res, err := search.Solve(s, opts)
+			res, err := solve(s, opts)
 			require.NoError(t, err)
-			require.NotNil(t, res.Best, "%s: no legal plan", tc.note)
+			require.NotNil(t, res.Best, "%s: no legal plan among %d candidates: %+v", tc.note, res.Stats.Candidates, res.Stats.Rules())
 			planned := time.Since(start)
-			if tc.tiled {
-				require.NotEmpty(t, res.Best.Candidate.Tiles(), "a tiled plan")
+			if tc.where != nil {
+				for _, x := range res.Top {
+					require.NotEmpty(t, x.Candidate.Tiles(), "a tiled plan")
+				}
 			}
 			if tc.prove {
 				assert.True(t, res.Proof.Proven, "%s: not proven optimal (gap %.3g)", tc.note, res.Proof.Gap)
