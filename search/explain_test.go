@@ -265,3 +265,32 @@ func TestParseMapSpecErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseMapSpec: any input parses or fails with an error, never panics;
+// a parsed mapping's factors divide the axis sizes.
+func FuzzParseMapSpec(f *testing.F) {
+	for _, s := range []string{"slice: m![I / 32, J / 32]\nrow: m![J % 8]\n", "cluster: \"m![1 # 2]\"\n",
+		"time: m![I % 32, J / 8 % 4, K / 32]\ntile: m![I / 256]\n", "stationary: in0\n", "slice: [\n", "- a\n", ""} {
+		f.Add(s)
+	}
+	w, err := workload.Parse([]byte("name: g\neinsum: IK,KJ->IJ\naxes: {I: 512, J: 512, K: 2048}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"), "w.yaml")
+	require.NoError(f, err)
+	p, err := NewProblem(w, "")
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, src string) {
+		m, err := ParseMapSpec("map.yaml", []byte(src), p)
+		if err != nil {
+			return
+		}
+		for _, d := range m.Dims {
+			if d == nil {
+				continue
+			}
+			for a, ax := range p.Axes {
+				if ax.Size%d.Factor[a] != 0 {
+					t.Fatalf("%s: axis %s factor %d", d.Name, ax.Name, d.Factor[a])
+				}
+			}
+		}
+	})
+}
