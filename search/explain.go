@@ -277,6 +277,9 @@ func digitText(ax Axis, stride, extent int) string {
 	return fmt.Sprintf("%s / %d %% %d", ax.Name, stride, extent)
 }
 
+// ErrExplainTimeout says the structural check stopped at the timeout.
+var ErrExplainTimeout = errors.New("the structural check timed out")
+
 // ExplainOptions configure Explain.
 type ExplainOptions struct {
 	// MaxTiles bounds the tiles of a tiled candidate (0: DefaultMaxTiles).
@@ -608,7 +611,7 @@ func Explain(s *Space, m *MapSpec, opts ExplainOptions) (*Explanation, error) {
 			}
 			r := e.p.Solve(opts.Timeout, lits...)
 			if r == constraints.Unknown {
-				return nil, fmt.Errorf("%s: the structural check timed out", s.P.File)
+				return nil, fmt.Errorf("%s: %w", s.P.File, ErrExplainTimeout)
 			}
 			if r == constraints.Sat {
 				break

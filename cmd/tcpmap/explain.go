@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -39,12 +40,14 @@ type explainOutput struct {
 	Mapping  string `json:"mapping,omitempty"`
 	Legal    bool   `json:"legal"`
 	// Verdict is legal, structural (skeleton rules), engines (every
-	// completion rejected by an engine rule) or none (no candidate of the
-	// mapspace agrees with the mapping).
+	// completion rejected by an engine rule), none (no candidate of the
+	// mapspace agrees with the mapping) or timeout (undecided).
 	Verdict   string            `json:"verdict"`
 	Conflicts []search.Conflict `json:"conflicts,omitempty"`
 	Engines   []explainRule     `json:"engine_rules,omitempty"`
-	Cost      *explainCost      `json:"cost,omitempty"`
+	// Evaluated counts the completions evaluated.
+	Evaluated int          `json:"completions_evaluated"`
+	Cost      *explainCost `json:"cost,omitempty"`
 }
 
 func newExplainCmd(g *globals) *cobra.Command {
@@ -70,7 +73,8 @@ completion lowers, the engine rules that rejected them are listed; if one
 does, its cycles and its distance from the optimum are printed. Without
 --mapping, the workload alone is explained.
 
-Exit status: 0 legal, 1 illegal or unsatisfiable, 2 usage errors.`,
+Exit status: 0 legal, 1 illegal or unsatisfiable, 2 usage errors, 3 undecided
+at --timeout.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if timeout < 0 || maxTiles < 0 {
@@ -99,6 +103,10 @@ Exit status: 0 legal, 1 illegal or unsatisfiable, 2 usage errors.`,
 				}
 			}
 			x, err := search.Explain(s, m, search.ExplainOptions{MaxTiles: maxTiles, Timeout: timeout})
+			if errors.Is(err, search.ErrExplainTimeout) {
+				fmt.Fprintf(c.ErrOrStderr(), "tcpmap: %v\n", err)
+				return exitError{exitAborted}
+			}
 			if err != nil {
 				return err
 			}
@@ -110,7 +118,10 @@ Exit status: 0 legal, 1 illegal or unsatisfiable, 2 usage errors.`,
 			} else if err := writeExplain(c.OutOrStdout(), out); err != nil {
 				return err
 			}
-			if !out.Legal {
+			switch {
+			case out.Verdict == "timeout":
+				return exitError{exitAborted}
+			case !out.Legal:
 				return exitError{exitFail}
 			}
 			return nil
@@ -126,6 +137,9 @@ Exit status: 0 legal, 1 illegal or unsatisfiable, 2 usage errors.`,
 // explainReport gathers an explanation's output.
 func explainReport(file, mapFile string, s *search.Space, x *search.Explanation) *explainOutput {
 	out := &explainOutput{Workload: file, Mapping: mapFile, Legal: x.Legal, Conflicts: x.Conflicts}
+	if x.Completions != nil {
+		out.Evaluated = x.Completions.Stats.Candidates
+	}
 	switch {
 	case x.Legal:
 		out.Verdict = "legal"
@@ -143,6 +157,8 @@ func explainReport(file, mapFile string, s *search.Space, x *search.Explanation)
 		out.Cost = ec
 	case x.Completions == nil:
 		out.Verdict = "structural"
+	case !x.Completions.Stats.Complete:
+		out.Verdict = "timeout"
 	case x.Completions.Stats.Candidates == 0:
 		out.Verdict = "none"
 	default:
@@ -196,6 +212,8 @@ func writeExplain(w io.Writer, o *explainOutput) error {
 				pf("  %s:%d:%d: %s\n", o.Mapping, f.Line, f.Col, f.Text)
 			}
 		}
+	case "timeout":
+		pf("%s: undecided: the search stopped at --timeout before any completion of the mapping proved legal (%d evaluated)\n", subject, o.Evaluated)
 	case "none":
 		pf("%s: illegal: no candidate of the mapspace agrees with the mapping: within an axis the levels nest tile, cluster, slice, time, row, packet major to minor (002 L480-481, L509), and the time expression's axes are the computation's time order\n", subject)
 	default:

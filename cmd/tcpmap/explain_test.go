@@ -66,6 +66,10 @@ func TestExplainErrors(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "missing.yaml")
 
+	// Undecided at --timeout: exit 3.
+	code, _, _ = runCLI(t, "explain", "../../workloads/gemm.yaml", "--timeout", "1ns")
+	assert.Equal(t, exitAborted, code)
+
 	code, _, _ = runCLI(t, "explain")
 	assert.Equal(t, exitUsage, code)
 	code, _, _ = runCLI(t, "explain", "../../workloads/gemm.yaml", "--max-tiles", "-1")
