@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 	"tcpmap/search"
 )
@@ -25,13 +26,15 @@ type explainRule struct {
 // explainCost is a legal mapping's price and its distance from the
 // optimum.
 type explainCost struct {
-	Cycles        float64 `json:"cycles"`
-	Mapping       string  `json:"mapping"`
-	Optimum       float64 `json:"optimum_cycles,omitempty"`
-	OptimumProven bool    `json:"optimum_proven"`
-	OptimumMap    string  `json:"optimum_mapping,omitempty"`
-	Ratio         float64 `json:"ratio,omitempty"`
-	Percent       float64 `json:"percent_above_optimum"`
+	Cycles  float64 `json:"cycles"`
+	Mapping string  `json:"mapping"`
+	// Completion is the completed mapping in the plan's words.
+	Completion    plan.Mapping `json:"completion"`
+	Optimum       float64      `json:"optimum_cycles,omitempty"`
+	OptimumProven bool         `json:"optimum_proven"`
+	OptimumMap    string       `json:"optimum_mapping,omitempty"`
+	Ratio         float64      `json:"ratio,omitempty"`
+	Percent       float64      `json:"percent_above_optimum"`
 }
 
 // explainOutput is `explain --json`.
@@ -144,7 +147,7 @@ func explainReport(file, mapFile string, s *search.Space, x *search.Explanation)
 	case x.Legal:
 		out.Verdict = "legal"
 		best := x.Completions.Best
-		ec := &explainCost{Cycles: best.Report.Cycles, Mapping: best.Candidate.String(s.P)}
+		ec := &explainCost{Cycles: best.Report.Cycles, Mapping: best.Candidate.String(s.P), Completion: s.Mapping(&best.Candidate)}
 		ec.Optimum, ec.OptimumMap = x.OptimumCycles(), ec.Mapping
 		if o := x.Optimum; o != nil && o.Best != nil {
 			ec.OptimumProven = o.Proof.Proven
