@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tcpmap/engines"
+	"tcpmap/model/kernel"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 	"tcpmap/search"
@@ -188,6 +189,49 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 					i, x.Candidate.String(p), x.Report.Cycles, verdict, rep.Compared, rep.MACs,
 					time.Since(vstart).Round(time.Millisecond))
 			}
+			if tc.where != nil {
+				// The PASS above means something only if the simulator
+				// reads each tile where its DMA says: moving one tile's
+				// source back onto the first tile must fail.
+				pl, err := res.Plan()
+				require.NoError(t, err)
+				data, err := pl.Marshal()
+				require.NoError(t, err)
+				bad, err := plan.Unmarshal(data)
+				require.NoError(t, err)
+				moved := misdirectTile(t, bad.Program)
+				rep, err := verify.Verify(spec, bad.Program, verify.Options{Seed: 1})
+				require.NoError(t, err)
+				assert.False(t, rep.Pass, "reading %s from the first tile's address passed", moved)
+			}
 		})
 	}
+}
+
+// misdirectTile rewrites the first to_dm of an input tile view that is not
+// at its argument's base so that it reads from the base (the first tile)
+// instead, and returns the view's name.
+func misdirectTile(t *testing.T, p *kernel.Program) string {
+	t.Helper()
+	for _, op := range p.Ops {
+		if op.Kind != kernel.OpToDM || op.DMA == nil {
+			continue
+		}
+		v, ok := p.Tensor(op.Src)
+		if !ok || v.View == "" {
+			continue
+		}
+		base, ok := p.Tensor(v.View)
+		require.True(t, ok, "view %s of unknown %s", v.Name, v.View)
+		off := v.Addr - base.Addr
+		if off == 0 {
+			continue
+		}
+		for i := range op.DMA.Descriptors {
+			op.DMA.Descriptors[i].SrcBase -= int(off)
+		}
+		return v.Name
+	}
+	require.Fail(t, "no to_dm of a tile view past the first tile")
+	return ""
 }
