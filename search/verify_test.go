@@ -62,8 +62,8 @@ func reducedWorkload(t testing.TB, file string, sizes map[string]int) *workload.
 // factors) and an outer tile loop over the axes tiles (by index, outermost
 // first), with stationary input stationary, double buffered or not. The
 // space tiles only the candidates that do not fit a slice untiled
-// (search/tile.go); on one slice per cluster the reduced gemm-4k does not,
-// and keeping to those bounds the candidates priced under -race.
+// (search/tile.go); on one slice per cluster the tiled rows' shapes do
+// not fit, and keeping to those bounds the candidates priced under -race.
 func tiled(tiles []int, stationary uint8, double bool) func(search.Stage, *search.Candidate) bool {
 	return func(st search.Stage, c *search.Candidate) bool {
 		for a := range c.Split {
@@ -89,8 +89,11 @@ func tiled(tiles []int, stationary uint8, double bool) func(search.Stage, *searc
 // The tiled rows force a plan with an outer tile loop (HBM tile views,
 // kernel.Tensor.View): the space only tiles candidates that do not fit a
 // slice's DM (512 KB, 002 L535) or TRF untiled, so these rows keep sizes
-// large enough that some candidates need tiles, and Options.Where keeps
-// only tiled candidates.
+// large enough that some candidates need tiles, Options.Where keeps only
+// one kind of tiling, and search.Exhaustive plans the restricted space (the
+// SAT planner visits the cheap untiled skeletons first, too slowly under
+// -race). A tiled plan misdirected to read one tile from the first tile's
+// address must fail, so a PASS shows every tile's DMA was simulated.
 func TestPlansVerifyOnSimulator(t *testing.T) {
 	spec := engines.Default()
 	for _, tc := range []struct {
