@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,6 +192,21 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 				t.Logf("  top %d: %s; %.0f cycles; verify %s (%d elements, %d MACs) in %v",
 					i, x.Candidate.String(p), x.Report.Cycles, verdict, rep.Compared, rep.MACs,
 					time.Since(vstart).Round(time.Millisecond))
+			}
+			if tc.where != nil {
+				// Sampled: the output's tile views lead to the slices.
+				pl, err := res.Plan()
+				require.NoError(t, err)
+				data, err := pl.Marshal()
+				require.NoError(t, err)
+				back, err := plan.Unmarshal(data)
+				require.NoError(t, err)
+				rep, err := verify.Verify(spec, back.Program, verify.Options{Seed: 2, Sample: 1})
+				require.NoError(t, err)
+				assert.True(t, rep.Pass, "sampled:\n%s", rep)
+				assert.Positive(t, rep.Compared)
+				t.Logf("  sampled (%s): %d of %d elements compared, pass %v", strings.Join(rep.Simulated, "; "),
+					rep.Compared, rep.Comparison.N, rep.Pass)
 			}
 			if tc.where != nil {
 				// The PASS above means something only if the simulator
