@@ -101,7 +101,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		var assume []constraints.Lit
 		full := len(res.Top) == top
 		if !full || level < incumbentBound {
-			assume = e.boundLits(level, false)
+			assume = e.boundLits(level)
 		}
 		st.SAT.Solves++
 		r := e.p.Solve(d, assume...)
@@ -180,7 +180,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			incumbentBound = res.Top[top-1].Report.Cycles
 			// For good: only skeletons whose bounds could still place
 			// among the Top.
-			for _, l := range e.boundLits(incumbentBound, false) {
+			for _, l := range e.boundLits(incumbentBound) {
 				e.p.Clause(0, l)
 			}
 		}

@@ -2,7 +2,6 @@ package search
 
 import (
 	"errors"
-	"fmt"
 	"math"
 
 	"tcpmap/constraints"
@@ -315,9 +314,9 @@ func log2(n int) int {
 }
 
 // boundLits returns literals stating that the skeleton's lower bounds are
-// at most x cycles (strict: below x), in the encoding's rounding, which
-// never excludes a skeleton whose exact bounds satisfy the comparison.
-func (e *satSpace) boundLits(x float64, strict bool) []constraints.Lit {
+// at most x cycles, in the encoding's rounding, which never excludes a
+// skeleton whose exact bounds are at most x.
+func (e *satSpace) boundLits(x float64) []constraints.Lit {
 	s := e.s
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
 	sc := float64(e.scale)
@@ -328,11 +327,7 @@ func (e *satSpace) boundLits(x float64, strict bool) []constraints.Lit {
 	}
 	lx := sc * math.Log2(x-fixed)
 	k := float64(e.computeConst) - lx
-	if strict {
-		out = append(out, e.compute.AtLeast(int(math.Floor(k))+1))
-	} else {
-		out = append(out, e.compute.AtLeast(int(math.Ceil(k-1e-9))))
-	}
+	out = append(out, e.compute.AtLeast(int(math.Ceil(k-1e-9))))
 	rate := s.hbmBytesPerCycle()
 	for t := range 2 {
 		n, err := s.P.In[t].Bytes()
@@ -343,9 +338,6 @@ func (e *satSpace) boundLits(x float64, strict bool) []constraints.Lit {
 		// With a short run: Σ + Σ_inner + runConst ≤ scale·log2(...) too.
 		r := sc * math.Log2((x-fixed)*rate/float64(n))
 		lim := int(math.Floor(r + 1e-9))
-		if strict {
-			lim = int(math.Ceil(r-1e-9)) - 1
-		}
 		out = append(out, e.repl[t].AtMost(lim))
 		if e.run[t] != nil {
 			out = append(out, e.run[t].AtMost(lim-e.runConst[t]))
@@ -431,12 +423,4 @@ func (k *skeleton) candidate() Candidate {
 	var c Candidate
 	c.Stationary, c.Content, c.Mode, c.Acc, c.Split = k.stationary, k.content, k.mode, k.acc, k.split
 	return c
-}
-
-func (k *skeleton) String(p *Problem) string {
-	c := k.candidate()
-	for a := range MaxAxes {
-		c.Order[a], c.TileOrder[a] = noAxis, noAxis
-	}
-	return fmt.Sprintf("%s %s", c.String(p), k.content)
 }
