@@ -66,3 +66,27 @@ func BenchmarkBuildGEMM(b *testing.B) {
 		}
 	}
 }
+
+func benchSolve(b *testing.B, w *workload.Workload, opts Options) {
+	s := newSpace(b, w)
+	b.ReportAllocs()
+	var r *Result
+	for b.Loop() {
+		var err error
+		if r, err = Solve(s, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(r.Stats.Candidates), "candidates")
+	b.ReportMetric(float64(r.Stats.CostEvaluations), "priced")
+	if r.Proof.Proven {
+		b.ReportMetric(1, "proven")
+	} else {
+		b.ReportMetric(0, "proven")
+	}
+}
+
+// BenchmarkSolveGEMM proves the optimum of workloads/gemm.yaml.
+func BenchmarkSolveGEMM(b *testing.B) {
+	benchSolve(b, workloadFile(b, "gemm.yaml"), Options{})
+}

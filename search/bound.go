@@ -22,7 +22,17 @@ import "math"
 //     the innermost axis of t's HBM layout, a slice's run is that axis's
 //     share, and a run shorter than 256 bytes takes a whole request.
 //
-// Both add two DMA startups (≈500 cycles a command, 002 L2467, L2827): the
+//   - DMN traffic: every byte a DMA moves into or out of a slice's DM
+//     passes its DMN at 128 bytes a cycle (002 L2884, L2934), at least one
+//     cycle a request however short (cost.DMAModel), and all commands on
+//     one DMN run on its DMA Engine one after the other (002 L2404,
+//     L2565). Each slice's DM receives its share of both inputs and sends
+//     its share of the output, Π over the tensor's axes of what Cluster
+//     and Slice leave; the builder places a cluster's S slices at slice
+//     indices 0..S-1 (the slice mapping padded to 256, 002 L318), so the
+//     first DMN serves min(S, 32) of them (002 L2868).
+//
+// All add two DMA startups (≈500 cycles a command, 002 L2467, L2827): the
 // first chain waits for a to_dm, and the last to_hbm follows the last
 // chain.
 
@@ -30,10 +40,14 @@ import "math"
 type bounds struct {
 	compute float64
 	input   [2]float64
+	dmn     float64
+	hbm     float64
 }
 
 // max returns the largest bound.
-func (b bounds) max() float64 { return math.Max(b.compute, math.Max(b.input[0], b.input[1])) }
+func (b bounds) max() float64 {
+	return math.Max(math.Max(math.Max(b.compute, b.dmn), b.hbm), math.Max(b.input[0], b.input[1]))
+}
 
 // hbmBytesPerCycle is the fastest the cost model moves HBM bytes: every
 // channel serving one 256-byte request per CyclesPerRequest.
@@ -75,7 +89,107 @@ func (s *Space) lowerBounds(c *Candidate) bounds {
 		}
 		b.input[t] = fixed + bytes/rate
 	}
+	dmn, engine, hbm := s.dmaCycles(c)
+	b.dmn = fixed + max(dmn, engine)
+	b.hbm = fixed + hbm
 	return b
+}
+
+// dmaCycles returns a lower bound on the busiest DMN's and the busiest
+// DMA Engine's time for c. Each slice's DM receives its share of both
+// inputs and sends its share of the output: the tensor's bytes over the
+// Cluster and Slice factors of its axes. A DMA packet is contiguous on
+// both sides (002 L2425-2427), so no request is longer than the tensor's
+// run (runs); a DMN moves 128 bytes a cycle, at least a cycle a request
+// (002 L2884, L2934), an engine one request of at most 256 bytes a cycle
+// (002 L2469, L2596). The builder places a cluster's S slices at slice
+// indices 0..S-1 (the slice mapping padded to 256, 002 L318): the first
+// DMN serves min(S, 32) of them (002 L2868), the first engine, one per
+// DMN pair (002 L2404), min(S, 64).
+//
+// The HBM channels serve at least bytes / min(run, 256) requests of every
+// tensor, the inputs' times their replication over the slices that do not
+// index them, each a channel's request time, or a read-modify-write
+// (UnalignedWriteFactor request times, 002 L2985) for an output write
+// shorter than 256 bytes; at best they spread evenly over the channels
+// (002 L2980).
+func (s *Space) dmaCycles(c *Candidate) (dmn, engine, hbm float64) {
+	slices := 1
+	for a := range s.P.Axes {
+		slices *= c.factor(a, Slice)
+	}
+	dmnBytes := float64(s.Spec.DM.DMNBytesPerCycle.Value)
+	req := float64(s.Spec.DMA.RequestBytes.Value)
+	perDMN := float64(s.Spec.Cluster.SlicesPerDMN.Value)
+	perEngine := perDMN * float64(s.Spec.DMA.DMNsPerEngine.Value)
+	reqPerCycle := float64(s.Spec.DMA.BytesPerCycle.Value) / req
+	h := &s.Spec.HBM
+	channels := float64(h.Stacks.Value * h.ChannelsPerStack.Value)
+	for t, o := range []*Operand{&s.P.In[0], &s.P.In[1], &s.P.Out} {
+		n, err := o.Bytes()
+		if err != nil {
+			continue
+		}
+		bytes, repl := float64(n), 1.0
+		for a, ax := range s.P.Axes {
+			if o.has(ax.Name) {
+				bytes /= float64(c.factor(a, Cluster) * c.factor(a, Slice))
+			} else {
+				repl *= float64(c.factor(a, Cluster) * c.factor(a, Slice))
+			}
+		}
+		run := s.run(c, t, float64(n))
+		each := h.CyclesPerRequest.Value
+		if t == TensorOut && run < req {
+			each *= float64(h.UnalignedWriteFactor.Value)
+		}
+		hbm += float64(n) * repl / math.Min(req, run) * each / channels
+		dmn += min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
+		engine += min(float64(slices), perEngine) * bytes / math.Min(req, run) / reqPerCycle
+	}
+	return dmn, engine, hbm
+}
+
+// run returns an upper bound on the bytes of one contiguous run of one
+// slice's share of tensor t (of n bytes) in both HBM and DM.
+//
+// In HBM, with a plain layout, the innermost axes multiply up to and
+// including the first one Cluster and Slice split (tiles only shorten
+// runs). In DM, the output's packet is innermost and the commit writes it
+// whole (outElement): with Interleaved accumulation it is Row # 8
+// (002 L4447-4448), so with fewer than 8 rows its live part ends after the
+// row digits — a run no longer than the innermost HBM axis's Row factor,
+// whose coordinates are consecutive, or one element when that axis has no
+// Row factor. Otherwise no bound is claimed (+Inf).
+func (s *Space) run(c *Candidate, t int, n float64) float64 {
+	if !s.plain[t] {
+		return math.Inf(1)
+	}
+	o := &s.P.Out
+	if t < 2 {
+		o = &s.P.In[t]
+	}
+	elem := n / float64(o.Layout.Size())
+	run := elem
+	order := s.hbm[t]
+	for i := len(order) - 1; i >= 0; i-- {
+		a := order[i]
+		split := c.factor(a, Cluster) * c.factor(a, Slice)
+		run *= float64(s.P.Axes[a].Size / split)
+		if split > 1 {
+			break
+		}
+	}
+	if t == TensorOut && c.Acc == AccInterleaved && len(order) > 0 {
+		rows := 1
+		for a := range s.P.Axes {
+			rows *= c.factor(a, Row)
+		}
+		if rows < s.Spec.Reducer.OutputBusElements.Value {
+			run = math.Min(run, elem*float64(c.factor(order[len(order)-1], Row)))
+		}
+	}
+	return run
 }
 
 // elemBytes returns input t's element size in bytes.

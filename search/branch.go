@@ -1,6 +1,7 @@
 package search
 
 import (
+	"container/heap"
 	"errors"
 	"math"
 	"time"
@@ -90,60 +91,11 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	idx := 0
 	proven := 0.0 // every candidate costs at least this
 	level := 2 * float64(s.Spec.DMA.StartupCycles.Value)
-	var incumbentBound float64 // cycles of the worst of the Top when full
+	incumbentBound := math.Inf(1) // cycles of the worst of the Top when full
 	timedOut := false
-	for {
-		d, ok := left()
-		if !ok {
-			timedOut = true
-			break
-		}
-		var assume []constraints.Lit
-		full := len(res.Top) == top
-		if !full || level < incumbentBound {
-			assume = e.boundLits(level)
-		}
-		st.SAT.Solves++
-		r := e.p.Solve(d, assume...)
-		if r == constraints.Unknown {
-			timedOut = true
-			break
-		}
-		if r == constraints.Unsat {
-			if assume == nil {
-				// Nothing is left: every skeleton was evaluated or
-				// bounded out by the incumbents.
-				if full {
-					proven = incumbentBound
-				} else {
-					proven = math.Inf(1)
-				}
-				break
-			}
-			proven = math.Max(proven, level)
-			level *= 2
-			// Stop when no skeleton is left at any level.
-			if d, ok := left(); ok {
-				st.SAT.Solves++
-				if r := e.p.Solve(d); r == constraints.Unsat {
-					if full {
-						proven = incumbentBound
-					} else {
-						proven = math.Inf(1)
-					}
-					break
-				}
-			}
-			continue
-		}
-		st.SAT.Models++
-		k := e.decode()
-		e.block()
-		kc := k.candidate()
-		if b := s.lowerBounds(&kc).max(); full && b > incumbentBound {
-			st.SAT.BoundSkips++
-			continue
-		}
+	var queue skeletonQueue
+	// evaluate prices every candidate of skeleton k.
+	evaluate := func(k *skeleton) {
 		before := st.Legal
 		seen := 0
 		var rule string
@@ -176,7 +128,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		} else if st.Legal == before && rule != "" {
 			st.SAT.Learned++
 		}
-		if len(res.Top) == top {
+		if len(res.Top) == top && res.Top[top-1].Report.Cycles < incumbentBound {
 			incumbentBound = res.Top[top-1].Report.Cycles
 			// For good: only skeletons whose bounds could still place
 			// among the Top.
@@ -184,6 +136,78 @@ func Solve(s *Space, opts Options) (*Result, error) {
 				e.p.Clause(0, l)
 			}
 		}
+	}
+	// drain evaluates the queued skeletons whose bounds are at most x,
+	// best first, and drops those the incumbent rules out.
+	drain := func(x float64) bool {
+		for queue.Len() > 0 {
+			q := queue.peek()
+			if q.bound > incumbentBound {
+				st.SAT.BoundSkips += queue.Len()
+				queue = queue[:0]
+				return true
+			}
+			if q.bound > x {
+				return true
+			}
+			heap.Pop(&queue)
+			evaluate(&q.k)
+			if _, ok := left(); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	for {
+		d, ok := left()
+		if !ok {
+			timedOut = true
+			break
+		}
+		var assume []constraints.Lit
+		if level < incumbentBound {
+			assume = e.boundLits(level)
+		}
+		st.SAT.Solves++
+		r := e.p.Solve(d, assume...)
+		if r == constraints.Unknown {
+			timedOut = true
+			break
+		}
+		if r == constraints.Unsat {
+			// Every skeleton whose bounds are at most level is queued
+			// or done: evaluate the queued ones in bound order.
+			if !drain(level) {
+				timedOut = true
+				break
+			}
+			if assume == nil {
+				// Nothing is left: every skeleton was evaluated or
+				// bounded out by the incumbents.
+				if !drain(math.Inf(1)) {
+					timedOut = true
+					break
+				}
+				proven = math.Inf(1)
+				if len(res.Top) == top {
+					proven = incumbentBound
+				}
+				break
+			}
+			proven = math.Max(proven, level)
+			level *= 2
+			continue
+		}
+		st.SAT.Models++
+		k := e.decode()
+		e.block()
+		kc := k.candidate()
+		b := s.lowerBounds(&kc).max()
+		if b > incumbentBound {
+			st.SAT.BoundSkips++
+			continue
+		}
+		heap.Push(&queue, queued{k: k, bound: b, seq: st.SAT.Models})
 	}
 	st.Wall = time.Since(start)
 	st.LowerHits, st.LowerMisses = ev.low.hits, ev.low.misses
@@ -212,3 +236,30 @@ func betterSAT(a, b *Evaluated) bool {
 	}
 	return a.key < b.key
 }
+
+// queued is a skeleton waiting to be evaluated, with its exact bound.
+type queued struct {
+	k     skeleton
+	bound float64
+	seq   int // the order the solver proposed it in, to break ties
+}
+
+// skeletonQueue is a min-heap of skeletons by bound.
+type skeletonQueue []queued
+
+func (q skeletonQueue) Len() int { return len(q) }
+func (q skeletonQueue) Less(i, j int) bool {
+	if q[i].bound != q[j].bound {
+		return q[i].bound < q[j].bound
+	}
+	return q[i].seq < q[j].seq
+}
+func (q skeletonQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *skeletonQueue) Push(x any)   { *q = append(*q, x.(queued)) }
+func (q *skeletonQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+func (q skeletonQueue) peek() queued { return q[0] }

@@ -126,6 +126,30 @@ func hbmOrder(p *Problem, o *Operand) ([]int, error) {
 	return out, nil
 }
 
+// plainLayout reports whether o's HBM layout is each of its axes whole,
+// once, and nothing else (no padding, broadcast or split axis).
+func plainLayout(p *Problem, o *Operand) bool {
+	fs, err := mapping.Factorize(o.Layout)
+	if err != nil {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if f.Kind != mapping.FactorTerm {
+			if f.Extent > 1 {
+				return false
+			}
+			continue
+		}
+		a := p.axis(f.Axis)
+		if a < 0 || seen[f.Axis] || f.Stride != 1 || f.Extent != p.Axes[a].Size {
+			return false
+		}
+		seen[f.Axis] = true
+	}
+	return true
+}
+
 // part is axis a's digit over the levels from..to (major..minor): the
 // coordinate stride is the product of the factors minor to `to`, the
 // extent the product of the factors from..to. It is nil for extent 1.

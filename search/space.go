@@ -322,6 +322,10 @@ type Space struct {
 	maxTiles int
 	// hbm lists each tensor's axes in its HBM layout's order, major first.
 	hbm [NumTensors][]int
+	// plain[t] is set when tensor t's HBM layout holds each of its axes
+	// whole, once (row-major in hbm[t]'s order): its contiguous runs are
+	// then known from the axes' factors (bound.go).
+	plain [NumTensors]bool
 }
 
 // MaxTiles is the bound on a tiled candidate's tiles the space enumerates
@@ -350,6 +354,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 		if s.hbm[t], err = hbmOrder(p, o); err != nil {
 			return nil, err
 		}
+		s.plain[t] = plainLayout(p, o)
 	}
 	return s, nil
 }
