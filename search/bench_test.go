@@ -90,3 +90,8 @@ func benchSolve(b *testing.B, w *workload.Workload, opts Options) {
 func BenchmarkSolveGEMM(b *testing.B) {
 	benchSolve(b, workloadFile(b, "gemm.yaml"), Options{})
 }
+
+// BenchmarkSolveBMM proves the optimum of workloads/bmm.yaml.
+func BenchmarkSolveBMM(b *testing.B) {
+	benchSolve(b, workloadFile(b, "bmm.yaml"), Options{})
+}

@@ -89,10 +89,21 @@ func (s *Space) lowerBounds(c *Candidate) bounds {
 		}
 		b.input[t] = fixed + bytes/rate
 	}
-	dmn, engine, hbm := s.dmaCycles(c)
+	dmn, engine, hbm := s.dmaCycles(c, true)
 	b.dmn = fixed + max(dmn, engine)
 	b.hbm = fixed + hbm
 	return b
+}
+
+// placementBound is a lower bound on the cycles of every candidate with
+// c's Cluster and Slice factors, whatever the rest: the input and DMA
+// bounds without the output's accumulation-dependent run. It is at most
+// lowerBounds(c).max().
+func (s *Space) placementBound(c *Candidate) float64 {
+	b := s.lowerBounds(c)
+	dmn, engine, hbm := s.dmaCycles(c, false)
+	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
+	return max(b.input[0], b.input[1], fixed+max(dmn, engine, hbm))
 }
 
 // dmaCycles returns a lower bound on the busiest DMN's and the busiest
@@ -113,7 +124,10 @@ func (s *Space) lowerBounds(c *Candidate) bounds {
 // (UnalignedWriteFactor request times, 002 L2985) for an output write
 // shorter than 256 bytes; at best they spread evenly over the channels
 // (002 L2980).
-func (s *Space) dmaCycles(c *Candidate) (dmn, engine, hbm float64) {
+//
+// With acc unset, the output's run ignores the accumulation (run), so the
+// bound depends on the Cluster and Slice factors alone.
+func (s *Space) dmaCycles(c *Candidate, acc bool) (dmn, engine, hbm float64) {
 	slices := 1
 	for a := range s.P.Axes {
 		slices *= c.factor(a, Slice)
@@ -138,7 +152,7 @@ func (s *Space) dmaCycles(c *Candidate) (dmn, engine, hbm float64) {
 				repl *= float64(c.factor(a, Cluster) * c.factor(a, Slice))
 			}
 		}
-		run := s.run(c, t, float64(n))
+		run := s.run(c, t, float64(n), acc)
 		each := h.CyclesPerRequest.Value
 		if t == TensorOut && run < req {
 			each *= float64(h.UnalignedWriteFactor.Value)
@@ -160,8 +174,8 @@ func (s *Space) dmaCycles(c *Candidate) (dmn, engine, hbm float64) {
 // (002 L4447-4448), so with fewer than 8 rows its live part ends after the
 // row digits — a run no longer than the innermost HBM axis's Row factor,
 // whose coordinates are consecutive, or one element when that axis has no
-// Row factor. Otherwise no bound is claimed (+Inf).
-func (s *Space) run(c *Candidate, t int, n float64) float64 {
+// Row factor (only with acc set). Otherwise no bound is claimed (+Inf).
+func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 	if !s.plain[t] {
 		return math.Inf(1)
 	}
@@ -180,7 +194,7 @@ func (s *Space) run(c *Candidate, t int, n float64) float64 {
 			break
 		}
 	}
-	if t == TensorOut && c.Acc == AccInterleaved && len(order) > 0 {
+	if acc && t == TensorOut && c.Acc == AccInterleaved && len(order) > 0 {
 		rows := 1
 		for a := range s.P.Axes {
 			rows *= c.factor(a, Row)

@@ -44,6 +44,9 @@ type SATStats struct {
 	// BoundSkips counts skeletons whose exact bounds could not beat the
 	// incumbent (the encoding's rounding let them through).
 	BoundSkips int
+	// Placements counts the Cluster and Slice placements excluded by a
+	// nogood (their bound exceeds the incumbent or the level).
+	Placements int
 }
 
 // Solve plans with the SAT branch and bound. It falls back to Exhaustive
@@ -94,6 +97,15 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	incumbentBound := math.Inf(1) // cycles of the worst of the Top when full
 	timedOut := false
 	var queue skeletonQueue
+	// Placement nogoods: a skeleton's Cluster and Slice factors alone
+	// bound every skeleton with them (Space.placementBound); above the
+	// incumbent the placement is excluded for good, above the level
+	// only while the level is below it (an activation literal).
+	type nogood struct {
+		act constraints.Lit
+		v   float64
+	}
+	var temps []nogood
 	// evaluate prices every candidate of skeleton k.
 	evaluate := func(k *skeleton) {
 		before := st.Legal
@@ -135,6 +147,15 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			for _, l := range e.boundLits(incumbentBound) {
 				e.p.Clause(0, l)
 			}
+			kept := temps[:0]
+			for _, g := range temps {
+				if g.v > incumbentBound {
+					e.p.Clause(0, g.act)
+				} else {
+					kept = append(kept, g)
+				}
+			}
+			temps = kept
 		}
 	}
 	// drain evaluates the queued skeletons whose bounds are at most x,
@@ -167,6 +188,11 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		var assume []constraints.Lit
 		if level < incumbentBound {
 			assume = e.boundLits(level)
+			for _, g := range temps {
+				if g.v > level {
+					assume = append(assume, g.act)
+				}
+			}
 		}
 		st.SAT.Solves++
 		r := e.p.Solve(d, assume...)
@@ -200,8 +226,17 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		}
 		st.SAT.Models++
 		k := e.decode()
-		e.block()
 		kc := k.candidate()
+		if v := s.placementBound(&kc); v > incumbentBound {
+			e.p.Clause(0, e.placementClause()...)
+			st.SAT.Placements++
+		} else if v > level {
+			act := e.p.Var()
+			e.p.Clause(0, append([]constraints.Lit{act.Not()}, e.placementClause()...)...)
+			temps = append(temps, nogood{act, v})
+			st.SAT.Placements++
+		}
+		e.block()
 		b := s.lowerBounds(&kc).max()
 		if b > incumbentBound {
 			st.SAT.BoundSkips++

@@ -379,6 +379,24 @@ func (e *satSpace) decode() skeleton {
 	return k
 }
 
+// placementClause returns the clause that excludes every skeleton with
+// the last model's Cluster and Slice placement: for each unit, its
+// Cluster and Slice literals differ from the model's.
+func (e *satSpace) placementClause() []constraints.Lit {
+	c := e.p
+	cl := make([]constraints.Lit, 0, 2*len(e.units))
+	for _, u := range e.units {
+		for _, l := range []constraints.Lit{u.lits[0], u.lits[1]} { // satLevels: Cluster, Slice
+			if c.Value(l) {
+				cl = append(cl, l.Not())
+			} else {
+				cl = append(cl, l)
+			}
+		}
+	}
+	return cl
+}
+
 // block excludes the last model's skeleton.
 func (e *satSpace) block() {
 	c := e.p
