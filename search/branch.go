@@ -222,6 +222,17 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			}
 			proven = math.Max(proven, level)
 			level *= 2
+			// Stop when no skeleton is left at any level.
+			if d, ok := left(); ok && queue.Len() == 0 {
+				st.SAT.Solves++
+				if r := e.p.Solve(d); r == constraints.Unsat {
+					proven = math.Inf(1)
+					if len(res.Top) == top {
+						proven = incumbentBound
+					}
+					break
+				}
+			}
 			continue
 		}
 		st.SAT.Models++

@@ -333,8 +333,11 @@ type Space struct {
 func (s *Space) MaxTiles() int { return s.maxTiles }
 
 // DefaultMaxTiles is the default bound on a candidate's tiles: each tile
-// repeats the program's DMA moves and chains.
-const DefaultMaxTiles = 16
+// repeats the program's DMA moves and chains. 512 lets every workload in
+// workloads/ have candidates (workloads/gemm-4k.yaml's need 128 tiles and
+// more: with K untiled, a slice holds one 8 KB K-row per TRF Row,
+// 002 L139) while staying far below the reader's loop limit.
+const DefaultMaxTiles = 512
 
 // NewSpace returns the mapspace of p.
 func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {

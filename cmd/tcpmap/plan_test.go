@@ -24,7 +24,7 @@ func TestPlanDot(t *testing.T) {
 		".contract::<m![1]>()",
 		"cost: ",
 		"top 2:",
-		"search: sat (tiles ≤ 16), 4 candidates, 4 legal",
+		"search: sat (tiles ≤ 512), 4 candidates, 4 legal",
 		"sat: 4 models",
 		"optimal: proven",
 	} {
@@ -94,7 +94,7 @@ func TestPlanErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("name: odd\neinsum: A,A->\naxes: {A: 24}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"), 0o644))
 	code, out, errOut := runCLI(t, "plan", file)
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, out, "search: sat (tiles ≤ 16), 0 candidates")
+	assert.Contains(t, out, "search: sat (tiles ≤ 512), 0 candidates")
 	assert.Contains(t, errOut, "no legal mapping among 0 candidates")
 
 	code, _, errOut = runCLI(t, "plan", "../../workloads/dot.yaml", "--planner", "greedy")
