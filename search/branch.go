@@ -93,6 +93,10 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	n := len(s.P.Axes)
 	idx := 0
 	proven := 0.0 // every candidate costs at least this
+	// enumerated is the last level the solver had no skeleton under:
+	// every skeleton whose bounds are at most it was queued or evaluated;
+	// cur is the bound of the skeleton being evaluated.
+	enumerated, cur := 0.0, math.Inf(1)
 	level := 2 * float64(s.Spec.DMA.StartupCycles.Value)
 	incumbentBound := math.Inf(1) // cycles of the worst of the Top when full
 	timedOut := false
@@ -172,7 +176,9 @@ func Solve(s *Space, opts Options) (*Result, error) {
 				return true
 			}
 			heap.Pop(&queue)
+			cur = q.bound
 			evaluate(&q.k)
+			cur = math.Inf(1)
 			if _, ok := left(); !ok {
 				return false
 			}
@@ -203,6 +209,9 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		if r == constraints.Unsat {
 			// Every skeleton whose bounds are at most level is queued
 			// or done: evaluate the queued ones in bound order.
+			if assume != nil {
+				enumerated = level
+			}
 			if !drain(level) {
 				timedOut = true
 				break
@@ -263,6 +272,15 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		res.Best = res.Top[0]
 		best := res.Best.Report.Cycles
 		lb := math.Min(proven, best)
+		if timedOut {
+			// The unevaluated skeletons: queued, in evaluation, or not yet
+			// proposed (bounds above the last level enumerated).
+			lb = math.Min(best, math.Min(enumerated, cur))
+			if queue.Len() > 0 {
+				lb = math.Min(lb, queue.peek().bound)
+			}
+			lb = math.Max(lb, math.Min(proven, best))
+		}
 		res.Proof = Proof{Proven: !timedOut && !st.Restricted, LowerBound: lb}
 		if !res.Proof.Proven {
 			res.Proof.Gap = (best - lb) / best
