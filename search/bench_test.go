@@ -95,3 +95,8 @@ func BenchmarkSolveGEMM(b *testing.B) {
 func BenchmarkSolveBMM(b *testing.B) {
 	benchSolve(b, workloadFile(b, "bmm.yaml"), Options{})
 }
+
+// BenchmarkSolveGEMM4K proves the optimum of workloads/gemm-4k.yaml.
+func BenchmarkSolveGEMM4K(b *testing.B) {
+	benchSolve(b, workloadFile(b, "gemm-4k.yaml"), Options{})
+}

@@ -299,8 +299,8 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 	fmt.Fprintf(w, "search: %s (tiles ≤ %d), %d candidates, %d legal, %d priced exactly, %d pruned by a lower bound, %.2fs\n",
 		st.Planner, res.Space.MaxTiles(), st.Candidates, st.Legal, st.CostEvaluations, st.Pruned, st.Wall.Seconds())
 	if st.Planner == "sat" {
-		fmt.Fprintf(w, "sat: %d models, %d solves, %d learned clauses (skeletons with no legal candidate), %d clauses\n",
-			st.SAT.Models, st.SAT.Solves, st.SAT.Learned, st.SAT.Clauses)
+		fmt.Fprintf(w, "sat: %d models, %d solves, %d learned clauses (skeletons with no legal candidate), %d placements cut by a bound, %d skeletons bounded out, %d clauses\n",
+			st.SAT.Models, st.SAT.Solves, st.SAT.Learned, st.SAT.Placements, st.SAT.BoundSkips, st.SAT.Clauses)
 	}
 	rules := st.Rules()
 	if len(rules) > 0 {

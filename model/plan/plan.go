@@ -161,9 +161,14 @@ type Search struct {
 	Illegal []RuleCount `json:"illegal"`
 	// SATModels is the number of skeletons the SAT solver proposed,
 	// LearnedClauses those blocked because none of their candidates was
-	// legal, Clauses the clauses of the encoding (planner "sat").
+	// legal, Placements the Cluster/Slice placements excluded whole by a
+	// bound nogood, BoundSkips the proposed skeletons whose bounds could
+	// not beat the incumbent, Clauses the clauses of the encoding
+	// (planner "sat").
 	SATModels      int `json:"sat_models,omitempty"`
 	LearnedClauses int `json:"learned_clauses,omitempty"`
+	Placements     int `json:"placement_cuts,omitempty"`
+	BoundSkips     int `json:"bound_skips,omitempty"`
 	Clauses        int `json:"clauses,omitempty"`
 	// LowerBound is a proven lower bound of every candidate's cycles, Gap
 	// (cycles − LowerBound) / cycles; LowerBound equals the cycles when
