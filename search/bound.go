@@ -42,11 +42,12 @@ type bounds struct {
 	input   [2]float64
 	dmn     float64
 	hbm     float64
+	sub     float64
 }
 
 // max returns the largest bound.
 func (b bounds) max() float64 {
-	return math.Max(math.Max(math.Max(b.compute, b.dmn), b.hbm), math.Max(b.input[0], b.input[1]))
+	return max(b.compute, b.dmn, b.hbm, b.sub, b.input[0], b.input[1])
 }
 
 // hbmBytesPerCycle is the fastest the cost model moves HBM bytes: every
@@ -92,7 +93,28 @@ func (s *Space) lowerBounds(c *Candidate) bounds {
 	dmn, engine, hbm := s.dmaCycles(c, true)
 	b.dmn = fixed + max(dmn, engine)
 	b.hbm = fixed + hbm
+	b.sub = fixed + s.subCycles(c)
 	return b
+}
+
+// subCycles is a lower bound on the sub context's time: every slice loads
+// its share of the stationary input into the TRF through the sub
+// context's fetch, one fetch_size (8 bytes, 002 L1759, L2021) a cycle, at
+// best two reads a cycle (the dual-channel halving, 002 L2138-2141), and
+// the sub context runs one op at a time (002 L7063-7068).
+func (s *Space) subCycles(c *Candidate) float64 {
+	o := &s.P.In[c.Stationary]
+	n, err := o.Bytes()
+	if err != nil {
+		return 0
+	}
+	bytes := float64(n)
+	for a, ax := range s.P.Axes {
+		if o.has(ax.Name) {
+			bytes /= float64(c.factor(a, Cluster) * c.factor(a, Slice))
+		}
+	}
+	return bytes / float64(2*s.Spec.Fetch.SubFetchSize.Value)
 }
 
 // placementBound is a lower bound on the cycles of every candidate with
