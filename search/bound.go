@@ -75,12 +75,8 @@ func (s *Space) lowerBounds(c *Candidate) bounds {
 		if err != nil {
 			continue
 		}
-		bytes := float64(n)
-		for a, ax := range s.P.Axes {
-			if !o.has(ax.Name) {
-				bytes *= float64(c.factor(a, Cluster) * c.factor(a, Slice))
-			}
-		}
+		_, repl := s.share(c, o)
+		bytes := float64(n) * repl
 		if in, short := s.shortRun(t); short {
 			spatial := c.factor(in, Cluster) * c.factor(in, Slice)
 			run := float64(s.P.Axes[in].Size) * s.elemBytes(t) / float64(spatial)
@@ -108,13 +104,24 @@ func (s *Space) subCycles(c *Candidate) float64 {
 	if err != nil {
 		return 0
 	}
-	bytes := float64(n)
+	share, _ := s.share(c, o)
+	return float64(n) * share / float64(2*s.Spec.Fetch.SubFetchSize.Value)
+}
+
+// share returns the fraction of operand o one slice holds under c's
+// Cluster and Slice factors (those of its own axes), and its replication
+// (those of the axes it lacks: each of those slices holds its own copy).
+func (s *Space) share(c *Candidate, o *Operand) (share, repl float64) {
+	share, repl = 1, 1
 	for a, ax := range s.P.Axes {
+		f := float64(c.factor(a, Cluster) * c.factor(a, Slice))
 		if o.has(ax.Name) {
-			bytes /= float64(c.factor(a, Cluster) * c.factor(a, Slice))
+			share /= f
+		} else {
+			repl *= f
 		}
 	}
-	return bytes / float64(2*s.Spec.Fetch.SubFetchSize.Value)
+	return share, repl
 }
 
 // placementBound is a lower bound on the cycles of every candidate with
@@ -166,14 +173,8 @@ func (s *Space) dmaCycles(c *Candidate, acc bool) (dmn, engine, hbm float64) {
 		if err != nil {
 			continue
 		}
-		bytes, repl := float64(n), 1.0
-		for a, ax := range s.P.Axes {
-			if o.has(ax.Name) {
-				bytes /= float64(c.factor(a, Cluster) * c.factor(a, Slice))
-			} else {
-				repl *= float64(c.factor(a, Cluster) * c.factor(a, Slice))
-			}
-		}
+		share, repl := s.share(c, o)
+		bytes := float64(n) * share
 		run := s.run(c, t, float64(n), acc)
 		each := h.CyclesPerRequest.Value
 		if t == TensorOut && run < req {
