@@ -5,8 +5,10 @@ import "math"
 // Lower bounds of a candidate's price that hold for every candidate with
 // the same spatial factors (Cluster, Slice, Row, Packet), whatever its
 // tiling, time order, broadcast place and layouts. The SAT planner states
-// them in the log domain over its factor literals; bound_test.go checks
-// them against cost.Model on every legal candidate of small spaces.
+// the compute and input bounds in the log domain over its factor literals
+// and checks the others on each skeleton it decodes (branch.go);
+// bound_test.go checks them all against cost.Model on every legal
+// candidate of small spaces.
 //
 //   - Compute: every computation packet takes at least one cycle of the
 //     main context (one 64-byte packet per cycle, 002 L4099, shared by the
@@ -30,7 +32,11 @@ import "math"
 //     its share of the output, Π over the tensor's axes of what Cluster
 //     and Slice leave; the builder places a cluster's S slices at slice
 //     indices 0..S-1 (the slice mapping padded to 256, 002 L318), so the
-//     first DMN serves min(S, 32) of them (002 L2868).
+//     first DMN serves min(S, 32) of them (002 L2868); likewise the first
+//     DMA Engine moves one request a cycle for min(S, 64) (dmaCycles).
+//   - HBM requests: each tensor's requests, a read-modify-write for a short
+//     output write, spread at best evenly over the channels (dmaCycles).
+//   - Sub context: the stationary input's TRF loads (subCycles).
 //
 // All add two DMA startups (≈500 cycles a command, 002 L2467, L2827): the
 // first chain waits for a to_dm, and the last to_hbm follows the last
@@ -40,14 +46,14 @@ import "math"
 type bounds struct {
 	compute float64
 	input   [2]float64
-	dmn     float64
+	dma     float64 // busiest DMN or DMA Engine
 	hbm     float64
 	sub     float64
 }
 
 // max returns the largest bound.
 func (b bounds) max() float64 {
-	return max(b.compute, b.dmn, b.hbm, b.sub, b.input[0], b.input[1])
+	return max(b.compute, b.dma, b.hbm, b.sub, b.input[0], b.input[1])
 }
 
 // hbmBytesPerCycle is the fastest the cost model moves HBM bytes: every
@@ -87,7 +93,7 @@ func (s *Space) lowerBounds(c *Candidate) bounds {
 		b.input[t] = fixed + bytes/rate
 	}
 	dmn, engine, hbm := s.dmaCycles(c, true)
-	b.dmn = fixed + max(dmn, engine)
+	b.dma = fixed + max(dmn, engine)
 	b.hbm = fixed + hbm
 	b.sub = fixed + s.subCycles(c)
 	return b

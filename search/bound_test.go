@@ -57,7 +57,7 @@ chips: 1
 				require.LessOrEqual(t, b.compute, cy, "compute bound of %s", c.String(s.P))
 				require.LessOrEqual(t, b.input[0], cy, "input 0 bound of %s", c.String(s.P))
 				require.LessOrEqual(t, b.input[1], cy, "input 1 bound of %s", c.String(s.P))
-				require.LessOrEqual(t, b.dmn, cy, "DMN and engine bound of %s", c.String(s.P))
+				require.LessOrEqual(t, b.dma, cy, "DMN and engine bound of %s", c.String(s.P))
 				require.LessOrEqual(t, b.hbm, cy, "HBM bound of %s", c.String(s.P))
 				require.LessOrEqual(t, b.sub, cy, "sub-context bound of %s", c.String(s.P))
 				require.LessOrEqual(t, s.placementBound(&c), b.max(), "placement bound of %s", c.String(s.P))

@@ -11,17 +11,21 @@ import (
 
 // Branch and bound over the SAT encoding of the skeletons (issue §2).
 //
-// The search asks the solver for a skeleton whose lower bounds
-// (bound.go) are at most a level X, evaluates every candidate of that
-// skeleton exactly (build, lower, price; candidates whose DMA-bound price
-// cannot beat the incumbent are skipped), blocks the skeleton, and asks
-// again. Every incumbent adds the clause "lower bounds at most its cycles"
-// for good. When the solver answers UNSAT under level X, every skeleton
-// whose bounds are at most X has been evaluated: the optimum is at least
-// min(incumbent, X); X doubles until it reaches the incumbent, and then
-// UNSAT proves the incumbent optimal under the cost model. A skeleton none
-// of whose candidates is legal is blocked with the rule that rejected it
-// (a learned clause).
+// The solver proposes skeletons whose encoded lower bounds (bound.go) are
+// at most a level X; each proposal is blocked and gets its exact bound
+// (Space.lowerBounds). Its Cluster/Slice placement alone bounds every
+// skeleton with it (Space.placementBound): a placement bounded above the
+// incumbent is excluded for good, one bounded above X only while the level
+// is below its bound (an activation literal). Skeletons that may still win
+// wait in a heap. When the solver answers UNSAT under X, every skeleton
+// whose bounds are at most X is queued or done, and the queued ones up to
+// X are evaluated best first: every candidate of the skeleton is built,
+// lowered and priced (candidates whose DMA-bound price cannot beat the
+// incumbent are skipped). Every incumbent adds the clause "lower bounds at
+// most its cycles" for good. X doubles until it reaches the incumbent;
+// then UNSAT with the heap empty proves the incumbent optimal under the
+// cost model. A skeleton none of whose candidates is legal is counted as
+// a learned clause (its block carries the rule that rejected it).
 
 // Proof is what a search proved about its best candidate.
 type Proof struct {
@@ -185,6 +189,14 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		}
 		return true
 	}
+	// exhausted is the proven bound once no skeleton is left: the
+	// incumbent, or +Inf when nothing is legal.
+	exhausted := func() float64 {
+		if len(res.Top) == top {
+			return incumbentBound
+		}
+		return math.Inf(1)
+	}
 	for {
 		d, ok := left()
 		if !ok {
@@ -223,10 +235,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 					timedOut = true
 					break
 				}
-				proven = math.Inf(1)
-				if len(res.Top) == top {
-					proven = incumbentBound
-				}
+				proven = exhausted()
 				break
 			}
 			proven = math.Max(proven, level)
@@ -235,10 +244,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			if d, ok := left(); ok && queue.Len() == 0 {
 				st.SAT.Solves++
 				if r := e.p.Solve(d); r == constraints.Unsat {
-					proven = math.Inf(1)
-					if len(res.Top) == top {
-						proven = incumbentBound
-					}
+					proven = exhausted()
 					break
 				}
 			}
