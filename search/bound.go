@@ -163,9 +163,29 @@ func (s *Space) placementBound(c *Candidate) float64 {
 // With acc unset, the output's run ignores the accumulation (run), so the
 // bound depends on the Cluster and Slice factors alone.
 func (s *Space) dmaCycles(c *Candidate, acc bool) (dmn, engine, hbm float64) {
+	for t := range NumTensors {
+		d, e, h := s.tensorDMA(c, t, acc)
+		dmn += d
+		engine += e
+		hbm += h
+	}
+	return dmn, engine, hbm
+}
+
+// tensorDMA is dmaCycles for tensor t alone: the busiest DMN's and DMA
+// Engine's time and the HBM channels' time moving all of t once.
+func (s *Space) tensorDMA(c *Candidate, t int, acc bool) (dmn, engine, hbm float64) {
 	slices := 1
 	for a := range s.P.Axes {
 		slices *= c.factor(a, Slice)
+	}
+	o := &s.P.Out
+	if t < 2 {
+		o = &s.P.In[t]
+	}
+	n, err := o.Bytes()
+	if err != nil {
+		return 0, 0, 0
 	}
 	dmnBytes := float64(s.Spec.DM.DMNBytesPerCycle.Value)
 	req := float64(s.Spec.DMA.RequestBytes.Value)
@@ -174,22 +194,16 @@ func (s *Space) dmaCycles(c *Candidate, acc bool) (dmn, engine, hbm float64) {
 	reqPerCycle := float64(s.Spec.DMA.BytesPerCycle.Value) / req
 	h := &s.Spec.HBM
 	channels := float64(h.Stacks.Value * h.ChannelsPerStack.Value)
-	for t, o := range []*Operand{&s.P.In[0], &s.P.In[1], &s.P.Out} {
-		n, err := o.Bytes()
-		if err != nil {
-			continue
-		}
-		share, repl := s.share(c, o)
-		bytes := float64(n) * share
-		run := s.run(c, t, float64(n), acc)
-		each := h.CyclesPerRequest.Value
-		if t == TensorOut && run < req {
-			each *= float64(h.UnalignedWriteFactor.Value)
-		}
-		hbm += float64(n) * repl / math.Min(req, run) * each / channels
-		dmn += min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
-		engine += min(float64(slices), perEngine) * bytes / math.Min(req, run) / reqPerCycle
+	share, repl := s.share(c, o)
+	bytes := float64(n) * share
+	run := s.run(c, t, float64(n), acc)
+	each := h.CyclesPerRequest.Value
+	if t == TensorOut && run < req {
+		each *= float64(h.UnalignedWriteFactor.Value)
 	}
+	hbm = float64(n) * repl / math.Min(req, run) * each / channels
+	dmn = min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
+	engine = min(float64(slices), perEngine) * bytes / math.Min(req, run) / reqPerCycle
 	return dmn, engine, hbm
 }
 

@@ -12,27 +12,45 @@ import (
 // candidate the compute bound is within a factor of the price (the bound is
 // not vacuous).
 func TestLowerBoundsAdmissible(t *testing.T) {
-	for _, w := range []struct{ name, src string }{
-		{"dot", ""}, {"gemv", ""},
+	for _, w := range []struct {
+		name, src string
+		dm        int // DM bytes per slice; 0: the spec's
+	}{
+		{"dot", "", 0}, {"gemv", "", 0},
 		{"reduced-gemm", `name: reduced-gemm
 einsum: IK,KJ->IJ
 axes: {I: 16, J: 32, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
-`},
+`, 0},
 		// J spans 512 bytes: slices splitting it shorten in1's HBM runs.
 		{"wide-gemm", `name: wide-gemm
 einsum: IK,KJ->IJ
 axes: {I: 4, J: 256, K: 32}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
-`},
+`, 0},
 		{"reduced-bmm", `name: reduced-bmm
 einsum: VMK,VNK->VMN
 axes: {V: 2, M: 2, N: 12, K: 32}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
-`},
+`, 0},
+		// A DM of 1 KB a slice makes most candidates tile (single- and
+		// double-buffered, one or two tiled axes): the serial bound's
+		// steps are checked against the scheduler.
+		{"tiled-gemm", `name: tiled-gemm
+einsum: IK,KJ->IJ
+axes: {I: 16, J: 64, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`, 1024},
+		{"tiled-bmm", `name: tiled-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 4, N: 8, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`, 512},
 	} {
 		t.Run(w.name, func(t *testing.T) {
 			var s *Space
@@ -41,9 +59,14 @@ chips: 1
 			} else {
 				s = newSpace(t, loadWorkload(t, w.src))
 			}
+			if w.dm > 0 {
+				sp := *s.Spec
+				sp.DM.BytesPerSlice.Value = w.dm
+				s.Spec = &sp
+			}
 			ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 			require.NoError(t, err)
-			legal, tight := 0, 0.0
+			legal, tiled, tight, serial := 0, 0, 0.0, 0.0
 			i := 0
 			s.Enumerate(func(c Candidate) bool {
 				x := ev.evaluate(i, &c, nil)
@@ -61,12 +84,20 @@ chips: 1
 				require.LessOrEqual(t, b.hbm, cy, "HBM bound of %s", c.String(s.P))
 				require.LessOrEqual(t, b.sub, cy, "sub-context bound of %s", c.String(s.P))
 				require.LessOrEqual(t, s.placementBound(&c), b.max(), "placement bound of %s", c.String(s.P))
+				require.LessOrEqual(t, s.candidateBound(&c), cy, "candidate bound of %s", c.String(s.P))
 				tight = max(tight, b.max()/cy)
+				serial = max(serial, s.candidateBound(&c)/cy)
+				if c.TileOrder[0] != noAxis {
+					tiled++
+				}
 				return true
 			})
 			require.Positive(t, legal)
-			assert.Greater(t, tight, 0.2, "the best bound/price ratio")
-			t.Logf("%d legal candidates, best bound/price %.3f", legal, tight)
+			assert.Greater(t, serial, 0.2, "the best bound/price ratio")
+			if w.dm > 0 {
+				assert.Positive(t, tiled, "tiled candidates")
+			}
+			t.Logf("%d legal candidates (%d tiled), best bound/price %.3f, candidate bound %.3f", legal, tiled, tight, serial)
 		})
 	}
 }

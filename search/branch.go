@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"math"
+	"sort"
 	"time"
 
 	"tcpmap/constraints"
@@ -114,77 +115,118 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		v   float64
 	}
 	var temps []nogood
-	// evaluate prices every candidate of skeleton k.
-	evaluate := func(k *skeleton) {
-		before := st.Legal
-		seen := 0
-		var rule string
+	// expand enumerates skeleton k's candidates with their candidate
+	// bounds, best first.
+	expand := func(k *skeleton) []scored {
+		var list []scored
 		s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
 			return k.matches(stage, c, n) && (opts.Where == nil || opts.Where(stage, c))
 		}, func(c Candidate) bool {
-			seen++
-			st.Candidates++
+			list = append(list, scored{c: c, bound: s.candidateBound(&c)})
+			return true
+		})
+		st.Candidates += len(list)
+		if len(list) == 0 {
+			st.SAT.Empty++
+		}
+		sort.SliceStable(list, func(i, j int) bool { return list[i].bound < list[j].bound })
+		return list
+	}
+	// evaluate builds, lowers and prices q's candidates in bound order
+	// while their bounds are at most x, and returns those left.
+	evaluate := func(q *queued, x float64) []scored {
+		list := q.cands
+		for len(list) > 0 && list[0].bound <= x {
+			c := &list[0].c
+			list = list[1:]
 			var cutoff *Evaluated
 			if !opts.NoPrune && len(res.Top) == top {
 				cutoff = res.Top[top-1]
 			}
-			x, why := ev.evaluateWhy(idx, &c, cutoff)
+			ev, why := ev.evaluateWhy(idx, c, cutoff)
 			idx++
-			if x != nil {
-				res.keepBy(x, top, betterSAT)
+			if ev != nil {
+				q.legal = true
+				res.keepBy(ev, top, betterSAT)
 			} else if why != "" {
-				rule = why
+				q.rule = why
 			}
 			if opts.Progress != nil && time.Now().After(next) {
 				st.Wall = time.Since(start)
 				opts.Progress(*st)
 				next = time.Now().Add(every)
 			}
-			_, ok := left()
-			return ok
-		})
-		if seen == 0 {
-			st.SAT.Empty++
-		} else if st.Legal == before && rule != "" {
+			if len(res.Top) == top && res.Top[top-1].Report.Cycles < incumbentBound {
+				incumbentBound = res.Top[top-1].Report.Cycles
+				// For good: only skeletons whose bounds could still place
+				// among the Top.
+				for _, l := range e.boundLits(incumbentBound) {
+					e.p.Clause(0, l)
+				}
+				kept := temps[:0]
+				for _, g := range temps {
+					if g.v > incumbentBound {
+						e.p.Clause(0, g.act)
+					} else {
+						kept = append(kept, g)
+					}
+				}
+				temps = kept
+				x = min(x, incumbentBound)
+			}
+			if _, ok := left(); !ok {
+				break
+			}
+		}
+		if len(list) == 0 && !q.legal && q.rule != "" {
 			st.SAT.Learned++
 		}
-		if len(res.Top) == top && res.Top[top-1].Report.Cycles < incumbentBound {
-			incumbentBound = res.Top[top-1].Report.Cycles
-			// For good: only skeletons whose bounds could still place
-			// among the Top.
-			for _, l := range e.boundLits(incumbentBound) {
-				e.p.Clause(0, l)
-			}
-			kept := temps[:0]
-			for _, g := range temps {
-				if g.v > incumbentBound {
-					e.p.Clause(0, g.act)
-				} else {
-					kept = append(kept, g)
-				}
-			}
-			temps = kept
-		}
+		return list
 	}
-	// drain evaluates the queued skeletons whose bounds are at most x,
-	// best first, and drops those the incumbent rules out.
+	// drain evaluates the queued skeletons' candidates whose bounds are at
+	// most x, best first across skeletons, and drops those the incumbent
+	// rules out.
 	drain := func(x float64) bool {
 		for queue.Len() > 0 {
 			q := queue.peek()
 			if q.bound > incumbentBound {
-				st.SAT.BoundSkips += queue.Len()
+				for _, r := range queue {
+					if r.cands == nil {
+						st.SAT.BoundSkips++
+					} else {
+						st.Skipped += len(r.cands)
+					}
+				}
 				queue = queue[:0]
 				return true
 			}
 			if q.bound > x {
 				return true
 			}
-			heap.Pop(&queue)
-			cur = q.bound
-			evaluate(&q.k)
-			cur = math.Inf(1)
-			if _, ok := left(); !ok {
-				return false
+			q = heap.Pop(&queue).(queued)
+			if q.cands == nil {
+				q.cands = expand(&q.k)
+			} else {
+				// Up to the next skeleton's bound: best first across
+				// skeletons.
+				cur = q.bound
+				upto := x
+				if queue.Len() > 0 {
+					upto = min(upto, queue.peek().bound)
+				}
+				q.cands = evaluate(&q, max(upto, q.bound))
+				cur = math.Inf(1)
+				if _, ok := left(); !ok {
+					if len(q.cands) > 0 {
+						q.bound = q.cands[0].bound
+						heap.Push(&queue, q)
+					}
+					return false
+				}
+			}
+			if len(q.cands) > 0 {
+				q.bound = max(q.bound, q.cands[0].bound)
+				heap.Push(&queue, q)
 			}
 		}
 		return true
@@ -307,11 +349,25 @@ func betterSAT(a, b *Evaluated) bool {
 	return a.key < b.key
 }
 
-// queued is a skeleton waiting to be evaluated, with its exact bound.
+// queued is a skeleton waiting to be evaluated, with its exact bound, or,
+// once expanded, its candidates not yet evaluated with the smallest of
+// their bounds.
 type queued struct {
 	k     skeleton
 	bound float64
 	seq   int // the order the solver proposed it in, to break ties
+	// cands are the candidates left, best first (nil before expansion).
+	cands []scored
+	// legal is set once a candidate of the skeleton was legal; rule is
+	// the last rule that rejected one.
+	legal bool
+	rule  string
+}
+
+// scored is a candidate with its candidate bound.
+type scored struct {
+	c     Candidate
+	bound float64
 }
 
 // skeletonQueue is a min-heap of skeletons by bound.

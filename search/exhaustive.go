@@ -53,6 +53,10 @@ type Stats struct {
 	BoundEvaluations int
 	CostEvaluations  int
 	Pruned           int
+	// Skipped counts the candidates never built: their candidate bound
+	// (a lower bound from their fields alone) could not beat the
+	// incumbent.
+	Skipped int
 	// Illegal counts rejected candidates by rule (or error kind).
 	Illegal map[string]*RuleStat
 	// LowerHits and LowerMisses count the op lowering memo's lookups.

@@ -92,7 +92,7 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 		Mapping: s.Mapping(&x.Candidate),
 		Cost:    Cost(x.Report),
 		Search: plan.Search{Planner: planner, Optimal: optimal, Candidates: r.Stats.Candidates,
-			Legal: r.Stats.Legal, CostEvaluations: r.Stats.CostEvaluations, Pruned: r.Stats.Pruned, MaxTiles: s.maxTiles},
+			Legal: r.Stats.Legal, CostEvaluations: r.Stats.CostEvaluations, Pruned: r.Stats.Pruned, Skipped: r.Stats.Skipped, MaxTiles: s.maxTiles},
 		Program: x.Program,
 	}
 	if planner == "sat" {

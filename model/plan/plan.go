@@ -153,6 +153,9 @@ type Search struct {
 	// Pruned counts legal candidates ruled out by a lower bound of their
 	// price before being priced exactly.
 	Pruned int `json:"pruned"`
+	// Skipped counts candidates never built: a lower bound computed from
+	// their mapping alone could not beat the incumbent (planner "sat").
+	Skipped int `json:"skipped,omitempty"`
 	// MaxTiles is the bound on a candidate's tiles the mapspace was
 	// enumerated with.
 	MaxTiles int `json:"max_tiles"`

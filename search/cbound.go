@@ -1,0 +1,158 @@
+package search
+
+// A lower bound on one candidate's cycles from its fields alone, before its
+// program is built: the path its ops must follow through the schedule
+// (cost/schedule.go), each op at its own lower bound. The skeleton bounds
+// (bound.go) hold for every tiling and buffering of a skeleton, so they
+// can only add the work up; this one knows the tiles and how they are
+// buffered, and adds up the ops that must run one after the other.
+//
+// The builder's program (build.go) runs, for each tile step s, the to_dm
+// of each input whose tile changed, the sub-context TRF load when the
+// stationary input W was loaded, the main chain and the to_hbm of the
+// output tile. The scheduler starts an op no earlier than the end of an
+// earlier op it conflicts with (SCH-R3..R6, 002 L7069-7070):
+//
+//   - the TRF load reads what W's to_dm wrote, the main chain what the
+//     streamed input X's to_dm and the TRF load wrote, the to_hbm what the
+//     main chain wrote (read after write);
+//   - with one buffer of each tensor, the next tile's to_dm and TRF load
+//     overwrite what the main chain read, and the next main chain
+//     overwrites the output the to_hbm reads (write after read).
+//
+// So single-buffered, step s ≥ 1 takes at least
+// max(out, W + sub, X, out ∪ loads) + main past the end of the main chain
+// before it (each term only for the tensors loaded), where a DMA command
+// takes at least its startup plus its share of the busiest DMN, DMA Engine
+// or the HBM channels (tensorDMA, per load), and commands in one batch
+// share those (the union term). Step 0 loads both inputs, and the last
+// to_hbm follows the last main chain. Double-buffered, the next tile's
+// loads overlap the main chain, and only the main context's chains in
+// order, the sub context's TRF loads in order, and the DMA traffic of all
+// the commands remain. Every DMA command's duration includes its startup
+// (cost.DMAModel, 002 L2467); a main chain takes a cycle per computation
+// packet at least (002 L4099) and a TRF load subCycles per load.
+
+// dmaLoad is a lower bound on one DMA command moving one tile of a tensor:
+// the busiest DMN's, DMA Engine's and HBM channels' time.
+type dmaLoad struct{ dmn, engine, hbm float64 }
+
+func (d dmaLoad) add(e dmaLoad) dmaLoad {
+	return dmaLoad{d.dmn + e.dmn, d.engine + e.engine, d.hbm + e.hbm}
+}
+
+func (d dmaLoad) scale(k float64) dmaLoad { return dmaLoad{d.dmn * k, d.engine * k, d.hbm * k} }
+
+// cycles is the command's duration bound with its startup.
+func (d dmaLoad) cycles(startup float64) float64 { return startup + max(d.dmn, d.engine, d.hbm) }
+
+// candidateBound returns a lower bound on c's cycles: the larger of its
+// skeleton bounds and the serial path of its tiles.
+func (s *Space) candidateBound(c *Candidate) float64 {
+	return max(s.lowerBounds(c).max(), s.serialBound(c))
+}
+
+// serialBound is the bound of the path through c's tile steps.
+func (s *Space) serialBound(c *Candidate) float64 {
+	// The tile loops, outermost first, and each tensor's tiles.
+	var counts [MaxAxes]int
+	var held [NumTensors][MaxAxes]bool
+	nt, steps := 0, 1
+	var tiles [NumTensors]int
+	for t := range NumTensors {
+		tiles[t] = 1
+	}
+	ops := [NumTensors]*Operand{&s.P.In[0], &s.P.In[1], &s.P.Out}
+	for _, a := range c.TileOrder {
+		if a == noAxis {
+			break
+		}
+		counts[nt] = c.factor(int(a), Tile)
+		steps *= counts[nt]
+		for t, o := range ops {
+			if o.has(s.P.Axes[a].Name) {
+				held[t][nt] = true
+				tiles[t] *= counts[nt]
+			}
+		}
+		nt++
+	}
+	startup := float64(s.Spec.DMA.StartupCycles.Value)
+	var load [NumTensors]dmaLoad
+	for t := range NumTensors {
+		d, e, h := s.tensorDMA(c, t, true)
+		k := float64(tiles[t])
+		load[t] = dmaLoad{d / k, e / k, h / k}
+	}
+	w, x := int(c.Stationary), 1-int(c.Stationary)
+	packets := 1.0
+	for a, ax := range s.P.Axes {
+		packets *= float64(ax.Size) / float64(c.factor(a, Cluster)*c.factor(a, Slice)*c.factor(a, Row)*c.factor(a, Packet))
+	}
+	main := packets / float64(steps)
+	sub := s.subCycles(c) / float64(tiles[w])
+	out := load[TensorOut].cycles(startup)
+	dw, dx := load[w].cycles(startup), load[x].cycles(startup)
+	first := max(dw+sub, dx, load[w].add(load[x]).cycles(startup)) + main
+	// The sub context loads W tiles[w] times, each after W's to_dm, and
+	// the last main chain follows the last load.
+	subPath := dw + float64(tiles[w])*sub + main + out
+	if c.DoubleBuffer || steps == 1 {
+		all := load[TensorOut].scale(float64(steps))
+		for t := range 2 {
+			all = all.add(load[t].scale(float64(s.loads(counts[:nt], held[t][:nt]))))
+		}
+		// Every command pays its startup on its engine; count one.
+		dma := all.cycles(startup)
+		return max(first+float64(steps-1)*main+out, subPath, dma)
+	}
+	// Single-buffered: each step after the first waits for the main chain
+	// before it, loads what changed, and computes.
+	total := first
+	for st := 1; st < steps; st++ {
+		lw, lx := s.reloads(counts[:nt], held[w][:nt], st), s.reloads(counts[:nt], held[x][:nt], st)
+		p := out
+		batch := load[TensorOut]
+		if lw {
+			p = max(p, dw+sub)
+			batch = batch.add(load[w])
+		}
+		if lx {
+			p = max(p, dx)
+			batch = batch.add(load[x])
+		}
+		total += max(p, batch.cycles(startup)) + main
+	}
+	return max(total+out, subPath)
+}
+
+// reloads reports whether a tensor holding the tile axes marked in held
+// is loaded again at step st > 0 of the tile loops with counts (outermost
+// first): when the index of one of its axes changes (build.go's tile key).
+func (s *Space) reloads(counts []int, held []bool, st int) bool {
+	stride := 1
+	for i := len(counts) - 1; i >= 0; i-- {
+		if held[i] && st%stride == 0 {
+			return true
+		}
+		stride *= counts[i]
+	}
+	return false
+}
+
+// loads returns how many times a tensor holding the tile axes marked in
+// held is loaded over all the steps: the product of the counts down to its
+// innermost held axis.
+func (s *Space) loads(counts []int, held []bool) int {
+	last := -1
+	for i, h := range held {
+		if h {
+			last = i
+		}
+	}
+	n := 1
+	for i := 0; i <= last; i++ {
+		n *= counts[i]
+	}
+	return n
+}
