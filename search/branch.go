@@ -183,54 +183,70 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		}
 		return list
 	}
+	// step works on the best queued skeleton whose bound is at most x:
+	// it expands it, or evaluates its candidates up to the next
+	// skeleton's bound (best first across skeletons), and queues what is
+	// left of it. It drops the queue when the incumbent rules it all out.
+	// more reports whether a skeleton was worked on, ok whether time is
+	// left.
+	step := func(x float64) (more, ok bool) {
+		if queue.Len() == 0 {
+			return false, true
+		}
+		q := queue.peek()
+		if q.bound > incumbentBound {
+			for _, r := range queue {
+				if r.cands == nil {
+					st.SAT.BoundSkips++
+				} else {
+					st.Skipped += len(r.cands)
+				}
+			}
+			queue = queue[:0]
+			return false, true
+		}
+		if q.bound > x {
+			return false, true
+		}
+		q = heap.Pop(&queue).(queued)
+		if q.cands == nil {
+			q.cands = expand(&q.k)
+		} else {
+			cur = q.bound
+			upto := x
+			if queue.Len() > 0 {
+				upto = min(upto, queue.peek().bound)
+			}
+			q.cands = evaluate(&q, max(upto, q.bound))
+			cur = math.Inf(1)
+		}
+		if len(q.cands) > 0 {
+			q.bound = max(q.bound, q.cands[0].bound)
+			heap.Push(&queue, q)
+		}
+		_, ok = left()
+		return true, ok
+	}
 	// drain evaluates the queued skeletons' candidates whose bounds are at
-	// most x, best first across skeletons, and drops those the incumbent
-	// rules out.
+	// most x, best first.
 	drain := func(x float64) bool {
-		for queue.Len() > 0 {
-			q := queue.peek()
-			if q.bound > incumbentBound {
-				for _, r := range queue {
-					if r.cands == nil {
-						st.SAT.BoundSkips++
-					} else {
-						st.Skipped += len(r.cands)
-					}
-				}
-				queue = queue[:0]
+		for {
+			more, ok := step(x)
+			if !ok {
+				return false
+			}
+			if !more {
 				return true
-			}
-			if q.bound > x {
-				return true
-			}
-			q = heap.Pop(&queue).(queued)
-			if q.cands == nil {
-				q.cands = expand(&q.k)
-			} else {
-				// Up to the next skeleton's bound: best first across
-				// skeletons.
-				cur = q.bound
-				upto := x
-				if queue.Len() > 0 {
-					upto = min(upto, queue.peek().bound)
-				}
-				q.cands = evaluate(&q, max(upto, q.bound))
-				cur = math.Inf(1)
-				if _, ok := left(); !ok {
-					if len(q.cands) > 0 {
-						q.bound = q.cands[0].bound
-						heap.Push(&queue, q)
-					}
-					return false
-				}
-			}
-			if len(q.cands) > 0 {
-				q.bound = max(q.bound, q.cands[0].bound)
-				heap.Push(&queue, q)
 			}
 		}
-		return true
 	}
+	// A level can hold more skeletons than the solver enumerates in the
+	// time given (the prefill GEMMs of workloads/llama3-70b-prefill.yaml):
+	// every interleave models, the best queued skeleton is worked on
+	// before the level is exhausted, so that a search stopped early has
+	// candidates. The proof does not change: it waits for UNSAT.
+	const interleave = 256
+	sinceStep := 0
 	// exhausted is the proven bound once no skeleton is left: the
 	// incumbent, or +Inf when nothing is legal.
 	exhausted := func() float64 {
@@ -293,24 +309,34 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			continue
 		}
 		st.SAT.Models++
+		// Read the whole model before adding a clause: adding one may
+		// undo the solver's assignment.
 		k := e.decode()
 		kc := k.candidate()
+		blk, place := e.blockClause(), e.placementClause()
 		if v := s.placementBound(&kc); v > incumbentBound {
-			e.p.Clause(0, e.placementClause()...)
+			e.p.Clause(0, place...)
 			st.SAT.Placements++
 		} else if v > level {
 			act := e.p.Var()
-			e.p.Clause(0, append([]constraints.Lit{act.Not()}, e.placementClause()...)...)
+			e.p.Clause(0, append([]constraints.Lit{act.Not()}, place...)...)
 			temps = append(temps, nogood{act, v})
 			st.SAT.Placements++
 		}
-		e.block()
+		e.p.Clause(0, blk...)
 		b := s.lowerBounds(&kc).max()
 		if b > incumbentBound {
 			st.SAT.BoundSkips++
 			continue
 		}
 		heap.Push(&queue, queued{k: k, bound: b, seq: st.SAT.Models})
+		if sinceStep++; sinceStep >= interleave {
+			sinceStep = 0
+			if _, ok := step(math.Inf(1)); !ok {
+				timedOut = true
+				break
+			}
+		}
 	}
 	st.Wall = time.Since(start)
 	st.LowerHits, st.LowerMisses = ev.low.hits, ev.low.misses

@@ -107,6 +107,10 @@ var (
 		Text: "Row::SIZE is 1, 2, 4 or 8"}
 	ruleSpacePacket = constraints.Rule{ID: "SPACE-PACKET", Cite: "002 L4099, L3011, L3916-3927",
 		Text: "a computation packet holds 64 bytes (mac_width), or one 32-byte flit zero-padded when no full packet divides the contracted axes"}
+	ruleSpaceTRF = constraints.Rule{ID: "SPACE-TRF", Cite: "002 L4118, L4148, L4151-4155",
+		Text: "a TRF Row holds 8 KB × 8 / Row::SIZE; the stationary operand's contracted axes, never tiled, must fit one Row"}
+	ruleSpaceDM = constraints.Rule{ID: "SPACE-DM", Cite: "002 L138",
+		Text: "a slice's DM holds 512 KB: one tile of each tensor, its contracted axes whole and its Row and Packet factors, must fit"}
 	ruleSpaceAcc = constraints.Rule{ID: "SPACE-ACCUMULATE", Cite: "002 L4447-4492",
 		Text: "Sequential accumulation only with a packet of columns"}
 )
@@ -168,6 +172,8 @@ func newSatSpace(s *Space) (*satSpace, error) {
 		return e.stat.Not()
 	}
 	var clusterT, sliceT, rowT, packetT, computeT []constraints.Term
+	var dmT [NumTensors][]constraints.Term
+	operands := [NumTensors]*Operand{&p.In[0], &p.In[1], &p.Out}
 	var replT, runT [2][]constraints.Term
 	var inner [2]int
 	var short [2]bool
@@ -238,6 +244,15 @@ func newSatSpace(s *Space) (*satSpace, error) {
 				clusterT = append(clusterT, constraints.Term{Lit: at(Cluster), Weight: 1})
 				rowT = append(rowT, constraints.Term{Lit: at(Row), Weight: 1})
 				packetT = append(packetT, constraints.Term{Lit: at(Packet), Weight: 1})
+				if ax.Class != Contracted {
+					for t, o := range operands {
+						if o.has(ax.Name) {
+							dmT[t] = append(dmT[t],
+								constraints.Term{Lit: at(Row), Weight: 1},
+								constraints.Term{Lit: at(Packet), Weight: 1})
+						}
+					}
+				}
 			}
 			sliceT = append(sliceT, constraints.Term{Lit: at(Slice), Weight: logW(pr, false)})
 			for _, l := range []Level{Cluster, Slice, Row, Packet} {
@@ -274,9 +289,31 @@ func newSatSpace(s *Space) (*satSpace, error) {
 		return nil, err
 	}
 	c.Clause(rRows, rw.AtMost(log2(s.rows[len(s.rows)-1])))
+	if r := s.maxRows(); r == 0 {
+		c.Clause(c.Rule(ruleSpaceTRF)) // not even one Row fits
+	} else if r < s.rows[len(s.rows)-1] {
+		// No tiling makes a Row hold less than the contracted axes.
+		c.Clause(c.Rule(ruleSpaceTRF), rw.AtMost(log2(r)))
+	}
 	pk, err := sum(packetT)
 	if err != nil {
 		return nil, err
+	}
+	// A tile holds at least a slice's Row and Packet factors of each
+	// tensor's output axes and its contracted axes whole (Space.dmFloor).
+	rDM := c.Rule(ruleSpaceDM)
+	for t := range NumTensors {
+		k := s.dmUnits(t)
+		switch {
+		case k < 0:
+			c.Clause(rDM)
+		case len(dmT[t]) > 0 && k < len(dmT[t]):
+			d, err := sum(dmT[t])
+			if err != nil {
+				return nil, err
+			}
+			c.Clause(rDM, d.AtMost(k))
+		}
 	}
 	for m := range NumPacketModes {
 		k := log2(s.packetElems(m))
@@ -398,7 +435,12 @@ func (e *satSpace) placementClause() []constraints.Lit {
 }
 
 // block excludes the last model's skeleton.
-func (e *satSpace) block() {
+func (e *satSpace) block() { e.p.Clause(0, e.blockClause()...) }
+
+// blockClause returns the clause that excludes the last model's skeleton.
+// Like placementClause it reads the model, so it is taken before any
+// clause is added (adding one may undo the solver's assignment).
+func (e *satSpace) blockClause() []constraints.Lit {
 	c := e.p
 	cl := make([]constraints.Lit, 0, len(e.decision))
 	for _, l := range e.decision {
@@ -408,7 +450,7 @@ func (e *satSpace) block() {
 			cl = append(cl, l)
 		}
 	}
-	c.Clause(0, cl...)
+	return cl
 }
 
 // matches restricts the enumeration to a skeleton's candidates.

@@ -1,0 +1,113 @@
+package search
+
+import (
+	"math/bits"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// smallDM returns s with a DM of n bytes a slice, which makes small
+// workloads tile.
+func smallDM(s *Space, n int) *Space {
+	sp := *s.Spec
+	sp.DM.BytesPerSlice.Value = n
+	s.Spec = &sp
+	return s
+}
+
+// TestSkeletonCapacity: the SAT encoding's capacity limits (Row count by
+// the TRF, Row and Packet factors by the DM) hold for every candidate the
+// enumerator yields, and they bind: the spaces are chosen so that some
+// skeletons are excluded.
+func TestSkeletonCapacity(t *testing.T) {
+	for _, w := range []struct {
+		name, src string
+		dm        int
+		rows      int // the expected maxRows
+	}{
+		// K = 8192 bf16 is 16 KB a Row: at most 4 Rows (8 KB × 8 / 4,
+		// 002 L4118, L4151-4155).
+		{"long-k", `name: long-k
+einsum: IK,KJ->IJ
+axes: {I: 16, J: 64, K: 8192}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`, 0, 4},
+		// 1 KB of DM: in0's and in1's 64 contracted bf16 (128 B each,
+		// at 128-byte boundaries) and the output's one element leave in1
+		// 1024 − 128 − 128 = 768 bytes: 2 units of Row and Packet on J
+		// (128 · 2² ≤ 768 < 128 · 2³).
+		{"tiled-gemm", `name: tiled-gemm
+einsum: IK,KJ->IJ
+axes: {I: 16, J: 64, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`, 1024, 8},
+	} {
+		t.Run(w.name, func(t *testing.T) {
+			s := newSpace(t, loadWorkload(t, w.src))
+			if w.dm > 0 {
+				s = smallDM(s, w.dm)
+			}
+			require.Equal(t, w.rows, s.maxRows())
+			limits := [NumTensors]int{}
+			for t := range NumTensors {
+				limits[t] = s.dmUnits(t)
+			}
+			n := 0
+			var most [NumTensors]int
+			s.Enumerate(func(c Candidate) bool {
+				n++
+				rows := 1
+				for a := range s.P.Axes {
+					rows *= c.factor(a, Row)
+				}
+				require.LessOrEqual(t, rows, s.maxRows(), c.String(s.P))
+				for k := range NumTensors {
+					o := s.operand(k)
+					u := 0
+					for a, ax := range s.P.Axes {
+						if o.has(ax.Name) && ax.Class != Contracted {
+							u += bits.TrailingZeros(uint(c.factor(a, Row) * c.factor(a, Packet)))
+						}
+					}
+					require.LessOrEqual(t, u, limits[k], "tensor %d of %s", k, c.String(s.P))
+					most[k] = max(most[k], u)
+					require.LessOrEqual(t, s.dmFloor(&c, k), int64(s.Spec.DM.BytesPerSlice.Value))
+				}
+				return true
+			})
+			require.Positive(t, n)
+			if w.dm == 1024 {
+				assert.Equal(t, 2, limits[TensorIn1], "in1's DM units")
+			}
+			t.Logf("%d candidates; DM unit limits %v, most used %v", n, limits, most)
+		})
+	}
+}
+
+// TestSolveMatchesExhaustiveTiled: with a DM small enough that most
+// candidates tile, the branch and bound (candidate bounds, capacity
+// clauses) proves the exhaustive optimum.
+func TestSolveMatchesExhaustiveTiled(t *testing.T) {
+	s := smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
+einsum: IK,KJ->IJ
+axes: {I: 16, J: 64, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)), 1024)
+	ex, err := Exhaustive(s, Options{})
+	require.NoError(t, err)
+	sat, err := Solve(s, Options{})
+	require.NoError(t, err)
+	require.NotNil(t, ex.Best)
+	require.NotNil(t, sat.Best)
+	assert.True(t, sat.Proof.Proven)
+	assert.Equal(t, ex.Best.Report.Cycles, sat.Best.Report.Cycles, "exhaustive %s, sat %s",
+		ex.Best.Candidate.String(s.P), sat.Best.Candidate.String(s.P))
+	assert.Less(t, sat.Stats.Candidates-sat.Stats.Skipped, ex.Stats.Candidates, "candidates built")
+	t.Logf("exhaustive: %d candidates, %d priced; sat: %d candidates, %d skipped unbuilt, %d priced",
+		ex.Stats.Candidates, ex.Stats.CostEvaluations, sat.Stats.Candidates, sat.Stats.Skipped, sat.Stats.CostEvaluations)
+}
