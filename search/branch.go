@@ -132,48 +132,68 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		sort.SliceStable(list, func(i, j int) bool { return list[i].bound < list[j].bound })
 		return list
 	}
-	// evaluate builds, lowers and prices q's candidates in bound order
-	// while their bounds are at most x, and returns those left.
+	// improved records a better incumbent: the clauses and nogoods it
+	// makes permanent.
+	improved := func() {
+		if len(res.Top) < top || res.Top[top-1].Report.Cycles >= incumbentBound {
+			return
+		}
+		incumbentBound = res.Top[top-1].Report.Cycles
+		// For good: only skeletons whose bounds could still place among
+		// the Top.
+		for _, l := range e.boundLits(incumbentBound) {
+			e.p.Clause(0, l)
+		}
+		kept := temps[:0]
+		for _, g := range temps {
+			if g.v > incumbentBound {
+				e.p.Clause(0, g.act)
+			} else {
+				kept = append(kept, g)
+			}
+		}
+		temps = kept
+	}
+	progress := func() {
+		if opts.Progress != nil && time.Now().After(next) {
+			st.Wall = time.Since(start)
+			opts.Progress(*st)
+			next = time.Now().Add(every)
+		}
+	}
+	// evaluate builds and lowers q's candidates in bound order while
+	// their bounds are at most x, prices each with DMA lower bounds and
+	// queues the legal ones under that price for their exact pricing
+	// (step); it returns the candidates left. With NoPrune each is priced
+	// exactly at once.
 	evaluate := func(q *queued, x float64) []scored {
 		list := q.cands
 		for len(list) > 0 && list[0].bound <= x {
-			c := &list[0].c
+			sc := list[0]
 			list = list[1:]
-			var cutoff *Evaluated
-			if !opts.NoPrune && len(res.Top) == top {
-				cutoff = res.Top[top-1]
-			}
-			ev, why := ev.evaluateWhy(idx, c, cutoff)
-			idx++
-			if ev != nil {
-				q.legal = true
-				res.keepBy(ev, top, betterSAT)
-			} else if why != "" {
+			if opts.NoPrune {
+				r, why := ev.evaluateWhy(idx, &sc.c, nil)
+				idx++
+				if r != nil {
+					q.legal = true
+					res.keepBy(r, top, betterSAT)
+					improved()
+				} else if why != "" {
+					q.rule = why
+				}
+			} else if b, why, ok := ev.boundWhy(&sc.c); !ok {
 				q.rule = why
-			}
-			if opts.Progress != nil && time.Now().After(next) {
-				st.Wall = time.Since(start)
-				opts.Progress(*st)
-				next = time.Now().Add(every)
-			}
-			if len(res.Top) == top && res.Top[top-1].Report.Cycles < incumbentBound {
-				incumbentBound = res.Top[top-1].Report.Cycles
-				// For good: only skeletons whose bounds could still place
-				// among the Top.
-				for _, l := range e.boundLits(incumbentBound) {
-					e.p.Clause(0, l)
+			} else {
+				q.legal = true
+				st.Legal++
+				if b = max(b, sc.bound); b > incumbentBound {
+					st.Pruned++
+				} else {
+					heap.Push(&queue, queued{built: true, c: sc.c, bound: b, seq: q.seq})
 				}
-				kept := temps[:0]
-				for _, g := range temps {
-					if g.v > incumbentBound {
-						e.p.Clause(0, g.act)
-					} else {
-						kept = append(kept, g)
-					}
-				}
-				temps = kept
-				x = min(x, incumbentBound)
 			}
+			progress()
+			x = min(x, incumbentBound)
 			if _, ok := left(); !ok {
 				break
 			}
@@ -183,12 +203,12 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		}
 		return list
 	}
-	// step works on the best queued skeleton whose bound is at most x:
-	// it expands it, or evaluates its candidates up to the next
-	// skeleton's bound (best first across skeletons), and queues what is
-	// left of it. It drops the queue when the incumbent rules it all out.
-	// more reports whether a skeleton was worked on, ok whether time is
-	// left.
+	// step works on the best queued item whose bound is at most x: a
+	// skeleton it expands, a skeleton's candidates it evaluates up to the
+	// next item's bound (best first across skeletons), a built candidate
+	// it prices exactly. It drops the queue when the incumbent rules it
+	// all out. more reports whether an item was worked on, ok whether
+	// time is left.
 	step := func(x float64) (more, ok bool) {
 		if queue.Len() == 0 {
 			return false, true
@@ -196,9 +216,12 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		q := queue.peek()
 		if q.bound > incumbentBound {
 			for _, r := range queue {
-				if r.cands == nil {
+				switch {
+				case r.built:
+					st.Pruned++
+				case r.cands == nil:
 					st.SAT.BoundSkips++
-				} else {
+				default:
 					st.Skipped += len(r.cands)
 				}
 			}
@@ -209,18 +232,29 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			return false, true
 		}
 		q = heap.Pop(&queue).(queued)
-		if q.cands == nil {
+		cur = q.bound
+		switch {
+		case q.built:
+			r, _ := ev.exactWhy(idx, &q.c)
+			idx++
+			if r != nil {
+				res.keepBy(r, top, betterSAT)
+				improved()
+			} else {
+				st.Legal-- // the exact price found it invalid
+			}
+			progress()
+		case q.cands == nil:
 			q.cands = expand(&q.k)
-		} else {
-			cur = q.bound
+		default:
 			upto := x
 			if queue.Len() > 0 {
 				upto = min(upto, queue.peek().bound)
 			}
 			q.cands = evaluate(&q, max(upto, q.bound))
-			cur = math.Inf(1)
 		}
-		if len(q.cands) > 0 {
+		cur = math.Inf(1)
+		if !q.built && len(q.cands) > 0 {
 			q.bound = max(q.bound, q.cands[0].bound)
 			heap.Push(&queue, q)
 		}
@@ -384,6 +418,10 @@ type queued struct {
 	seq   int // the order the solver proposed it in, to break ties
 	// cands are the candidates left, best first (nil before expansion).
 	cands []scored
+	// built marks a candidate that built and lowered, queued under its
+	// price with DMA lower bounds for its exact pricing.
+	built bool
+	c     Candidate
 	// legal is set once a candidate of the skeleton was legal; rule is
 	// the last rule that rejected one.
 	legal bool

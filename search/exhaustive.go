@@ -195,22 +195,41 @@ func (e *evaluator) evaluateWhy(idx int, c *Candidate, cutoff *Evaluated) (*Eval
 		return nil, e.reject(err)
 	}
 	if cutoff != nil {
-		e.stats.BoundEvaluations++
-		r, err := e.bound.Evaluate(p)
-		if err != nil {
-			return nil, e.reject(fmt.Errorf("cost: %w", err))
-		}
-		if err := r.Err(); err != nil {
-			return nil, e.reject(err)
+		b, why := e.boundProgram(p)
+		if why != "" {
+			return nil, why
 		}
 		// A later candidate never wins a tie in the exhaustive order, so
 		// a bound equal to the cutoff rules it out too.
-		if r.Cycles > cutoff.Report.Cycles || r.Cycles == cutoff.Report.Cycles && !e.strict {
+		if b > cutoff.Report.Cycles || b == cutoff.Report.Cycles && !e.strict {
 			e.stats.Legal++
 			e.stats.Pruned++
 			return nil, ""
 		}
 	}
+	x, why := e.exactProgram(idx, c, p)
+	if x != nil {
+		e.stats.Legal++
+	}
+	return x, why
+}
+
+// boundProgram prices lowered program p with DMA commands at their lower
+// bound; why names the rule when the price finds it invalid.
+func (e *evaluator) boundProgram(p *kernel.Program) (float64, string) {
+	e.stats.BoundEvaluations++
+	r, err := e.bound.Evaluate(p)
+	if err != nil {
+		return 0, e.reject(fmt.Errorf("cost: %w", err))
+	}
+	if err := r.Err(); err != nil {
+		return 0, e.reject(err)
+	}
+	return r.Cycles, ""
+}
+
+// exactProgram prices lowered program p of c exactly.
+func (e *evaluator) exactProgram(idx int, c *Candidate, p *kernel.Program) (*Evaluated, string) {
 	e.stats.CostEvaluations++
 	r, err := e.model.Evaluate(p)
 	if err != nil {
@@ -219,12 +238,37 @@ func (e *evaluator) evaluateWhy(idx int, c *Candidate, cutoff *Evaluated) (*Eval
 	if err := r.Err(); err != nil {
 		return nil, e.reject(err)
 	}
-	e.stats.Legal++
 	x := &Evaluated{Index: idx, Candidate: *c, Program: p, Report: r}
 	if e.strict {
 		x.key = c.String(e.s.P)
 	}
 	return x, ""
+}
+
+// boundWhy builds and lowers c and prices it with DMA lower bounds (the
+// program is not kept); why names the rule of an illegal candidate.
+func (e *evaluator) boundWhy(c *Candidate) (float64, string, bool) {
+	p, err := e.s.Build(c)
+	if err != nil {
+		return 0, e.reject(err), false
+	}
+	if err := e.low.lower(p); err != nil {
+		return 0, e.reject(err), false
+	}
+	b, why := e.boundProgram(p)
+	return b, why, why == ""
+}
+
+// exactWhy builds, lowers and prices c exactly.
+func (e *evaluator) exactWhy(idx int, c *Candidate) (*Evaluated, string) {
+	p, err := e.s.Build(c)
+	if err != nil {
+		return nil, e.reject(err)
+	}
+	if err := e.low.lower(p); err != nil {
+		return nil, e.reject(err)
+	}
+	return e.exactProgram(idx, c, p)
 }
 
 // Exhaustive enumerates the whole space and returns the best candidates.
