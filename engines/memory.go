@@ -141,7 +141,8 @@ type MemoryMap struct {
 	// NoCache disables the positions cache.
 	NoCache bool
 
-	sets map[[3]*mapping.Expr][]uint64
+	sets  map[[3]*mapping.Expr][]uint64
+	spans map[*mapping.Expr]int
 }
 
 // maxPositionSets bounds the positions cache; a full cache is emptied. It
@@ -295,7 +296,18 @@ func (m *MemoryMap) footprintOf(spec *Spec, p *kernel.Program, i int, t *kernel.
 	if t.Element == nil || t.Chip == nil {
 		return fp, fmt.Errorf("missing element or chip mapping")
 	}
-	n, err := t.DType.BytesFor(t.Element.Size())
+	elems := t.Element.Size()
+	if t.View != "" && t.Mem == kernel.HBM {
+		// A tile view's mapping keeps its parent's strides with the tiled
+		// digit padded (`1 # 4`, 002 L813-831): its elements end at its
+		// last live position, inside the parent, not Size() past its
+		// address.
+		var err error
+		if elems, err = m.liveSpan(t.Element); err != nil {
+			return fp, err
+		}
+	}
+	n, err := t.DType.BytesFor(elems)
 	if err != nil {
 		return fp, err
 	}
@@ -340,6 +352,43 @@ func (m *MemoryMap) footprintOf(spec *Spec, p *kernel.Program, i int, t *kernel.
 		fp.Positions, err = m.positions(spec, p, t.Chip, t.Cluster, t.Slice)
 	}
 	return fp, err
+}
+
+// liveSpan returns one past the last position of e that is not padding
+// (cached by mapping).
+func (m *MemoryMap) liveSpan(e *mapping.Expr) (int, error) {
+	if n, ok := m.spans[e]; ok && !m.NoCache {
+		return n, nil
+	}
+	fs, err := mapping.Factorize(e)
+	if err != nil {
+		return 0, err
+	}
+	n := liveExtent(fs)
+	if !m.NoCache {
+		if m.spans == nil || len(m.spans) >= maxPositionSets {
+			m.spans = map[*mapping.Expr]int{}
+		}
+		m.spans[e] = n
+	}
+	return n, nil
+}
+
+// liveExtent returns one past the last live (non-padding) position of a
+// factorized mapping: walking the factors innermost first, a digit of
+// Extent x adds (x-1) times the extent below it, a padding only widens
+// that extent (mapping.Factor).
+func liveExtent(fs mapping.Factors) int {
+	below, last := 1, 0
+	for _, f := range fs {
+		if f.Kind == mapping.FactorPad {
+			below = f.Extent
+			continue
+		}
+		last += (f.Extent - 1) * below
+		below *= f.Extent
+	}
+	return last + 1
 }
 
 // positions returns the (cached) set of positions whose mappings hold data
