@@ -203,6 +203,36 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		}
 		return list
 	}
+	// work prices, expands or evaluates queued item q (see step) and
+	// queues what is left of it.
+	work := func(q queued, x float64) {
+		cur = q.bound
+		switch {
+		case q.built:
+			r, _ := ev.exactWhy(idx, &q.c)
+			idx++
+			if r != nil {
+				res.keepBy(r, top, betterSAT)
+				improved()
+			} else {
+				st.Legal-- // the exact price found it invalid
+			}
+			progress()
+		case q.cands == nil:
+			q.cands = expand(&q.k)
+		default:
+			upto := x
+			if queue.Len() > 0 {
+				upto = min(upto, queue.peek().bound)
+			}
+			q.cands = evaluate(&q, max(upto, q.bound))
+		}
+		cur = math.Inf(1)
+		if !q.built && len(q.cands) > 0 {
+			q.bound = max(q.bound, q.cands[0].bound)
+			heap.Push(&queue, q)
+		}
+	}
 	// step works on the best queued item whose bound is at most x: a
 	// skeleton it expands, a skeleton's candidates it evaluates up to the
 	// next item's bound (best first across skeletons), a built candidate
@@ -232,34 +262,45 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			return false, true
 		}
 		q = heap.Pop(&queue).(queued)
-		cur = q.bound
-		switch {
-		case q.built:
-			r, _ := ev.exactWhy(idx, &q.c)
-			idx++
-			if r != nil {
-				res.keepBy(r, top, betterSAT)
-				improved()
-			} else {
-				st.Legal-- // the exact price found it invalid
-			}
-			progress()
-		case q.cands == nil:
-			q.cands = expand(&q.k)
-		default:
-			upto := x
-			if queue.Len() > 0 {
-				upto = min(upto, queue.peek().bound)
-			}
-			q.cands = evaluate(&q, max(upto, q.bound))
-		}
-		cur = math.Inf(1)
-		if !q.built && len(q.cands) > 0 {
-			q.bound = max(q.bound, q.cands[0].bound)
-			heap.Push(&queue, q)
-		}
+		work(q, x)
 		_, ok = left()
 		return true, ok
+	}
+	// interleaved works, for about as long as the solver has run since
+	// the last time, on the best queued item that is already expanded (or
+	// built, before the first incumbent); on the best skeleton to expand
+	// when none is.
+	mark := time.Now()
+	interleaved := func() bool {
+		budget := time.Since(mark)
+		t0 := time.Now()
+		for queue.Len() > 0 && time.Since(t0) < budget {
+			best := -1
+			for i := range queue {
+				r := &queue[i]
+				// Exact prices out of bound order only until there is an
+				// incumbent: later, the proof prices them in order.
+				ready := r.cands != nil || r.built && len(res.Top) < top
+				if ready && (best < 0 || r.bound < queue[best].bound) {
+					best = i
+				}
+			}
+			if best < 0 {
+				if _, ok := step(math.Inf(1)); !ok {
+					return false
+				}
+				continue
+			}
+			if queue[best].bound > incumbentBound {
+				break
+			}
+			work(heap.Remove(&queue, best).(queued), math.Inf(1))
+			if _, ok := left(); !ok {
+				return false
+			}
+		}
+		mark = time.Now()
+		return true
 	}
 	// drain evaluates the queued skeletons' candidates whose bounds are at
 	// most x, best first.
@@ -276,9 +317,10 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	}
 	// A level can hold more skeletons than the solver enumerates in the
 	// time given (the prefill GEMMs of workloads/llama3-70b-prefill.yaml):
-	// every interleave models, the best queued skeleton is worked on
-	// before the level is exhausted, so that a search stopped early has
-	// candidates. The proof does not change: it waits for UNSAT.
+	// every interleave models, the queued items are worked on for about as
+	// long as the solver ran (interleaved) before the level is exhausted,
+	// so that a search stopped early has candidates. The proof does not
+	// change: it waits for UNSAT.
 	const interleave = 256
 	sinceStep := 0
 	// exhausted is the proven bound once no skeleton is left: the
@@ -366,7 +408,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		heap.Push(&queue, queued{k: k, bound: b, seq: st.SAT.Models})
 		if sinceStep++; sinceStep >= interleave {
 			sinceStep = 0
-			if _, ok := step(math.Inf(1)); !ok {
+			if !interleaved() {
 				timedOut = true
 				break
 			}

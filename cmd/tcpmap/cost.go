@@ -33,6 +33,7 @@ type programLoader struct {
 // emit.ReadFile) is one more line here, before the plain JSON kernel.
 var programLoaders = []programLoader{
 	{".plan.json", readPlan},
+	{".plan.json.gz", readPlan},
 	{".rs", readKernelRust},
 	{".json", readKernelJSON},
 }

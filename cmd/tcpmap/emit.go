@@ -54,7 +54,7 @@ itself (DIR/<name>.plan.json: workload, mapping, lowered program, cost).`,
 			var pl *plan.Plan
 			var p *kernel.Program
 			var err error
-			if strings.HasSuffix(args[0], ".plan.json") {
+			if isPlanFile(args[0]) {
 				if pl, err = plan.Read(args[0]); err != nil {
 					return err
 				}

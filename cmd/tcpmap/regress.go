@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"tcpmap/model/plan"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +54,12 @@ func currentBaseline(spec *engines.Spec, dir, plansDir string) (*cost.Baseline, 
 	if err != nil {
 		return nil, err
 	}
+	// Large tiled plans are stored gzip-compressed (plan.Compressed).
+	gz, err := filepath.Glob(filepath.Join(plansDir, "*.plan.json"+plan.Compressed))
+	if err != nil {
+		return nil, err
+	}
+	plans = append(plans, gz...)
 	sort.Strings(plans)
 	for _, f := range plans {
 		r, err := priceFile(spec, f)

@@ -75,7 +75,7 @@ read from, and compares the output elements they produce.`,
 // the function that locates a later error in the file.
 func loadVerifyKernel(path string) (*kernel.Program, func(error) error, error) {
 	locate := func(err error) error { return fmt.Errorf("%s: %w", path, err) }
-	if strings.HasSuffix(path, ".plan.json") {
+	if isPlanFile(path) {
 		pl, err := plan.Read(path)
 		if err != nil {
 			return nil, nil, err
@@ -97,4 +97,10 @@ func loadVerifyKernel(path string) (*kernel.Program, func(error) error, error) {
 		return nil, nil, err
 	}
 	return p, src.Locate, nil
+}
+
+// isPlanFile reports whether path names a plan: NAME.plan.json, or
+// NAME.plan.json.gz compressed (plan.Read reads both).
+func isPlanFile(path string) bool {
+	return strings.HasSuffix(path, ".plan.json") || strings.HasSuffix(path, ".plan.json"+plan.Compressed)
 }

@@ -13,9 +13,12 @@ package plan
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"tcpmap/model/kernel"
 )
@@ -236,11 +239,26 @@ func Unmarshal(data []byte) (*Plan, error) {
 	return &p, nil
 }
 
-// Read reads a plan file; errors name the file.
+// Compressed is the suffix of a gzip-compressed plan file
+// (NAME.plan.json.gz): a tiled plan's program repeats its ops once per
+// tile, which gzip stores compactly.
+const Compressed = ".gz"
+
+// Read reads a plan file, gunzipping a NAME.plan.json.gz; errors name the
+// file.
 func Read(path string) (*Plan, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if strings.HasSuffix(path, Compressed) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if data, err = io.ReadAll(zr); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	p, err := Unmarshal(data)
 	if err != nil {
@@ -249,11 +267,26 @@ func Read(path string) (*Plan, error) {
 	return p, nil
 }
 
-// Write writes the plan to path.
+// Write writes the plan to path, gzip-compressed when path ends in
+// Compressed (the same plan gives the same bytes).
 func (p *Plan) Write(path string) error {
 	data, err := p.Marshal()
 	if err != nil {
 		return err
+	}
+	if strings.HasSuffix(path, Compressed) {
+		var b bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		if err != nil {
+			return err
+		}
+		if _, err := zw.Write(data); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		data = b.Bytes()
 	}
 	return os.WriteFile(path, data, 0o644)
 }

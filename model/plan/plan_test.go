@@ -79,3 +79,33 @@ func TestUnmarshalErrors(t *testing.T) {
 	_, err = (&Plan{}).Marshal()
 	assert.ErrorContains(t, err, "no kernel program")
 }
+
+// TestCompressed: a NAME.plan.json.gz is written gzip-compressed, reads
+// back the same plan, and the same plan gives the same bytes; a corrupt
+// one is an error naming the file.
+func TestCompressed(t *testing.T) {
+	p := sample(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.plan.json"+Compressed)
+	require.NoError(t, p.Write(file))
+	first, err := os.ReadFile(file)
+	require.NoError(t, err)
+	plain, err := p.Marshal()
+	require.NoError(t, err)
+	assert.Less(t, len(first), len(plain), "compressed")
+	r, err := Read(file)
+	require.NoError(t, err)
+	again, err := r.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, string(plain), string(again))
+	require.NoError(t, p.Write(file))
+	second, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, first, second, "deterministic")
+
+	bad := filepath.Join(dir, "bad.plan.json"+Compressed)
+	require.NoError(t, os.WriteFile(bad, plain, 0o644))
+	_, err = Read(bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), bad)
+}
