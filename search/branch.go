@@ -266,22 +266,17 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		_, ok = left()
 		return true, ok
 	}
-	// interleaved works, for about as long as the solver has run since
-	// the last time, on the best queued item that is already expanded (or
-	// built, before the first incumbent); on the best skeleton to expand
-	// when none is.
-	mark := time.Now()
+	// interleaved works interleaveWork times on the best queued item that
+	// is already expanded or built; on the best skeleton to expand when
+	// none is. It counts work, not time, so that a search without a
+	// timeout is deterministic.
+	const interleaveWork = 32
 	interleaved := func() bool {
-		budget := time.Since(mark)
-		t0 := time.Now()
-		for queue.Len() > 0 && time.Since(t0) < budget {
+		for w := 0; w < interleaveWork && queue.Len() > 0; w++ {
 			best := -1
 			for i := range queue {
 				r := &queue[i]
-				// Exact prices out of bound order only until there is an
-				// incumbent: later, the proof prices them in order.
-				ready := r.cands != nil || r.built && len(res.Top) < top
-				if ready && (best < 0 || r.bound < queue[best].bound) {
+				if (r.cands != nil || r.built) && (best < 0 || r.bound < queue[best].bound) {
 					best = i
 				}
 			}
@@ -299,7 +294,6 @@ func Solve(s *Space, opts Options) (*Result, error) {
 				return false
 			}
 		}
-		mark = time.Now()
 		return true
 	}
 	// drain evaluates the queued skeletons' candidates whose bounds are at
@@ -317,12 +311,12 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	}
 	// A level can hold more skeletons than the solver enumerates in the
 	// time given (the prefill GEMMs of workloads/llama3-70b-prefill.yaml):
-	// every interleave models, the queued items are worked on for about as
-	// long as the solver ran (interleaved) before the level is exhausted,
-	// so that a search stopped early has candidates. The proof does not
-	// change: it waits for UNSAT.
-	const interleave = 256
-	sinceStep := 0
+	// after every interleave models the solver proposes without exhausting
+	// a level, the queued items are worked on (interleaved), so that a
+	// search stopped early has candidates. The proof does not change: it waits
+	// for UNSAT.
+	const interleave = 1024
+	sinceDrain := 0
 	// exhausted is the proven bound once no skeleton is left: the
 	// incumbent, or +Inf when nothing is legal.
 	exhausted := func() float64 {
@@ -362,6 +356,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 				timedOut = true
 				break
 			}
+			sinceDrain = 0
 			if assume == nil {
 				// Nothing is left: every skeleton was evaluated or
 				// bounded out by the incumbents.
@@ -406,12 +401,12 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			continue
 		}
 		heap.Push(&queue, queued{k: k, bound: b, seq: st.SAT.Models})
-		if sinceStep++; sinceStep >= interleave {
-			sinceStep = 0
+		if sinceDrain++; sinceDrain >= interleave {
 			if !interleaved() {
 				timedOut = true
 				break
 			}
+			sinceDrain = 0
 		}
 	}
 	st.Wall = time.Since(start)
