@@ -148,10 +148,11 @@ func (s *Space) placementBound(c *Candidate) float64 {
 // both sides (002 L2425-2427), so no request is longer than the tensor's
 // run (runs); a DMN moves 128 bytes a cycle, at least a cycle a request
 // (002 L2884, L2934), an engine one request of at most 256 bytes a cycle
-// (002 L2469, L2596). The builder places a cluster's S slices at slice
-// indices 0..S-1 (the slice mapping padded to 256, 002 L318): the first
-// DMN serves min(S, 32) of them (002 L2868), the first engine, one per
-// DMN pair (002 L2404), min(S, 64).
+// (002 L2469, L2596) and its DMNs' descriptors one after another (002
+// L2565: each waits for its DMN's bytes). The builder places a cluster's
+// S slices at slice indices 0..S-1 (the slice mapping padded to 256,
+// 002 L318): the first DMN serves min(S, 32) of them (002 L2868), the
+// first engine, one per DMN pair (002 L2404), min(S, 64).
 //
 // The HBM channels serve at least bytes / min(run, 256) requests of every
 // tensor, the inputs' times their replication over the slices that do not
@@ -203,7 +204,13 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc bool) (dmn, engine, hbm float
 	}
 	hbm = float64(n) * repl / math.Min(req, run) * each / channels
 	dmn = min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
-	engine = min(float64(slices), perEngine) * bytes / math.Min(req, run) / reqPerCycle
+	// An engine runs its descriptors one after another (cost.DMAModel:
+	// the engine's time adds its descriptors'), one or more per DMN, each
+	// at least as long as its DMN is busy: the engine moves its slices'
+	// bytes at no more than one DMN's rate, and one request a cycle.
+	served := min(float64(slices), perEngine)
+	engine = served * bytes / math.Min(req, run) / reqPerCycle
+	engine = max(engine, served*bytes/math.Min(dmnBytes, run))
 	return dmn, engine, hbm
 }
 
