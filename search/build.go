@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"tcpmap/engines"
+	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
@@ -68,8 +69,9 @@ type build struct {
 	c    *Candidate
 	x, w int // streamed and stationary input
 	// outAxes, xAxes, wAxes are each tensor's axes in HBM order, major
-	// first; packetAxes the contracted axes with a packet factor, in X's
-	// HBM order.
+	// first; packetAxes the axes with a packet factor: the output axes in
+	// X's HBM order, then the contracted axes in X's HBM order (the tree
+	// sums the innermost Packet % 2^n, 002 L4392).
 	outAxes, xAxes, wAxes, packetAxes []int
 	// rows are the stationary operand's free axes with a row factor, in
 	// W's HBM order.
@@ -82,9 +84,11 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 	}
 	b := &build{s: s, p: s.P, c: c, w: int(c.Stationary), x: 1 - int(c.Stationary)}
 	b.outAxes, b.xAxes, b.wAxes = s.hbm[TensorOut], s.hbm[b.x], s.hbm[b.w]
-	for _, a := range b.xAxes {
-		if c.factor(a, Packet) > 1 {
-			b.packetAxes = append(b.packetAxes, a)
+	for _, contracted := range []bool{false, true} {
+		for _, a := range b.xAxes {
+			if c.factor(a, Packet) > 1 && (s.P.Axes[a].Class == Contracted) == contracted {
+				b.packetAxes = append(b.packetAxes, a)
+			}
 		}
 	}
 	for _, a := range b.wAxes {
@@ -240,9 +244,23 @@ func (b *build) packet() *mapping.Expr {
 	return pair(ps...)
 }
 
+// columns is the part of the packet the tree keeps: the packet digits of
+// the output axes, without the contracted digits it sums (contract's
+// OutPacket = Packet / 2^n, 002 L4392, L4455-4470); the identity for a
+// contracted packet.
+func (b *build) columns() *mapping.Expr {
+	var ps []*mapping.Expr
+	for _, a := range b.packetAxes {
+		if b.p.Axes[a].Class != Contracted {
+			ps = append(ps, b.part(a, Packet, Packet))
+		}
+	}
+	return pair(ps...)
+}
+
 // wPacket is the part of the packet the stationary operand holds: the
-// contracted packet, or the batch axes of a packet of columns; the TRF
-// reads it whole (reg_read_size, 002 L4104-4108).
+// contracted packet, or the batch and contracted axes of a packet of
+// columns; the TRF reads it whole (reg_read_size, 002 L4104-4108).
 func (b *build) wPacket() *mapping.Expr {
 	var ps []*mapping.Expr
 	for _, a := range b.packetAxes {
@@ -399,16 +417,16 @@ type accumulation struct {
 // L4490-4492):
 //
 //   - contract keeps the columns: `m![1]` for a contracted packet (the tree
-//     reduces it whole), the packet itself for a packet of columns;
+//     reduces it whole), the packet's output digits for a packet of
+//     columns (the tree sums its contracted digits, innermost, at depth
+//     log2 of their count, and keeps the packet whole without any,
+//     002 L4392, L4455-4470);
 //   - Interleaved: OutTime = [Time', columns], OutPacket = Row # 8;
 //   - Sequential: OutTime = [Time', Row, columns / 8], OutPacket =
 //     columns % 8 (the columns padded to a multiple of 8).
 func (b *build) accumulate() (*accumulation, error) {
 	var r accumulation
-	r.contract = mapping.Identity()
-	if b.c.Content == PacketColumns {
-		r.contract = b.packet()
-	}
+	r.contract = b.columns()
 	tp := b.digits(b.outTimeAxes())
 	bus := b.s.Spec.Reducer.OutputBusElements.Value
 	var err error
@@ -432,7 +450,7 @@ func (b *build) accumulate() (*accumulation, error) {
 		}
 		r.rest = pair(append(tp, b.rowMapping(), outer)...)
 		r.packet = mapping.Normalize(inner)
-		live = b.packet()
+		live = b.columns()
 		if live.Size() > bus {
 			_, live, _ = mapping.SplitAt(live, bus)
 		}
@@ -469,6 +487,115 @@ func (b *build) outElement() (*mapping.Expr, error) {
 		}
 	}
 	return pair(rest, acc.packet), nil
+}
+
+// copyElement is the output DM tensor's element mapping under LayoutCopy:
+// each output axis's digits within a slice (its Time, Row and Packet
+// factors) in the output's HBM order, major first, so that a slice's
+// share is laid out as HBM lays it out.
+func (b *build) copyElement() *mapping.Expr {
+	var ps []*mapping.Expr
+	for _, a := range b.outAxes {
+		ps = append(ps, b.part(a, Time, Packet))
+	}
+	return pair(ps...)
+}
+
+// copyChain is the output's rewrite in HBM order (LayoutCopy): begin →
+// fetch → collect → commit in the main context. The fetch gathers the
+// staging tensor's elements in the destination's order, 32-byte flits of
+// its innermost digits (002 L3011), with the main context's fetch sizes
+// down to one element (002 L1757-1758); the collect passes whole flits,
+// padding a short one (002 L3549); the commit writes each flit's live
+// elements contiguously (commit_in_size, 002 L2189-2200, L2238-2249).
+type copyChain struct {
+	dt                         dtype.DType
+	fetchTime, fetchPacket     *mapping.Expr
+	collectTime, collectPacket *mapping.Expr
+}
+
+func (b *build) copyChain() (*copyChain, error) {
+	dt := b.p.Out.DType
+	bits := dt.SizeBits()
+	if bits <= 0 {
+		return nil, fmt.Errorf("search: output type %s has no size", dt)
+	}
+	flit := b.s.Spec.Stream.FlitBytes.Value * 8 / bits
+	dest := b.copyElement()
+	ch := &copyChain{dt: dt, fetchTime: mapping.Identity(), fetchPacket: dest}
+	if dest.Size() > flit {
+		outer, inner, err := mapping.SplitAt(dest, flit)
+		if err != nil {
+			return nil, fmt.Errorf("search: output %s into %d-element flits: %w", dest.Text(), flit, err)
+		}
+		ch.fetchTime, ch.fetchPacket = outer, mapping.Normalize(inner)
+	}
+	ch.collectTime, ch.collectPacket = ch.fetchTime, ch.fetchPacket
+	if ch.fetchPacket.Size() < flit {
+		p, err := padTo(ch.fetchPacket, flit)
+		if err != nil {
+			return nil, err
+		}
+		ch.collectPacket = p
+	}
+	return ch, nil
+}
+
+func (ch *copyChain) stages(src, dst string) []*kernel.Stage {
+	return []*kernel.Stage{
+		{Kind: kernel.StBegin, Tensor: src},
+		{Kind: kernel.StFetch, DType: ch.dt, Time: ch.fetchTime, Packet: ch.fetchPacket},
+		{Kind: kernel.StCollect, Time: ch.collectTime, Packet: ch.collectPacket},
+		{Kind: kernel.StCommit, Tensor: dst},
+	}
+}
+
+// copyable reports whether c's output may be copied (LayoutCopy): the
+// space copies outputs (Space.CopiesOutput), the copy chain can be formed,
+// and its order differs from what the accumulator writes in either layout.
+//
+// Not with Interleaved accumulation on fewer than 8 Rows: bound.go's run
+// bounds the output's DM run by the innermost HBM axis's Row factor there
+// (the Row # 8 packet innermost, 002 L4447-4448), for every layout of a
+// skeleton, which a copy in HBM order would exceed; those candidates wait
+// for that bound to know the copy.
+func (s *Space) copyable(c *Candidate) bool {
+	if !s.copyOut {
+		return false
+	}
+	if c.Acc == AccInterleaved {
+		rows := 1
+		for a := range s.P.Axes {
+			rows *= c.factor(a, Row)
+		}
+		if rows < s.Spec.Reducer.OutputBusElements.Value {
+			return false
+		}
+	}
+	d := *c
+	d.Layout[TensorOut] = LayoutCopy
+	b, err := s.newBuild(&d)
+	if err != nil {
+		return false
+	}
+	if _, err := b.copyChain(); err != nil {
+		return false
+	}
+	dest, err := mapping.Factorize(b.copyElement())
+	if err != nil {
+		return false
+	}
+	for _, l := range []Layout{LayoutHBM, LayoutCompute} {
+		d.Layout[TensorOut] = l
+		e, err := b.outElement()
+		if err != nil {
+			return false
+		}
+		if f, err := mapping.Factorize(e); err == nil && f.Equal(dest) {
+			return false
+		}
+	}
+	return true
 }
 
 // hbmSorted reorders the digits of e as the output's HBM layout orders
@@ -686,10 +813,30 @@ func (b *build) program() (*kernel.Program, error) {
 		trfs = append(trfs, t)
 		groups[b.w].trf = append(groups[b.w].trf, t.Name)
 	}
+	// With LayoutCopy the chain commits to a staging tensor in compute
+	// order and the copy chain rewrites it into the output buffer in HBM
+	// order; the main context runs the two one after the other
+	// (002 L7063-7068), so one staging tensor serves every tile.
+	var cp *copyChain
+	staging := ""
+	if c.Layout[TensorOut] == LayoutCopy {
+		if cp, err = b.copyChain(); err != nil {
+			return nil, err
+		}
+		staging = p.Out.Name + "_acc"
+	}
 	for k := range nbuf {
-		tt, _ := dmTensor(&p.Out, name(p.Out.Name, "_dm", k, nbuf), oe)
+		elem := oe
+		if cp != nil {
+			elem = b.copyElement()
+		}
+		tt, _ := dmTensor(&p.Out, name(p.Out.Name, "_dm", k, nbuf), elem)
 		tt.DType = outType
 		groups[TensorOut].bufs = append(groups[TensorOut].bufs, tt.Name)
+	}
+	if cp != nil {
+		tt, _ := dmTensor(&p.Out, staging, oe)
+		tt.DType = outType
 	}
 	// Addresses: consecutive, aligned, inside one slice's DM.
 	limit := int64(b.s.Spec.DM.BytesPerSlice.Value)
@@ -806,8 +953,16 @@ func (b *build) program() (*kernel.Program, error) {
 			ops = append(ops, &kernel.Op{Context: kernel.CtxSub, Kind: kernel.OpChain, Stages: sub.stages(cur(gw, gw.bufs), cur(gw, gw.trf))})
 		}
 		gout.loads++
+		commit := cur(gout, gout.bufs)
+		if cp != nil {
+			commit = staging
+		}
 		ops = append(ops, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
-			Stages: main.stages(cur(gx, gx.bufs), cur(gw, gw.trf), cur(gout, gout.bufs))})
+			Stages: main.stages(cur(gx, gx.bufs), cur(gw, gw.trf), commit)})
+		if cp != nil {
+			ops = append(ops, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
+				Stages: cp.stages(staging, cur(gout, gout.bufs))})
+		}
 		dst, err := viewName(gout, idx)
 		if err != nil {
 			return nil, err
@@ -816,7 +971,8 @@ func (b *build) program() (*kernel.Program, error) {
 	}
 	prog.Tensors = append(prog.Tensors, views...)
 	// Declaration order: the input DM buffers, the TRF tensors, the output
-	// DM buffers (as the Hello kernels declare them).
+	// DM buffers (as the Hello kernels declare them), the staging tensor of
+	// a copied output.
 	nIn := 2 * nbuf
 	prog.Tensors = append(prog.Tensors, dm[:nIn]...)
 	prog.Tensors = append(prog.Tensors, trfs...)

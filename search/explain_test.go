@@ -57,10 +57,11 @@ func TestExplainStructural(t *testing.T) {
 		{"packet of 48", k96, "content: contracted\npacket: m![K % 48]\n", "SPACE-PACKET", "002 L4099, L3011, L3916-3927", "packet: K % 48", 2, false},
 		// Sequential accumulation needs a packet of columns (002 L4447-4492).
 		{"sequential with contracted packet", gemm, "content: contracted\naccumulate: Sequential\n", "SPACE-ACCUMULATE", "002 L4447-4492", "accumulate: Sequential", 2, false},
-		// No mapping at all for I = J = K = 8: 16 bytes of any one axis fill
-		// neither a packet nor a flit (002 L4099, L3011): the workload
-		// itself is unsatisfiable.
-		{"unsatisfiable workload", loadWorkload(t, "name: k8\neinsum: IK,KJ->IJ\naxes: {I: 8, J: 8, K: 8}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"),
+		// No mapping at all for I = J = 3, K = 8: the 16 bytes of K fill
+		// neither a packet nor a flit (002 L4099, L3011), and no output
+		// columns with K innermost (3 × 8, 002 L4392) fill a packet either:
+		// the workload itself is unsatisfiable.
+		{"unsatisfiable workload", loadWorkload(t, "name: k8\neinsum: IK,KJ->IJ\naxes: {I: 3, J: 3, K: 8}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"),
 			"", "SPACE-PACKET", "002 L4099, L3011, L3916-3927", "", 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

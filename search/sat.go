@@ -98,7 +98,7 @@ var (
 	ruleSpaceUnits = constraints.Rule{ID: "SPACE-FACTORS", Cite: "002 L129-132, L147",
 		Text: "each axis is split into factors over Cluster, Slice, Row, Packet and Time whose product is its size"}
 	ruleSpaceRoles = constraints.Rule{ID: "SPACE-ROLES", Cite: "002 L104-120, L4099-4105, L4384-4392",
-		Text: "contracted axes go to Packet and Time; output axes to Cluster, Slice and Time; the stationary operand's own axes also to Row; a packet of columns holds the streamed operand's output axes"}
+		Text: "contracted axes go to Packet and Time; output axes to Cluster, Slice and Time; the stationary operand's own axes also to Row; a packet of columns holds the streamed operand's output axes (and contracted axes innermost when no full contracted packet exists, 002 L4392)"}
 	ruleSpaceClusters = constraints.Rule{ID: "SPACE-CLUSTERS", Cite: "002 L130, L317",
 		Text: "a chip has 2 clusters: at most that many on the output axes"}
 	ruleSpaceSlices = constraints.Rule{ID: "SPACE-SLICES", Cite: "002 L131, L318",
@@ -221,7 +221,9 @@ func newSatSpace(s *Space) (*satSpace, error) {
 				c.Clause(rRoles, at(Cluster).Not())
 				c.Clause(rRoles, at(Slice).Not())
 				c.Clause(rRoles, at(Row).Not())
-				c.Implies(rRoles, at(Packet), e.cols.Not())
+				if !s.PartialReduce() {
+					c.Implies(rRoles, at(Packet), e.cols.Not())
+				}
 			case Batch:
 				c.Clause(rRoles, at(Row).Not())
 				c.Implies(rRoles, at(Packet), e.cols)

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,7 +109,13 @@ const (
 	// broadcasts it over the window (002 L4100-4105), the tree keeps every
 	// column (depth 0) and the contracted axes are all in Time, reduced by
 	// the accumulator (the batched matmul's "V vectorized" and "N x M tiled"
-	// mappings, 002 L3721-3734).
+	// mappings, 002 L3721-3734). When no full 64-byte packet divides the
+	// contracted axes (Space.PartialReduce), the packet may also hold
+	// contracted axes innermost: the tree sums those Packet % 2^n at depth
+	// n and keeps the columns, Packet / 2^n (002 L4392; the partial
+	// reduction `contract::<m![K % 16 / 4]>()`, 002 L4455-4470), the rest
+	// of the contracted axes are in Time. An einsum that contracts a short
+	// axis, like RoPE's f = 2 (002 L8279-L8283), gets full packets so.
 	PacketColumns
 	NumPacketContents
 )
@@ -160,6 +167,17 @@ const (
 	LayoutHBM Layout = iota
 	// LayoutCompute is the order the chain reads (fetch) or writes (commit).
 	LayoutCompute
+	// LayoutCopy (the output only) commits the accumulator's output in
+	// compute order to a staging DM tensor, then a main-context chain
+	// begin → fetch → collect → commit rewrites it in the HBM layout's
+	// order, so that the DMA to HBM moves long runs. The fetch gathers
+	// the output's 32-byte flits in that order with the main context's
+	// small fetch sizes (1 to 32 bytes, 002 L1757-1758), the commit writes
+	// them whole (002 L2238-2249); this is the Commit Engine's "store the
+	// resulting tensor to DM" after a fetch, as in the Hello vector kernel
+	// (002 L204-218), without the Vector Engine. It is enumerated where the
+	// accumulator cannot write the output's HBM order (Space.CopiesOutput).
+	LayoutCopy
 	NumLayouts
 )
 
@@ -169,6 +187,8 @@ func (l Layout) String() string {
 		return "hbm"
 	case LayoutCompute:
 		return "compute"
+	case LayoutCopy:
+		return "copy"
 	}
 	return fmt.Sprintf("Layout(%d)", uint8(l))
 }
@@ -326,7 +346,36 @@ type Space struct {
 	// whole, once (row-major in hbm[t]'s order): its contiguous runs are
 	// then known from the axes' factors (bound.go).
 	plain [NumTensors]bool
+	// partial is set when a packet of columns may hold contracted axes
+	// (PartialReduce).
+	partial bool
+	// copyOut is set when the output may be rewritten in HBM order by a
+	// copy chain (CopiesOutput).
+	copyOut bool
 }
+
+// CopiesOutput reports whether the space holds candidates whose output
+// goes through a DM copy in HBM order (LayoutCopy): only when the
+// innermost axis of the output's HBM layout has fewer elements than the
+// accumulator's output packet (8, 002 L4447-4448, L4490-4492), like
+// RoPE's rotated pair (Two = 2, 002 L8283). The commit writes that packet
+// innermost (002 L359-360), Row # 8 or the columns % 8, so such an axis
+// runs contiguously in DM only where the packet also holds the HBM
+// layout's next axes; otherwise every output DMA run is that axis alone,
+// a few bytes, each a partial HBM write (002 L2983-2985). Elsewhere the
+// output's DMA runs are at least a packet long and the space leaves the
+// copy out.
+func (s *Space) CopiesOutput() bool { return s.copyOut }
+
+// PartialReduce reports whether the space's packets of columns may also
+// hold contracted axes, summed by the tree at a depth below the full one
+// (002 L4392, L4455-4470): only when no full 64-byte packet divides the
+// contracted axes, so that at most a half-width contracted packet exists
+// (Half). Elsewhere a full contracted packet multiplies as many elements a
+// cycle and leaves the accumulator one column per Row instead of several,
+// so the space leaves the mixed packets out (a canonical choice, as for
+// Half).
+func (s *Space) PartialReduce() bool { return s.partial }
 
 // MaxTiles is the bound on a tiled candidate's tiles the space enumerates
 // with.
@@ -358,6 +407,22 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 			return nil, err
 		}
 		s.plain[t] = plainLayout(p, o)
+	}
+	var contracted []int
+	for a, ax := range p.Axes {
+		if ax.Class == Contracted {
+			contracted = append(contracted, a)
+		}
+	}
+	whole := func(a int) int { return p.Axes[a].Size }
+	s.partial = len(contracted) > 0 && len(packetSplits(contracted, whole, s.packetElems(Single))) == 0
+	// The innermost axis with more than one coordinate (a size-1 axis has
+	// no digit in the layout and sorts last in hbm).
+	for _, a := range slices.Backward(s.hbm[TensorOut]) {
+		if n := p.Axes[a].Size; n > 1 {
+			s.copyOut = n < spec.Reducer.OutputBusElements.Value
+			break
+		}
 	}
 	return s, nil
 }
@@ -434,9 +499,12 @@ func (s *Space) Check(c *Candidate) error {
 	if c.Acc >= NumAccumulations {
 		return fmt.Errorf("accumulation kind %d out of range", c.Acc)
 	}
-	for _, l := range c.Layout {
+	for t, l := range c.Layout {
 		if l >= NumLayouts {
 			return fmt.Errorf("layout %d out of range", l)
+		}
+		if l == LayoutCopy && t != TensorOut {
+			return fmt.Errorf("layout copy of input %d: only the output is copied", t)
 		}
 	}
 	slice, cluster, row, packet := 1, 1, 1, 1
@@ -468,7 +536,7 @@ func (s *Space) Check(c *Candidate) error {
 		allowed := map[Level]bool{Time: true, Chip: true}
 		switch r {
 		case roleC:
-			allowed[Packet] = c.Content == PacketContracted
+			allowed[Packet] = c.Content == PacketContracted || s.partial
 		case roleFW:
 			allowed[Row], allowed[Slice], allowed[Cluster], allowed[Tile] = true, true, true, true
 		default:
@@ -736,7 +804,12 @@ func (e *enumerator) packets(c Candidate) {
 		}
 	}
 	// A packet of columns: the streamed operand's output axes in a full
-	// 64-byte packet, accumulated Interleaved or Sequential.
+	// 64-byte packet, accumulated Interleaved or Sequential; where no full
+	// contracted packet exists, with contracted axes innermost too
+	// (PartialReduce).
+	if s.partial {
+		cols = append(cols, contracted...)
+	}
 	for _, m := range []PacketMode{Single, Dual} {
 		for _, ps := range packetSplits(cols, rest, s.packetElems(m)) {
 			for acc := AccInterleaved; acc < NumAccumulations; acc++ {
@@ -910,6 +983,9 @@ func (e *enumerator) layouts(c Candidate) {
 		if e.s.layoutsDiffer(&c, t) {
 			choices[t] = append(choices[t], LayoutCompute)
 		}
+	}
+	if e.s.copyable(&c) {
+		choices[TensorOut] = append(choices[TensorOut], LayoutCopy)
 	}
 	for _, l0 := range choices[0] {
 		for _, l1 := range choices[1] {

@@ -33,7 +33,9 @@ type footprint struct {
 }
 
 // footprint computes c's footprint from its factors, as Build would lay
-// out its tensors.
+// out its tensors. The staging tensor of a copied output (LayoutCopy) is
+// not counted: the layouts are chosen after the tilings, and Build
+// rejects a copy whose tensors overflow the DM (PLAN-DM).
 func (s *Space) footprint(c *Candidate) (footprint, error) {
 	var f footprint
 	p := s.P
@@ -63,7 +65,14 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 	bus := s.Spec.Reducer.OutputBusElements.Value
 	m := 1
 	if c.Content == PacketColumns {
+		// The columns the tree keeps: the packet without the contracted
+		// digits it sums (002 L4392).
 		m = s.packetElems(c.Mode)
+		for a, ax := range p.Axes {
+			if ax.Class == Contracted {
+				m /= c.factor(a, Packet)
+			}
+		}
 	}
 	out := outTime * m * max(f.rows, bus)
 	if c.Acc == AccSequential {
