@@ -502,7 +502,8 @@ func (b *build) copyElement() *mapping.Expr {
 }
 
 // copyChain is the output's rewrite in HBM order (LayoutCopy): begin →
-// fetch → collect → commit in the main context. The fetch gathers the
+// fetch → collect → commit in the main context, the manual's fetch-commit
+// axis permutation (002 L7612-7625, L7700). The fetch gathers the
 // staging tensor's elements in the destination's order, 32-byte flits of
 // its innermost digits (002 L3011), with the main context's fetch sizes
 // down to one element (002 L1757-1758); the collect passes whole flits,

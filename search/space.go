@@ -173,9 +173,9 @@ const (
 	// order, so that the DMA to HBM moves long runs. The fetch gathers
 	// the output's 32-byte flits in that order with the main context's
 	// small fetch sizes (1 to 32 bytes, 002 L1757-1758), the commit writes
-	// them whole (002 L2238-2249); this is the Commit Engine's "store the
-	// resulting tensor to DM" after a fetch, as in the Hello vector kernel
-	// (002 L204-218), without the Vector Engine. It is enumerated where the
+	// them whole (002 L2238-2249): the manual's fetch-commit axis
+	// permutation (002 L7612-7625; "committed data need not be contiguous
+	// in flit time order", L7700). It is enumerated where the
 	// accumulator cannot write the output's HBM order (Space.CopiesOutput).
 	LayoutCopy
 	NumLayouts
