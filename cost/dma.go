@@ -582,6 +582,34 @@ func (w *walker) next() {
 	}
 }
 
+// dmnBusyBound returns the cycles one DMN is kept busy by a DM or SPM side
+// of d whose bytes all lie in one DMN's slices (0 otherwise, and for an
+// HBM side): each request of n bytes takes ⌈n / rate⌉ cycles of it, as
+// side counts them (misaligned DM writes only add).
+func (m *DMAModel) dmnBusyBound(d *kernel.DMADescriptor, w *walker, md *kernel.DMAMedia, strides []int, base int) float64 {
+	if md.Kind == kernel.MediaHBM || base < 0 {
+		return 0
+	}
+	lo, hi := base, base+d.Stride0
+	for i, st := range strides {
+		if st >= 0 {
+			hi += (w.size[i] - 1) * st
+		} else {
+			lo += (w.size[i] - 1) * st
+		}
+	}
+	if lo < 0 || m.perDMNDiv.div(m.sliceDiv.div(lo)) != m.perDMNDiv.div(m.sliceDiv.div(hi-1)) {
+		return 0
+	}
+	per := m.dmnDiv
+	if md.Kind == kernel.MediaSPM {
+		per = m.spmDiv
+	}
+	last := d.Stride0 - (w.reqs-1)*m.reqBytes
+	each := (w.reqs-1)*per.div(m.reqBytes+per.d-1) + per.div(last+per.d-1)
+	return float64(w.packets * each)
+}
+
 // maxBoundEngines bounds the engines DMABound tracks: 8 per chip, 4 chips
 // (002 L2404, L2474).
 const maxBoundEngines = 64
@@ -612,10 +640,15 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 			return 0, fmt.Errorf("cost: DMA descriptor %d (DMN %s #%d): %w", i, d.Dmn, d.Exec, err)
 		}
 		r := float64(w.packets*w.reqs) / m.reqPerCycle
-		data := r
+		// Each side's engine transfers, or its DMN's busy time when the
+		// side lies in one DMN (side: every DM or SPM request keeps its
+		// DMN busy ⌈bytes / rate⌉ cycles, 002 L2884).
+		rd := max(r, m.dmnBusyBound(d, &w, &d.Src, w.sstride[:w.n], d.SrcBase))
+		wr := max(r, m.dmnBusyBound(d, &w, &d.Dst, w.dstride[:w.n], d.DstBase))
+		data := max(rd, wr)
 		if d.Src.Kind == d.Dst.Kind && d.Src.Dmn.Chip == d.Dst.Dmn.Chip &&
 			(d.Src.Kind == kernel.MediaHBM || d.Src.Dmn.Cluster == d.Dst.Dmn.Cluster) {
-			data = 2 * r
+			data = rd + wr
 		}
 		if d.Src.Dmn.Chip != d.Dst.Dmn.Chip {
 			data = max(data, float64(ceilDiv(w.packets*d.Stride0, m.pcie)))

@@ -12,21 +12,32 @@ import (
 
 // Branch and bound over the SAT encoding of the skeletons (issue §2).
 //
-// The solver proposes skeletons whose encoded lower bounds (bound.go) are
-// at most a level X; each proposal is blocked and gets its exact bound
-// (Space.lowerBounds). Its Cluster/Slice placement alone bounds every
-// skeleton with it (Space.placementBound): a placement bounded above the
-// incumbent is excluded for good, one bounded above X only while the level
-// is below its bound (an activation literal). Skeletons that may still win
-// wait in a heap. When the solver answers UNSAT under X, every skeleton
-// whose bounds are at most X is queued or done, and the queued ones up to
-// X are evaluated best first: every candidate of the skeleton is built,
-// lowered and priced (candidates whose DMA-bound price cannot beat the
-// incumbent are skipped). Every incumbent adds the clause "lower bounds at
-// most its cycles" for good. X doubles until it reaches the incumbent;
-// then UNSAT with the heap empty proves the incumbent optimal under the
-// cost model. A skeleton none of whose candidates is legal is counted as
-// a learned clause (its block carries the rule that rejected it).
+// The solver proposes a skeleton whose encoded lower bounds (bound.go) are
+// at most a level X; its Cluster/Slice placement is blocked whole and
+// queued under the placement's bound (Space.placementBound), so the solver
+// proposes each placement once. One best-first queue holds four kinds of
+// items, each under a lower bound of every candidate it stands for:
+//
+//   - a placement: when it comes first, the enumerator lists its skeletons
+//     (factors down to Row and Time) and queues each under its bounds
+//     (Space.lowerBounds);
+//   - a skeleton: when it comes first, its candidates are enumerated and
+//     sorted by their candidate bounds (cbound.go);
+//   - an expanded skeleton, under its best candidate's bound: its
+//     candidates are built and lowered in bound order up to the next
+//     item's bound, each priced with DMA commands at their lower bound and
+//     queued as a built candidate under that price;
+//   - a built candidate: when it comes first, it is priced exactly.
+//
+// When the solver answers UNSAT under X, every skeleton whose encoded
+// bounds are at most X belongs to a placement proposed, and the queue is
+// worked on up to X. Every incumbent adds the clause "lower bounds at most
+// its cycles" for good and drops the items above it. X doubles until it
+// reaches the incumbent; then UNSAT with the queue empty proves the
+// incumbent optimal under the cost model. A skeleton none of whose
+// candidates is legal is counted as learned (the rule that rejected its
+// candidates). A level with more placements than the solver lists in the
+// time given is interleaved with work on the queue (interleaved).
 
 // Proof is what a search proved about its best candidate.
 type Proof struct {
@@ -41,16 +52,17 @@ type Proof struct {
 
 // SATStats are the SAT layer's statistics.
 type SATStats struct {
-	// Models is the number of skeletons the solver proposed, Solves the
-	// solver calls, Clauses the clauses of the encoding at the end, Learned
-	// the skeletons blocked because no candidate of theirs was legal,
-	// Empty the skeletons with no candidate in the enumerated space.
+	// Models is the number of models the solver gave (each a placement
+	// proposed and blocked), Solves the solver calls, Clauses the clauses
+	// of the encoding at the end, Learned the skeletons none of whose
+	// candidates was legal, Empty the skeletons with no candidate in the
+	// enumerated space.
 	Models, Solves, Clauses, Learned, Empty int
-	// BoundSkips counts skeletons whose exact bounds could not beat the
-	// incumbent (the encoding's rounding let them through).
+	// BoundSkips counts skeletons whose bounds could not beat the
+	// incumbent.
 	BoundSkips int
-	// Placements counts the Cluster and Slice placements excluded by a
-	// nogood (their bound exceeds the incumbent or the level).
+	// Placements counts the Cluster and Slice placements proposed whose
+	// bound could not beat the incumbent.
 	Placements int
 }
 
@@ -106,15 +118,6 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	incumbentBound := math.Inf(1) // cycles of the worst of the Top when full
 	timedOut := false
 	var queue skeletonQueue
-	// Placement nogoods: a skeleton's Cluster and Slice factors alone
-	// bound every skeleton with them (Space.placementBound); above the
-	// incumbent the placement is excluded for good, above the level
-	// only while the level is below it (an activation literal).
-	type nogood struct {
-		act constraints.Lit
-		v   float64
-	}
-	var temps []nogood
 	// expand enumerates skeleton k's candidates with their candidate
 	// bounds, best first.
 	expand := func(k *skeleton) []scored {
@@ -132,8 +135,37 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		sort.SliceStable(list, func(i, j int) bool { return list[i].bound < list[j].bound })
 		return list
 	}
-	// improved records a better incumbent: the clauses and nogoods it
-	// makes permanent.
+	// skeletons queues the skeletons of placement k (its Cluster/Slice
+	// factors), each under its bounds, as the enumerator lists them up to
+	// their Row and Time factors; those the incumbent rules out are
+	// dropped.
+	skeletons := func(k *skeleton, seq int) {
+		seen := map[skeleton]bool{} // the untiled and tiled passes list each
+		s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
+			if stage == StageSlices && !k.matches(stage, c, n) {
+				return false
+			}
+			if opts.Where != nil && !opts.Where(stage, c) {
+				return false
+			}
+			if stage != StageRows {
+				return true
+			}
+			sk := skeleton{stationary: c.Stationary, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
+			if seen[sk] {
+				return false
+			}
+			seen[sk] = true
+			if b := s.lowerBounds(c).max(); b > incumbentBound {
+				st.SAT.BoundSkips++
+			} else {
+				heap.Push(&queue, queued{k: sk, bound: b, seq: seq})
+			}
+			return false // the skeleton's candidates wait for its turn
+		}, func(Candidate) bool { return true })
+	}
+	// improved records a better incumbent and the clauses it makes
+	// permanent.
 	improved := func() {
 		if len(res.Top) < top || res.Top[top-1].Report.Cycles >= incumbentBound {
 			return
@@ -144,15 +176,6 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		for _, l := range e.boundLits(incumbentBound) {
 			e.p.Clause(0, l)
 		}
-		kept := temps[:0]
-		for _, g := range temps {
-			if g.v > incumbentBound {
-				e.p.Clause(0, g.act)
-			} else {
-				kept = append(kept, g)
-			}
-		}
-		temps = kept
 	}
 	progress := func() {
 		if opts.Progress != nil && time.Now().After(next) {
@@ -218,6 +241,8 @@ func Solve(s *Space, opts Options) (*Result, error) {
 				st.Legal-- // the exact price found it invalid
 			}
 			progress()
+		case q.placement:
+			skeletons(&q.k, q.seq)
 		case q.cands == nil:
 			q.cands = expand(&q.k)
 		default:
@@ -228,7 +253,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			q.cands = evaluate(&q, max(upto, q.bound))
 		}
 		cur = math.Inf(1)
-		if !q.built && len(q.cands) > 0 {
+		if !q.built && !q.placement && len(q.cands) > 0 {
 			q.bound = max(q.bound, q.cands[0].bound)
 			heap.Push(&queue, q)
 		}
@@ -334,11 +359,6 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		var assume []constraints.Lit
 		if level < incumbentBound {
 			assume = e.boundLits(level)
-			for _, g := range temps {
-				if g.v > level {
-					assume = append(assume, g.act)
-				}
-			}
 		}
 		st.SAT.Solves++
 		r := e.p.Solve(d, assume...)
@@ -384,23 +404,16 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		// undo the solver's assignment.
 		k := e.decode()
 		kc := k.candidate()
-		blk, place := e.blockClause(), e.placementClause()
-		if v := s.placementBound(&kc); v > incumbentBound {
-			e.p.Clause(0, place...)
-			st.SAT.Placements++
-		} else if v > level {
-			act := e.p.Var()
-			e.p.Clause(0, append([]constraints.Lit{act.Not()}, place...)...)
-			temps = append(temps, nogood{act, v})
-			st.SAT.Placements++
-		}
-		e.p.Clause(0, blk...)
-		b := s.lowerBounds(&kc).max()
+		// The whole Cluster/Slice placement is queued at once: its
+		// candidates, enumerated directly, carry their own bounds, so the
+		// solver proposes each placement once rather than each skeleton.
+		e.p.Clause(0, e.placementClause()...)
+		b := s.placementBound(&kc)
 		if b > incumbentBound {
-			st.SAT.BoundSkips++
+			st.SAT.Placements++
 			continue
 		}
-		heap.Push(&queue, queued{k: k, bound: b, seq: st.SAT.Models})
+		heap.Push(&queue, queued{k: k, bound: b, seq: st.SAT.Models, placement: true})
 		if sinceDrain++; sinceDrain >= interleave {
 			if !interleaved() {
 				timedOut = true
@@ -458,7 +471,10 @@ type queued struct {
 	// built marks a candidate that built and lowered, queued under its
 	// price with DMA lower bounds for its exact pricing.
 	built bool
-	c     Candidate
+	// placement marks a Cluster/Slice placement the solver proposed,
+	// queued under its placement bound until its skeletons are listed.
+	placement bool
+	c         Candidate
 	// legal is set once a candidate of the skeleton was legal; rule is
 	// the last rule that rejected one.
 	legal bool

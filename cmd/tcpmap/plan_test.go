@@ -25,7 +25,8 @@ func TestPlanDot(t *testing.T) {
 		"cost: ",
 		"top 2:",
 		"search: sat (tiles ≤ 512), 4 candidates, 4 legal",
-		"sat: 4 models",
+		// dot has no output axis: one Cluster/Slice placement.
+		"sat: 1 models (placements)",
 		"optimal: proven",
 	} {
 		assert.Contains(t, out, want)

@@ -165,7 +165,7 @@ type Search struct {
 	// Illegal counts the rejected candidates by the rule they broke, sorted
 	// by count (descending) then rule.
 	Illegal []RuleCount `json:"illegal"`
-	// SATModels is the number of skeletons the SAT solver proposed,
+	// SATModels is the number of placements the SAT solver proposed,
 	// LearnedClauses those blocked because none of their candidates was
 	// legal, Placements the Cluster/Slice placements excluded whole by a
 	// bound nogood, BoundSkips the proposed skeletons whose bounds could
