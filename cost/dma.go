@@ -629,6 +629,7 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 		t   float64
 	}
 	var hbmUnits [maxBoundEngines]int // per chip
+	var hbmCost [maxBoundEngines]float64
 	ne := 0
 	var w walker
 	for i := range ds {
@@ -653,9 +654,18 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 		if d.Src.Dmn.Chip != d.Dst.Dmn.Chip {
 			data = max(data, float64(ceilDiv(w.packets*d.Stride0, m.pcie)))
 		}
-		for _, md := range [2]kernel.DMAMedia{d.Src, d.Dst} {
+		for k, md := range [2]kernel.DMAMedia{d.Src, d.Dst} {
 			if md.Kind == kernel.MediaHBM {
-				hbmUnits[md.Dmn.Chip] += w.packets * w.reqs
+				units := w.packets * w.reqs
+				hbmUnits[md.Dmn.Chip] += units
+				// A written packet that is not a whole number of 256-byte
+				// units writes at least one unit partly: a
+				// read-modify-write (002 L2985), wherever it starts.
+				partial := 0
+				if k == 1 && d.Stride0%m.reqBytes != 0 {
+					partial = w.packets
+				}
+				hbmCost[md.Dmn.Chip] += float64(partial)*m.hbm.rmw + float64(units-partial)*m.hbm.base
 			}
 		}
 		key := m.engineKey(d)
@@ -676,9 +686,10 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 	for e := 0; e < ne; e++ {
 		b = max(b, engs[e].t)
 	}
-	for _, u := range hbmUnits {
+	for c, u := range hbmUnits {
 		if u > 0 {
-			b = max(b, m.startup+float64(ceilDiv(u, m.dec.channels))*m.hbm.base)
+			b = max(b, m.startup+float64(ceilDiv(u, m.dec.channels))*m.hbm.base,
+				m.startup+hbmCost[c]/float64(m.dec.channels))
 		}
 	}
 	return b, nil
