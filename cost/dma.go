@@ -109,6 +109,11 @@ type DMAModel struct {
 
 	// The divisions of side, by shifts where the sizes are powers of two.
 	reqDiv, sliceDiv, perDMNDiv, dmnDiv, spmDiv, alignDiv divisor
+	// descBound and descEngine receive, while DMABoundEnds runs, each
+	// descriptor's DMABound share and engine index; descOrder is its
+	// scratch order.
+	descBound             []float64
+	descEngine, descOrder []int
 
 	dmnBusy []float64 // chips × clusters × dmns, DM then SPM
 	states  []descState
@@ -673,6 +678,9 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 		for e < ne && engs[e].key != key {
 			e++
 		}
+		if i < len(m.descBound) {
+			m.descBound[i], m.descEngine[i] = m.startup+data, e
+		}
 		if e == ne {
 			if ne == maxBoundEngines {
 				return 0, fmt.Errorf("cost: DMA bound: more than %d engines", maxBoundEngines)
@@ -692,5 +700,53 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 				m.startup+hbmCost[c]/float64(m.dec.channels))
 		}
 	}
+	return b, nil
+}
+
+// DMABoundEnds fills ends[k], for a batch of commands whose descriptors ds
+// are counts[k] per command in order, with a lower bound on when command k
+// ends after the batch starts: each engine runs the batch's descriptors in
+// Exec order (the schedule's batch pricing), so a command ends no earlier
+// than the descriptors its engine runs up to its own (each at its
+// DMABound share); and no earlier than its own DMABound. It returns the
+// batch's DMABound.
+func (m *DMAModel) DMABoundEnds(ds []kernel.DMADescriptor, counts []int, ends []float64) (float64, error) {
+	n := len(ds)
+	if cap(m.descBound) < n {
+		m.descBound, m.descEngine, m.descOrder = make([]float64, n), make([]int, n), make([]int, n)
+	}
+	m.descBound, m.descEngine, m.descOrder = m.descBound[:n], m.descEngine[:n], m.descOrder[:n]
+	b, err := m.DMABound(ds)
+	if err != nil {
+		return 0, err
+	}
+	var engT [maxBoundEngines]float64
+	order := m.descOrder
+	for x := range order {
+		order[x] = x
+	}
+	for x := 1; x < n; x++ {
+		for y := x; y > 0 && (m.descEngine[order[y]] < m.descEngine[order[y-1]] ||
+			m.descEngine[order[y]] == m.descEngine[order[y-1]] && ds[order[y]].Exec < ds[order[y-1]].Exec); y-- {
+			order[y], order[y-1] = order[y-1], order[y]
+		}
+	}
+	cmd := func(x int) int {
+		for k, c := range counts {
+			if x < c {
+				return k
+			}
+			x -= c
+		}
+		return len(counts) - 1
+	}
+	for _, x := range order {
+		e := m.descEngine[x]
+		engT[e] += m.descBound[x]
+		if k := cmd(x); engT[e] > ends[k] {
+			ends[k] = engT[e]
+		}
+	}
+	m.descBound, m.descEngine = m.descBound[:0], m.descEngine[:0]
 	return b, nil
 }

@@ -319,6 +319,11 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float6
 			}
 			at += c
 		}
+		if len(counts) > 1 {
+			if _, err := m.dma.DMABoundEnds(ds, counts, r.ends); err != nil {
+				return nil, err
+			}
+		}
 	} else {
 		est, err := m.dma.EstimateDescriptors(ds)
 		if err != nil {
@@ -370,7 +375,12 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float6
 			last = k
 		}
 	}
-	r.ends[last] = max(r.ends[last], r.est.Cycles)
+	// The batch ends with its last command. With DMA lower bounds and
+	// several commands, which command that is may differ from the exact
+	// pricing's, so the batch's bound is not given to any one of them.
+	if !m.DMABound || len(counts) == 1 {
+		r.ends[last] = max(r.ends[last], r.est.Cycles)
+	}
 	if len(m.dmas) >= maxCacheEntries {
 		clear(m.dmas)
 	}

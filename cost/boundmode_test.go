@@ -1,0 +1,55 @@
+package cost
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/engines"
+	"tcpmap/model/plan"
+)
+
+// TestDMABoundModeOpEnds: priced with DMA lower bounds, every op of the
+// stored plans (tiled ones batch a tile's to_hbm with the next tile's
+// to_dm) ends no later than priced exactly, so the planner may prune by
+// the bound; and the bound is not vacuous on the tiled gemm-4k plan (above
+// 60% of the price: each engine's descriptor order across the batch is
+// kept, DMABoundEnds).
+func TestDMABoundModeOpEnds(t *testing.T) {
+	// The stored plans that price in well under a second each.
+	var files []string
+	for _, name := range []string{"dot", "gemv", "gemm", "gemm-4k", "bmm", "attention-head-qk", "attention-head-pv",
+		"llama3-70b-decode-k_proj", "llama3-70b-decode-qk", "llama3-70b-decode-pv", "llama3-70b-decode-o_proj",
+		"moe-router", "llama3-70b-prefill-pv"} {
+		m, err := filepath.Glob("../results/plans/" + name + ".plan.json*")
+		require.NoError(t, err)
+		require.Len(t, m, 1, name)
+		files = append(files, m[0])
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			pl, err := plan.Read(f)
+			require.NoError(t, err)
+			exact, err := NewModel(engines.Default())
+			require.NoError(t, err)
+			e, err := exact.Evaluate(pl.Program)
+			require.NoError(t, err)
+			e = e.Clone()
+			bound, err := NewModel(engines.Default())
+			require.NoError(t, err)
+			bound.DMABound = true
+			b, err := bound.Evaluate(pl.Program)
+			require.NoError(t, err)
+			require.Equal(t, len(e.Ops), len(b.Ops))
+			for i := range e.Ops {
+				require.LessOrEqual(t, b.Ops[i].End, e.Ops[i].End+1e-6, "op %d (%s)", i, e.Ops[i].Kind)
+			}
+			require.LessOrEqual(t, b.Cycles, e.Cycles+1e-6)
+			if filepath.Base(f) == "gemm-4k.plan.json.gz" {
+				assert.Greater(t, b.Cycles, 0.6*e.Cycles)
+			}
+		})
+	}
+}
