@@ -264,9 +264,31 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	// it prices exactly. It drops the queue when the incumbent rules it
 	// all out. more reports whether an item was worked on, ok whether
 	// time is left.
+	const firstEvery = 64
+	sinceFirst := 0
 	step := func(x float64) (more, ok bool) {
 		if queue.Len() == 0 {
 			return false, true
+		}
+		// Until there is an incumbent, every firstEvery steps the best
+		// built candidate is priced out of turn: a large space may take
+		// long to reach its turn (llama3-70b-prefill's RoPE), and a search
+		// stopped early needs a candidate.
+		if len(res.Top) < top {
+			if sinceFirst++; sinceFirst >= firstEvery {
+				sinceFirst = 0
+				built := -1
+				for i := range queue {
+					if r := &queue[i]; r.built && (built < 0 || r.bound < queue[built].bound) {
+						built = i
+					}
+				}
+				if built >= 0 {
+					work(heap.Remove(&queue, built).(queued), x)
+					_, ok = left()
+					return true, ok
+				}
+			}
 		}
 		q := queue.peek()
 		if q.bound > incumbentBound {
@@ -298,12 +320,20 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	const interleaveWork = 32
 	interleaved := func() bool {
 		for w := 0; w < interleaveWork && queue.Len() > 0; w++ {
-			best := -1
+			// Without an incumbent, a built candidate first: its exact
+			// price is the first incumbent.
+			best, built := -1, -1
 			for i := range queue {
 				r := &queue[i]
 				if (r.cands != nil || r.built) && (best < 0 || r.bound < queue[best].bound) {
 					best = i
 				}
+				if r.built && (built < 0 || r.bound < queue[built].bound) {
+					built = i
+				}
+			}
+			if built >= 0 && len(res.Top) < top {
+				best = built
 			}
 			if best < 0 {
 				if _, ok := step(math.Inf(1)); !ok {
