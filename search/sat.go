@@ -436,25 +436,6 @@ func (e *satSpace) placementClause() []constraints.Lit {
 	return cl
 }
 
-// block excludes the last model's skeleton.
-func (e *satSpace) block() { e.p.Clause(0, e.blockClause()...) }
-
-// blockClause returns the clause that excludes the last model's skeleton.
-// Like placementClause it reads the model, so it is taken before any
-// clause is added (adding one may undo the solver's assignment).
-func (e *satSpace) blockClause() []constraints.Lit {
-	c := e.p
-	cl := make([]constraints.Lit, 0, len(e.decision))
-	for _, l := range e.decision {
-		if c.Value(l) {
-			cl = append(cl, l.Not())
-		} else {
-			cl = append(cl, l)
-		}
-	}
-	return cl
-}
-
 // matches restricts the enumeration to a skeleton's candidates.
 func (k *skeleton) matches(st Stage, c *Candidate, axes int) bool {
 	eq := func(levels ...Level) bool {

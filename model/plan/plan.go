@@ -84,7 +84,10 @@ type Mapping struct {
 	// Accumulate is the AccumulationKind.
 	Accumulate string `json:"accumulate"`
 	// Layouts gives the DM element order of each tensor: "hbm" (the HBM
-	// layout's axis order) or "compute" (the order the chain reads or writes).
+	// layout's axis order), "compute" (the order the chain reads or
+	// writes) or, for the output only, "copy" (committed in the compute
+	// order, then rewritten in HBM order by a main-context chain before
+	// the DMA).
 	Layouts []TensorLayout `json:"layouts"`
 	// DoubleBuffer is set when tiles alternate between two DM buffers and
 	// the two TRF halves.
