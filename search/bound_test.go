@@ -41,7 +41,7 @@ chips: 1
 		// steps are checked against the scheduler.
 		{"tiled-gemm", `name: tiled-gemm
 einsum: IK,KJ->IJ
-axes: {I: 16, J: 64, K: 64}
+axes: {I: 8, J: 64, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `, 1024},

@@ -41,7 +41,7 @@ chips: 1
 		// (128 · 2² ≤ 768 < 128 · 2³).
 		{"tiled-gemm", `name: tiled-gemm
 einsum: IK,KJ->IJ
-axes: {I: 16, J: 64, K: 64}
+axes: {I: 8, J: 64, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `, 1024, 8},
@@ -94,7 +94,7 @@ chips: 1
 func TestSolveMatchesExhaustiveTiled(t *testing.T) {
 	s := smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
 einsum: IK,KJ->IJ
-axes: {I: 16, J: 64, K: 64}
+axes: {I: 8, J: 64, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `)), 1024)
