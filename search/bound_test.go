@@ -75,16 +75,8 @@ chips: 1
 					return true
 				}
 				legal++
-				b := s.lowerBounds(&c)
-				cy := x.Report.Cycles
-				require.LessOrEqual(t, b.compute, cy, "compute bound of %s", c.String(s.P))
-				require.LessOrEqual(t, b.input[0], cy, "input 0 bound of %s", c.String(s.P))
-				require.LessOrEqual(t, b.input[1], cy, "input 1 bound of %s", c.String(s.P))
-				require.LessOrEqual(t, b.dma, cy, "DMN and engine bound of %s", c.String(s.P))
-				require.LessOrEqual(t, b.hbm, cy, "HBM bound of %s", c.String(s.P))
-				require.LessOrEqual(t, b.sub, cy, "sub-context bound of %s", c.String(s.P))
-				require.LessOrEqual(t, s.placementBound(&c), b.max(), "placement bound of %s", c.String(s.P))
-				require.LessOrEqual(t, s.candidateBound(&c), cy, "candidate bound of %s", c.String(s.P))
+				requireBoundsBelow(t, s, &c, x.Report.Cycles)
+				b, cy := s.lowerBounds(&c), x.Report.Cycles
 				tight = max(tight, b.max()/cy)
 				serial = max(serial, s.candidateBound(&c)/cy)
 				if c.TileOrder[0] != noAxis {
@@ -100,4 +92,19 @@ chips: 1
 			t.Logf("%d legal candidates (%d tiled), best bound/price %.3f, candidate bound %.3f", legal, tiled, tight, serial)
 		})
 	}
+}
+
+// requireBoundsBelow checks every lower bound of candidate c against its
+// price cy, and the placement bound against the skeleton bounds.
+func requireBoundsBelow(t *testing.T, s *Space, c *Candidate, cy float64) {
+	t.Helper()
+	b := s.lowerBounds(c)
+	require.LessOrEqual(t, b.compute, cy, "compute bound of %s", c.String(s.P))
+	require.LessOrEqual(t, b.input[0], cy, "input 0 bound of %s", c.String(s.P))
+	require.LessOrEqual(t, b.input[1], cy, "input 1 bound of %s", c.String(s.P))
+	require.LessOrEqual(t, b.dma, cy, "DMN and engine bound of %s", c.String(s.P))
+	require.LessOrEqual(t, b.hbm, cy, "HBM bound of %s", c.String(s.P))
+	require.LessOrEqual(t, b.sub, cy, "sub-context bound of %s", c.String(s.P))
+	require.LessOrEqual(t, s.placementBound(c), b.max(), "placement bound of %s", c.String(s.P))
+	require.LessOrEqual(t, s.candidateBound(c), cy, "candidate bound of %s", c.String(s.P))
 }

@@ -47,15 +47,7 @@ func TestBoundsAdmissibleRoPE(t *testing.T) {
 		if c.Layout[TensorOut] == LayoutCopy {
 			copied++
 		}
-		b := s.lowerBounds(&c)
-		cy := x.Report.Cycles
-		assert.LessOrEqual(t, b.compute, cy, "compute bound of %s", c.String(s.P))
-		assert.LessOrEqual(t, b.input[0], cy, "input 0 bound of %s", c.String(s.P))
-		assert.LessOrEqual(t, b.input[1], cy, "input 1 bound of %s", c.String(s.P))
-		assert.LessOrEqual(t, b.dma, cy, "DMN and engine bound of %s", c.String(s.P))
-		assert.LessOrEqual(t, b.hbm, cy, "HBM bound of %s", c.String(s.P))
-		assert.LessOrEqual(t, b.sub, cy, "sub-context bound of %s", c.String(s.P))
-		assert.LessOrEqual(t, s.candidateBound(&c), cy, "candidate bound of %s", c.String(s.P))
+		requireBoundsBelow(t, s, &c, x.Report.Cycles)
 		return true
 	})
 	t.Logf("%d candidates, %d legal, %d with a partly contracted packet, %d with a copied output", i, legal, partial, copied)
