@@ -98,15 +98,7 @@ axes: {I: 8, J: 64, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `)), 1024)
-	ex, err := Exhaustive(s, Options{})
-	require.NoError(t, err)
-	sat, err := Solve(s, Options{})
-	require.NoError(t, err)
-	require.NotNil(t, ex.Best)
-	require.NotNil(t, sat.Best)
-	assert.True(t, sat.Proof.Proven)
-	assert.Equal(t, ex.Best.Report.Cycles, sat.Best.Report.Cycles, "exhaustive %s, sat %s",
-		ex.Best.Candidate.String(s.P), sat.Best.Candidate.String(s.P))
+	ex, sat := requireSolveMatchesExhaustive(t, s)
 	assert.Less(t, sat.Stats.Candidates-sat.Stats.Skipped, ex.Stats.Candidates, "candidates built")
 	t.Logf("exhaustive: %d candidates, %d priced; sat: %d candidates, %d skipped unbuilt, %d priced",
 		ex.Stats.Candidates, ex.Stats.CostEvaluations, sat.Stats.Candidates, sat.Stats.Skipped, sat.Stats.CostEvaluations)

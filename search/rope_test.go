@@ -194,14 +194,6 @@ chips: 1
 // packet of columns, proves the optimum the exhaustive enumeration finds.
 func TestSolveMatchesExhaustiveRoPE(t *testing.T) {
 	s := newSpace(t, loadWorkload(t, reducedRoPE))
-	ex, err := Exhaustive(s, Options{})
-	require.NoError(t, err)
-	sat, err := Solve(s, Options{})
-	require.NoError(t, err)
-	require.NotNil(t, ex.Best)
-	require.NotNil(t, sat.Best)
-	assert.True(t, sat.Proof.Proven)
-	assert.Equal(t, ex.Best.Report.Cycles, sat.Best.Report.Cycles, "exhaustive %s, sat %s",
-		ex.Best.Candidate.String(s.P), sat.Best.Candidate.String(s.P))
+	ex, _ := requireSolveMatchesExhaustive(t, s)
 	assert.Equal(t, LayoutCopy, ex.Best.Candidate.Layout[TensorOut], "the copy wins: %s", ex.Best.Candidate.String(s.P))
 }

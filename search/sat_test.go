@@ -3,7 +3,6 @@ package search
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,18 +32,26 @@ chips: 1
 			} else {
 				s = newSpace(t, loadWorkload(t, w.src))
 			}
-			ex, err := Exhaustive(s, Options{})
-			require.NoError(t, err)
-			sat, err := Solve(s, Options{})
-			require.NoError(t, err)
-			require.NotNil(t, ex.Best)
-			require.NotNil(t, sat.Best)
-			assert.True(t, sat.Proof.Proven)
-			assert.Equal(t, ex.Best.Report.Cycles, sat.Best.Report.Cycles, "exhaustive %s, sat %s",
-				ex.Best.Candidate.String(s.P), sat.Best.Candidate.String(s.P))
+			ex, sat := requireSolveMatchesExhaustive(t, s)
 			t.Logf("exhaustive: %d candidates, %d priced; sat: %d models, %d candidates, %d priced, %d learned, %d clauses; %.0f cycles",
 				ex.Stats.Candidates, ex.Stats.CostEvaluations, sat.Stats.SAT.Models, sat.Stats.Candidates,
 				sat.Stats.CostEvaluations, sat.Stats.SAT.Learned, sat.Stats.SAT.Clauses, sat.Best.Report.Cycles)
 		})
 	}
+}
+
+// requireSolveMatchesExhaustive plans s both ways and requires the SAT
+// branch and bound to prove the exhaustive optimum.
+func requireSolveMatchesExhaustive(t *testing.T, s *Space) (ex, sat *Result) {
+	t.Helper()
+	ex, err := Exhaustive(s, Options{})
+	require.NoError(t, err)
+	sat, err = Solve(s, Options{})
+	require.NoError(t, err)
+	require.NotNil(t, ex.Best)
+	require.NotNil(t, sat.Best)
+	require.True(t, sat.Proof.Proven)
+	require.Equal(t, ex.Best.Report.Cycles, sat.Best.Report.Cycles, "exhaustive %s, sat %s",
+		ex.Best.Candidate.String(s.P), sat.Best.Candidate.String(s.P))
+	return ex, sat
 }

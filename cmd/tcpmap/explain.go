@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"tcpmap/model/plan"
-	"tcpmap/model/workload"
 	"tcpmap/search"
 )
 
@@ -83,25 +82,13 @@ at --timeout.`,
 			if timeout < 0 || maxTiles < 0 {
 				return usageError{fmt.Errorf("--timeout and --max-tiles must not be negative")}
 			}
-			spec, err := loadSpec(g)
-			if err != nil {
-				return err
-			}
-			w, err := workload.Load(args[0])
-			if err != nil {
-				return err
-			}
-			p, err := search.NewProblem(w, op)
-			if err != nil {
-				return err
-			}
-			s, err := search.NewSpace(p, spec)
+			s, err := loadSpace(g, args[0], op)
 			if err != nil {
 				return err
 			}
 			var m *search.MapSpec
 			if mapFile != "" {
-				if m, err = search.LoadMapSpec(mapFile, p); err != nil {
+				if m, err = search.LoadMapSpec(mapFile, s.P); err != nil {
 					return err
 				}
 			}

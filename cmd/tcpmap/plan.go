@@ -85,19 +85,7 @@ read. Searches longer than a second report progress on stderr.`,
 			if timeout < 0 || maxTiles < 0 {
 				return usageError{fmt.Errorf("--timeout and --max-tiles must not be negative")}
 			}
-			spec, err := loadSpec(g)
-			if err != nil {
-				return err
-			}
-			w, err := workload.Load(args[0])
-			if err != nil {
-				return err
-			}
-			p, err := search.NewProblem(w, op)
-			if err != nil {
-				return err
-			}
-			s, err := search.NewSpace(p, spec)
+			s, err := loadSpace(g, args[0], op)
 			if err != nil {
 				return err
 			}
@@ -132,7 +120,7 @@ read. Searches longer than a second report progress on stderr.`,
 			var alts []planAlternative
 			for i, x := range res.Top {
 				alts = append(alts, planAlternative{Rank: i + 1, Cycles: x.Report.Cycles,
-					Mapping: s.Mapping(&x.Candidate), Summary: x.Candidate.String(p)})
+					Mapping: s.Mapping(&x.Candidate), Summary: x.Candidate.String(s.P)})
 			}
 			if g.json {
 				o := planOutput{Plan: pl, WallSeconds: res.Stats.Wall.Seconds(),
@@ -353,4 +341,22 @@ func seconds(s float64) string {
 	default:
 		return fmt.Sprintf("%.2f µs", s*1e6)
 	}
+}
+
+// loadSpace loads a workload file and returns the mapspace of its einsum,
+// or of the einsum op named op of a graph, on the hardware spec in force.
+func loadSpace(g *globals, file, op string) (*search.Space, error) {
+	spec, err := loadSpec(g)
+	if err != nil {
+		return nil, err
+	}
+	w, err := workload.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	p, err := search.NewProblem(w, op)
+	if err != nil {
+		return nil, err
+	}
+	return search.NewSpace(p, spec)
 }
