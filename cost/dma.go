@@ -371,6 +371,22 @@ func (m *DMAModel) engineKey(d *kernel.DMADescriptor) [3]int {
 	return [3]int{x.Chip, x.Cluster, x.DMN / m.dmnsPerEng}
 }
 
+// covers reports whether the descriptors ds[from:] run on every DMA Engine
+// that any descriptor of ds runs on.
+func (m *DMAModel) covers(ds []kernel.DMADescriptor, from int) bool {
+	for x := 0; x < from; x++ {
+		k := m.engineKey(&ds[x])
+		found := false
+		for y := from; y < len(ds) && !found; y++ {
+			found = m.engineKey(&ds[y]) == k
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
 func (m *DMAModel) check(d *kernel.DMADescriptor) error {
 	for _, md := range []kernel.DMAMedia{d.Src, d.Dst, {Kind: kernel.MediaDM, Dmn: d.Dmn}} {
 		if !md.Kind.Valid() {

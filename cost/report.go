@@ -250,6 +250,19 @@ func (m *Model) finish(p *kernel.Program) error {
 			engBusy[ci][st.Engine] += st.Cycles
 		}
 	}
+	// A kernel ends no earlier than its DMA batches (schedule).
+	for k := range m.batches {
+		b := &m.batches[k]
+		if end := b.start + b.cycles; end > r.Cycles && len(b.ops) > 0 {
+			lastOp := b.ops[0]
+			for _, j := range b.ops {
+				if m.sched[j].end >= m.sched[lastOp].end {
+					lastOp = j
+				}
+			}
+			r.Cycles, last = end, lastOp
+		}
+	}
 	for c := 0; c < numContexts; c++ {
 		r.Contexts = append(r.Contexts, ContextBusy{Context: contextOrder[c], Busy: ctxBusy[c], Utilization: ratio(ctxBusy[c], r.Cycles)})
 		for e := Engine(0); e < NumEngines; e++ {

@@ -60,6 +60,9 @@ type opSched struct {
 type dmaBatchState struct {
 	start float64
 	ops   []int
+	// cycles is the batch's price (with DMA lower bounds, its bound): the
+	// last of its commands ends no earlier than start + cycles.
+	cycles float64
 }
 
 // engineFree is when a DMA Engine is next free, and the op that holds it.
@@ -67,6 +70,9 @@ type engineFree struct {
 	key  [3]int
 	free float64
 	op   int
+	// users counts the batch's commands that run descriptors on the
+	// engine; mark is the last of them counted (1-based).
+	users, mark int
 }
 
 // schedule places every op of p, whose costs are in m.costs.
@@ -133,15 +139,42 @@ func (m *Model) schedule(p *kernel.Program) error {
 			if err := m.priceBatch(p, &m.batches[open]); err != nil {
 				return err
 			}
-			for _, j := range m.batches[open].ops {
+			b := &m.batches[open]
+			for k := range m.engs {
+				m.engs[k].users, m.engs[k].mark = 0, 0
+			}
+			lastOp := b.ops[0]
+			for k, j := range b.ops {
 				if m.sched[j].end > dmaEnd {
 					dmaEnd, dmaEndOp = m.sched[j].end, j
+				}
+				if m.sched[j].end >= m.sched[lastOp].end {
+					lastOp = j
 				}
 				for _, d := range p.Ops[j].DMA.Descriptors {
 					e := m.engineSlot(m.dma.engineKey(&d))
 					if m.sched[j].end > e.free {
 						e.free, e.op = m.sched[j].end, j
 					}
+					if e.mark != k+1 {
+						e.mark = k + 1
+						e.users++
+					}
+				}
+			}
+			// The batch's last command ends no earlier than its price:
+			// the DMA context, and every engine all its commands use,
+			// are busy until then. Exact pricing gives that price to the
+			// last command already; with DMA lower bounds, which command
+			// ends last is not known, but the batch's bound still holds
+			// for whichever it is (docs/spec-decisions.md "DMA batch end
+			// under lower bounds").
+			if end := b.start + b.cycles; end > dmaEnd {
+				dmaEnd, dmaEndOp = end, lastOp
+			}
+			for k := range m.engs {
+				if e := &m.engs[k]; e.users == len(b.ops) && b.start+b.cycles > e.free {
+					e.free, e.op = b.start+b.cycles, lastOp
 				}
 			}
 			continue
@@ -274,6 +307,7 @@ func (m *Model) priceBatch(p *kernel.Program, b *dmaBatchState) error {
 	for k, j := range b.ops {
 		m.sched[j].end = b.start + res.ends[k]
 	}
+	b.cycles = res.est.Cycles
 	return nil
 }
 
@@ -369,16 +403,27 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float6
 		}
 		r.findings = m.alignFindings(&est)
 	}
-	last := 0
-	for k := range r.ends {
-		if r.ends[k] >= r.ends[last] {
-			last = k
+	// The batch ends with its last command. When the last-issued command
+	// runs descriptors on every engine the batch uses, each engine runs its
+	// descriptors after all the others' (Exec order), so it is the last to
+	// end, in exact and bound pricing alike. Otherwise exact pricing takes
+	// the command that ends last alone; with DMA lower bounds that command
+	// may differ from the exact pricing's, so the batch's bound is given to
+	// none of them (the schedule still holds the DMA context and shared
+	// engines until it). docs/spec-decisions.md "DMA batch end".
+	last := len(counts) - 1
+	if !m.dma.covers(ds, len(ds)-counts[last]) {
+		last = -1
+		if !m.DMABound {
+			last = 0
+			for k := range r.ends {
+				if r.ends[k] >= r.ends[last] {
+					last = k
+				}
+			}
 		}
 	}
-	// The batch ends with its last command. With DMA lower bounds and
-	// several commands, which command that is may differ from the exact
-	// pricing's, so the batch's bound is not given to any one of them.
-	if !m.DMABound || len(counts) == 1 {
+	if last >= 0 {
 		r.ends[last] = max(r.ends[last], r.est.Cycles)
 	}
 	if len(m.dmas) >= maxCacheEntries {

@@ -135,6 +135,36 @@ func TestDMABatch(t *testing.T) {
 	assert.Equal(t, rq.Ops[1].End, rq.Ops[2].Start)
 }
 
+// TestDMABatchEnd: the last-issued command of a batch ends with the batch
+// when it runs on every engine the batch uses (each engine runs it last), in
+// exact and in bound pricing; a command on an engine of its own does not
+// cover the batch (docs/spec-decisions.md "DMA batch end").
+func TestDMABatchEnd(t *testing.T) {
+	spec := engines.Default()
+	p := testKernel(t, 4096, dmaOp("to_dm", "x", "x_dm"), dmaOp("to_dm", "y", "y_dm"))
+	both := append(append([]kernel.DMADescriptor(nil), p.Ops[0].DMA.Descriptors...), p.Ops[1].DMA.Descriptors...)
+	dm, err := NewDMAModel(spec)
+	require.NoError(t, err)
+	n0 := len(p.Ops[0].DMA.Descriptors)
+	require.True(t, dm.covers(both, n0), "both on slice 0's DMA Engine")
+	other := append([]kernel.DMADescriptor(nil), both...)
+	for x := n0; x < len(other); x++ {
+		other[x].Dst.Dmn.DMN += dm.dmnsPerEng // the next DMN pair's engine
+	}
+	require.False(t, dm.covers(other, n0))
+
+	bound, err := dm.DMABound(both)
+	require.NoError(t, err)
+	m, err := NewModel(spec)
+	require.NoError(t, err)
+	m.DMABound = true
+	r, err := m.Evaluate(p)
+	require.NoError(t, err)
+	assert.Equal(t, bound, r.Ops[1].End, "bound pricing gives the batch's bound to the covering command")
+	assert.Equal(t, bound, r.Cycles)
+	assert.LessOrEqual(t, r.Ops[1].End, evaluate(t, p).Ops[1].End)
+}
+
 // TestDualChannel: Hello GEMV's main chain streams 64-byte flits, taking the
 // sub context's channel (002 L2127, L2142, L3052).
 func TestDualChannel(t *testing.T) {
