@@ -149,6 +149,12 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 func capPacket(spec *Spec, dt dtype.DType, packet *mapping.Expr) (outer, inner *mapping.Expr, err error) {
 	max := spec.DMA.MaxPacketBytes.Value
 	n := packet.Size()
+	if b := dt.SizeBits(); b > 0 {
+		// No more elements than fit max bytes: start the search there.
+		if c := max * 8 / b; c >= 1 {
+			n = min(n, c)
+		}
+	}
 	for ; n > 1; n-- {
 		if packet.Size()%n != 0 {
 			continue

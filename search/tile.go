@@ -144,6 +144,11 @@ func (s *Space) packetsSplit(c *Candidate) bool {
 		}
 		// The lowering's packet: the largest divisor of size that fits.
 		n := size
+		if b := o.DType.SizeBits(); b > 0 {
+			if c := max * 8 / b; c >= 1 {
+				n = min(n, c)
+			} // no more elements than fit max bytes
+		}
 		for ; n > 1; n-- {
 			if size%n != 0 {
 				continue
