@@ -178,7 +178,7 @@ func (b *build) part(a int, from, to Level) *mapping.Expr {
 }
 
 // pair pairs the non-nil parts, major first; the identity when none.
-func pair(parts ...*mapping.Expr) *mapping.Expr {
+func (b *build) pair(parts ...*mapping.Expr) *mapping.Expr {
 	var ps []*mapping.Expr
 	for _, p := range parts {
 		if p != nil {
@@ -188,7 +188,7 @@ func pair(parts ...*mapping.Expr) *mapping.Expr {
 	if len(ps) == 0 {
 		return mapping.Identity()
 	}
-	return mapping.Normalize(mapping.Pair(ps...))
+	return b.s.memo.normalize(mapping.Pair(ps...))
 }
 
 // padTo pads e to n positions (`1 # 256`), or returns it when it has n.
@@ -209,7 +209,7 @@ func (b *build) slice() (*mapping.Expr, error) {
 	for _, a := range b.outAxes {
 		ps = append(ps, b.part(a, Slice, Slice))
 	}
-	return padTo(pair(ps...), b.s.slices)
+	return padTo(b.pair(ps...), b.s.slices)
 }
 
 // cluster is the Cluster mapping, padded to the chip's clusters.
@@ -218,7 +218,7 @@ func (b *build) cluster() (*mapping.Expr, error) {
 	for _, a := range b.outAxes {
 		ps = append(ps, b.part(a, Cluster, Cluster))
 	}
-	return padTo(pair(ps...), b.s.clusters)
+	return padTo(b.pair(ps...), b.s.clusters)
 }
 
 // timeDigit is axis a's computation Time digit.
@@ -231,7 +231,7 @@ func (b *build) rowMapping() *mapping.Expr {
 	for _, a := range b.rows {
 		ps = append(ps, b.part(a, Row, Row))
 	}
-	return pair(ps...)
+	return b.pair(ps...)
 }
 
 // packet is the computation packet: the packet digits of the axes that
@@ -241,7 +241,7 @@ func (b *build) packet() *mapping.Expr {
 	for _, a := range b.packetAxes {
 		ps = append(ps, b.part(a, Packet, Packet))
 	}
-	return pair(ps...)
+	return b.pair(ps...)
 }
 
 // columns is the part of the packet the tree keeps: the packet digits of
@@ -255,7 +255,7 @@ func (b *build) columns() *mapping.Expr {
 			ps = append(ps, b.part(a, Packet, Packet))
 		}
 	}
-	return pair(ps...)
+	return b.pair(ps...)
 }
 
 // wPacket is the part of the packet the stationary operand holds: the
@@ -268,7 +268,7 @@ func (b *build) wPacket() *mapping.Expr {
 			ps = append(ps, b.part(a, Packet, Packet))
 		}
 	}
-	return pair(ps...)
+	return b.pair(ps...)
 }
 
 // holds reports whether input i holds axis a.
@@ -327,10 +327,10 @@ func (b *build) absorb(i int, axes []int, packet *mapping.Expr) (time, pk *mappi
 		}
 		// The joined packet must still split into whole flits.
 		if join && (b.c.factor(last, Time)*packet.Size())%b.flitElems() == 0 {
-			return pair(b.digits(axes[:n-1])...), pair(b.timeDigit(last), packet)
+			return b.pair(b.digits(axes[:n-1])...), b.pair(b.timeDigit(last), packet)
 		}
 	}
-	return pair(b.digits(axes)...), packet
+	return b.pair(b.digits(axes)...), packet
 }
 
 // flitElems is the elements of one 32-byte flit (002 L3011).
@@ -349,19 +349,19 @@ func (b *build) collect(time, packet *mapping.Expr) (*mapping.Expr, *mapping.Exp
 	if err != nil {
 		return nil, nil, fmt.Errorf("search: packet %s into %d-element flits: %w", packet.Text(), f, err)
 	}
-	return pair(time, outer), mapping.Normalize(inner), nil
+	return b.pair(time, outer), b.s.memo.normalize(inner), nil
 }
 
 // inElems is the elements of the X DM tensor: its within-slice digits.
 func (b *build) xElement() *mapping.Expr {
 	if b.c.Layout[b.x] == LayoutCompute {
-		return pair(append(b.digits(b.xTimeAxes()), b.packet())...)
+		return b.pair(append(b.digits(b.xTimeAxes()), b.packet())...)
 	}
 	var ps []*mapping.Expr
 	for _, a := range b.xAxes {
 		ps = append(ps, b.part(a, Time, Packet))
 	}
-	return pair(ps...)
+	return b.pair(ps...)
 }
 
 // xTimeAxes are the streamed operand's own axes in computation order.
@@ -378,13 +378,13 @@ func (b *build) xTimeAxes() []int {
 // wElement is the stationary operand's DM element mapping.
 func (b *build) wElement() *mapping.Expr {
 	if b.c.Layout[b.w] == LayoutCompute {
-		return pair(append(append([]*mapping.Expr{b.rowMapping()}, b.digits(b.wOrder())...), b.wPacket())...)
+		return b.pair(append(append([]*mapping.Expr{b.rowMapping()}, b.digits(b.wOrder())...), b.wPacket())...)
 	}
 	var ps []*mapping.Expr
 	for _, a := range b.wAxes {
 		ps = append(ps, b.part(a, Time, Packet))
 	}
-	return pair(ps...)
+	return b.pair(ps...)
 }
 
 // rowPacket is Row # 8, the Interleaved accumulator's output packet
@@ -433,7 +433,7 @@ func (b *build) accumulate() (*accumulation, error) {
 	var live *mapping.Expr // the output packet without its padding
 	switch b.c.Acc {
 	case AccInterleaved:
-		r.rest = pair(append(tp, r.contract)...)
+		r.rest = b.pair(append(tp, r.contract)...)
 		if r.packet, err = b.rowPacket(); err != nil {
 			return nil, err
 		}
@@ -448,8 +448,8 @@ func (b *build) accumulate() (*accumulation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("search: columns %s into %d: %w", padded.Text(), bus, err)
 		}
-		r.rest = pair(append(tp, b.rowMapping(), outer)...)
-		r.packet = mapping.Normalize(inner)
+		r.rest = b.pair(append(tp, b.rowMapping(), outer)...)
+		r.packet = b.s.memo.normalize(inner)
 		live = b.columns()
 		if live.Size() > bus {
 			_, live, _ = mapping.SplitAt(live, bus)
@@ -464,7 +464,7 @@ func (b *build) accumulate() (*accumulation, error) {
 		if n < 1 {
 			return nil, fmt.Errorf("search: output type %s", b.p.Out.DType)
 		}
-		if r.cast, err = padTo(mapping.Normalize(live), n); err != nil {
+		if r.cast, err = padTo(b.s.memo.normalize(live), n); err != nil {
 			return nil, err
 		}
 	}
@@ -486,7 +486,7 @@ func (b *build) outElement() (*mapping.Expr, error) {
 			return nil, err
 		}
 	}
-	return pair(rest, acc.packet), nil
+	return b.pair(rest, acc.packet), nil
 }
 
 // copyElement is the output DM tensor's element mapping under LayoutCopy:
@@ -498,7 +498,7 @@ func (b *build) copyElement() *mapping.Expr {
 	for _, a := range b.outAxes {
 		ps = append(ps, b.part(a, Time, Packet))
 	}
-	return pair(ps...)
+	return b.pair(ps...)
 }
 
 // copyChain is the output's rewrite in HBM order (LayoutCopy): begin →
@@ -529,7 +529,7 @@ func (b *build) copyChain() (*copyChain, error) {
 		if err != nil {
 			return nil, fmt.Errorf("search: output %s into %d-element flits: %w", dest.Text(), flit, err)
 		}
-		ch.fetchTime, ch.fetchPacket = outer, mapping.Normalize(inner)
+		ch.fetchTime, ch.fetchPacket = outer, b.s.memo.normalize(inner)
 	}
 	ch.collectTime, ch.collectPacket = ch.fetchTime, ch.fetchPacket
 	if ch.fetchPacket.Size() < flit {
@@ -582,7 +582,7 @@ func (s *Space) copyable(c *Candidate) bool {
 	if _, err := b.copyChain(); err != nil {
 		return false
 	}
-	dest, err := mapping.Factorize(b.copyElement())
+	dest, err := s.memo.factorize(b.copyElement())
 	if err != nil {
 		return false
 	}
@@ -592,7 +592,7 @@ func (s *Space) copyable(c *Candidate) bool {
 		if err != nil {
 			return false
 		}
-		if f, err := mapping.Factorize(e); err == nil && f.Equal(dest) {
+		if f, err := s.memo.factorize(e); err == nil && f.Equal(dest) {
 			return false
 		}
 	}
@@ -602,7 +602,7 @@ func (s *Space) copyable(c *Candidate) bool {
 // hbmSorted reorders the digits of e as the output's HBM layout orders
 // its axes (major first), each axis's digits major first.
 func (b *build) hbmSorted(e *mapping.Expr) (*mapping.Expr, error) {
-	fs, err := mapping.Factorize(e)
+	fs, err := b.s.memo.factorize(e)
 	if err != nil {
 		return nil, fmt.Errorf("search: %s: %w", e.Text(), err)
 	}
@@ -637,7 +637,7 @@ func (b *build) hbmSorted(e *mapping.Expr) (*mapping.Expr, error) {
 		}
 		ps = append(ps, x)
 	}
-	return pair(ps...), nil
+	return b.pair(ps...), nil
 }
 
 // layoutsDiffer reports whether the two DM layouts of tensor t differ, so
@@ -663,8 +663,8 @@ func (s *Space) layoutsDiffer(c *Candidate, t int) bool {
 	default:
 		e1, e2 = b1.wElement(), b2.wElement()
 	}
-	f1, err1 := mapping.Factorize(e1)
-	f2, err2 := mapping.Factorize(e2)
+	f1, err1 := s.memo.factorize(e1)
+	f2, err2 := s.memo.factorize(e2)
 	if err1 != nil || err2 != nil {
 		return !e1.Equal(e2)
 	}

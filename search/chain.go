@@ -23,7 +23,7 @@ type subChain struct {
 func (b *build) subChain() (*subChain, error) {
 	t, pk := b.absorb(b.w, b.wOrder(), b.wPacket())
 	// Row is the outermost part of the collect stream (002 L4053-4055).
-	ft := pair(b.rowMapping(), t)
+	ft := b.pair(b.rowMapping(), t)
 	ct, cp, err := b.collect(ft, pk)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (b *build) subChain() (*subChain, error) {
 	if err != nil {
 		return nil, err
 	}
-	el := pair(et, ep)
+	el := b.pair(et, ep)
 	return &subChain{dt: b.p.In[b.w].DType, fetchTime: ft, fetchPacket: pk, collectTime: ct, collectPacket: cp, element: el}, nil
 }
 
@@ -72,12 +72,12 @@ func (b *build) mainChain() (*mainChain, error) {
 		m.alignPacket = pk
 	case Dual:
 		// One 64-byte dual-channel flit per packet (002 L1997, L2127, L3928).
-		m.fetchTime, m.fetchPacket = pair(b.digits(xo)...), pk
+		m.fetchTime, m.fetchPacket = b.pair(b.digits(xo)...), pk
 		m.collectTime, m.collectPacket = m.fetchTime, pk
 		m.alignPacket = pk
 	case Half:
 		// One 32-byte flit, zero-padded to mac_width (002 L3925-3927).
-		m.fetchTime, m.fetchPacket = pair(b.digits(xo)...), pk
+		m.fetchTime, m.fetchPacket = b.pair(b.digits(xo)...), pk
 		m.collectTime, m.collectPacket = m.fetchTime, pk
 		if m.alignPacket, err = padTo(pk, b.s.packetElems(Single)); err != nil {
 			return nil, err
@@ -88,7 +88,7 @@ func (b *build) mainChain() (*mainChain, error) {
 	// The computation Time is every time digit in order; the stationary
 	// operand's free axes are innermost when the Stream Adapter broadcasts
 	// them (002 L3937-3946).
-	m.alignTime = pair(b.digits(c.TimeOrder())...)
+	m.alignTime = b.pair(b.digits(c.TimeOrder())...)
 	if m.acc, err = b.accumulate(); err != nil {
 		return nil, err
 	}

@@ -352,6 +352,8 @@ type Space struct {
 	// copyOut is set when the output may be rewritten in HBM order by a
 	// copy chain (CopiesOutput).
 	copyOut bool
+	// memo caches the expression algebra of Build (memo.go).
+	memo *exprMemo
 }
 
 // CopiesOutput reports whether the space holds candidates whose output
@@ -396,7 +398,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	if p.Chips != 1 {
 		return nil, fmt.Errorf("%s: chips: %d; the mapspace maps one chip (Chip factors other than 1 are not enumerated yet)", p.File, p.Chips)
 	}
-	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(), maxTiles: DefaultMaxTiles,
+	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(), maxTiles: DefaultMaxTiles, memo: newExprMemo(),
 		rows: spec.Contraction.Rows.Value, slices: spec.Cluster.Slices.Value, clusters: spec.Chip.Clusters.Value}
 	if s.ebits <= 0 {
 		return nil, fmt.Errorf("%s: input type %s has no size", p.File, p.In[0].DType)

@@ -239,6 +239,38 @@ func (e *Expr) Equal(o *Expr) bool {
 	return true
 }
 
+// Hash returns a structural hash of e: Equal expressions hash alike, so
+// a cache may key expressions by it and compare with Equal.
+func (e *Expr) Hash() uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	add := func(v uint64) { h = (h ^ v) * prime }
+	var walk func(x *Expr)
+	walk = func(x *Expr) {
+		if x == nil {
+			add(0xff)
+			return
+		}
+		add(uint64(x.kind))
+		add(uint64(x.size))
+		add(uint64(x.arg))
+		add(uint64(x.pad))
+		for i := 0; i < len(x.name); i++ {
+			add(uint64(x.name[i]))
+		}
+		add(uint64(len(x.kids)))
+		for _, k := range x.kids {
+			walk(k)
+		}
+		add(uint64(len(x.coefs)))
+		for _, c := range x.coefs {
+			add(uint64(c))
+		}
+	}
+	walk(e)
+	return h
+}
+
 // Symbols returns the distinct axis names used by e, in first-encounter
 // order (major to minor).
 func (e *Expr) Symbols() []string {

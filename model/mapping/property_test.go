@@ -342,3 +342,19 @@ func asSyntax(err error, se **SyntaxError) bool {
 	*se = s
 	return ok
 }
+
+// TestHashFollowsEqual: Equal expressions hash alike, whichever way they
+// were built; expressions that differ in a constant, a name or a
+// constructor hash differently here.
+func TestHashFollowsEqual(t *testing.T) {
+	ax := axes(t, "I=128, J=64, K=64")
+	a := parse(t, "[I / 32, J % 16 # 64]", ax)
+	b := parse(t, "[I / 32, J % 16 # 64]", ax)
+	require.True(t, a.Equal(b))
+	require.Equal(t, a.Hash(), b.Hash())
+	for _, other := range []string{"[I / 16, J % 16 # 64]", "[I / 32, K % 16 # 64]", "[I / 32, J % 16 # 128]", "[J % 16 # 64, I / 32]"} {
+		o := parse(t, other, ax)
+		require.False(t, a.Equal(o))
+		require.NotEqual(t, a.Hash(), o.Hash(), other)
+	}
+}

@@ -1,0 +1,83 @@
+package search
+
+import (
+	"sync"
+
+	"tcpmap/model/mapping"
+)
+
+// exprMemo caches mapping.Normalize and mapping.Factorize by expression
+// content. Candidates of one space share most of their expressions (an
+// axis's digits, a tensor's layout), and factorizing them is most of what
+// building a candidate costs. Entries are found by Hash and compared with
+// Equal, so a colliding entry is never returned; expressions are immutable,
+// so the cached results may be shared. Safe for concurrent use.
+type exprMemo struct {
+	mu   sync.Mutex
+	norm map[uint64][]normEntry
+	fact map[uint64][]factEntry
+}
+
+type normEntry struct{ in, out *mapping.Expr }
+
+type factEntry struct {
+	in  *mapping.Expr
+	out mapping.Factors
+	err error
+}
+
+// maxMemoEntries bounds each cache; a full cache is emptied.
+const maxMemoEntries = 1 << 16
+
+func newExprMemo() *exprMemo {
+	return &exprMemo{norm: map[uint64][]normEntry{}, fact: map[uint64][]factEntry{}}
+}
+
+// normalize is mapping.Normalize(e), cached.
+func (m *exprMemo) normalize(e *mapping.Expr) *mapping.Expr {
+	if m == nil {
+		return mapping.Normalize(e)
+	}
+	h := e.Hash()
+	m.mu.Lock()
+	for _, x := range m.norm[h] {
+		if x.in.Equal(e) {
+			m.mu.Unlock()
+			return x.out
+		}
+	}
+	m.mu.Unlock()
+	out := mapping.Normalize(e)
+	m.mu.Lock()
+	if len(m.norm) >= maxMemoEntries {
+		clear(m.norm)
+	}
+	m.norm[h] = append(m.norm[h], normEntry{in: e, out: out})
+	m.mu.Unlock()
+	return out
+}
+
+// factorize is mapping.Factorize(e), cached. The factors returned are
+// shared: callers must not modify them.
+func (m *exprMemo) factorize(e *mapping.Expr) (mapping.Factors, error) {
+	if m == nil {
+		return mapping.Factorize(e)
+	}
+	h := e.Hash()
+	m.mu.Lock()
+	for _, x := range m.fact[h] {
+		if x.in.Equal(e) {
+			m.mu.Unlock()
+			return x.out, x.err
+		}
+	}
+	m.mu.Unlock()
+	out, err := mapping.Factorize(e)
+	m.mu.Lock()
+	if len(m.fact) >= maxMemoEntries {
+		clear(m.fact)
+	}
+	m.fact[h] = append(m.fact[h], factEntry{in: e, out: out, err: err})
+	m.mu.Unlock()
+	return out, err
+}
