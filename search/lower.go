@@ -22,10 +22,15 @@ type lowerer struct {
 	spec *engines.Spec
 	memo map[string]*opLowered
 	key  strings.Builder
+	// moved memoizes DMA ops by their key with each HBM address taken
+	// modulo relocAlign (relocation below); relocAlign 0 disables it.
+	moved      map[string]*movedDMA
+	relocAlign int64
 	// tensors indexes the program being lowered by tensor name.
 	tensors map[string]*kernel.Tensor
-	// hits and misses count memo lookups.
-	hits, misses int
+	// hits and misses count memo lookups; relocs the hits found by
+	// relocation.
+	hits, misses, relocs int
 }
 
 // opLowered is the result of lowering one op.
@@ -35,8 +40,35 @@ type opLowered struct {
 	err     *engines.LowerError
 }
 
+// movedDMA is a lowered DMA command and the HBM addresses of its source
+// and destination when it was derived.
+type movedDMA struct {
+	dma              *kernel.DMACommand
+	srcAddr, dstAddr int64
+}
+
 func newLowerer(spec *engines.Spec) *lowerer {
-	return &lowerer{spec: spec, memo: map[string]*opLowered{}, tensors: map[string]*kernel.Tensor{}}
+	l := &lowerer{spec: spec, memo: map[string]*opLowered{}, tensors: map[string]*kernel.Tensor{}, moved: map[string]*movedDMA{}}
+	// The relocation block: the least common multiple of every DMA
+	// address alignment (002 L2425-2427, L2837).
+	l.relocAlign = 1
+	d := &spec.DMA
+	for _, a := range []int{d.HBMReadAlignBytes.Value, d.HBMWriteAlignBytes.Value, d.HBMPacketAlignBytes.Value,
+		d.DMReadAlignBytes.Value, d.DMWriteAlignBytes.Value, d.DMPacketAlignBytes.Value, d.HBMToDMAlignBytes.Value} {
+		if a <= 0 || a > 1<<20 {
+			l.relocAlign = 0
+			break
+		}
+		l.relocAlign = l.relocAlign / gcd64(l.relocAlign, int64(a)) * int64(a)
+	}
+	return l
+}
+
+func gcd64(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // lower lowers p in place, or returns the first op's error as
@@ -47,14 +79,19 @@ func (l *lowerer) lower(p *kernel.Program) error {
 		l.tensors[t.Name] = t
 	}
 	for i, op := range p.Ops {
-		k := l.opKey(p, op)
+		k := l.opKey(p, op, false)
 		r, ok := l.memo[k]
 		if ok {
 			l.hits++
+		} else if r = l.relocated(p, op); r != nil {
+			l.hits++
+			l.relocs++
+			l.memo[k] = r
 		} else {
 			l.misses++
 			r = l.lowerOne(p, op)
 			l.memo[k] = r
+			l.remember(p, op, r)
 		}
 		if r.err != nil {
 			e := *r.err
@@ -117,9 +154,82 @@ func (l *lowerer) lowerOne(p *kernel.Program, op *kernel.Op) *opLowered {
 	return r
 }
 
+// Relocation. A tiled program moves one tile view after another: the same
+// DMA op at other HBM addresses. engines.Lower uses an HBM tensor's address
+// only as the base of its descriptors' HBM side (an offset added to each
+// base), in the alignment checks of those bases (DMA-R1: every alignment
+// divides relocAlign, their least common multiple, so an address modulo
+// relocAlign decides them) and in the capacity check (DMA-R10: the
+// element part ends within HBM). So a DMA
+// op whose HBM addresses agree with an earlier lowering's modulo
+// relocAlign, and whose HBM tensors end within HBM, lowers to that
+// lowering's descriptors with each HBM base moved by its tensor's address
+// difference. Only successful lowerings are relocated; an op that fails is
+// lowered itself, so its error names its own addresses.
+
+// relocated returns op's lowering moved from an earlier lowering of the op
+// at other HBM addresses, or nil.
+func (l *lowerer) relocated(p *kernel.Program, op *kernel.Op) *opLowered {
+	if l.relocAlign == 0 || op.Kind == kernel.OpChain {
+		return nil
+	}
+	src, dst := l.tensors[op.Src], l.tensors[op.Dst]
+	if src == nil || dst == nil || !l.inHBM(src) || !l.inHBM(dst) {
+		return nil
+	}
+	m, ok := l.moved[l.opKey(p, op, true)]
+	if !ok {
+		return nil
+	}
+	ds := src.Addr - m.srcAddr
+	dd := dst.Addr - m.dstAddr
+	c := *m.dma
+	c.Descriptors = append([]kernel.DMADescriptor(nil), m.dma.Descriptors...)
+	for i := range c.Descriptors {
+		d := &c.Descriptors[i]
+		if d.Src.Kind == kernel.MediaHBM {
+			d.SrcBase += int(ds)
+		}
+		if d.Dst.Kind == kernel.MediaHBM {
+			d.DstBase += int(dd)
+		}
+	}
+	return &opLowered{dma: &c}
+}
+
+// remember records a successful DMA lowering for relocation.
+func (l *lowerer) remember(p *kernel.Program, op *kernel.Op, r *opLowered) {
+	if l.relocAlign == 0 || op.Kind == kernel.OpChain || r.err != nil || r.dma == nil {
+		return
+	}
+	src, dst := l.tensors[op.Src], l.tensors[op.Dst]
+	if src == nil || dst == nil {
+		return
+	}
+	k := l.opKey(p, op, true)
+	if _, ok := l.moved[k]; !ok {
+		l.moved[k] = &movedDMA{dma: r.dma, srcAddr: src.Addr, dstAddr: dst.Addr}
+	}
+}
+
+// inHBM reports whether t is not in HBM, or lies in HBM (nonnegative
+// address, its element part ending within HBM): the checks the lowering
+// makes of an HBM address beyond its alignment.
+func (l *lowerer) inHBM(t *kernel.Tensor) bool {
+	if t.Mem != kernel.HBM {
+		return true
+	}
+	if t.Addr < 0 || t.Element == nil {
+		return false
+	}
+	n, err := t.DType.BytesFor(t.Element.Size())
+	return err == nil && t.Addr+int64(n) <= l.spec.HBM.Bytes.Value
+}
+
 // opKey is a string that determines an op's lowering: its kind, context,
-// stages and every property of the tensors it names.
-func (l *lowerer) opKey(p *kernel.Program, op *kernel.Op) string {
+// stages and every property of the tensors it names; with reloc, an HBM
+// tensor's address only modulo relocAlign (relocation).
+func (l *lowerer) opKey(p *kernel.Program, op *kernel.Op, reloc bool) string {
 	b := &l.key
 	b.Reset()
 	b.WriteString(string(op.Context))
@@ -142,7 +252,12 @@ func (l *lowerer) opKey(p *kernel.Program, op *kernel.Op) string {
 			}
 		}
 		b.WriteByte(',')
-		b.WriteString(strconv.FormatInt(t.Addr, 10))
+		if reloc && t.Mem == kernel.HBM {
+			b.WriteString("~")
+			b.WriteString(strconv.FormatInt(t.Addr%l.relocAlign, 10))
+		} else {
+			b.WriteString(strconv.FormatInt(t.Addr, 10))
+		}
 		b.WriteByte(',')
 		b.WriteString(string(t.TrfAddress))
 		b.WriteByte(',')

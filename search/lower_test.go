@@ -1,0 +1,68 @@
+package search
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/engines"
+)
+
+// TestLowererMatchesLower: the op memo, relocation of tile views' DMA ops
+// included, lowers every candidate of a tiled space exactly as
+// engines.Lower does on its own: the same descriptors and stage
+// configurations, or a failure at the same op under the same rule.
+func TestLowererMatchesLower(t *testing.T) {
+	s := smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
+einsum: IK,KJ->IJ
+axes: {I: 8, J: 64, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)), 1024)
+	l := newLowerer(s.Spec)
+	require.NotZero(t, l.relocAlign, "the spec's DMA alignments divide the relocation block")
+	n, legal := 0, 0
+	// Every 7th candidate: the memo still sees each op many times.
+	s.EnumerateWhere(nil, func(c Candidate) bool {
+		if n++; n%7 != 0 {
+			return true
+		}
+		p1, err := s.Build(&c)
+		if err != nil {
+			return true
+		}
+		p2, err := s.Build(&c)
+		require.NoError(t, err)
+		err1 := l.lower(p1)
+		err2 := engines.Lower(s.Spec, p2)
+		require.Equal(t, err2 == nil, err1 == nil, "candidate %d: %v / %v", n, err1, err2)
+		if err2 != nil {
+			var le1, le2 *engines.LowerError
+			require.True(t, errors.As(err1, &le1))
+			require.True(t, errors.As(err2, &le2))
+			assert.Equal(t, le2.Op, le1.Op)
+			assert.Equal(t, le2.Stage, le1.Stage)
+			var v1, v2 *engines.Violation
+			if errors.As(err2, &v2) {
+				require.True(t, errors.As(err1, &v1), "%v", err1)
+				assert.Equal(t, v2.Rule.ID, v1.Rule.ID)
+			}
+			return true
+		}
+		legal++
+		for i := range p2.Ops {
+			if p2.Ops[i].DMA != nil {
+				require.Equal(t, *p2.Ops[i].DMA, *p1.Ops[i].DMA, "candidate %d op %d", n, i)
+			}
+			for k := range p2.Ops[i].Stages {
+				require.Equal(t, p2.Ops[i].Stages[k].Config, p1.Ops[i].Stages[k].Config, "candidate %d op %d stage %d", n, i, k)
+			}
+		}
+		return true
+	})
+	require.Positive(t, legal)
+	assert.Positive(t, l.relocs, "tile views' DMA ops are relocated")
+	t.Logf("%d candidates, %d legal; memo %d hits (%d relocated), %d misses", n, legal, l.hits, l.relocs, l.misses)
+}
