@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/engines"
+	"tcpmap/model/kernel"
 	"tcpmap/model/plan"
 )
 
@@ -52,4 +53,37 @@ func TestDMABoundModeOpEnds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDMABoundIgnoresHBMAddresses: DMABound never reads an HBM base (the
+// bound-pricing cache keys every HBM base as 0): the gemm-4k plan's DMA
+// commands, their HBM bases moved by odd amounts, keep their bounds.
+func TestDMABoundIgnoresHBMAddresses(t *testing.T) {
+	pl, err := plan.Read("../results/plans/gemm-4k.plan.json.gz")
+	require.NoError(t, err)
+	m, err := NewDMAModel(engines.Default())
+	require.NoError(t, err)
+	n := 0
+	for _, op := range pl.Program.Ops {
+		if op.DMA == nil || n > 8 {
+			continue
+		}
+		n++
+		ds := op.DMA.Descriptors
+		want, err := m.DMABound(ds)
+		require.NoError(t, err)
+		moved := append([]kernel.DMADescriptor(nil), ds...)
+		for i := range moved {
+			if moved[i].Src.Kind == kernel.MediaHBM {
+				moved[i].SrcBase += 1<<20 + 37*i
+			}
+			if moved[i].Dst.Kind == kernel.MediaHBM {
+				moved[i].DstBase += 3<<24 + 5*i
+			}
+		}
+		got, err := m.DMABound(moved)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	require.Positive(t, n)
 }

@@ -321,8 +321,13 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float6
 	}
 	// The key is the batch translated in HBM by the bits all its HBM
 	// addresses share: its tile views share one entry (translate.go).
+	// DMA lower bounds never read an HBM address (DMABound counts an HBM
+	// side's requests and units from its loops and packet size alone), so
+	// in bound pricing every HBM base is keyed as 0.
 	key := ds
-	if delta := m.dma.hbmShift(ds); delta != 0 {
+	if m.DMABound {
+		key = m.zeroHBM(ds)
+	} else if delta := m.dma.hbmShift(ds); delta != 0 {
 		key = m.shiftHBM(ds, delta)
 	}
 	h := fnvOffset

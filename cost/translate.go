@@ -198,3 +198,19 @@ func (m *Model) shiftHBM(ds []kernel.DMADescriptor, delta uint64) []kernel.DMADe
 	}
 	return m.canon
 }
+
+// zeroHBM returns ds with every HBM base 0, in m's scratch slice (the
+// loops are shared with ds).
+func (m *Model) zeroHBM(ds []kernel.DMADescriptor) []kernel.DMADescriptor {
+	m.canon = append(m.canon[:0], ds...)
+	for i := range m.canon {
+		d := &m.canon[i]
+		if d.Src.Kind == kernel.MediaHBM {
+			d.SrcBase = 0
+		}
+		if d.Dst.Kind == kernel.MediaHBM {
+			d.DstBase = 0
+		}
+	}
+	return m.canon
+}
