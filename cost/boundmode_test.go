@@ -87,3 +87,50 @@ func TestDMABoundIgnoresHBMAddresses(t *testing.T) {
 	}
 	require.Positive(t, n)
 }
+
+// TestWholeDMSide: accounting a DM side at once (wholeDMSide) gives every
+// number of the estimate that walking it request by request gives, on the
+// DMA commands of stored plans (tiled, multi-DMN, 64-byte and 4 KB
+// packets) and golden kernels.
+func TestWholeDMSide(t *testing.T) {
+	var cmds [][]kernel.DMADescriptor
+	for _, name := range []string{"gemm", "gemm-4k", "bmm", "llama3-70b-decode-qk", "moe-router"} {
+		fs, err := filepath.Glob("../results/plans/" + name + ".plan.json*")
+		require.NoError(t, err)
+		require.Len(t, fs, 1)
+		pl, err := plan.Read(fs[0])
+		require.NoError(t, err)
+		for _, op := range pl.Program.Ops[:min(len(pl.Program.Ops), 12)] {
+			if op.DMA != nil {
+				cmds = append(cmds, op.DMA.Descriptors)
+			}
+		}
+	}
+	for _, g := range []string{"hello-dot", "hello-gemv", "hello-gemm"} {
+		for _, op := range loadGolden(t, g).Ops {
+			if op.DMA != nil {
+				cmds = append(cmds, op.DMA.Descriptors)
+			}
+		}
+	}
+	fast, err := NewDMAModel(engines.Default())
+	require.NoError(t, err)
+	slow, err := NewDMAModel(engines.Default())
+	require.NoError(t, err)
+	slow.perRequest = true
+	whole := 0
+	for i, ds := range cmds {
+		a, err := fast.EstimateDescriptors(ds)
+		require.NoError(t, err)
+		for k := range fast.states {
+			if fast.states[k].srcDone || fast.states[k].dstDone {
+				whole++
+			}
+		}
+		b, err := slow.EstimateDescriptors(ds)
+		require.NoError(t, err)
+		require.Equal(t, b, a, "command %d", i)
+		require.Equal(t, slow.Descriptors(), fast.Descriptors(), "command %d", i)
+	}
+	require.Positive(t, whole, "some DM sides are accounted whole")
+}

@@ -109,6 +109,9 @@ type DMAModel struct {
 
 	// The divisions of side, by shifts where the sizes are powers of two.
 	reqDiv, sliceDiv, perDMNDiv, dmnDiv, spmDiv, alignDiv divisor
+	// perRequest walks every DM side request by request (tests compare
+	// wholeDMSide with it).
+	perRequest bool
 	// descBound and descEngine receive, while DMABoundEnds runs, each
 	// descriptor's DMABound share and engine index; descOrder is its
 	// scratch order.
@@ -133,6 +136,9 @@ type descState struct {
 	readBusy   [2][]float64 // per DMN of the cluster (DM, SPM)
 	writeBusy  [2][]float64
 	engine     int
+	// srcDone and dstDone mark a DM or SPM side accounted whole by
+	// prepare (wholeDMSide); request then walks the other side only.
+	srcDone, dstDone bool
 }
 
 type engState struct {
@@ -317,6 +323,8 @@ func (m *DMAModel) prepare(ds []kernel.DMADescriptor) error {
 			return fmt.Errorf("cost: DMA descriptor %d (DMN %s #%d): %w", i, d.Dmn, d.Exec, err)
 		}
 		s.srcHBM, s.dstHBM = d.Src.Kind == kernel.MediaHBM, d.Dst.Kind == kernel.MediaHBM
+		s.srcDone = !s.srcHBM && !m.perRequest && m.wholeDMSide(s, &d.Src, s.w.src, s.w.sstride[:s.w.n], false)
+		s.dstDone = !s.dstHBM && !m.perRequest && m.wholeDMSide(s, &d.Dst, s.w.dst, s.w.dstride[:s.w.n], true)
 		s.seq = d.Src.Kind == d.Dst.Kind && d.Src.Dmn.Chip == d.Dst.Dmn.Chip &&
 			(d.Src.Kind == kernel.MediaHBM || d.Src.Dmn.Cluster == d.Dst.Dmn.Cluster)
 		key := m.engineKey(d)
@@ -411,17 +419,101 @@ func (m *DMAModel) request(s *descState, est *DMAEstimate) error {
 	off := w.req * m.reqBytes
 	n := min(m.reqBytes, s.d.Stride0-off)
 	src, dst := w.src+off, w.dst+off
-	x, err := m.side(s, &s.d.Src, s.srcHBM, src, n, false, est)
-	if err != nil {
-		return fmt.Errorf("cost: DMA descriptor (DMN %s #%d) read at %d: %w", s.d.Dmn, s.d.Exec, src, err)
+	if !s.srcDone {
+		x, err := m.side(s, &s.d.Src, s.srcHBM, src, n, false, est)
+		if err != nil {
+			return fmt.Errorf("cost: DMA descriptor (DMN %s #%d) read at %d: %w", s.d.Dmn, s.d.Exec, src, err)
+		}
+		s.readXfers += x
 	}
-	s.readXfers += x
-	if x, err = m.side(s, &s.d.Dst, s.dstHBM, dst, n, true, est); err != nil {
-		return fmt.Errorf("cost: DMA descriptor (DMN %s #%d) write at %d: %w", s.d.Dmn, s.d.Exec, dst, err)
+	if !s.dstDone {
+		x, err := m.side(s, &s.d.Dst, s.dstHBM, dst, n, true, est)
+		if err != nil {
+			return fmt.Errorf("cost: DMA descriptor (DMN %s #%d) write at %d: %w", s.d.Dmn, s.d.Exec, dst, err)
+		}
+		s.writeXfers += x
 	}
-	s.writeXfers += x
 	w.next()
 	return nil
+}
+
+// wholeDMSide accounts a DM or SPM side of s at once, as side would
+// request by request, when that is sure to give the same numbers: every
+// request lies in one slice's DM and all in one DMN (so none fails), and a
+// DM write side has every request aligned (no read-modify-write). Then
+// each request is one engine transfer and keeps that DMN busy ⌈bytes /
+// rate⌉ cycles (002 L2884): integers, whose float sums do not depend on
+// their order. Loops whose stride is a whole number of slice strides walk
+// slices; the others must keep every byte inside the slice's DM. It
+// reports whether it did.
+func (m *DMAModel) wholeDMSide(s *descState, md *kernel.DMAMedia, base int, strides []int, write bool) bool {
+	w := &s.w
+	d := s.d
+	if base < 0 || w.packets <= 0 {
+		return false
+	}
+	slo := m.sliceDiv.div(base) // slices
+	shi := slo
+	lo := m.sliceDiv.mod(base) // bytes within the slice
+	hi := lo + d.Stride0
+	for i, st := range strides {
+		n := w.size[i] - 1
+		switch {
+		case n == 0 || st == 0:
+		case m.sliceDiv.mod(abs(st)) == 0:
+			if st > 0 {
+				shi += n * m.sliceDiv.div(st)
+			} else {
+				slo -= n * m.sliceDiv.div(-st)
+			}
+		case st > 0:
+			hi += n * st
+		default:
+			lo += n * st
+		}
+	}
+	if lo < 0 || hi > m.sliceBytes || slo < 0 {
+		return false
+	}
+	dmn := m.perDMNDiv.div(slo)
+	if dmn != m.perDMNDiv.div(shi) || dmn >= m.dmns {
+		return false
+	}
+	per, k := m.dmnDiv, 0
+	if md.Kind == kernel.MediaSPM {
+		per, k = m.spmDiv, 1
+	}
+	if write && k == 0 {
+		a := m.alignDiv
+		if a.mod(base) != 0 || a.mod(d.Stride0) != 0 || (w.reqs > 1 && a.mod(m.reqBytes) != 0) {
+			return false
+		}
+		for i, st := range strides {
+			if w.size[i] > 1 && a.mod(abs(st)) != 0 {
+				return false
+			}
+		}
+	}
+	last := d.Stride0 - (w.reqs-1)*m.reqBytes
+	each := (w.reqs-1)*per.div(m.reqBytes+per.d-1) + per.div(last+per.d-1)
+	busy := float64(w.packets * each)
+	xfers := w.packets * w.reqs
+	if write {
+		s.writeBusy[k][dmn] += busy
+		s.writeXfers += xfers
+	} else {
+		s.readBusy[k][dmn] += busy
+		s.readXfers += xfers
+	}
+	m.dmnBusy[((k*m.chips+md.Dmn.Chip)*m.clusters+md.Dmn.Cluster)*m.dmns+dmn] += busy
+	return true
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // side accounts one side of a request of n bytes at addr and returns the
