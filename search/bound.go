@@ -65,8 +65,12 @@ func (s *Space) hbmBytesPerCycle() float64 {
 }
 
 // lowerBounds computes c's bounds from its Cluster, Slice, Row and Packet
-// factors.
-func (s *Space) lowerBounds(c *Candidate) bounds {
+// factors: the bounds of its skeleton, whatever its DM layouts.
+func (s *Space) lowerBounds(c *Candidate) bounds { return s.boundsOf(c, false) }
+
+// boundsOf is lowerBounds; with layout set it also uses c's DM layouts
+// (layoutRun).
+func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 	var b bounds
 	packets := 1.0
 	for a, ax := range s.P.Axes {
@@ -92,7 +96,7 @@ func (s *Space) lowerBounds(c *Candidate) bounds {
 		}
 		b.input[t] = fixed + bytes/rate
 	}
-	dmn, engine, hbm := s.dmaCycles(c, true)
+	dmn, engine, hbm := s.dmaCycles(c, true, layout)
 	b.dma = fixed + max(dmn, engine)
 	b.hbm = fixed + hbm
 	b.sub = fixed + s.subCycles(c)
@@ -136,7 +140,7 @@ func (s *Space) share(c *Candidate, o *Operand) (share, repl float64) {
 // lowerBounds(c).max().
 func (s *Space) placementBound(c *Candidate) float64 {
 	b := s.lowerBounds(c)
-	dmn, engine, hbm := s.dmaCycles(c, false)
+	dmn, engine, hbm := s.dmaCycles(c, false, false)
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
 	return max(b.input[0], b.input[1], fixed+max(dmn, engine, hbm))
 }
@@ -162,10 +166,11 @@ func (s *Space) placementBound(c *Candidate) float64 {
 // (002 L2980).
 //
 // With acc unset, the output's run ignores the accumulation (run), so the
-// bound depends on the Cluster and Slice factors alone.
-func (s *Space) dmaCycles(c *Candidate, acc bool) (dmn, engine, hbm float64) {
+// bound depends on the Cluster and Slice factors alone; with layout set,
+// the runs also follow c's DM layouts (layoutRun).
+func (s *Space) dmaCycles(c *Candidate, acc, layout bool) (dmn, engine, hbm float64) {
 	for t := range NumTensors {
-		d, e, h := s.tensorDMA(c, t, acc)
+		d, e, h := s.tensorDMA(c, t, acc, layout)
 		dmn += d
 		engine += e
 		hbm += h
@@ -175,7 +180,7 @@ func (s *Space) dmaCycles(c *Candidate, acc bool) (dmn, engine, hbm float64) {
 
 // tensorDMA is dmaCycles for tensor t alone: the busiest DMN's and DMA
 // Engine's time and the HBM channels' time moving all of t once.
-func (s *Space) tensorDMA(c *Candidate, t int, acc bool) (dmn, engine, hbm float64) {
+func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) (dmn, engine, hbm float64) {
 	slices := 1
 	for a := range s.P.Axes {
 		slices *= c.factor(a, Slice)
@@ -198,6 +203,9 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc bool) (dmn, engine, hbm float
 	share, repl := s.share(c, o)
 	bytes := float64(n) * share
 	run := s.run(c, t, float64(n), acc)
+	if layout {
+		run = math.Min(run, s.layoutRun(c, t))
+	}
 	each := h.CyclesPerRequest.Value
 	if t == TensorOut && run < req {
 		each *= float64(h.UnalignedWriteFactor.Value)
@@ -254,6 +262,116 @@ func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 		}
 	}
 	return run
+}
+
+// layoutRun returns an upper bound on the bytes of one contiguous run of
+// tensor t's DMA under c's DM layout: one element when the innermost live
+// digit of its DM element mapping (build.go: xElement, wElement,
+// outElement) does not step its HBM address by one element — it steps
+// another axis than the innermost of a plain HBM layout, or that axis's
+// digit above a Row or Packet factor. A DMA packet is contiguous on both
+// sides (002 L2593), and the lowering streams the DM side's live digits
+// innermost. +Inf (no claim) otherwise, for a layout that is not plain,
+// and for the output's copy in HBM order (LayoutCopy).
+func (s *Space) layoutRun(c *Candidate, t int) float64 {
+	if !s.plain[t] {
+		return math.Inf(1)
+	}
+	in := -1
+	order := s.hbm[t]
+	for i := len(order) - 1; i >= 0; i-- {
+		if s.P.Axes[order[i]].Size > 1 {
+			in = order[i]
+			break
+		}
+	}
+	a, l, ok := s.innermostDM(c, t)
+	if in < 0 || !ok || a == in && c.below(a, l) == 1 {
+		return math.Inf(1)
+	}
+	o := &s.P.Out
+	if t < 2 {
+		o = &s.P.In[t]
+	}
+	return float64(o.DType.SizeBits()) / 8
+}
+
+// innermostDM returns the axis and level of the innermost live digit of
+// tensor t's DM element mapping under c, as Build lays it out; ok is false
+// when it has none or the layout is a copy.
+func (s *Space) innermostDM(c *Candidate, t int) (axis int, level Level, ok bool) {
+	w, x := int(c.Stationary), 1-int(c.Stationary)
+	last := func(axes []int, l Level, keep func(a int) bool) (int, bool) {
+		for i := len(axes) - 1; i >= 0; i-- {
+			if a := axes[i]; c.factor(a, l) > 1 && (keep == nil || keep(a)) {
+				return a, true
+			}
+		}
+		return -1, false
+	}
+	// packetAxes: the output axes, then the contracted ones, in X's HBM
+	// order (newBuild).
+	var packetAxes []int
+	for _, contracted := range []bool{false, true} {
+		for _, a := range s.hbm[x] {
+			if c.factor(a, Packet) > 1 && (s.P.Axes[a].Class == Contracted) == contracted {
+				packetAxes = append(packetAxes, a)
+			}
+		}
+	}
+	holds := func(i int) func(a int) bool {
+		return func(a int) bool { return s.P.In[i].has(s.P.Axes[a].Name) }
+	}
+	hbmInner := func() (int, Level, bool) {
+		// part(a, Time, Packet) of each axis in HBM order: the last axis
+		// with a digit, at its lowest level with a factor.
+		for i := len(s.hbm[t]) - 1; i >= 0; i-- {
+			a := s.hbm[t][i]
+			for l := Packet; l >= Time; l-- {
+				if c.factor(a, l) > 1 {
+					return a, l, true
+				}
+			}
+		}
+		return -1, 0, false
+	}
+	switch {
+	case t == TensorOut:
+		switch {
+		case c.Layout[TensorOut] == LayoutCopy:
+			return -1, 0, false
+		case c.Acc == AccInterleaved:
+			// Row # 8: the rows, W's free axes in W's HBM order.
+			a, ok := last(s.hbm[w], Row, nil)
+			return a, Row, ok
+		case c.Acc == AccSequential:
+			// The columns % 8: the packet's output axes.
+			a, ok := last(packetAxes, Packet, func(a int) bool { return s.P.Axes[a].Class != Contracted })
+			return a, Packet, ok
+		}
+		return -1, 0, false
+	case c.Layout[t] != LayoutCompute:
+		return hbmInner()
+	case t == x:
+		// The time digits of X's axes in computation order, then the
+		// packet.
+		if a, ok := last(packetAxes, Packet, nil); ok {
+			return a, Packet, true
+		}
+		a, ok := last(c.TimeOrder(), Time, holds(x))
+		return a, Time, ok
+	default:
+		// The rows, the time digits of W's axes, then W's part of the
+		// packet.
+		if a, ok := last(packetAxes, Packet, holds(w)); ok {
+			return a, Packet, true
+		}
+		if a, ok := last(c.TimeOrder(), Time, holds(w)); ok {
+			return a, Time, true
+		}
+		a, ok := last(s.hbm[w], Row, nil)
+		return a, Row, ok
+	}
 }
 
 // elemBytes returns input t's element size in bytes.

@@ -108,3 +108,64 @@ func requireBoundsBelow(t *testing.T, s *Space, c *Candidate, cy float64) {
 	require.LessOrEqual(t, s.placementBound(c), b.max(), "placement bound of %s", c.String(s.P))
 	require.LessOrEqual(t, s.candidateBound(c), cy, "candidate bound of %s", c.String(s.P))
 }
+
+// TestLayoutRun: where layoutRun claims that a tensor's DMA runs one
+// element at a time, the lowered program's DMA commands of that tensor
+// move packets of at most that many bytes; the claim is made on some
+// legal candidates of each space (the bound check of
+// TestLowerBoundsAdmissible then covers it).
+func TestLayoutRun(t *testing.T) {
+	for _, src := range []string{`name: reduced-gemm
+einsum: IK,KJ->IJ
+axes: {I: 16, J: 32, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`, `name: reduced-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 2, N: 12, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`} {
+		s := newSpace(t, loadWorkload(t, src))
+		ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+		require.NoError(t, err)
+		names := [NumTensors]string{s.P.In[0].Name, s.P.In[1].Name, s.P.Out.Name}
+		claims := 0
+		i := 0
+		s.Enumerate(func(c Candidate) bool {
+			x := ev.evaluate(i, &c, nil)
+			i++
+			if x == nil {
+				return true
+			}
+			for tn := range NumTensors {
+				run := s.layoutRun(&c, tn)
+				if run > 1e18 {
+					continue
+				}
+				claims++
+				moved := 0
+				for _, op := range x.Program.Ops {
+					if op.DMA == nil {
+						continue
+					}
+					hbm := op.Src
+					if tn == TensorOut {
+						hbm = op.Dst
+					}
+					if tt, ok := x.Program.Tensor(hbm); !ok || (tt.Name != names[tn] && tt.View != names[tn]) {
+						continue
+					}
+					moved++
+					for _, d := range op.DMA.Descriptors {
+						require.LessOrEqual(t, float64(d.Stride0), run, "%s tensor %d", c.String(s.P), tn)
+					}
+				}
+				require.Positive(t, moved, "%s: tensor %d's DMA ops", c.String(s.P), tn)
+			}
+			return true
+		})
+		assert.Positive(t, claims, src)
+		t.Logf("%d claims", claims)
+	}
+}

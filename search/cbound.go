@@ -54,7 +54,7 @@ func (d dmaLoad) cycles(startup float64) float64 { return startup + max(d.dmn, d
 // candidateBound returns a lower bound on c's cycles: the larger of its
 // skeleton bounds and the serial path of its tiles.
 func (s *Space) candidateBound(c *Candidate) float64 {
-	return max(s.lowerBounds(c).max(), s.serialBound(c))
+	return max(s.boundsOf(c, true).max(), s.serialBound(c))
 }
 
 // serialBound is the bound of the path through c's tile steps.
@@ -85,7 +85,7 @@ func (s *Space) serialBound(c *Candidate) float64 {
 	startup := float64(s.Spec.DMA.StartupCycles.Value)
 	var load [NumTensors]dmaLoad
 	for t := range NumTensors {
-		d, e, h := s.tensorDMA(c, t, true)
+		d, e, h := s.tensorDMA(c, t, true, true)
 		k := float64(tiles[t])
 		load[t] = dmaLoad{d / k, e / k, h / k}
 	}
