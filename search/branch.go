@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -88,6 +89,10 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		return nil, err
 	}
 	ev.strict = true
+	pool, err := newWorkers(ev, opts.Workers)
+	if err != nil {
+		return nil, err
+	}
 	top := max(opts.Top, 1)
 	every := opts.ProgressEvery
 	if every <= 0 {
@@ -184,36 +189,75 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			next = time.Now().Add(every)
 		}
 	}
+	// evaluateBounds is evaluate with pruning: the candidates whose
+	// bounds are at most x (the incumbent does not move meanwhile) are
+	// built, lowered and priced with DMA lower bounds by the workers, a
+	// chunk at a time, and accounted in order.
+	var outs []boundOut
+	evaluateBounds := func(q *queued, x float64) []scored {
+		list := q.cands
+		chunk := 16 * len(pool.evs)
+		for len(list) > 0 && list[0].bound <= x {
+			k := 0
+			for k < len(list) && k < chunk && list[k].bound <= x {
+				k++
+			}
+			if cap(outs) < k {
+				outs = make([]boundOut, k)
+			}
+			outs = outs[:k]
+			pool.bounds(list[:k], outs)
+			for i := range k {
+				sc := &list[i]
+				if b, why, ok := ev.account(outs[i]); !ok {
+					q.rule = why
+				} else {
+					q.legal = true
+					st.Legal++
+					if b = max(b, sc.bound); b > incumbentBound {
+						st.Pruned++
+					} else {
+						heap.Push(&queue, queued{built: true, c: sc.c, bound: b, seq: q.seq})
+					}
+				}
+				progress()
+				if _, ok := left(); !ok {
+					list = list[i+1:]
+					k = -1
+					break
+				}
+			}
+			if k < 0 {
+				break
+			}
+			list = list[k:]
+		}
+		if len(list) == 0 && !q.legal && q.rule != "" {
+			st.SAT.Learned++
+		}
+		return list
+	}
 	// evaluate builds and lowers q's candidates in bound order while
 	// their bounds are at most x, prices each with DMA lower bounds and
 	// queues the legal ones under that price for their exact pricing
 	// (step); it returns the candidates left. With NoPrune each is priced
 	// exactly at once.
 	evaluate := func(q *queued, x float64) []scored {
+		if !opts.NoPrune {
+			return evaluateBounds(q, x)
+		}
 		list := q.cands
 		for len(list) > 0 && list[0].bound <= x {
 			sc := list[0]
 			list = list[1:]
-			if opts.NoPrune {
-				r, why := ev.evaluateWhy(idx, &sc.c, nil)
-				idx++
-				if r != nil {
-					q.legal = true
-					res.keepBy(r, top, betterSAT)
-					improved()
-				} else if why != "" {
-					q.rule = why
-				}
-			} else if b, why, ok := ev.boundWhy(&sc.c); !ok {
-				q.rule = why
-			} else {
+			r, why := ev.evaluateWhy(idx, &sc.c, nil)
+			idx++
+			if r != nil {
 				q.legal = true
-				st.Legal++
-				if b = max(b, sc.bound); b > incumbentBound {
-					st.Pruned++
-				} else {
-					heap.Push(&queue, queued{built: true, c: sc.c, bound: b, seq: q.seq})
-				}
+				res.keepBy(r, top, betterSAT)
+				improved()
+			} else if why != "" {
+				q.rule = why
 			}
 			progress()
 			x = min(x, incumbentBound)
@@ -226,13 +270,53 @@ func Solve(s *Space, opts Options) (*Result, error) {
 		}
 		return list
 	}
+	// exact prices built item q exactly, and with spare workers the next
+	// built items the queue would pop while the incumbent allows them
+	// (speculated, used when they come up).
+	speculated := map[Candidate]exactOut{}
+	exact := func(q *queued) exactOut {
+		cs := []Candidate{q.c}
+		var picked []int
+		for len(cs) < len(pool.evs) {
+			best := -1
+			for i := range queue {
+				r := &queue[i]
+				if !r.built || r.bound > incumbentBound || slices.Contains(picked, i) {
+					continue
+				}
+				if _, done := speculated[r.c]; done || r.c == q.c {
+					continue
+				}
+				if best < 0 || queue.Less(i, best) {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			picked = append(picked, best)
+			cs = append(cs, queue[best].c)
+		}
+		outs := make([]exactOut, len(cs))
+		pool.exacts(cs, outs)
+		for k := 1; k < len(cs); k++ {
+			speculated[cs[k]] = outs[k]
+		}
+		return outs[0]
+	}
 	// work prices, expands or evaluates queued item q (see step) and
 	// queues what is left of it.
 	work := func(q queued, x float64) {
 		cur = q.bound
 		switch {
 		case q.built:
-			r, _ := ev.exactWhy(idx, &q.c)
+			o, ok := speculated[q.c]
+			if ok {
+				delete(speculated, q.c)
+			} else {
+				o = exact(&q)
+			}
+			r, _ := ev.accountExact(idx, o)
 			idx++
 			if r != nil {
 				res.keepBy(r, top, betterSAT)

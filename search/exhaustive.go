@@ -39,6 +39,9 @@ type Options struct {
 	// statistics so far.
 	Progress      func(Stats)
 	ProgressEvery time.Duration
+	// Workers is how many candidates the SAT planner evaluates at once
+	// (0: GOMAXPROCS, at most 8). The result does not depend on it.
+	Workers int
 }
 
 // Stats are a search's statistics.
@@ -245,31 +248,6 @@ func (e *evaluator) exactProgram(idx int, c *Candidate, p *kernel.Program) (*Eva
 	return x, ""
 }
 
-// boundWhy builds and lowers c and prices it with DMA lower bounds (the
-// program is not kept); why names the rule of an illegal candidate.
-func (e *evaluator) boundWhy(c *Candidate) (float64, string, bool) {
-	p, err := e.s.Build(c)
-	if err != nil {
-		return 0, e.reject(err), false
-	}
-	if err := e.low.lower(p); err != nil {
-		return 0, e.reject(err), false
-	}
-	b, why := e.boundProgram(p)
-	return b, why, why == ""
-}
-
-// exactWhy builds, lowers and prices c exactly.
-func (e *evaluator) exactWhy(idx int, c *Candidate) (*Evaluated, string) {
-	p, err := e.s.Build(c)
-	if err != nil {
-		return nil, e.reject(err)
-	}
-	if err := e.low.lower(p); err != nil {
-		return nil, e.reject(err)
-	}
-	return e.exactProgram(idx, c, p)
-}
 
 // Exhaustive enumerates the whole space and returns the best candidates.
 func Exhaustive(s *Space, opts Options) (*Result, error) {
