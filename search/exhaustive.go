@@ -248,7 +248,6 @@ func (e *evaluator) exactProgram(idx int, c *Candidate, p *kernel.Program) (*Eva
 	return x, ""
 }
 
-
 // Exhaustive enumerates the whole space and returns the best candidates.
 func Exhaustive(s *Space, opts Options) (*Result, error) {
 	start := time.Now()
