@@ -160,6 +160,8 @@ type hbmChannels struct {
 	tccd    []float64
 	winN    []int32
 	winGrp  []uint16 // chip × channel × group: hits in the current window
+	winOrd  []uint8  // chip × channel × group: the window's groups in arrival order
+	winLen  []uint8  // chip × channel: groups in winOrd
 	prev    []int8   // chip × channel: group of the last command issued, -1 none
 	touched []int32  // channels with units, for the final flush
 
@@ -199,6 +201,8 @@ func newHBMChannels(spec *engines.Spec, d *hbmDecoder, chips int) (*hbmChannels,
 	c.tccd = make([]float64, nch)
 	c.winN = make([]int32, nch)
 	c.winGrp = make([]uint16, nch*c.groups)
+	c.winOrd = make([]uint8, nch*c.groups)
+	c.winLen = make([]uint8, nch)
 	c.prev = make([]int8, nch)
 	for i := range c.prev {
 		c.prev[i] = -1
@@ -215,7 +219,7 @@ func (c *hbmChannels) reset() {
 		c.gen = 1
 	}
 	for _, k := range c.touched {
-		c.cost[k], c.units[k], c.tccd[k], c.winN[k], c.prev[k] = 0, 0, 0, 0, -1
+		c.cost[k], c.units[k], c.tccd[k], c.winN[k], c.prev[k], c.winLen[k] = 0, 0, 0, 0, -1, 0
 		clear(c.winGrp[int(k)*c.groups : (int(k)+1)*c.groups])
 	}
 	c.touched = c.touched[:0]
@@ -256,7 +260,14 @@ func (c *hbmChannels) access(chip int, addr uint64, partial bool) {
 	case switched:
 		c.cost[k] += c.conflict
 	default:
-		c.winGrp[k*c.groups+c.d.group(loc)]++
+		g := c.d.group(loc)
+		if i := k*c.groups + g; c.winGrp[i] == 0 {
+			c.winOrd[k*c.groups+int(c.winLen[k])] = uint8(g)
+			c.winLen[k]++
+			c.winGrp[i] = 1
+		} else {
+			c.winGrp[i]++
+		}
 	}
 	c.winN[k]++
 	if int(c.winN[k]) == c.window {
@@ -269,18 +280,23 @@ func (c *hbmChannels) access(chip int, addr uint64, partial bool) {
 // issued in a good order, found greedily: each next command is one with the
 // smallest column-to-column delay after the previous command (same slice,
 // other bank group: tCCD 2; other slice: 3; same bank group: 4, at 1.5 GHz,
-// 002 L2997-3001), the most numerous first among equals. A request at the
-// ideal delay takes the channel's request time (002 L3002); the others take
-// proportionally longer.
+// 002 L2997-3001), the most numerous first among equals, the group whose
+// first command came first among those (first-come, first-served). A
+// request at the ideal delay takes the channel's request time (002 L3002);
+// the others take proportionally longer. The choice never looks at group
+// numbers beyond equality and slice equality, so relabelling the groups
+// (translate.go) issues the same way.
 func (c *hbmChannels) flush(k int) {
 	grp := c.winGrp[k*c.groups : (k+1)*c.groups]
+	ord := c.winOrd[k*c.groups : k*c.groups+int(c.winLen[k])]
 	var prev, n int
 	var units float64
 	if c.classes {
-		prev, units, n = c.issueByClass(grp, int(c.prev[k]))
+		prev, units, n = c.issueByClass(grp, ord, int(c.prev[k]))
 	} else {
-		prev, units, n = c.issueGreedy(grp, int(c.prev[k]))
+		prev, units, n = c.issueGreedy(grp, ord, int(c.prev[k]))
 	}
+	c.winLen[k] = 0
 	c.prev[k] = int8(prev)
 	if n > 0 {
 		c.cost[k] += units * c.base
@@ -289,17 +305,20 @@ func (c *hbmChannels) flush(k int) {
 	c.winN[k] = 0
 }
 
-// issueGreedy issues the window's commands grp (counts per group) after a
-// command of group prev, as flush says: each next command of a group with
-// the smallest delay after the previous, the most numerous among equals,
-// the lowest group among those. It returns the last group, the delays'
-// sum (relative to the ideal) and the commands issued, and empties grp.
-func (c *hbmChannels) issueGreedy(grp []uint16, prev int) (int, float64, int) {
+// issueGreedy issues the window's commands grp (counts per group; ord
+// lists the groups with commands in arrival order) after a command of
+// group prev, as flush says: each next command of a group with the
+// smallest delay after the previous, the most numerous among equals, the
+// first in ord among those. It returns the last group, the delays' sum
+// (relative to the ideal) and the commands issued, and empties grp.
+func (c *hbmChannels) issueGreedy(grp []uint16, ord []uint8, prev int) (int, float64, int) {
 	units := 0.0
 	n := 0
 	for {
 		best, bestGap, bestN := -1, 0.0, uint16(0)
-		for g, v := range grp {
+		for _, g8 := range ord {
+			g := int(g8)
+			v := grp[g]
 			if v == 0 {
 				continue
 			}
@@ -323,36 +342,35 @@ func (c *hbmChannels) issueGreedy(grp []uint16, prev int) (int, float64, int) {
 // ideal < other slice < same bank group (2 < 3 < 4, 002 L2999-3001): the
 // next command is the best of the same slice's other bank groups if any,
 // else of the other slices, else of prev's group; within a class, the most
-// numerous, then the lowest group, as issueGreedy's scan picks it. The
+// numerous, then the first in ord, as issueGreedy's scan picks it. The
 // delays are added in the same order, so the sum is bit-identical.
-func (c *hbmChannels) issueByClass(grp []uint16, prev int) (int, float64, int) {
+func (c *hbmChannels) issueByClass(grp []uint16, ord []uint8, prev int) (int, float64, int) {
 	left := 0
-	for _, v := range grp {
-		left += int(v)
+	for _, g := range ord {
+		left += int(grp[g])
 	}
 	sliceMask := 1<<c.d.sliceBits - 1
-	step := 1 << c.d.sliceBits
 	units := 0.0
 	for n := 0; n < left; n++ {
 		best, bestN, gap := -1, uint16(0), 1.0
 		if prev < 0 {
-			for g, v := range grp {
-				if v > bestN {
-					best, bestN = g, v
+			for _, g8 := range ord {
+				if g := int(g8); grp[g] > bestN {
+					best, bestN = g, grp[g]
 				}
 			}
 		} else {
 			s := prev & sliceMask
-			for g := s; g < len(grp); g += step {
-				if g != prev && grp[g] > bestN {
+			for _, g8 := range ord {
+				if g := int(g8); g&sliceMask == s && g != prev && grp[g] > bestN {
 					best, bestN = g, grp[g]
 				}
 			}
 			if best < 0 {
 				gap = c.otherSl
-				for g, v := range grp {
-					if g&sliceMask != s && v > bestN {
-						best, bestN = g, v
+				for _, g8 := range ord {
+					if g := int(g8); g&sliceMask != s && grp[g] > bestN {
+						best, bestN = g, grp[g]
 					}
 				}
 			}

@@ -35,13 +35,12 @@ import (
 //     channel sees the same sequence of float additions, so its cycles are
 //     bit-identical.
 //
-// One thing is not a mere equality test: hbmChannels.flush breaks ties
-// between the slice × bank-group keys of a window by their index, so an XOR
-// of those keys can change the order of the greedy issue, hence the tCCD
-// cycles. δ is therefore restricted to address bits that leave the slice and
-// bank group of every address unchanged (on RNGD: all but bits 13, 19, 20
-// and 34, 002 L2966, L2969, L2970, L2975); then the window keys are
-// unchanged and flush runs identically.
+// The one choice that orders labels, hbmChannels.flush's pick among the
+// slice × bank-group keys of a window with as many commands, goes to the
+// key whose first command arrived first (first-come, first-served), not to
+// the lowest key; otherwise it compares keys and their slices for
+// equality only. Arrival order does not move under the relabelling, so
+// flush issues identically (TestIssueRelabelled).
 //
 // The DMN busy time, the misaligned DM writes and the PCIe bound read the DM
 // side and the byte counts only; the alignment findings print counts and
@@ -58,24 +57,20 @@ import (
 // (hbmFixedBits), conservatively: a bit missed only costs cache hits, never
 // exactness.
 
-// newShiftMask returns the address bits a cache translation may use: bits
-// at or above the request size that change neither the slice nor the bank
-// group of an address. Zero (no translation) when the request size is not
-// a power of two.
+// newShiftMask returns the address bits a cache translation may use: the
+// bits at or above the request size, below the HBM size. Zero (no
+// translation) when the request size is not a power of two.
 func newShiftMask(d *hbmDecoder, reqBytes int) uint64 {
 	if reqBytes <= 0 || reqBytes&(reqBytes-1) != 0 {
 		return 0
 	}
-	groupMask := uint64(1)<<(d.sliceBits+d.bgBits) - 1
 	var mask uint64
 	for b := bits.TrailingZeros(uint(reqBytes)); b < 64; b++ {
 		a := uint64(1) << uint(b)
 		if a >= d.bytes {
 			break
 		}
-		if d.decode(a)>>d.chanBits&groupMask == 0 {
-			mask |= a
-		}
+		mask |= a
 	}
 	return mask
 }

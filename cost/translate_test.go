@@ -92,17 +92,14 @@ func BenchmarkEvaluateTiled(b *testing.B) {
 
 // translatable returns the address bits a translation may flip by the
 // argument of translate.go, derived from the spec independently of the
-// model: bits at or above the 256-byte request (002 L2469) other than the
-// slice and bank-group bits (002 L2966, L2969, L2970, L2975), below the HBM
-// size.
+// model: bits at or above the 256-byte request (002 L2469), below the HBM
+// size, the slice and bank-group bits (002 L2966, L2969, L2970, L2975)
+// included.
 func translatable() uint64 {
 	h := &spec.HBM
 	var m uint64
 	for b := 8; b < 64 && uint64(1)<<uint(b) < uint64(h.Bytes.Value); b++ {
 		m |= 1 << uint(b)
-	}
-	for _, b := range append(append([]int(nil), h.AddressBits.Slice.Value...), h.AddressBits.BankGroup.Value...) {
-		m &^= 1 << uint(b)
 	}
 	return m
 }
@@ -229,7 +226,7 @@ func xorHBM(ds []kernel.DMADescriptor, delta uint64) []kernel.DMADescriptor {
 }
 
 // TestHBMTranslationInvariance: a batch and its translation by bits fixed
-// on every HBM side, away from the slice and bank-group bits, get identical
+// on every HBM side, slice and bank-group bits included, get identical
 // prices, per descriptor and in total; the model's key translation uses
 // only such bits; and the cached Model serves the translation exactly what
 // pricing it afresh gives.
@@ -238,7 +235,7 @@ func TestHBMTranslationInvariance(t *testing.T) {
 	allowed := translatable()
 	// The model's allowed bits are those derived from the spec's fields.
 	require.Equal(t, allowed, m.shiftMask)
-	require.Zero(t, allowed&(1<<13|1<<19|1<<20|1<<34), "RNGD's bank-group and slice bits (002 L2966-2975)")
+	require.Equal(t, allowed&(1<<13|1<<19|1<<20|1<<34), uint64(1<<13|1<<19|1<<20|1<<34), "RNGD's bank-group and slice bits (002 L2966-2975) too")
 	r := rand.New(rand.NewSource(5))
 	hits := 0
 	for iter := 0; iter < 300; iter++ {
@@ -384,7 +381,7 @@ func TestTiledEvaluateTranslated(t *testing.T) {
 		{"bit 26", 1 << 26, true},
 		{"bits 26 and 31", 1<<26 | 1<<31, true},
 		{"bit 27: w's base has it, the move carries", 1 << 27, false},
-		{"bank-group bit 19", 1 << 19, false},
+		{"bank-group bit 19 (issue order by arrival)", 1 << 19, true},
 		{"bit 12, inside a row", 1 << 12, false},
 		{"unaligned", 1<<26 + 64, false},
 	}
