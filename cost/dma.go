@@ -621,7 +621,13 @@ type walker struct {
 
 // init splits d's loops into the packet (the innermost loops covering
 // stride0 bytes, contiguous on both sides, 002 L2579, L2593) and the loops
-// over packets.
+// over packets. A packet is stride0 consecutive bytes of the loops' flat
+// positions (engines.DMAPacket), so it may also cut across loops that
+// continue each other on both sides (one contiguous run, 002 L2593: the
+// packet size is inferred from the consecutive read/write volume): such
+// loops are merged into one before the packet is cut from it
+// (`[BLK=8:(1536, 1536), F=768:(2, 2)]` of bf16 in packets of 4096 bytes:
+// one loop of 6144 positions, 3 packets).
 func (w *walker) init(d *kernel.DMADescriptor, reqBytes int) error {
 	*w = walker{src: d.SrcBase, dst: d.DstBase, reqs: ceilDiv(d.Stride0, reqBytes)}
 	if d.ElemBits <= 0 || d.ElemBits%8 != 0 || d.Stride0*8%d.ElemBits != 0 {
@@ -646,6 +652,10 @@ func (w *walker) init(d *kernel.DMADescriptor, reqBytes int) error {
 			return fmt.Errorf("stride0 %d bytes exceeds the %d positions of the loops", d.Stride0, run)
 		}
 		i := n - 1
+		if w.size[i] == 1 {
+			n-- // no positions of its own
+			continue
+		}
 		want := run * eb
 		if w.sstride[i] != want || w.dstride[i] != want {
 			return fmt.Errorf("the packet of %d bytes is not contiguous: loop %d strides (%d, %d), want %d on both sides", d.Stride0, i, w.sstride[i], w.dstride[i], want)
@@ -660,6 +670,12 @@ func (w *walker) init(d *kernel.DMADescriptor, reqBytes int) error {
 			w.sstride[i] *= rem
 			w.dstride[i] *= rem
 			rem = 1
+		case n >= 2 && (w.size[i-1] == 1 || w.sstride[i-1] == want*w.size[i] && w.dstride[i-1] == want*w.size[i]):
+			// The next loop out continues this one on both sides: one
+			// loop of their positions, cut on the next pass.
+			w.size[i-1] *= w.size[i]
+			w.sstride[i-1], w.dstride[i-1] = want, want
+			n--
 		default:
 			return fmt.Errorf("stride0 %d bytes does not tile loop %d of size %d", d.Stride0, i, w.size[i])
 		}

@@ -144,27 +144,57 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 }
 
 // capPacket splits a packet mapping whose bytes exceed the DMA's largest
-// packet into an outer part (to walk in time) and the largest inner part
-// that fits; a packet that fits comes back whole with the identity outside.
+// packet (max_packet_bytes, 002 L2428-2429, L2512) into an outer part (to
+// walk in time) and an inner part of n elements that fits; a packet that
+// fits comes back whole with the identity outside.
+//
+// n is the largest count that fits and falls on a digit boundary of the
+// packet's factorized form: the digits inner to the cut whole, and n over
+// their product dividing the digit it cuts (mapping.SplitAt's canonical
+// case). Any other split leaves the outer part without a factorized form,
+// and the sequencer derives entries only from factorizable terms (002
+// L1660-1683, SEQ-R6): `[BLK, F]` with F = 768 in bf16 splits at 1536
+// elements (`[BLK % 2, F]`), not at 2048, the largest divisor that fits.
+// The candidates are the products of whole inner digits times a divisor
+// of the next digit, at most the elements that fit max_packet_bytes: no
+// split is tried, the extents decide.
 func capPacket(spec *Spec, dt dtype.DType, packet *mapping.Expr) (outer, inner *mapping.Expr, err error) {
 	max := spec.DMA.MaxPacketBytes.Value
-	n := packet.Size()
-	if b := dt.SizeBits(); b > 0 {
-		// No more elements than fit max bytes: start the search there.
-		if c := max * 8 / b; c >= 1 {
-			n = min(n, c)
-		}
+	size := packet.Size()
+	if b, err := dt.BytesFor(size); err == nil && b <= max {
+		return mapping.Identity(), packet, nil
 	}
-	for ; n > 1; n-- {
-		if packet.Size()%n != 0 {
-			continue
+	bits := dt.SizeBits()
+	if bits <= 0 {
+		return nil, nil, fmt.Errorf("cannot split the packet %s: element type %s has no size", packet, dt)
+	}
+	fs, err := mapping.Factorize(packet)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot split the packet %s: %w", packet, err)
+	}
+	// No more elements than fit max bytes (an element wider than a packet
+	// leaves one element a packet, which DeriveDMA rejects).
+	limit := max * 8 / bits
+	n, below := 1, 1 // the best count so far; the product of the whole digits
+	for _, f := range fs {
+		if f.Kind != mapping.FactorTerm {
+			break // a padding or broadcast level: cut only inside the digits below it
 		}
-		if b, err := dt.BytesFor(n); err == nil && b <= max {
+		// The largest divisor d of this digit with below·d elements within
+		// the limit, in whole bytes.
+		for d := min(f.Extent, limit/below); d > 1; d-- {
+			if f.Extent%d != 0 {
+				continue
+			}
+			if _, err := dt.BytesFor(below * d); err == nil {
+				n = below * d
+				break
+			}
+		}
+		if below*f.Extent > limit {
 			break
 		}
-	}
-	if n == packet.Size() {
-		return mapping.Identity(), packet, nil
+		below *= f.Extent
 	}
 	outer, inner, err = mapping.SplitAt(packet, n)
 	if err != nil {

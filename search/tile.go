@@ -1,7 +1,6 @@
 package search
 
 import (
-	"slices"
 	"sort"
 
 	"tcpmap/engines"
@@ -117,85 +116,20 @@ func (s *Space) fits(c *Candidate, nbuf int) bool {
 	return int64(nbuf)*f.dm <= int64(s.Spec.DM.BytesPerSlice.Value) && f.trf <= int64(capacity)
 }
 
-// packetsSplit reports whether every DM tensor of c, laid out in its HBM
-// order (LayoutHBM), moves in DMA packets that are digits of its element
-// mapping. The lowering moves a DM tensor's live element digits in
-// packets of the largest divisor of their count that fits 4096 bytes
-// (max_packet_bytes, 002 L2428-2429, L2512), its outer part walking in
-// time; that outer part is a stream term, and the sequencer derives
-// entries only from a term with a factorized form (002 L1660-1683: SEQ-R6),
-// so the packet must fall on a digit boundary: `[BLK, F] / 2048` with
-// F = 768 does not. With power-of-two axes every split does; a candidate
-// that fails needs smaller tiles (see tilings). Arithmetic on the factors,
-// without building: an axis's digit in a slice's DM tensor has the extent
-// Time × Row × Packet (Build's part(a, Time, Packet)).
-func (s *Space) packetsSplit(c *Candidate) bool {
-	p := s.P
-	max := s.Spec.DMA.MaxPacketBytes.Value
-	for t, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
-		var ext [MaxAxes]int
-		k, size := 0, 1
-		for _, a := range s.hbm[t] { // major first
-			if n := c.factor(a, Time) * c.factor(a, Row) * c.factor(a, Packet); n > 1 {
-				ext[k] = n
-				k++
-				size *= n
-			}
-		}
-		// The lowering's packet: the largest divisor of size that fits.
-		n := size
-		if b := o.DType.SizeBits(); b > 0 {
-			if c := max * 8 / b; c >= 1 {
-				n = min(n, c)
-			} // no more elements than fit max bytes
-		}
-		for ; n > 1; n-- {
-			if size%n != 0 {
-				continue
-			}
-			if b, err := tensorBytes(o, n); err == nil && b <= int64(max) {
-				break
-			}
-		}
-		if !splitsAt(ext[:k], n) {
-			return false
-		}
-	}
-	return true
-}
-
-// splitsAt reports whether n positions of digits with the extents ext
-// (major first) fall on a digit boundary, possibly cutting one digit: the
-// digits inner to the cut multiply to below, and n / below divides the
-// digit it cuts (mapping.SplitAt's canonical case).
-func splitsAt(ext []int, n int) bool {
-	below := 1
-	for i := len(ext) - 1; i >= 0 && below != n; i-- {
-		if n%below != 0 {
-			return false
-		}
-		if d := n / below; d%ext[i] == 0 {
-			below *= ext[i]
-		} else {
-			return ext[i]%d == 0
-		}
-	}
-	return below == n
-}
-
 // tilings enumerates c untiled when it fits, and otherwise its minimal
-// fitting tilings; each goes on to the time orders. Where the tensors of
-// c, or of a minimal tiling, fit but move in DMA packets that split a
-// digit (packetsSplit), the minimal tilings whose packets split on digit
-// boundaries are enumerated too: more tiles shrink the DM tensors until
-// one packet holds whole digits.
+// fitting tilings; each goes on to the time orders. The DMA packets of a
+// DM tensor need no tiles of their own: the lowering cuts a tensor longer
+// than max_packet_bytes on a digit boundary (engines' capPacket, 002
+// L2428-2429, L1660-1683), whatever its extents.
 func (e *enumerator) tilings(c Candidate) {
 	s := e.s
-	fit := s.fits(&c, 1)
-	if fit && e.tiled == 0 {
-		e.orders(c)
+	if s.fits(&c, 1) {
+		if e.tiled == 0 {
+			e.orders(c)
+		}
+		return
 	}
-	if e.tiled == 0 || (fit && s.packetsSplit(&c)) {
+	if e.tiled == 0 {
 		return
 	}
 	var axes []int
@@ -208,16 +142,7 @@ func (e *enumerator) tilings(c Candidate) {
 		return
 	}
 	for _, nbuf := range []int{1, 2} {
-		var vs [][]int
-		if !fit {
-			vs = s.minimalTilings(c, axes, nbuf, false)
-		}
-		for _, v := range s.minimalTilings(c, axes, nbuf, true) {
-			if !containsVec(vs, v) {
-				vs = append(vs, v)
-			}
-		}
-		for _, v := range vs {
+		for _, v := range s.minimalTilings(c, axes, nbuf) {
 			d := c
 			var tiled []int
 			for i, a := range axes {
@@ -242,11 +167,10 @@ func (e *enumerator) tilings(c Candidate) {
 }
 
 // minimalTilings returns the tile-count vectors over axes (each dividing
-// the axis's time factor) with which c fits nbuf buffers, and with split
-// also moves in packets of whole digits (packetsSplit), and that no other
-// such vector undercuts componentwise, ordered by total tiles, then
+// the axis's time factor) with which c fits nbuf buffers and that no other
+// fitting vector undercuts componentwise, ordered by total tiles, then
 // lexicographically.
-func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int, split bool) [][]int {
+func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) [][]int {
 	var fitting [][]int
 	cur := make([]int, len(axes))
 	var rec func(i int)
@@ -257,7 +181,7 @@ func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int, split bool) []
 				d.Split[a][Tile] = int32(cur[k])
 				d.Split[a][Time] /= int32(cur[k])
 			}
-			if s.fits(&d, nbuf) && (!split || s.packetsSplit(&d)) {
+			if s.fits(&d, nbuf) {
 				fitting = append(fitting, append([]int(nil), cur...))
 			}
 			return
@@ -298,16 +222,6 @@ func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int, split bool) []
 		return false
 	})
 	return out
-}
-
-// containsVec reports whether vs holds v.
-func containsVec(vs [][]int, v []int) bool {
-	for _, u := range vs {
-		if slices.Equal(u, v) {
-			return true
-		}
-	}
-	return false
 }
 
 // dominates reports u ≤ v componentwise with u ≠ v.
