@@ -643,6 +643,15 @@ func (b *build) hbmSorted(e *mapping.Expr) (*mapping.Expr, error) {
 // layoutsDiffer reports whether the two DM layouts of tensor t differ, so
 // that the choice between them matters.
 func (s *Space) layoutsDiffer(c *Candidate, t int) bool {
+	// The element mappings do not depend on the layouts, the tile order
+	// or the buffering: the rest of c keys the memo.
+	k := *c
+	k.Layout, k.TileOrder, k.DoubleBuffer = [NumTensors]Layout{}, [MaxAxes]uint8{}, false
+	return s.memo.differ(k, t, func() bool { return s.layoutsDifferOf(c, t) })
+}
+
+// layoutsDifferOf is layoutsDiffer without the memo.
+func (s *Space) layoutsDifferOf(c *Candidate, t int) bool {
 	d1, d2 := *c, *c
 	d1.Layout[t], d2.Layout[t] = LayoutHBM, LayoutCompute
 	b1, err1 := s.newBuild(&d1)

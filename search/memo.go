@@ -16,6 +16,14 @@ type exprMemo struct {
 	mu   sync.Mutex
 	norm map[uint64][]normEntry
 	fact map[uint64][]factEntry
+	// differs caches layoutsDiffer by candidate (layouts, tile order and
+	// buffering cleared) and tensor.
+	differs map[differKey]bool
+}
+
+type differKey struct {
+	c Candidate
+	t int
 }
 
 type normEntry struct{ in, out *mapping.Expr }
@@ -30,7 +38,7 @@ type factEntry struct {
 const maxMemoEntries = 1 << 16
 
 func newExprMemo() *exprMemo {
-	return &exprMemo{norm: map[uint64][]normEntry{}, fact: map[uint64][]factEntry{}}
+	return &exprMemo{norm: map[uint64][]normEntry{}, fact: map[uint64][]factEntry{}, differs: map[differKey]bool{}}
 }
 
 // normalize is mapping.Normalize(e), cached.
@@ -80,4 +88,26 @@ func (m *exprMemo) factorize(e *mapping.Expr) (mapping.Factors, error) {
 	m.fact[h] = append(m.fact[h], factEntry{in: e, out: out, err: err})
 	m.mu.Unlock()
 	return out, err
+}
+
+// differ returns the cached answer for (c, t), or f's, cached.
+func (m *exprMemo) differ(c Candidate, t int, f func() bool) bool {
+	if m == nil {
+		return f()
+	}
+	k := differKey{c, t}
+	m.mu.Lock()
+	v, ok := m.differs[k]
+	m.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = f()
+	m.mu.Lock()
+	if len(m.differs) >= maxMemoEntries {
+		clear(m.differs)
+	}
+	m.differs[k] = v
+	m.mu.Unlock()
+	return v
 }

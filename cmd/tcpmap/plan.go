@@ -46,6 +46,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 		out      string
 		maxTiles int
 		noPrune  bool
+		workers  int
 		planner  string
 	)
 	cmd := &cobra.Command{
@@ -73,7 +74,9 @@ bottleneck, and the search statistics.
 --top N lists the N best candidates. --timeout stops the search early with
 the best candidate found so far and the gap to the proven lower bound. --out writes
 the plan with its lowered kernel program as JSON, which cost, verify and emit
-read. Searches longer than a second report progress on stderr.`,
+read. Searches longer than a second report progress on stderr. --workers N
+evaluates candidates on N cores (default all); plans, statistics and proofs
+are the same for any N.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if top < 1 {
@@ -82,8 +85,8 @@ read. Searches longer than a second report progress on stderr.`,
 			if planner != "sat" && planner != "exhaustive" {
 				return usageError{fmt.Errorf("--planner %q: want sat or exhaustive", planner)}
 			}
-			if timeout < 0 || maxTiles < 0 {
-				return usageError{fmt.Errorf("--timeout and --max-tiles must not be negative")}
+			if timeout < 0 || maxTiles < 0 || workers < 0 {
+				return usageError{fmt.Errorf("--timeout, --max-tiles and --workers must not be negative")}
 			}
 			s, err := loadSpace(g, args[0], op)
 			if err != nil {
@@ -95,7 +98,7 @@ read. Searches longer than a second report progress on stderr.`,
 				run = search.Exhaustive
 			}
 			res, err := run(s, search.Options{
-				Top: top, Timeout: timeout, MaxTiles: maxTiles, NoPrune: noPrune,
+				Top: top, Timeout: timeout, MaxTiles: maxTiles, NoPrune: noPrune, Workers: workers,
 				Progress: func(st search.Stats) {
 					fmt.Fprintf(stderr, "plan: %d candidates, %d legal, %d priced, %.1fs\n",
 						st.Candidates, st.Legal, st.CostEvaluations, st.Wall.Seconds())
@@ -151,6 +154,7 @@ read. Searches longer than a second report progress on stderr.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop after `D` (e.g. 30s) with the best candidate so far")
 	cmd.Flags().StringVar(&out, "out", "", "write the plan and its kernel program to `PLAN.json`")
 	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, fmt.Sprintf("bound the tiles of a tiled candidate (default %d)", search.DefaultMaxTiles))
+	cmd.Flags().IntVar(&workers, "workers", 0, "evaluate candidates on `N` cores (default: all; the plan does not depend on it)")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
 	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
 	return cmd
