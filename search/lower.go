@@ -28,6 +28,9 @@ type lowerer struct {
 	relocAlign int64
 	// tensors indexes the program being lowered by tensor name.
 	tensors map[string]*kernel.Tensor
+	// texts caches the printed form of the expressions keys name (a
+	// program's tile views share their mappings).
+	texts map[*mapping.Expr]string
 	// hits and misses count memo lookups; relocs the hits found by
 	// relocation.
 	hits, misses, relocs int
@@ -48,7 +51,8 @@ type movedDMA struct {
 }
 
 func newLowerer(spec *engines.Spec) *lowerer {
-	l := &lowerer{spec: spec, memo: map[string]*opLowered{}, tensors: map[string]*kernel.Tensor{}, moved: map[string]*movedDMA{}}
+	l := &lowerer{spec: spec, memo: map[string]*opLowered{}, tensors: map[string]*kernel.Tensor{}, moved: map[string]*movedDMA{},
+		texts: map[*mapping.Expr]string{}}
 	// The relocation block: the least common multiple of every DMA
 	// address alignment (002 L2425-2427, L2837).
 	l.relocAlign = 1
@@ -226,6 +230,23 @@ func (l *lowerer) inHBM(t *kernel.Tensor) bool {
 	return err == nil && t.Addr+int64(n) <= l.spec.HBM.Bytes.Value
 }
 
+// maxTexts bounds the printed-expression cache; a full cache is emptied.
+const maxTexts = 1 << 16
+
+// text returns e.String(), cached by the expression (expressions are
+// immutable).
+func (l *lowerer) text(e *mapping.Expr) string {
+	if t, ok := l.texts[e]; ok {
+		return t
+	}
+	if len(l.texts) >= maxTexts {
+		clear(l.texts)
+	}
+	t := e.String()
+	l.texts[e] = t
+	return t
+}
+
 // opKey is a string that determines an op's lowering: its kind, context,
 // stages and every property of the tensors it names; with reloc, an HBM
 // tensor's address only modulo relocAlign (relocation).
@@ -248,7 +269,7 @@ func (l *lowerer) opKey(p *kernel.Program, op *kernel.Op, reloc bool) string {
 		for _, e := range []*mapping.Expr{t.Chip, t.Cluster, t.Slice, t.Row, t.Element} {
 			b.WriteByte(',')
 			if e != nil {
-				b.WriteString(e.String())
+				b.WriteString(l.text(e))
 			}
 		}
 		b.WriteByte(',')
@@ -281,7 +302,7 @@ func (l *lowerer) opKey(p *kernel.Program, op *kernel.Op, reloc bool) string {
 		for _, e := range []*mapping.Expr{st.Time, st.Packet, st.Slice} {
 			b.WriteByte(',')
 			if e != nil {
-				b.WriteString(e.String())
+				b.WriteString(l.text(e))
 			}
 		}
 		b.WriteByte(',')

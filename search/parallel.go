@@ -137,10 +137,20 @@ func (e *evaluator) accountExact(idx int, o exactOut) (*Evaluated, string) {
 	return o.x, ""
 }
 
-// exacts fills out[i] with tryExact of cs[i], shared out among the
-// workers.
+// exacts fills out[i] with tryExact of cs[i], cs[i] on worker i: the
+// planner's next candidate (cs[0]) always on its own evaluator, whose
+// cost model has cached the DMA commands of the candidates it priced
+// before (candidates in a row often share their largest moves).
 func (w *workers) exacts(cs []Candidate, out []exactOut) {
-	w.each(len(cs), func(e *evaluator, i int) { out[i] = e.tryExact(&cs[i]) })
+	if len(cs) > len(w.evs) {
+		w.each(len(cs), func(e *evaluator, i int) { out[i] = e.tryExact(&cs[i]) })
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range cs {
+		wg.Go(func() { out[i] = w.evs[i].tryExact(&cs[i]) })
+	}
+	wg.Wait()
 }
 
 // each runs f(worker, i) for i in 0..n-1, the indices shared out among the
