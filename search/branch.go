@@ -194,6 +194,10 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	// built, lowered and priced with DMA lower bounds by the workers, a
 	// chunk at a time, and accounted in order.
 	var outs []boundOut
+	// sinceFirst counts the candidates built since the last one priced out
+	// of turn (step).
+	const firstEvery = 1024
+	sinceFirst := 0
 	evaluateBounds := func(q *queued, x float64) []scored {
 		list := q.cands
 		chunk := 16 * len(pool.evs)
@@ -207,6 +211,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			}
 			outs = outs[:k]
 			pool.bounds(list[:k], outs)
+			sinceFirst += k
 			for i := range k {
 				sc := &list[i]
 				if b, why, ok := ev.account(outs[i]); !ok {
@@ -348,18 +353,17 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	// it prices exactly. It drops the queue when the incumbent rules it
 	// all out. more reports whether an item was worked on, ok whether
 	// time is left.
-	const firstEvery = 64
-	sinceFirst := 0
 	step := func(x float64) (more, ok bool) {
 		if queue.Len() == 0 {
 			return false, true
 		}
-		// Until there is an incumbent, every firstEvery steps the best
-		// built candidate is priced out of turn: a large space may take
-		// long to reach its turn (llama3-70b-prefill's RoPE), and a search
-		// stopped early needs a candidate.
+		// Until there is an incumbent, after every firstEvery candidates
+		// built the best built candidate is priced out of turn: a large
+		// space may take long to reach its turn (llama3-70b-prefill's
+		// RoPE), and a search stopped early needs a candidate. Counted in
+		// candidates, not time: the search stays deterministic.
 		if len(res.Top) < top {
-			if sinceFirst++; sinceFirst >= firstEvery {
+			if sinceFirst >= firstEvery {
 				sinceFirst = 0
 				built := -1
 				for i := range queue {
