@@ -189,6 +189,12 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			next = time.Now().Add(every)
 		}
 	}
+	// losesTie reports whether a candidate priced at least b cannot enter
+	// a full Top: b ties its worst, and ties go to the smaller candidate
+	// text (betterSAT), so only a smaller text could still enter.
+	losesTie := func(c *Candidate, b float64) bool {
+		return len(res.Top) == top && b == incumbentBound && c.String(s.P) > res.Top[top-1].key
+	}
 	// evaluateBounds is evaluate with pruning: the candidates whose
 	// bounds are at most x (the incumbent does not move meanwhile) are
 	// built, lowered and priced with DMA lower bounds by the workers, a
@@ -219,7 +225,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 				} else {
 					q.legal = true
 					st.Legal++
-					if b = max(b, sc.bound); b > incumbentBound {
+					if b = max(b, sc.bound); b > incumbentBound || losesTie(&sc.c, b) {
 						st.Pruned++
 					} else {
 						heap.Push(&queue, queued{built: true, c: sc.c, bound: b, seq: q.seq})
@@ -314,6 +320,9 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	work := func(q queued, x float64) {
 		cur = q.bound
 		switch {
+		case q.built && losesTie(&q.c, q.bound):
+			delete(speculated, q.c)
+			st.Pruned++
 		case q.built:
 			o, ok := speculated[q.c]
 			if ok {
