@@ -201,9 +201,9 @@ func Solve(s *Space, opts Options) (*Result, error) {
 	// chunk at a time, and accounted in order.
 	var outs []boundOut
 	// sinceFirst counts the candidates built since the last one priced out
-	// of turn (step).
-	const firstEvery = 1024
-	sinceFirst := 0
+	// of turn (step), legalSince the legal ones among them.
+	const firstEvery, firstLegal = 1024, 128
+	sinceFirst, legalSince := 0, 0
 	evaluateBounds := func(q *queued, x float64) []scored {
 		list := q.cands
 		chunk := 16 * len(pool.evs)
@@ -225,6 +225,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 				} else {
 					q.legal = true
 					st.Legal++
+					legalSince++
 					if b = max(b, sc.bound); b > incumbentBound || losesTie(&sc.c, b) {
 						st.Pruned++
 					} else {
@@ -367,13 +368,14 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			return false, true
 		}
 		// Until there is an incumbent, after every firstEvery candidates
-		// built the best built candidate is priced out of turn: a large
-		// space may take long to reach its turn (llama3-70b-prefill's
-		// RoPE), and a search stopped early needs a candidate. Counted in
-		// candidates, not time: the search stays deterministic.
+		// built, or firstLegal legal ones, the best built candidate is
+		// priced out of turn: a large space may take long to reach its turn
+		// (llama3-70b-prefill's RoPE), and a search stopped early needs a
+		// candidate. Counted in candidates, not time: the search stays
+		// deterministic.
 		if len(res.Top) < top {
-			if sinceFirst >= firstEvery {
-				sinceFirst = 0
+			if sinceFirst >= firstEvery || legalSince >= firstLegal {
+				sinceFirst, legalSince = 0, 0
 				built := -1
 				for i := range queue {
 					if r := &queue[i]; r.built && (built < 0 || r.bound < queue[built].bound) {
