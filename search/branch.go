@@ -67,9 +67,40 @@ type SATStats struct {
 	Placements int
 }
 
+// widenTiles is how much Solve widens the default tile bound when no
+// candidate fits within it.
+const widenTiles = 8
+
 // Solve plans with the SAT branch and bound. It falls back to Exhaustive
 // when the space has no SAT encoding (sizes the encoding does not cover).
+// With the default tile bound (Options.MaxTiles 0), a space none of whose
+// candidates fits within DefaultMaxTiles tiles, though more tiles would fit
+// some, is searched again with widenTiles times the bound (the plan's
+// max_tiles says which).
 func Solve(s *Space, opts Options) (*Result, error) {
+	start := time.Now()
+	before := s.capped.Load()
+	res, err := solve(s, opts)
+	if err != nil || opts.MaxTiles > 0 || res.Best != nil || res.Stats.Candidates > 0 || !res.Stats.Complete ||
+		s.capped.Load() == before {
+		return res, err
+	}
+	o := opts
+	o.MaxTiles = s.maxTiles * widenTiles
+	if opts.Timeout > 0 {
+		if o.Timeout = opts.Timeout - time.Since(start); o.Timeout <= 0 {
+			return res, nil
+		}
+	}
+	res, err = solve(s, o)
+	if res != nil {
+		res.Stats.Wall = time.Since(start)
+	}
+	return res, err
+}
+
+// solve is Solve within the tile bound of s or opts.
+func solve(s *Space, opts Options) (*Result, error) {
 	start := time.Now()
 	if opts.MaxTiles > 0 {
 		t := *s

@@ -103,3 +103,26 @@ chips: 1
 	t.Logf("exhaustive: %d candidates, %d priced; sat: %d candidates, %d skipped unbuilt, %d priced",
 		ex.Stats.Candidates, ex.Stats.CostEvaluations, sat.Stats.Candidates, sat.Stats.Skipped, sat.Stats.CostEvaluations)
 }
+
+// TestSolveWidensTiles: with the default tile bound, a space none of
+// whose candidates fits within the bound, though more tiles would fit, is
+// searched again with a wider bound (and says so); an explicit bound is
+// kept.
+func TestSolveWidensTiles(t *testing.T) {
+	s := smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
+einsum: IK,KJ->IJ
+axes: {I: 8, J: 256, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)), 512)
+	s.maxTiles = 1
+	r, err := Solve(s, Options{MaxTiles: 1})
+	require.NoError(t, err)
+	assert.Zero(t, r.Stats.Candidates, "nothing fits untiled")
+	assert.Equal(t, 1, r.Space.MaxTiles())
+
+	r, err = Solve(s, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, widenTiles, r.Space.MaxTiles())
+	assert.Positive(t, r.Stats.Candidates, "tiled candidates within %d tiles", widenTiles)
+}

@@ -24,7 +24,8 @@ type Options struct {
 	// (cost.Model.DMABound, linear in their loops) and priced exactly only
 	// when that bound could still make it one of the Top best.
 	NoPrune bool
-	// MaxTiles bounds the tiles of a tiled candidate (0: DefaultMaxTiles).
+	// MaxTiles bounds the tiles of a tiled candidate (0: DefaultMaxTiles,
+	// which Solve widens when no candidate fits within it).
 	MaxTiles int
 	// Where, when set, restricts the search to the branches of the space
 	// it keeps (Space.EnumerateWhere); the result then claims no

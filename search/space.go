@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
@@ -354,6 +355,9 @@ type Space struct {
 	copyOut bool
 	// memo caches the expression algebra of Build (memo.go).
 	memo *exprMemo
+	// capped counts the skeletons that did not fit untiled and had no
+	// fitting tiling within maxTiles though more tiles were possible.
+	capped *atomic.Int64
 }
 
 // CopiesOutput reports whether the space holds candidates whose output
@@ -398,7 +402,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	if p.Chips != 1 {
 		return nil, fmt.Errorf("%s: chips: %d; the mapspace maps one chip (Chip factors other than 1 are not enumerated yet)", p.File, p.Chips)
 	}
-	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(), maxTiles: DefaultMaxTiles, memo: newExprMemo(),
+	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(), maxTiles: DefaultMaxTiles, memo: newExprMemo(), capped: new(atomic.Int64),
 		rows: spec.Contraction.Rows.Value, slices: spec.Cluster.Slices.Value, clusters: spec.Chip.Clusters.Value}
 	if s.ebits <= 0 {
 		return nil, fmt.Errorf("%s: input type %s has no size", p.File, p.In[0].DType)

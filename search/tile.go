@@ -142,7 +142,11 @@ func (e *enumerator) tilings(c Candidate) {
 		return
 	}
 	for _, nbuf := range []int{1, 2} {
-		for _, v := range s.minimalTilings(c, axes, nbuf) {
+		vs, capped := s.minimalTilings(c, axes, nbuf)
+		if capped && len(vs) == 0 {
+			s.capped.Add(1)
+		}
+		for _, v := range vs {
 			d := c
 			var tiled []int
 			for i, a := range axes {
@@ -169,8 +173,9 @@ func (e *enumerator) tilings(c Candidate) {
 // minimalTilings returns the tile-count vectors over axes (each dividing
 // the axis's time factor) with which c fits nbuf buffers and that no other
 // fitting vector undercuts componentwise, ordered by total tiles, then
-// lexicographically.
-func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) [][]int {
+// lexicographically; capped reports that the tile bound (maxTiles) left
+// some vectors out.
+func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) (out [][]int, capped bool) {
 	var fitting [][]int
 	cur := make([]int, len(axes))
 	var rec func(i int)
@@ -189,6 +194,7 @@ func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) [][]int {
 		used := product(cur[:i])
 		for _, t := range divisors(c.factor(axes[i], Time)) {
 			if used*t > s.maxTiles {
+				capped = true
 				break
 			}
 			cur[i] = t
@@ -196,7 +202,6 @@ func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) [][]int {
 		}
 	}
 	rec(0)
-	var out [][]int
 	for i, v := range fitting {
 		minimal := true
 		for j, u := range fitting {
@@ -221,7 +226,7 @@ func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) [][]int {
 		}
 		return false
 	})
-	return out
+	return out, capped
 }
 
 // dominates reports u ≤ v componentwise with u ≠ v.

@@ -153,7 +153,7 @@ are the same for any N.`,
 	cmd.Flags().IntVar(&top, "top", 1, "list the `N` best candidates")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop after `D` (e.g. 30s) with the best candidate so far")
 	cmd.Flags().StringVar(&out, "out", "", "write the plan and its kernel program to `PLAN.json`")
-	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, fmt.Sprintf("bound the tiles of a tiled candidate (default %d)", search.DefaultMaxTiles))
+	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, fmt.Sprintf("bound the tiles of a tiled candidate (default %d, widened 8× when no candidate fits within it)", search.DefaultMaxTiles))
 	cmd.Flags().IntVar(&workers, "workers", 0, "evaluate candidates on `N` cores (default: all; the plan does not depend on it)")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
 	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
