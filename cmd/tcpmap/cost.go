@@ -159,7 +159,7 @@ func writeCostReport(w io.Writer, r *cost.Report) error {
 	if r.DMABound {
 		fmt.Fprintf(ew, "DMA commands priced by their lower bound\n")
 	}
-	fmt.Fprintf(ew, "bottleneck: %s (%.0f cycles, %.1f%% of the critical path ops %v)\n\n", r.Bottleneck, r.Bottleneck.Cycles, 100*r.Bottleneck.Share, r.Bottleneck.Path)
+	fmt.Fprintf(ew, "bottleneck: %s (%.0f cycles, %.1f%% of the critical path ops %s)\n\n", r.Bottleneck, r.Bottleneck.Cycles, 100*r.Bottleneck.Share, pathText(r.Bottleneck.Path))
 
 	tw := tabwriter.NewWriter(ew, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tcontext\tkind\tsrc → dst\tstart\tend\tcycles\talone\tbound by\twaits for\t")
@@ -230,4 +230,20 @@ func (e *errWriter) Write(b []byte) (int, error) {
 	n, err := e.w.Write(b)
 	e.err = err
 	return n, err
+}
+
+// maxPathOps is how many critical-path ops the text report lists before
+// eliding the middle (--json has them all).
+const maxPathOps = 24
+
+// pathText prints a critical path's op indices, the middle elided when
+// long: [0 1 2 … 7173 7174] (n ops).
+func pathText(path []int) string {
+	if len(path) <= maxPathOps {
+		return fmt.Sprint(path)
+	}
+	h := maxPathOps / 2
+	head := strings.Trim(fmt.Sprint(path[:h]), "[]")
+	tail := strings.Trim(fmt.Sprint(path[len(path)-h:]), "[]")
+	return fmt.Sprintf("[%s … %s] (%d ops)", head, tail, len(path))
 }

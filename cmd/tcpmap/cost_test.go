@@ -143,3 +143,13 @@ func TestCostPlan(t *testing.T) {
 	require.NotZero(t, stored.Cost.Cycles)
 	assert.Equal(t, stored.Cost.Cycles, got.Cycles)
 }
+
+// TestPathText: a long critical path prints its ends and its length.
+func TestPathText(t *testing.T) {
+	assert.Equal(t, "[1 2 3]", pathText([]int{1, 2, 3}))
+	long := make([]int, 100)
+	for i := range long {
+		long[i] = i
+	}
+	assert.Equal(t, "[0 1 2 3 4 5 6 7 8 9 10 11 … 88 89 90 91 92 93 94 95 96 97 98 99] (100 ops)", pathText(long))
+}
