@@ -398,26 +398,24 @@ func solve(s *Space, opts Options) (*Result, error) {
 		if queue.Len() == 0 {
 			return false, true
 		}
-		// Until there is an incumbent, after every firstEvery candidates
-		// built, or firstLegal legal ones, the best built candidate is
-		// priced out of turn: a large space may take long to reach its turn
-		// (llama3-70b-prefill's RoPE), and a search stopped early needs a
-		// candidate. Counted in candidates, not time: the search stays
-		// deterministic.
-		if len(res.Top) < top {
-			if sinceFirst >= firstEvery || legalSince >= firstLegal {
-				sinceFirst, legalSince = 0, 0
-				built := -1
-				for i := range queue {
-					if r := &queue[i]; r.built && (built < 0 || r.bound < queue[built].bound) {
-						built = i
-					}
+		// After every firstEvery candidates built, or firstLegal legal
+		// ones, the best built candidate that could still beat the
+		// incumbent is priced out of turn: a large space may take long to
+		// reach its turn (llama3-70b-prefill's RoPE and projections), and a
+		// search stopped early needs a candidate, and a good one. Counted in
+		// candidates, not time: the search stays deterministic.
+		if sinceFirst >= firstEvery || legalSince >= firstLegal {
+			sinceFirst, legalSince = 0, 0
+			built := -1
+			for i := range queue {
+				if r := &queue[i]; r.built && r.bound < incumbentBound && (built < 0 || r.bound < queue[built].bound) {
+					built = i
 				}
-				if built >= 0 {
-					work(heap.Remove(&queue, built).(queued), x)
-					_, ok = left()
-					return true, ok
-				}
+			}
+			if built >= 0 {
+				work(heap.Remove(&queue, built).(queued), x)
+				_, ok = left()
+				return true, ok
 			}
 		}
 		q := queue.peek()
