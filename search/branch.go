@@ -156,19 +156,63 @@ func solve(s *Space, opts Options) (*Result, error) {
 	var queue skeletonQueue
 	// expand enumerates skeleton k's candidates with their candidate
 	// bounds, best first.
-	expand := func(k *skeleton) []scored {
+	listOf := func(k *skeleton) []scored {
 		var list []scored
-		s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
-			return k.matches(stage, c, n) && (opts.Where == nil || opts.Where(stage, c))
-		}, func(c Candidate) bool {
+		add := func(c Candidate) bool {
 			list = append(list, scored{c: c, bound: s.candidateBound(&c)})
 			return true
-		})
+		}
+		if opts.Where == nil {
+			s.enumerateSkeleton(k.candidate(), add)
+		} else {
+			s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
+				return k.matches(stage, c, n) && opts.Where(stage, c)
+			}, add)
+		}
+		sort.SliceStable(list, func(i, j int) bool { return list[i].bound < list[j].bound })
+		return list
+	}
+	// expand lists skeleton k's candidates (listOf); with spare workers,
+	// and no user restriction to call concurrently, the next skeletons the
+	// queue holds unexpanded are listed meanwhile (pure work, kept until
+	// they come up).
+	expanded := map[skeleton][]scored{}
+	expand := func(k *skeleton) []scored {
+		list, ok := expanded[*k]
+		if ok {
+			delete(expanded, *k)
+		} else {
+			ks := []skeleton{*k}
+			for opts.Where == nil && len(ks) < len(pool.evs) {
+				best := -1
+				for i := range queue {
+					r := &queue[i]
+					if r.built || r.placement || r.cands != nil || r.bound > incumbentBound || slices.Contains(ks, r.k) {
+						continue
+					}
+					if _, done := expanded[r.k]; done {
+						continue
+					}
+					if best < 0 || queue.Less(i, best) {
+						best = i
+					}
+				}
+				if best < 0 {
+					break
+				}
+				ks = append(ks, queue[best].k)
+			}
+			lists := make([][]scored, len(ks))
+			pool.each(len(ks), func(_ *evaluator, i int) { lists[i] = listOf(&ks[i]) })
+			for i := 1; i < len(ks); i++ {
+				expanded[ks[i]] = lists[i]
+			}
+			list = lists[0]
+		}
 		st.Candidates += len(list)
 		if len(list) == 0 {
 			st.SAT.Empty++
 		}
-		sort.SliceStable(list, func(i, j int) bool { return list[i].bound < list[j].bound })
 		return list
 	}
 	// skeletons queues the skeletons of placement k (its Cluster/Slice

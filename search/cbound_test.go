@@ -126,3 +126,52 @@ chips: 1
 	assert.Equal(t, widenTiles, r.Space.MaxTiles())
 	assert.Positive(t, r.Stats.Candidates, "tiled candidates within %d tiles", widenTiles)
 }
+
+// TestEnumerateSkeleton: a skeleton's candidates enumerated from the
+// skeleton itself are those EnumerateWhere restricted to it yields, in the
+// same order.
+func TestEnumerateSkeleton(t *testing.T) {
+	for _, s := range []*Space{
+		smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
+einsum: IK,KJ->IJ
+axes: {I: 8, J: 64, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)), 1024),
+		newSpace(t, loadWorkload(t, `name: reduced-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 2, N: 12, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)),
+	} {
+		n := len(s.P.Axes)
+		var sks []skeleton
+		seen := map[skeleton]bool{}
+		s.EnumerateWhere(func(st Stage, c *Candidate) bool {
+			if st == StageRows {
+				k := skeleton{stationary: c.Stationary, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
+				if !seen[k] {
+					seen[k] = true
+					sks = append(sks, k)
+				}
+				return false
+			}
+			return true
+		}, func(Candidate) bool { return true })
+		require.NotEmpty(t, sks)
+		total := 0
+		for i, k := range sks {
+			if i%5 != 0 {
+				continue // a sample keeps the test short
+			}
+			var want, got []Candidate
+			s.EnumerateWhere(func(st Stage, c *Candidate) bool { return k.matches(st, c, n) },
+				func(c Candidate) bool { want = append(want, c); return true })
+			s.enumerateSkeleton(k.candidate(), func(c Candidate) bool { got = append(got, c); return true })
+			require.Equal(t, want, got, "skeleton %d", i)
+			total += len(got)
+		}
+		assert.Positive(t, total)
+	}
+}

@@ -461,9 +461,13 @@ func (k *skeleton) matches(st Stage, c *Candidate, axes int) bool {
 	return true
 }
 
-// candidate returns the skeleton's fields as a candidate (for its bounds).
+// candidate returns the skeleton's fields as a candidate (for its bounds,
+// and the start of Space.enumerateSkeleton): no Time or tile order yet.
 func (k *skeleton) candidate() Candidate {
 	var c Candidate
 	c.Stationary, c.Content, c.Mode, c.Acc, c.Split = k.stationary, k.content, k.mode, k.acc, k.split
+	for a := range MaxAxes {
+		c.Order[a], c.TileOrder[a] = noAxis, noAxis
+	}
 	return c
 }

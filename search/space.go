@@ -701,6 +701,22 @@ func (s *Space) EnumerateWhere(where func(Stage, *Candidate) bool, yield func(Ca
 	}
 }
 
+// enumerateSkeleton is EnumerateWhere(nil, yield) restricted to the
+// candidates of c's skeleton: c holds the stationary input, the packet's
+// content, mode and accumulation and every axis's factors up to Time (as
+// the enumerator has them at StageRows, tile factors 1), and its Time and
+// tile orders are empty. The candidates come in EnumerateWhere's order,
+// without walking the stages above.
+func (s *Space) enumerateSkeleton(c Candidate, yield func(Candidate) bool) {
+	e := enumerator{s: s, yield: yield}
+	for e.tiled = range 2 {
+		if e.stop {
+			return
+		}
+		e.tilings(c)
+	}
+}
+
 // enumerator carries the enumeration's state.
 type enumerator struct {
 	s     *Space
