@@ -11,12 +11,18 @@ import (
 // do not depend on how many workers evaluate its candidates (parallel.go).
 func TestWorkersDeterministic(t *testing.T) {
 	for _, s := range []*Space{
-		smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
+		newSpace(t, loadWorkload(t, `name: reduced-gemm
 einsum: IK,KJ->IJ
-axes: {I: 8, J: 64, K: 64}
+axes: {I: 16, J: 32, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
-`)), 1024),
+`)),
+		newSpace(t, loadWorkload(t, `name: reduced-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 2, N: 12, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)),
 		newSpace(t, workloadFile(t, "gemv.yaml")),
 	} {
 		var base *Result
