@@ -56,9 +56,14 @@ type satSpace struct {
 	units           []unit
 	// scale multiplies log2 weights (1 when every size is a power of two).
 	scale int
-	// compute sums the spatial units with weights rounded up;
-	// computeConst is ⌊scale·log2 Π sizes⌋.
-	compute      *constraints.Sum
+	// timeSum sums the units at Time with weights rounded up, and
+	// unitWeight is that weight summed over every unit: the spatial units
+	// (Cluster, Slice, Row, Packet) weigh unitWeight − timeSum, each unit
+	// being at exactly one level (SPACE-UNITS), which spares the encoding
+	// a sum over four literals a unit. computeConst is ⌊scale·log2 Π
+	// sizes⌋.
+	timeSum      *constraints.Sum
+	unitWeight   int
 	computeConst int
 	// repl[t] sums the Cluster and Slice units of the axes input t lacks,
 	// weights rounded down.
@@ -171,7 +176,7 @@ func newSatSpace(s *Space) (*satSpace, error) {
 		}
 		return e.stat.Not()
 	}
-	var clusterT, sliceT, rowT, packetT, computeT []constraints.Term
+	var clusterT, sliceT, rowT, packetT, timeT []constraints.Term
 	var dmT [NumTensors][]constraints.Term
 	operands := [NumTensors]*Operand{&p.In[0], &p.In[1], &p.Out}
 	var replT, runT [2][]constraints.Term
@@ -257,9 +262,8 @@ func newSatSpace(s *Space) (*satSpace, error) {
 				}
 			}
 			sliceT = append(sliceT, constraints.Term{Lit: at(Slice), Weight: logW(pr, false)})
-			for _, l := range []Level{Cluster, Slice, Row, Packet} {
-				computeT = append(computeT, constraints.Term{Lit: at(l), Weight: logW(pr, true)})
-			}
+			timeT = append(timeT, constraints.Term{Lit: at(Time), Weight: logW(pr, true)})
+			e.unitWeight += logW(pr, true)
 			for t := range 2 {
 				for _, l := range []Level{Cluster, Slice} {
 					term := constraints.Term{Lit: at(l), Weight: logW(pr, false)}
@@ -322,7 +326,7 @@ func newSatSpace(s *Space) (*satSpace, error) {
 		c.Clause(rPacket, e.mode[m].Not(), pk.AtLeast(k))
 		c.Clause(rPacket, e.mode[m].Not(), pk.AtMost(k))
 	}
-	if e.compute, err = sum(computeT); err != nil {
+	if e.timeSum, err = sum(timeT); err != nil {
 		return nil, err
 	}
 	e.computeConst = int(math.Floor(float64(e.scale)*sizeLog + 1e-9))
@@ -366,7 +370,8 @@ func (e *satSpace) boundLits(x float64) []constraints.Lit {
 	}
 	lx := sc * math.Log2(x-fixed)
 	k := float64(e.computeConst) - lx
-	out = append(out, e.compute.AtLeast(int(math.Ceil(k-1e-9))))
+	// Σ ≥ ⌈k⌉  ⟺  timeSum ≤ unitWeight − ⌈k⌉.
+	out = append(out, e.timeSum.AtMost(e.unitWeight-int(math.Ceil(k-1e-9))))
 	rate := s.hbmBytesPerCycle()
 	for t := range 2 {
 		n, err := s.P.In[t].Bytes()
