@@ -17,6 +17,18 @@ func smallDM(s *Space, n int) *Space {
 	return s
 }
 
+// tiledGEMM is a GEMM of I = 8, J = 64, K = 64 on a DM of 1 KB a slice:
+// most candidates tile.
+func tiledGEMM(t testing.TB) *Space {
+	t.Helper()
+	return smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
+einsum: IK,KJ->IJ
+axes: {I: 8, J: 64, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)), 1024)
+}
+
 // TestSkeletonCapacity: the SAT encoding's capacity limits (Row count by
 // the TRF, Row and Packet factors by the DM) hold for every candidate the
 // enumerator yields, and they bind: the spaces are chosen so that some
@@ -92,12 +104,7 @@ chips: 1
 // candidates tile, the branch and bound (candidate bounds, capacity
 // clauses) proves the exhaustive optimum.
 func TestSolveMatchesExhaustiveTiled(t *testing.T) {
-	s := smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
-einsum: IK,KJ->IJ
-axes: {I: 8, J: 64, K: 64}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`)), 1024)
+	s := tiledGEMM(t)
 	ex, sat := requireSolveMatchesExhaustive(t, s)
 	assert.Less(t, sat.Stats.Candidates-sat.Stats.Skipped, ex.Stats.Candidates, "candidates built")
 	t.Logf("exhaustive: %d candidates, %d priced; sat: %d candidates, %d skipped unbuilt, %d priced",
@@ -132,12 +139,7 @@ chips: 1
 // same order.
 func TestEnumerateSkeleton(t *testing.T) {
 	for _, s := range []*Space{
-		smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
-einsum: IK,KJ->IJ
-axes: {I: 8, J: 64, K: 64}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`)), 1024),
+		tiledGEMM(t),
 		newSpace(t, loadWorkload(t, `name: reduced-bmm
 einsum: VMK,VNK->VMN
 axes: {V: 2, M: 2, N: 12, K: 32}

@@ -15,12 +15,7 @@ import (
 // engines.Lower does on its own: the same descriptors and stage
 // configurations, or a failure at the same op under the same rule.
 func TestLowererMatchesLower(t *testing.T) {
-	s := smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
-einsum: IK,KJ->IJ
-axes: {I: 8, J: 64, K: 64}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`)), 1024)
+	s := tiledGEMM(t)
 	l := newLowerer(s.Spec)
 	require.NotZero(t, l.relocAlign, "the spec's DMA alignments divide the relocation block")
 	n, legal := 0, 0
