@@ -17,12 +17,7 @@ func TestLowerBoundsAdmissible(t *testing.T) {
 		dm        int // DM bytes per slice; 0: the spec's
 	}{
 		{"dot", "", 0}, {"gemv", "", 0},
-		{"reduced-gemm", `name: reduced-gemm
-einsum: IK,KJ->IJ
-axes: {I: 16, J: 32, K: 64}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`, 0},
+		{"reduced-gemm", reducedGEMM, 0},
 		// J spans 512 bytes: slices splitting it shorten in1's HBM runs.
 		{"wide-gemm", `name: wide-gemm
 einsum: IK,KJ->IJ
@@ -30,12 +25,7 @@ axes: {I: 4, J: 256, K: 32}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `, 0},
-		{"reduced-bmm", `name: reduced-bmm
-einsum: VMK,VNK->VMN
-axes: {V: 2, M: 2, N: 12, K: 32}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`, 0},
+		{"reduced-bmm", reducedBMM, 0},
 		// A DM of 1 KB a slice makes most candidates tile (single- and
 		// double-buffered, one or two tiled axes): the serial bound's
 		// steps are checked against the scheduler.
@@ -64,25 +54,16 @@ chips: 1
 				sp.DM.BytesPerSlice.Value = w.dm
 				s.Spec = &sp
 			}
-			ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
-			require.NoError(t, err)
 			legal, tiled, tight, serial := 0, 0, 0.0, 0.0
-			i := 0
-			s.Enumerate(func(c Candidate) bool {
-				x := ev.evaluate(i, &c, nil)
-				i++
-				if x == nil {
-					return true
-				}
+			eachLegal(t, s, func(c *Candidate, x *Evaluated) {
 				legal++
-				requireBoundsBelow(t, s, &c, x.Report.Cycles)
-				b, cy := s.lowerBounds(&c), x.Report.Cycles
+				requireBoundsBelow(t, s, c, x.Report.Cycles)
+				b, cy := s.lowerBounds(c), x.Report.Cycles
 				tight = max(tight, b.max()/cy)
-				serial = max(serial, s.candidateBound(&c)/cy)
+				serial = max(serial, s.candidateBound(c)/cy)
 				if c.TileOrder[0] != noAxis {
 					tiled++
 				}
-				return true
 			})
 			require.Positive(t, legal)
 			assert.Greater(t, serial, 0.2, "the best bound/price ratio")
@@ -92,6 +73,22 @@ chips: 1
 			t.Logf("%d legal candidates (%d tiled), best bound/price %.3f, candidate bound %.3f", legal, tiled, tight, serial)
 		})
 	}
+}
+
+// eachLegal evaluates every candidate of s (built, lowered, priced
+// exactly) and calls f with each legal one.
+func eachLegal(t *testing.T, s *Space, f func(c *Candidate, x *Evaluated)) {
+	t.Helper()
+	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+	require.NoError(t, err)
+	i := 0
+	s.Enumerate(func(c Candidate) bool {
+		if x := ev.evaluate(i, &c, nil); x != nil {
+			f(&c, x)
+		}
+		i++
+		return true
+	})
 }
 
 // requireBoundsBelow checks every lower bound of candidate c against its
@@ -115,31 +112,13 @@ func requireBoundsBelow(t *testing.T, s *Space, c *Candidate, cy float64) {
 // legal candidates of each space (the bound check of
 // TestLowerBoundsAdmissible then covers it).
 func TestLayoutRun(t *testing.T) {
-	for _, src := range []string{`name: reduced-gemm
-einsum: IK,KJ->IJ
-axes: {I: 16, J: 32, K: 64}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`, `name: reduced-bmm
-einsum: VMK,VNK->VMN
-axes: {V: 2, M: 2, N: 12, K: 32}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`} {
+	for _, src := range []string{reducedGEMM, reducedBMM} {
 		s := newSpace(t, loadWorkload(t, src))
-		ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
-		require.NoError(t, err)
 		names := [NumTensors]string{s.P.In[0].Name, s.P.In[1].Name, s.P.Out.Name}
 		claims := 0
-		i := 0
-		s.Enumerate(func(c Candidate) bool {
-			x := ev.evaluate(i, &c, nil)
-			i++
-			if x == nil {
-				return true
-			}
+		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
 			for tn := range NumTensors {
-				run := s.layoutRun(&c, tn)
+				run := s.layoutRun(c, tn)
 				if run > 1e18 {
 					continue
 				}
@@ -163,7 +142,6 @@ chips: 1
 				}
 				require.Positive(t, moved, "%s: tensor %d's DMA ops", c.String(s.P), tn)
 			}
-			return true
 		})
 		assert.Positive(t, claims, src)
 		t.Logf("%d claims", claims)

@@ -140,12 +140,7 @@ chips: 1
 func TestEnumerateSkeleton(t *testing.T) {
 	for _, s := range []*Space{
 		tiledGEMM(t),
-		newSpace(t, loadWorkload(t, `name: reduced-bmm
-einsum: VMK,VNK->VMN
-axes: {V: 2, M: 2, N: 12, K: 32}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`)),
+		newSpace(t, loadWorkload(t, reducedBMM)),
 	} {
 		n := len(s.P.Axes)
 		var sks []skeleton

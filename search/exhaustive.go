@@ -2,7 +2,6 @@ package search
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -221,32 +220,13 @@ func (e *evaluator) evaluateWhy(idx int, c *Candidate, cutoff *Evaluated) (*Eval
 // boundProgram prices lowered program p with DMA commands at their lower
 // bound; why names the rule when the price finds it invalid.
 func (e *evaluator) boundProgram(p *kernel.Program) (float64, string) {
-	e.stats.BoundEvaluations++
-	r, err := e.bound.Evaluate(p)
-	if err != nil {
-		return 0, e.reject(fmt.Errorf("cost: %w", err))
-	}
-	if err := r.Err(); err != nil {
-		return 0, e.reject(err)
-	}
-	return r.Cycles, ""
+	b, why, _ := e.account(e.priceBound(p))
+	return b, why
 }
 
 // exactProgram prices lowered program p of c exactly.
 func (e *evaluator) exactProgram(idx int, c *Candidate, p *kernel.Program) (*Evaluated, string) {
-	e.stats.CostEvaluations++
-	r, err := e.model.Evaluate(p)
-	if err != nil {
-		return nil, e.reject(fmt.Errorf("cost: %w", err))
-	}
-	if err := r.Err(); err != nil {
-		return nil, e.reject(err)
-	}
-	x := &Evaluated{Index: idx, Candidate: *c, Program: p, Report: r}
-	if e.strict {
-		x.key = c.String(e.s.P)
-	}
-	return x, ""
+	return e.accountExact(idx, e.priceExact(c, p, false))
 }
 
 // Exhaustive enumerates the whole space and returns the best candidates.

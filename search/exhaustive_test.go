@@ -20,6 +20,20 @@ import (
 
 // Small contractions the exhaustive planner handles in a test's time.
 const (
+	// reducedGEMM and reducedBMM are small spaces the planners and the
+	// bounds are checked on exhaustively.
+	reducedGEMM = `name: reduced-gemm
+einsum: IK,KJ->IJ
+axes: {I: 16, J: 32, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`
+	reducedBMM = `name: reduced-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 2, N: 12, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`
 	tinyGEMM = `name: tiny-gemm
 einsum: IK,KJ->IJ
 axes: {I: 8, J: 32, K: 32}

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"tcpmap/model/kernel"
 )
 
 // Parallel evaluation. Building, lowering and pricing a candidate is a pure
@@ -37,6 +39,12 @@ func (e *evaluator) tryBound(c *Candidate) boundOut {
 	if err := e.low.lower(p); err != nil {
 		return boundOut{err: err}
 	}
+	return e.priceBound(p)
+}
+
+// priceBound prices lowered program p with DMA commands at their lower
+// bound, without touching the statistics.
+func (e *evaluator) priceBound(p *kernel.Program) boundOut {
 	r, err := e.bound.Evaluate(p)
 	if err != nil {
 		return boundOut{err: fmt.Errorf("cost: %w", err), priced: true}
@@ -109,6 +117,13 @@ func (e *evaluator) tryExact(c *Candidate) exactOut {
 	if err := e.low.lower(p); err != nil {
 		return exactOut{err: err}
 	}
+	return e.priceExact(c, p, true)
+}
+
+// priceExact prices lowered program p of c exactly, without touching the
+// statistics; with own set the report is cloned, so that the model's next
+// Evaluate leaves it alone.
+func (e *evaluator) priceExact(c *Candidate, p *kernel.Program, own bool) exactOut {
 	r, err := e.model.Evaluate(p)
 	if err != nil {
 		return exactOut{err: fmt.Errorf("cost: %w", err), priced: true}
@@ -116,7 +131,10 @@ func (e *evaluator) tryExact(c *Candidate) exactOut {
 	if err := r.Err(); err != nil {
 		return exactOut{err: err, priced: true}
 	}
-	x := &Evaluated{Candidate: *c, Program: p, Report: r.Clone()}
+	if own {
+		r = r.Clone()
+	}
+	x := &Evaluated{Candidate: *c, Program: p, Report: r}
 	if e.strict {
 		x.key = c.String(e.s.P)
 	}

@@ -11,18 +11,8 @@ import (
 // do not depend on how many workers evaluate its candidates (parallel.go).
 func TestWorkersDeterministic(t *testing.T) {
 	for _, s := range []*Space{
-		newSpace(t, loadWorkload(t, `name: reduced-gemm
-einsum: IK,KJ->IJ
-axes: {I: 16, J: 32, K: 64}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`)),
-		newSpace(t, loadWorkload(t, `name: reduced-bmm
-einsum: VMK,VNK->VMN
-axes: {V: 2, M: 2, N: 12, K: 32}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`)),
+		newSpace(t, loadWorkload(t, reducedGEMM)),
+		newSpace(t, loadWorkload(t, reducedBMM)),
 		newSpace(t, workloadFile(t, "gemv.yaml")),
 	} {
 		var base *Result

@@ -12,18 +12,8 @@ import (
 func TestSolveMatchesExhaustive(t *testing.T) {
 	for _, w := range []struct{ name, src string }{
 		{"dot", ""}, {"gemv", ""},
-		{"reduced-gemm", `name: reduced-gemm
-einsum: IK,KJ->IJ
-axes: {I: 16, J: 32, K: 64}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`},
-		{"reduced-bmm", `name: reduced-bmm
-einsum: VMK,VNK->VMN
-axes: {V: 2, M: 2, N: 12, K: 32}
-dtype: {in: bf16, acc: f32, out: bf16}
-chips: 1
-`},
+		{"reduced-gemm", reducedGEMM},
+		{"reduced-bmm", reducedBMM},
 	} {
 		t.Run(w.name, func(t *testing.T) {
 			var s *Space
