@@ -39,6 +39,10 @@ type chainState struct {
 	contract             *kernel.ContractConfig
 	prev                 kernel.StageKind
 	ve                   *vePass // the open Vector Engine pass, between vector_init and vector_final
+	// dual is set when the chain runs in dual channel mode: its collect
+	// forms 64-byte flits, so its switch (the main and sub Switch Engines
+	// combined) moves 64-byte flits too (002 L2125-2127, L2140).
+	dual bool
 }
 
 // LowerError locates a lowering failure in the program: the op, and the
@@ -242,7 +246,7 @@ func liveDigits(e *mapping.Expr) *mapping.Expr {
 }
 
 func lowerChain(spec *Spec, p *kernel.Program, op *kernel.Op, i int) error {
-	var st chainState
+	st := chainState{dual: chainDual(spec, p, op.Stages)}
 	for k, stage := range op.Stages {
 		if err := lowerStage(spec, p, op.Context, &st, stage); err != nil {
 			return &LowerError{Op: i, Stage: k, Kind: string(stage.Kind), Err: err}
@@ -250,6 +254,38 @@ func lowerChain(spec *Spec, p *kernel.Program, op *kernel.Op, i int) error {
 		st.prev = stage.Kind
 	}
 	return nil
+}
+
+// chainDual reports whether a chain runs in dual channel mode: its collect
+// packet is one 64-byte dual-channel flit (002 L1997, L2127;
+// docs/spec-decisions.md "Hello GEMV's 64-byte packet"). The channel is the
+// chain's: a switch before that collect combines the two 32-byte Switch
+// Engines into 64-byte flits as well (002 L2125-2127, L2140;
+// docs/spec-decisions.md "Switch in a dual channel chain").
+func chainDual(spec *Spec, p *kernel.Program, stages []*kernel.Stage) bool {
+	var dt dtype.DType
+	for _, stage := range stages {
+		if stage == nil {
+			return false
+		}
+		switch stage.Kind {
+		case kernel.StBegin:
+			if t, ok := p.Tensor(stage.Tensor); ok {
+				dt = t.DType
+			}
+		case kernel.StFetch:
+			if stage.DType != 0 {
+				dt = stage.DType
+			}
+		case kernel.StCollect:
+			if stage.Packet == nil {
+				return false
+			}
+			pb, err := packetBytes(dt, stage.Packet)
+			return err == nil && pb == spec.Stream.DualChannelFlitBytes.Value
+		}
+	}
+	return false
 }
 
 // sameSpatial checks that a tensor has the stream's Chip, Cluster and Slice
@@ -289,7 +325,7 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 	cfg := stage.Config
 	switch stage.Kind {
 	case kernel.StBegin:
-		*st = chainState{dt: tensor.DType, chip: tensor.Chip, cluster: tensor.Cluster, slice: tensor.Slice, element: tensor.Element}
+		*st = chainState{dt: tensor.DType, chip: tensor.Chip, cluster: tensor.Cluster, slice: tensor.Slice, element: tensor.Element, dual: st.dual}
 		stage.Config = nil // begin configures nothing
 		return nil
 
@@ -313,7 +349,7 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 
 	case kernel.StSwitch:
 		req := SwitchRequest{Axes: p.Axes, DType: st.dt, InSlice: st.slice, InTime: st.time, InPacket: st.packet,
-			OutSlice: stage.Slice, OutTime: stage.Time}
+			OutSlice: stage.Slice, OutTime: stage.Time, DualChannel: st.dual}
 		if stage.Param != "" {
 			sc, err := kernel.ParseSwitchConfig(stage.Param)
 			if err != nil {
@@ -335,9 +371,7 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		req := CollectRequest{DType: st.dt, Time: st.time, Packet: st.packet, OutTime: stage.Time, OutPacket: stage.Packet}
 		// A 64-byte collect packet is one dual-channel flit (002 L1997,
 		// L2127; docs/spec-decisions.md "Hello GEMV's 64-byte packet").
-		if pb, err := packetBytes(st.dt, stage.Packet); err == nil && pb == spec.Stream.DualChannelFlitBytes.Value {
-			req.DualChannel = true
-		}
+		req.DualChannel = st.dual
 		plan, err := DeriveCollect(spec, req)
 		if err != nil {
 			return err

@@ -173,3 +173,39 @@ func TestLowerDMASpreadsOverDMNs(t *testing.T) {
 		assert.Len(t, seen, tc.dmns, "%s ops[%d]", tc.kernel, tc.op)
 	}
 }
+
+// TestLowerSwitchDualChannel: a switch in a dual channel chain (a 64-byte
+// collect packet, 002 L1997, L2127) moves 64-byte flits, one per 64-byte
+// packet: the two 32-byte Switch Engines combine (002 L2125-2127, L2140;
+// docs/spec-decisions.md "Switch in a dual channel chain"). The same switch
+// in a single channel chain moves two 32-byte flits per packet
+// (cycles_per_packet = packet_size / 32, 002 L3526).
+func TestLowerSwitchDualChannel(t *testing.T) {
+	data, err := os.ReadFile("../workloads/kernels/hello-gemv.json")
+	require.NoError(t, err)
+	const fetch = `{"kind": "fetch", "dtype": "bf16", "time": "J / 32", "packet": "J % 32"}`
+	src := strings.Join(strings.Fields(string(data)), " ")
+	require.Contains(t, src, strings.Join(strings.Fields(fetch), " "))
+	for _, tc := range []struct {
+		name, collect string
+		flit, flits   int
+	}{
+		{"dual", `{"kind": "collect", "time": "J / 32", "packet": "J % 32"}`, 64, 1},
+		{"single", `{"kind": "collect", "time": "J / 16", "packet": "J % 16"}`, 32, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sw := `{"kind": "switch", "slice": "I", "time": "J / 32"}`
+			s := strings.Replace(src, strings.Join(strings.Fields(fetch), " ")+", "+
+				strings.Join(strings.Fields(`{"kind": "collect", "time": "J / 32", "packet": "J % 32"}`), " "),
+				strings.Join(strings.Fields(fetch), " ")+", "+sw+", "+tc.collect, 1)
+			require.NotEqual(t, src, s)
+			p := parseKernel(t, s)
+			require.NoError(t, Lower(Default(), p))
+			cfg := p.Ops[3].Stages[2].Config
+			require.NotNil(t, cfg)
+			require.NotNil(t, cfg.Switch)
+			assert.Equal(t, tc.flit, cfg.Switch.FlitBytes)
+			assert.Equal(t, tc.flits, cfg.Switch.FlitsPerPacket)
+		})
+	}
+}
