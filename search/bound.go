@@ -121,6 +121,8 @@ func (s *Space) subCycles(c *Candidate) float64 {
 // share returns the fraction of operand o one slice holds under c's
 // Cluster and Slice factors (those of its own axes), and its replication
 // (those of the axes it lacks: each of those slices holds its own copy).
+// A switched candidate's streamed operand is shared by the ring instead
+// of copied into each of its slices (Candidate.Switch).
 func (s *Space) share(c *Candidate, o *Operand) (share, repl float64) {
 	share, repl = 1, 1
 	for a, ax := range s.P.Axes {
@@ -131,6 +133,10 @@ func (s *Space) share(c *Candidate, o *Operand) (share, repl float64) {
 			repl *= f
 		}
 	}
+	if c.Switch && o == &s.P.In[1-c.Stationary] {
+		r := float64(s.ring(c))
+		share, repl = share/r, repl/r
+	}
 	return share, repl
 }
 
@@ -138,7 +144,26 @@ func (s *Space) share(c *Candidate, o *Operand) (share, repl float64) {
 // c's Cluster and Slice factors, whatever the rest: the input and DMA
 // bounds without the output's accumulation-dependent run. It is at most
 // lowerBounds(c).max().
+//
+// The streamed operand of a switched candidate is shared by its ring
+// (Candidate.Switch), which depends on which input is stationary: the
+// bound is the least over the unswitched candidates and the switched ones
+// of either stationary input.
 func (s *Space) placementBound(c *Candidate) float64 {
+	d := *c
+	d.Switch = false
+	best := s.placementBoundOf(&d)
+	for st := range uint8(2) {
+		d.Stationary, d.Switch = st, true
+		if r := s.ring(&d); r >= 2 && r <= s.Spec.Switch.MaxRingSize.Value {
+			best = min(best, s.placementBoundOf(&d))
+		}
+	}
+	return best
+}
+
+// placementBoundOf is placementBound for c's stationary input and switch.
+func (s *Space) placementBoundOf(c *Candidate) float64 {
 	b := s.lowerBounds(c)
 	dmn, engine, hbm := s.dmaCycles(c, false, false)
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
@@ -288,6 +313,9 @@ func (s *Space) layoutRun(c *Candidate, t int) float64 {
 	a, l, ok := s.innermostDM(c, t)
 	if in < 0 || !ok || a == in && c.below(a, l) == 1 {
 		return math.Inf(1)
+	}
+	if c.Switch && t == 1-int(c.Stationary) {
+		return math.Inf(1) // the ring's block leaves other digits innermost
 	}
 	o := &s.P.Out
 	if t < 2 {

@@ -231,7 +231,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 			if stage != StageRows {
 				return true
 			}
-			sk := skeleton{stationary: c.Stationary, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
+			sk := skeleton{stationary: c.Stationary, sw: c.Switch, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
 			if seen[sk] {
 				return false
 			}

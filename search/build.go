@@ -76,6 +76,10 @@ type build struct {
 	// rows are the stationary operand's free axes with a row factor, in
 	// W's HBM order.
 	rows []int
+	// blk[a], for a switched candidate, is the innermost positions of
+	// axis a's Time digit the ring carries (Space.switchBlock); 1 for
+	// every axis otherwise.
+	blk [MaxAxes]int32
 }
 
 func (s *Space) newBuild(c *Candidate) (*build, error) {
@@ -94,6 +98,15 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 	for _, a := range b.wAxes {
 		if c.factor(a, Row) > 1 {
 			b.rows = append(b.rows, a)
+		}
+	}
+	for a := range b.blk {
+		b.blk[a] = 1
+	}
+	if c.Switch {
+		var ok bool
+		if b.blk, ok = s.switchBlock(c); !ok {
+			return nil, fmt.Errorf("search: malformed candidate: the ring of %d slices does not take the innermost positions of the streamed operand's fetch Time", s.ring(c))
 		}
 	}
 	return b, nil
@@ -204,12 +217,75 @@ func padTo(e *mapping.Expr, n int) (*mapping.Expr, error) {
 
 // slice is the Slice mapping of every on-chip tensor: the output axes'
 // slice digits in the output's HBM order, padded to the cluster's slices.
+//
+// A switched candidate puts the stationary operand's free axes minor, so
+// that they are the ring (Broadcast01's slice1, the innermost slice
+// positions, 002 L3143-3157), and the other axes major (slice2).
 func (b *build) slice() (*mapping.Expr, error) {
 	var ps []*mapping.Expr
 	for _, a := range b.outAxes {
-		ps = append(ps, b.part(a, Slice, Slice))
+		if !b.c.Switch || b.s.role(a, b.c.Stationary) != roleFW {
+			ps = append(ps, b.part(a, Slice, Slice))
+		}
+	}
+	if b.c.Switch {
+		for _, a := range b.outAxes {
+			if b.s.role(a, b.c.Stationary) == roleFW {
+				ps = append(ps, b.part(a, Slice, Slice))
+			}
+		}
 	}
 	return padTo(b.pair(ps...), b.s.slices)
+}
+
+// xSlice is the Slice mapping of the streamed operand's DM tensor: the
+// compute Slice, or for a switched candidate the slice digits of the other
+// axes (slice2) and, in the ring's positions, the streamed operand's
+// block of time digits (slice1, Space.switchBlock), outer first.
+func (b *build) xSlice() (*mapping.Expr, error) {
+	if !b.c.Switch {
+		return b.slice()
+	}
+	var ps []*mapping.Expr
+	for _, a := range b.outAxes {
+		if b.s.role(a, b.c.Stationary) != roleFW {
+			ps = append(ps, b.part(a, Slice, Slice))
+		}
+	}
+	for _, a := range b.xOrder() {
+		ps = append(ps, b.blockDigit(a))
+	}
+	return padTo(b.pair(ps...), b.s.slices)
+}
+
+// digit is axis a's coordinate digit of extent n and stride stride, nil
+// for extent 1.
+func (b *build) digit(a, stride, n int) *mapping.Expr {
+	if n == 1 {
+		return nil
+	}
+	ax := b.p.Axes[a]
+	e := mapping.Sym(ax.Name, ax.Size)
+	if stride > 1 {
+		e = e.Div(stride)
+	}
+	if stride*n < ax.Size {
+		e = e.Mod(n)
+	}
+	return e
+}
+
+// blockDigit is the part of axis a's Time digit the ring carries: its
+// innermost blk[a] positions; nil when none.
+func (b *build) blockDigit(a int) *mapping.Expr {
+	return b.digit(a, b.c.below(a, Time), int(b.blk[a]))
+}
+
+// keptDigit is the part of axis a's Time digit a slice's stream keeps:
+// all of it, or above the ring's block.
+func (b *build) keptDigit(a int) *mapping.Expr {
+	k := int(b.blk[a])
+	return b.digit(a, b.c.below(a, Time)*k, b.c.factor(a, Time)/k)
 }
 
 // cluster is the Cluster mapping, padded to the chip's clusters.
@@ -353,12 +429,23 @@ func (b *build) collect(time, packet *mapping.Expr) (*mapping.Expr, *mapping.Exp
 }
 
 // inElems is the elements of the X DM tensor: its within-slice digits.
+//
+// A switched candidate's element leaves out the ring's block of time
+// digits, which its Slice holds (xSlice).
 func (b *build) xElement() *mapping.Expr {
 	if b.c.Layout[b.x] == LayoutCompute {
-		return b.pair(append(b.digits(b.xTimeAxes()), b.packet())...)
+		var ps []*mapping.Expr
+		for _, a := range b.xTimeAxes() {
+			ps = append(ps, b.keptDigit(a))
+		}
+		return b.pair(append(ps, b.packet())...)
 	}
 	var ps []*mapping.Expr
 	for _, a := range b.xAxes {
+		if b.blk[a] > 1 {
+			ps = append(ps, b.keptDigit(a), b.part(a, Row, Packet))
+			continue
+		}
 		ps = append(ps, b.part(a, Time, Packet))
 	}
 	return b.pair(ps...)
@@ -792,13 +879,29 @@ func (b *build) program() (*kernel.Program, error) {
 		return t, nil
 	}
 	outType := p.Out.DType
+	xslice, err := b.xSlice()
+	if err != nil {
+		return nil, err
+	}
+	// With double buffering only the tensors a tile loop moves get two
+	// buffers; the others stay resident in one.
+	bufsOf := func(g *tileGroup) int {
+		if len(g.axes) == 0 && !g.isOut {
+			return 1
+		}
+		return nbuf
+	}
 	for t := 0; t < 2; t++ {
 		elem := xe
 		if t == b.w {
 			elem = we
 		}
-		for k := range nbuf {
-			tt, _ := dmTensor(&p.In[t], name(p.In[t].Name, "_dm", k, nbuf), elem)
+		nb := bufsOf(groups[t])
+		for k := range nb {
+			tt, _ := dmTensor(&p.In[t], name(p.In[t].Name, "_dm", k, nb), elem)
+			if t == b.x {
+				tt.Slice = xslice
+			}
 			groups[t].bufs = append(groups[t].bufs, tt.Name)
 		}
 	}
@@ -813,12 +916,13 @@ func (b *build) program() (*kernel.Program, error) {
 	}
 	trfe := sub.element
 	var trfs []*kernel.Tensor
-	for k := range nbuf {
+	ntrf := bufsOf(groups[b.w])
+	for k := range ntrf {
 		mode := kernel.TrfFull
-		if nbuf == 2 {
+		if ntrf == 2 {
 			mode = []kernel.TrfAddress{kernel.TrfFirstHalf, kernel.TrfSecondHalf}[k]
 		}
-		t := &kernel.Tensor{Name: name(p.In[b.w].Name, "_trf", k, nbuf), Mem: kernel.TRF, DType: p.In[b.w].DType,
+		t := &kernel.Tensor{Name: name(p.In[b.w].Name, "_trf", k, ntrf), Mem: kernel.TRF, DType: p.In[b.w].DType,
 			Role: kernel.Intermediate, Chip: one, Cluster: cluster, Slice: slice, Row: row, Element: trfe, TrfAddress: mode}
 		trfs = append(trfs, t)
 		groups[b.w].trf = append(groups[b.w].trf, t.Name)
@@ -933,10 +1037,20 @@ func (b *build) program() (*kernel.Program, error) {
 		return lin
 	}
 
+	// Each step's ops, with the buffers and views of the step, in the
+	// order the views are named (loads, then the output), whatever the
+	// order the ops are issued in.
+	type stepOps struct {
+		loads []*kernel.Op
+		sub   *kernel.Op
+		main  []*kernel.Op
+		store *kernel.Op
+	}
 	idx := make([]int, len(tiled))
-	var ops []*kernel.Op
-	cur := func(g *tileGroup, list []string) string { return list[(g.loads-1)%nbuf] }
+	cur := func(g *tileGroup, list []string) string { return list[(g.loads-1)%len(list)] }
+	steps := make([]stepOps, total)
 	for step := range total {
+		so := &steps[step]
 		rem := step
 		for i := len(tiled) - 1; i >= 0; i-- {
 			idx[i] = rem % counts[i]
@@ -956,34 +1070,70 @@ func (b *build) program() (*kernel.Program, error) {
 			g.last = key
 			g.loads++
 			loadedW = loadedW || t == b.w
-			ops = append(ops, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToDM, Src: src, Dst: cur(g, g.bufs)})
+			so.loads = append(so.loads, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToDM, Src: src, Dst: cur(g, g.bufs)})
 		}
 		gw, gx, gout := groups[b.w], groups[b.x], groups[TensorOut]
 		if loadedW {
-			ops = append(ops, &kernel.Op{Context: kernel.CtxSub, Kind: kernel.OpChain, Stages: sub.stages(cur(gw, gw.bufs), cur(gw, gw.trf))})
+			so.sub = &kernel.Op{Context: kernel.CtxSub, Kind: kernel.OpChain, Stages: sub.stages(cur(gw, gw.bufs), cur(gw, gw.trf))}
 		}
 		gout.loads++
 		commit := cur(gout, gout.bufs)
 		if cp != nil {
 			commit = staging
 		}
-		ops = append(ops, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
+		so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
 			Stages: main.stages(cur(gx, gx.bufs), cur(gw, gw.trf), commit)})
 		if cp != nil {
-			ops = append(ops, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
+			so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
 				Stages: cp.stages(staging, cur(gout, gout.bufs))})
 		}
 		dst, err := viewName(gout, idx)
 		if err != nil {
 			return nil, err
 		}
-		ops = append(ops, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToHBM, Src: cur(gout, gout.bufs), Dst: dst})
+		so.store = &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToHBM, Src: cur(gout, gout.bufs), Dst: dst}
+	}
+	// Issue order. One buffer: each step loads, computes and stores in
+	// turn. Two buffers, software-pipelined (002 L7058-7068, L7087): the
+	// loads of step k+1 are issued before the main chain of step k and
+	// its TRF load after it, the store of step k after them, so that
+	// the DMA and sub contexts work on the neighbouring steps while the
+	// main context computes (the scheduler keeps program order, 002
+	// L7044-7054, and the buffers alternate, so no hazard holds them).
+	var ops []*kernel.Op
+	add := func(o ...*kernel.Op) {
+		for _, op := range o {
+			if op != nil {
+				ops = append(ops, op)
+			}
+		}
+	}
+	if !c.DoubleBuffer {
+		for _, so := range steps {
+			add(so.loads...)
+			add(so.sub)
+			add(so.main...)
+			add(so.store)
+		}
+	} else {
+		add(steps[0].loads...)
+		add(steps[0].sub)
+		for k, so := range steps {
+			if k+1 < total {
+				add(steps[k+1].loads...)
+			}
+			add(so.main...)
+			if k+1 < total {
+				add(steps[k+1].sub)
+			}
+			add(so.store)
+		}
 	}
 	prog.Tensors = append(prog.Tensors, views...)
 	// Declaration order: the input DM buffers, the TRF tensors, the output
 	// DM buffers (as the Hello kernels declare them), the staging tensor of
 	// a copied output.
-	nIn := 2 * nbuf
+	nIn := bufsOf(groups[0]) + bufsOf(groups[1])
 	prog.Tensors = append(prog.Tensors, dm[:nIn]...)
 	prog.Tensors = append(prog.Tensors, trfs...)
 	prog.Tensors = append(prog.Tensors, dm[nIn:]...)

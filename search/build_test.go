@@ -248,8 +248,11 @@ func TestBuildDMCapacity(t *testing.T) {
 // TestBuildTiled: a tiled candidate repeats the program per tile over HBM
 // tile views (`tile::<m![I / 32], 1, _>(t)`, 002 L813-831): the streamed
 // matrix moves once per tile into alternating DM buffers, the vector (which
-// lacks the tiled axis) moves and loads the TRF once, each tile's result
-// goes back through its own view, and the program lowers.
+// lacks the tiled axis) moves and loads the TRF once into one buffer and
+// the whole TRF, each tile's result goes back through its own view, and
+// the program lowers. Double-buffered, the tiles are software-pipelined:
+// the second tile's load is issued before the first tile's main chain,
+// the first tile's store after it (002 L7058-7068, L7087).
 func TestBuildTiled(t *testing.T) {
 	s := newSpace(t, loadWorkload(t, tinyGEMV))
 	c := s.candidate(t, spec{stationary: 1,
@@ -262,8 +265,8 @@ func TestBuildTiled(t *testing.T) {
 		kinds = append(kinds, string(op.Kind)+" "+op.Src+">"+op.Dst)
 	}
 	assert.Equal(t, []string{
-		"to_dm in0_t0>in0_dm0", "to_dm in1>in1_dm0", "chain >", "chain >", "to_hbm out_dm0>out_t0",
-		"to_dm in0_t1>in0_dm1", "chain >", "to_hbm out_dm1>out_t1",
+		"to_dm in0_t0>in0_dm0", "to_dm in1>in1_dm", "chain >", "to_dm in0_t1>in0_dm1", "chain >",
+		"to_hbm out_dm0>out_t0", "chain >", "to_hbm out_dm1>out_t1",
 	}, kinds)
 	// The second tile's views sit one tile further: 32 rows of 256 bf16.
 	t0, _ := p.Tensor("in0_t0")
@@ -274,12 +277,15 @@ func TestBuildTiled(t *testing.T) {
 	equivExpr(t, "view", want, t1.Element)
 	o1, _ := p.Tensor("out_t1")
 	assert.Equal(t, int64(536870912+32*2), o1.Addr)
-	// Double buffering: the two DM buffers apart, the TRF in its first half.
+	// Double buffering: the two DM buffers apart; the vector, loaded once,
+	// has the whole TRF.
 	d0, _ := p.Tensor("in0_dm0")
 	d1, _ := p.Tensor("in0_dm1")
 	assert.NotEqual(t, d0.Addr, d1.Addr)
-	trf, _ := p.Tensor("in1_trf0")
-	assert.Equal(t, kernel.TrfFirstHalf, trf.TrfAddress)
-	assert.Equal(t, "in1_trf0", p.Ops[6].Stages[3].Tensor, "the second tile aligns with the TRF loaded once")
+	trf, _ := p.Tensor("in1_trf")
+	require.NotNil(t, trf)
+	assert.Equal(t, kernel.TrfFull, trf.TrfAddress)
+	assert.Equal(t, "in1_trf", p.Ops[6].Stages[3].Tensor, "the second tile aligns with the TRF loaded once")
+	assert.Equal(t, "in0_dm1", p.Ops[6].Stages[0].Tensor, "the second tile streams the second buffer")
 	require.NoError(t, engines.Lower(engines.Default(), p))
 }

@@ -208,20 +208,32 @@ func (s *Space) dmFloor(c *Candidate, t int) int64 {
 // the smallest tiles of the other two tensors (their contracted axes, each
 // placed at a dmAlign boundary as the builder places them); -1 when not
 // even t's contracted axes fit.
-func (s *Space) dmUnits(t int) int {
+func (s *Space) dmUnits(t int) int { return s.dmUnitsOf(t, 1) }
+
+// dmUnitsOf is dmUnits when a ring of up to ring slices may share either
+// input (a switched candidate's streamed operand, Candidate.Switch): the
+// inputs' floors divided by ring.
+func (s *Space) dmUnitsOf(t, ring int) int {
 	var c Candidate
 	for a := range s.P.Axes {
 		for l := range NumLevels {
 			c.Split[a][l] = 1
 		}
 	}
+	floorOf := func(u int) int64 {
+		f := s.dmFloor(&c, u)
+		if u < 2 {
+			f /= int64(ring)
+		}
+		return f
+	}
 	limit := int64(s.Spec.DM.BytesPerSlice.Value)
 	for u := range NumTensors {
 		if u != t {
-			limit -= alignUp(s.dmFloor(&c, u), dmAlign)
+			limit -= alignUp(floorOf(u), dmAlign)
 		}
 	}
-	floor := s.dmFloor(&c, t)
+	floor := max(floorOf(t), 1)
 	if floor > limit {
 		return -1
 	}

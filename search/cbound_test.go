@@ -64,9 +64,12 @@ chips: 1
 				s = smallDM(s, w.dm)
 			}
 			require.Equal(t, w.rows, s.maxRows())
-			limits := [NumTensors]int{}
+			// A switched candidate's streamed input is shared by its ring
+			// (the SAT DM clause's switched limit).
+			limits, switched := [NumTensors]int{}, [NumTensors]int{}
 			for t := range NumTensors {
 				limits[t] = s.dmUnits(t)
+				switched[t] = s.dmUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
 			}
 			n := 0
 			var most [NumTensors]int
@@ -85,9 +88,15 @@ chips: 1
 							u += bits.TrailingZeros(uint(c.factor(a, Row) * c.factor(a, Packet)))
 						}
 					}
-					require.LessOrEqual(t, u, limits[k], "tensor %d of %s", k, c.String(s.P))
-					most[k] = max(most[k], u)
-					require.LessOrEqual(t, s.dmFloor(&c, k), int64(s.Spec.DM.BytesPerSlice.Value))
+					limit := limits[k]
+					if c.Switch {
+						limit = switched[k]
+					}
+					require.LessOrEqual(t, u, limit, "tensor %d of %s", k, c.String(s.P))
+					if !c.Switch {
+						most[k] = max(most[k], u)
+						require.LessOrEqual(t, s.dmFloor(&c, k), int64(s.Spec.DM.BytesPerSlice.Value))
+					}
 				}
 				return true
 			})
@@ -123,12 +132,15 @@ dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `)), 512)
 	s.maxTiles = 1
-	r, err := Solve(s, Options{MaxTiles: 1})
+	// Unswitched: a switch shares the streamed tile over a ring of
+	// slices, which fits here.
+	unswitched := func(_ Stage, c *Candidate) bool { return !c.Switch }
+	r, err := Solve(s, Options{MaxTiles: 1, Where: unswitched})
 	require.NoError(t, err)
 	assert.Zero(t, r.Stats.Candidates, "nothing fits untiled")
 	assert.Equal(t, 1, r.Space.MaxTiles())
 
-	r, err = Solve(s, Options{})
+	r, err = Solve(s, Options{Where: unswitched})
 	require.NoError(t, err)
 	assert.Equal(t, widenTiles, r.Space.MaxTiles())
 	assert.Positive(t, r.Stats.Candidates, "tiled candidates within %d tiles", widenTiles)
@@ -147,7 +159,7 @@ func TestEnumerateSkeleton(t *testing.T) {
 		seen := map[skeleton]bool{}
 		s.EnumerateWhere(func(st Stage, c *Candidate) bool {
 			if st == StageRows {
-				k := skeleton{stationary: c.Stationary, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
+				k := skeleton{stationary: c.Stationary, sw: c.Switch, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
 				if !seen[k] {
 					seen[k] = true
 					sks = append(sks, k)

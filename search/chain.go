@@ -53,8 +53,13 @@ type mainChain struct {
 	fetchTime, fetchPacket     *mapping.Expr
 	collectTime, collectPacket *mapping.Expr
 	alignTime, alignPacket     *mapping.Expr
-	acc                        *accumulation
-	kind                       kernel.AccumulationKind
+	// switchSlice and switchTime are the switch's output mappings, and
+	// switchParam its SwitchConfig, for a switched candidate (nil
+	// otherwise).
+	switchSlice, switchTime *mapping.Expr
+	switchParam             string
+	acc                     *accumulation
+	kind                    kernel.AccumulationKind
 }
 
 func (b *build) mainChain() (*mainChain, error) {
@@ -63,6 +68,9 @@ func (b *build) mainChain() (*mainChain, error) {
 	xo := b.xOrder()
 	pk := b.packet()
 	var err error
+	if c.Switch {
+		return b.switchedChain(m, xo, pk)
+	}
 	switch c.Mode {
 	case Single:
 		m.fetchTime, m.fetchPacket = b.absorb(b.x, xo, pk)
@@ -95,15 +103,63 @@ func (b *build) mainChain() (*mainChain, error) {
 	return m, nil
 }
 
+// switchedChain is the main chain of a switched candidate: each slice
+// fetches its share of the streamed operand (its time digits without the
+// ring's block, the packet whole), the Broadcast01 switch streams the
+// ring's shares to every slice of the ring with the block innermost in
+// Time (slice1 = ring, slice0 = time0 = 1, 002 L3150-3157, L389-399), and
+// the collect cuts the packet into flits (one 64-byte flit in dual
+// channel mode, 002 L2127).
+func (b *build) switchedChain(m *mainChain, xo []int, pk *mapping.Expr) (*mainChain, error) {
+	var kept []*mapping.Expr
+	for _, a := range xo {
+		kept = append(kept, b.keptDigit(a))
+	}
+	m.fetchTime, m.fetchPacket = b.pair(kept...), pk
+	full := b.pair(b.digits(xo)...)
+	slice, err := b.slice()
+	if err != nil {
+		return nil, err
+	}
+	m.switchSlice, m.switchTime = slice, full
+	m.switchParam = kernel.SwitchConfig{Topology: kernel.SwitchBroadcast01, Slice1: b.s.ring(b.c), Slice0: 1, Time0: 1}.Variant()
+	switch b.c.Mode {
+	case Single:
+		if m.collectTime, m.collectPacket, err = b.collect(full, pk); err != nil {
+			return nil, err
+		}
+		m.alignPacket = pk
+	case Dual:
+		m.collectTime, m.collectPacket, m.alignPacket = full, pk, pk
+	case Half:
+		m.collectTime, m.collectPacket = full, pk
+		if m.alignPacket, err = padTo(pk, b.s.packetElems(Single)); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("search: packet mode %d", b.c.Mode)
+	}
+	m.alignTime = b.pair(b.digits(b.c.TimeOrder())...)
+	if m.acc, err = b.accumulate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 func (m *mainChain) stages(dm, trf, out string) []*kernel.Stage {
 	st := []*kernel.Stage{
 		{Kind: kernel.StBegin, Tensor: dm},
 		{Kind: kernel.StFetch, DType: m.dt, Time: m.fetchTime, Packet: m.fetchPacket},
+	}
+	if m.switchSlice != nil {
+		st = append(st, &kernel.Stage{Kind: kernel.StSwitch, Slice: m.switchSlice, Time: m.switchTime, Param: m.switchParam})
+	}
+	st = append(st, []*kernel.Stage{
 		{Kind: kernel.StCollect, Time: m.collectTime, Packet: m.collectPacket},
 		{Kind: kernel.StAlign, Tensor: trf, Time: m.alignTime, Packet: m.alignPacket},
 		{Kind: kernel.StContract, Packet: m.acc.contract},
 		{Kind: kernel.StAccumulate, Time: m.acc.time, Packet: m.acc.packet, Param: string(m.kind)},
-	}
+	}...)
 	if m.acc.cast != nil {
 		st = append(st, &kernel.Stage{Kind: kernel.StCast, DType: m.out, Packet: m.acc.cast})
 	}

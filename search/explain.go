@@ -67,6 +67,10 @@ type MapSpec struct {
 	content                   PacketContent
 	mode                      PacketMode
 	acc                       Accumulation
+	// Switch fixes whether the streamed operand is shared by its ring
+	// through the Switch Engine (Candidate.Switch).
+	Switch *MapField
+	sw     bool
 	// Dims are the per-level mappings, by Level (Tile, Cluster, Slice,
 	// Time, Row, Packet; Chip is not a mapping field).
 	Dims [NumLevels]*MapDim
@@ -93,7 +97,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 // ParseMapSpec parses a mapping file's content: a YAML mapping with the
 // optional fields stationary (an input's tensor name), content
 // (contracted|columns), packet_mode (single|dual|half), accumulate
-// (Interleaved|Sequential), and tile, cluster, slice, time, row and packet,
+// (Interleaved|Sequential), switch (false|true: Candidate.Switch), and tile, cluster, slice, time, row and packet,
 // each an m![...] expression over the problem's axes. A level's expression
 // is complete: an axis it leaves out has factor 1 there. Its digits' strides
 // must be those of the nesting tile, cluster, slice, time, row, packet
@@ -177,6 +181,10 @@ func ParseMapSpec(file string, data []byte, p *Problem) (*MapSpec, error) {
 			if i, err = choose([]string{"Interleaved", "Sequential"}); err == nil {
 				m.Accumulate, m.acc = f, Accumulation(i)
 			}
+		case "switch":
+			if i, err = choose([]string{"false", "true"}); err == nil {
+				m.Switch, m.sw = f, i == 1
+			}
 		default:
 			lv := Level(NumLevels)
 			for _, mf := range mapFields {
@@ -185,7 +193,7 @@ func ParseMapSpec(file string, data []byte, p *Problem) (*MapSpec, error) {
 				}
 			}
 			if lv == NumLevels {
-				return nil, errAt(k, k.Value, "unknown field; want stationary, content, packet_mode, accumulate, tile, cluster, slice, time, row or packet")
+				return nil, errAt(k, k.Value, "unknown field; want stationary, content, packet_mode, accumulate, switch, tile, cluster, slice, time, row or packet")
 			}
 			m.Dims[lv], err = parseDim(p, f, v, file)
 		}
@@ -411,6 +419,13 @@ func (m *MapSpec) assumptions(e *satSpace) ([]assumption, error) {
 		}
 		add(f, f.Value, l)
 	}
+	if f := m.Switch; f != nil {
+		l := e.sw
+		if !m.sw {
+			l = l.Not()
+		}
+		add(f, f.Value, l)
+	}
 	p := e.s.P
 	for _, mf := range mapFields {
 		d := m.Dims[mf.level]
@@ -529,7 +544,7 @@ func (m *MapSpec) where(p *Problem) func(Stage, *Candidate) bool {
 		case StageSlices:
 			return eqLevel(c, Cluster) && eqLevel(c, Slice)
 		case StageStationary:
-			return m.Stationary == nil || c.Stationary == m.stationary
+			return (m.Stationary == nil || c.Stationary == m.stationary) && (m.Switch == nil || c.Switch == m.sw)
 		case StagePacket:
 			return (m.Content == nil || c.Content == m.content) && (m.Mode == nil || c.Mode == m.mode) &&
 				(m.Accumulate == nil || c.Acc == m.acc) && eqLevel(c, Packet)

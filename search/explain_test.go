@@ -225,11 +225,12 @@ func TestExplainEngines(t *testing.T) {
 	require.Contains(t, x.Completions.Stats.Illegal, "DMA-R1")
 	assert.Equal(t, "002 L2425-2427, L2836-2837", x.Completions.Stats.Illegal["DMA-R1"].Cite)
 
-	// I % 16 on Slice: the slice digit of I would be its innermost, but the
-	// levels of an axis nest slice above time and row (002 L480-481): no
-	// candidate has the mapping.
+	// I % 16 on Slice and no tile loop: the slice digit of I would be its
+	// innermost, but the levels of an axis nest slice above time and row
+	// (002 L480-481), and only a tile loop (major to the slice) could take
+	// the rest of I: no candidate has the mapping.
 	g := newSpace(t, workloadFile(t, "gemv.yaml"))
-	m, err = ParseMapSpec("map.yaml", []byte("slice: m![I % 16]\n"), g.P)
+	m, err = ParseMapSpec("map.yaml", []byte("slice: m![I % 16]\ntile: m![1]\n"), g.P)
 	require.NoError(t, err)
 	x, err = Explain(g, m, ExplainOptions{})
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ func (s *Space) Mapping(c *Candidate) plan.Mapping {
 		Broadcast:    c.Bcast.String(),
 		Accumulate:   string(c.Acc.Kind()),
 		DoubleBuffer: c.DoubleBuffer,
+		Switch:       c.Switch,
 	}
 	for a, ax := range p.Axes {
 		class := "contracted"

@@ -39,6 +39,7 @@ type unit struct {
 // skeleton is a decoded SAT model.
 type skeleton struct {
 	stationary uint8
+	sw         bool
 	content    PacketContent
 	mode       PacketMode
 	acc        Accumulation
@@ -50,10 +51,11 @@ type satSpace struct {
 	s *Space
 	p *constraints.Problem
 	// stat is true when input 1 is stationary; cols when the packet holds
-	// columns; seq when the accumulation is Sequential.
-	stat, cols, seq constraints.Lit
-	mode            [NumPacketModes]constraints.Lit
-	units           []unit
+	// columns; seq when the accumulation is Sequential; sw when the
+	// streamed operand is switched (Candidate.Switch).
+	stat, cols, seq, sw constraints.Lit
+	mode                [NumPacketModes]constraints.Lit
+	units               []unit
 	// scale multiplies log2 weights (1 when every size is a power of two).
 	scale int
 	// timeSum sums the units at Time with weights rounded up, and
@@ -139,11 +141,25 @@ func newSatSpace(s *Space) (*satSpace, error) {
 		}
 	}
 	c := e.p
-	e.stat, e.cols, e.seq = c.Var(), c.Var(), c.Var()
+	e.stat, e.cols, e.seq, e.sw = c.Var(), c.Var(), c.Var(), c.Var()
 	for m := range e.mode {
 		e.mode[m] = c.Var()
 	}
-	e.decision = append(e.decision, e.stat, e.cols, e.seq)
+	e.decision = append(e.decision, e.stat, e.cols, e.seq, e.sw)
+	// shared[t]: input t is the streamed operand of a switched skeleton,
+	// shared by its ring instead of copied into each slice
+	// (Candidate.Switch): sw ∧ (t streamed).
+	var shared [2]constraints.Lit
+	for t := range 2 {
+		streamed := e.stat // input 1 stationary: input 0 streams
+		if t == 1 {
+			streamed = e.stat.Not()
+		}
+		shared[t] = c.Var()
+		c.Implies(0, shared[t], e.sw)
+		c.Implies(0, shared[t], streamed)
+		c.Clause(0, e.sw.Not(), streamed.Not(), shared[t])
+	}
 	e.decision = append(e.decision, e.mode[:]...)
 
 	rUnits := c.Rule(ruleSpaceUnits)
@@ -267,6 +283,15 @@ func newSatSpace(s *Space) (*satSpace, error) {
 			for t := range 2 {
 				for _, l := range []Level{Cluster, Slice} {
 					term := constraints.Term{Lit: at(l), Weight: logW(pr, false)}
+					if l == Slice && !p.In[t].has(ax.Name) {
+						// A slice unit of an axis t lacks replicates t
+						// unless t is shared by the ring: y = at ∧ ¬shared.
+						y := c.Var()
+						c.Implies(0, y, at(l))
+						c.Implies(0, y, shared[t].Not())
+						c.Clause(0, at(l).Not(), shared[t], y)
+						term.Lit = y
+					}
 					if !p.In[t].has(ax.Name) {
 						replT[t] = append(replT[t], term)
 						runT[t] = append(runT[t], term)
@@ -307,18 +332,27 @@ func newSatSpace(s *Space) (*satSpace, error) {
 	}
 	// A tile holds at least a slice's Row and Packet factors of each
 	// tensor's output axes and its contracted axes whole (Space.dmFloor).
+	// A switched skeleton's streamed tile is shared by a ring of up to
+	// max_ring_size slices (dmUnitsOf's ring).
 	rDM := c.Rule(ruleSpaceDM)
 	for t := range NumTensors {
-		k := s.dmUnits(t)
-		switch {
-		case k < 0:
-			c.Clause(rDM)
-		case len(dmT[t]) > 0 && k < len(dmT[t]):
-			d, err := sum(dmT[t])
-			if err != nil {
-				return nil, err
+		for _, sw := range []bool{false, true} {
+			unless := e.sw // the bound of the unswitched skeletons
+			k := s.dmUnitsOf(t, 1)
+			if sw {
+				unless = e.sw.Not()
+				k = s.dmUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
 			}
-			c.Clause(rDM, d.AtMost(k))
+			switch {
+			case k < 0:
+				c.Clause(rDM, unless)
+			case len(dmT[t]) > 0 && k < len(dmT[t]):
+				d, err := sum(dmT[t])
+				if err != nil {
+					return nil, err
+				}
+				c.Clause(rDM, unless, d.AtMost(k))
+			}
 		}
 	}
 	for m := range NumPacketModes {
@@ -403,6 +437,7 @@ func (e *satSpace) decode() skeleton {
 	if c.Value(e.seq) {
 		k.acc = AccSequential
 	}
+	k.sw = c.Value(e.sw)
 	for m, l := range e.mode {
 		if c.Value(l) {
 			k.mode = PacketMode(m)
@@ -457,7 +492,7 @@ func (k *skeleton) matches(st Stage, c *Candidate, axes int) bool {
 	case StageSlices:
 		return eq(Cluster, Slice)
 	case StageStationary:
-		return c.Stationary == k.stationary
+		return c.Stationary == k.stationary && c.Switch == k.sw
 	case StagePacket:
 		return c.Content == k.content && c.Mode == k.mode && c.Acc == k.acc && eq(Packet)
 	case StageRows:
@@ -470,7 +505,7 @@ func (k *skeleton) matches(st Stage, c *Candidate, axes int) bool {
 // and the start of Space.enumerateSkeleton): no Time or tile order yet.
 func (k *skeleton) candidate() Candidate {
 	var c Candidate
-	c.Stationary, c.Content, c.Mode, c.Acc, c.Split = k.stationary, k.content, k.mode, k.acc, k.split
+	c.Stationary, c.Switch, c.Content, c.Mode, c.Acc, c.Split = k.stationary, k.sw, k.content, k.mode, k.acc, k.split
 	for a := range MaxAxes {
 		c.Order[a], c.TileOrder[a] = noAxis, noAxis
 	}

@@ -245,6 +245,19 @@ type Candidate struct {
 	// DoubleBuffer alternates tiles between two DM buffers and the two TRF
 	// halves (002 L4156-4158).
 	DoubleBuffer bool
+	// Switch distributes the streamed operand over the ring of slices that
+	// share it — the slices the stationary operand's free axes split — and
+	// broadcasts it to every slice of the ring through the Switch Engine
+	// (Broadcast01, 002 L3139-3165; the Hello GEMV's vector, 002
+	// L382-399): each slice's DM holds 1/ring of the streamed tile
+	// instead of a whole copy, and HBM is read once per cluster instead
+	// of once per slice (docs/spec-decisions.md "DMA: broadcast reads").
+	// The ring's slices take the innermost ring positions of the streamed
+	// operand's fetch Time (Space.switchBlock), which the switch moves
+	// back into Time innermost (002 L3150-3157). The switch costs
+	// ring × input time × flits per packet (002 L3524), as many packets
+	// a slice computes.
+	Switch bool
 	// Split[a][l] is the factor of axis a placed at level l; the product
 	// over the levels is the axis size.
 	Split [MaxAxes][NumLevels]int32
@@ -326,6 +339,9 @@ func (c *Candidate) String(p *Problem) string {
 		}
 	}
 	fmt.Fprintf(&b, " %s bcast=%s layout=%s/%s/%s", c.Mode, c.Bcast, c.Layout[0], c.Layout[1], c.Layout[2])
+	if c.Switch {
+		b.WriteString(" switch")
+	}
 	return b.String()
 }
 
@@ -612,7 +628,63 @@ func (s *Space) Check(c *Candidate) error {
 	if c.DoubleBuffer && len(seen) == 0 {
 		return fmt.Errorf("double buffering without tiles")
 	}
+	if c.Switch {
+		if r := s.ring(c); r < 2 || r > s.Spec.Switch.MaxRingSize.Value {
+			return fmt.Errorf("switch over a ring of %d slices: the stationary operand's free axes must split 2 to %d slices (002 L3364)", r, s.Spec.Switch.MaxRingSize.Value)
+		}
+	}
 	return nil
+}
+
+// ring returns the slices that share c's streamed operand: the Slice
+// factors of the stationary operand's free axes (the ring a switched
+// candidate broadcasts over, Candidate.Switch).
+func (s *Space) ring(c *Candidate) int {
+	r := 1
+	for a := range s.P.Axes {
+		if s.role(a, c.Stationary) == roleFW {
+			r *= c.factor(a, Slice)
+		}
+	}
+	return r
+}
+
+// switchBlock returns, for a switched candidate, how many innermost
+// positions of each axis's Time digit the ring carries: the streamed
+// operand's fetch Time (its time digits in computation order, build.go
+// xOrder) gives its innermost ring positions to the Slice of its DM
+// tensor, so that the Broadcast01 switch, which appends the moved
+// positions to Time innermost (time0 = 1, 002 L3150-3157), streams them
+// back in computation order. ok is false when those positions do not
+// fall on whole factors of the digits, or take a stationary operand's
+// axis re-fetched in the fetch Time (a broadcast axis cannot be
+// distributed).
+func (s *Space) switchBlock(c *Candidate) (blk [MaxAxes]int32, ok bool) {
+	for a := range blk {
+		blk[a] = 1
+	}
+	left := int32(s.ring(c))
+	ord := c.TimeOrder()
+	for i := len(ord) - 1; i >= 0 && left > 1; i-- {
+		a := ord[i]
+		fw := s.role(a, c.Stationary) == roleFW
+		if fw && c.Bcast == BcastAlign {
+			continue // not in the fetch Time (xOrder)
+		}
+		if fw || !s.P.In[1-c.Stationary].has(s.P.Axes[a].Name) {
+			return blk, false
+		}
+		f := c.Split[a][Time]
+		switch {
+		case f <= left && left%f == 0:
+			blk[a], left = f, left/f
+		case f > left && f%left == 0:
+			blk[a], left = left, 1
+		default:
+			return blk, false
+		}
+	}
+	return blk, left == 1
 }
 
 func roleName(r role) string {
@@ -657,7 +729,7 @@ type Stage uint8
 const (
 	// StageSlices: Cluster and Slice factors.
 	StageSlices Stage = iota
-	// StageStationary: Stationary.
+	// StageStationary: Stationary and Switch.
 	StageStationary
 	// StagePacket: Content, Mode, Packet factors and Acc.
 	StagePacket
@@ -767,8 +839,17 @@ func (e *enumerator) slices(c Candidate, outputs []int, i, used int) {
 		for st := uint8(0); st < 2 && !e.stop; st++ {
 			d := c
 			d.Stationary = st
-			if e.keep(StageStationary, &d) {
-				e.packets(d)
+			for _, sw := range []bool{false, true} {
+				d.Switch = sw
+				if sw && (e.s.ring(&d) < 2 || e.s.ring(&d) > e.s.Spec.Switch.MaxRingSize.Value) {
+					continue
+				}
+				if e.keep(StageStationary, &d) {
+					e.packets(d)
+				}
+				if e.stop {
+					return
+				}
 			}
 		}
 		return
@@ -998,6 +1079,11 @@ func permute(xs []int, f func([]int) bool) {
 func (e *enumerator) layouts(c Candidate) {
 	if !e.keep(StageOrder, &c) {
 		return
+	}
+	if c.Switch {
+		if _, ok := e.s.switchBlock(&c); !ok {
+			return
+		}
 	}
 	var choices [NumTensors][]Layout
 	for t := range NumTensors {

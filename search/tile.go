@@ -24,8 +24,10 @@ import (
 // footprint is what one tile of a candidate occupies.
 type footprint struct {
 	// dm is the bytes per slice of the input and output DM tensors of one
-	// buffer, each aligned as the builder places them.
-	dm int64
+	// buffer, each aligned as the builder places them; tensor is each
+	// tensor's share of it.
+	dm     int64
+	tensor [NumTensors]int64
 	// trf is the bytes of one Row's TRF Element.
 	trf int64
 	// rows is Row::SIZE.
@@ -80,16 +82,21 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 	}
 	for i, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
 		n := 0
-		if i == 2 {
+		switch {
+		case i == 2:
 			n = out
-		} else {
+		case c.Switch && i != w:
+			// The ring shares the streamed tile (Candidate.Switch).
+			n = elems(o, false) / s.ring(c)
+		default:
 			n = elems(o, false)
 		}
 		b, err := tensorBytes(o, n)
 		if err != nil {
 			return f, err
 		}
-		f.dm += alignUp(b, dmAlign)
+		f.tensor[i] = alignUp(b, dmAlign)
+		f.dm += f.tensor[i]
 	}
 	t, err := tensorBytes(&p.In[w], elems(&p.In[w], true))
 	if err != nil {
@@ -100,20 +107,69 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 }
 
 // fits reports whether c's tiles fit with nbuf buffers of each tensor.
+// With two buffers only the tensors a tile loop moves (those holding a
+// tiled axis, and the output) take two DM buffers, and the stationary
+// operand a TRF half only when it is moved (build.go).
 func (s *Space) fits(c *Candidate, nbuf int) bool {
 	f, err := s.footprint(c)
 	if err != nil {
 		return false
 	}
+	var moved [NumTensors]bool
+	moved[TensorOut] = true
+	for t, o := range []*Operand{&s.P.In[0], &s.P.In[1]} {
+		for a, ax := range s.P.Axes {
+			moved[t] = moved[t] || o.has(ax.Name) && c.factor(a, Tile) > 1
+		}
+	}
 	mode := kernel.TrfFull
-	if nbuf > 1 {
+	if nbuf > 1 && moved[c.Stationary] {
 		mode = kernel.TrfFirstHalf
 	}
 	capacity, err := engines.TRFRowCapacity(s.Spec, mode, f.rows)
 	if err != nil {
 		return false
 	}
-	return int64(nbuf)*f.dm <= int64(s.Spec.DM.BytesPerSlice.Value) && f.trf <= int64(capacity)
+	dm := int64(0)
+	for t, b := range f.tensor {
+		if moved[t] {
+			b *= int64(nbuf)
+		}
+		dm += b
+	}
+	return dm <= int64(s.Spec.DM.BytesPerSlice.Value) && f.trf <= int64(capacity)
+}
+
+// maxChunks bounds the steps of a software-pipelined chunk loop the space
+// adds to a candidate that fits untiled (pipelinedChunks).
+const maxChunks = 64
+
+// pipelinedChunks enumerates, for a candidate that fits untiled, its
+// software-pipelined chunk loops: one output axis's Time split into
+// 2..maxChunks double-buffered chunks, so that the DMA moves chunk k+1 and
+// k-1 while the main context computes chunk k (build.go's issue order,
+// 002 L7058-7068, L7087). The first chunk's load and the last one's store
+// stay exposed, the rest of the transfers hide under the compute.
+func (e *enumerator) pipelinedChunks(c Candidate, axes []int) {
+	for _, a := range axes {
+		for _, n := range divisors(c.factor(a, Time)) {
+			if n < 2 || n > maxChunks || n > e.s.maxTiles {
+				continue
+			}
+			d := c
+			d.Split[a][Tile] = int32(n)
+			d.Split[a][Time] /= int32(n)
+			d.DoubleBuffer = true
+			setOrder(&d.TileOrder, []int{a})
+			if !e.s.fits(&d, 2) {
+				continue
+			}
+			e.orders(d)
+			if e.stop {
+				return
+			}
+		}
+	}
 }
 
 // tilings enumerates c untiled when it fits, and otherwise its minimal
@@ -123,22 +179,21 @@ func (s *Space) fits(c *Candidate, nbuf int) bool {
 // L2428-2429, L1660-1683), whatever its extents.
 func (e *enumerator) tilings(c Candidate) {
 	s := e.s
-	if s.fits(&c, 1) {
-		if e.tiled == 0 {
-			e.orders(c)
-		}
-		return
-	}
-	if e.tiled == 0 {
-		return
-	}
 	var axes []int
 	for a := range s.P.Axes {
 		if s.role(a, c.Stationary) != roleC && c.factor(a, Time) > 1 {
 			axes = append(axes, a)
 		}
 	}
-	if len(axes) == 0 {
+	if s.fits(&c, 1) {
+		if e.tiled == 0 {
+			e.orders(c)
+		} else {
+			e.pipelinedChunks(c, axes)
+		}
+		return
+	}
+	if e.tiled == 0 || len(axes) == 0 {
 		return
 	}
 	for _, nbuf := range []int{1, 2} {

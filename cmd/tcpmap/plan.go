@@ -170,8 +170,12 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	}
 	fmt.Fprintf(w, "plan %s: %s  (%s)\n", name, wl.Einsum, wl.Axes)
 	m := pl.Mapping
-	fmt.Fprintf(w, "mapping: %s in the TRF, %s streams; packet of %s axes (%s flits); accumulate %s; broadcast in %s\n",
-		m.Stationary, m.Streaming, m.Content, m.Packet, m.Accumulate, m.Broadcast)
+	streams := "streams"
+	if m.Switch {
+		streams = "streams through the switch"
+	}
+	fmt.Fprintf(w, "mapping: %s in the TRF, %s %s; packet of %s axes (%s flits); accumulate %s; broadcast in %s\n",
+		m.Stationary, m.Streaming, streams, m.Content, m.Packet, m.Accumulate, m.Broadcast)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  axis\tsize\tclass\ttile\tchip\tcluster\tslice\ttime\trow\tpacket\t")
 	for _, a := range m.Axes {
@@ -182,7 +186,7 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	if len(m.TileOrder) > 0 {
 		buf := "single-buffered"
 		if m.DoubleBuffer {
-			buf = "double-buffered"
+			buf = "double-buffered, software-pipelined"
 		}
 		fmt.Fprintf(w, "  tiles: %s (outermost first), %s\n", strings.Join(m.TileOrder, ", "), buf)
 	}

@@ -89,9 +89,14 @@ type Mapping struct {
 	// order, then rewritten in HBM order by a main-context chain before
 	// the DMA).
 	Layouts []TensorLayout `json:"layouts"`
-	// DoubleBuffer is set when tiles alternate between two DM buffers and
-	// the two TRF halves.
+	// DoubleBuffer is set when tiles are software-pipelined over two DM
+	// buffers (and the two TRF halves when the stationary input moves).
 	DoubleBuffer bool `json:"double_buffer,omitempty"`
+	// Switch is set when the streamed input is distributed over the ring
+	// of slices that share it and broadcast to them by the Switch Engine
+	// (Broadcast01, 002 L3139-3165), instead of copied into each slice's
+	// DM.
+	Switch bool `json:"switch,omitempty"`
 }
 
 // AxisMapping is where one axis's factors go. The product of the factors is
