@@ -36,8 +36,7 @@ import (
 // its cycles" for good and drops the items above it. X doubles until it
 // reaches the incumbent; then UNSAT with the queue empty proves the
 // incumbent optimal under the cost model. A skeleton none of whose
-// candidates is legal is counted as learned (the rule that rejected its
-// candidates). A level with more placements than the solver lists in the
+// candidates is legal is counted (SATStats.IllegalSkeletons) and dropped. A level with more placements than the solver lists in the
 // time given is interleaved with work on the queue (interleaved).
 
 // Proof is what a search proved about its best candidate.
@@ -55,10 +54,11 @@ type Proof struct {
 type SATStats struct {
 	// Models is the number of models the solver gave (each a placement
 	// proposed and blocked), Solves the solver calls, Clauses the clauses
-	// of the encoding at the end, Learned the skeletons none of whose
-	// candidates was legal, Empty the skeletons with no candidate in the
-	// enumerated space.
-	Models, Solves, Clauses, Learned, Empty int
+	// of the encoding at the end, IllegalSkeletons the skeletons none of
+	// whose candidates was legal (dropped; no clause is learned from
+	// them), Empty the skeletons with no candidate in the enumerated
+	// space.
+	Models, Solves, Clauses, IllegalSkeletons, Empty int
 	// BoundSkips counts skeletons whose bounds could not beat the
 	// incumbent.
 	BoundSkips int
@@ -320,7 +320,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 			list = list[k:]
 		}
 		if len(list) == 0 && !q.legal && q.rule != "" {
-			st.SAT.Learned++
+			st.SAT.IllegalSkeletons++
 		}
 		return list
 	}
@@ -353,7 +353,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 			}
 		}
 		if len(list) == 0 && !q.legal && q.rule != "" {
-			st.SAT.Learned++
+			st.SAT.IllegalSkeletons++
 		}
 		return list
 	}

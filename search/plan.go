@@ -97,7 +97,7 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 		Program: x.Program,
 	}
 	if planner == "sat" {
-		pl.Search.SATModels, pl.Search.LearnedClauses, pl.Search.Clauses = r.Stats.SAT.Models, r.Stats.SAT.Learned, r.Stats.SAT.Clauses
+		pl.Search.SATModels, pl.Search.IllegalSkeletons, pl.Search.Clauses = r.Stats.SAT.Models, r.Stats.SAT.IllegalSkeletons, r.Stats.SAT.Clauses
 		pl.Search.Placements, pl.Search.BoundSkips = r.Stats.SAT.Placements, r.Stats.SAT.BoundSkips
 		if x == r.Best {
 			pl.Search.LowerBound, pl.Search.Gap = r.Proof.LowerBound, r.Proof.Gap

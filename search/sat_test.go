@@ -23,9 +23,9 @@ func TestSolveMatchesExhaustive(t *testing.T) {
 				s = newSpace(t, loadWorkload(t, w.src))
 			}
 			ex, sat := requireSolveMatchesExhaustive(t, s)
-			t.Logf("exhaustive: %d candidates, %d priced; sat: %d models, %d candidates, %d priced, %d learned, %d clauses; %.0f cycles",
+			t.Logf("exhaustive: %d candidates, %d priced; sat: %d models, %d candidates, %d priced, %d illegal skeletons, %d clauses; %.0f cycles",
 				ex.Stats.Candidates, ex.Stats.CostEvaluations, sat.Stats.SAT.Models, sat.Stats.Candidates,
-				sat.Stats.CostEvaluations, sat.Stats.SAT.Learned, sat.Stats.SAT.Clauses, sat.Best.Report.Cycles)
+				sat.Stats.CostEvaluations, sat.Stats.SAT.IllegalSkeletons, sat.Stats.SAT.Clauses, sat.Best.Report.Cycles)
 		})
 	}
 }

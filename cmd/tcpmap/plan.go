@@ -296,7 +296,7 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 		st.Planner, res.Space.MaxTiles(), st.Candidates, st.Legal, st.CostEvaluations, st.Pruned, st.Skipped, st.Wall.Seconds())
 	if st.Planner == "sat" {
 		fmt.Fprintf(w, "sat: %d models (placements), %d solves, %d skeletons with no legal candidate, %d placements cut by a bound, %d skeletons bounded out, %d clauses\n",
-			st.SAT.Models, st.SAT.Solves, st.SAT.Learned, st.SAT.Placements, st.SAT.BoundSkips, st.SAT.Clauses)
+			st.SAT.Models, st.SAT.Solves, st.SAT.IllegalSkeletons, st.SAT.Placements, st.SAT.BoundSkips, st.SAT.Clauses)
 	}
 	rules := st.Rules()
 	if len(rules) > 0 {

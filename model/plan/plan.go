@@ -174,16 +174,20 @@ type Search struct {
 	// by count (descending) then rule.
 	Illegal []RuleCount `json:"illegal"`
 	// SATModels is the number of placements the SAT solver proposed,
-	// LearnedClauses those blocked because none of their candidates was
-	// legal, Placements the Cluster/Slice placements excluded whole by a
-	// bound nogood, BoundSkips the proposed skeletons whose bounds could
-	// not beat the incumbent, Clauses the clauses of the encoding
-	// (planner "sat").
-	SATModels      int `json:"sat_models,omitempty"`
-	LearnedClauses int `json:"learned_clauses,omitempty"`
-	Placements     int `json:"placement_cuts,omitempty"`
-	BoundSkips     int `json:"bound_skips,omitempty"`
-	Clauses        int `json:"clauses,omitempty"`
+	// IllegalSkeletons the skeletons none of whose candidates was legal
+	// (each is dropped; no clause is learned from it), Placements the
+	// Cluster/Slice placements excluded whole by a bound nogood,
+	// BoundSkips the proposed skeletons whose bounds could not beat the
+	// incumbent, Clauses the clauses of the encoding (planner "sat").
+	SATModels        int `json:"sat_models,omitempty"`
+	IllegalSkeletons int `json:"illegal_skeletons,omitempty"`
+	Placements       int `json:"placement_cuts,omitempty"`
+	BoundSkips       int `json:"bound_skips,omitempty"`
+	Clauses          int `json:"clauses,omitempty"`
+	// LegacyLearned reads the field IllegalSkeletons had in earlier plan
+	// files ("learned_clauses", which counted no clause); Unmarshal moves
+	// it into IllegalSkeletons, so it is never written.
+	LegacyLearned int `json:"learned_clauses,omitempty"`
 	// LowerBound is a proven lower bound of every candidate's cycles, Gap
 	// (cycles − LowerBound) / cycles; LowerBound equals the cycles when
 	// Optimal is "proven".
@@ -239,6 +243,12 @@ func Unmarshal(data []byte) (*Plan, error) {
 	}
 	if len(w.Program) == 0 || string(w.Program) == "null" {
 		return nil, fmt.Errorf("plan: program: missing")
+	}
+	if p.Search.LegacyLearned != 0 {
+		if p.Search.IllegalSkeletons == 0 {
+			p.Search.IllegalSkeletons = p.Search.LegacyLearned
+		}
+		p.Search.LegacyLearned = 0
 	}
 	p.Program = &kernel.Program{}
 	if err := p.Program.UnmarshalJSON(w.Program); err != nil {

@@ -109,3 +109,20 @@ func TestCompressed(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), bad)
 }
+
+// TestUnmarshalLegacyLearned: the count older plan files wrote as
+// "learned_clauses" (skeletons with no legal candidate; no clause was
+// learned) reads as illegal_skeletons and is written under that name.
+func TestUnmarshalLegacyLearned(t *testing.T) {
+	data, err := sample(t).Marshal()
+	require.NoError(t, err)
+	old := strings.Replace(string(data), `"planner": "exhaustive",`, `"planner": "exhaustive", "learned_clauses": 7,`, 1)
+	require.NotEqual(t, string(data), old)
+	p, err := Unmarshal([]byte(old))
+	require.NoError(t, err)
+	assert.Equal(t, 7, p.Search.IllegalSkeletons)
+	out, err := p.Marshal()
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "learned_clauses")
+	assert.Contains(t, string(out), `"illegal_skeletons": 7`)
+}
