@@ -750,6 +750,39 @@ func switchIndex(axes mapping.Axes, c []int) string {
 // receives sw.Slices · sw.Route.OutTime() packets. Packets are copied bit for
 // bit (002 L3064-3066). It does not allocate.
 func SwitchApply(sw *kernel.Switch, dst, src []byte) error {
+	if err := switchCheckApply(sw, src); err != nil {
+		return err
+	}
+	n, p, u := sw.Slices, sw.PacketBytes, sw.Route.OutTime()
+	if hi, lo := bits.Mul64(uint64(n*u), uint64(p)); hi != 0 || lo != uint64(len(dst)) {
+		return fmt.Errorf("switch: output holds %d bytes, want %d slices × %d time steps × %d bytes", len(dst), n, u, p)
+	}
+	for o := 0; o < n; o++ {
+		if err := switchRoute(sw, dst[o*u*p:(o+1)*u*p], src, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SwitchApplySlice is SwitchApply for output slice o alone: dst receives
+// its OutTime packets (a simulator that runs some slices of a ring needs
+// only theirs).
+func SwitchApplySlice(sw *kernel.Switch, dst, src []byte, o int) error {
+	if err := switchCheckApply(sw, src); err != nil {
+		return err
+	}
+	if o < 0 || o >= sw.Slices {
+		return fmt.Errorf("switch: output slice %d of %d", o, sw.Slices)
+	}
+	if hi, lo := bits.Mul64(uint64(sw.Route.OutTime()), uint64(sw.PacketBytes)); hi != 0 || lo != uint64(len(dst)) {
+		return fmt.Errorf("switch: output holds %d bytes, want %d time steps × %d bytes", len(dst), sw.Route.OutTime(), sw.PacketBytes)
+	}
+	return switchRoute(sw, dst, src, o)
+}
+
+// switchCheckApply checks a configuration and its input before routing.
+func switchCheckApply(sw *kernel.Switch, src []byte) error {
 	if sw == nil {
 		return errors.New("switch: nil configuration")
 	}
@@ -762,20 +795,23 @@ func SwitchApply(sw *kernel.Switch, dst, src []byte) error {
 	if hi, lo := bits.Mul64(uint64(n*t), uint64(p)); hi != 0 || lo != uint64(len(src)) {
 		return fmt.Errorf("switch: input holds %d bytes, want %d slices × %d time steps × %d bytes", len(src), n, t, p)
 	}
-	if hi, lo := bits.Mul64(uint64(n*u), uint64(p)); hi != 0 || lo != uint64(len(dst)) {
-		return fmt.Errorf("switch: output holds %d bytes, want %d slices × %d time steps × %d bytes", len(dst), n, u, p)
+	return nil
+}
+
+// switchRoute fills output slice o's packets (dst) from the input.
+func switchRoute(sw *kernel.Switch, dst, src []byte, o int) error {
+	n, t, p := sw.Slices, sw.InTime, sw.PacketBytes
+	r := &sw.Route
+	u := r.OutTime()
+	if got, want := r.Bitmaps[o].Len(), r.OuterMoved*r.InnerMoved; got != want {
+		return fmt.Errorf("switch: output slice %d snoops %d slices, its route needs %d", o, got, want)
 	}
-	for o := 0; o < n; o++ {
-		if got, want := r.Bitmaps[o].Len(), r.OuterMoved*r.InnerMoved; got != want {
-			return fmt.Errorf("switch: output slice %d snoops %d slices, its route needs %d", o, got, want)
+	for tp := 0; tp < u; tp++ {
+		s, ti, ok := r.Source(o, tp)
+		if !ok || s >= n || ti < 0 || ti >= t {
+			return fmt.Errorf("switch: output slice %d time %d has no source (slice %d, time %d)", o, tp, s, ti)
 		}
-		for tp := 0; tp < u; tp++ {
-			s, ti, ok := r.Source(o, tp)
-			if !ok || s >= n || ti < 0 || ti >= t {
-				return fmt.Errorf("switch: output slice %d time %d has no source (slice %d, time %d)", o, tp, s, ti)
-			}
-			copy(dst[(o*u+tp)*p:(o*u+tp+1)*p], src[(s*t+ti)*p:(s*t+ti+1)*p])
-		}
+		copy(dst[tp*p:(tp+1)*p], src[(s*t+ti)*p:(s*t+ti+1)*p])
 	}
 	return nil
 }

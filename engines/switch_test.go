@@ -568,7 +568,12 @@ func switchRun(t *testing.T, plan *SwitchPlan) map[int][]int {
 		for tp := 0; tp < u; tp++ {
 			out[o] = append(out[o], int(binary.LittleEndian.Uint32(dst[(o*u+tp)*sw.PacketBytes:])))
 		}
+		// One output slice alone receives the same packets.
+		one := make([]byte, u*sw.PacketBytes)
+		require.NoError(t, SwitchApplySlice(sw, one, src, o))
+		require.Equal(t, dst[o*u*sw.PacketBytes:(o+1)*u*sw.PacketBytes], one, "slice %d alone", o)
 	}
+	require.Error(t, SwitchApplySlice(sw, make([]byte, u*sw.PacketBytes), src, sw.Slices))
 	return out
 }
 

@@ -444,7 +444,7 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 			if _, err := streamSize(sw.Slices, sw.InTime, sw.PacketBytes); err != nil {
 				return nil, x.stageErr(i, k, s.Kind, err)
 			}
-			if _, err := streamSize(sw.Slices, sw.Route.OuterTime, sw.Route.OuterMoved, sw.Route.InnerTime, sw.Route.InnerMoved, sw.PacketBytes); err != nil {
+			if _, err := streamSize(sw.Route.OuterTime, sw.Route.OuterMoved, sw.Route.InnerTime, sw.Route.InnerMoved, sw.PacketBytes); err != nil {
 				return nil, x.stageErr(i, k, s.Kind, err)
 			}
 			seg.sw, seg.swAt = c.Switch, k
@@ -601,7 +601,7 @@ func (x *Executor) planSlices(cp *chainPlan, op *kernel.Op) error {
 // between them.
 func (x *Executor) runChain(cp *chainPlan) error {
 	var streams [][]byte // per global slice, between segments
-	for _, seg := range cp.segs {
+	for i, seg := range cp.segs {
 		in := streams
 		var out [][]byte
 		if seg.sw != nil {
@@ -625,7 +625,11 @@ func (x *Executor) runChain(cp *chainPlan) error {
 			return err
 		}
 		if seg.sw != nil {
-			if streams, err = x.runSwitch(cp, seg, out); err != nil {
+			var next []int // the slices the switch's output feeds
+			if i+1 < len(cp.segs) {
+				next = cp.segs[i+1].slices
+			}
+			if streams, err = x.runSwitch(cp, seg, out, next); err != nil {
 				return x.stageErr(cp.op, seg.swAt, kernel.StSwitch, err)
 			}
 		}
@@ -679,11 +683,19 @@ func (x *Executor) taintChain(cp *chainPlan) {
 
 // runSwitch gathers the streams of each ring the switch is fed, routes them
 // (engines.SwitchApply) and returns the routed streams per global slice.
-func (x *Executor) runSwitch(cp *chainPlan, seg *segment, in [][]byte) ([][]byte, error) {
+//
+// Only the output of the slices in next (those the following segment
+// runs) is routed: each slice's stream is its own allocation, so a ring's
+// output is never held whole.
+func (x *Executor) runSwitch(cp *chainPlan, seg *segment, in [][]byte, next []int) ([][]byte, error) {
 	sw := seg.sw
 	n, pb := sw.Slices, sw.PacketBytes
 	inBytes, outBytes := sw.InTime*pb, sw.Route.OutTime()*pb
 	out := make([][]byte, x.dev.TotalSlices())
+	want := map[int]bool{}
+	for _, g := range next {
+		want[g] = true
+	}
 	for _, r := range seg.groups {
 		src := make([]byte, n*inBytes)
 		for s := 0; s < n; s++ {
@@ -696,12 +708,15 @@ func (x *Executor) runSwitch(cp *chainPlan, seg *segment, in [][]byte) ([][]byte
 			}
 			copy(src[s*inBytes:], b)
 		}
-		dst := make([]byte, n*outBytes)
-		if err := engines.SwitchApply(sw, dst, src); err != nil {
-			return nil, fmt.Errorf("ring of %s: %w", x.dev.SliceName(r), err)
-		}
 		for s := 0; s < n; s++ {
-			out[r+s] = dst[s*outBytes : (s+1)*outBytes : (s+1)*outBytes]
+			if !want[r+s] {
+				continue
+			}
+			dst := make([]byte, outBytes)
+			if err := engines.SwitchApplySlice(sw, dst, src, s); err != nil {
+				return nil, fmt.Errorf("ring of %s: %w", x.dev.SliceName(r), err)
+			}
+			out[r+s] = dst
 		}
 	}
 	return out, nil
