@@ -146,14 +146,16 @@ const maxChunks = 64
 
 // pipelinedChunks enumerates, for a candidate that fits untiled, its
 // software-pipelined chunk loops: one output axis's Time split into
-// 2..maxChunks double-buffered chunks, so that the DMA moves chunk k+1 and
+// 2..maxChunks (a power of two) double-buffered chunks, so that the DMA moves chunk k+1 and
 // k-1 while the main context computes chunk k (build.go's issue order,
 // 002 L7058-7068, L7087). The first chunk's load and the last one's store
 // stay exposed, the rest of the transfers hide under the compute.
 func (e *enumerator) pipelinedChunks(c Candidate, axes []int) {
 	for _, a := range axes {
 		for _, n := range divisors(c.factor(a, Time)) {
-			if n < 2 || n > maxChunks || n > e.s.maxTiles {
+			// Powers of two: chunk counts between them add steps without
+			// changing what overlaps (a canonical subset).
+			if n < 2 || n > maxChunks || n > e.s.maxTiles || !isPow2(n) {
 				continue
 			}
 			d := c
