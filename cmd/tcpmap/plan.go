@@ -109,7 +109,15 @@ are the same for any N.`,
 			}
 			if res.Best == nil {
 				writeSearchStats(c.OutOrStdout(), res)
-				return fmt.Errorf("%s: no legal mapping among %d candidates", args[0], res.Stats.Candidates)
+				if !res.Stats.Complete {
+					return fmt.Errorf("%s: no legal mapping among the %d candidates seen before the search stopped", args[0], res.Stats.Candidates)
+				}
+				// Proven empty: say which rules empty it and what would not.
+				why, err := search.Infeasible(s, res, 0)
+				if err != nil {
+					return err
+				}
+				return fmt.Errorf("%s: no legal mapping (%d candidates, none legal)\n%s", args[0], res.Stats.Candidates, strings.TrimRight(why.String(), "\n"))
 			}
 			pl, err := res.Plan()
 			if err != nil {

@@ -89,14 +89,17 @@ func TestPlanErrors(t *testing.T) {
 	code, _, _ = runCLI(t, "plan")
 	assert.Equal(t, exitUsage, code)
 
-	// A contraction no candidate maps: the statistics, then an error.
+	// A contraction no candidate maps: the statistics, then an error that
+	// names the rules that empty the space and the nearest padding.
 	dir := t.TempDir()
 	file := filepath.Join(dir, "odd.yaml")
 	require.NoError(t, os.WriteFile(file, []byte("name: odd\neinsum: A,A->\naxes: {A: 24}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"), 0o644))
 	code, out, errOut := runCLI(t, "plan", file)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, out, "search: sat (tiles ≤ 512), 0 candidates")
-	assert.Contains(t, errOut, "no legal mapping among 0 candidates")
+	assert.Contains(t, errOut, "no legal mapping (0 candidates, none legal)")
+	assert.Contains(t, errOut, "SPACE-PACKET (002 L4099, L3011, L3916-3927)")
+	assert.Contains(t, errOut, "pad A from 24 to 32")
 
 	code, _, errOut = runCLI(t, "plan", "../../workloads/dot.yaml", "--planner", "greedy")
 	assert.Equal(t, exitUsage, code)
