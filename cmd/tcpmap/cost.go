@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"tcpmap/emit"
 	"tcpmap/model/plan"
@@ -111,6 +110,11 @@ citations. Times assume the spec's clock (the manual's 1 GHz assumption).
 invalid (a capacity exceeded, live tensors overlapping).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if trace != "" {
+				if err := checkOutput("--trace", trace); err != nil {
+					return err
+				}
+			}
 			spec, err := loadSpec(g)
 			if err != nil {
 				return err
@@ -124,7 +128,7 @@ invalid (a capacity exceeded, live tensors overlapping).`,
 				if err := cost.WriteTrace(&b, r); err != nil {
 					return err
 				}
-				if err := os.WriteFile(trace, b.Bytes(), 0o644); err != nil {
+				if err := writeFile(trace, b.Bytes(), 0o644); err != nil {
 					return err
 				}
 			}

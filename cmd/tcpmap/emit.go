@@ -51,6 +51,9 @@ itself (DIR/<name>.plan.json: workload, mapping, lowered program, cost).`,
 			if lang != "rust" && lang != "json" {
 				return usageError{fmt.Errorf("--lang %q: want rust or json", lang)}
 			}
+			if err := checkOutDir("--out", out); err != nil {
+				return err
+			}
 			var pl *plan.Plan
 			var p *kernel.Program
 			var err error
@@ -90,7 +93,7 @@ itself (DIR/<name>.plan.json: workload, mapping, lowered program, cost).`,
 				return err
 			}
 			path := filepath.Join(out, p.Name+ext)
-			if err := os.WriteFile(path, data, 0o644); err != nil {
+			if err := writeFile(path, data, 0o644); err != nil {
 				return err
 			}
 			files := []emittedFile{{Path: path, Lang: lang, Bytes: len(data)}}

@@ -88,6 +88,12 @@ are the same for any N.`,
 			if timeout < 0 || maxTiles < 0 || workers < 0 {
 				return usageError{fmt.Errorf("--timeout, --max-tiles and --workers must not be negative")}
 			}
+			if out != "" {
+				// Before the search: a bad --out would lose its result.
+				if err := checkOutput("--out", out); err != nil {
+					return err
+				}
+			}
 			s, err := loadSpace(g, args[0], op)
 			if err != nil {
 				return err
@@ -116,7 +122,11 @@ are the same for any N.`,
 				return err
 			}
 			if out != "" {
-				if err := pl.Write(out); err != nil {
+				data, err := pl.Encode(out)
+				if err != nil {
+					return err
+				}
+				if err := writeFile(out, data, 0o644); err != nil {
 					return err
 				}
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"tcpmap/model/plan"
@@ -85,6 +84,24 @@ every entry whose cycles drifted by more than the baseline's tolerance
 deliberate change of the model. Run it from the repository root.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			// Inputs and outputs first: pricing takes a while.
+			if err := checkInputDir("--kernels", kernels); err != nil {
+				return err
+			}
+			if err := checkInputDir("--plans", plans); err != nil {
+				return err
+			}
+			var old *cost.Baseline
+			if update {
+				if err := checkOutput("--baseline", baseline); err != nil {
+					return err
+				}
+			} else {
+				var err error
+				if old, err = cost.ReadBaseline(baseline); err != nil {
+					return err
+				}
+			}
 			spec, err := loadSpec(g)
 			if err != nil {
 				return err
@@ -100,7 +117,7 @@ deliberate change of the model. Run it from the repository root.`,
 				if err := cur.Write(&b); err != nil {
 					return err
 				}
-				if err := os.WriteFile(baseline, b.Bytes(), 0o644); err != nil {
+				if err := writeFile(baseline, b.Bytes(), 0o644); err != nil {
 					return err
 				}
 				res.Pass, res.Updated = true, true
@@ -108,10 +125,6 @@ deliberate change of the model. Run it from the repository root.`,
 					return writeJSON(out, res)
 				}
 				_, err := fmt.Fprintf(out, "wrote %s: %d kernels, %d plans\n", baseline, len(cur.Kernels), len(cur.Plans))
-				return err
-			}
-			old, err := cost.ReadBaseline(baseline)
-			if err != nil {
 				return err
 			}
 			if d := cost.Compare(old, cur); len(d) > 0 {

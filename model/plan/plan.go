@@ -20,6 +20,7 @@ import (
 	"os"
 	"strings"
 
+	"tcpmap/internal/atomicfile"
 	"tcpmap/model/kernel"
 )
 
@@ -270,26 +271,37 @@ func Read(path string) (*Plan, error) {
 	return p, nil
 }
 
-// Write writes the plan to path, gzip-compressed when path ends in
-// Compressed (the same plan gives the same bytes).
-func (p *Plan) Write(path string) error {
+// Encode returns the bytes Write writes to path: the plan's JSON
+// (Marshal), gzip-compressed when path ends in Compressed. The same plan
+// gives the same bytes.
+func (p *Plan) Encode(path string) ([]byte, error) {
 	data, err := p.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasSuffix(path, Compressed) {
+		return data, nil
+	}
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Write writes the plan to path (Encode), atomically: on a failure the
+// file keeps its old content (internal/atomicfile).
+func (p *Plan) Write(path string) error {
+	data, err := p.Encode(path)
 	if err != nil {
 		return err
 	}
-	if strings.HasSuffix(path, Compressed) {
-		var b bytes.Buffer
-		zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-		if err != nil {
-			return err
-		}
-		if _, err := zw.Write(data); err != nil {
-			return err
-		}
-		if err := zw.Close(); err != nil {
-			return err
-		}
-		data = b.Bytes()
-	}
-	return os.WriteFile(path, data, 0o644)
+	return atomicfile.WriteFile(path, data, 0o644)
 }
