@@ -91,7 +91,7 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 			Axes: s.P.Decl.String()},
 		Mapping: s.Mapping(&x.Candidate),
 		Cost:    Cost(x.Report),
-		Search: plan.Search{Planner: planner, Optimal: optimal, Candidates: r.Stats.Candidates,
+		Search: plan.Search{Planner: planner, Optimal: optimal, Stopped: r.Stats.Stopped, Candidates: r.Stats.Candidates,
 			Legal: r.Stats.Legal, CostEvaluations: r.Stats.CostEvaluations, Pruned: r.Stats.Pruned, Skipped: r.Stats.Skipped, MaxTiles: s.maxTiles},
 		Program: x.Program,
 	}

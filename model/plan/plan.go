@@ -152,6 +152,9 @@ type Search struct {
 	// priced, "proven" when a bound proved the optimum, "" when the search
 	// stopped early (a timeout) with the best found so far.
 	Optimal string `json:"optimal"`
+	// Stopped says why a search that did not finish stopped: "timeout"
+	// (its time limit) or "interrupted" (the user); "" when it finished.
+	Stopped string `json:"stopped,omitempty"`
 	// Candidates is the number of candidates enumerated; Legal those that
 	// built and lowered; CostEvaluations those priced.
 	Candidates      int `json:"candidates"`
