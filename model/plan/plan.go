@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -217,7 +218,11 @@ func (p *Plan) Marshal() ([]byte, error) {
 }
 
 // Unmarshal reads a plan. Decoding is strict: unknown fields are errors,
-// and the kernel program is validated as kernel.Program's decoder does.
+// the kernel program is validated as kernel.Program's decoder does, and the
+// whole plan as Validate does. A field's error is a *kernel.FieldError
+// naming its JSON path (`cost.cycles`; `program` for the program's own
+// errors, which name their path within it); a JSON syntax or type error
+// keeps its byte offset in data.
 func Unmarshal(data []byte) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -228,20 +233,30 @@ func Unmarshal(data []byte) (*Plan, error) {
 		Program json.RawMessage `json:"program"`
 	}{fields: (*fields)(&p)}
 	if err := dec.Decode(&w); err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+		return nil, err
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("plan: trailing data after the plan")
+		return nil, fmt.Errorf("trailing data after the plan")
 	}
 	if p.Version != Version {
-		return nil, fmt.Errorf("plan: version %d, want %d", p.Version, Version)
+		return nil, fieldErr("version", "%d, want %d", p.Version, Version)
 	}
 	if len(w.Program) == 0 || string(w.Program) == "null" {
-		return nil, fmt.Errorf("plan: program: missing")
+		return nil, fieldErr("program", "missing")
 	}
 	p.Program = &kernel.Program{}
 	if err := p.Program.UnmarshalJSON(w.Program); err != nil {
-		return nil, fmt.Errorf("plan: program: %w", err)
+		// The program's offsets count from its first byte.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if at := bytes.Index(data, w.Program); at >= 0 {
+				te.Offset += int64(at)
+			}
+		}
+		return nil, &kernel.FieldError{Path: "program", Err: err}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
 	return &p, nil
 }
