@@ -35,8 +35,9 @@ func priceFile(spec *engines.Spec, path string) (*cost.Report, error) {
 func newCostCmd(g *globals) *cobra.Command {
 	var trace string
 	cmd := &cobra.Command{
-		Use:   "cost KERNEL.json|KERNEL.rs|PLAN.plan.json",
-		Short: "Price a kernel program: schedule, busy time per engine and context, bottleneck, utilization",
+		Use:         "cost KERNEL.json|KERNEL.rs|PLAN.plan.json",
+		Annotations: readsHW,
+		Short:       "Price a kernel program: schedule, busy time per engine and context, bottleneck, utilization",
 		Long: `cost reads a kernel program (its JSON, a Rust kernel, or a plan — told apart by
 content, gzip-compressed or not), checks it against the hardware spec (the
 validator verify and emit run too), lowers it (engines.Lower) and prices it

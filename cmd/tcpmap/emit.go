@@ -30,8 +30,9 @@ type emittedFile struct {
 func newEmitCmd(g *globals) *cobra.Command {
 	var lang, out string
 	cmd := &cobra.Command{
-		Use:   "emit KERNEL.json|KERNEL.rs|PLAN.plan.json",
-		Short: "Write a kernel program as a Rust Virtual ISA kernel or as JSON",
+		Use:         "emit KERNEL.json|KERNEL.rs|PLAN.plan.json",
+		Annotations: readsHW,
+		Short:       "Write a kernel program as a Rust Virtual ISA kernel or as JSON",
 		Long: `emit reads a kernel program (its JSON form, or a Rust kernel that tcpmap
 emitted or that follows the manual's Hello kernels) and writes it to
 DIR/<name>.rs (--lang rust) or DIR/<name>.json (--lang json), where name is

@@ -54,8 +54,9 @@ func newPlanCmd(g *globals) *cobra.Command {
 		planner  string
 	)
 	cmd := &cobra.Command{
-		Use:   "plan WORKLOAD.yaml",
-		Short: "Plan a contraction: search its mapspace for the cheapest legal kernel",
+		Use:         "plan WORKLOAD.yaml",
+		Annotations: readsHW,
+		Short:       "Plan a contraction: search its mapspace for the cheapest legal kernel",
 		Long: `plan searches the mapspace of the workload's einsum (or, for a graph, of the
 einsum op named by --op) for its cheapest legal kernel. Every candidate mapping
 it evaluates is built into a kernel program, lowered by the engines (a violated

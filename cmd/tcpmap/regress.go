@@ -74,8 +74,9 @@ func newRegressCmd(g *globals) *cobra.Command {
 	var baseline, kernels, plans string
 	var update bool
 	cmd := &cobra.Command{
-		Use:   "regress",
-		Short: "Check the cost model's predictions against results/cost-baseline.json",
+		Use:         "regress",
+		Annotations: readsHW,
+		Short:       "Check the cost model's predictions against results/cost-baseline.json",
 		Long: `regress prices every golden kernel (workloads/kernels/*.json) and compares
 its predicted cycles and bottleneck with the baseline. It exits 1 and lists
 every entry whose cycles drifted by more than the baseline's tolerance

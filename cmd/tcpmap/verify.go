@@ -16,8 +16,9 @@ func newVerifyCmd(g *globals) *cobra.Command {
 	var seed uint64
 	var slices string
 	cmd := &cobra.Command{
-		Use:   "verify KERNEL.json|KERNEL.rs|PLAN.plan.json",
-		Short: "Run a kernel program on the functional simulator and compare it with its reference",
+		Use:         "verify KERNEL.json|KERNEL.rs|PLAN.plan.json",
+		Annotations: readsHW,
+		Short:       "Run a kernel program on the functional simulator and compare it with its reference",
 		Long: `verify lowers a kernel program (deriving every engine configuration it does
 not state), fills its HBM inputs with random values from --seed, runs it engine
 by engine on simulated HBM, DM, TRF and VRF, reads the output back and compares
