@@ -122,7 +122,17 @@ simulator of the chip.`,
 }
 
 // run executes the command line args and returns the process exit code.
+// Everything it prints goes through an escaper (escape.go): names read from
+// files reach the terminal with their control characters escaped.
 func run(args []string, stdout, stderr io.Writer) int {
+	out, errw := newEscaper(stdout), newEscaper(stderr)
+	defer out.Flush()
+	defer errw.Flush()
+	return execute(args, out, errw)
+}
+
+// execute is run with the writers given.
+func execute(args []string, stdout, stderr io.Writer) int {
 	var g globals
 	root := newRootCmd(&g)
 	root.SetArgs(args)
