@@ -28,9 +28,8 @@ type input struct {
 	src *verify.Source
 }
 
-// maxInflated bounds the bytes a gzip-compressed input may inflate to (a
-// tiled prefill plan is about 20 MB).
-const maxInflated = 1 << 30
+// maxInflated bounds the bytes a gzip-compressed input may inflate to.
+const maxInflated = plan.MaxInflated
 
 // gzipMagic starts a gzip stream (RFC 1952).
 var gzipMagic = []byte{0x1f, 0x8b}

@@ -266,20 +266,27 @@ func Unmarshal(data []byte) (*Plan, error) {
 // tile, which gzip stores compactly.
 const Compressed = ".gz"
 
-// Read reads a plan file, gunzipping a NAME.plan.json.gz; errors name the
-// file.
+// MaxInflated bounds the bytes a compressed plan may inflate to (a tiled
+// prefill plan is about 20 MB).
+const MaxInflated = 1 << 30
+
+// Read reads a plan file, gunzipping a compressed one (told by its gzip
+// magic bytes, whatever its name); errors name the file.
 func Read(path string) (*Plan, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasSuffix(path, Compressed) {
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if data, err = io.ReadAll(zr); err != nil {
+		if data, err = io.ReadAll(io.LimitReader(zr, MaxInflated+1)); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(data) > MaxInflated {
+			return nil, fmt.Errorf("%s: inflates beyond %d bytes", path, MaxInflated)
 		}
 	}
 	p, err := Unmarshal(data)

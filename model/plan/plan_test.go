@@ -81,8 +81,9 @@ func TestUnmarshalErrors(t *testing.T) {
 }
 
 // TestCompressed: a NAME.plan.json.gz is written gzip-compressed, reads
-// back the same plan, and the same plan gives the same bytes; a corrupt
-// one is an error naming the file.
+// back the same plan, and the same plan gives the same bytes; Read tells a
+// compressed plan by its content; a corrupt one is an error naming the
+// file.
 func TestCompressed(t *testing.T) {
 	p := sample(t)
 	dir := t.TempDir()
@@ -103,8 +104,19 @@ func TestCompressed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, first, second, "deterministic")
 
+	// The content decides, not the name: a plain plan named .gz reads,
+	// and a compressed one named .json.
+	named := filepath.Join(dir, "plain.plan.json"+Compressed)
+	require.NoError(t, os.WriteFile(named, plain, 0o644))
+	_, err = Read(named)
+	require.NoError(t, err)
+	renamed := filepath.Join(dir, "compressed.json")
+	require.NoError(t, os.WriteFile(renamed, first, 0o644))
+	_, err = Read(renamed)
+	require.NoError(t, err)
+
 	bad := filepath.Join(dir, "bad.plan.json"+Compressed)
-	require.NoError(t, os.WriteFile(bad, plain, 0o644))
+	require.NoError(t, os.WriteFile(bad, append([]byte{0x1f, 0x8b}, plain...), 0o644))
 	_, err = Read(bad)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), bad)
