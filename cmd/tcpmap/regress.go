@@ -82,7 +82,13 @@ its predicted cycles and bottleneck with the baseline. It exits 1 and lists
 every entry whose cycles drifted by more than the baseline's tolerance
 (0.5%), whose bottleneck changed, or that is missing from either side.
 --update rewrites the baseline with the current predictions, for a
-deliberate change of the model. Run it from the repository root.`,
+deliberate change of the model, replacing the file atomically. Run it from
+the repository root.
+
+Before pricing anything it opens the baseline (or, with --update, checks that
+it can be written) and checks that --kernels and --plans are directories: a
+missing one is an error, not a list of drifts. Every kernel and plan is
+validated as cost validates it.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			// Inputs and outputs first: pricing takes a while.
