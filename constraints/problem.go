@@ -1,6 +1,7 @@
 package constraints
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -178,6 +179,53 @@ func (s *Sum) AtLeast(k int) Lit { return s.card.Geq(k) }
 func (p *Problem) Solve(timeout time.Duration, assume ...Lit) Status {
 	return p.SolveRules(p.acts, timeout, assume...)
 }
+
+// SolveContext is Solve that also stops, with Unknown, when ctx is done
+// (a user's interrupt). The solver runs in the background and is polled,
+// at most every maxPoll.
+func (p *Problem) SolveContext(ctx context.Context, timeout time.Duration, assume ...Lit) Status {
+	if ctx == nil || ctx.Done() == nil {
+		return p.Solve(timeout, assume...)
+	}
+	if ctx.Err() != nil {
+		return Unknown
+	}
+	p.mark, _ = p.c.CnfSince(p.g, p.mark, assume...)
+	p.g.Assume(p.acts...)
+	p.g.Assume(assume...)
+	s := p.g.GoSolve()
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	wait := minPoll
+	poll := time.NewTimer(wait)
+	defer poll.Stop()
+	for {
+		if r, done := s.Test(); done {
+			return Status(r)
+		}
+		select {
+		case <-ctx.Done():
+			return Status(s.Stop())
+		case <-expired:
+			return Status(s.Stop())
+		case <-poll.C:
+		}
+		wait = min(2*wait, maxPoll)
+		poll.Reset(wait)
+	}
+}
+
+// The polling interval of SolveContext grows from minPoll to maxPoll: a
+// quick solve costs little more than a direct one, a long one is stopped
+// within maxPoll of an interrupt.
+const (
+	minPoll = 20 * time.Microsecond
+	maxPoll = 10 * time.Millisecond
+)
 
 // SolveRules is Solve with only the given rules active.
 func (p *Problem) SolveRules(rules []Lit, timeout time.Duration, assume ...Lit) Status {

@@ -1,7 +1,9 @@
 package constraints
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,4 +67,48 @@ func TestWhyNamesRules(t *testing.T) {
 	assert.ElementsMatch(t, []Lit{one, first, x[2]}, p.Why())
 	_, err := p.NewSum([]Term{{Lit: x[0], Weight: -1}})
 	assert.Error(t, err)
+}
+
+// pigeonhole encodes n+1 pigeons in n holes, one pigeon a hole: unsatisfiable,
+// and exponentially hard for a CDCL solver.
+func pigeonhole(n int) *Problem {
+	p := New()
+	in := make([][]Lit, n+1)
+	for i := range in {
+		in[i] = make([]Lit, n)
+		for h := range in[i] {
+			in[i][h] = p.Var()
+		}
+		p.Clause(0, in[i]...)
+	}
+	for h := range n {
+		var col []Lit
+		for i := range in {
+			col = append(col, in[i][h])
+		}
+		p.AtMostOne(0, col)
+	}
+	return p
+}
+
+// TestSolveContext: with a live context a solve answers as Solve does; a
+// done context stops it with Unknown, also in the middle of a hard solve.
+func TestSolveContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := New()
+	x, y := p.Var(), p.Var()
+	p.Clause(0, x, y)
+	assert.Equal(t, Sat, p.SolveContext(ctx, 0, x.Not()))
+	assert.True(t, p.Value(y))
+	assert.Equal(t, Unsat, p.SolveContext(ctx, 0, x.Not(), y.Not()))
+	assert.Equal(t, Unsat, pigeonhole(3).SolveContext(ctx, 0))
+
+	hard := pigeonhole(12)
+	done := make(chan Status)
+	go func() { done <- hard.SolveContext(ctx, 0) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	assert.Equal(t, Unknown, <-done)
+	assert.Equal(t, Unknown, hard.SolveContext(ctx, 0), "a done context does not start a solve")
 }

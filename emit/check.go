@@ -246,10 +246,10 @@ func analyzeWith(p *kernel.Program, pre map[string]bool) (*analysis, error) {
 // region: Full excludes every other, FirstHalf and SecondHalf each other
 // not (002 L4151-4158).
 //
-// Capacity (MEM-C1..C4) is not refused: the emitter prints a kernel as
-// written, and the manual's own Hello GEMM exceeds the TRF as written
-// (docs/spec-decisions.md, "Hello GEMM TRF over-capacity"); the cost model
-// and verify report it.
+// Capacity (MEM-C1..C4) is not refused here: the emitter prints a kernel
+// as written, and the manual's own Hello GEMM exceeds the TRF as written
+// (docs/spec-decisions.md, "Hello GEMM TRF over-capacity"). `tcpmap emit`
+// runs engines.Check first, as cost and verify do, which refuses it.
 func CheckAddresses(spec *engines.Spec, p *kernel.Program) error {
 	var mm engines.MemoryMap
 	mm.NoCache = true

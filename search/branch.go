@@ -137,6 +137,9 @@ func solve(s *Space, opts Options) (*Result, error) {
 		deadline = start.Add(opts.Timeout)
 	}
 	left := func() (time.Duration, bool) {
+		if opts.stopped() {
+			return 0, false
+		}
 		if deadline.IsZero() {
 			return 0, true
 		}
@@ -563,7 +566,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 			assume = e.boundLits(level)
 		}
 		st.SAT.Solves++
-		r := e.p.Solve(d, assume...)
+		r := e.p.SolveContext(opts.Context, d, assume...)
 		if r == constraints.Unknown {
 			timedOut = true
 			break
@@ -594,7 +597,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 			// Stop when no skeleton is left at any level.
 			if d, ok := left(); ok && queue.Len() == 0 {
 				st.SAT.Solves++
-				if r := e.p.Solve(d); r == constraints.Unsat {
+				if r := e.p.SolveContext(opts.Context, d); r == constraints.Unsat {
 					proven = exhausted()
 					break
 				}
@@ -628,6 +631,9 @@ func solve(s *Space, opts Options) (*Result, error) {
 	st.LowerHits, st.LowerMisses = ev.low.hits, ev.low.misses
 	st.SAT.Clauses = e.p.Clauses()
 	st.Complete = !timedOut
+	if timedOut {
+		st.Stopped = opts.stopReason()
+	}
 	if len(res.Top) > 0 {
 		res.Best = res.Top[0]
 		best := res.Best.Report.Cycles

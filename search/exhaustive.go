@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"errors"
 	"sort"
 	"time"
@@ -33,6 +34,9 @@ type Options struct {
 	// Timeout stops the search after this long with the best candidate
 	// found so far (0: no limit).
 	Timeout time.Duration
+	// Context, when set, stops the search as Timeout does once it is done
+	// (a user's interrupt: `tcpmap plan` cancels it on Ctrl-C).
+	Context context.Context
 	// Top is how many of the best candidates to keep (at least 1).
 	Top int
 	// Progress, when set, is called about every ProgressEvery with the
@@ -42,6 +46,23 @@ type Options struct {
 	// Workers is how many candidates the SAT planner evaluates at once
 	// (0: GOMAXPROCS, at most 8). The result does not depend on it.
 	Workers int
+}
+
+// Why a search stopped before its end (Stats.Stopped).
+const (
+	StoppedTimeout   = "timeout"     // Options.Timeout passed
+	StoppedInterrupt = "interrupted" // Options.Context is done
+)
+
+// stopped reports whether the options' context is done.
+func (o *Options) stopped() bool { return o.Context != nil && o.Context.Err() != nil }
+
+// stopReason says why a search that stopped early stopped.
+func (o *Options) stopReason() string {
+	if o.stopped() {
+		return StoppedInterrupt
+	}
+	return StoppedTimeout
 }
 
 // Stats are a search's statistics.
@@ -68,6 +89,9 @@ type Stats struct {
 	Wall time.Duration
 	// Complete is set when every candidate was evaluated (no timeout).
 	Complete bool
+	// Stopped says why an incomplete search stopped: StoppedTimeout or
+	// StoppedInterrupt ("" when Complete).
+	Stopped string
 	// Restricted is set when Options.Where restricted the space.
 	Restricted bool
 	// Planner is "exhaustive" or "sat"; SAT holds the SAT layer's
@@ -252,7 +276,7 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 	idx := 0
 	res.Stats.Restricted = opts.Where != nil
 	s.EnumerateWhere(opts.Where, func(c Candidate) bool {
-		if opts.Timeout > 0 && time.Since(start) > opts.Timeout {
+		if opts.Timeout > 0 && time.Since(start) > opts.Timeout || opts.stopped() {
 			timedOut = true
 			return false
 		}
@@ -277,6 +301,9 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 	res.Stats.Wall = time.Since(start)
 	res.Stats.LowerHits, res.Stats.LowerMisses = ev.low.hits, ev.low.misses
 	res.Stats.Complete = !timedOut
+	if timedOut {
+		res.Stats.Stopped = opts.stopReason()
+	}
 	if len(res.Top) > 0 {
 		res.Best = res.Top[0]
 	}

@@ -78,7 +78,7 @@ func (x *Infeasibility) String() string {
 		}
 	}
 	if len(x.Relaxations) == 0 {
-		b.WriteString("no padding of the axes to multiples of a power of two makes it legal\n")
+		b.WriteString(NoRelaxation + "\n")
 		return b.String()
 	}
 	b.WriteString("nearest legal relaxations:\n")
@@ -87,6 +87,9 @@ func (x *Infeasibility) String() string {
 	}
 	return b.String()
 }
+
+// NoRelaxation says that none of the paddings relaxations tries plans.
+const NoRelaxation = "no padding tried plans (each axis to a multiple of 2, 4, … up to its next power of two, alone or all together)"
 
 // relaxProbe is how many candidates of a relaxed space are built, lowered
 // and priced, in enumeration order, to find a legal one: a count, so the

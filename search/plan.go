@@ -69,7 +69,9 @@ func (r *Result) Plan() (*plan.Plan, error) {
 	return r.PlanOf(r.Best)
 }
 
-// PlanOf assembles the plan of one evaluated candidate of the result.
+// PlanOf assembles the plan of one evaluated candidate of the result. Only
+// the winner's plan claims optimality; a runner-up's carries the search's
+// proven lower bound and its own gap to it.
 func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 	s := r.Space
 	if x == nil {
@@ -81,6 +83,8 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 		planner = "exhaustive"
 	}
 	switch {
+	case x != r.Best:
+		// A runner-up (Top) is not the optimum, whatever the search proved.
 	case planner == "sat" && r.Proof.Proven:
 		optimal = "proven"
 	case planner == "exhaustive" && r.Stats.Complete && !r.Stats.Restricted:
@@ -92,15 +96,17 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 			Axes: s.P.Decl.String()},
 		Mapping: s.Mapping(&x.Candidate),
 		Cost:    Cost(x.Report),
-		Search: plan.Search{Planner: planner, Optimal: optimal, Candidates: r.Stats.Candidates,
+		Search: plan.Search{Planner: planner, Optimal: optimal, Stopped: r.Stats.Stopped, Candidates: r.Stats.Candidates,
 			Legal: r.Stats.Legal, CostEvaluations: r.Stats.CostEvaluations, Pruned: r.Stats.Pruned, Skipped: r.Stats.Skipped, MaxTiles: s.maxTiles},
 		Program: x.Program,
 	}
 	if planner == "sat" {
 		pl.Search.SATModels, pl.Search.IllegalSkeletons, pl.Search.Clauses = r.Stats.SAT.Models, r.Stats.SAT.IllegalSkeletons, r.Stats.SAT.Clauses
 		pl.Search.Placements, pl.Search.BoundSkips = r.Stats.SAT.Placements, r.Stats.SAT.BoundSkips
-		if x == r.Best {
-			pl.Search.LowerBound, pl.Search.Gap = r.Proof.LowerBound, r.Proof.Gap
+		pl.Search.LowerBound, pl.Search.Gap = r.Proof.LowerBound, r.Proof.Gap
+		if x != r.Best && r.Proof.LowerBound > 0 {
+			// The bound holds for every candidate; the gap is this one's.
+			pl.Search.Gap = (x.Report.Cycles - r.Proof.LowerBound) / x.Report.Cycles
 		}
 	}
 	for _, rs := range r.Stats.Rules() {

@@ -375,8 +375,8 @@ func spatialSlices(d *Device, chip, cl, sl *mapping.Expr, name string) ([]int, e
 	return out, nil
 }
 
-// tensorUses records, for every DM, TRF and VRF tensor, the ops that write
-// and read it, in program order.
+// tensorUses records, for every tensor, the ops that write and read it, in
+// program order.
 func tensorUses(p *kernel.Program) (writes, reads map[string][]int) {
 	writes, reads = map[string][]int{}, map[string][]int{}
 	add := func(m map[string][]int, name string, i int) {
@@ -422,19 +422,10 @@ func tensorUses(p *kernel.Program) (writes, reads map[string][]int) {
 // after) to the last. The allocations are returned in the order of
 // p.Tensors; HBM tensors and tensors no op uses have none.
 func Allocate(d *Device, p *kernel.Program) ([]Allocation, error) {
-	writes, reads := tensorUses(p)
-	for _, t := range p.Tensors {
-		if t == nil || t.Mem == kernel.HBM {
-			continue
-		}
-		w, r := writes[t.Name], reads[t.Name]
-		if len(w) == 0 && len(r) > 0 {
-			return nil, fmt.Errorf("ops[%d] reads %s tensor %q, which no op writes", r[0], memName(t.Mem), t.Name)
-		}
-		if len(r) > 0 && r[0] < w[0] {
-			return nil, fmt.Errorf("ops[%d] reads %s tensor %q before ops[%d] writes it", r[0], memName(t.Mem), t.Name, w[0])
-		}
+	if err := p.CheckDataflow(); err != nil {
+		return nil, err
 	}
+	writes, _ := tensorUses(p)
 	var mm engines.MemoryMap
 	mm.NoCache = true
 	if err := mm.Compute(d.spec, p); err != nil {

@@ -165,7 +165,7 @@ func TestAllocate(t *testing.T) {
 	q := kernelFromT(t, "../workloads/kernels/hello-dot.json",
 		`{"context": "dma", "kind": "to_dm", "src": "rhs", "dst": "rhs_dm"},`, ``)
 	_, err = Allocate(d, q)
-	assert.ErrorContains(t, err, `ops[1] reads DM tensor "rhs_dm", which no op writes`)
+	assert.ErrorContains(t, err, `ops[1].stages[0].tensor: reads DM tensor "rhs_dm", which no op writes`)
 
 	// Two Full TRF tensors live together (002 L4156-4158).
 	q = kernelFromT(t, "../workloads/kernels/hello-dot.json",

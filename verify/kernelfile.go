@@ -44,17 +44,18 @@ func ParseKernel(name string, data []byte) (*kernel.Program, *Source, error) {
 }
 
 // Locate prefixes err with the file name and the line it concerns, when it
-// can tell: JSON syntax and type errors by their offset; field errors,
-// lowering errors (engines.LowerError) and execution errors (ExecError) by
-// the JSON path of the op and stage they name.
+// can tell: JSON syntax and type errors by their offset; otherwise by the
+// JSON path of the field the error names (jsonPath): a field error's path
+// (kernel.FieldError, nested ones joined: `program` then
+// `tensors[3].addr`), lowering errors (engines.LowerError) and execution
+// errors (ExecError) by their op and stage, and errors whose message starts
+// with a path (`tensors[3] "x": ...`).
 func (s *Source) Locate(err error) error {
 	if err == nil || s == nil {
 		return err
 	}
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
-	var le *engines.LowerError
-	var xe *ExecError
 	line, col := 0, 0
 	switch {
 	case errors.As(err, &se):
@@ -62,12 +63,9 @@ func (s *Source) Locate(err error) error {
 		line, col = s.position(se.Offset - 1)
 	case errors.As(err, &te):
 		line, _ = s.position(te.Offset)
-	case errors.As(err, &le):
-		line = s.pathLine(opPath(le.Op, le.Stage))
-	case errors.As(err, &xe):
-		line = s.pathLine(opPath(xe.Op, xe.Stage))
 	default:
-		line = s.pathLine(errPath(err.Error()))
+		path := jsonPath(err)
+		line = s.pathLine(path)
 		if m := unknownField.FindStringSubmatch(err.Error()); line == 0 && m != nil {
 			line = s.keyLine(m[1])
 		}
@@ -79,6 +77,35 @@ func (s *Source) Locate(err error) error {
 		return fmt.Errorf("%s:%d: %w", s.Name, line, err)
 	}
 	return fmt.Errorf("%s: %w", s.Name, err)
+}
+
+// jsonPath returns the JSON path of the field err concerns, or "": the
+// paths of the field errors in its chain, outermost first, followed by the
+// path the innermost of them wraps (a lowering or execution error's op and
+// stage, or a path its message starts with).
+func jsonPath(err error) string {
+	var parts []string
+	rest := err
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if f, ok := e.(interface{ FieldPath() string }); ok {
+			parts = append(parts, f.FieldPath())
+			rest = errors.Unwrap(e)
+		}
+	}
+	var le *engines.LowerError
+	var xe *ExecError
+	switch {
+	case rest == nil:
+	case errors.As(rest, &le):
+		parts = append(parts, opPath(le.Op, le.Stage))
+	case errors.As(rest, &xe):
+		parts = append(parts, opPath(xe.Op, xe.Stage))
+	default:
+		if p := errPath(rest.Error()); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 func opPath(op, stage int) string {

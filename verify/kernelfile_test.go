@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/engines"
+	"tcpmap/model/kernel"
 )
 
 // TestKernelFileLocations: errors in a kernel file name the file, the line
@@ -46,6 +47,14 @@ func TestKernelFileLocations(t *testing.T) {
 	// An execution error wrapped by something else: still found.
 	xe := fmt.Errorf("run: %w", &ExecError{Op: 4, Stage: -1, Kind: "to_hbm", Err: errors.New("boom")})
 	assert.Equal(t, "k.json:29: run: ops[4] (to_hbm): boom", s.Locate(xe).Error())
+	// A field error: the line of its field; nested ones join their paths
+	// (a plan's program under "program"), and what they wrap adds its own.
+	fe := &kernel.FieldError{Path: "tensors[2].addr", Err: errors.New("boom")}
+	assert.Equal(t, "k.json:6: tensors[2].addr: boom", s.Locate(fe).Error())
+	plan := &Source{Name: "p.json", Data: []byte("{\n \"cost\": {\"cycles\": -5},\n \"program\": " + src + "}")}
+	assert.Equal(t, "p.json:8: program: tensors[2].addr: boom", plan.Locate(&kernel.FieldError{Path: "program", Err: fe}).Error())
+	assert.Equal(t, "p.json:27: program: ops[3].stages[4] (contract): boom", plan.Locate(&kernel.FieldError{Path: "program", Err: le}).Error())
+	assert.Equal(t, "p.json:2: cost.cycles: boom", plan.Locate(&kernel.FieldError{Path: "cost.cycles", Err: errors.New("boom")}).Error())
 	// No location: the file name only.
 	assert.Equal(t, "k.json: boom", s.Locate(errors.New("boom")).Error())
 	assert.NoError(t, s.Locate(nil))

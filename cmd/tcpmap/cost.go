@@ -4,89 +4,30 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"tcpmap/emit"
-	"tcpmap/model/plan"
-	"tcpmap/verify"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"tcpmap/cost"
 	"tcpmap/engines"
-	"tcpmap/model/kernel"
 )
 
 func init() { subcommands = append(subcommands, newCostCmd) }
 
-// programLoader reads one kind of input into a kernel program.
-type programLoader struct {
-	// suffix selects the loader by file name; the first match wins, so
-	// longer suffixes come first.
-	suffix string
-	load   func(spec *engines.Spec, path string) (*kernel.Program, error)
-}
-
-// programLoaders are the inputs `tcpmap cost` and `tcpmap regress` accept.
-// A plan (`.plan.json`, from the planner) or a Rust kernel (`.rs`, through
-// emit.ReadFile) is one more line here, before the plain JSON kernel.
-var programLoaders = []programLoader{
-	{".plan.json", readPlan},
-	{".plan.json.gz", readPlan},
-	{".rs", readKernelRust},
-	{".json", readKernelJSON},
-}
-
-// readPlan reads a plan (`tcpmap plan --out`) and returns its kernel program.
-func readPlan(_ *engines.Spec, path string) (*kernel.Program, error) {
-	pl, err := plan.Read(path)
-	if err != nil {
-		return nil, err
-	}
-	if pl.Program == nil {
-		return nil, fmt.Errorf("%s: the plan has no kernel program", path)
-	}
-	return pl.Program, nil
-}
-
-// readKernelRust reads a Rust Virtual ISA kernel in the subset tcpmap emits
-// (emit.ReadFile); its errors name the file, line and column.
-func readKernelRust(_ *engines.Spec, path string) (*kernel.Program, error) {
-	return emit.ReadFile(path)
-}
-
-// loadProgram reads path with the loader its name selects.
-func loadProgram(spec *engines.Spec, path string) (*kernel.Program, error) {
-	var kinds []string
-	for _, l := range programLoaders {
-		if strings.HasSuffix(path, l.suffix) {
-			return l.load(spec, path)
-		}
-		kinds = append(kinds, l.suffix)
-	}
-	return nil, usageError{fmt.Errorf("%s: unknown input kind: want a file ending in %s", path, strings.Join(kinds, ", "))}
-}
-
-// readKernelJSON reads a kernel program in its JSON form; errors name the
-// file, the line and the JSON path (verify.LoadKernel).
-func readKernelJSON(_ *engines.Spec, path string) (*kernel.Program, error) {
-	p, _, err := verify.LoadKernel(path)
-	return p, err
-}
-
-// priceFile loads, lowers and prices one input.
+// priceFile loads, checks, lowers and prices one input (readInput: a
+// kernel program, JSON or Rust, or a plan).
 func priceFile(spec *engines.Spec, path string) (*cost.Report, error) {
-	p, err := loadProgram(spec, path)
+	in, err := loadProgram(spec, path)
 	if err != nil {
 		return nil, err
 	}
-	if err := engines.Lower(spec, p); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := engines.Lower(spec, in.prog); err != nil {
+		return nil, in.locate(err)
 	}
-	r, err := cost.Estimate(spec, p)
+	r, err := cost.Estimate(spec, in.prog)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, in.locate(err)
 	}
 	return r, nil
 }
@@ -94,10 +35,13 @@ func priceFile(spec *engines.Spec, path string) (*cost.Report, error) {
 func newCostCmd(g *globals) *cobra.Command {
 	var trace string
 	cmd := &cobra.Command{
-		Use:   "cost KERNEL.json",
-		Short: "Price a kernel program: schedule, busy time per engine and context, bottleneck, utilization",
-		Long: `cost lowers a kernel program (engines.Lower) and prices it with the cost
-model: every op alone (each chain as a pipeline of its engines, each DMA
+		Use:         "cost KERNEL.json|KERNEL.rs|PLAN.plan.json",
+		Annotations: readsHW,
+		Short:       "Price a kernel program: schedule, busy time per engine and context, bottleneck, utilization",
+		Long: `cost reads a kernel program (its JSON, a Rust kernel, or a plan — told apart by
+content, gzip-compressed or not), checks it against the hardware spec (the
+validator verify and emit run too), lowers it (engines.Lower) and prices it
+with the cost model: every op alone (each chain as a pipeline of its engines, each DMA
 command over its request stream), then all ops as the scheduler runs them
 (program order, one op per context, DMA commands issued together priced
 together, RAW/WAR/WAW hazards, bank-starvation and contention rules).
@@ -107,10 +51,17 @@ the bottleneck on the critical path, the MAC utilization and roofline, and
 the findings: hazards, penalties and unpriced costs with their rules and
 citations. Times assume the spec's clock (the manual's 1 GHz assumption).
 --json prints the report; --trace FILE writes a Chrome trace-event timeline
-(open it in Perfetto). The exit code is 1 if a finding makes the kernel
-invalid (a capacity exceeded, live tensors overlapping).`,
+(open it in Perfetto), replacing the file atomically; its path is checked
+before pricing. The exit code is 1 for an invalid kernel (a tensor read
+before it is written, an address beyond its memory, a capacity exceeded,
+live tensors overlapping, an engine rule broken), with the field's line.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if trace != "" {
+				if err := checkOutput("--trace", trace); err != nil {
+					return err
+				}
+			}
 			spec, err := loadSpec(g)
 			if err != nil {
 				return err
@@ -124,7 +75,7 @@ invalid (a capacity exceeded, live tensors overlapping).`,
 				if err := cost.WriteTrace(&b, r); err != nil {
 					return err
 				}
-				if err := os.WriteFile(trace, b.Bytes(), 0o644); err != nil {
+				if err := writeFile(trace, b.Bytes(), 0o644); err != nil {
 					return err
 				}
 			}

@@ -84,14 +84,15 @@ func TestCostErrors(t *testing.T) {
 	assert.Contains(t, errOut, "bad.json:3:")
 
 	code, _, errOut = runCLI(t, "cost", filepath.Join(dir, "kernel.txt"))
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "unknown input kind")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "kernel.txt: no such file or directory")
 
 	code, _, errOut = runCLI(t, "cost", filepath.Join(dir, "missing.json"))
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "missing.json")
 
-	// An invalid kernel: printed, then exit 1 with the rule.
+	// An invalid kernel: refused (as verify and emit refuse it) with the
+	// field, the rule and its citation.
 	src, err := os.ReadFile(goldenDot)
 	require.NoError(t, err)
 	var p map[string]any
@@ -104,8 +105,8 @@ func TestCostErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(overlap, b, 0o644))
 	code, out, errOut := runCLI(t, "cost", overlap)
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, out, "SCH-R7")
-	assert.Contains(t, errOut, "invalid kernel")
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "overlap.json:1: tensors[4].addr: SCH-R7 memory: dm tensors")
 	assert.Contains(t, errOut, "002 L154-155")
 }
 

@@ -19,8 +19,9 @@ func init() {
 
 func newDeriveCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "derive",
-		Short: "Derive an engine's configuration from mappings, as the vendor's compiler does",
+		Use:         "derive",
+		Annotations: readsHW,
+		Short:       "Derive an engine's configuration from mappings, as the vendor's compiler does",
 		Long: `derive prints the configuration an engine gets from the mappings of a
 kernel (sequencer entries, switch routes, reg_read_size, ...), or the rule the
 mappings violate with the manual's line (exit 1).`,

@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"tcpmap/emit"
-	"tcpmap/model/kernel"
-	"tcpmap/model/plan"
 )
 
 func init() {
@@ -30,8 +30,9 @@ type emittedFile struct {
 func newEmitCmd(g *globals) *cobra.Command {
 	var lang, out string
 	cmd := &cobra.Command{
-		Use:   "emit KERNEL.json|KERNEL.rs|PLAN.plan.json",
-		Short: "Write a kernel program as a Rust Virtual ISA kernel or as JSON",
+		Use:         "emit KERNEL.json|KERNEL.rs|PLAN.plan.json",
+		Annotations: readsHW,
+		Short:       "Write a kernel program as a Rust Virtual ISA kernel or as JSON",
 		Long: `emit reads a kernel program (its JSON form, or a Rust kernel that tcpmap
 emitted or that follows the manual's Hello kernels) and writes it to
 DIR/<name>.rs (--lang rust) or DIR/<name>.json (--lang json), where name is
@@ -43,35 +44,44 @@ program's reference, and the #[device(chip = N)] kernel with every type
 parameter spelled out. A program whose live tensors overlap in memory, or that
 the Virtual ISA cannot spell, is refused with the reason.
 
-A plan (NAME.plan.json, from tcpmap plan --out) emits its kernel program: as Rust
-with the plan's predicted cost in the header, or with --lang json as the plan
-itself (DIR/<name>.plan.json: workload, mapping, lowered program, cost).`,
+A plan (from tcpmap plan --out) emits its kernel program: as Rust with the
+plan's predicted cost in the header, or with --lang json as the plan itself
+(DIR/<name>.plan.json: workload, mapping, lowered program, cost).
+
+The input is told apart by its content (gzip-compressed or not), and checked
+as cost and verify check it: the whole plan, the program against the
+hardware spec (--hw), and its engine rules on a lowered copy. --out is
+checked before the input is read; each file is replaced atomically.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if lang != "rust" && lang != "json" {
 				return usageError{fmt.Errorf("--lang %q: want rust or json", lang)}
 			}
-			var pl *plan.Plan
-			var p *kernel.Program
-			var err error
-			if isPlanFile(args[0]) {
-				if pl, err = plan.Read(args[0]); err != nil {
-					return err
-				}
-				if p = pl.Program; p == nil {
-					return fmt.Errorf("%s: the plan has no kernel program", args[0])
-				}
-			} else if p, err = emit.ReadFile(args[0]); err != nil {
+			if err := checkOutDir("--out", out); err != nil {
 				return err
 			}
-			if p.Name == "" || strings.ContainsAny(p.Name, `/\`) || p.Name == "." || p.Name == ".." {
+			spec, err := loadSpec(g)
+			if err != nil {
+				return err
+			}
+			in, err := loadProgram(spec, args[0])
+			if err != nil {
+				return err
+			}
+			// Emit refuses what cost and verify refuse: the engine rules
+			// too, checked on a lowered copy (the kernel prints as read).
+			if _, err := in.lowered(spec); err != nil {
+				return err
+			}
+			pl, p := in.plan, in.prog
+			if !fileName(p.Name) {
 				return fmt.Errorf("%s: kernel name %q cannot name a file", args[0], p.Name)
 			}
 			var data []byte
 			ext := ".rs"
 			switch {
 			case lang == "rust":
-				opts := emit.RustOptions{Version: Version}
+				opts := emit.RustOptions{Version: Version, Spec: spec}
 				if pl != nil {
 					opts.Cost = fmt.Sprintf("%.0f cycles (%s model), bottleneck %s", pl.Cost.Cycles, pl.Cost.Model, pl.Cost.Bottleneck)
 				}
@@ -84,13 +94,13 @@ itself (DIR/<name>.plan.json: workload, mapping, lowered program, cost).`,
 				data, err = emit.JSON(p)
 			}
 			if err != nil {
-				return err
+				return in.locate(err)
 			}
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
 			}
 			path := filepath.Join(out, p.Name+ext)
-			if err := os.WriteFile(path, data, 0o644); err != nil {
+			if err := writeFile(path, data, 0o644); err != nil {
 				return err
 			}
 			files := []emittedFile{{Path: path, Lang: lang, Bytes: len(data)}}
@@ -109,4 +119,19 @@ itself (DIR/<name>.plan.json: workload, mapping, lowered program, cost).`,
 	fl.StringVar(&lang, "lang", "rust", "output language: rust or json")
 	fl.StringVar(&out, "out", ".", "output `DIR` (created if missing)")
 	return cmd
+}
+
+// fileName reports whether a kernel's name can name the file emit writes:
+// not empty, no path separator, not "." or "..", and printable (no control
+// or format characters).
+func fileName(name string) bool {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		return false
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
 }

@@ -71,7 +71,7 @@ func TestEmitErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(overlap, []byte(strings.Replace(string(src), `"addr": 4096`, `"addr": 2048`, 1)), 0o644))
 	code, _, errOut = runCLI(t, "emit", overlap, "--out", dir)
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut, "overlap while both are live")
+	assert.Contains(t, errOut, "overlap.json:8: tensors[4].addr: SCH-R7 memory: dm tensors")
 }
 
 // TestEmitPlan: a plan emits its kernel as Rust with the plan's predicted

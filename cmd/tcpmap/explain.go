@@ -60,8 +60,9 @@ func newExplainCmd(g *globals) *cobra.Command {
 		timeout  time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "explain WORKLOAD.yaml [--mapping MAP.yaml]",
-		Short: "Explain why a full or partial mapping is legal or not, and how far it is from the optimum",
+		Use:         "explain WORKLOAD.yaml [--mapping MAP.yaml]",
+		Annotations: readsHW,
+		Short:       "Explain why a full or partial mapping is legal or not, and how far it is from the optimum",
 		Long: `explain checks a mapping written in the manual's notation (a YAML file with the
 optional fields stationary, content, packet_mode, accumulate, and tile, cluster,
 slice, time, row and packet as m![...] expressions over the workload's axes;

@@ -23,9 +23,13 @@ type hwCheckResult struct {
 	Errors engines.ErrorList `json:"errors,omitempty"`
 }
 
-// loadSpec returns the spec named by --hw, or the embedded one.
+// loadSpec returns the spec named by --hw (loaded by checkHW before the
+// command ran), or the embedded one.
 func loadSpec(g *globals) (*engines.Spec, error) {
-	if g.hw == "" {
+	switch {
+	case g.spec != nil:
+		return g.spec, nil
+	case g.hw == "":
 		return engines.Default(), nil
 	}
 	return engines.Load(g.hw)
@@ -37,8 +41,9 @@ func newHWCmd(g *globals) *cobra.Command {
 		Short: "Show or check the hardware spec (engines/rngd.yaml)",
 	}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "show",
-		Short: "Print the effective hardware spec with its citations",
+		Use:         "show",
+		Annotations: readsHW,
+		Short:       "Print the effective hardware spec with its citations",
 		Long: `show prints every number of the effective hardware spec (the embedded
 engines/rngd.yaml, or the file given with --hw) as one line per value:
 its path, the manual lines that state it, the value, whether it is an

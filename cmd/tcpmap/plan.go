@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -50,8 +54,9 @@ func newPlanCmd(g *globals) *cobra.Command {
 		planner  string
 	)
 	cmd := &cobra.Command{
-		Use:   "plan WORKLOAD.yaml",
-		Short: "Plan a contraction: search its mapspace for the cheapest legal kernel",
+		Use:         "plan WORKLOAD.yaml",
+		Annotations: readsHW,
+		Short:       "Plan a contraction: search its mapspace for the cheapest legal kernel",
 		Long: `plan searches the mapspace of the workload's einsum (or, for a graph, of the
 einsum op named by --op) for its cheapest legal kernel. Every candidate mapping
 it evaluates is built into a kernel program, lowered by the engines (a violated
@@ -72,11 +77,17 @@ the TRF, the tiles, the predicted cycles, time, MAC utilization and
 bottleneck, and the search statistics.
 
 --top N lists the N best candidates. --timeout stops the search early with
-the best candidate found so far and the gap to the proven lower bound. --out writes
-the plan with its lowered kernel program as JSON, which cost, verify and emit
-read. Searches longer than a second report progress on stderr. --workers N
-evaluates candidates on N cores (default all); plans, statistics and proofs
-are the same for any N.`,
+the best candidate found so far and the gap to the proven lower bound; Ctrl-C
+does the same. --out writes the plan with its lowered kernel program as JSON,
+which cost, verify and emit read; the path is checked before the search, and
+the file is replaced atomically. Searches longer than a second report
+progress on stderr. --workers N evaluates candidates on N cores (default
+all); plans, statistics and proofs are the same for any N.
+
+Exit status: 0 a plan (proven, or the best so far when stopped by --timeout
+or Ctrl-C, with its gap), 1 no legal mapping (the whole mapspace was
+searched; the rules that empty it are named) or invalid input, 2 usage
+errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if top < 1 {
@@ -88,6 +99,12 @@ are the same for any N.`,
 			if timeout < 0 || maxTiles < 0 || workers < 0 {
 				return usageError{fmt.Errorf("--timeout, --max-tiles and --workers must not be negative")}
 			}
+			if out != "" {
+				// Before the search: a bad --out would lose its result.
+				if err := checkOutput("--out", out); err != nil {
+					return err
+				}
+			}
 			s, err := loadSpace(g, args[0], op)
 			if err != nil {
 				return err
@@ -97,34 +114,40 @@ are the same for any N.`,
 			if planner == "exhaustive" {
 				run = search.Exhaustive
 			}
+			// Ctrl-C (or SIGTERM) stops the search as --timeout does: the
+			// best plan so far is printed and written. A second one, once
+			// the search is over, ends the process (the output file is
+			// written atomically).
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
 			res, err := run(s, search.Options{
 				Top: top, Timeout: timeout, MaxTiles: maxTiles, NoPrune: noPrune, Workers: workers,
+				Context: ctx, ProgressEvery: planProgressEvery,
 				Progress: func(st search.Stats) {
 					fmt.Fprintf(stderr, "plan: %d candidates, %d legal, %d priced, %.1fs\n",
 						st.Candidates, st.Legal, st.CostEvaluations, st.Wall.Seconds())
+					if onPlanProgress != nil {
+						onPlanProgress(ctx, st)
+					}
 				},
 			})
+			stop()
 			if err != nil {
 				return err
 			}
 			if res.Best == nil {
-				writeSearchStats(c.OutOrStdout(), res)
-				if !res.Stats.Complete {
-					return fmt.Errorf("%s: no legal mapping among the %d candidates seen before the search stopped", args[0], res.Stats.Candidates)
-				}
-				// Proven empty: say which rules empty it and what would not.
-				why, err := search.Infeasible(s, res, 0)
-				if err != nil {
-					return err
-				}
-				return fmt.Errorf("%s: no legal mapping (%d candidates, none legal)\n%s", args[0], res.Stats.Candidates, strings.TrimRight(why.String(), "\n"))
+				return noPlan(c, g, s, res, args[0], maxTiles)
 			}
 			pl, err := res.Plan()
 			if err != nil {
 				return err
 			}
 			if out != "" {
-				if err := pl.Write(out); err != nil {
+				data, err := pl.Encode(out)
+				if err != nil {
+					return err
+				}
+				if err := writeFile(out, data, 0o644); err != nil {
 					return err
 				}
 			}
@@ -318,16 +341,123 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 		}
 	}
 	switch {
+	case res.Best == nil && st.Complete:
+		fmt.Fprintln(w, "optimal: no legal mapping (the whole mapspace was searched)")
+	case res.Best == nil:
+		fmt.Fprintf(w, "optimal: no plan (%s after %.1fs, before any legal candidate)\n", stoppedText(st.Stopped), st.Wall.Seconds())
 	case st.Planner == "sat" && res.Proof.Proven:
 		fmt.Fprintln(w, "optimal: proven")
-	case st.Planner == "sat" && res.Best != nil:
-		fmt.Fprintf(w, "optimal: no (stopped after %.1fs; gap %.1f%% to the proven lower bound of %.0f cycles)\n",
-			st.Wall.Seconds(), 100*res.Proof.Gap, res.Proof.LowerBound)
-	case st.Complete && st.Planner != "sat":
+	case st.Planner == "sat":
+		fmt.Fprintf(w, "optimal: no (%s after %.1fs; gap %.1f%% to the proven lower bound of %.0f cycles)\n",
+			stoppedText(st.Stopped), st.Wall.Seconds(), 100*res.Proof.Gap, res.Proof.LowerBound)
+	case st.Complete:
 		fmt.Fprintln(w, "optimal: exhaustive")
 	default:
-		fmt.Fprintf(w, "optimal: no (stopped after %.1fs; the best of %d candidates)\n", st.Wall.Seconds(), st.Candidates)
+		fmt.Fprintf(w, "optimal: no (%s after %.1fs; the best of %d candidates)\n", stoppedText(st.Stopped), st.Wall.Seconds(), st.Candidates)
 	}
+}
+
+// stoppedText says why a search stopped early (search.Stats.Stopped).
+func stoppedText(why string) string {
+	if why == search.StoppedInterrupt {
+		return "interrupted"
+	}
+	return "stopped at --timeout"
+}
+
+// planProgressEvery is how often a search reports progress; tests shorten
+// it.
+var planProgressEvery = time.Second
+
+// onPlanProgress, when set (by tests), is called after each progress report
+// with the search's context, which Ctrl-C cancels.
+var onPlanProgress func(ctx context.Context, st search.Stats)
+
+// noPlanOutput is `plan --json` when the search produced no plan.
+type noPlanOutput struct {
+	Plan *plan.Plan `json:"plan"`
+	// Verdict is "stopped" (by --timeout or the user, see Stopped) or
+	// "no legal mapping" (the whole mapspace was searched).
+	Verdict    string `json:"verdict"`
+	Stopped    string `json:"stopped,omitempty"`
+	Candidates int    `json:"candidates"`
+	// Rules are the rules that empty the mapspace: the skeleton rules of
+	// a minimal unsatisfiable core when no candidate exists, else the
+	// engine rules that rejected every candidate.
+	Rules []explainRule `json:"rules,omitempty"`
+	// Relaxations are the nearest paddings of the axes with a legal
+	// plan (search.Infeasible), smallest growth first.
+	Relaxations []string `json:"relaxations,omitempty"`
+	WallSeconds float64  `json:"wall_seconds"`
+}
+
+// noPlan reports a search without a plan: stopped early (exit 3, as
+// explain's undecided verdict), or a mapspace proven to hold no legal
+// mapping, with the rules that empty it (exit 1).
+func noPlan(c *cobra.Command, g *globals, s *search.Space, res *search.Result, file string, maxTiles int) error {
+	st := res.Stats
+	o := noPlanOutput{Candidates: st.Candidates, WallSeconds: st.Wall.Seconds()}
+	var msg error
+	code := exitFail
+	if !st.Complete {
+		o.Verdict, o.Stopped, code = "stopped", st.Stopped, exitAborted
+		msg = fmt.Errorf("%s: %s after %.1fs before any legal candidate was found (%d candidates enumerated): no plan", file, stoppedText(st.Stopped), st.Wall.Seconds(), st.Candidates)
+	} else {
+		o.Verdict = "no legal mapping"
+		// The SAT encoding's minimal core names the rules that empty the
+		// mapspace, or the engine rules rejected every candidate; and the
+		// nearest paddings that plan.
+		x, err := search.Infeasible(s, res, 0)
+		if err != nil {
+			return err
+		}
+		for _, r := range x.Rules {
+			o.Rules = append(o.Rules, explainRule{Rule: r.Rule, Cite: r.Cite, Example: r.Text})
+		}
+		if len(x.Rules) == 0 {
+			for _, r := range x.Engine {
+				o.Rules = append(o.Rules, explainRule{Rule: r.Rule, Cite: r.Cite, Count: r.Count, Example: r.Example})
+			}
+		}
+		for _, r := range x.Relaxations {
+			o.Relaxations = append(o.Relaxations, r.String())
+		}
+		var why []string
+		for _, r := range o.Rules {
+			t := r.Rule
+			if r.Cite != "" {
+				t += " (" + r.Cite + ")"
+			}
+			if r.Count > 0 {
+				t += fmt.Sprintf(" ×%d", r.Count)
+			} else if r.Example != "" {
+				t += ": " + r.Example
+			}
+			why = append(why, t)
+		}
+		switch {
+		case st.Candidates == 0 && len(why) > 0:
+			msg = fmt.Errorf("%s: no legal mapping: the mapspace is empty under %s", file, strings.Join(why, "; "))
+		case st.Candidates == 0:
+			msg = fmt.Errorf("%s: no legal mapping: the mapspace (tiles ≤ %d) has no candidate", file, res.Space.MaxTiles())
+		default:
+			msg = fmt.Errorf("%s: no legal mapping: every one of the %d candidates breaks a rule: %s", file, st.Candidates, strings.Join(why, "; "))
+		}
+		if len(o.Relaxations) > 0 {
+			msg = fmt.Errorf("%w\nnearest legal relaxations:\n  %s", msg, strings.Join(o.Relaxations, "\n  "))
+		} else {
+			msg = fmt.Errorf("%w\n%s", msg, search.NoRelaxation)
+		}
+	}
+	if g.json {
+		if err := writeJSON(c.OutOrStdout(), o); err != nil {
+			return err
+		}
+	} else {
+		writeSearchStats(c.OutOrStdout(), res)
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "tcpmap: %v\n", msg)
+	return exitError{code}
 }
 
 func firstLine(s string, n int) string {

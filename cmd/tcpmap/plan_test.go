@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/engines"
 	"tcpmap/model/plan"
+	"tcpmap/search"
 )
 
 func TestPlanDot(t *testing.T) {
@@ -94,23 +99,103 @@ func TestPlanErrors(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "odd.yaml")
 	require.NoError(t, os.WriteFile(file, []byte("name: odd\neinsum: A,A->\naxes: {A: 24}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"), 0o644))
-	code, out, errOut := runCLI(t, "plan", file)
+	for _, planner := range []string{"sat", "exhaustive"} {
+		code, out, errOut := runCLI(t, "plan", file, "--planner", planner)
+		assert.Equal(t, exitFail, code)
+		assert.Contains(t, out, "search: "+planner+" (tiles ≤ 512), 0 candidates")
+		assert.Contains(t, out, "optimal: no legal mapping (the whole mapspace was searched)")
+		assert.Contains(t, errOut, "odd.yaml: no legal mapping: the mapspace is empty under SPACE-PACKET (002 L4099")
+		assert.Contains(t, errOut, "nearest legal relaxations:\n  pad A from 24 to 32")
+	}
+	code, out, errOut := runCLI(t, "plan", file, "--json")
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, out, "search: sat (tiles ≤ 512), 0 candidates")
-	assert.Contains(t, errOut, "no legal mapping (0 candidates, none legal)")
-	assert.Contains(t, errOut, "SPACE-PACKET (002 L4099, L3011, L3916-3927)")
-	assert.Contains(t, errOut, "pad A from 24 to 32")
+	var o noPlanOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &o), out)
+	assert.Equal(t, "no legal mapping", o.Verdict)
+	require.NotEmpty(t, o.Rules)
+	assert.Equal(t, "SPACE-PACKET", o.Rules[0].Rule)
+	assert.Equal(t, []string{"pad A from 24 to 32 (+33.3%)"}, o.Relaxations)
+	assert.Contains(t, errOut, "no legal mapping")
 
 	code, _, errOut = runCLI(t, "plan", "../../workloads/dot.yaml", "--planner", "greedy")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `--planner "greedy": want sat or exhaustive`)
 }
 
+// TestPlanTimeout: a search stopped by --timeout before any legal
+// candidate says so and exits 3; it never claims "no legal mapping".
 func TestPlanTimeout(t *testing.T) {
-	code, out, _ := runCLI(t, "plan", "../../workloads/dot.yaml", "--timeout", "1ns")
-	// Stopped before the first candidate: no plan.
-	assert.Equal(t, exitFail, code, out)
-	assert.Contains(t, out, "optimal: no")
+	for _, args := range [][]string{
+		{"plan", "../../workloads/dot.yaml", "--timeout", "1ns"},
+		{"plan", "../../workloads/gemm.yaml", "--timeout", "1ns"},
+		{"plan", "../../workloads/gemv.yaml", "--timeout", "1ns", "--planner", "exhaustive"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		assert.Equal(t, exitAborted, code, out)
+		assert.Contains(t, out, "optimal: no plan (stopped at --timeout after ")
+		assert.Contains(t, errOut, ": stopped at --timeout after ")
+		assert.Contains(t, errOut, "before any legal candidate was found")
+		assert.NotContains(t, out+errOut, "no legal mapping")
+	}
+	code, out, _ := runCLI(t, "plan", "../../workloads/dot.yaml", "--timeout", "1ns", "--json")
+	assert.Equal(t, exitAborted, code)
+	var o noPlanOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &o), out)
+	assert.Equal(t, "stopped", o.Verdict)
+	assert.Equal(t, search.StoppedTimeout, o.Stopped)
+	assert.Nil(t, o.Plan)
+}
+
+// TestPlanInterrupt: Ctrl-C during a search stops it as --timeout does:
+// the best plan so far is printed with its gap and written, and the exit
+// code is a timeout's (0 with a plan). The interrupt is a real SIGINT,
+// sent once the search has priced a candidate; the search then sees it
+// at its next check, so the test does not depend on the machine's speed.
+func TestPlanInterrupt(t *testing.T) {
+	for _, tc := range []struct {
+		planner, workload, gap string
+	}{
+		{"sat", "../../workloads/gemm.yaml", "% to the proven lower bound of "},
+		{"exhaustive", "../../workloads/gemv.yaml", "; the best of "},
+	} {
+		t.Run(tc.planner, func(t *testing.T) {
+			interruptAfterFirstPrice(t)
+			file := filepath.Join(t.TempDir(), "x.plan.json")
+			code, out, errOut := runCLI(t, "plan", tc.workload, "--planner", tc.planner, "--out", file)
+			require.Equal(t, exitOK, code, errOut)
+			assert.Contains(t, out, "optimal: no (interrupted after ")
+			assert.Contains(t, out, tc.gap)
+			assert.Contains(t, out, "wrote "+file)
+			pl, err := plan.Read(file)
+			require.NoError(t, err)
+			assert.Equal(t, search.StoppedInterrupt, pl.Search.Stopped)
+			assert.Empty(t, pl.Search.Optimal)
+			assert.Positive(t, pl.Cost.Cycles)
+		})
+	}
+}
+
+// interruptAfterFirstPrice sends the test process a SIGINT from the
+// search's progress report once a candidate is legal and priced, and waits
+// until the search's context has seen it.
+func interruptAfterFirstPrice(t *testing.T) {
+	t.Helper()
+	every, hook := planProgressEvery, onPlanProgress
+	t.Cleanup(func() { planProgressEvery, onPlanProgress = every, hook })
+	planProgressEvery = time.Nanosecond
+	sent := false
+	onPlanProgress = func(ctx context.Context, st search.Stats) {
+		if sent || st.Legal == 0 || st.CostEvaluations == 0 {
+			return
+		}
+		sent = true
+		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Minute):
+			t.Error("SIGINT did not cancel the search's context")
+		}
+	}
 }
 
 func TestPlanSATJSON(t *testing.T) {
@@ -126,4 +211,26 @@ func TestPlanSATJSON(t *testing.T) {
 	assert.Positive(t, o.Plan.Search.Clauses)
 	assert.Equal(t, o.Plan.Cost.Cycles, o.Plan.Search.LowerBound, "a proven plan's bound is its cycles")
 	assert.Zero(t, o.Plan.Search.Gap)
+}
+
+// TestNoPlanRules: a finished search whose candidates all broke a rule
+// says "no legal mapping" with those rules and their counts.
+func TestNoPlanRules(t *testing.T) {
+	var g globals
+	s, err := loadSpace(&g, "../../workloads/dot.yaml", "")
+	require.NoError(t, err)
+	res := &search.Result{Space: s, Stats: search.Stats{Planner: "exhaustive", Complete: true, Candidates: 7,
+		Illegal: map[string]*search.RuleStat{
+			"FE-R5":  {Rule: "FE-R5", Cite: "002 L1757-1761", Count: 5, Example: "fetch_size"},
+			"MEM-C1": {Rule: "MEM-C1", Cite: "002 L138", Count: 2, Example: "DM capacity"},
+		}}}
+	var out, errb bytes.Buffer
+	c := newPlanCmd(&g)
+	c.SetOut(&out)
+	c.SetErr(&errb)
+	err = noPlan(c, &g, s, res, "dot.yaml", 0)
+	assert.Equal(t, exitError{exitFail}, err)
+	assert.Contains(t, out.String(), "optimal: no legal mapping")
+	assert.Equal(t, "tcpmap: dot.yaml: no legal mapping: every one of the 7 candidates breaks a rule: FE-R5 (002 L1757-1761) ×5; MEM-C1 (002 L138) ×2\n"+
+		search.NoRelaxation+"\n", errb.String(), "A = 2048 is a power of two: no padding to try")
 }

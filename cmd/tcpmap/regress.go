@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"tcpmap/model/plan"
@@ -75,16 +74,41 @@ func newRegressCmd(g *globals) *cobra.Command {
 	var baseline, kernels, plans string
 	var update bool
 	cmd := &cobra.Command{
-		Use:   "regress",
-		Short: "Check the cost model's predictions against results/cost-baseline.json",
+		Use:         "regress",
+		Annotations: readsHW,
+		Short:       "Check the cost model's predictions against results/cost-baseline.json",
 		Long: `regress prices every golden kernel (workloads/kernels/*.json) and compares
 its predicted cycles and bottleneck with the baseline. It exits 1 and lists
 every entry whose cycles drifted by more than the baseline's tolerance
 (0.5%), whose bottleneck changed, or that is missing from either side.
 --update rewrites the baseline with the current predictions, for a
-deliberate change of the model. Run it from the repository root.`,
+deliberate change of the model, replacing the file atomically. Run it from
+the repository root.
+
+Before pricing anything it opens the baseline (or, with --update, checks that
+it can be written) and checks that --kernels and --plans are directories: a
+missing one is an error, not a list of drifts. Every kernel and plan is
+validated as cost validates it.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			// Inputs and outputs first: pricing takes a while.
+			if err := checkInputDir("--kernels", kernels); err != nil {
+				return err
+			}
+			if err := checkInputDir("--plans", plans); err != nil {
+				return err
+			}
+			var old *cost.Baseline
+			if update {
+				if err := checkOutput("--baseline", baseline); err != nil {
+					return err
+				}
+			} else {
+				var err error
+				if old, err = cost.ReadBaseline(baseline); err != nil {
+					return err
+				}
+			}
 			spec, err := loadSpec(g)
 			if err != nil {
 				return err
@@ -100,7 +124,7 @@ deliberate change of the model. Run it from the repository root.`,
 				if err := cur.Write(&b); err != nil {
 					return err
 				}
-				if err := os.WriteFile(baseline, b.Bytes(), 0o644); err != nil {
+				if err := writeFile(baseline, b.Bytes(), 0o644); err != nil {
 					return err
 				}
 				res.Pass, res.Updated = true, true
@@ -108,10 +132,6 @@ deliberate change of the model. Run it from the repository root.`,
 					return writeJSON(out, res)
 				}
 				_, err := fmt.Fprintf(out, "wrote %s: %d kernels, %d plans\n", baseline, len(cur.Kernels), len(cur.Plans))
-				return err
-			}
-			old, err := cost.ReadBaseline(baseline)
-			if err != nil {
 				return err
 			}
 			if d := cost.Compare(old, cur); len(d) > 0 {

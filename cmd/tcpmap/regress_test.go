@@ -10,12 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// regressDir copies two golden kernels into a temporary kernels directory.
+// regressDir copies two golden kernels into a temporary kernels directory,
+// beside an empty plans directory (plansOf).
 func regressDir(t *testing.T) (kernels, baseline string) {
 	t.Helper()
 	dir := t.TempDir()
 	kernels = filepath.Join(dir, "kernels")
 	require.NoError(t, os.Mkdir(kernels, 0o755))
+	require.NoError(t, os.Mkdir(plansOf(kernels), 0o755))
 	for _, name := range []string{"hello-dot.json", "hello-gemv.json"} {
 		b, err := os.ReadFile(filepath.Join("../../workloads/kernels", name))
 		require.NoError(t, err)
@@ -26,7 +28,7 @@ func regressDir(t *testing.T) (kernels, baseline string) {
 
 func TestRegressUpdateAndPass(t *testing.T) {
 	kernels, baseline := regressDir(t)
-	code, out, errOut := runCLI(t, "regress", "--kernels", kernels, "--baseline", baseline, "--update")
+	code, out, errOut := runCLI(t, "regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", baseline, "--update")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "wrote")
 	var b struct {
@@ -47,14 +49,14 @@ func TestRegressUpdateAndPass(t *testing.T) {
 	assert.Equal(t, "hello-dot", b.Kernels[0].Name)
 	assert.NotNil(t, b.Plans)
 
-	code, out, errOut = runCLI(t, "regress", "--kernels", kernels, "--baseline", baseline)
+	code, out, errOut = runCLI(t, "regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", baseline)
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "PASS")
 }
 
 func TestRegressDrift(t *testing.T) {
 	kernels, baseline := regressDir(t)
-	code, _, _ := runCLI(t, "regress", "--kernels", kernels, "--baseline", baseline, "--update")
+	code, _, _ := runCLI(t, "regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", baseline, "--update")
 	require.Equal(t, exitOK, code)
 	data, err := os.ReadFile(baseline)
 	require.NoError(t, err)
@@ -72,7 +74,7 @@ func TestRegressDrift(t *testing.T) {
 		require.NoError(t, os.WriteFile(baseline, out, 0o644))
 	}
 	write()
-	code, out, _ := runCLI(t, "regress", "--kernels", kernels, "--baseline", baseline)
+	code, out, _ := runCLI(t, "regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", baseline)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, out, "DRIFT kernels "+filepath.ToSlash(filepath.Join(kernels, "hello-gemv.json")))
 	assert.NotContains(t, out, "DRIFT kernels "+filepath.ToSlash(filepath.Join(kernels, "hello-dot.json")))
@@ -83,7 +85,7 @@ func TestRegressDrift(t *testing.T) {
 	b["kernels"] = append(ks, map[string]any{"file": "gone.json", "name": "gone", "cycles": 1.0, "bottleneck": "dma/dma"})
 	write()
 	require.NoError(t, os.WriteFile(filepath.Join(kernels, "hello-gemm.json"), mustRead(t, "../../workloads/kernels/hello-gemm.json"), 0o644))
-	code, out, _ = runCLI(t, "regress", "--kernels", kernels, "--baseline", baseline, "--json")
+	code, out, _ = runCLI(t, "regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", baseline, "--json")
 	assert.Equal(t, exitFail, code)
 	var res struct {
 		Pass   bool `json:"pass"`
@@ -100,19 +102,19 @@ func TestRegressDrift(t *testing.T) {
 	assert.ElementsMatch(t, []string{"gone.json:missing", "hello-dot.json:bottleneck", "hello-gemm.json:new"}, problems)
 
 	// --update makes it pass again.
-	code, _, _ = runCLI(t, "regress", "--kernels", kernels, "--baseline", baseline, "--update")
+	code, _, _ = runCLI(t, "regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", baseline, "--update")
 	require.Equal(t, exitOK, code)
-	code, _, _ = runCLI(t, "regress", "--kernels", kernels, "--baseline", baseline)
+	code, _, _ = runCLI(t, "regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", baseline)
 	assert.Equal(t, exitOK, code)
 }
 
 func TestRegressBadBaseline(t *testing.T) {
 	kernels, baseline := regressDir(t)
 	require.NoError(t, os.WriteFile(baseline, []byte("{\n \"tolerance\": 0.005,\n \"kernels\": [1]\n}\n"), 0o644))
-	code, _, errOut := runCLI(t, "regress", "--kernels", kernels, "--baseline", baseline)
+	code, _, errOut := runCLI(t, "regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", baseline)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "baseline.json:3:")
-	code, _, errOut = runCLI(t, "regress", "--kernels", kernels, "--baseline", filepath.Join(t.TempDir(), "none.json"))
+	code, _, errOut = runCLI(t, "regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", filepath.Join(t.TempDir(), "none.json"))
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "none.json")
 }
@@ -130,6 +132,9 @@ func TestRegressRepoBaseline(t *testing.T) {
 		t.Fatalf("results/cost-baseline.json drifted; if deliberate, run `go run ./cmd/tcpmap regress --update`:\n%s%s", out, errOut)
 	}
 }
+
+// plansOf is the plans directory regressDir makes beside kernels.
+func plansOf(kernels string) string { return filepath.Join(filepath.Dir(kernels), "plans") }
 
 func mustRead(t *testing.T, path string) []byte {
 	t.Helper()

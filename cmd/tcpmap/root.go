@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"tcpmap/engines"
 )
 
 // Version is the tcpmap version, printed by `tcpmap version` and written
@@ -31,6 +33,44 @@ var subcommands []func(*globals) *cobra.Command
 type globals struct {
 	json bool   // --json: machine-readable output
 	hw   string // --hw FILE: hardware spec overriding the embedded rngd.yaml
+	// spec is the spec --hw names, loaded before the command runs.
+	spec *engines.Spec
+}
+
+// hwAnnotation marks a command that reads the hardware spec (on it or on
+// an ancestor); every other command refuses --hw rather than ignore it.
+const hwAnnotation = "tcpmap:hw"
+
+// readsHW is the annotation of a command that reads the hardware spec.
+var readsHW = map[string]string{hwAnnotation: "reads the hardware spec"}
+
+// usesHW reports whether c, or a command above it, reads the hardware
+// spec.
+func usesHW(c *cobra.Command) bool {
+	for ; c != nil; c = c.Parent() {
+		if c.Annotations[hwAnnotation] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkHW honours or refuses --hw before a command runs: a command that
+// reads the hardware spec gets it loaded (a missing or invalid file is an
+// error before any work); any other refuses the flag.
+func checkHW(g *globals, c *cobra.Command) error {
+	if g.hw == "" {
+		return nil
+	}
+	if !usesHW(c) {
+		return usageError{fmt.Errorf("--hw: %s does not read the hardware spec", c.CommandPath())}
+	}
+	spec, err := engines.Load(g.hw)
+	if err != nil {
+		return err
+	}
+	g.spec = spec
+	return nil
 }
 
 // exitError carries an exit code through cobra without printing anything
@@ -56,6 +96,9 @@ emits the winner as a Virtual ISA kernel and verifies it on a functional
 simulator of the chip.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			return checkHW(g, c)
+		},
 	}
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print machine-readable JSON")
 	root.PersistentFlags().StringVar(&g.hw, "hw", "", "hardware spec `FILE` overriding the embedded engines/rngd.yaml")
@@ -79,7 +122,17 @@ simulator of the chip.`,
 }
 
 // run executes the command line args and returns the process exit code.
+// Everything it prints goes through an escaper (escape.go): names read from
+// files reach the terminal with their control characters escaped.
 func run(args []string, stdout, stderr io.Writer) int {
+	out, errw := newEscaper(stdout), newEscaper(stderr)
+	defer out.Flush()
+	defer errw.Flush()
+	return execute(args, out, errw)
+}
+
+// execute is run with the writers given.
+func execute(args []string, stdout, stderr io.Writer) int {
 	var g globals
 	root := newRootCmd(&g)
 	root.SetArgs(args)

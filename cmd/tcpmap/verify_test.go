@@ -79,7 +79,7 @@ func TestVerifyCmdErrors(t *testing.T) {
 		{"lower.json", strings.Replace(src, `"time": "A / 32", "packet": "A % 32"`, `"time": "A / 16", "packet": "A % 16"`, 1),
 			"lower.json:24: ops[3].stages[3] (align): aligner: "},
 		{"overlap.json", strings.Replace(src, `"element": "A", "addr": 4096`, `"element": "A", "addr": 2048`, 1),
-			`overlap.json: DM tensors "lhs_dm" (bytes 0..4096, ops 0..3) and "rhs_dm" (bytes 2048..6144, ops 1..2) overlap on chip 0 cluster 0 slice 0 while both are live`},
+			`overlap.json:8: tensors[4].addr: SCH-R7 memory: dm tensors "lhs_dm" (bytes 0..4096, live ops 0..3) and "rhs_dm" (bytes 2048..6144, live ops 1..2) overlap (002 L154-155, L7056)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errs := runCLI(t, "verify", write(tc.name, tc.src))

@@ -15,11 +15,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"tcpmap/internal/atomicfile"
 	"tcpmap/model/kernel"
 )
 
@@ -156,6 +158,9 @@ type Search struct {
 	// priced, "proven" when a bound proved the optimum, "" when the search
 	// stopped early (a timeout) with the best found so far.
 	Optimal string `json:"optimal"`
+	// Stopped says why a search that did not finish stopped: "timeout"
+	// (its time limit) or "interrupted" (the user); "" when it finished.
+	Stopped string `json:"stopped,omitempty"`
 	// Candidates is the number of candidates enumerated; Legal those that
 	// built and lowered; CostEvaluations those priced.
 	Candidates      int `json:"candidates"`
@@ -222,7 +227,11 @@ func (p *Plan) Marshal() ([]byte, error) {
 }
 
 // Unmarshal reads a plan. Decoding is strict: unknown fields are errors,
-// and the kernel program is validated as kernel.Program's decoder does.
+// the kernel program is validated as kernel.Program's decoder does, and the
+// whole plan as Validate does. A field's error is a *kernel.FieldError
+// naming its JSON path (`cost.cycles`; `program` for the program's own
+// errors, which name their path within it); a JSON syntax or type error
+// keeps its byte offset in data.
 func Unmarshal(data []byte) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -233,16 +242,16 @@ func Unmarshal(data []byte) (*Plan, error) {
 		Program json.RawMessage `json:"program"`
 	}{fields: (*fields)(&p)}
 	if err := dec.Decode(&w); err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+		return nil, err
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("plan: trailing data after the plan")
+		return nil, fmt.Errorf("trailing data after the plan")
 	}
 	if p.Version != Version {
-		return nil, fmt.Errorf("plan: version %d, want %d", p.Version, Version)
+		return nil, fieldErr("version", "%d, want %d", p.Version, Version)
 	}
 	if len(w.Program) == 0 || string(w.Program) == "null" {
-		return nil, fmt.Errorf("plan: program: missing")
+		return nil, fieldErr("program", "missing")
 	}
 	if p.Search.LegacyLearned != 0 {
 		if p.Search.IllegalSkeletons == 0 {
@@ -252,7 +261,17 @@ func Unmarshal(data []byte) (*Plan, error) {
 	}
 	p.Program = &kernel.Program{}
 	if err := p.Program.UnmarshalJSON(w.Program); err != nil {
-		return nil, fmt.Errorf("plan: program: %w", err)
+		// The program's offsets count from its first byte.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if at := bytes.Index(data, w.Program); at >= 0 {
+				te.Offset += int64(at)
+			}
+		}
+		return nil, &kernel.FieldError{Path: "program", Err: err}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
 	}
 	return &p, nil
 }
@@ -262,20 +281,27 @@ func Unmarshal(data []byte) (*Plan, error) {
 // tile, which gzip stores compactly.
 const Compressed = ".gz"
 
-// Read reads a plan file, gunzipping a NAME.plan.json.gz; errors name the
-// file.
+// MaxInflated bounds the bytes a compressed plan may inflate to (a tiled
+// prefill plan is about 20 MB).
+const MaxInflated = 1 << 30
+
+// Read reads a plan file, gunzipping a compressed one (told by its gzip
+// magic bytes, whatever its name); errors name the file.
 func Read(path string) (*Plan, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasSuffix(path, Compressed) {
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if data, err = io.ReadAll(zr); err != nil {
+		if data, err = io.ReadAll(io.LimitReader(zr, MaxInflated+1)); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(data) > MaxInflated {
+			return nil, fmt.Errorf("%s: inflates beyond %d bytes", path, MaxInflated)
 		}
 	}
 	p, err := Unmarshal(data)
@@ -285,26 +311,37 @@ func Read(path string) (*Plan, error) {
 	return p, nil
 }
 
-// Write writes the plan to path, gzip-compressed when path ends in
-// Compressed (the same plan gives the same bytes).
-func (p *Plan) Write(path string) error {
+// Encode returns the bytes Write writes to path: the plan's JSON
+// (Marshal), gzip-compressed when path ends in Compressed. The same plan
+// gives the same bytes.
+func (p *Plan) Encode(path string) ([]byte, error) {
 	data, err := p.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasSuffix(path, Compressed) {
+		return data, nil
+	}
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Write writes the plan to path (Encode), atomically: on a failure the
+// file keeps its old content (internal/atomicfile).
+func (p *Plan) Write(path string) error {
+	data, err := p.Encode(path)
 	if err != nil {
 		return err
 	}
-	if strings.HasSuffix(path, Compressed) {
-		var b bytes.Buffer
-		zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-		if err != nil {
-			return err
-		}
-		if _, err := zw.Write(data); err != nil {
-			return err
-		}
-		if err := zw.Close(); err != nil {
-			return err
-		}
-		data = b.Bytes()
-	}
-	return os.WriteFile(path, data, 0o644)
+	return atomicfile.WriteFile(path, data, 0o644)
 }

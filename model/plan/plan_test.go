@@ -27,9 +27,9 @@ func sample(t *testing.T) *Plan {
 		Workload: Workload{File: "workloads/dot.yaml", Name: "dot", Einsum: "A, A -> 1", Axes: "A=2048"},
 		Mapping: Mapping{Stationary: "rhs", Streaming: "lhs", Content: "contracted", Packet: "single", Broadcast: "fetch",
 			Accumulate: "Interleaved", Axes: []AxisMapping{{Name: "A", Size: 2048, Class: "contracted", Tile: 1, Chip: 1, Cluster: 1, Slice: 1, Time: 64, Row: 1, Packet: 32}},
-			TimeOrder: []string{"A"}, Layouts: []TensorLayout{{Tensor: "lhs", Order: "hbm"}}},
+			TimeOrder: []string{"A"}, Layouts: []TensorLayout{{Tensor: "lhs", Order: "hbm"}, {Tensor: "rhs", Order: "hbm"}, {Tensor: "out", Order: "hbm"}}},
 		Cost:    Cost{Model: "tcpmap/cost", Cycles: 1962, Seconds: 1.962e-6, Bottleneck: "dma/dma", Bound: "memory"},
-		Search:  Search{Planner: "exhaustive", Optimal: "exhaustive", Candidates: 4, Legal: 4, CostEvaluations: 4, Illegal: []RuleCount{{Rule: "DMA-R1", Cite: "002 L2425-2427", Count: 2}}},
+		Search:  Search{Planner: "exhaustive", Optimal: "exhaustive", MaxTiles: 16, Candidates: 4, Legal: 4, CostEvaluations: 4, Illegal: []RuleCount{{Rule: "DMA-R1", Cite: "002 L2425-2427", Count: 2}}},
 		Program: hello(t),
 	}
 }
@@ -60,7 +60,7 @@ func TestUnmarshalErrors(t *testing.T) {
 	src := string(data)
 	for _, tc := range []struct{ name, from, to, want string }{
 		{"unknown field", `"version": 1,`, `"version": 1, "extra": 2,`, "unknown field"},
-		{"version", `"version": 1,`, `"version": 7,`, "version 7"},
+		{"version", `"version": 1,`, `"version": 7,`, "version: 7, want 1"},
 		{"bad program", `"name": "hello-dot"`, `"name": "hello-dot", "chips": 0, "x": 1`, "program"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,8 +81,9 @@ func TestUnmarshalErrors(t *testing.T) {
 }
 
 // TestCompressed: a NAME.plan.json.gz is written gzip-compressed, reads
-// back the same plan, and the same plan gives the same bytes; a corrupt
-// one is an error naming the file.
+// back the same plan, and the same plan gives the same bytes; Read tells a
+// compressed plan by its content; a corrupt one is an error naming the
+// file.
 func TestCompressed(t *testing.T) {
 	p := sample(t)
 	dir := t.TempDir()
@@ -103,8 +104,19 @@ func TestCompressed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, first, second, "deterministic")
 
+	// The content decides, not the name: a plain plan named .gz reads,
+	// and a compressed one named .json.
+	named := filepath.Join(dir, "plain.plan.json"+Compressed)
+	require.NoError(t, os.WriteFile(named, plain, 0o644))
+	_, err = Read(named)
+	require.NoError(t, err)
+	renamed := filepath.Join(dir, "compressed.json")
+	require.NoError(t, os.WriteFile(renamed, first, 0o644))
+	_, err = Read(renamed)
+	require.NoError(t, err)
+
 	bad := filepath.Join(dir, "bad.plan.json"+Compressed)
-	require.NoError(t, os.WriteFile(bad, plain, 0o644))
+	require.NoError(t, os.WriteFile(bad, append([]byte{0x1f, 0x8b}, plain...), 0o644))
 	_, err = Read(bad)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), bad)

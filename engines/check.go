@@ -1,0 +1,101 @@
+package engines
+
+import (
+	"errors"
+	"fmt"
+
+	"tcpmap/model/kernel"
+)
+
+// Check is the validator of a kernel program against the hardware: every
+// command that reads a kernel or a plan (cost, verify, emit, regress) runs
+// it before anything else, so that they agree on what a valid kernel is.
+// It checks, in order, stopping at the first error:
+//
+//   - the program's structure (kernel.Program.Validate: names, mappings,
+//     contexts, chains);
+//   - its dataflow: no tensor is read before an earlier op writes it
+//     (kernel.Program.CheckDataflow);
+//   - every tensor's address against its memory: an HBM, DM or VRF address
+//     inside the chip's HBM or the slice's DM or VRF (MEM-C4, MEM-C1,
+//     MEM-C3), and a TRF tensor at address 0, since its address mode places
+//     it (MEM-A1);
+//   - the footprint rules (CheckFootprint): every tensor fits its memory
+//     (MEM-C1..C4), and tensors live together share no byte (SCH-R7) and
+//     no TRF region (TRF-R8).
+//
+// The engine rules of each op (fetch sizes, sequencer limits, routes, ...)
+// are Lower's: commands that price or run the program lower it, and emit
+// lowers a copy. Errors name the offending field (a *kernel.FieldError, or
+// Validate's `tensors[3] "x": ...`), and a broken rule wraps its
+// *Violation with the rule's ID and citation.
+func Check(spec *Spec, p *kernel.Program) error {
+	if spec == nil || p == nil {
+		return errors.New("check: nil spec or program")
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if err := p.CheckDataflow(); err != nil {
+		return err
+	}
+	for i, t := range p.Tensors {
+		if v := checkAddress(spec, t); v != nil {
+			return &kernel.FieldError{Path: fmt.Sprintf("tensors[%d].addr", i), Err: ruleError(v)}
+		}
+	}
+	issues, err := CheckFootprint(spec, p)
+	if err != nil {
+		return err
+	}
+	for _, is := range issues {
+		// A capacity issue is the tensor's; an overlap is reported at the
+		// later tensor's address.
+		at := is.A
+		if is.B >= 0 {
+			at = is.B
+		}
+		return &kernel.FieldError{Path: fmt.Sprintf("tensors[%d].addr", at), Err: ruleError(is.Violation)}
+	}
+	return nil
+}
+
+// ruleError words a violation with its rule's ID first: `MEM-C1 memory: ...
+// (002 L138)`.
+func ruleError(v *Violation) error { return fmt.Errorf("%s %w", v.Rule.ID, v) }
+
+// ruleMemTRFAddr: a TRF tensor has no byte address of its own.
+var ruleMemTRFAddr = NewRule(Rule{ID: "MEM-A1", Engine: "memory", Name: "TRF tensors are placed by address mode",
+	Cite: "002 L4044-4060, L4151-4155",
+	Text: "to_trf takes a TrfAddress (FirstHalf, SecondHalf or Full), not a byte address: a TRF tensor occupies its mode's region, and its addr is 0"})
+
+// checkAddress checks that t's address lies inside its memory: the chip's
+// HBM (002 L137), the slice's DM (002 L138) or VRF (002 L140); a TRF
+// tensor's is 0 (its mode places it). The end of the tensor is
+// CheckFootprint's; checking the start first keeps that sum from
+// overflowing.
+func checkAddress(spec *Spec, t *kernel.Tensor) *Violation {
+	var limit int64
+	var rule *Rule
+	switch t.Mem {
+	case kernel.HBM:
+		limit, rule = spec.HBM.Bytes.Value, ruleMemHBM // 002 L137
+	case kernel.DM:
+		limit, rule = int64(spec.DM.BytesPerSlice.Value), ruleMemDM // 002 L138
+	case kernel.VRF:
+		limit, rule = int64(spec.VRF.BytesPerSlice.Value), ruleMemVRF // 002 L140
+	case kernel.TRF:
+		if t.Addr != 0 {
+			return ruleMemTRFAddr.Violate("TRF tensor %q has byte address %d; its TrfAddress::%s places it, and its addr is 0", t.Name, t.Addr, t.TrfAddress).
+				With("addr", int(t.Addr))
+		}
+		return nil
+	default:
+		return nil // Validate reports the memory
+	}
+	if t.Addr < 0 || t.Addr >= limit {
+		return rule.Violate("%s tensor %q at address %d, beyond the %d bytes available", t.Mem, t.Name, t.Addr, limit).
+			With("addr", int(t.Addr)).With("capacity", int(limit))
+	}
+	return nil
+}
