@@ -27,13 +27,14 @@ import "math"
 //   - DMN traffic: every byte a DMA moves into or out of a slice's DM
 //     passes its DMN at 128 bytes a cycle (002 L2884, L2934), at least one
 //     cycle a request however short (cost.DMAModel), and all commands on
-//     one DMN run on its DMA Engine one after the other (002 L2404,
-//     L2565). Each slice's DM receives its share of both inputs and sends
-//     its share of the output, Π over the tensor's axes of what Cluster
-//     and Slice leave; the builder places a cluster's S slices at slice
-//     indices 0..S-1 (the slice mapping padded to 256, 002 L318), so the
-//     first DMN serves min(S, 32) of them (002 L2868); likewise the first
-//     DMA Engine moves one request a cycle for min(S, 64) (dmaCycles).
+//     one DMN run on its DMA Engine port one after the other (002 L2565,
+//     L2796-2807). Each slice's DM receives its share of both inputs and
+//     sends its share of the output, Π over the tensor's axes of what
+//     Cluster and Slice leave; the builder places a cluster's S slices at
+//     slice indices 0..S-1 (the slice mapping padded to 256, 002 L318), so
+//     the first DMN serves min(S, 32) of them (002 L2868); likewise the
+//     first DMA Engine, whose two DMN ports share its one request a cycle,
+//     moves the requests of min(S, 64) (dmaCycles).
 //   - HBM requests: each tensor's requests, a read-modify-write for a short
 //     output write, spread at best evenly over the channels (dmaCycles).
 //   - Sub context: the stationary input's TRF loads (subCycles).
@@ -152,11 +153,12 @@ func (s *Space) placementBound(c *Candidate) float64 {
 // both sides (002 L2425-2427), so no request is longer than the tensor's
 // run (runs); a DMN moves 128 bytes a cycle, at least a cycle a request
 // (002 L2884, L2934), an engine one request of at most 256 bytes a cycle
-// (002 L2469, L2596) and its DMNs' descriptors one after another (002
-// L2565: each waits for its DMN's bytes). The builder places a cluster's
-// S slices at slice indices 0..S-1 (the slice mapping padded to 256,
-// 002 L318): the first DMN serves min(S, 32) of them (002 L2868), the
-// first engine, one per DMN pair (002 L2404), min(S, 64).
+// whichever of its two DMN ports issues it (002 L2469, L2596; the ports
+// run in parallel, 002 L2565, so the engine is not bound by one DMN's
+// rate: the first DMN's bound is dmn). The builder places a cluster's S
+// slices at slice indices 0..S-1 (the slice mapping padded to 256, 002
+// L318): the first DMN serves min(S, 32) of them (002 L2868), the first
+// engine, one per DMN pair (002 L2404), min(S, 64).
 //
 // The HBM channels serve at least bytes / min(run, 256) requests of every
 // tensor, the inputs' times their replication over the slices that do not
@@ -212,13 +214,11 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) (dmn, engine, h
 	}
 	hbm = float64(n) * repl / math.Min(req, run) * each / channels
 	dmn = min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
-	// An engine runs its descriptors one after another (cost.DMAModel:
-	// the engine's time adds its descriptors'), one or more per DMN, each
-	// at least as long as its DMN is busy: the engine moves its slices'
-	// bytes at no more than one DMN's rate, and one request a cycle.
+	// An engine's two DMN ports run in parallel and share its one request
+	// a cycle (cost.DMAModel: the engine's time is its busiest port, or
+	// its startup plus all its requests).
 	served := min(float64(slices), perEngine)
 	engine = served * bytes / math.Min(req, run) / reqPerCycle
-	engine = max(engine, served*bytes/math.Min(dmnBytes, run))
 	return dmn, engine, hbm
 }
 
