@@ -18,11 +18,13 @@ import "math"
 //     elements it needs, so input t moves at least
 //     bytes(t) · Π_{a ∉ t} (Cluster·Slice)(a) bytes from HBM to DM (a
 //     broadcast read re-reads HBM, docs/spec-decisions.md "DMA: broadcast
-//     reads"), at no more than the HBM channels' rate: channels × 256 bytes
-//     per CyclesPerRequest (002 L2744, L2980). A request moves at most
-//     256 bytes (002 L2469) of one contiguous run; when the slices split
-//     the innermost axis of t's HBM layout, a slice's run is that axis's
-//     share, and a run shorter than 256 bytes takes a whole request.
+//     reads"), at no more than the HBM's read rate: the read bandwidth's
+//     share (0.75 of 1.5 TB/s, 002 L2602, L2636) of the channels' rate,
+//     channels × 256 bytes per CyclesPerRequest (002 L2744, L2980). A
+//     request moves at most 256 bytes (002 L2469) of one contiguous run;
+//     when the slices split the innermost axis of t's HBM layout, a
+//     slice's run is that axis's share, and a run shorter than 256 bytes
+//     takes a whole request.
 //
 //   - DMN traffic: every byte a DMA moves into or out of a slice's DM
 //     passes its DMN at 128 bytes a cycle (002 L2884, L2934), at least one
@@ -65,6 +67,14 @@ func (s *Space) hbmBytesPerCycle() float64 {
 	return channels * float64(h.AccessUnitBytes.Value) / h.CyclesPerRequest.Value
 }
 
+// hbmReadBytesPerCycle is the fastest the cost model reads HBM bytes: the
+// read bandwidth's share of the channels' rate, 0.75 of 1.5 TB/s
+// (002 L2602, L2636; cost's HBMStats.ReadCycles).
+func (s *Space) hbmReadBytesPerCycle() float64 {
+	h := &s.Spec.HBM
+	return s.hbmBytesPerCycle() * h.ReadTBPerS.Value / h.PeakTBPerS.Value
+}
+
 // lowerBounds computes c's bounds from its Cluster, Slice, Row and Packet
 // factors: the bounds of its skeleton, whatever its DM layouts.
 func (s *Space) lowerBounds(c *Candidate) bounds { return s.boundsOf(c, false) }
@@ -79,7 +89,7 @@ func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 	}
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
 	b.compute = fixed + packets
-	rate := s.hbmBytesPerCycle()
+	rate := s.hbmReadBytesPerCycle()
 	for t := range 2 {
 		o := &s.P.In[t]
 		n, err := o.Bytes()
