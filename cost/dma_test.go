@@ -700,6 +700,10 @@ func TestDMAEstimateAllocs(t *testing.T) {
 func BenchmarkDMAExample2(b *testing.B) { benchDMA(b, example2(0)) } // 65536 requests
 func BenchmarkDMAExample6(b *testing.B) { benchDMA(b, example6()) }  // 40 descriptors, 3840 requests
 
+// BenchmarkDMAExample4: 524288 requests, nearly every one a row switch: the
+// FR-FCFS windows' longest row lists.
+func BenchmarkDMAExample4(b *testing.B) { benchDMA(b, example4()) }
+
 func benchDMA(b *testing.B, ds []kernel.DMADescriptor) {
 	m := newModel(b)
 	var req int

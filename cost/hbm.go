@@ -200,16 +200,15 @@ type hbmChannels struct {
 	writes  []int      // per chip: write units
 
 	// Scratch of one flush, per bank key of the channel: bStamp marks the
-	// banks of the current flush, bHead and bTail the first and last of
-	// the bank's distinct rows (indices into the window, linked by next),
-	// bBusy the bank's time; banks lists the window's banks in order of
-	// first arrival.
-	stamp        uint32
-	bStamp       []uint32
-	bHead, bTail []int8
-	bBusy        []float64
-	next         []int8
-	banks        []uint8
+	// banks of the current flush, bRows[b·window:] holds bank b's bN
+	// distinct rows in order of first arrival, bBusy the bank's time;
+	// banks lists the window's banks in order of first arrival.
+	stamp  uint32
+	bStamp []uint32
+	bN     []int32
+	bRows  []int32
+	bBusy  []float64
+	banks  []uint8
 
 	stats HBMStats
 }
@@ -279,10 +278,9 @@ func newHBMChannels(spec *engines.Spec, d *hbmDecoder, chips int) (*hbmChannels,
 	c.reads = make([]int, chips)
 	c.writes = make([]int, chips)
 	c.bStamp = make([]uint32, c.perChan)
-	c.bHead = make([]int8, c.perChan)
-	c.bTail = make([]int8, c.perChan)
+	c.bN = make([]int32, c.perChan)
+	c.bRows = make([]int32, c.perChan*c.window)
 	c.bBusy = make([]float64, c.perChan)
-	c.next = make([]int8, c.window)
 	c.banks = make([]uint8, 0, c.perChan)
 	return c, nil
 }
@@ -385,25 +383,33 @@ func (c *hbmChannels) flush(k int) {
 	c.banks = c.banks[:0]
 	for i := range acc {
 		e := &acc[i]
-		b := e.bank
+		b := int(e.bank)
 		t := c.base
 		if e.partial {
 			t = c.rmw
 		}
+		rows := c.bRows[b*c.window : (b+1)*c.window]
 		if c.bStamp[b] != c.stamp {
 			c.bStamp[b] = c.stamp
-			c.bHead[b], c.bTail[b], c.next[i] = int8(i), int8(i), -1
+			rows[0], c.bN[b] = e.row, 1
 			c.bBusy[b] = t
-			c.banks = append(c.banks, b)
+			c.banks = append(c.banks, uint8(b))
 			continue
 		}
 		c.bBusy[b] += t
-		j := int(c.bHead[b])
-		for j >= 0 && acc[j].row != e.row {
-			j = int(c.next[j])
+		n := int(c.bN[b])
+		if rows[n-1] == e.row { // the common case: the row just seen
+			continue
 		}
-		if j < 0 {
-			c.next[c.bTail[b]], c.bTail[b], c.next[i] = int8(i), int8(i), -1
+		found := false
+		for _, r := range rows[:n-1] {
+			if r == e.row {
+				found = true
+				break
+			}
+		}
+		if !found {
+			rows[n], c.bN[b] = e.row, int32(n+1)
 		}
 	}
 	// FR-FCFS in each bank: the open row's hits first, then one activation
@@ -418,8 +424,7 @@ func (c *hbmChannels) flush(k int) {
 		opened := wasOpen
 		cur := o.row
 		sw := 0
-		for j := int(c.bHead[b]); j >= 0; j = int(c.next[j]) {
-			r := acc[j].row
+		for _, r := range c.bRows[int(b)*c.window : int(b)*c.window+int(c.bN[b])] {
 			if wasOpen && r == o.row {
 				continue
 			}
