@@ -107,9 +107,9 @@ func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 		}
 		b.input[t] = fixed + bytes/rate
 	}
-	dmn, engine, hbm := s.dmaCycles(c, true, layout)
-	b.dma = fixed + max(dmn, engine)
-	b.hbm = fixed + hbm
+	d := s.dmaCycles(c, true, layout)
+	b.dma = fixed + max(d.dmn, d.engine)
+	b.hbm = fixed + max(d.hbm, d.rd, d.wr)
 	b.sub = fixed + s.subCycles(c)
 	return b
 }
@@ -151,9 +151,8 @@ func (s *Space) share(c *Candidate, o *Operand) (share, repl float64) {
 // lowerBounds(c).max().
 func (s *Space) placementBound(c *Candidate) float64 {
 	b := s.lowerBounds(c)
-	dmn, engine, hbm := s.dmaCycles(c, false, false)
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
-	return max(b.input[0], b.input[1], fixed+max(dmn, engine, hbm))
+	return max(b.input[0], b.input[1], s.dmaCycles(c, false, false).cycles(fixed))
 }
 
 // dmaCycles returns a lower bound on the busiest DMN's and the busiest
@@ -175,24 +174,25 @@ func (s *Space) placementBound(c *Candidate) float64 {
 // index them, each a channel's request time, or a read-modify-write
 // (UnalignedWriteFactor request times, 002 L2985) for an output write
 // shorter than 256 bytes; at best they spread evenly over the channels
-// (002 L2980).
+// (002 L2980). The inputs' requests are reads and the output's writes, each
+// direction at most at its share of the channels' rate, 0.75 of 1.5 TB/s
+// (002 L2602, L2636; cost's HBMStats.ReadCycles, WriteCycles): rd and wr.
 //
 // With acc unset, the output's run ignores the accumulation (run), so the
 // bound depends on the Cluster and Slice factors alone; with layout set,
 // the runs also follow c's DM layouts (layoutRun).
-func (s *Space) dmaCycles(c *Candidate, acc, layout bool) (dmn, engine, hbm float64) {
+func (s *Space) dmaCycles(c *Candidate, acc, layout bool) dmaLoad {
+	var d dmaLoad
 	for t := range NumTensors {
-		d, e, h := s.tensorDMA(c, t, acc, layout)
-		dmn += d
-		engine += e
-		hbm += h
+		d = d.add(s.tensorDMA(c, t, acc, layout))
 	}
-	return dmn, engine, hbm
+	return d
 }
 
 // tensorDMA is dmaCycles for tensor t alone: the busiest DMN's and DMA
-// Engine's time and the HBM channels' time moving all of t once.
-func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) (dmn, engine, hbm float64) {
+// Engine's time, the HBM channels' time and the read or write bandwidth's
+// time moving all of t once.
+func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
 	slices := 1
 	for a := range s.P.Axes {
 		slices *= c.factor(a, Slice)
@@ -203,7 +203,7 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) (dmn, engine, h
 	}
 	n, err := o.Bytes()
 	if err != nil {
-		return 0, 0, 0
+		return dmaLoad{}
 	}
 	dmnBytes := float64(s.Spec.DM.DMNBytesPerCycle.Value)
 	req := float64(s.Spec.DMA.RequestBytes.Value)
@@ -222,14 +222,21 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) (dmn, engine, h
 	if t == TensorOut && run < req {
 		each *= float64(h.UnalignedWriteFactor.Value)
 	}
-	hbm = float64(n) * repl / math.Min(req, run) * each / channels
-	dmn = min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
+	var d dmaLoad
+	units := float64(n) * repl / math.Min(req, run)
+	d.hbm = units * each / channels
+	if t == TensorOut {
+		d.wr = units * h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.WriteTBPerS.Value / channels
+	} else {
+		d.rd = units * h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.ReadTBPerS.Value / channels
+	}
+	d.dmn = min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
 	// An engine's two DMN ports run in parallel and share its one request
 	// a cycle (cost.DMAModel: the engine's time is its busiest port, or
 	// its startup plus all its requests).
 	served := min(float64(slices), perEngine)
-	engine = served * bytes / math.Min(req, run) / reqPerCycle
-	return dmn, engine, hbm
+	d.engine = served * bytes / math.Min(req, run) / reqPerCycle
+	return d
 }
 
 // run returns an upper bound on the bytes of one contiguous run of one
