@@ -38,7 +38,10 @@ import "math"
 //     first DMA Engine, whose two DMN ports share its one request a cycle,
 //     moves the requests of min(S, 64) (dmaCycles).
 //   - HBM requests: each tensor's requests, a read-modify-write for a short
-//     output write, spread at best evenly over the channels (dmaCycles).
+//     output write, spread at best evenly over the channels; the inputs'
+//     at no more than the read bandwidth, the output's at no more than the
+//     write bandwidth, 0.75 of 1.5 TB/s each (002 L2602, L2636)
+//     (dmaCycles).
 //   - Sub context: the stationary input's TRF loads (subCycles).
 //
 // All add two DMA startups (≈500 cycles a command, 002 L2467, L2827): the
