@@ -129,11 +129,11 @@ type DMAModel struct {
 	// perRequest walks every DM side request by request (tests compare
 	// wholeDMSide with it).
 	perRequest bool
-	// descBound and descEngine receive, while DMABoundEnds runs, each
+	// descBound and descLane receive, while DMABoundEnds runs, each
 	// descriptor's DMABound share and engine port (lane) index; descOrder
 	// is its scratch order.
-	descBound             []float64
-	descEngine, descOrder []int
+	descBound           []float64
+	descLane, descOrder []int
 
 	dmnBusy []float64 // chips × clusters × dmns, DM then SPM
 	states  []descState
@@ -880,7 +880,7 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 			nl++
 		}
 		if i < len(m.descBound) {
-			m.descBound[i], m.descEngine[i] = m.startup+data, l
+			m.descBound[i], m.descLane[i] = m.startup+data, l
 		}
 		lanes[l].t += m.startup + data
 		engs[e].xfer += xfer
@@ -913,9 +913,9 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 func (m *DMAModel) DMABoundEnds(ds []kernel.DMADescriptor, counts []int, ends []float64) (float64, error) {
 	n := len(ds)
 	if cap(m.descBound) < n {
-		m.descBound, m.descEngine, m.descOrder = make([]float64, n), make([]int, n), make([]int, n)
+		m.descBound, m.descLane, m.descOrder = make([]float64, n), make([]int, n), make([]int, n)
 	}
-	m.descBound, m.descEngine, m.descOrder = m.descBound[:n], m.descEngine[:n], m.descOrder[:n]
+	m.descBound, m.descLane, m.descOrder = m.descBound[:n], m.descLane[:n], m.descOrder[:n]
 	b, err := m.DMABound(ds)
 	if err != nil {
 		return 0, err
@@ -926,8 +926,8 @@ func (m *DMAModel) DMABoundEnds(ds []kernel.DMADescriptor, counts []int, ends []
 		order[x] = x
 	}
 	for x := 1; x < n; x++ {
-		for y := x; y > 0 && (m.descEngine[order[y]] < m.descEngine[order[y-1]] ||
-			m.descEngine[order[y]] == m.descEngine[order[y-1]] && ds[order[y]].Exec < ds[order[y-1]].Exec); y-- {
+		for y := x; y > 0 && (m.descLane[order[y]] < m.descLane[order[y-1]] ||
+			m.descLane[order[y]] == m.descLane[order[y-1]] && ds[order[y]].Exec < ds[order[y-1]].Exec); y-- {
 			order[y], order[y-1] = order[y-1], order[y]
 		}
 	}
@@ -941,12 +941,12 @@ func (m *DMAModel) DMABoundEnds(ds []kernel.DMADescriptor, counts []int, ends []
 		return len(counts) - 1
 	}
 	for _, x := range order {
-		l := m.descEngine[x]
+		l := m.descLane[x]
 		laneT[l] += m.descBound[x]
 		if k := cmd(x); laneT[l] > ends[k] {
 			ends[k] = laneT[l]
 		}
 	}
-	m.descBound, m.descEngine = m.descBound[:0], m.descEngine[:0]
+	m.descBound, m.descLane = m.descBound[:0], m.descLane[:0]
 	return b, nil
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // HBM effects on DMA: the channel an address falls in (with the channel XOR),
-// row switches within a bank, the column-to-column delay (tCCD) between
-// requests of one channel, and read-modify-write of partial 256-byte units
-// (002 L2948-3009).
+// row switches within a bank as the controller's FR-FCFS queue serves them,
+// the column-to-column delay (tCCD) between requests of one channel,
+// read-modify-write of partial 256-byte units (002 L2948-3009), and the
+// read and write bandwidth, 0.75 TB/s each (002 L2602, L2636).
 
 // hbmDecoder decodes chip addresses into a packed HBM location with one table
 // lookup per address byte. spec.HBMLocate is linear over GF(2): every field
