@@ -18,10 +18,16 @@ import (
 // The model walks the actual addresses. Each descriptor runs on the DMA
 // Engine of its DM side's DMN pair (one engine per pair of DMNs, 002 L2404;
 // the compiler uses the source DMN's engine, 002 L2548;
-// docs/spec-decisions.md "DMA Engine of a descriptor"); an engine runs its
-// descriptors one after the other (002 L2565), each paying the startup
-// (002 L2566, L2806-2808). Engines run in parallel and share the HBM
-// channels and DMNs; their requests reach a channel in round-robin order.
+// docs/spec-decisions.md "DMA Engine of a descriptor"), on the network
+// port of its executing DMN within the pair. A port runs its descriptors
+// one after the other in Exec order (a DMN's segments, 002 L2796-2807),
+// each paying the startup (002 L2566, L2806-2808); the engine's two ports
+// run in parallel (002 L2565 "or potentially in parallel when resources
+// permit", L2553, L2603: both DMNs give the engine its 256 B/cycle), sharing
+// the engine's one request per cycle (docs/spec-decisions.md "DMA Engine
+// ports run in parallel"). Engines run in parallel and share the HBM
+// channels and DMNs; the ports' requests reach a channel in round-robin
+// order.
 // A descriptor's reads and writes overlap unless both sides are the same
 // HBM or the same cluster's DM (docs/spec-decisions.md "DMA reads and
 // writes: overlap or sequence"). Times are steady-state occupancies in core
@@ -31,10 +37,14 @@ import (
 // DescriptorEstimate is the price of one descriptor.
 type DescriptorEstimate struct {
 	// Dmn and Exec identify the descriptor; Engine numbers the DMA Engine
-	// that runs it, in order of first appearance.
+	// that runs it, in order of first appearance, and Port is the network
+	// port of the engine's DMN pair it runs on (its executing DMN's place
+	// in the pair): a port runs its descriptors in Exec order, the ports
+	// of an engine run in parallel.
 	Dmn    kernel.DmnIndex
 	Exec   int
 	Engine int
+	Port   int
 	// Packets and Requests: Requests is Packets · ceil(stride0 / 256), the
 	// 256-byte requests of each side (002 L2469).
 	Packets, Requests int
@@ -55,6 +65,11 @@ type DescriptorEstimate struct {
 	DataCycles float64
 	// Cycles is startup + DataCycles (002 L2467, L2566).
 	Cycles float64
+	// Transfers is the engine's share the descriptor takes: its requests
+	// at one a cycle per side (002 L2596), the two sides' sum when
+	// Sequential, else their maximum. The descriptors of an engine's
+	// ports share it.
+	Transfers float64
 }
 
 // DMAEstimate is the price of one DMA command.
@@ -64,11 +79,13 @@ type DMAEstimate struct {
 	Cycles float64
 	// Startup is the startup of one descriptor (002 L2467).
 	Startup float64
-	// EngineBound is the slowest engine: the sum of its descriptors' Cycles
-	// (002 L2806-2807).
+	// EngineBound is the slowest engine: its busiest port, the sum of the
+	// port's descriptors' Cycles (002 L2806-2807), or the startup plus the
+	// Transfers of all its descriptors, whichever is longer.
 	EngineBound float64
 	// HBMBound is the startup plus the busiest HBM channel over all engines
-	// (002 L2706-2711, L2740-2745).
+	// (002 L2706-2711, L2740-2745), or the busiest chip's reads or writes
+	// at 0.75 TB/s each (002 L2602, L2636) if longer.
 	HBMBound float64
 	// DMNBound is the startup plus the busiest DMN over all engines.
 	DMNBound float64
@@ -112,16 +129,17 @@ type DMAModel struct {
 	// perRequest walks every DM side request by request (tests compare
 	// wholeDMSide with it).
 	perRequest bool
-	// descBound and descEngine receive, while DMABoundEnds runs, each
-	// descriptor's DMABound share and engine index; descOrder is its
-	// scratch order.
-	descBound             []float64
-	descEngine, descOrder []int
+	// descBound and descLane receive, while DMABoundEnds runs, each
+	// descriptor's DMABound share and engine port (lane) index; descOrder
+	// is its scratch order.
+	descBound           []float64
+	descLane, descOrder []int
 
 	dmnBusy []float64 // chips × clusters × dmns, DM then SPM
 	states  []descState
-	order   []int // descriptor indices sorted by engine, exec
+	order   []int // descriptor indices sorted by engine, port, exec
 	engs    []engState
+	lanes   []laneState
 	out     []DescriptorEstimate
 }
 
@@ -136,16 +154,26 @@ type descState struct {
 	readBusy   [2][]float64 // per DMN of the cluster (DM, SPM)
 	writeBusy  [2][]float64
 	engine     int
+	port       int
 	// srcDone and dstDone mark a DM or SPM side accounted whole by
 	// prepare (wholeDMSide); request then walks the other side only.
 	srcDone, dstDone bool
 }
 
+// engState is a DMA Engine of the command being priced.
 type engState struct {
-	key   [3]int
-	first int // index into order
-	n     int
-	cur   int // descriptors done
+	key [3]int
+	// busy is the busiest port's time, xfer the Transfers of all the
+	// engine's descriptors.
+	busy, xfer float64
+}
+
+// laneState is a port of a DMA Engine: the descriptors it runs, in order.
+type laneState struct {
+	engine, port int
+	first        int // index into order
+	n            int
+	cur          int // descriptors done
 }
 
 // NewDMAModel builds a model for spec.
@@ -216,12 +244,12 @@ func (m *DMAModel) EstimateDescriptors(ds []kernel.DMADescriptor) (DMAEstimate, 
 	if err := m.prepare(ds); err != nil {
 		return est, err
 	}
-	// Round-robin over the engines, one request each per turn, each engine
-	// walking its descriptors in Exec order.
-	for active := len(m.engs); active > 0; {
+	// Round-robin over the engines' ports, one request each per turn, each
+	// port walking its descriptors in Exec order.
+	for active := len(m.lanes); active > 0; {
 		active = 0
-		for e := range m.engs {
-			g := &m.engs[e]
+		for e := range m.lanes {
+			g := &m.lanes[e]
 			for g.cur < g.n && m.states[m.order[g.first+g.cur]].w.finished() {
 				g.cur++
 			}
@@ -253,14 +281,16 @@ func (m *DMAModel) EstimateDescriptors(ds []kernel.DMADescriptor) (DMAEstimate, 
 	for i := range ds {
 		s := &m.states[i]
 		d := s.d
-		r := DescriptorEstimate{Dmn: d.Dmn, Exec: d.Exec, Engine: s.engine, Packets: s.w.packets,
+		r := DescriptorEstimate{Dmn: d.Dmn, Exec: d.Exec, Engine: s.engine, Port: s.port, Packets: s.w.packets,
 			Requests: s.w.packets * s.w.reqs, Bytes: s.w.packets * d.Stride0, Sequential: s.seq}
 		r.ReadCycles = max(float64(s.readXfers)/m.reqPerCycle, maxOf(s.readBusy[0]), maxOf(s.readBusy[1]))
 		r.WriteCycles = max(float64(s.writeXfers)/m.reqPerCycle, maxOf(s.writeBusy[0]), maxOf(s.writeBusy[1]))
 		if s.seq {
 			r.DataCycles = r.ReadCycles + r.WriteCycles
+			r.Transfers = float64(s.readXfers+s.writeXfers) / m.reqPerCycle
 		} else {
 			r.DataCycles = max(r.ReadCycles, r.WriteCycles)
+			r.Transfers = float64(max(s.readXfers, s.writeXfers)) / m.reqPerCycle
 		}
 		if d.Src.Dmn.Chip != d.Dst.Dmn.Chip {
 			r.PCIeCycles = float64(ceilDiv(r.Bytes, m.pcie))
@@ -272,13 +302,19 @@ func (m *DMAModel) EstimateDescriptors(ds []kernel.DMADescriptor) (DMAEstimate, 
 		est.Requests += r.Requests
 		est.Bytes += r.Bytes
 	}
-	for e := range m.engs {
-		g := &m.engs[e]
+	for e := range m.lanes {
+		g := &m.lanes[e]
 		t := 0.0
 		for k := 0; k < g.n; k++ {
-			t += m.out[m.order[g.first+k]].Cycles
+			r := &m.out[m.order[g.first+k]]
+			t += r.Cycles
+			m.engs[g.engine].xfer += r.Transfers
 		}
-		engTime = max(engTime, t)
+		m.engs[g.engine].busy = max(m.engs[g.engine].busy, t)
+	}
+	for e := range m.engs {
+		g := &m.engs[e]
+		engTime = max(engTime, g.busy, m.startup+g.xfer)
 	}
 	est.EngineBound = engTime
 	est.Descriptors, est.Engines = len(ds), len(m.engs)
@@ -302,7 +338,7 @@ func (m *DMAModel) prepare(ds []kernel.DMADescriptor) error {
 		m.order = make([]int, len(ds))
 	}
 	m.states, m.order = m.states[:len(ds)], m.order[:len(ds)]
-	m.engs = m.engs[:0]
+	m.engs, m.lanes = m.engs[:0], m.lanes[:0]
 	for i := range ds {
 		d := &ds[i]
 		s := &m.states[i]
@@ -328,6 +364,7 @@ func (m *DMAModel) prepare(ds []kernel.DMADescriptor) error {
 		s.seq = d.Src.Kind == d.Dst.Kind && d.Src.Dmn.Chip == d.Dst.Dmn.Chip &&
 			(d.Src.Kind == kernel.MediaHBM || d.Src.Dmn.Cluster == d.Dst.Dmn.Cluster)
 		key := m.engineKey(d)
+		s.port = m.port(d)
 		s.engine = -1
 		for e := range m.engs {
 			if m.engs[e].key == key {
@@ -341,18 +378,18 @@ func (m *DMAModel) prepare(ds []kernel.DMADescriptor) error {
 		}
 		m.order[i] = i
 	}
-	// Insertion sort by (engine, exec), stable, without allocating.
+	// Insertion sort by (engine, port, exec), stable, without allocating.
 	for k := 1; k < len(m.order); k++ {
 		for j := k; j > 0 && m.before(m.order[j], m.order[j-1]); j-- {
 			m.order[j], m.order[j-1] = m.order[j-1], m.order[j]
 		}
 	}
 	for k, i := range m.order {
-		g := &m.engs[m.states[i].engine]
-		if g.n == 0 {
-			g.first = k
+		s := &m.states[i]
+		if n := len(m.lanes); n == 0 || m.lanes[n-1].engine != s.engine || m.lanes[n-1].port != s.port {
+			m.lanes = append(m.lanes, laneState{engine: s.engine, port: s.port, first: k})
 		}
-		g.n++
+		m.lanes[len(m.lanes)-1].n++
 	}
 	return nil
 }
@@ -361,6 +398,9 @@ func (m *DMAModel) before(a, b int) bool {
 	sa, sb := &m.states[a], &m.states[b]
 	if sa.engine != sb.engine {
 		return sa.engine < sb.engine
+	}
+	if sa.port != sb.port {
+		return sa.port < sb.port
 	}
 	return sa.d.Exec < sb.d.Exec
 }
@@ -379,14 +419,18 @@ func (m *DMAModel) engineKey(d *kernel.DMADescriptor) [3]int {
 	return [3]int{x.Chip, x.Cluster, x.DMN / m.dmnsPerEng}
 }
 
-// covers reports whether the descriptors ds[from:] run on every DMA Engine
-// that any descriptor of ds runs on.
+// port returns the network port of its engine's DMN pair that runs d: the
+// place of its executing DMN in the pair.
+func (m *DMAModel) port(d *kernel.DMADescriptor) int { return d.Dmn.DMN % m.dmnsPerEng }
+
+// covers reports whether the descriptors ds[from:] run on every port of a
+// DMA Engine that any descriptor of ds runs on.
 func (m *DMAModel) covers(ds []kernel.DMADescriptor, from int) bool {
 	for x := 0; x < from; x++ {
-		k := m.engineKey(&ds[x])
+		k, p := m.engineKey(&ds[x]), m.port(&ds[x])
 		found := false
 		for y := from; y < len(ds) && !found; y++ {
-			found = m.engineKey(&ds[y]) == k
+			found = m.engineKey(&ds[y]) == k && m.port(&ds[y]) == p
 		}
 		if !found {
 			return false
@@ -531,7 +575,7 @@ func (m *DMAModel) side(s *descState, md *kernel.DMAMedia, hbm bool, addr, n int
 		if u0 == u1 {
 			// A partial write of a 256-byte unit is a read-modify-write
 			// (002 L2985).
-			m.hbm.access(md.Dmn.Chip, uint64(u0*m.reqBytes), write && n < m.reqBytes)
+			m.hbm.access(md.Dmn.Chip, uint64(u0*m.reqBytes), write, write && n < m.reqBytes)
 			return 1, nil
 		}
 		if !write {
@@ -541,7 +585,7 @@ func (m *DMAModel) side(s *descState, md *kernel.DMAMedia, hbm bool, addr, n int
 		}
 		for u := u0; u <= u1; u++ {
 			lo, hi := max(addr, u*m.reqBytes), min(addr+n, (u+1)*m.reqBytes)
-			m.hbm.access(md.Dmn.Chip, uint64(u*m.reqBytes), write && hi-lo < m.reqBytes)
+			m.hbm.access(md.Dmn.Chip, uint64(u*m.reqBytes), write, write && hi-lo < m.reqBytes)
 		}
 		return u1 - u0 + 1, nil
 	}
@@ -740,26 +784,36 @@ func (m *DMAModel) dmnBusyBound(d *kernel.DMADescriptor, w *walker, md *kernel.D
 }
 
 // maxBoundEngines bounds the engines DMABound tracks: 8 per chip, 4 chips
-// (002 L2404, L2474).
-const maxBoundEngines = 64
+// (002 L2404, L2474); maxBoundLanes their ports, 2 each (002 L2831).
+const (
+	maxBoundEngines = 64
+	maxBoundLanes   = 2 * maxBoundEngines
+)
 
 // DMABound returns a lower bound on the cycles EstimateDescriptors returns
 // for ds, in time linear in the number of loops rather than requests, for a
 // planner that prunes before it prices: every request takes at least one
 // engine transfer per side (002 L2596), reads and writes add where they
-// cannot overlap, and each chip's HBM units spread at best evenly over its
-// channels (002 L2980). It does not allocate.
+// cannot overlap, an engine port runs its descriptors one after the other
+// and an engine's ports share its transfers, and each chip's HBM units
+// spread at best evenly over its channels (002 L2980), its reads and its
+// writes each at no more than 0.75 TB/s (002 L2602, L2636). It does not
+// allocate.
 func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 	if len(ds) == 0 {
 		return 0, errors.New("cost: DMA bound of a command without descriptors")
 	}
 	var engs [maxBoundEngines]struct {
-		key [3]int
-		t   float64
+		key  [3]int
+		xfer float64
 	}
-	var hbmUnits [maxBoundEngines]int // per chip
+	var lanes [maxBoundLanes]struct {
+		engine, port int
+		t            float64
+	}
+	var hbmUnits, hbmReads, hbmWrites [maxBoundEngines]int // per chip
 	var hbmCost [maxBoundEngines]float64
-	ne := 0
+	ne, nl := 0, 0
 	var w walker
 	for i := range ds {
 		d := &ds[i]
@@ -775,10 +829,10 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 		// DMN busy ⌈bytes / rate⌉ cycles, 002 L2884).
 		rd := max(r, m.dmnBusyBound(d, &w, &d.Src, w.sstride[:w.n], d.SrcBase))
 		wr := max(r, m.dmnBusyBound(d, &w, &d.Dst, w.dstride[:w.n], d.DstBase))
-		data := max(rd, wr)
+		data, xfer := max(rd, wr), r
 		if d.Src.Kind == d.Dst.Kind && d.Src.Dmn.Chip == d.Dst.Dmn.Chip &&
 			(d.Src.Kind == kernel.MediaHBM || d.Src.Dmn.Cluster == d.Dst.Dmn.Cluster) {
-			data = rd + wr
+			data, xfer = rd+wr, 2*r
 		}
 		if d.Src.Dmn.Chip != d.Dst.Dmn.Chip {
 			data = max(data, float64(ceilDiv(w.packets*d.Stride0, m.pcie)))
@@ -787,6 +841,11 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 			if md.Kind == kernel.MediaHBM {
 				units := w.packets * w.reqs
 				hbmUnits[md.Dmn.Chip] += units
+				if k == 0 {
+					hbmReads[md.Dmn.Chip] += units
+				} else {
+					hbmWrites[md.Dmn.Chip] += units
+				}
 				// A written packet that is not a whole number of 256-byte
 				// units writes at least one unit partly: a
 				// read-modify-write (002 L2985), wherever it starts.
@@ -797,13 +856,10 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 				hbmCost[md.Dmn.Chip] += float64(partial)*m.hbm.rmw + float64(units-partial)*m.hbm.base
 			}
 		}
-		key := m.engineKey(d)
+		key, port := m.engineKey(d), m.port(d)
 		e := 0
 		for e < ne && engs[e].key != key {
 			e++
-		}
-		if i < len(m.descBound) {
-			m.descBound[i], m.descEngine[i] = m.startup+data, e
 		}
 		if e == ne {
 			if ne == maxBoundEngines {
@@ -812,16 +868,36 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 			engs[e].key = key
 			ne++
 		}
-		engs[e].t += m.startup + data
+		l := 0
+		for l < nl && (lanes[l].engine != e || lanes[l].port != port) {
+			l++
+		}
+		if l == nl {
+			if nl == maxBoundLanes {
+				return 0, fmt.Errorf("cost: DMA bound: more than %d engine ports", maxBoundLanes)
+			}
+			lanes[l].engine, lanes[l].port = e, port
+			nl++
+		}
+		if i < len(m.descBound) {
+			m.descBound[i], m.descLane[i] = m.startup+data, l
+		}
+		lanes[l].t += m.startup + data
+		engs[e].xfer += xfer
 	}
 	b := 0.0
+	for l := 0; l < nl; l++ {
+		b = max(b, lanes[l].t)
+	}
 	for e := 0; e < ne; e++ {
-		b = max(b, engs[e].t)
+		b = max(b, m.startup+engs[e].xfer)
 	}
 	for c, u := range hbmUnits {
 		if u > 0 {
 			b = max(b, m.startup+float64(ceilDiv(u, m.dec.channels))*m.hbm.base,
-				m.startup+hbmCost[c]/float64(m.dec.channels))
+				m.startup+hbmCost[c]/float64(m.dec.channels),
+				m.startup+float64(hbmReads[c])*m.hbm.readUnit,
+				m.startup+float64(hbmWrites[c])*m.hbm.writeUnit)
 		}
 	}
 	return b, nil
@@ -829,29 +905,29 @@ func (m *DMAModel) DMABound(ds []kernel.DMADescriptor) (float64, error) {
 
 // DMABoundEnds fills ends[k], for a batch of commands whose descriptors ds
 // are counts[k] per command in order, with a lower bound on when command k
-// ends after the batch starts: each engine runs the batch's descriptors in
-// Exec order (the schedule's batch pricing), so a command ends no earlier
-// than the descriptors its engine runs up to its own (each at its
-// DMABound share); and no earlier than its own DMABound. It returns the
-// batch's DMABound.
+// ends after the batch starts: each engine port runs the batch's
+// descriptors in Exec order (the schedule's batch pricing), so a command
+// ends no earlier than the descriptors its ports run up to its own (each
+// at its DMABound share); and no earlier than its own DMABound. It returns
+// the batch's DMABound.
 func (m *DMAModel) DMABoundEnds(ds []kernel.DMADescriptor, counts []int, ends []float64) (float64, error) {
 	n := len(ds)
 	if cap(m.descBound) < n {
-		m.descBound, m.descEngine, m.descOrder = make([]float64, n), make([]int, n), make([]int, n)
+		m.descBound, m.descLane, m.descOrder = make([]float64, n), make([]int, n), make([]int, n)
 	}
-	m.descBound, m.descEngine, m.descOrder = m.descBound[:n], m.descEngine[:n], m.descOrder[:n]
+	m.descBound, m.descLane, m.descOrder = m.descBound[:n], m.descLane[:n], m.descOrder[:n]
 	b, err := m.DMABound(ds)
 	if err != nil {
 		return 0, err
 	}
-	var engT [maxBoundEngines]float64
+	var laneT [maxBoundLanes]float64
 	order := m.descOrder
 	for x := range order {
 		order[x] = x
 	}
 	for x := 1; x < n; x++ {
-		for y := x; y > 0 && (m.descEngine[order[y]] < m.descEngine[order[y-1]] ||
-			m.descEngine[order[y]] == m.descEngine[order[y-1]] && ds[order[y]].Exec < ds[order[y-1]].Exec); y-- {
+		for y := x; y > 0 && (m.descLane[order[y]] < m.descLane[order[y-1]] ||
+			m.descLane[order[y]] == m.descLane[order[y-1]] && ds[order[y]].Exec < ds[order[y-1]].Exec); y-- {
 			order[y], order[y-1] = order[y-1], order[y]
 		}
 	}
@@ -865,12 +941,12 @@ func (m *DMAModel) DMABoundEnds(ds []kernel.DMADescriptor, counts []int, ends []
 		return len(counts) - 1
 	}
 	for _, x := range order {
-		e := m.descEngine[x]
-		engT[e] += m.descBound[x]
-		if k := cmd(x); engT[e] > ends[k] {
-			ends[k] = engT[e]
+		l := m.descLane[x]
+		laneT[l] += m.descBound[x]
+		if k := cmd(x); laneT[l] > ends[k] {
+			ends[k] = laneT[l]
 		}
 	}
-	m.descBound, m.descEngine = m.descBound[:0], m.descEngine[:0]
+	m.descBound, m.descLane = m.descBound[:0], m.descLane[:0]
 	return b, nil
 }

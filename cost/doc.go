@@ -22,9 +22,11 @@
 //     inter-slice tail).
 //   - dma.go, hbm.go, dm.go: DMAModel.EstimateDescriptors walks a DMA
 //     command's actual request stream: 500-cycle startups, 256-byte requests,
-//     HBM channels through the address bit mapping and channel XOR, row
-//     switches, tCCD, read-modify-write, DMN interleaving at 128 B/cycle per
-//     DMN; DMAModel.DMABound is its cheap lower bound; DMBanks, BankRun,
+//     each engine's two DMN ports in parallel, HBM channels through the
+//     address bit mapping and channel XOR, row switches after FR-FCFS
+//     batching, tCCD, read-modify-write, the 0.75 TB/s read and write caps,
+//     DMN interleaving at 128 B/cycle per DMN; DMAModel.DMABound is its cheap
+//     lower bound; DMBanks, BankRun,
 //     SeqBankRun and BankStarvation give the 64-access bank-starvation
 //     hazard.
 //

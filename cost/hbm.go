@@ -9,9 +9,10 @@ import (
 )
 
 // HBM effects on DMA: the channel an address falls in (with the channel XOR),
-// row switches within a bank, the column-to-column delay (tCCD) between
-// requests of one channel, and read-modify-write of partial 256-byte units
-// (002 L2948-3009).
+// row switches within a bank as the controller's FR-FCFS queue serves them,
+// the column-to-column delay (tCCD) between requests of one channel,
+// read-modify-write of partial 256-byte units (002 L2948-3009), and the
+// read and write bandwidth, 0.75 TB/s each (002 L2602, L2636).
 
 // hbmDecoder decodes chip addresses into a packed HBM location with one table
 // lookup per address byte. spec.HBMLocate is linear over GF(2): every field
@@ -115,12 +116,17 @@ type HBMStats struct {
 	// Units is the number of 256-byte unit accesses the channels serve
 	// (a request crossing a 256-byte boundary touches two, 002 L2984).
 	Units int
+	// ReadUnits and WriteUnits split Units by direction; a read-modify-write
+	// counts in both (it reads the unit and writes it back, 002 L2985).
+	ReadUnits, WriteUnits int
 	// Channels is the number of channels touched (of one chip, or summed over
 	// chips), MaxUnits the units of the busiest channel.
 	Channels, MaxUnits int
-	// RowSwitches counts accesses that found another row open in their bank
-	// (002 L2987); FirstOpens the accesses that opened a row in a bank with
-	// none open.
+	// RowSwitches counts row activations in a bank that had another row
+	// open (002 L2987), after the controller has served each queue
+	// window's open-row hits first and batched the accesses to each row
+	// (FR-FCFS, 002 L2989); FirstOpens counts the activations of banks with
+	// no row open.
 	RowSwitches, FirstOpens int
 	// RMW counts partially written 256-byte units: read-modify-write
 	// (002 L2985).
@@ -133,14 +139,37 @@ type HBMStats struct {
 	TCCDPenalty float64
 	// Busiest is the cycles of the busiest channel.
 	Busiest float64
+	// ReadCycles and WriteCycles are the cycles the busiest chip's read
+	// (write) units take at the read (write) bandwidth, 0.75 TB/s each of
+	// the 1.5 TB/s (002 L2602, L2636): ReadUnits at read_tb_per_s /
+	// peak_tb_per_s of all the chip's channels' rate
+	// (docs/spec-decisions.md "HBM read and write bandwidth").
+	ReadCycles, WriteCycles float64
 }
 
-// hbmChannels accounts the load of every HBM channel of up to maxChips chips:
-// requests arrive in order; an access to a bank whose open row differs costs
-// a row switch, and the rest are served at the channel rate, in windows of
-// the controller's command queue, within which the controller reorders them
-// (FR-FCFS, 002 L2981, L2989) so that the tCCD penalty is only what the mix of
-// bank groups and slices forces. Not safe for concurrent use.
+// hbmChannels accounts the load of every HBM channel of up to maxChips chips
+// (docs/spec-decisions.md "HBM row switches" and "HBM tCCD"). Requests
+// arrive in order and fill each channel's 64-entry command queue (002
+// L2981); the controller serves each window of 64 as FR-FCFS does (002
+// L2989): in each bank, the open row's hits first, then each other row it
+// holds requests for, in order of their first arrival, all of that row's
+// requests batched behind one activation. A window then takes the longest
+// of
+//
+//   - its transfers on the data bus: each at the channel's request time,
+//     issued in an order the controller picks (flush) so that the tCCD
+//     penalty is only what the mix of bank groups and slices forces
+//     (002 L2997-3003), a read-modify-write at unaligned_write_factor
+//     request times (002 L2985);
+//   - its row switches, one after the other at
+//     bank_conflict_cycles_per_request each (≈40, 002 L2710): the manual's
+//     per-switch price, which its Example 4 charges although the channel
+//     interleaves eight banks (002 L2706-2715);
+//   - its busiest bank: a bank's own switches and transfers cannot overlap.
+//
+// So a row switch is hidden behind other banks' transfers ("enabling
+// useful transfers while other banks perform row switches", 002 L2989), but
+// not behind another switch. Not safe for concurrent use.
 type hbmChannels struct {
 	d        *hbmDecoder
 	perChan  int // bank keys per channel
@@ -152,6 +181,9 @@ type hbmChannels struct {
 	otherSl  float64 // tCCD other slice / ideal
 	classes  bool    // 1 < otherSl < sameBG: flush by issueByClass
 	window   int
+	// readUnit and writeUnit are the cycles one unit takes of a chip's read
+	// and write bandwidth.
+	readUnit, writeUnit float64
 
 	gen     uint32
 	open    []openRow // chip × channel × bank key
@@ -159,13 +191,34 @@ type hbmChannels struct {
 	units   []int
 	tccd    []float64
 	winN    []int32
-	winGrp  []uint16 // chip × channel × group: hits in the current window
-	winOrd  []uint8  // chip × channel × group: the window's groups in arrival order
-	winLen  []uint8  // chip × channel: groups in winOrd
-	prev    []int8   // chip × channel: group of the last command issued, -1 none
-	touched []int32  // channels with units, for the final flush
+	winGrp  []uint16   // chip × channel × group: transfers in the current window
+	winOrd  []uint8    // chip × channel × group: the window's groups in arrival order
+	winLen  []uint8    // chip × channel: groups in winOrd
+	winAcc  []winEntry // chip × channel × window: the window's accesses in arrival order
+	prev    []int8     // chip × channel: group of the last command issued, -1 none
+	touched []int32    // channels with units, for the final flush
+	reads   []int      // per chip: read units
+	writes  []int      // per chip: write units
+
+	// Scratch of one flush, per bank key of the channel: bStamp marks the
+	// banks of the current flush, bRows[b·window:] holds bank b's bN
+	// distinct rows in order of first arrival, bBusy the bank's time;
+	// banks lists the window's banks in order of first arrival.
+	stamp  uint32
+	bStamp []uint32
+	bN     []int32
+	bRows  []int32
+	bBusy  []float64
+	banks  []uint8
 
 	stats HBMStats
+}
+
+// winEntry is one access of a channel's queue window.
+type winEntry struct {
+	row     int32
+	bank    uint8
+	partial bool
 }
 
 type openRow struct {
@@ -179,6 +232,12 @@ func newHBMChannels(spec *engines.Spec, d *hbmDecoder, chips int) (*hbmChannels,
 	if ideal <= 0 || h.CyclesPerRequest.Value <= 0 || h.CommandQueueEntries.Value <= 0 {
 		return nil, errors.New("cost: HBM tCCD, cycles per request and command queue must be positive")
 	}
+	if h.ReadTBPerS.Value <= 0 || h.WriteTBPerS.Value <= 0 || h.PeakTBPerS.Value <= 0 {
+		return nil, errors.New("cost: HBM read, write and peak bandwidths must be positive")
+	}
+	if h.CommandQueueEntries.Value > 127 {
+		return nil, errors.New("cost: HBM command queue of more than 127 entries")
+	}
 	c := &hbmChannels{
 		d:        d,
 		perChan:  1 << (d.sliceBits + d.bgBits + d.bankBits),
@@ -189,10 +248,18 @@ func newHBMChannels(spec *engines.Spec, d *hbmDecoder, chips int) (*hbmChannels,
 		sameBG:   float64(h.TCCDSameSliceSameBankGroup.Value) / ideal,              // 4 / 2 (002 L3001)
 		otherSl:  float64(h.TCCDOtherSlice.Value) / ideal,                          // 3 / 2 (002 L3000)
 		window:   h.CommandQueueEntries.Value,                                      // 64 entries (002 L2981)
+		// 0.75 TB/s read and 0.75 TB/s write of the 1.5 TB/s (002 L2602,
+		// L2636): a unit takes peak / read times a channel's request time,
+		// spread over the chip's channels.
+		readUnit:  h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.ReadTBPerS.Value / float64(d.channels),
+		writeUnit: h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.WriteTBPerS.Value / float64(d.channels),
 	}
 	c.classes = 1 < c.otherSl && c.otherSl < c.sameBG
 	if c.groups > 127 {
 		return nil, errors.New("cost: more than 127 HBM slice and bank-group combinations")
+	}
+	if c.perChan > 256 {
+		return nil, errors.New("cost: more than 256 HBM banks per channel")
 	}
 	nch := chips * d.channels
 	c.open = make([]openRow, nch*c.perChan)
@@ -203,11 +270,19 @@ func newHBMChannels(spec *engines.Spec, d *hbmDecoder, chips int) (*hbmChannels,
 	c.winGrp = make([]uint16, nch*c.groups)
 	c.winOrd = make([]uint8, nch*c.groups)
 	c.winLen = make([]uint8, nch)
+	c.winAcc = make([]winEntry, nch*c.window)
 	c.prev = make([]int8, nch)
 	for i := range c.prev {
 		c.prev[i] = -1
 	}
 	c.touched = make([]int32, 0, nch)
+	c.reads = make([]int, chips)
+	c.writes = make([]int, chips)
+	c.bStamp = make([]uint32, c.perChan)
+	c.bN = make([]int32, c.perChan)
+	c.bRows = make([]int32, c.perChan*c.window)
+	c.bBusy = make([]float64, c.perChan)
+	c.banks = make([]uint8, 0, c.perChan)
 	return c, nil
 }
 
@@ -223,12 +298,15 @@ func (c *hbmChannels) reset() {
 		clear(c.winGrp[int(k)*c.groups : (int(k)+1)*c.groups])
 	}
 	c.touched = c.touched[:0]
+	clear(c.reads)
+	clear(c.writes)
 	c.stats = HBMStats{}
 }
 
-// access serves one 256-byte unit access at chip address addr of chip;
-// partial marks a partial write (read-modify-write).
-func (c *hbmChannels) access(chip int, addr uint64, partial bool) {
+// access serves one 256-byte unit access at chip address addr of chip, a
+// write when write is set; partial marks a partial write
+// (read-modify-write).
+func (c *hbmChannels) access(chip int, addr uint64, write, partial bool) {
 	loc := c.d.decode(addr)
 	k := chip*c.d.channels + c.d.channel(loc)
 	if c.units[k] == 0 {
@@ -236,30 +314,17 @@ func (c *hbmChannels) access(chip int, addr uint64, partial bool) {
 	}
 	c.units[k]++
 	c.stats.Units++
-	o := &c.open[k*c.perChan+c.d.bank(loc)]
-	row := c.d.row(loc)
-	switched := false
-	switch {
-	case o.gen != c.gen:
-		// All rows start closed (002 L2987); the first activation of a
-		// bank overlaps transfers of other banks (002 L2989) and costs
-		// the normal rate.
-		c.stats.FirstOpens++
-	case o.row != row:
-		switched = true
-		c.stats.RowSwitches++
+	if !write || partial {
+		c.reads[chip]++
 	}
-	o.gen, o.row = c.gen, row
-	switch {
-	case partial:
+	if write {
+		c.writes[chip]++
+	}
+	n := int(c.winN[k])
+	c.winAcc[k*c.window+n] = winEntry{row: c.d.row(loc), bank: uint8(c.d.bank(loc)), partial: partial}
+	if partial {
 		c.stats.RMW++
-		c.cost[k] += c.rmw
-		if switched {
-			c.cost[k] += c.conflict - c.base
-		}
-	case switched:
-		c.cost[k] += c.conflict
-	default:
+	} else {
 		g := c.d.group(loc)
 		if i := k*c.groups + g; c.winGrp[i] == 0 {
 			c.winOrd[k*c.groups+int(c.winLen[k])] = uint8(g)
@@ -270,38 +335,117 @@ func (c *hbmChannels) access(chip int, addr uint64, partial bool) {
 		}
 	}
 	c.winN[k]++
-	if int(c.winN[k]) == c.window {
+	if n+1 == c.window {
 		c.flush(k)
 	}
 }
 
-// flush prices the open-row accesses of channel k's current window. The
-// controller reorders its queue (FR-FCFS, 002 L2989), so the window is
-// issued in a good order, found greedily: each next command is one with the
-// smallest column-to-column delay after the previous command (same slice,
-// other bank group: tCCD 2; other slice: 3; same bank group: 4, at 1.5 GHz,
-// 002 L2997-3001), the most numerous first among equals, the group whose
-// first command came first among those (first-come, first-served). A
-// request at the ideal delay takes the channel's request time (002 L3002);
-// the others take proportionally longer. The choice never looks at group
-// numbers beyond equality and slice equality, so relabelling the groups
-// (translate.go) issues the same way.
+// flush prices channel k's current window (hbmChannels): its transfers
+// on the data bus, its row switches after FR-FCFS batching, and its
+// busiest bank, whichever is longest.
+//
+// The bus order is found greedily, as the controller reorders its queue
+// (FR-FCFS, 002 L2989): each next command is one with the smallest
+// column-to-column delay after the previous command (same slice, other
+// bank group: tCCD 2; other slice: 3; same bank group: 4, at 1.5 GHz, 002
+// L2997-3001), the most numerous first among equals, the group whose first
+// command came first among those (first-come, first-served). A transfer at
+// the ideal delay takes the channel's request time (002 L3002); the others
+// take proportionally longer. The choice never looks at group numbers
+// beyond equality and slice equality, and the row batching compares banks
+// and rows for equality only and goes by arrival order, so relabelling
+// them (translate.go) prices the same way.
 func (c *hbmChannels) flush(k int) {
+	n := int(c.winN[k])
+	if n == 0 {
+		return
+	}
 	grp := c.winGrp[k*c.groups : (k+1)*c.groups]
 	ord := c.winOrd[k*c.groups : k*c.groups+int(c.winLen[k])]
-	var prev, n int
+	var prev, issued int
 	var units float64
 	if c.classes {
-		prev, units, n = c.issueByClass(grp, ord, int(c.prev[k]))
+		prev, units, issued = c.issueByClass(grp, ord, int(c.prev[k]))
 	} else {
-		prev, units, n = c.issueGreedy(grp, ord, int(c.prev[k]))
+		prev, units, issued = c.issueGreedy(grp, ord, int(c.prev[k]))
 	}
 	c.winLen[k] = 0
 	c.prev[k] = int8(prev)
-	if n > 0 {
-		c.cost[k] += units * c.base
-		c.tccd[k] += (units - float64(n)) * c.base
+	rmw := float64(n-issued) * c.rmw
+	bus, ideal := units*c.base+rmw, float64(issued)*c.base+rmw
+
+	// Banks: each bank's distinct rows in order of first arrival.
+	c.stamp++
+	if c.stamp == 0 { // wrapped: clear the stamps for real
+		clear(c.bStamp)
+		c.stamp = 1
 	}
+	acc := c.winAcc[k*c.window : k*c.window+n]
+	c.banks = c.banks[:0]
+	for i := range acc {
+		e := &acc[i]
+		b := int(e.bank)
+		t := c.base
+		if e.partial {
+			t = c.rmw
+		}
+		rows := c.bRows[b*c.window : (b+1)*c.window]
+		if c.bStamp[b] != c.stamp {
+			c.bStamp[b] = c.stamp
+			rows[0], c.bN[b] = e.row, 1
+			c.bBusy[b] = t
+			c.banks = append(c.banks, uint8(b))
+			continue
+		}
+		c.bBusy[b] += t
+		n := int(c.bN[b])
+		if rows[n-1] == e.row { // the common case: the row just seen
+			continue
+		}
+		found := false
+		for _, r := range rows[:n-1] {
+			if r == e.row {
+				found = true
+				break
+			}
+		}
+		if !found {
+			rows[n], c.bN[b] = e.row, int32(n+1)
+		}
+	}
+	// FR-FCFS in each bank: the open row's hits first, then one activation
+	// per other row. The first activation of a bank with no row open
+	// overlaps transfers of other banks (002 L2989) and costs nothing
+	// more; the others are row switches (002 L2987).
+	switches := 0
+	busiest := 0.0
+	for _, b := range c.banks {
+		o := &c.open[k*c.perChan+int(b)]
+		wasOpen := o.gen == c.gen
+		opened := wasOpen
+		cur := o.row
+		sw := 0
+		for _, r := range c.bRows[int(b)*c.window : int(b)*c.window+int(c.bN[b])] {
+			if wasOpen && r == o.row {
+				continue
+			}
+			if opened {
+				sw++
+			} else {
+				c.stats.FirstOpens++
+				opened = true
+			}
+			cur = r
+		}
+		o.gen, o.row = c.gen, cur
+		switches += sw
+		busiest = max(busiest, c.bBusy[b]+float64(sw)*(c.conflict-c.base))
+	}
+	c.stats.RowSwitches += switches
+	chain := float64(switches) * c.conflict
+	t := max(bus, chain, busiest)
+	c.cost[k] += t
+	c.tccd[k] += t - max(ideal, chain, busiest)
 	c.winN[k] = 0
 }
 
@@ -399,7 +543,9 @@ func (c *hbmChannels) gap(prev, g int) float64 {
 	return 1
 }
 
-// finish flushes every channel and returns the busiest channel's cycles.
+// finish flushes every channel and returns the HBM side's time: the
+// busiest channel's cycles, or the busiest chip's read or write units at
+// the read or write bandwidth if longer (002 L2602, L2636).
 func (c *hbmChannels) finish() float64 {
 	for _, k := range c.touched {
 		c.flush(int(k))
@@ -412,7 +558,13 @@ func (c *hbmChannels) finish() float64 {
 		}
 		c.stats.MaxUnits = max(c.stats.MaxUnits, c.units[k])
 	}
+	for chip := range c.reads {
+		c.stats.ReadUnits += c.reads[chip]
+		c.stats.WriteUnits += c.writes[chip]
+		c.stats.ReadCycles = max(c.stats.ReadCycles, float64(c.reads[chip])*c.readUnit)
+		c.stats.WriteCycles = max(c.stats.WriteCycles, float64(c.writes[chip])*c.writeUnit)
+	}
 	c.stats.Channels = len(c.touched)
 	c.stats.Busiest = busiest
-	return busiest
+	return max(busiest, c.stats.ReadCycles, c.stats.WriteCycles)
 }

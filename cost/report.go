@@ -246,8 +246,28 @@ func (m *Model) finish(p *kernel.Program) error {
 		if oc.Dual {
 			occupy(ctxSub)
 		}
+		if ci == ctxDMA {
+			continue // counted per batch below
+		}
 		for _, st := range oc.Stages {
 			engBusy[ci][st.Engine] += st.Cycles
+		}
+	}
+	// A DMA batch keeps each of its resources busy from its start for its
+	// batch price, whatever share each command has: the union of those
+	// intervals (batches start in program order).
+	for e, eng := range [3]Engine{EngineDMA, EngineHBM, EngineDMN} {
+		end := 0.0
+		for k := range m.batches {
+			b := &m.batches[k]
+			if len(b.ops) == 0 {
+				continue
+			}
+			lo, hi := max(b.start, end), b.start+b.busy[e]
+			if hi > lo {
+				engBusy[ctxDMA][eng] += hi - lo
+			}
+			end = max(end, hi)
 		}
 	}
 	// A kernel ends no earlier than its DMA batches (schedule).

@@ -63,6 +63,10 @@ type dmaBatchState struct {
 	// cycles is the batch's price (with DMA lower bounds, its bound): the
 	// last of its commands ends no earlier than start + cycles.
 	cycles float64
+	// busy is how long the batch keeps the DMA Engines, the HBM channels
+	// and the DMNs busy from its start (EngineDMA, EngineHBM, EngineDMN;
+	// with DMA lower bounds, the bound as the engines' time).
+	busy [3]float64
 }
 
 // engineFree is when a DMA Engine is next free, and the op that holds it.
@@ -308,6 +312,11 @@ func (m *Model) priceBatch(p *kernel.Program, b *dmaBatchState) error {
 		m.sched[j].end = b.start + res.ends[k]
 	}
 	b.cycles = res.est.Cycles
+	if m.DMABound {
+		b.busy = [3]float64{res.est.Cycles, 0, 0}
+	} else {
+		b.busy = [3]float64{res.est.EngineBound, res.est.HBMBound, res.est.DMNBound}
+	}
 	return nil
 }
 
@@ -376,8 +385,8 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float6
 				r.ends[k] = alone[k]
 			}
 		}
-		// Each engine runs its descriptors in Exec order; a command ends
-		// when its last descriptor does.
+		// Each engine port runs its descriptors in Exec order; a command
+		// ends when its last descriptor does.
 		per := m.dma.Descriptors()
 		order := make([]int, len(per))
 		cmdOf := make([]int, len(per))
@@ -391,27 +400,29 @@ func (m *Model) dmaPrice(ds []kernel.DMADescriptor, counts []int, alone []float6
 		for x := range order {
 			order[x] = x
 		}
+		ports := m.dma.dmnsPerEng
+		lane := func(d *DescriptorEstimate) int { return d.Engine*ports + d.Port }
 		for x := 1; x < len(order); x++ {
-			for y := x; y > 0 && (per[order[y]].Engine < per[order[y-1]].Engine ||
-				per[order[y]].Engine == per[order[y-1]].Engine && per[order[y]].Exec < per[order[y-1]].Exec); y-- {
+			for y := x; y > 0 && (lane(&per[order[y]]) < lane(&per[order[y-1]]) ||
+				lane(&per[order[y]]) == lane(&per[order[y-1]]) && per[order[y]].Exec < per[order[y-1]].Exec); y-- {
 				order[y], order[y-1] = order[y-1], order[y]
 			}
 		}
-		engT := make([]float64, est.Engines)
+		laneT := make([]float64, est.Engines*ports)
 		for _, x := range order {
 			d := &per[x]
-			if d.Engine < 0 || d.Engine >= len(engT) {
-				return nil, fmt.Errorf("cost: DMA descriptor %d on engine %d of %d", x, d.Engine, len(engT))
+			if d.Engine < 0 || d.Engine >= est.Engines || d.Port < 0 || d.Port >= ports {
+				return nil, fmt.Errorf("cost: DMA descriptor %d on engine %d port %d of %d engines", x, d.Engine, d.Port, est.Engines)
 			}
-			engT[d.Engine] += d.Cycles
-			r.ends[cmdOf[x]] = max(r.ends[cmdOf[x]], engT[d.Engine])
+			laneT[lane(d)] += d.Cycles
+			r.ends[cmdOf[x]] = max(r.ends[cmdOf[x]], laneT[lane(d)])
 		}
 		r.findings = m.alignFindings(&est)
 	}
 	// The batch ends with its last command. When the last-issued command
-	// runs descriptors on every engine the batch uses, each engine runs its
-	// descriptors after all the others' (Exec order), so it is the last to
-	// end, in exact and bound pricing alike. Otherwise exact pricing takes
+	// runs descriptors on every engine port the batch uses, each port runs
+	// its descriptors after all the others' (Exec order), so it is the last
+	// to end, in exact and bound pricing alike. Otherwise exact pricing takes
 	// the command that ends last alone; with DMA lower bounds that command
 	// may differ from the exact pricing's, so the batch's bound is given to
 	// none of them (the schedule still holds the DMA context and shared

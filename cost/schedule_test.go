@@ -136,9 +136,10 @@ func TestDMABatch(t *testing.T) {
 }
 
 // TestDMABatchEnd: the last-issued command of a batch ends with the batch
-// when it runs on every engine the batch uses (each engine runs it last), in
-// exact and in bound pricing; a command on an engine of its own does not
-// cover the batch (docs/spec-decisions.md "DMA batch end").
+// when it runs on every engine port the batch uses (each port runs it
+// last), in exact and in bound pricing; a command on an engine of its own,
+// or on the other port of the engine, does not cover the batch
+// (docs/spec-decisions.md "DMA batch end").
 func TestDMABatchEnd(t *testing.T) {
 	spec := engines.Default()
 	p := testKernel(t, 4096, dmaOp("to_dm", "x", "x_dm"), dmaOp("to_dm", "y", "y_dm"))
@@ -152,6 +153,12 @@ func TestDMABatchEnd(t *testing.T) {
 		other[x].Dst.Dmn.DMN += dm.dmnsPerEng // the next DMN pair's engine
 	}
 	require.False(t, dm.covers(other, n0))
+	port := append([]kernel.DMADescriptor(nil), both...)
+	for x := n0; x < len(port); x++ {
+		port[x].Dmn.DMN ^= 1 // the same engine's other DMN port (002 L2565)
+	}
+	require.Equal(t, dm.engineKey(&port[0]), dm.engineKey(&port[len(port)-1]))
+	require.False(t, dm.covers(port, n0), "the ports run in parallel: covering the engine is not enough")
 
 	bound, err := dm.DMABound(both)
 	require.NoError(t, err)

@@ -24,16 +24,18 @@ import (
 //   - keeps every request's split into 256-byte units, which units are
 //     partially written (RMW, 002 L2985) and which reads cross a unit
 //     boundary (002 L2984): these depend on the address modulo 256 only;
-//   - keeps the order in which requests reach the channels: the engines'
-//     round robin depends on the descriptors' loops, Exec numbers and DM
-//     sides, never on HBM addresses;
+//   - keeps the order in which requests reach the channels: the engine
+//     ports' round robin depends on the descriptors' loops, executing
+//     DMNs, Exec numbers and DM sides, never on HBM addresses;
 //   - relabels channels, banks and rows by one fixed XOR for the whole
 //     batch: a bijection that keeps "same channel", "same bank", "same
 //     row". The model only compares these labels for equality (open-row
-//     tags, per-channel tallies), and goes over channels in the order they
-//     were first touched (finish), which the relabelling keeps; each
-//     channel sees the same sequence of float additions, so its cycles are
-//     bit-identical.
+//     tags, per-channel tallies, the rows an FR-FCFS window batches per
+//     bank), and goes over channels, and a window's banks, in the order
+//     they were first touched (finish, flush), which the relabelling keeps;
+//     each channel sees the same sequence of float additions, so its
+//     cycles are bit-identical. The read and write caps count units per
+//     chip.
 //
 // The one choice that orders labels, hbmChannels.flush's pick among the
 // slice × bank-group keys of a window with as many commands, goes to the

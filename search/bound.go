@@ -18,24 +18,30 @@ import "math"
 //     elements it needs, so input t moves at least
 //     bytes(t) · Π_{a ∉ t} (Cluster·Slice)(a) bytes from HBM to DM (a
 //     broadcast read re-reads HBM, docs/spec-decisions.md "DMA: broadcast
-//     reads"), at no more than the HBM channels' rate: channels × 256 bytes
-//     per CyclesPerRequest (002 L2744, L2980). A request moves at most
-//     256 bytes (002 L2469) of one contiguous run; when the slices split
-//     the innermost axis of t's HBM layout, a slice's run is that axis's
-//     share, and a run shorter than 256 bytes takes a whole request.
+//     reads"), at no more than the HBM's read rate: the read bandwidth's
+//     share (0.75 of 1.5 TB/s, 002 L2602, L2636) of the channels' rate,
+//     channels × 256 bytes per CyclesPerRequest (002 L2744, L2980). A
+//     request moves at most 256 bytes (002 L2469) of one contiguous run;
+//     when the slices split the innermost axis of t's HBM layout, a
+//     slice's run is that axis's share, and a run shorter than 256 bytes
+//     takes a whole request.
 //
 //   - DMN traffic: every byte a DMA moves into or out of a slice's DM
 //     passes its DMN at 128 bytes a cycle (002 L2884, L2934), at least one
 //     cycle a request however short (cost.DMAModel), and all commands on
-//     one DMN run on its DMA Engine one after the other (002 L2404,
-//     L2565). Each slice's DM receives its share of both inputs and sends
-//     its share of the output, Π over the tensor's axes of what Cluster
-//     and Slice leave; the builder places a cluster's S slices at slice
-//     indices 0..S-1 (the slice mapping padded to 256, 002 L318), so the
-//     first DMN serves min(S, 32) of them (002 L2868); likewise the first
-//     DMA Engine moves one request a cycle for min(S, 64) (dmaCycles).
+//     one DMN run on its DMA Engine port one after the other (002 L2565,
+//     L2796-2807). Each slice's DM receives its share of both inputs and
+//     sends its share of the output, Π over the tensor's axes of what
+//     Cluster and Slice leave; the builder places a cluster's S slices at
+//     slice indices 0..S-1 (the slice mapping padded to 256, 002 L318), so
+//     the first DMN serves min(S, 32) of them (002 L2868); likewise the
+//     first DMA Engine, whose two DMN ports share its one request a cycle,
+//     moves the requests of min(S, 64) (dmaCycles).
 //   - HBM requests: each tensor's requests, a read-modify-write for a short
-//     output write, spread at best evenly over the channels (dmaCycles).
+//     output write, spread at best evenly over the channels; the inputs'
+//     at no more than the read bandwidth, the output's at no more than the
+//     write bandwidth, 0.75 of 1.5 TB/s each (002 L2602, L2636)
+//     (dmaCycles).
 //   - Sub context: the stationary input's TRF loads (subCycles).
 //
 // All add two DMA startups (≈500 cycles a command, 002 L2467, L2827): the
@@ -64,6 +70,14 @@ func (s *Space) hbmBytesPerCycle() float64 {
 	return channels * float64(h.AccessUnitBytes.Value) / h.CyclesPerRequest.Value
 }
 
+// hbmReadBytesPerCycle is the fastest the cost model reads HBM bytes: the
+// read bandwidth's share of the channels' rate, 0.75 of 1.5 TB/s
+// (002 L2602, L2636; cost's HBMStats.ReadCycles).
+func (s *Space) hbmReadBytesPerCycle() float64 {
+	h := &s.Spec.HBM
+	return s.hbmBytesPerCycle() * h.ReadTBPerS.Value / h.PeakTBPerS.Value
+}
+
 // lowerBounds computes c's bounds from its Cluster, Slice, Row and Packet
 // factors: the bounds of its skeleton, whatever its DM layouts.
 func (s *Space) lowerBounds(c *Candidate) bounds { return s.boundsOf(c, false) }
@@ -78,7 +92,7 @@ func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 	}
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
 	b.compute = fixed + packets
-	rate := s.hbmBytesPerCycle()
+	rate := s.hbmReadBytesPerCycle()
 	for t := range 2 {
 		o := &s.P.In[t]
 		n, err := o.Bytes()
@@ -96,9 +110,9 @@ func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 		}
 		b.input[t] = fixed + bytes/rate
 	}
-	dmn, engine, hbm := s.dmaCycles(c, true, layout)
-	b.dma = fixed + max(dmn, engine)
-	b.hbm = fixed + hbm
+	d := s.dmaCycles(c, true, layout)
+	b.dma = fixed + max(d.dmn, d.engine)
+	b.hbm = fixed + max(d.hbm, d.rd, d.wr)
 	b.sub = fixed + s.subCycles(c)
 	return b
 }
@@ -165,9 +179,8 @@ func (s *Space) placementBound(c *Candidate) float64 {
 // placementBoundOf is placementBound for c's stationary input and switch.
 func (s *Space) placementBoundOf(c *Candidate) float64 {
 	b := s.lowerBounds(c)
-	dmn, engine, hbm := s.dmaCycles(c, false, false)
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
-	return max(b.input[0], b.input[1], fixed+max(dmn, engine, hbm))
+	return max(b.input[0], b.input[1], s.dmaCycles(c, false, false).cycles(fixed))
 }
 
 // dmaCycles returns a lower bound on the busiest DMN's and the busiest
@@ -177,35 +190,37 @@ func (s *Space) placementBoundOf(c *Candidate) float64 {
 // both sides (002 L2425-2427), so no request is longer than the tensor's
 // run (runs); a DMN moves 128 bytes a cycle, at least a cycle a request
 // (002 L2884, L2934), an engine one request of at most 256 bytes a cycle
-// (002 L2469, L2596) and its DMNs' descriptors one after another (002
-// L2565: each waits for its DMN's bytes). The builder places a cluster's
-// S slices at slice indices 0..S-1 (the slice mapping padded to 256,
-// 002 L318): the first DMN serves min(S, 32) of them (002 L2868), the
-// first engine, one per DMN pair (002 L2404), min(S, 64).
+// whichever of its two DMN ports issues it (002 L2469, L2596; the ports
+// run in parallel, 002 L2565, so the engine is not bound by one DMN's
+// rate: the first DMN's bound is dmn). The builder places a cluster's S
+// slices at slice indices 0..S-1 (the slice mapping padded to 256, 002
+// L318): the first DMN serves min(S, 32) of them (002 L2868), the first
+// engine, one per DMN pair (002 L2404), min(S, 64).
 //
 // The HBM channels serve at least bytes / min(run, 256) requests of every
 // tensor, the inputs' times their replication over the slices that do not
 // index them, each a channel's request time, or a read-modify-write
 // (UnalignedWriteFactor request times, 002 L2985) for an output write
 // shorter than 256 bytes; at best they spread evenly over the channels
-// (002 L2980).
+// (002 L2980). The inputs' requests are reads and the output's writes, each
+// direction at most at its share of the channels' rate, 0.75 of 1.5 TB/s
+// (002 L2602, L2636; cost's HBMStats.ReadCycles, WriteCycles): rd and wr.
 //
 // With acc unset, the output's run ignores the accumulation (run), so the
 // bound depends on the Cluster and Slice factors alone; with layout set,
 // the runs also follow c's DM layouts (layoutRun).
-func (s *Space) dmaCycles(c *Candidate, acc, layout bool) (dmn, engine, hbm float64) {
+func (s *Space) dmaCycles(c *Candidate, acc, layout bool) dmaLoad {
+	var d dmaLoad
 	for t := range NumTensors {
-		d, e, h := s.tensorDMA(c, t, acc, layout)
-		dmn += d
-		engine += e
-		hbm += h
+		d = d.add(s.tensorDMA(c, t, acc, layout))
 	}
-	return dmn, engine, hbm
+	return d
 }
 
 // tensorDMA is dmaCycles for tensor t alone: the busiest DMN's and DMA
-// Engine's time and the HBM channels' time moving all of t once.
-func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) (dmn, engine, hbm float64) {
+// Engine's time, the HBM channels' time and the read or write bandwidth's
+// time moving all of t once.
+func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
 	slices := 1
 	for a := range s.P.Axes {
 		slices *= c.factor(a, Slice)
@@ -216,7 +231,7 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) (dmn, engine, h
 	}
 	n, err := o.Bytes()
 	if err != nil {
-		return 0, 0, 0
+		return dmaLoad{}
 	}
 	dmnBytes := float64(s.Spec.DM.DMNBytesPerCycle.Value)
 	req := float64(s.Spec.DMA.RequestBytes.Value)
@@ -235,16 +250,21 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) (dmn, engine, h
 	if t == TensorOut && run < req {
 		each *= float64(h.UnalignedWriteFactor.Value)
 	}
-	hbm = float64(n) * repl / math.Min(req, run) * each / channels
-	dmn = min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
-	// An engine runs its descriptors one after another (cost.DMAModel:
-	// the engine's time adds its descriptors'), one or more per DMN, each
-	// at least as long as its DMN is busy: the engine moves its slices'
-	// bytes at no more than one DMN's rate, and one request a cycle.
+	var d dmaLoad
+	units := float64(n) * repl / math.Min(req, run)
+	d.hbm = units * each / channels
+	if t == TensorOut {
+		d.wr = units * h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.WriteTBPerS.Value / channels
+	} else {
+		d.rd = units * h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.ReadTBPerS.Value / channels
+	}
+	d.dmn = min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
+	// An engine's two DMN ports run in parallel and share its one request
+	// a cycle (cost.DMAModel: the engine's time is its busiest port, or
+	// its startup plus all its requests).
 	served := min(float64(slices), perEngine)
-	engine = served * bytes / math.Min(req, run) / reqPerCycle
-	engine = max(engine, served*bytes/math.Min(dmnBytes, run))
-	return dmn, engine, hbm
+	d.engine = served * bytes / math.Min(req, run) / reqPerCycle
+	return d
 }
 
 // run returns an upper bound on the bytes of one contiguous run of one

@@ -28,8 +28,9 @@ import (
 // So single-buffered, step s ≥ 1 takes at least
 // max(out, W + sub, X, out ∪ loads) + main past the end of the main chain
 // before it (each term only for the tensors loaded), where a DMA command
-// takes at least its startup plus its share of the busiest DMN, DMA Engine
-// or the HBM channels (tensorDMA, per load), and commands in one batch
+// takes at least its startup plus its share of the busiest DMN, DMA Engine,
+// the HBM channels or the HBM read or write bandwidth (tensorDMA, per
+// load), and commands in one batch
 // share those (the union term). Step 0 loads both inputs, and the last
 // to_hbm follows the last main chain. Double-buffered, the next tile's
 // loads overlap the main chain, and only the main context's chains in
@@ -38,18 +39,25 @@ import (
 // (cost.DMAModel, 002 L2467); a main chain takes a cycle per computation
 // packet at least (002 L4099) and a TRF load subCycles per load.
 
-// dmaLoad is a lower bound on one DMA command moving one tile of a tensor:
-// the busiest DMN's, DMA Engine's and HBM channels' time.
-type dmaLoad struct{ dmn, engine, hbm float64 }
+// dmaLoad is a lower bound on DMA commands moving tiles of tensors: the
+// busiest DMN's, DMA Engine's and HBM channels' time, and the time of
+// their HBM reads and of their HBM writes at the read and write bandwidth.
+// Loads in one batch add componentwise: each component is a resource the
+// batch's commands share.
+type dmaLoad struct{ dmn, engine, hbm, rd, wr float64 }
 
 func (d dmaLoad) add(e dmaLoad) dmaLoad {
-	return dmaLoad{d.dmn + e.dmn, d.engine + e.engine, d.hbm + e.hbm}
+	return dmaLoad{d.dmn + e.dmn, d.engine + e.engine, d.hbm + e.hbm, d.rd + e.rd, d.wr + e.wr}
 }
 
-func (d dmaLoad) scale(k float64) dmaLoad { return dmaLoad{d.dmn * k, d.engine * k, d.hbm * k} }
+func (d dmaLoad) scale(k float64) dmaLoad {
+	return dmaLoad{d.dmn * k, d.engine * k, d.hbm * k, d.rd * k, d.wr * k}
+}
 
 // cycles is the command's duration bound with its startup.
-func (d dmaLoad) cycles(startup float64) float64 { return startup + max(d.dmn, d.engine, d.hbm) }
+func (d dmaLoad) cycles(startup float64) float64 {
+	return startup + max(d.dmn, d.engine, d.hbm, d.rd, d.wr)
+}
 
 // candidateBound returns a lower bound on c's cycles: the larger of its
 // skeleton bounds and the serial path of its tiles.
@@ -85,9 +93,8 @@ func (s *Space) serialBound(c *Candidate) float64 {
 	startup := float64(s.Spec.DMA.StartupCycles.Value)
 	var load [NumTensors]dmaLoad
 	for t := range NumTensors {
-		d, e, h := s.tensorDMA(c, t, true, true)
-		k := float64(tiles[t])
-		load[t] = dmaLoad{d / k, e / k, h / k}
+		d, k := s.tensorDMA(c, t, true, true), float64(tiles[t])
+		load[t] = dmaLoad{d.dmn / k, d.engine / k, d.hbm / k, d.rd / k, d.wr / k}
 	}
 	w, x := int(c.Stationary), 1-int(c.Stationary)
 	packets := 1.0

@@ -406,7 +406,7 @@ func (e *satSpace) boundLits(x float64) []constraints.Lit {
 	k := float64(e.computeConst) - lx
 	// Σ ≥ ⌈k⌉  ⟺  timeSum ≤ unitWeight − ⌈k⌉.
 	out = append(out, e.timeSum.AtMost(e.unitWeight-int(math.Ceil(k-1e-9))))
-	rate := s.hbmBytesPerCycle()
+	rate := s.hbmReadBytesPerCycle()
 	for t := range 2 {
 		n, err := s.P.In[t].Bytes()
 		if err != nil || n == 0 {
