@@ -170,6 +170,19 @@ type Roofline struct {
 	// HBM is HBMBytes / (PeakHBMBytesPerCycle × Cycles): the share of the
 	// HBM bandwidth the program uses.
 	HBM float64 `json:"hbm"`
+	// The workload's roofline, what a kernel engineer judges a program
+	// against: MinReadBytes and MinWriteBytes are its HBM inputs read once
+	// and its outputs written once (the program's HBM tensors that are
+	// not views), MinMemoryCycles the time to move them at the read and
+	// write bandwidths (0.75 TB/s each, 002 L2602, L2636) within the peak
+	// (1.5 TB/s, 002 L2980), IdealCycles the larger of it and
+	// ComputeCycles, and Attained IdealCycles / Cycles: the share of the
+	// roofline the program reaches.
+	MinReadBytes    int64   `json:"min_read_bytes"`
+	MinWriteBytes   int64   `json:"min_write_bytes"`
+	MinMemoryCycles float64 `json:"min_memory_cycles"`
+	IdealCycles     float64 `json:"ideal_cycles"`
+	Attained        float64 `json:"attained"`
 }
 
 // Err returns the first Invalid finding as an error, or nil: a kernel with
@@ -355,6 +368,27 @@ func (m *Model) finish(p *kernel.Program) error {
 		rf.Bound = "memory"
 	}
 	rf.HBM = ratio(float64(rf.HBMBytes), rf.PeakHBMBytesPerCycle*r.Cycles)
+	for _, t := range p.Tensors {
+		if t == nil || t.Mem != kernel.HBM || t.View != "" || t.Element == nil {
+			continue
+		}
+		n, err := t.DType.BytesFor(t.Element.Size())
+		if err != nil {
+			continue
+		}
+		switch t.Role {
+		case kernel.Input:
+			rf.MinReadBytes += int64(n)
+		case kernel.Output:
+			rf.MinWriteBytes += int64(n)
+		}
+	}
+	perCycle := func(tbps float64) float64 { return tbps * 1e12 / (spec.Clock.GHz.Value * 1e9) * float64(chips) }
+	rf.MinMemoryCycles = max(ratio(float64(rf.MinReadBytes), perCycle(spec.HBM.ReadTBPerS.Value)),
+		ratio(float64(rf.MinWriteBytes), perCycle(spec.HBM.WriteTBPerS.Value)),
+		ratio(float64(rf.MinReadBytes+rf.MinWriteBytes), rf.PeakHBMBytesPerCycle))
+	rf.IdealCycles = max(rf.ComputeCycles, rf.MinMemoryCycles)
+	rf.Attained = ratio(rf.IdealCycles, r.Cycles)
 
 	// Empty lists print as [] rather than null.
 	if r.Findings == nil {

@@ -60,6 +60,8 @@ func Cost(r *cost.Report) plan.Cost {
 		Bound:           r.Roofline.Bound,
 		HBMBytes:        r.Roofline.HBMBytes,
 		Findings:        len(r.Findings),
+		RooflineCycles:  r.Roofline.IdealCycles,
+		Roofline:        r.Roofline.Attained,
 	}
 }
 

@@ -150,6 +150,10 @@ func writeCostReport(w io.Writer, r *cost.Report) error {
 	}
 	fmt.Fprintf(ew, "roofline: %d HBM bytes at %.0f B/cycle peak (%.2f%% used); intensity %.3f MAC/B, ridge %.3f MAC/B; compute %.0f cycles, memory %.0f cycles: %s-bound\n",
 		rf.HBMBytes, rf.PeakHBMBytesPerCycle, 100*rf.HBM, rf.Intensity, rf.Ridge, rf.ComputeCycles, rf.MemoryCycles, rf.Bound)
+	if rf.Attained > 0 {
+		fmt.Fprintf(ew, "workload roofline: %.0f cycles (compute %.0f; %d bytes read and %d written once at the HBM read and write bandwidths: %.0f); this kernel is %.2f× it (%.1f%% of the roofline)\n",
+			rf.IdealCycles, rf.ComputeCycles, rf.MinReadBytes, rf.MinWriteBytes, rf.MinMemoryCycles, 1/rf.Attained, 100*rf.Attained)
+	}
 
 	if len(r.Findings) > 0 {
 		fmt.Fprintf(ew, "\nfindings:\n")

@@ -230,6 +230,10 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	c := pl.Cost
 	fmt.Fprintf(w, "cost: %.0f cycles = %s; MAC utilization %.2f%%, HBM %.1f%%; bottleneck %s (%.0f%% of the critical path); %s-bound; %d findings\n",
 		c.Cycles, seconds(c.Seconds), 100*c.MACUtilization, 100*c.HBMUtilization, c.Bottleneck, 100*c.BottleneckShare, c.Bound, c.Findings)
+	if c.Roofline > 0 {
+		fmt.Fprintf(w, "roofline: %.0f cycles (the MACs at peak, or each input read and the output written once at the HBM bandwidths); this plan is %.2f× it (%.1f%% of the roofline)\n",
+			c.RooflineCycles, 1/c.Roofline, 100*c.Roofline)
+	}
 }
 
 // maxOpsShown bounds the ops printed for a tiled kernel.

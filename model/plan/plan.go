@@ -147,6 +147,12 @@ type Cost struct {
 	HBMBytes int64 `json:"hbm_bytes"`
 	// Findings counts the hazards and penalties the cost model found.
 	Findings int `json:"findings"`
+	// RooflineCycles is the workload's roofline: the larger of its MACs
+	// at the peak rate and its inputs read and outputs written once at
+	// the HBM bandwidths; Roofline is RooflineCycles / Cycles, the share
+	// of the roofline the plan reaches (cost.Roofline.Attained).
+	RooflineCycles float64 `json:"roofline_cycles,omitempty"`
+	Roofline       float64 `json:"roofline,omitempty"`
 }
 
 // Search says how a plan was found.
