@@ -100,15 +100,43 @@ chips: 1
 	}
 }
 
+// tiledBMM is a BMM of V = 2, M = 2, N = 8, K = 32 on a DM of 512 bytes a
+// slice: most candidates tile, and there are few of them.
+func tiledBMM(t testing.TB) *Space {
+	t.Helper()
+	return smallDM(newSpace(t, loadWorkload(t, `name: tiled-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 2, N: 8, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)), 512)
+}
+
 // TestSolveMatchesExhaustiveTiled: with a DM small enough that most
 // candidates tile, the branch and bound (candidate bounds, capacity
-// clauses) proves the exhaustive optimum.
+// clauses) proves the exhaustive optimum and skips some candidates
+// unbuilt. The tiled GEMM, larger, runs without -short (`make
+// test-long`).
 func TestSolveMatchesExhaustiveTiled(t *testing.T) {
-	s := tiledGEMM(t)
-	ex, sat := requireSolveMatchesExhaustive(t, s)
-	assert.Less(t, sat.Stats.Candidates-sat.Stats.Skipped, ex.Stats.Candidates, "candidates built")
-	t.Logf("exhaustive: %d candidates, %d priced; sat: %d candidates, %d skipped unbuilt, %d priced",
-		ex.Stats.Candidates, ex.Stats.CostEvaluations, sat.Stats.Candidates, sat.Stats.Skipped, sat.Stats.CostEvaluations)
+	for _, tc := range []struct {
+		name  string
+		space func(testing.TB) *Space
+		long  bool
+	}{
+		{"tiled-bmm", tiledBMM, false},
+		{"tiled-gemm", tiledGEMM, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.long {
+				longOnly(t)
+			}
+			ex, sat := requireSolveMatchesExhaustive(t, tc.space(t))
+			assert.Positive(t, sat.Stats.Skipped, "candidates skipped unbuilt")
+			assert.Less(t, sat.Stats.Candidates-sat.Stats.Skipped, ex.Stats.Candidates, "candidates built")
+			t.Logf("exhaustive: %d candidates, %d priced; sat: %d candidates, %d skipped unbuilt, %d priced",
+				ex.Stats.Candidates, ex.Stats.CostEvaluations, sat.Stats.Candidates, sat.Stats.Skipped, sat.Stats.CostEvaluations)
+		})
+	}
 }
 
 // TestSolveWidensTiles: with the default tile bound, a space none of

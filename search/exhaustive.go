@@ -33,6 +33,13 @@ type Options struct {
 	// Timeout stops the search after this long with the best candidate
 	// found so far (0: no limit).
 	Timeout time.Duration
+	// MaxEvaluations stops the search once it has evaluated this many
+	// candidates (Stats.Evaluated) with the best candidate found so far
+	// (0: no limit). Unlike Timeout it does not depend on the machine's
+	// speed: a search stopped by it returns the same plan on any machine
+	// and for any Workers. A search it stops claims no optimality, like
+	// one Timeout stops.
+	MaxEvaluations int
 	// Top is how many of the best candidates to keep (at least 1).
 	Top int
 	// Progress, when set, is called about every ProgressEvery with the
@@ -56,6 +63,11 @@ type Stats struct {
 	BoundEvaluations int
 	CostEvaluations  int
 	Pruned           int
+	// Evaluated counts the candidate evaluations Options.MaxEvaluations
+	// limits: each candidate the exhaustive planner builds; each bound
+	// and each exact pricing of the SAT planner (a candidate built,
+	// lowered and priced, or rejected on the way).
+	Evaluated int
 	// Skipped counts the candidates never built: their candidate bound
 	// (a lower bound from their fields alone) could not beat the
 	// incumbent.
@@ -66,7 +78,8 @@ type Stats struct {
 	LowerHits, LowerMisses int
 	// Wall is the search's wall time.
 	Wall time.Duration
-	// Complete is set when every candidate was evaluated (no timeout).
+	// Complete is set when every candidate was evaluated (neither
+	// Timeout nor MaxEvaluations stopped the search).
 	Complete bool
 	// Restricted is set when Options.Where restricted the space.
 	Restricted bool
@@ -248,15 +261,17 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 		every = time.Second
 	}
 	next := start.Add(every)
-	timedOut := false
+	stopped := false
 	idx := 0
 	res.Stats.Restricted = opts.Where != nil
 	s.EnumerateWhere(opts.Where, func(c Candidate) bool {
-		if opts.Timeout > 0 && time.Since(start) > opts.Timeout {
-			timedOut = true
+		if opts.Timeout > 0 && time.Since(start) > opts.Timeout ||
+			opts.MaxEvaluations > 0 && res.Stats.Evaluated >= opts.MaxEvaluations {
+			stopped = true
 			return false
 		}
 		res.Stats.Candidates++
+		res.Stats.Evaluated++
 		var cutoff *Evaluated
 		if !opts.NoPrune && len(res.Top) == top {
 			cutoff = res.Top[top-1]
@@ -276,7 +291,7 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 	})
 	res.Stats.Wall = time.Since(start)
 	res.Stats.LowerHits, res.Stats.LowerMisses = ev.low.hits, ev.low.misses
-	res.Stats.Complete = !timedOut
+	res.Stats.Complete = !stopped
 	if len(res.Top) > 0 {
 		res.Best = res.Top[0]
 	}

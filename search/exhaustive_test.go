@@ -95,7 +95,8 @@ func goldenCycles(t *testing.T, name string) float64 {
 // whole space takes minutes) with B in the TRF, untiled; the winner of a
 // sub-space bounds the winner of the space from above. The SAT planner
 // then searches each whole space, tiles included, and proves a plan no
-// worse than the manual's.
+// worse than the manual's. The GEMM's whole-size search runs without
+// -short (`make test-long`).
 func TestNeverWorseThanHandWritten(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -103,12 +104,17 @@ func TestNeverWorseThanHandWritten(t *testing.T) {
 		sp   spec
 		// restrict to the golden candidate's slices and clusters
 		restrict bool
+		// long: the whole GEMM space, searched without -short
+		long bool
 	}{
-		{"hello-dot", workloadFile(t, "dot.yaml"), helloDot, false},
-		{"hello-gemv", workloadFile(t, "gemv.yaml"), helloGEMV, false},
-		{"hello-gemm", loadWorkload(t, helloGEMMWorkload), helloGEMM, true},
+		{"hello-dot", workloadFile(t, "dot.yaml"), helloDot, false, false},
+		{"hello-gemv", workloadFile(t, "gemv.yaml"), helloGEMV, false, false},
+		{"hello-gemm", loadWorkload(t, helloGEMMWorkload), helloGEMM, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.long {
+				longOnly(t)
+			}
 			s := newSpace(t, tc.w)
 			golden := s.candidate(t, tc.sp)
 			var where func(Stage, *Candidate) bool
@@ -316,4 +322,64 @@ chips: 1
 	assert.Contains(t, err.Error(), "no legal mapping")
 	var v *engines.Violation
 	assert.False(t, errors.As(err, &v))
+}
+
+// TestMaxEvaluations: a search stopped by its evaluation budget has
+// evaluated exactly that many candidates, keeps no optimality claim, and
+// returns what the same budget returns on any machine: the exhaustive
+// planner the best of the candidates it enumerated first, the SAT
+// planner the same plan and statistics for any number of workers. A
+// budget larger than the search needs changes nothing.
+func TestMaxEvaluations(t *testing.T) {
+	w := loadWorkload(t, tinyGEMV)
+	const budget = 200
+
+	t.Run("exhaustive", func(t *testing.T) {
+		s, r := plan1(t, w, Options{MaxEvaluations: budget})
+		assert.False(t, r.Stats.Complete)
+		assert.Equal(t, budget, r.Stats.Evaluated)
+		assert.Equal(t, budget, r.Stats.Candidates)
+		// The best of the first budget candidates, priced one by one.
+		var want *Evaluated
+		i := 0
+		ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+		require.NoError(t, err)
+		s.Enumerate(func(c Candidate) bool {
+			if x := ev.evaluate(i, &c, nil); x != nil && (want == nil || better(x, want)) {
+				x.Report = x.Report.Clone() // the model reuses its report
+				want = x
+			}
+			i++
+			return i < budget
+		})
+		require.NotNil(t, want, "a legal candidate among the first %d", budget)
+		require.NotNil(t, r.Best)
+		assert.Equal(t, want.Index, r.Best.Index)
+		assert.Equal(t, want.Report.Cycles, r.Best.Report.Cycles)
+		pl, err := r.Plan()
+		require.NoError(t, err)
+		assert.Equal(t, "", pl.Search.Optimal)
+
+		_, full := plan1(t, w, Options{})
+		_, big := plan1(t, w, Options{MaxEvaluations: full.Stats.Evaluated + 1})
+		assert.True(t, big.Stats.Complete)
+		assert.Equal(t, full.Best.Index, big.Best.Index)
+	})
+
+	t.Run("sat", func(t *testing.T) {
+		s := newSpace(t, w)
+		r := requireWorkersDeterministic(t, s, Options{MaxEvaluations: budget, Top: 2})
+		assert.False(t, r.Stats.Complete)
+		assert.False(t, r.Proof.Proven)
+		assert.Equal(t, budget, r.Stats.Evaluated)
+
+		full, err := Solve(s, Options{})
+		require.NoError(t, err)
+		require.True(t, full.Proof.Proven)
+		big, err := Solve(s, Options{MaxEvaluations: full.Stats.Evaluated + 1})
+		require.NoError(t, err)
+		assert.True(t, big.Proof.Proven)
+		assert.Equal(t, full.Best.Candidate, big.Best.Candidate)
+		assert.Equal(t, full.Stats.Evaluated, big.Stats.Evaluated)
+	})
 }

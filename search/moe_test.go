@@ -58,8 +58,10 @@ func TestDownProjPackets(t *testing.T) {
 // TestDownProjPlan: the space of downProj's placements (untiled when it
 // fits, else minimal tilings) holds downProjBig, whose up packets are cut
 // from a longer run, and the planner finds a legal plan there no slower
-// than downProj, whose 16 BLK tiles only add transfers.
+// than downProj, whose 16 BLK tiles only add transfers. A whole-size
+// search: it runs without -short (`make test-long`).
 func TestDownProjPlan(t *testing.T) {
+	longOnly(t)
 	s := downProjSpace(t)
 	want := s.candidate(t, downProj)
 	where := func(st Stage, c *Candidate) bool {
