@@ -34,6 +34,14 @@ axes: {V: 2, M: 2, N: 12, K: 32}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `
+	// smallBMM is the smallest BMM here: the bound prunes no BMM
+	// candidate, so the SAT planner prices each of its 1086 exactly.
+	smallBMM = `name: small-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 2, N: 4, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`
 	tinyGEMM = `name: tiny-gemm
 einsum: IK,KJ->IJ
 axes: {I: 8, J: 32, K: 32}

@@ -9,7 +9,7 @@ import "testing"
 // and every candidate of the sampled spaces.
 
 // shortStride is the stride at which -short samples a space's candidates.
-const shortStride = 5
+const shortStride = 10
 
 // longOnly skips t under -short: a whole-size search `make test-long`
 // runs; a reduced version of its property stays in `make test`.

@@ -11,7 +11,7 @@ import (
 
 // TestWorkersDeterministic: the SAT planner's plan, proof and statistics
 // do not depend on how many workers evaluate its candidates (parallel.go).
-// The reduced GEMM runs without -short (`make test-long`).
+// The reduced GEMM and BMM run without -short (`make test-long`).
 func TestWorkersDeterministic(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -19,7 +19,8 @@ func TestWorkersDeterministic(t *testing.T) {
 		long bool
 	}{
 		{"gemv", workloadFile(t, "gemv.yaml"), false},
-		{"reduced-bmm", loadWorkload(t, reducedBMM), false},
+		{"small-bmm", loadWorkload(t, smallBMM), false},
+		{"reduced-bmm", loadWorkload(t, reducedBMM), true},
 		{"reduced-gemm", loadWorkload(t, reducedGEMM), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
