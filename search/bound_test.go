@@ -12,6 +12,7 @@ import (
 // model's cycles, and for at least one candidate the compute bound is
 // within a factor of the price (the bound is not vacuous).
 func TestLowerBoundsAdmissible(t *testing.T) {
+	t.Parallel()
 	for _, w := range []struct {
 		name, src string
 		dm        int // DM bytes per slice; 0: the spec's
@@ -115,6 +116,7 @@ func requireBoundsBelow(t *testing.T, s *Space, c *Candidate, cy float64) {
 // legal candidates of each space (the bound check of
 // TestLowerBoundsAdmissible then covers it).
 func TestLayoutRun(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{reducedGEMM, reducedBMM} {
 		s := newSpace(t, loadWorkload(t, src))
 		names := [NumTensors]string{s.P.In[0].Name, s.P.In[1].Name, s.P.Out.Name}

@@ -209,6 +209,7 @@ func samePrograms(t *testing.T, want, got *kernel.Program, rename func(string) s
 // build the golden kernel programs (workloads/kernels/hello-*.json) modulo
 // tensor names, and those programs lower.
 func TestBuildHelloKernels(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		workload *workload.Workload
@@ -234,6 +235,7 @@ func TestBuildHelloKernels(t *testing.T) {
 // TestBuildDMCapacity: tensors that overflow one slice's DM are the
 // builder's PLAN-DM violation (002 L138).
 func TestBuildDMCapacity(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemm.yaml"))
 	// Everything on one slice: A alone is 512 × 2048 × 2 = 2 MB.
 	c := s.candidate(t, spec{stationary: 1,
@@ -251,6 +253,7 @@ func TestBuildDMCapacity(t *testing.T) {
 // lacks the tiled axis) moves and loads the TRF once, each tile's result
 // goes back through its own view, and the program lowers.
 func TestBuildTiled(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, loadWorkload(t, tinyGEMV))
 	c := s.candidate(t, spec{stationary: 1,
 		factors: map[string]map[Level]int{"I": {Tile: 2, Slice: 32}, "J": {Time: 8, Packet: 32}},

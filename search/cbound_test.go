@@ -34,6 +34,7 @@ chips: 1
 // enumerator yields, and they bind: the spaces are chosen so that some
 // skeletons are excluded.
 func TestSkeletonCapacity(t *testing.T) {
+	t.Parallel()
 	for _, w := range []struct {
 		name, src string
 		dm        int
@@ -118,6 +119,7 @@ chips: 1
 // unbuilt. The tiled GEMM, larger, runs without -short (`make
 // test-long`).
 func TestSolveMatchesExhaustiveTiled(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		space func(testing.TB) *Space
@@ -144,6 +146,7 @@ func TestSolveMatchesExhaustiveTiled(t *testing.T) {
 // searched again with a wider bound (and says so); an explicit bound is
 // kept.
 func TestSolveWidensTiles(t *testing.T) {
+	t.Parallel()
 	s := smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
 einsum: IK,KJ->IJ
 axes: {I: 8, J: 256, K: 64}
@@ -166,6 +169,7 @@ chips: 1
 // skeleton itself are those EnumerateWhere restricted to it yields, in the
 // same order.
 func TestEnumerateSkeleton(t *testing.T) {
+	t.Parallel()
 	for _, s := range []*Space{
 		tiledGEMM(t),
 		newSpace(t, loadWorkload(t, reducedBMM)),

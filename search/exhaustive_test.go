@@ -106,6 +106,7 @@ func goldenCycles(t *testing.T, name string) float64 {
 // worse than the manual's. The GEMM's whole-size search runs without
 // -short (`make test-long`).
 func TestNeverWorseThanHandWritten(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		w    *workload.Workload
@@ -181,6 +182,7 @@ func TestNeverWorseThanHandWritten(t *testing.T) {
 // functional simulator (verify.Verify executes every engine configuration
 // on simulated memory) and matches the reference computed from the inputs.
 func TestPlanProperties(t *testing.T) {
+	t.Parallel()
 	for _, w := range []*workload.Workload{workloadFile(t, "dot.yaml"), loadWorkload(t, tinyGEMM),
 		loadWorkload(t, tinyGEMV), loadWorkload(t, tinyBMM), loadWorkload(t, tinyQK)} {
 		t.Run(w.Name, func(t *testing.T) {
@@ -228,6 +230,7 @@ func TestPlanProperties(t *testing.T) {
 // TestPlanDeterministic: the same workload gives byte-identical plan JSON,
 // and the JSON reads back to the same bytes.
 func TestPlanDeterministic(t *testing.T) {
+	t.Parallel()
 	var first []byte
 	for range 2 {
 		_, r := plan1(t, loadWorkload(t, tinyGEMV), Options{})
@@ -251,6 +254,7 @@ func TestPlanDeterministic(t *testing.T) {
 // TestPruneExact: pruning by the DMA lower bound finds the same best
 // candidates as pricing every legal candidate exactly.
 func TestPruneExact(t *testing.T) {
+	t.Parallel()
 	for _, w := range []*workload.Workload{loadWorkload(t, tinyGEMV), workloadFile(t, "dot.yaml")} {
 		_, exact := plan1(t, w, Options{Top: 3, NoPrune: true})
 		_, pruned := plan1(t, w, Options{Top: 3})
@@ -268,6 +272,7 @@ func TestPruneExact(t *testing.T) {
 // TestEnumerate: the enumeration is deterministic, every candidate is
 // well-formed (Space.Check) and none repeats.
 func TestEnumerate(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{tinyGEMM, tinyBMM, tinyQK} {
 		s := newSpace(t, loadWorkload(t, src))
 		var a, b []Candidate
@@ -287,6 +292,7 @@ func TestEnumerate(t *testing.T) {
 // TestStatsByRule: rejected candidates are counted under the rule their
 // violation names, with the manual's citation.
 func TestStatsByRule(t *testing.T) {
+	t.Parallel()
 	_, r := plan1(t, loadWorkload(t, tinyGEMV), Options{})
 	require.NotEmpty(t, r.Stats.Illegal)
 	total := 0
@@ -303,6 +309,7 @@ func TestStatsByRule(t *testing.T) {
 
 // TestTimeout: a search stopped at once keeps no optimality claim.
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	_, r := plan1(t, loadWorkload(t, tinyGEMM), Options{Timeout: 1})
 	assert.False(t, r.Stats.Complete)
 	if r.Best != nil {
@@ -315,6 +322,7 @@ func TestTimeout(t *testing.T) {
 // TestNoLegalMapping: a contraction whose every candidate breaks a rule
 // yields no plan and an error naming the workload.
 func TestNoLegalMapping(t *testing.T) {
+	t.Parallel()
 	// 24 bf16 elements fill neither a 64-byte packet nor a 32-byte flit
 	// (002 L3011, L4099), and a dot product has no output axis to put in
 	// the packet instead.
@@ -339,6 +347,7 @@ chips: 1
 // planner the same plan and statistics for any number of workers. A
 // budget larger than the search needs changes nothing.
 func TestMaxEvaluations(t *testing.T) {
+	t.Parallel()
 	w := loadWorkload(t, tinyGEMV)
 	const budget = 200
 

@@ -15,6 +15,7 @@ import (
 // engines.Lower does on its own: the same descriptors and stage
 // configurations, or a failure at the same op under the same rule.
 func TestLowererMatchesLower(t *testing.T) {
+	t.Parallel()
 	s := tiledGEMM(t)
 	l := newLowerer(s.Spec)
 	require.NotZero(t, l.relocAlign, "the spec's DMA alignments divide the relocation block")

@@ -13,6 +13,7 @@ import (
 // do not depend on how many workers evaluate its candidates (parallel.go).
 // The reduced GEMM and BMM run without -short (`make test-long`).
 func TestWorkersDeterministic(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		w    *workload.Workload

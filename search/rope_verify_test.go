@@ -24,6 +24,7 @@ import (
 // axis is innermost in HBM, is copied into HBM order in DM before the DMA
 // (LayoutCopy).
 func TestRoPEPlanVerifies(t *testing.T) {
+	t.Parallel()
 	spec := engines.Default()
 	w := reducedWorkload(t, "llama3-70b-decode.yaml", nil)
 	p, err := search.NewProblem(w, "rope_k")

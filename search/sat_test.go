@@ -10,11 +10,11 @@ import (
 // TestSolveMatchesExhaustive: on small workloads the SAT branch and bound
 // proves the same optimum the exhaustive enumeration finds, with no more
 // exact cost evaluations, and fewer where its bounds prune (fewer; on the
-// dot product two legal candidates leave nothing to save, and on the
-// reduced BMM neither planner's DMA bound prunes a legal candidate). The
-// reduced GEMM and BMM, larger, run without -short (`make test-long`);
-// -short keeps tiny ones.
+// dot product two legal candidates leave nothing to save, and on the small
+// and reduced BMMs neither planner's DMA bound prunes a legal candidate).
+// The larger spaces run without -short (`make test-long`).
 func TestSolveMatchesExhaustive(t *testing.T) {
+	t.Parallel()
 	for _, w := range []struct {
 		name, src   string
 		fewer, long bool
@@ -22,7 +22,8 @@ func TestSolveMatchesExhaustive(t *testing.T) {
 		{name: "dot"},
 		{name: "gemv", fewer: true},
 		{name: "tiny-gemm", src: tinyGEMM, fewer: true},
-		{name: "tiny-bmm", src: tinyBMM, fewer: true},
+		{name: "small-bmm", src: smallBMM},
+		{name: "tiny-bmm", src: tinyBMM, fewer: true, long: true},
 		{name: "reduced-gemm", src: reducedGEMM, fewer: true, long: true},
 		{name: "reduced-bmm", src: reducedBMM, long: true},
 	} {

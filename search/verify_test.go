@@ -103,6 +103,7 @@ func tiled(tiles []int, stationary uint8, double bool) func(search.Stage, *searc
 // tiled rows run; `make test-long` proves every untiled plan and runs
 // every row.
 func TestPlansVerifyOnSimulator(t *testing.T) {
+	t.Parallel()
 	spec := engines.Default()
 	for _, tc := range []struct {
 		name, file, op string
