@@ -2,7 +2,7 @@ package search
 
 import "testing"
 
-// The suite's two lengths (README "Tests"). `make test` runs `go test
+// The suite's two lengths (README, "Set-up"). `make test` runs `go test
 // -short` under the race detector: every property is checked on reduced
 // spaces, or on a deterministic sample of a space's candidates. `make
 // test-long` runs `go test` without -short: the whole-size searches too,
