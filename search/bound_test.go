@@ -104,14 +104,14 @@ func eachLegal(t *testing.T, s *Space, f func(c *Candidate, x *Evaluated)) {
 func requireBoundsBelow(t *testing.T, s *Space, c *Candidate, cy float64) {
 	t.Helper()
 	b := s.lowerBounds(c)
-	require.LessOrEqual(t, b.compute, cy, "compute bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.input[0], cy, "input 0 bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.input[1], cy, "input 1 bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.dma, cy, "DMN and engine bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.hbm, cy, "HBM bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.sub, cy, "sub-context bound of %s", c.String(s.P))
-	require.LessOrEqual(t, s.placementBound(c), b.max(), "placement bound of %s", c.String(s.P))
-	require.LessOrEqual(t, s.candidateBound(c), cy, "candidate bound of %s", c.String(s.P))
+	require.LessOrEqual(t, b.compute, cy, "compute bound of %s", named{s, c})
+	require.LessOrEqual(t, b.input[0], cy, "input 0 bound of %s", named{s, c})
+	require.LessOrEqual(t, b.input[1], cy, "input 1 bound of %s", named{s, c})
+	require.LessOrEqual(t, b.dma, cy, "DMN and engine bound of %s", named{s, c})
+	require.LessOrEqual(t, b.hbm, cy, "HBM bound of %s", named{s, c})
+	require.LessOrEqual(t, b.sub, cy, "sub-context bound of %s", named{s, c})
+	require.LessOrEqual(t, s.placementBound(c), b.max(), "placement bound of %s", named{s, c})
+	require.LessOrEqual(t, s.candidateBound(c), cy, "candidate bound of %s", named{s, c})
 }
 
 // TestLayoutRun: where layoutRun claims that a tensor's DMA runs one
@@ -146,10 +146,10 @@ func TestLayoutRun(t *testing.T) {
 					}
 					moved++
 					for _, d := range op.DMA.Descriptors {
-						require.LessOrEqual(t, float64(d.Stride0), run, "%s tensor %d", c.String(s.P), tn)
+						require.LessOrEqual(t, float64(d.Stride0), run, "%s tensor %d", named{s, c}, tn)
 					}
 				}
-				require.Positive(t, moved, "%s: tensor %d's DMA ops", c.String(s.P), tn)
+				require.Positive(t, moved, "%s: tensor %d's DMA ops", named{s, c}, tn)
 			}
 		})
 		assert.Positive(t, claims, src)

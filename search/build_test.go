@@ -56,6 +56,16 @@ type spec struct {
 	double     bool
 }
 
+// named prints a candidate with its space's axis names. As a failure
+// message's argument it costs nothing until a check fails: checks run on
+// every candidate of a space format none.
+type named struct {
+	s *Space
+	c *Candidate
+}
+
+func (n named) String() string { return n.c.String(n.s.P) }
+
 func (s *Space) candidate(t testing.TB, sp spec) Candidate {
 	t.Helper()
 	var c Candidate

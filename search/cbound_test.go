@@ -77,7 +77,7 @@ chips: 1
 				for a := range s.P.Axes {
 					rows *= c.factor(a, Row)
 				}
-				require.LessOrEqual(t, rows, s.maxRows(), c.String(s.P))
+				require.LessOrEqual(t, rows, s.maxRows(), named{s, &c})
 				for k := range NumTensors {
 					o := s.operand(k)
 					u := 0
@@ -86,7 +86,7 @@ chips: 1
 							u += bits.TrailingZeros(uint(c.factor(a, Row) * c.factor(a, Packet)))
 						}
 					}
-					require.LessOrEqual(t, u, limits[k], "tensor %d of %s", k, c.String(s.P))
+					require.LessOrEqual(t, u, limits[k], "tensor %d of %s", k, named{s, &c})
 					most[k] = max(most[k], u)
 					require.LessOrEqual(t, s.dmFloor(&c, k), int64(s.Spec.DM.BytesPerSlice.Value))
 				}

@@ -282,7 +282,7 @@ func TestEnumerate(t *testing.T) {
 		seen := map[Candidate]bool{}
 		for _, c := range a {
 			require.NoError(t, s.Check(&c))
-			require.False(t, seen[c], "repeated %s", c.String(s.P))
+			require.False(t, seen[c], "repeated %s", named{s, &c})
 			seen[c] = true
 		}
 		assert.NotEmpty(t, a)
