@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: all build run test fmt-check vet unit regress bench fuzz clean
+.PHONY: all build run test test-long fmt-check vet unit unit-norace long regress bench fuzz clean
 
 all: build
 
@@ -16,9 +16,16 @@ build:
 run: build
 	./bin/tcpmap plan workloads/gemm.yaml
 
-# The test suite CI runs: formatting, vet, every test with the race detector,
-# and the cost-model regression against results/cost-baseline.json.
-test: fmt-check vet unit regress
+# The test suite CI runs (a few minutes on 2 cores): formatting, vet, every
+# test with the race detector on reduced spaces (-short), the tests the race
+# detector would make too slow without it, and the cost-model regression
+# against results/cost-baseline.json.
+test: fmt-check vet unit unit-norace regress
+
+# The long suite: every test without -short (the whole-size searches, every
+# candidate of the spaces -short samples, every row of the tables it trims)
+# and without the race detector, then the regression. Not run by CI.
+test-long: fmt-check vet long regress
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -28,7 +35,18 @@ vet:
 	$(GO) vet $(PKGS)
 
 unit:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -short -count=1 $(PKGS)
+
+# The tests the race detector skips or samples (raceEnabled in
+# verify/race_on_test.go), run whole without it: the manual's GEMM sizes
+# simulated on every slice, and every mutated configuration.
+RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
+
+unit-norace:
+	$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify
+
+long:
+	$(GO) test -count=1 -timeout 60m $(PKGS)
 
 # The cost model's predictions against the baseline; after a deliberate change
 # of the model, `./bin/tcpmap regress --update` rewrites the baseline.

@@ -20,40 +20,51 @@ func alone(t *testing.T, p *kernel.Program, i int) float64 {
 
 // TestScheduleRules checks the scheduler's composition rules (002
 // L7042-7070) on synthetic kernels: for each, which op each op waits for.
+// Where the first op is a chain, the time the ops waiting for it start at
+// is the manual's: #cycles = Time::SIZE × ceil(Packet::SIZE / fetch_size)
+// (002 L2060) — a main copy fetches 4096 bytes as one packet 32 bytes a
+// read, 128 cycles (002 L1757-1758); a sub copy 128 packets of 32 bytes 8
+// bytes a read, 512 cycles (002 L1758-1759); the starving chain 64 packets
+// of 32 bf16 one 2-byte element a read (its elements are 128 bytes
+// apart, 002 L1761), 2048 cycles.
 func TestScheduleRules(t *testing.T) {
+	const mainCopy, subCopy, starve = 128.0, 512.0, 2048.0
 	for _, tc := range []struct {
 		name string
 		ops  []string
 		// start[i] is the op whose end op i starts at, -1 for 0, or -2-j
 		// for the start of op j.
 		start []int
+		// first is op 0's cycles by the manual when it is a chain; 0 for
+		// a DMA command (priced by the HBM and DMN model).
+		first float64
 	}{
 		{"different contexts overlap: DMA and main (002 L7068)",
-			[]string{dmaOp("to_dm", "x", "x_dm"), copyChain("main", "y_dm", "z_dm")}, []int{-1, -2}},
+			[]string{dmaOp("to_dm", "x", "x_dm"), copyChain("main", "y_dm", "z_dm")}, []int{-1, -2}, 0},
 		{"main and sub overlap (002 L151-152, L7065)",
-			[]string{copyChain("main", "x_dm", "z_dm"), copyChain("sub", "y_dm", "v_dm")}, []int{-1, -2}},
+			[]string{copyChain("main", "x_dm", "z_dm"), copyChain("sub", "y_dm", "v_dm")}, []int{-1, -2}, mainCopy},
 		{"RAW: a chain waits for the DMA writing its input (002 L7069)",
-			[]string{dmaOp("to_dm", "x", "x_dm"), copyChain("main", "x_dm", "z_dm")}, []int{-1, 0}},
+			[]string{dmaOp("to_dm", "x", "x_dm"), copyChain("main", "x_dm", "z_dm")}, []int{-1, 0}, 0},
 		{"RAW across contexts: main reads what sub wrote (002 L152-153)",
-			[]string{copyChain("sub", "x_dm", "z_dm"), copyChain("main", "z_dm", "v_dm")}, []int{-1, 0}},
+			[]string{copyChain("sub", "x_dm", "z_dm"), copyChain("main", "z_dm", "v_dm")}, []int{-1, 0}, subCopy},
 		{"WAR: a DMA may not overwrite what a chain reads (002 L7069)",
-			[]string{copyChain("main", "x_dm", "z_dm"), dmaOp("to_dm", "y", "x_dm")}, []int{-1, 0}},
+			[]string{copyChain("main", "x_dm", "z_dm"), dmaOp("to_dm", "y", "x_dm")}, []int{-1, 0}, mainCopy},
 		{"WAW: writes to one tensor in order (002 L7069)",
-			[]string{copyChain("main", "x_dm", "z_dm"), copyChain("sub", "y_dm", "z_dm")}, []int{-1, 0}},
+			[]string{copyChain("main", "x_dm", "z_dm"), copyChain("sub", "y_dm", "z_dm")}, []int{-1, 0}, mainCopy},
 		{"one op at a time in the main context (002 L7063, L7068)",
-			[]string{copyChain("main", "x_dm", "z_dm"), copyChain("main", "y_dm", "v_dm")}, []int{-1, 0}},
+			[]string{copyChain("main", "x_dm", "z_dm"), copyChain("main", "y_dm", "v_dm")}, []int{-1, 0}, mainCopy},
 		{"one op at a time in the sub context",
-			[]string{copyChain("sub", "x_dm", "z_dm"), copyChain("sub", "y_dm", "v_dm")}, []int{-1, 0}},
+			[]string{copyChain("sub", "x_dm", "z_dm"), copyChain("sub", "y_dm", "v_dm")}, []int{-1, 0}, subCopy},
 		{"program order: no op starts before an earlier one (002 L7044)",
 			[]string{dmaOp("to_dm", "x", "x_dm"), copyChain("main", "x_dm", "z_dm"), copyChain("sub", "y_dm", "v_dm")},
-			[]int{-1, 0, -2 - 1}},
+			[]int{-1, 0, -2 - 1}, 0},
 		{"bank starvation: the op serializes with DMA before it (002 L2909)",
-			[]string{dmaOp("to_dm", "w", "w_dm"), starveChain("main", "y_dm", "t_dm")}, []int{-1, 0}},
+			[]string{dmaOp("to_dm", "w", "w_dm"), starveChain("main", "y_dm", "t_dm")}, []int{-1, 0}, 0},
 		{"bank starvation: DMA after the op waits for it (002 L2909)",
-			[]string{starveChain("main", "y_dm", "t_dm"), dmaOp("to_dm", "w", "w_dm")}, []int{-1, 0}},
+			[]string{starveChain("main", "y_dm", "t_dm"), dmaOp("to_dm", "w", "w_dm")}, []int{-1, 0}, starve},
 		{"MEM-P4: main hammering bank 0 starves the sub op reading it: main + sub (002 L2927-2932)",
 			[]string{starveChain("main", "y_dm", "t_dm"), copyChain("sub", "x_dm", "z_dm")},
-			[]int{-1, 0}},
+			[]int{-1, 0}, starve},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := testKernel(t, 4096, tc.ops...)
@@ -71,6 +82,9 @@ func TestScheduleRules(t *testing.T) {
 					assert.Equal(t, r.Ops[-2-want].Start, o.Start, "op %d starts with op %d", i, -2-want)
 				}
 				assert.Equal(t, o.Cost.Cycles, o.End-o.Start, "op %d takes its own time", i)
+			}
+			if tc.first > 0 {
+				assert.Equal(t, tc.first, r.Ops[0].End, "op 0's cycles")
 			}
 		})
 	}
@@ -205,29 +219,35 @@ func reschedule(t *testing.T, p *kernel.Program, mutate func(c []OpCost)) *Repor
 
 // TestSchedulerFindings: the rules of concurrent main and sub ops and of a
 // custom switch topology's setup.
+//
+// The numbers are the manual's (the 64-access limit, 002 L2920; the fetch
+// formula, 002 L2060), not read from the spec the code under test reads.
 func TestSchedulerFindings(t *testing.T) {
-	limit := engines.Default().DM.BankStarvation.ConsecutiveAccessLimit.Value
 	ops := []string{dmaOp("to_dm", "w", "w_dm"), copyChain("main", "x_dm", "z_dm"), copyChain("sub", "y_dm", "v_dm")}
 
 	t.Run("MEM-R2: cumulative runs serialize main and sub (002 L2913-2926)", func(t *testing.T) {
 		p := testKernel(t, 4096, ops...)
+		// "the TOTAL across all concurrent main/sub/DMA commands to the
+		// SAME bank must be less than 64" (002 L2920): 35 + 28 + 1 DMA
+		// request = 64 starves.
 		r := reschedule(t, p, func(c []OpCost) {
 			c[1].BankRun, c[1].Bank = 35, 3
-			c[2].BankRun, c[2].Bank = limit-1-35, 3 // 35 + 28 + 1 DMA request = 64
+			c[2].BankRun, c[2].Bank = 28, 3
 		})
 		assert.Equal(t, r.Ops[1].End, r.Ops[2].Start)
 		require.NotEmpty(t, r.Findings)
 		assert.Equal(t, "MEM-R2", r.Findings[0].Rule.ID)
-		// A main op that does not hammer the bank (run 1, no MEM-P4): 64
-		// in all starves, one access fewer is safe (002 L2920-2926).
+		// A main op that does not hammer the bank (run 1, no MEM-P4):
+		// 1 + 62 + 1 = 64 in all starves, one access fewer (63) is safe
+		// (002 L2920-2926).
 		r = reschedule(t, p, func(c []OpCost) {
 			c[1].BankRun, c[1].Bank = 1, 3
-			c[2].BankRun, c[2].Bank = limit-2, 3
+			c[2].BankRun, c[2].Bank = 62, 3
 		})
 		assert.Equal(t, r.Ops[1].End, r.Ops[2].Start)
 		r = reschedule(t, p, func(c []OpCost) {
 			c[1].BankRun, c[1].Bank = 1, 3
-			c[2].BankRun, c[2].Bank = limit-3, 3
+			c[2].BankRun, c[2].Bank = 61, 3
 		})
 		assert.Equal(t, 0.0, r.Ops[2].Start)
 		assert.Empty(t, r.Findings)
@@ -262,9 +282,17 @@ func TestSchedulerFindings(t *testing.T) {
 			c[0].TRFMissStalls = 40
 			c[1].TRFLoad = true
 		})
-		// The sub op (128 cycles) overlaps the main op (128 cycles) from
-		// start to end: it loses all 40 stalls.
-		assert.Equal(t, r.Ops[1].Cost.Cycles+40, r.Ops[1].End-r.Ops[1].Start)
+		// #cycles = Time::SIZE × ceil(Packet::SIZE / fetch_size) (002
+		// L2060): the main op fetches its 2048 bf16 (4096 bytes) as one
+		// packet, 32 bytes a read: 1 × 4096 / 32 = 128 cycles (002
+		// L1757-1758); the sub op 128 packets of 16 bf16 (32 bytes), 8
+		// bytes a read: 128 × 32 / 8 = 512 cycles (002 L1758-1759). The
+		// sub op overlaps the main op from start to end: it loses all 40
+		// stalls.
+		assert.Equal(t, 0.0, r.Ops[0].Start)
+		assert.Equal(t, 128.0, r.Ops[0].End)
+		assert.Equal(t, 0.0, r.Ops[1].Start)
+		assert.Equal(t, 512.0+40, r.Ops[1].End)
 		require.Len(t, r.Findings, 1)
 		assert.Equal(t, "TRF-P2", r.Findings[0].Rule.ID)
 	})

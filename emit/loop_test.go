@@ -103,11 +103,16 @@ func TestTiledLoopShape(t *testing.T) {
 // TestTiledLoopVerify: the emitted loop, read through the loader the CLI
 // uses (ReadFile), simulates to the reference on every slice. (verify's
 // slice sample, Options.Sample, does not follow the tiles of the output:
-// "no to_hbm op writes the output".)
+// "no to_hbm op writes the output".) Under -short the one-axis
+// double-buffered kernel is left out: the two others cover one and two
+// tiled axes, single and double buffers.
 func TestTiledLoopVerify(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range tiledKernels {
 		t.Run(name, func(t *testing.T) {
+			if name == "tiled-1axis-double" && testing.Short() {
+				t.Skip("long: `make test-long` runs it (go test without -short)")
+			}
 			p, _ := loadTiled(t, name)
 			src, err := Rust(p, RustOptions{})
 			require.NoError(t, err)

@@ -33,10 +33,11 @@ func cePerm[T any](r *rand.Rand, xs []T) []T {
 // weight/computation pairs (Element digits permuted and split, broadcast
 // axes in the packet and in time) and checks each with the oracle; then
 // breaks each pair and expects a rule violation, never another error.
+// 300 trials (100 under -short, shortTrials).
 func TestTRFSequencerProperty(t *testing.T) {
 	spec := Default()
 	r := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 300; trial++ {
+	for trial := 0; trial < shortTrials(300); trial++ {
 		d := ceTypes[r.IntN(len(ceTypes))]
 		p := 64 * 8 / d.SizeBits()
 		read := p >> r.IntN(4) // elements read per cycle
@@ -89,11 +90,11 @@ func TestTRFSequencerProperty(t *testing.T) {
 
 // TestStreamAdapterProperty derives the Stream Adapter of random valid
 // collect/computation pairs (collect_flits 1 or 2, tiling axes) and checks
-// each with the oracle.
+// each with the oracle. 300 trials (100 under -short, shortTrials).
 func TestStreamAdapterProperty(t *testing.T) {
 	spec := Default()
 	r := rand.New(rand.NewPCG(3, 4))
-	for trial := 0; trial < 300; trial++ {
+	for trial := 0; trial < shortTrials(300); trial++ {
 		d := ceTypes[r.IntN(len(ceTypes))]
 		f := 32 * 8 / d.SizeBits() // elements per flit
 		a, b, tl := 1+r.IntN(4), 1+r.IntN(3), 1+r.IntN(4)

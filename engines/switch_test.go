@@ -986,11 +986,12 @@ func swRandomSplit(rng *rand.Rand, total, parts int) []int {
 // TestSwitchRegularProperty: for random input mappings and random regular
 // configurations, the derived output mappings and routes agree with the
 // mapping semantics, and deriving back from the output mappings finds a
-// configuration whose routes agree too.
+// configuration whose routes agree too. 120 cases (40 under -short,
+// shortTrials).
 func TestSwitchRegularProperty(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	topos := []kernel.SwitchTopology{kernel.SwitchBroadcast01, kernel.SwitchBroadcast1, kernel.SwitchTranspose, kernel.SwitchInterTranspose}
-	for iter := 0; iter < 120; iter++ {
+	for iter := 0; iter < shortTrials(120); iter++ {
 		// A 64-slice cluster keeps the oracle fast; every 8th case uses the
 		// real 256 slices.
 		slices := 64

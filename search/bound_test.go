@@ -7,42 +7,47 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestLowerBoundsAdmissible: on every legal candidate of small spaces the
-// bounds lie at or below the cost model's cycles, and for at least one
-// candidate the compute bound is within a factor of the price (the bound is
-// not vacuous).
+// TestLowerBoundsAdmissible: on every legal candidate of small spaces (a
+// sample under -short, eachLegal) the bounds lie at or below the cost
+// model's cycles, and for at least one candidate the compute bound is
+// within a factor of the price (the bound is not vacuous).
 func TestLowerBoundsAdmissible(t *testing.T) {
+	t.Parallel()
 	for _, w := range []struct {
 		name, src string
-		dm        int // DM bytes per slice; 0: the spec's
+		dm        int  // DM bytes per slice; 0: the spec's
+		long      bool // without -short only (28174 candidates)
 	}{
-		{"dot", "", 0}, {"gemv", "", 0},
-		{"reduced-gemm", reducedGEMM, 0},
+		{"dot", "", 0, false}, {"gemv", "", 0, false},
+		{"reduced-gemm", reducedGEMM, 0, false},
 		// J spans 512 bytes: slices splitting it shorten in1's HBM runs.
 		{"wide-gemm", `name: wide-gemm
 einsum: IK,KJ->IJ
 axes: {I: 4, J: 256, K: 32}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
-`, 0},
-		{"reduced-bmm", reducedBMM, 0},
-		// A DM of 1 KB a slice makes most candidates tile (single- and
-		// double-buffered, one or two tiled axes): the serial bound's
-		// steps are checked against the scheduler.
+`, 0, false},
+		{"reduced-bmm", reducedBMM, 0, false},
+		// A DM of 1 KB (512 bytes) a slice makes most candidates tile
+		// (single- and double-buffered, one or two tiled axes): the serial
+		// bound's steps are checked against the scheduler.
 		{"tiled-gemm", `name: tiled-gemm
 einsum: IK,KJ->IJ
 axes: {I: 8, J: 64, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
-`, 1024},
+`, 1024, true},
 		{"tiled-bmm", `name: tiled-bmm
 einsum: VMK,VNK->VMN
 axes: {V: 2, M: 4, N: 8, K: 32}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
-`, 512},
+`, 512, false},
 	} {
 		t.Run(w.name, func(t *testing.T) {
+			if w.long {
+				longOnly(t)
+			}
 			var s *Space
 			if w.src == "" {
 				s = newSpace(t, workloadFile(t, w.name+".yaml"))
@@ -84,15 +89,18 @@ chips: 1
 }
 
 // eachLegal evaluates every candidate of s (built, lowered, priced
-// exactly) and calls f with each legal one.
+// exactly), or under -short every sampleEvery-th, and calls f with each
+// legal one.
 func eachLegal(t *testing.T, s *Space, f func(c *Candidate, x *Evaluated)) {
 	t.Helper()
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 	require.NoError(t, err)
-	i := 0
+	i, every := 0, sampleEvery()
 	s.Enumerate(func(c Candidate) bool {
-		if x := ev.evaluate(i, &c, nil); x != nil {
-			f(&c, x)
+		if i%every == 0 {
+			if x := ev.evaluate(i, &c, nil); x != nil {
+				f(&c, x)
+			}
 		}
 		i++
 		return true
@@ -104,14 +112,14 @@ func eachLegal(t *testing.T, s *Space, f func(c *Candidate, x *Evaluated)) {
 func requireBoundsBelow(t *testing.T, s *Space, c *Candidate, cy float64) {
 	t.Helper()
 	b := s.lowerBounds(c)
-	require.LessOrEqual(t, b.compute, cy, "compute bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.input[0], cy, "input 0 bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.input[1], cy, "input 1 bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.dma, cy, "DMN and engine bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.hbm, cy, "HBM bound of %s", c.String(s.P))
-	require.LessOrEqual(t, b.sub, cy, "sub-context bound of %s", c.String(s.P))
-	require.LessOrEqual(t, s.placementBound(c), b.max(), "placement bound of %s", c.String(s.P))
-	require.LessOrEqual(t, s.candidateBound(c), cy, "candidate bound of %s", c.String(s.P))
+	require.LessOrEqual(t, b.compute, cy, "compute bound of %s", named{s, c})
+	require.LessOrEqual(t, b.input[0], cy, "input 0 bound of %s", named{s, c})
+	require.LessOrEqual(t, b.input[1], cy, "input 1 bound of %s", named{s, c})
+	require.LessOrEqual(t, b.dma, cy, "DMN and engine bound of %s", named{s, c})
+	require.LessOrEqual(t, b.hbm, cy, "HBM bound of %s", named{s, c})
+	require.LessOrEqual(t, b.sub, cy, "sub-context bound of %s", named{s, c})
+	require.LessOrEqual(t, s.placementBound(c), b.max(), "placement bound of %s", named{s, c})
+	require.LessOrEqual(t, s.candidateBound(c), cy, "candidate bound of %s", named{s, c})
 }
 
 // TestLayoutRun: where layoutRun claims that a tensor's DMA runs one
@@ -120,6 +128,7 @@ func requireBoundsBelow(t *testing.T, s *Space, c *Candidate, cy float64) {
 // legal candidates of each space (the bound check of
 // TestLowerBoundsAdmissible then covers it).
 func TestLayoutRun(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{reducedGEMM, reducedBMM} {
 		s := newSpace(t, loadWorkload(t, src))
 		names := [NumTensors]string{s.P.In[0].Name, s.P.In[1].Name, s.P.Out.Name}
@@ -145,10 +154,10 @@ func TestLayoutRun(t *testing.T) {
 					}
 					moved++
 					for _, d := range op.DMA.Descriptors {
-						require.LessOrEqual(t, float64(d.Stride0), run, "%s tensor %d", c.String(s.P), tn)
+						require.LessOrEqual(t, float64(d.Stride0), run, "%s tensor %d", named{s, c}, tn)
 					}
 				}
-				require.Positive(t, moved, "%s: tensor %d's DMA ops", c.String(s.P), tn)
+				require.Positive(t, moved, "%s: tensor %d's DMA ops", named{s, c}, tn)
 			}
 		})
 		assert.Positive(t, claims, src)

@@ -92,6 +92,11 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			return res, nil
 		}
 	}
+	if opts.MaxEvaluations > 0 {
+		if o.MaxEvaluations = opts.MaxEvaluations - res.Stats.Evaluated; o.MaxEvaluations <= 0 {
+			return res, nil
+		}
+	}
 	res, err = solve(s, o)
 	if res != nil {
 		res.Stats.Wall = time.Since(start)
@@ -136,8 +141,13 @@ func solve(s *Space, opts Options) (*Result, error) {
 	if opts.Timeout > 0 {
 		deadline = start.Add(opts.Timeout)
 	}
+	// left returns the time left (0: no limit) and whether the search
+	// may go on: neither the deadline nor the evaluation budget is
+	// reached. The budget is checked where evaluations are accounted, in
+	// sequential order, so that where it stops does not depend on the
+	// workers.
 	left := func() (time.Duration, bool) {
-		if opts.stopped() {
+		if opts.stopped() || opts.MaxEvaluations > 0 && st.Evaluated >= opts.MaxEvaluations {
 			return 0, false
 		}
 		if deadline.IsZero() {
@@ -155,7 +165,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 	enumerated, cur := 0.0, math.Inf(1)
 	level := 2 * float64(s.Spec.DMA.StartupCycles.Value)
 	incumbentBound := math.Inf(1) // cycles of the worst of the Top when full
-	timedOut := false
+	stopped := false
 	var queue skeletonQueue
 	// expand enumerates skeleton k's candidates with their candidate
 	// bounds, best first.
@@ -286,9 +296,15 @@ func solve(s *Space, opts Options) (*Result, error) {
 		list := q.cands
 		chunk := 16 * len(pool.evs)
 		for len(list) > 0 && list[0].bound <= x {
-			k := 0
-			for k < len(list) && k < chunk && list[k].bound <= x {
+			k, limit := 0, chunk
+			if opts.MaxEvaluations > 0 {
+				limit = min(limit, opts.MaxEvaluations-st.Evaluated)
+			}
+			for k < len(list) && k < limit && list[k].bound <= x {
 				k++
+			}
+			if k == 0 {
+				break // the budget is spent (left says so)
 			}
 			if cap(outs) < k {
 				outs = make([]boundOut, k)
@@ -298,6 +314,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 			sinceFirst += k
 			for i := range k {
 				sc := &list[i]
+				st.Evaluated++
 				if b, why, ok := ev.account(outs[i]); !ok {
 					q.rule = why
 				} else {
@@ -341,6 +358,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 			sc := list[0]
 			list = list[1:]
 			r, why := ev.evaluateWhy(idx, &sc.c, nil)
+			st.Evaluated++
 			idx++
 			if r != nil {
 				q.legal = true
@@ -410,6 +428,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 				o = exact(&q)
 			}
 			r, _ := ev.accountExact(idx, o)
+			st.Evaluated++
 			idx++
 			if r != nil {
 				res.keepBy(r, top, betterSAT)
@@ -558,7 +577,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 	for {
 		d, ok := left()
 		if !ok {
-			timedOut = true
+			stopped = true
 			break
 		}
 		var assume []constraints.Lit
@@ -568,7 +587,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 		st.SAT.Solves++
 		r := e.p.SolveContext(opts.Context, d, assume...)
 		if r == constraints.Unknown {
-			timedOut = true
+			stopped = true
 			break
 		}
 		if r == constraints.Unsat {
@@ -578,7 +597,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 				enumerated = level
 			}
 			if !drain(level) {
-				timedOut = true
+				stopped = true
 				break
 			}
 			sinceDrain = 0
@@ -586,7 +605,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 				// Nothing is left: every skeleton was evaluated or
 				// bounded out by the incumbents.
 				if !drain(math.Inf(1)) {
-					timedOut = true
+					stopped = true
 					break
 				}
 				proven = exhausted()
@@ -621,7 +640,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 		heap.Push(&queue, queued{k: k, bound: b, seq: st.SAT.Models, placement: true})
 		if sinceDrain++; sinceDrain >= interleave {
 			if !interleaved() {
-				timedOut = true
+				stopped = true
 				break
 			}
 			sinceDrain = 0
@@ -630,15 +649,15 @@ func solve(s *Space, opts Options) (*Result, error) {
 	st.Wall = time.Since(start)
 	st.LowerHits, st.LowerMisses = ev.low.hits, ev.low.misses
 	st.SAT.Clauses = e.p.Clauses()
-	st.Complete = !timedOut
-	if timedOut {
-		st.Stopped = opts.stopReason()
+	st.Complete = !stopped
+	if stopped {
+		st.Stopped = opts.stopReason(st.Evaluated)
 	}
 	if len(res.Top) > 0 {
 		res.Best = res.Top[0]
 		best := res.Best.Report.Cycles
 		lb := math.Min(proven, best)
-		if timedOut {
+		if stopped {
 			// The unevaluated skeletons: queued, in evaluation, or not yet
 			// proposed (bounds above the last level enumerated).
 			lb = math.Min(best, math.Min(enumerated, cur))
@@ -647,7 +666,7 @@ func solve(s *Space, opts Options) (*Result, error) {
 			}
 			lb = math.Max(lb, math.Min(proven, best))
 		}
-		res.Proof = Proof{Proven: !timedOut && !st.Restricted, LowerBound: lb}
+		res.Proof = Proof{Proven: !stopped && !st.Restricted, LowerBound: lb}
 		if !res.Proof.Proven {
 			res.Proof.Gap = (best - lb) / best
 		} else {

@@ -56,6 +56,16 @@ type spec struct {
 	double     bool
 }
 
+// named prints a candidate with its space's axis names. As a failure
+// message's argument it costs nothing until a check fails: checks run on
+// every candidate of a space format none.
+type named struct {
+	s *Space
+	c *Candidate
+}
+
+func (n named) String() string { return n.c.String(n.s.P) }
+
 func (s *Space) candidate(t testing.TB, sp spec) Candidate {
 	t.Helper()
 	var c Candidate
@@ -209,6 +219,7 @@ func samePrograms(t *testing.T, want, got *kernel.Program, rename func(string) s
 // build the golden kernel programs (workloads/kernels/hello-*.json) modulo
 // tensor names, and those programs lower.
 func TestBuildHelloKernels(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		workload *workload.Workload
@@ -234,6 +245,7 @@ func TestBuildHelloKernels(t *testing.T) {
 // TestBuildDMCapacity: tensors that overflow one slice's DM are the
 // builder's PLAN-DM violation (002 L138).
 func TestBuildDMCapacity(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemm.yaml"))
 	// Everything on one slice: A alone is 512 × 2048 × 2 = 2 MB.
 	c := s.candidate(t, spec{stationary: 1,
@@ -254,6 +266,7 @@ func TestBuildDMCapacity(t *testing.T) {
 // the second tile's load is issued before the first tile's main chain,
 // the first tile's store after it (002 L7058-7068, L7087).
 func TestBuildTiled(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, loadWorkload(t, tinyGEMV))
 	c := s.candidate(t, spec{stationary: 1,
 		factors: map[string]map[Level]int{"I": {Tile: 2, Slice: 32}, "J": {Time: 8, Packet: 32}},

@@ -34,6 +34,7 @@ chips: 1
 // enumerator yields, and they bind: the spaces are chosen so that some
 // skeletons are excluded.
 func TestSkeletonCapacity(t *testing.T) {
+	t.Parallel()
 	for _, w := range []struct {
 		name, src string
 		dm        int
@@ -79,7 +80,7 @@ chips: 1
 				for a := range s.P.Axes {
 					rows *= c.factor(a, Row)
 				}
-				require.LessOrEqual(t, rows, s.maxRows(), c.String(s.P))
+				require.LessOrEqual(t, rows, s.maxRows(), named{s, &c})
 				for k := range NumTensors {
 					o := s.operand(k)
 					u := 0
@@ -92,7 +93,7 @@ chips: 1
 					if c.Switch {
 						limit = switched[k]
 					}
-					require.LessOrEqual(t, u, limit, "tensor %d of %s", k, c.String(s.P))
+					require.LessOrEqual(t, u, limit, "tensor %d of %s", k, named{s, &c})
 					if !c.Switch {
 						most[k] = max(most[k], u)
 						require.LessOrEqual(t, s.dmFloor(&c, k), int64(s.Spec.DM.BytesPerSlice.Value))
@@ -109,15 +110,44 @@ chips: 1
 	}
 }
 
+// tiledBMM is a BMM of V = 2, M = 2, N = 8, K = 32 on a DM of 512 bytes a
+// slice: most candidates tile, and there are few of them.
+func tiledBMM(t testing.TB) *Space {
+	t.Helper()
+	return smallDM(newSpace(t, loadWorkload(t, `name: tiled-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 2, N: 8, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)), 512)
+}
+
 // TestSolveMatchesExhaustiveTiled: with a DM small enough that most
 // candidates tile, the branch and bound (candidate bounds, capacity
-// clauses) proves the exhaustive optimum.
+// clauses) proves the exhaustive optimum and skips some candidates
+// unbuilt. The tiled GEMM, larger, runs without -short (`make
+// test-long`).
 func TestSolveMatchesExhaustiveTiled(t *testing.T) {
-	s := tiledGEMM(t)
-	ex, sat := requireSolveMatchesExhaustive(t, s)
-	assert.Less(t, sat.Stats.Candidates-sat.Stats.Skipped, ex.Stats.Candidates, "candidates built")
-	t.Logf("exhaustive: %d candidates, %d priced; sat: %d candidates, %d skipped unbuilt, %d priced",
-		ex.Stats.Candidates, ex.Stats.CostEvaluations, sat.Stats.Candidates, sat.Stats.Skipped, sat.Stats.CostEvaluations)
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		space func(testing.TB) *Space
+		long  bool
+	}{
+		{"tiled-bmm", tiledBMM, false},
+		{"tiled-gemm", tiledGEMM, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.long {
+				longOnly(t)
+			}
+			ex, sat := requireSolveMatchesExhaustive(t, tc.space(t))
+			assert.Positive(t, sat.Stats.Skipped, "candidates skipped unbuilt")
+			assert.Less(t, sat.Stats.Candidates-sat.Stats.Skipped, ex.Stats.Candidates, "candidates built")
+			t.Logf("exhaustive: %d candidates, %d priced; sat: %d candidates, %d skipped unbuilt, %d priced",
+				ex.Stats.Candidates, ex.Stats.CostEvaluations, sat.Stats.Candidates, sat.Stats.Skipped, sat.Stats.CostEvaluations)
+		})
+	}
 }
 
 // TestSolveWidensTiles: with the default tile bound, a space none of
@@ -125,6 +155,7 @@ func TestSolveMatchesExhaustiveTiled(t *testing.T) {
 // searched again with a wider bound (and says so); an explicit bound is
 // kept.
 func TestSolveWidensTiles(t *testing.T) {
+	t.Parallel()
 	s := smallDM(newSpace(t, loadWorkload(t, `name: tiled-gemm
 einsum: IK,KJ->IJ
 axes: {I: 8, J: 256, K: 64}
@@ -150,6 +181,7 @@ chips: 1
 // skeleton itself are those EnumerateWhere restricted to it yields, in the
 // same order.
 func TestEnumerateSkeleton(t *testing.T) {
+	t.Parallel()
 	for _, s := range []*Space{
 		tiledGEMM(t),
 		newSpace(t, loadWorkload(t, reducedBMM)),

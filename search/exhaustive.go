@@ -37,6 +37,13 @@ type Options struct {
 	// Context, when set, stops the search as Timeout does once it is done
 	// (a user's interrupt: `tcpmap plan` cancels it on Ctrl-C).
 	Context context.Context
+	// MaxEvaluations stops the search once it has evaluated this many
+	// candidates (Stats.Evaluated) with the best candidate found so far
+	// (0: no limit). Unlike Timeout it does not depend on the machine's
+	// speed: a search stopped by it returns the same plan on any machine
+	// and for any Workers. A search it stops claims no optimality, like
+	// one Timeout stops.
+	MaxEvaluations int
 	// Top is how many of the best candidates to keep (at least 1).
 	Top int
 	// Progress, when set, is called about every ProgressEvery with the
@@ -52,15 +59,19 @@ type Options struct {
 const (
 	StoppedTimeout   = "timeout"     // Options.Timeout passed
 	StoppedInterrupt = "interrupted" // Options.Context is done
+	StoppedBudget    = "evaluations" // Options.MaxEvaluations reached
 )
 
 // stopped reports whether the options' context is done.
 func (o *Options) stopped() bool { return o.Context != nil && o.Context.Err() != nil }
 
 // stopReason says why a search that stopped early stopped.
-func (o *Options) stopReason() string {
-	if o.stopped() {
+func (o *Options) stopReason(evaluated int) string {
+	switch {
+	case o.stopped():
 		return StoppedInterrupt
+	case o.MaxEvaluations > 0 && evaluated >= o.MaxEvaluations:
+		return StoppedBudget
 	}
 	return StoppedTimeout
 }
@@ -77,6 +88,11 @@ type Stats struct {
 	BoundEvaluations int
 	CostEvaluations  int
 	Pruned           int
+	// Evaluated counts the candidate evaluations Options.MaxEvaluations
+	// limits: each candidate the exhaustive planner builds; each bound
+	// and each exact pricing of the SAT planner (a candidate built,
+	// lowered and priced, or rejected on the way).
+	Evaluated int
 	// Skipped counts the candidates never built: their candidate bound
 	// (a lower bound from their fields alone) could not beat the
 	// incumbent.
@@ -87,7 +103,8 @@ type Stats struct {
 	LowerHits, LowerMisses int
 	// Wall is the search's wall time.
 	Wall time.Duration
-	// Complete is set when every candidate was evaluated (no timeout).
+	// Complete is set when every candidate was evaluated (neither
+	// Timeout nor MaxEvaluations stopped the search).
 	Complete bool
 	// Stopped says why an incomplete search stopped: StoppedTimeout or
 	// StoppedInterrupt ("" when Complete).
@@ -272,15 +289,17 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 		every = time.Second
 	}
 	next := start.Add(every)
-	timedOut := false
+	stopped := false
 	idx := 0
 	res.Stats.Restricted = opts.Where != nil
 	s.EnumerateWhere(opts.Where, func(c Candidate) bool {
-		if opts.Timeout > 0 && time.Since(start) > opts.Timeout || opts.stopped() {
-			timedOut = true
+		if opts.Timeout > 0 && time.Since(start) > opts.Timeout || opts.stopped() ||
+			opts.MaxEvaluations > 0 && res.Stats.Evaluated >= opts.MaxEvaluations {
+			stopped = true
 			return false
 		}
 		res.Stats.Candidates++
+		res.Stats.Evaluated++
 		var cutoff *Evaluated
 		if !opts.NoPrune && len(res.Top) == top {
 			cutoff = res.Top[top-1]
@@ -300,9 +319,9 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 	})
 	res.Stats.Wall = time.Since(start)
 	res.Stats.LowerHits, res.Stats.LowerMisses = ev.low.hits, ev.low.misses
-	res.Stats.Complete = !timedOut
-	if timedOut {
-		res.Stats.Stopped = opts.stopReason()
+	res.Stats.Complete = !stopped
+	if stopped {
+		res.Stats.Stopped = opts.stopReason(res.Stats.Evaluated)
 	}
 	if len(res.Top) > 0 {
 		res.Best = res.Top[0]

@@ -34,6 +34,14 @@ axes: {V: 2, M: 2, N: 12, K: 32}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `
+	// smallBMM is the smallest BMM here: the bound prunes no BMM
+	// candidate, so the SAT planner prices each of its 1086 exactly.
+	smallBMM = `name: small-bmm
+einsum: VMK,VNK->VMN
+axes: {V: 2, M: 2, N: 4, K: 32}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`
 	tinyGEMM = `name: tiny-gemm
 einsum: IK,KJ->IJ
 axes: {I: 8, J: 32, K: 32}
@@ -95,20 +103,27 @@ func goldenCycles(t *testing.T, name string) float64 {
 // whole space takes minutes) with B in the TRF, untiled; the winner of a
 // sub-space bounds the winner of the space from above. The SAT planner
 // then searches each whole space, tiles included, and proves a plan no
-// worse than the manual's.
+// worse than the manual's. The GEMM's whole-size search runs without
+// -short (`make test-long`).
 func TestNeverWorseThanHandWritten(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		w    *workload.Workload
 		sp   spec
 		// restrict to the golden candidate's slices and clusters
 		restrict bool
+		// long: the whole GEMM space, searched without -short
+		long bool
 	}{
-		{"hello-dot", workloadFile(t, "dot.yaml"), helloDot, false},
-		{"hello-gemv", workloadFile(t, "gemv.yaml"), helloGEMV, false},
-		{"hello-gemm", loadWorkload(t, helloGEMMWorkload), helloGEMM, true},
+		{"hello-dot", workloadFile(t, "dot.yaml"), helloDot, false, false},
+		{"hello-gemv", workloadFile(t, "gemv.yaml"), helloGEMV, false, false},
+		{"hello-gemm", loadWorkload(t, helloGEMMWorkload), helloGEMM, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.long {
+				longOnly(t)
+			}
 			s := newSpace(t, tc.w)
 			golden := s.candidate(t, tc.sp)
 			var where func(Stage, *Candidate) bool
@@ -167,6 +182,7 @@ func TestNeverWorseThanHandWritten(t *testing.T) {
 // functional simulator (verify.Verify executes every engine configuration
 // on simulated memory) and matches the reference computed from the inputs.
 func TestPlanProperties(t *testing.T) {
+	t.Parallel()
 	for _, w := range []*workload.Workload{workloadFile(t, "dot.yaml"), loadWorkload(t, tinyGEMM),
 		loadWorkload(t, tinyGEMV), loadWorkload(t, tinyBMM), loadWorkload(t, tinyQK)} {
 		t.Run(w.Name, func(t *testing.T) {
@@ -214,6 +230,7 @@ func TestPlanProperties(t *testing.T) {
 // TestPlanDeterministic: the same workload gives byte-identical plan JSON,
 // and the JSON reads back to the same bytes.
 func TestPlanDeterministic(t *testing.T) {
+	t.Parallel()
 	var first []byte
 	for range 2 {
 		_, r := plan1(t, loadWorkload(t, tinyGEMV), Options{})
@@ -237,6 +254,7 @@ func TestPlanDeterministic(t *testing.T) {
 // TestPruneExact: pruning by the DMA lower bound finds the same best
 // candidates as pricing every legal candidate exactly.
 func TestPruneExact(t *testing.T) {
+	t.Parallel()
 	for _, w := range []*workload.Workload{loadWorkload(t, tinyGEMV), workloadFile(t, "dot.yaml")} {
 		_, exact := plan1(t, w, Options{Top: 3, NoPrune: true})
 		_, pruned := plan1(t, w, Options{Top: 3})
@@ -254,6 +272,7 @@ func TestPruneExact(t *testing.T) {
 // TestEnumerate: the enumeration is deterministic, every candidate is
 // well-formed (Space.Check) and none repeats.
 func TestEnumerate(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{tinyGEMM, tinyBMM, tinyQK} {
 		s := newSpace(t, loadWorkload(t, src))
 		var a, b []Candidate
@@ -263,7 +282,7 @@ func TestEnumerate(t *testing.T) {
 		seen := map[Candidate]bool{}
 		for _, c := range a {
 			require.NoError(t, s.Check(&c))
-			require.False(t, seen[c], "repeated %s", c.String(s.P))
+			require.False(t, seen[c], "repeated %s", named{s, &c})
 			seen[c] = true
 		}
 		assert.NotEmpty(t, a)
@@ -273,6 +292,7 @@ func TestEnumerate(t *testing.T) {
 // TestStatsByRule: rejected candidates are counted under the rule their
 // violation names, with the manual's citation.
 func TestStatsByRule(t *testing.T) {
+	t.Parallel()
 	_, r := plan1(t, loadWorkload(t, tinyGEMV), Options{})
 	require.NotEmpty(t, r.Stats.Illegal)
 	total := 0
@@ -289,6 +309,7 @@ func TestStatsByRule(t *testing.T) {
 
 // TestTimeout: a search stopped at once keeps no optimality claim.
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	_, r := plan1(t, loadWorkload(t, tinyGEMM), Options{Timeout: 1})
 	assert.False(t, r.Stats.Complete)
 	if r.Best != nil {
@@ -301,6 +322,7 @@ func TestTimeout(t *testing.T) {
 // TestNoLegalMapping: a contraction whose every candidate breaks a rule
 // yields no plan and an error naming the workload.
 func TestNoLegalMapping(t *testing.T) {
+	t.Parallel()
 	// 24 bf16 elements fill neither a 64-byte packet nor a 32-byte flit
 	// (002 L3011, L4099), and a dot product has no output axis to put in
 	// the packet instead.
@@ -316,4 +338,65 @@ chips: 1
 	assert.Contains(t, err.Error(), "no legal mapping")
 	var v *engines.Violation
 	assert.False(t, errors.As(err, &v))
+}
+
+// TestMaxEvaluations: a search stopped by its evaluation budget has
+// evaluated exactly that many candidates, keeps no optimality claim, and
+// returns what the same budget returns on any machine: the exhaustive
+// planner the best of the candidates it enumerated first, the SAT
+// planner the same plan and statistics for any number of workers. A
+// budget larger than the search needs changes nothing.
+func TestMaxEvaluations(t *testing.T) {
+	t.Parallel()
+	w := loadWorkload(t, tinyGEMV)
+	const budget = 200
+
+	t.Run("exhaustive", func(t *testing.T) {
+		s, r := plan1(t, w, Options{MaxEvaluations: budget})
+		assert.False(t, r.Stats.Complete)
+		assert.Equal(t, budget, r.Stats.Evaluated)
+		assert.Equal(t, budget, r.Stats.Candidates)
+		// The best of the first budget candidates, priced one by one.
+		var want *Evaluated
+		i := 0
+		ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+		require.NoError(t, err)
+		s.Enumerate(func(c Candidate) bool {
+			if x := ev.evaluate(i, &c, nil); x != nil && (want == nil || better(x, want)) {
+				x.Report = x.Report.Clone() // the model reuses its report
+				want = x
+			}
+			i++
+			return i < budget
+		})
+		require.NotNil(t, want, "a legal candidate among the first %d", budget)
+		require.NotNil(t, r.Best)
+		assert.Equal(t, want.Index, r.Best.Index)
+		assert.Equal(t, want.Report.Cycles, r.Best.Report.Cycles)
+		pl, err := r.Plan()
+		require.NoError(t, err)
+		assert.Equal(t, "", pl.Search.Optimal)
+
+		_, full := plan1(t, w, Options{})
+		_, big := plan1(t, w, Options{MaxEvaluations: full.Stats.Evaluated + 1})
+		assert.True(t, big.Stats.Complete)
+		assert.Equal(t, full.Best.Index, big.Best.Index)
+	})
+
+	t.Run("sat", func(t *testing.T) {
+		s := newSpace(t, w)
+		r := requireWorkersDeterministic(t, s, Options{MaxEvaluations: budget, Top: 2})
+		assert.False(t, r.Stats.Complete)
+		assert.False(t, r.Proof.Proven)
+		assert.Equal(t, budget, r.Stats.Evaluated)
+
+		full, err := Solve(s, Options{})
+		require.NoError(t, err)
+		require.True(t, full.Proof.Proven)
+		big, err := Solve(s, Options{MaxEvaluations: full.Stats.Evaluated + 1})
+		require.NoError(t, err)
+		assert.True(t, big.Proof.Proven)
+		assert.Equal(t, full.Best.Candidate, big.Best.Candidate)
+		assert.Equal(t, full.Stats.Evaluated, big.Stats.Evaluated)
+	})
 }

@@ -294,6 +294,11 @@ type ExplainOptions struct {
 	MaxTiles int
 	// Timeout bounds each search (0: none).
 	Timeout time.Duration
+	// MaxEvaluations bounds each planner search (the completions and the
+	// optimum) by its candidate evaluations (Options.MaxEvaluations; 0:
+	// none): unlike Timeout, where it stops does not depend on the
+	// machine's speed.
+	MaxEvaluations int
 }
 
 // RuleViolation is a skeleton rule of a minimal unsatisfiable core.
@@ -653,7 +658,7 @@ func Explain(s *Space, m *MapSpec, opts ExplainOptions) (*Explanation, error) {
 			return x, nil
 		}
 	}
-	so := Options{MaxTiles: opts.MaxTiles, Timeout: opts.Timeout}
+	so := Options{MaxTiles: opts.MaxTiles, Timeout: opts.Timeout, MaxEvaluations: opts.MaxEvaluations}
 	so.Where = m.where(s.P)
 	// With the slices fixed, the enumeration prunes the space at its first
 	// stage and the exhaustive planner evaluates only the mapping's

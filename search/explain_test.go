@@ -3,7 +3,6 @@ package search
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,6 +31,7 @@ func ruleIDs(k Conflict) []string {
 // Structurally impossible mappings: the minimal core names the rule and the
 // field that break it.
 func TestExplainStructural(t *testing.T) {
+	t.Parallel()
 	gemm := workloadFile(t, "gemm.yaml") // I=512, J=512, K=2048 (002 L479)
 	// K = 96: a 48-element packet divides it (3 · 16), but a packet holds
 	// 64 bytes = 32 bf16 elements (002 L4099) or one 32-byte flit (002 L3011).
@@ -97,6 +97,7 @@ func TestExplainStructural(t *testing.T) {
 
 // Two independent mistakes give two conflicts, each minimal.
 func TestExplainTwoConflicts(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemm.yaml"))
 	m, err := ParseMapSpec("map.yaml", []byte("slice: m![I]\nstationary: in1\nrow: m![K % 8]\n"), s.P)
 	require.NoError(t, err)
@@ -148,6 +149,7 @@ func assertMinimalCore(t *testing.T, x *Explanation, k Conflict) {
 // the manual's kernel, priced as the planner prices it, and no cheaper than
 // the proven optimum.
 func TestExplainHelloGEMV(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemv.yaml"))
 	m, err := LoadMapSpec("testdata/explain/hello-gemv.yaml", s.P)
 	require.NoError(t, err)
@@ -174,15 +176,21 @@ func TestExplainHelloGEMV(t *testing.T) {
 }
 
 // The manual's Hello GEMM mapping (002 L479-481, L509-518) is legal and
-// completes to the manual's kernel; the optimum search is cut short, so
-// the mapping is compared with its proven lower bound.
+// completes to the manual's kernel; the optimum search is cut short after
+// 500 candidate evaluations (not a wall-clock budget: the same search on
+// any machine), so the mapping is compared with its proven lower bound.
 func TestExplainHelloGEMM(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, loadWorkload(t, helloGEMMWorkload))
 	m, err := LoadMapSpec("testdata/explain/hello-gemm.yaml", s.P)
 	require.NoError(t, err)
-	x, err := Explain(s, m, ExplainOptions{MaxTiles: 1, Timeout: time.Second})
+	x, err := Explain(s, m, ExplainOptions{MaxTiles: 1, MaxEvaluations: 500})
 	require.NoError(t, err)
 	require.True(t, x.Legal)
+	assert.True(t, x.Completions.Stats.Complete, "the mapping's completions, all evaluated")
+	require.NotNil(t, x.Optimum.Best)
+	assert.False(t, x.Optimum.Proof.Proven, "the optimum search was cut short")
+	assert.Equal(t, 500, x.Optimum.Stats.Evaluated)
 	best := x.Completions.Best
 	want := s.candidate(t, helloGEMM)
 	assert.Equal(t, want.Split, best.Candidate.Split)
@@ -195,6 +203,7 @@ func TestExplainHelloGEMM(t *testing.T) {
 // A partial mapping (only the stationary input) gets its best completion:
 // the exhaustive planner over the same restriction agrees.
 func TestExplainPartial(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemv.yaml"))
 	m, err := ParseMapSpec("map.yaml", []byte("stationary: in0\n"), s.P)
 	require.NoError(t, err)
@@ -213,6 +222,7 @@ func TestExplainPartial(t *testing.T) {
 
 // Structurally fine mappings that no completion makes legal.
 func TestExplainEngines(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemm.yaml"))
 	m, err := LoadMapSpec("testdata/explain/dma-r1.yaml", s.P)
 	require.NoError(t, err)
@@ -240,6 +250,7 @@ func TestExplainEngines(t *testing.T) {
 }
 
 func TestParseMapSpecErrors(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemm.yaml"))
 	for _, tc := range []struct {
 		name, src, want string

@@ -15,13 +15,16 @@ import (
 // engines.Lower does on its own: the same descriptors and stage
 // configurations, or a failure at the same op under the same rule.
 func TestLowererMatchesLower(t *testing.T) {
+	t.Parallel()
 	s := tiledGEMM(t)
 	l := newLowerer(s.Spec)
 	require.NotZero(t, l.relocAlign, "the spec's DMA alignments divide the relocation block")
 	n, legal := 0, 0
-	// Every 7th candidate: the memo still sees each op many times.
+	// Every 7th candidate (every 35th under -short): the memo still sees
+	// each op many times.
+	every := 7 * sampleEvery()
 	s.EnumerateWhere(nil, func(c Candidate) bool {
-		if n++; n%7 != 0 {
+		if n++; n%every != 0 {
 			return true
 		}
 		p1, err := s.Build(&c)

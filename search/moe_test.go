@@ -43,6 +43,7 @@ func downProjSpace(t *testing.T) *Space {
 // SEQ-R6), and the cost model walks the descriptor's 4096-byte packets
 // across BLK and F, contiguous on both sides (002 L2593).
 func TestDownProjPackets(t *testing.T) {
+	t.Parallel()
 	s := downProjSpace(t)
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 	require.NoError(t, err)
@@ -58,8 +59,11 @@ func TestDownProjPackets(t *testing.T) {
 // TestDownProjPlan: the space of downProj's placements (untiled when it
 // fits, else minimal tilings) holds downProjBig, whose up packets are cut
 // from a longer run, and the planner finds a legal plan there no slower
-// than downProj, whose 16 BLK tiles only add transfers.
+// than downProj, whose 16 BLK tiles only add transfers. A whole-size
+// search: it runs without -short (`make test-long`).
 func TestDownProjPlan(t *testing.T) {
+	t.Parallel()
+	longOnly(t)
 	s := downProjSpace(t)
 	want := s.candidate(t, downProj)
 	where := func(st Stage, c *Candidate) bool {

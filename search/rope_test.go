@@ -27,6 +27,7 @@ chips: 1
 // and copied outputs, the skeleton bounds and the candidate bound lie at
 // or below the cost model's cycles.
 func TestBoundsAdmissibleRoPE(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, loadWorkload(t, reducedRoPE))
 	require.True(t, s.PartialReduce())
 	require.True(t, s.CopiesOutput())
@@ -53,6 +54,7 @@ func TestBoundsAdmissibleRoPE(t *testing.T) {
 // whose contracted axes fill a 64-byte packet and whose output's innermost
 // axis fills the accumulator's 8-element packet.
 func TestSpacePartialAndCopy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file, op        string
 		partial, copies bool
@@ -97,6 +99,7 @@ var ropeK = spec{stationary: 0, content: PacketColumns, acc: AccSequential, mode
 // the copy the output's DMA moves one 2-byte element a packet (the pair
 // axis is a time digit of the accumulator's output, 002 L4490-4492).
 func TestBuildPartialReduceAndCopy(t *testing.T) {
+	t.Parallel()
 	p, err := NewProblem(workloadFile(t, "llama3-70b-decode.yaml"), "rope_k")
 	require.NoError(t, err)
 	s, err := NewSpace(p, engines.Default())
@@ -148,6 +151,7 @@ func TestBuildPartialReduceAndCopy(t *testing.T) {
 // columns only where the space reduces partially, and the copy layout only
 // for the output.
 func TestCheckPartialAndCopy(t *testing.T) {
+	t.Parallel()
 	p, err := NewProblem(workloadFile(t, "llama3-70b-decode.yaml"), "rope_k")
 	require.NoError(t, err)
 	s, err := NewSpace(p, engines.Default())
@@ -184,6 +188,7 @@ chips: 1
 // branch and bound, whose skeletons now place the contracted axis in a
 // packet of columns, proves the optimum the exhaustive enumeration finds.
 func TestSolveMatchesExhaustiveRoPE(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t, loadWorkload(t, reducedRoPE))
 	ex, _ := requireSolveMatchesExhaustive(t, s)
 	assert.Equal(t, LayoutCopy, ex.Best.Candidate.Layout[TensorOut], "the copy wins: %s", ex.Best.Candidate.String(s.P))

@@ -95,60 +95,78 @@ func tiled(tiles []int, stationary uint8, double bool) func(search.Stage, *searc
 // SAT planner visits the cheap untiled skeletons first, too slowly under
 // -race). A tiled plan misdirected to read one tile from the first tile's
 // address must fail, so a PASS shows every tile's DMA was simulated.
+//
+// No search has a wall-clock budget: the plans verified do not depend on
+// the machine's speed. Under -short (`make test`) the BMM's and the
+// attention head's searches stop after a count of candidate evaluations
+// (proofs there price thousands of candidates exactly) and two of the four
+// tiled rows run; `make test-long` proves every untiled plan and runs
+// every row.
 func TestPlansVerifyOnSimulator(t *testing.T) {
+	t.Parallel()
 	spec := engines.Default()
 	for _, tc := range []struct {
 		name, file, op string
 		// sizes overrides axis sizes; note says what runs.
 		sizes map[string]int
 		note  string
-		// prove requires the planner to prove its winner optimal;
-		// otherwise it plans for budget and the best plan found so far
-		// is verified (proofs of the larger shapes take minutes under
-		// -race; TestSolveMatchesExhaustive cross-checks proofs).
-		prove  bool
-		budget time.Duration
+		// prove requires the planner to prove its winner optimal.
+		// Otherwise, under -short, the search stops after evals candidate
+		// evaluations (Options.MaxEvaluations: the same plan on any
+		// machine) and the best plan found so far is verified; without
+		// -short it proves its winner too.
+		prove bool
+		evals int
 		// maxTiles bounds the tiles (0: the default); where restricts the
 		// space (forced tiled plans; no optimality claimed then).
 		maxTiles int
 		where    func(search.Stage, *search.Candidate) bool
+		// long rows run without -short only (`make test-long`).
+		long bool
 	}{
 		{name: "dot", file: "dot.yaml", note: "full size A=2048", prove: true},
 		{name: "gemv", file: "gemv.yaml", note: "full size I=256 J=2048", prove: true},
 		{name: "gemm", file: "gemm.yaml", sizes: map[string]int{"I": 32, "J": 32, "K": 128},
-			note: "I=J=32 K=128 (full 512x512x2048)", budget: 4 * time.Second},
+			note: "I=J=32 K=128 (full 512x512x2048)", prove: true},
 		{name: "gemm-4k", file: "gemm-4k.yaml", sizes: map[string]int{"I": 64, "J": 64, "K": 256},
-			note: "I=J=64 K=256 (full 4096^3)", budget: 4 * time.Second},
+			note: "I=J=64 K=256 (full 4096^3)", prove: true},
 		{name: "bmm", file: "bmm.yaml", sizes: map[string]int{"V": 2, "M": 2, "N": 12},
-			note: "V=2 M=2 N=12 K=32 (full V=32 M=32 N=24)", prove: true},
+			note: "V=2 M=2 N=12 K=32 (full V=32 M=32 N=24)", evals: 500},
 		{name: "attention-head/qk", file: "attention-head.yaml", op: "qk", sizes: map[string]int{"S": 32, "T": 32, "D": 128},
-			note: "S=T=32 D=128 (full S=T=2048)", budget: 4 * time.Second},
+			note: "S=T=32 D=128 (full S=T=2048)", evals: 500},
 		{name: "attention-head/pv", file: "attention-head.yaml", op: "pv", sizes: map[string]int{"S": 32, "T": 32, "D": 128},
-			note: "S=T=32 D=128 (full S=T=2048)", budget: 4 * time.Second},
+			note: "S=T=32 D=128 (full S=T=2048)", evals: 500},
 		// Forced tiled plans: sizes where the candidates on one slice per
 		// cluster do not fit a slice's DM or TRF untiled, so the space
 		// tiles them; each row keeps one kind of tiling (exhaustively).
 		{name: "gemm-4k/tiled-I", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
-			note:   "I=256 J=128 K=64, tiles over I, a stationary, double buffered, tiles <= 16",
-			budget: 20 * time.Second, maxTiles: 16, where: tiled([]int{0}, 0, true)},
+			note:     "I=256 J=128 K=64, tiles over I, a stationary, double buffered, tiles <= 16",
+			maxTiles: 16, where: tiled([]int{0}, 0, true)},
 		{name: "gemm-4k/tiled-J", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
-			note:   "I=256 J=128 K=64, tiles over J (the streaming b's axis), a stationary, single buffered, tiles <= 16",
-			budget: 20 * time.Second, maxTiles: 16, where: tiled([]int{1}, 0, false)},
+			note:     "I=256 J=128 K=64, tiles over J (the streaming b's axis), a stationary, single buffered, tiles <= 16",
+			maxTiles: 16, where: tiled([]int{1}, 0, false), long: true},
 		{name: "gemm-4k/tiled-IJ", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
-			note:   "I=256 J=128 K=64, tiles over I then J, a stationary, double buffered, tiles <= 16",
-			budget: 20 * time.Second, maxTiles: 16, where: tiled([]int{0, 1}, 0, true)},
+			note:     "I=256 J=128 K=64, tiles over I then J, a stationary, double buffered, tiles <= 16",
+			maxTiles: 16, where: tiled([]int{0, 1}, 0, true), long: true},
 		{name: "attention-head/qk/tiled", file: "attention-head.yaml", op: "qk", sizes: map[string]int{"S": 256, "T": 256, "D": 32},
-			note:   "S=T=256 D=32, tiles over S (the streaming q's axis), k stationary, double buffered, tiles <= 16",
-			budget: 20 * time.Second, maxTiles: 16, where: tiled([]int{0}, 1, true)},
+			note:     "S=T=256 D=32, tiles over S (the streaming q's axis), k stationary, double buffered, tiles <= 16",
+			maxTiles: 16, where: tiled([]int{0}, 1, true)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.long && testing.Short() {
+				t.Skip("long: `make test-long` runs it (go test without -short)")
+			}
+			prove := tc.prove || tc.where == nil && !testing.Short()
 			start := time.Now()
 			w := reducedWorkload(t, tc.file, tc.sizes)
 			p, err := search.NewProblem(w, tc.op)
 			require.NoError(t, err)
 			s, err := search.NewSpace(p, spec)
 			require.NoError(t, err)
-			opts := search.Options{MaxTiles: tc.maxTiles, Timeout: tc.budget, Top: 3}
+			opts := search.Options{MaxTiles: tc.maxTiles, Top: 3}
+			if !prove {
+				opts.MaxEvaluations = tc.evals
+			}
 			opts.Where = tc.where
 			solve := search.Solve
 			if tc.where != nil {
@@ -163,7 +181,7 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 					require.NotEmpty(t, x.Candidate.Tiles(), "a tiled plan")
 				}
 			}
-			if tc.prove {
+			if prove {
 				assert.True(t, res.Proof.Proven, "%s: not proven optimal (gap %.3g)", tc.note, res.Proof.Gap)
 			}
 

@@ -47,6 +47,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 		op       string
 		top      int
 		timeout  time.Duration
+		maxEvals int
 		out      string
 		maxTiles int
 		noPrune  bool
@@ -96,7 +97,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			if planner != "sat" && planner != "exhaustive" {
 				return usageError{fmt.Errorf("--planner %q: want sat or exhaustive", planner)}
 			}
-			if timeout < 0 || maxTiles < 0 || workers < 0 {
+			if timeout < 0 || maxTiles < 0 || workers < 0 || maxEvals < 0 {
 				return usageError{fmt.Errorf("--timeout, --max-tiles and --workers must not be negative")}
 			}
 			if out != "" {
@@ -121,7 +122,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := run(s, search.Options{
-				Top: top, Timeout: timeout, MaxTiles: maxTiles, NoPrune: noPrune, Workers: workers,
+				Top: top, Timeout: timeout, MaxEvaluations: maxEvals, MaxTiles: maxTiles, NoPrune: noPrune, Workers: workers,
 				Context: ctx, ProgressEvery: planProgressEvery,
 				Progress: func(st search.Stats) {
 					fmt.Fprintf(stderr, "plan: %d candidates, %d legal, %d priced, %.1fs\n",
@@ -183,6 +184,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 	cmd.Flags().StringVar(&op, "op", "", "the einsum op of a graph workload to plan")
 	cmd.Flags().IntVar(&top, "top", 1, "list the `N` best candidates")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop after `D` (e.g. 30s) with the best candidate so far")
+	cmd.Flags().IntVar(&maxEvals, "max-evaluations", 0, "stop after `N` candidate evaluations with the best so far: the same plan on any machine (0: no limit)")
 	cmd.Flags().StringVar(&out, "out", "", "write the plan and its kernel program to `PLAN.json`")
 	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, fmt.Sprintf("bound the tiles of a tiled candidate (default %d, widened 8× when no candidate fits within it)", search.DefaultMaxTiles))
 	cmd.Flags().IntVar(&workers, "workers", 0, "evaluate candidates on `N` cores (default: all; the plan does not depend on it)")
@@ -363,8 +365,11 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 
 // stoppedText says why a search stopped early (search.Stats.Stopped).
 func stoppedText(why string) string {
-	if why == search.StoppedInterrupt {
+	switch why {
+	case search.StoppedInterrupt:
 		return "interrupted"
+	case search.StoppedBudget:
+		return "stopped at --max-evaluations"
 	}
 	return "stopped at --timeout"
 }

@@ -1,0 +1,31 @@
+package search
+
+import "testing"
+
+// The suite's two lengths (README, "Set-up"). `make test` runs `go test
+// -short` under the race detector: every property is checked on reduced
+// spaces, or on a deterministic sample of a space's candidates. `make
+// test-long` runs `go test` without -short: the whole-size searches too,
+// and every candidate of the sampled spaces.
+
+// shortStride is the stride at which -short samples a space's candidates.
+const shortStride = 10
+
+// longOnly skips t under -short: a whole-size search `make test-long`
+// runs; a reduced version of its property stays in `make test`.
+func longOnly(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("long: `make test-long` runs it (go test without -short)")
+	}
+}
+
+// sampleEvery returns the stride at which the exhaustive property checks
+// visit a space's candidates: every candidate without -short, every
+// shortStride-th (the first included) under -short.
+func sampleEvery() int {
+	if testing.Short() {
+		return shortStride
+	}
+	return 1
+}
