@@ -53,7 +53,12 @@ func TestDMABoundModeOpEnds(t *testing.T) {
 			}
 			require.LessOrEqual(t, b.Cycles, e.Cycles+1e-6)
 			if filepath.Base(f) == "gemm-4k.plan.json.gz" {
-				assert.Greater(t, b.Cycles, 0.95*e.Cycles)
+				// The bound prices stay close on a large plan: 93% of the
+				// exact price on the switched, software-pipelined plan
+				// (its DMA batches overlap the chains, and the bound
+				// cannot tell which command of a batch ends last); the
+				// 128-tile plan stored before it priced at 97%.
+				assert.Greater(t, b.Cycles, 0.9*e.Cycles)
 			}
 		})
 	}

@@ -78,8 +78,10 @@ type build struct {
 	rows []int
 	// blk[a], for a switched candidate, is the innermost positions of
 	// axis a's Time digit the ring carries (Space.switchBlock); 1 for
-	// every axis otherwise.
-	blk [MaxAxes]int32
+	// every axis otherwise. time0 is the fetch Time's positions inner to
+	// the block (Broadcast01's time0).
+	blk   [MaxAxes]int32
+	time0 int
 }
 
 func (s *Space) newBuild(c *Candidate) (*build, error) {
@@ -105,8 +107,8 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 	}
 	if c.Switch {
 		var ok bool
-		if b.blk, ok = s.switchBlock(c); !ok {
-			return nil, fmt.Errorf("search: malformed candidate: the ring of %d slices does not take the innermost positions of the streamed operand's fetch Time", s.ring(c))
+		if b.blk, b.time0, ok = s.switchBlock(c); !ok {
+			return nil, fmt.Errorf("search: malformed candidate: the ring of %d slices takes no block of the streamed operand's fetch Time", s.ring(c))
 		}
 	}
 	return b, nil

@@ -106,8 +106,9 @@ func (b *build) mainChain() (*mainChain, error) {
 // switchedChain is the main chain of a switched candidate: each slice
 // fetches its share of the streamed operand (its time digits without the
 // ring's block, the packet whole), the Broadcast01 switch streams the
-// ring's shares to every slice of the ring with the block innermost in
-// Time (slice1 = ring, slice0 = time0 = 1, 002 L3150-3157, L389-399), and
+// ring's shares to every slice of the ring with the block back in its
+// place in Time (slice1 = ring, slice0 = 1, time0 the positions inner to
+// the block, 002 L3150-3157, L389-399), and
 // the collect cuts the packet into flits (one 64-byte flit in dual
 // channel mode, 002 L2127).
 func (b *build) switchedChain(m *mainChain, xo []int, pk *mapping.Expr) (*mainChain, error) {
@@ -122,7 +123,7 @@ func (b *build) switchedChain(m *mainChain, xo []int, pk *mapping.Expr) (*mainCh
 		return nil, err
 	}
 	m.switchSlice, m.switchTime = slice, full
-	m.switchParam = kernel.SwitchConfig{Topology: kernel.SwitchBroadcast01, Slice1: b.s.ring(b.c), Slice0: 1, Time0: 1}.Variant()
+	m.switchParam = kernel.SwitchConfig{Topology: kernel.SwitchBroadcast01, Slice1: b.s.ring(b.c), Slice0: 1, Time0: b.time0}.Variant()
 	switch b.c.Mode {
 	case Single:
 		if m.collectTime, m.collectPacket, err = b.collect(full, pk); err != nil {

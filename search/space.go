@@ -252,9 +252,10 @@ type Candidate struct {
 	// L382-399): each slice's DM holds 1/ring of the streamed tile
 	// instead of a whole copy, and HBM is read once per cluster instead
 	// of once per slice (docs/spec-decisions.md "DMA: broadcast reads").
-	// The ring's slices take the innermost ring positions of the streamed
-	// operand's fetch Time (Space.switchBlock), which the switch moves
-	// back into Time innermost (002 L3150-3157). The switch costs
+	// The ring's slices take a block of ring positions of the streamed
+	// operand's fetch Time, the innermost above its innermost HBM axis
+	// (Space.switchBlock), which the switch moves back into Time
+	// (time0, 002 L3150-3157). The switch costs
 	// ring × input time × flits per packet (002 L3524), as many packets
 	// a slice computes.
 	Switch bool
@@ -649,30 +650,54 @@ func (s *Space) ring(c *Candidate) int {
 	return r
 }
 
-// switchBlock returns, for a switched candidate, how many innermost
-// positions of each axis's Time digit the ring carries: the streamed
-// operand's fetch Time (its time digits in computation order, build.go
-// xOrder) gives its innermost ring positions to the Slice of its DM
-// tensor, so that the Broadcast01 switch, which appends the moved
-// positions to Time innermost (time0 = 1, 002 L3150-3157), streams them
-// back in computation order. ok is false when those positions do not
-// fall on whole factors of the digits, or take a stationary operand's
-// axis re-fetched in the fetch Time (a broadcast axis cannot be
-// distributed).
-func (s *Space) switchBlock(c *Candidate) (blk [MaxAxes]int32, ok bool) {
+// switchBlock returns, for a switched candidate, how many positions of
+// each axis's Time digit the ring carries, and time0, the fetch Time's
+// positions inner to them. The streamed operand's fetch Time (its time
+// digits in computation order, build.go xOrder) gives ring positions to
+// the Slice of its DM tensor, and the Broadcast01 switch puts them back
+// into Time above its innermost time0 positions (002 L3150-3157), so the
+// stream keeps computation order. The block is the innermost ring
+// positions above the digits of the operand's innermost HBM axis, which
+// stay whole in each slice so that its DMA runs stay contiguous (a block
+// cut from that axis would leave runs of one element, too short for a
+// DMA packet, 002 L2425-2427, L2836-2837). ok is false when the block does not fall on whole factors of
+// the digits, or takes a stationary operand's axis re-fetched in the
+// fetch Time (a broadcast axis cannot be distributed).
+func (s *Space) switchBlock(c *Candidate) (blk [MaxAxes]int32, time0 int, ok bool) {
+	x := 1 - int(c.Stationary)
+	inner := -1 // X's innermost HBM axis with more than one coordinate
+	for _, a := range slices.Backward(s.hbm[x]) {
+		if s.P.Axes[a].Size > 1 {
+			inner = a
+			break
+		}
+	}
+	return s.switchBlockAbove(c, inner)
+}
+
+// switchBlockAbove is switchBlock with the block above the innermost
+// digits of axis keep.
+func (s *Space) switchBlockAbove(c *Candidate, keep int) (blk [MaxAxes]int32, time0 int, ok bool) {
 	for a := range blk {
 		blk[a] = 1
 	}
+	time0 = 1
 	left := int32(s.ring(c))
 	ord := c.TimeOrder()
+	skipping := true
 	for i := len(ord) - 1; i >= 0 && left > 1; i-- {
 		a := ord[i]
 		fw := s.role(a, c.Stationary) == roleFW
 		if fw && c.Bcast == BcastAlign {
 			continue // not in the fetch Time (xOrder)
 		}
+		if skipping && a == keep {
+			time0 *= int(c.Split[a][Time])
+			continue
+		}
+		skipping = false
 		if fw || !s.P.In[1-c.Stationary].has(s.P.Axes[a].Name) {
-			return blk, false
+			return blk, 0, false
 		}
 		f := c.Split[a][Time]
 		switch {
@@ -681,10 +706,10 @@ func (s *Space) switchBlock(c *Candidate) (blk [MaxAxes]int32, ok bool) {
 		case f > left && f%left == 0:
 			blk[a], left = left, 1
 		default:
-			return blk, false
+			return blk, 0, false
 		}
 	}
-	return blk, left == 1
+	return blk, time0, left == 1
 }
 
 func roleName(r role) string {
@@ -1081,7 +1106,7 @@ func (e *enumerator) layouts(c Candidate) {
 		return
 	}
 	if c.Switch {
-		if _, ok := e.s.switchBlock(&c); !ok {
+		if _, _, ok := e.s.switchBlock(&c); !ok {
 			return
 		}
 	}
