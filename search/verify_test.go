@@ -141,7 +141,7 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 		// tiles them; each row keeps one kind of tiling (exhaustively).
 		{name: "gemm-4k/tiled-I", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
 			note:     "I=256 J=128 K=64, tiles over I, a stationary, double buffered, tiles <= 16",
-			maxTiles: 16, where: tiled([]int{0}, 0, true)},
+			maxTiles: 16, where: tiled([]int{0}, 0, true), long: true},
 		{name: "gemm-4k/tiled-J", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
 			note:     "I=256 J=128 K=64, tiles over J (the streaming b's axis), a stationary, single buffered, tiles <= 16",
 			maxTiles: 16, where: tiled([]int{1}, 0, false), long: true},
