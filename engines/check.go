@@ -78,12 +78,8 @@ func checkAddress(spec *Spec, t *kernel.Tensor) *Violation {
 	var limit int64
 	var rule *Rule
 	switch t.Mem {
-	case kernel.HBM:
-		limit, rule = spec.HBM.Bytes.Value, ruleMemHBM // 002 L137
-	case kernel.DM:
-		limit, rule = int64(spec.DM.BytesPerSlice.Value), ruleMemDM // 002 L138
-	case kernel.VRF:
-		limit, rule = int64(spec.VRF.BytesPerSlice.Value), ruleMemVRF // 002 L140
+	case kernel.HBM, kernel.DM, kernel.VRF:
+		limit, rule = memLimit(spec, t.Mem)
 	case kernel.TRF:
 		if t.Addr != 0 {
 			return ruleMemTRFAddr.Violate("TRF tensor %q has byte address %d; its TrfAddress::%s places it, and its addr is 0", t.Name, t.Addr, t.TrfAddress).

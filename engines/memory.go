@@ -316,12 +316,8 @@ func (m *MemoryMap) footprintOf(spec *Spec, p *kernel.Program, i int, t *kernel.
 	var rule *Rule
 	fp.Lo = t.Addr
 	switch t.Mem {
-	case kernel.HBM:
-		limit, rule = spec.HBM.Bytes.Value, ruleMemHBM // 002 L137
-	case kernel.DM:
-		limit, rule = int64(spec.DM.BytesPerSlice.Value), ruleMemDM // 002 L138
-	case kernel.VRF:
-		limit, rule = int64(spec.VRF.BytesPerSlice.Value), ruleMemVRF // 002 L140
+	case kernel.HBM, kernel.DM, kernel.VRF:
+		limit, rule = memLimit(spec, t.Mem)
 	case kernel.TRF:
 		if t.Row == nil {
 			return fp, fmt.Errorf("TRF tensor without a row mapping")
@@ -461,4 +457,19 @@ func (m *MemoryMap) positions(spec *Spec, p *kernel.Program, chip, cluster, slic
 		m.sets[key] = set
 	}
 	return set, nil
+}
+
+// memLimit returns an addressed memory's bytes (HBM per chip, DM and VRF
+// per slice) and the rule an address beyond them breaks; 0 and nil for
+// the TRF, which its address mode places (and any other memory).
+func memLimit(spec *Spec, mem kernel.Memory) (int64, *Rule) {
+	switch mem {
+	case kernel.HBM:
+		return spec.HBM.Bytes.Value, ruleMemHBM // 002 L137
+	case kernel.DM:
+		return int64(spec.DM.BytesPerSlice.Value), ruleMemDM // 002 L138
+	case kernel.VRF:
+		return int64(spec.VRF.BytesPerSlice.Value), ruleMemVRF // 002 L140
+	}
+	return 0, nil
 }
