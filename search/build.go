@@ -81,6 +81,9 @@ type build struct {
 	// axis a's Time digit the ring carries (Space.switchBlock); 1 for
 	// every axis otherwise.
 	blk [MaxAxes]int32
+	// nGroups caches groups(): into how many groups the live slices
+	// spread over the DMNs; 0 before it is computed.
+	nGroups int
 }
 
 func (s *Space) newBuild(c *Candidate) (*build, error) {
@@ -235,33 +238,77 @@ func (s *Space) dmnGroups(live, ring int) int {
 }
 
 // placeSlices places e, a cluster's live slice digits, in the cluster's
-// slices: in dmnGroups groups, each the next live / d slice positions of e
-// at the start of its block of slices / d, padding between
+// slices: in d groups (b.groups), each the next live / d slice positions
+// of e at the start of its block of slices / d, padding between
 // (`m![I / 2, I % 2 # 32]` for I = 16: two slices on each of the 8 DMNs),
 // rather than e padded at the top (`m![I # 256]`, all 16 under DMN 0,
 // whose one DMN and DMA Engine would move every byte, 002 L2603, L2884).
-// The split falls between whole digits of e (a canonical
-// mapping.SplitAt) and above a switched candidate's ring, which stays the
-// innermost positions of each group (Broadcast01's slice1, 002
-// L3143-3157; ring groups of consecutive slices, 002 L3364-3365); where no
-// such split exists e is padded at the top. The engines take a live slice
-// anywhere: fetch and commit run per slice, the commit's slice bitmap
-// skips the padded ones (002 L2314-2319), the TRF and the switch keep the
-// stream's Slice mapping (002 L4056-4065, L3087).
+// The engines take a live slice anywhere: fetch and commit run per slice,
+// the commit's slice bitmap skips the padded ones (002 L2314-2319), the
+// TRF and the switch keep the stream's Slice mapping (002 L4056-4065,
+// L3087).
 func (b *build) placeSlices(e *mapping.Expr) (*mapping.Expr, error) {
-	live, ring := e.Size(), b.s.switchRing(b.c)
-	for d := b.s.dmnGroups(live, ring); d > 1; d /= 2 {
-		outer, inner, err := mapping.SplitAt(e, live/d)
-		if err != nil || !factorizes(outer) || !factorizes(inner) {
-			continue
-		}
-		in, err := padTo(inner, b.s.slices/d)
-		if err != nil {
-			return nil, err
-		}
-		return b.s.memo.normalize(mapping.Pair(outer, in)), nil
+	d := b.groups()
+	if d == 1 {
+		return padTo(e, b.s.slices)
 	}
-	return padTo(e, b.s.slices)
+	outer, inner, err := spreadSplit(e, d)
+	if err != nil {
+		return nil, err
+	}
+	in, err := padTo(inner, b.s.slices/d)
+	if err != nil {
+		return nil, err
+	}
+	return b.s.memo.normalize(mapping.Pair(outer, in)), nil
+}
+
+// groups returns the number of groups placeSlices spreads the live slices
+// over: the largest d up to dmnGroups at which both the compute Slice's
+// digits and, for a switched candidate, the streamed operand's DM Slice
+// digits split (spreadSplit), so that the two stay alike group for group
+// (the switch maps one onto the other, 002 L3087); 1 (padding at the top)
+// when none does.
+func (b *build) groups() int {
+	if b.nGroups > 0 {
+		return b.nGroups
+	}
+	es := []*mapping.Expr{b.sliceDigits()}
+	if b.c.Switch {
+		es = append(es, b.xSliceDigits())
+	}
+	d := b.s.dmnGroups(es[0].Size(), b.s.switchRing(b.c))
+	for ; d > 1; d /= 2 {
+		ok := true
+		for _, e := range es {
+			if _, _, err := spreadSplit(e, d); err != nil {
+				ok = false
+			}
+		}
+		if ok {
+			break
+		}
+	}
+	b.nGroups = d
+	return d
+}
+
+// spreadSplit splits e into d groups of e.Size() / d positions: canonical
+// sides (mapping.SplitAt on whole or divided digits of e), so that a
+// switched candidate's ring, innermost in e and dividing a group, stays
+// whole in each group (Broadcast01's slice1, 002 L3143-3157; ring groups
+// of consecutive slices, 002 L3364-3365).
+func spreadSplit(e *mapping.Expr, d int) (outer, inner *mapping.Expr, err error) {
+	if e.Size()%d != 0 {
+		return nil, nil, fmt.Errorf("search: %d slices do not split into %d groups", e.Size(), d)
+	}
+	if outer, inner, err = mapping.SplitAt(e, e.Size()/d); err != nil {
+		return nil, nil, err
+	}
+	if !factorizes(outer) || !factorizes(inner) {
+		return nil, nil, fmt.Errorf("search: %s has no canonical split into %d groups", e.Text(), d)
+	}
+	return outer, inner, nil
 }
 
 // switchRing is the ring of a switched candidate (Space.ring), 1 for
@@ -286,7 +333,10 @@ func factorizes(e *mapping.Expr) bool {
 // A switched candidate puts the stationary operand's free axes minor, so
 // that they are the ring (Broadcast01's slice1, the innermost slice
 // positions, 002 L3143-3157), and the other axes major (slice2).
-func (b *build) slice() (*mapping.Expr, error) {
+func (b *build) slice() (*mapping.Expr, error) { return b.placeSlices(b.sliceDigits()) }
+
+// sliceDigits is the compute Slice's live digits, major first.
+func (b *build) sliceDigits() *mapping.Expr {
 	var ps []*mapping.Expr
 	for _, a := range b.outAxes {
 		if !b.c.Switch || b.s.role(a, b.c.Stationary) != roleFW {
@@ -300,7 +350,7 @@ func (b *build) slice() (*mapping.Expr, error) {
 			}
 		}
 	}
-	return b.placeSlices(b.pair(ps...))
+	return b.pair(ps...)
 }
 
 // xSlice is the Slice mapping of the streamed operand's DM tensor: the
@@ -311,6 +361,12 @@ func (b *build) xSlice() (*mapping.Expr, error) {
 	if !b.c.Switch {
 		return b.slice()
 	}
+	return b.placeSlices(b.xSliceDigits())
+}
+
+// xSliceDigits is a switched candidate's streamed DM Slice's live digits,
+// major first.
+func (b *build) xSliceDigits() *mapping.Expr {
 	var ps []*mapping.Expr
 	for _, a := range b.outAxes {
 		if b.s.role(a, b.c.Stationary) != roleFW {
@@ -320,7 +376,7 @@ func (b *build) xSlice() (*mapping.Expr, error) {
 	for _, a := range b.xOrder() {
 		ps = append(ps, b.blockDigit(a))
 	}
-	return b.placeSlices(b.pair(ps...))
+	return b.pair(ps...)
 }
 
 // digit is axis a's coordinate digit of extent n and stride stride, nil
