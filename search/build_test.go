@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -356,5 +357,46 @@ func TestSlicesServed(t *testing.T) {
 		assert.Equal(t, tc.groups, s.dmnGroups(tc.live, tc.ring), "dmnGroups(%d, %d)", tc.live, tc.ring)
 		dmn, engine := s.slicesServed(tc.live, tc.ring)
 		assert.Equal(t, [2]int{tc.dmn, tc.engine}, [2]int{dmn, engine}, "slicesServed(%d, %d)", tc.live, tc.ring)
+	}
+}
+
+// TestBuildTRFLoadOverlapsCompute: double-buffered tiles whose stationary
+// operand changes from tile to tile load the next tile's TRF half in the
+// sub context while the main context computes the current tile (002
+// L3052: "While the main context computes, the sub context prefetches
+// the next operand batch into TRF/VRF"; the halves alternate, 002
+// L4151-4158): in single channel mode each TRF load after the first starts
+// before the main chain of the tile before it ends. A dual channel chain
+// takes the sub context's Switch channel (002 L2127, L2142), so there the
+// load waits for the chain.
+func TestBuildTRFLoadOverlapsCompute(t *testing.T) {
+	s := newSpace(t, workloadFile(t, "gemv.yaml"))
+	for _, mode := range []PacketMode{Single, Dual} {
+		c := s.candidate(t, spec{stationary: 0, mode: mode, double: true, tiles: []string{"I"},
+			factors: map[string]map[Level]int{"I": {Tile: 4, Cluster: 2, Slice: 4, Row: 8}, "J": {Time: 64, Packet: 32}},
+			order:   []string{"J"}})
+		p, err := s.Build(&c)
+		require.NoError(t, err)
+		require.NoError(t, engines.Lower(engines.Default(), p))
+		r, err := cost.Estimate(engines.Default(), p)
+		require.NoError(t, err)
+		var mains, subs []cost.OpReport
+		for _, op := range r.Ops {
+			switch op.Context {
+			case kernel.CtxMain:
+				mains = append(mains, op)
+			case kernel.CtxSub:
+				subs = append(subs, op)
+			}
+		}
+		require.Len(t, subs, 4, "%v: a TRF load per tile", mode)
+		require.Len(t, mains, 4, "%v: a main chain per tile", mode)
+		for k := 1; k < len(subs); k++ {
+			if mode == Single {
+				assert.Less(t, subs[k].Start, mains[k-1].End, "%v: tile %d's TRF load overlaps tile %d's chain", mode, k, k-1)
+			} else {
+				assert.GreaterOrEqual(t, subs[k].Start, mains[k-1].End, "%v: tile %d's TRF load waits for the dual chain", mode, k)
+			}
+		}
 	}
 }
