@@ -106,13 +106,19 @@ func dmaTensor(t *kernel.Tensor) DMATensor {
 // lowerDMA derives a DMA op's command. The stream's packet is the live
 // digits of the DM element mapping (padding is neither read nor written).
 // Like the manual's examples (002 L2544: the DMA Engines of a cluster work
-// in parallel, one per DMN pair), the work is spread over the DMNs when the
-// DM side's live slice digits allow it: the stream's cluster part takes the
-// live cluster digits and its slice part the outermost live slice digits
-// that pick one of the cluster's DMNs (a slice's DMN is slice / 32,
-// 002 L2867-2868); the remaining slice digits walk in time with
-// slice_stride steps (002 L2637-2658). When that form is not legal the
-// command runs on one DMA Engine with every cluster and slice digit in time.
+// in parallel, one per DMN pair, 002 L2404), the work is spread over every
+// DMN that holds a live slice of the DM side: the stream's cluster part
+// takes the live cluster digits, its slice part the DM slice mapping's
+// positions above a DMN's 32 slices (a slice's DMN is slice / 32,
+// 002 L2867-2868), so that stream slice position k is DMN k and a padded
+// position leaves its DMN out; the live slice digits below walk in time
+// with slice_stride steps (002 L2637-2658). A DMN's bytes stay on its own
+// DMA Engine and DMN: the DM side moves at most 128 B/cycle per DMN
+// whichever engine issues the requests (002 L2603, L2884), so splitting a
+// DMN's share over other engines would only add startups (002 L2467); a
+// command reaches all eight engines when its slices do (the planner places
+// them so, search/build.go). When the spread form is not legal the command
+// runs on one DMA Engine with every cluster and slice digit in time.
 func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand, error) {
 	src, _ := p.Tensor(op.Src)
 	dst, _ := p.Tensor(op.Dst)
@@ -135,7 +141,7 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 		return nil, fmt.Errorf("%q: %w", dm.Name, err)
 	}
 	req := DMARequest{Axes: p.Axes, DType: src.DType, Src: dmaTensor(src), Dst: dmaTensor(dst)}
-	if spread, ok := spreadOverDMNs(spec, dm.Slice, slice); ok {
+	if spread, ok := spreadOverDMNs(spec, dm.Slice); ok {
 		req.Stream = DMAStream{Cluster: cluster, Slice: spread.dmn, Time: mapping.Pair(spread.time, outer), Packet: packet}
 		if cmd, err := DeriveDMA(spec, req); err == nil {
 			return cmd, nil
@@ -207,25 +213,33 @@ func capPacket(spec *Spec, dt dtype.DType, packet *mapping.Expr) (outer, inner *
 	return outer, inner, nil
 }
 
-// dmnSplit is a slice mapping's live digits split into the part that picks
-// a DMN and the part that walks the DMN's slices.
+// dmnSplit is a slice mapping split into the part that picks a DMN and
+// the live digits that walk the DMN's slices.
 type dmnSplit struct{ dmn, time *mapping.Expr }
 
-// spreadOverDMNs splits the live slice digits so that the outer part is
-// exactly the DMN index of each slice: it needs the full slice mapping to
-// cover the cluster's slices in order with the live digits outermost
-// (position = slice number), and their count to be a multiple of the DMN
-// count.
-func spreadOverDMNs(spec *Spec, full, live *mapping.Expr) (dmnSplit, bool) {
-	dmns := spec.Cluster.DMNs.Value
-	if full.Size() != spec.Cluster.Slices.Value || live.Size()%dmns != 0 || live.Size() != full.Size() {
+// spreadOverDMNs splits a DM tensor's slice mapping at a DMN's slices
+// (slices_per_dmn = 32, 002 L2867-2868): the outer part, one position per
+// DMN of the cluster, padding where a DMN holds no live slice
+// (`m![A / 2, A % 2 # 32]` → `A / 2` and `A % 2`; `m![A # 256]` with A = 16
+// → `1 # 8` and `A`: DMN 0 alone), and the live digits of the inner part,
+// which a DMN walks in time. It needs a slice mapping over whole DMNs, at
+// most the cluster's, with a factorized split, and a live slice outside
+// DMN 0 (otherwise the single-DMN form is the same command).
+func spreadOverDMNs(spec *Spec, full *mapping.Expr) (dmnSplit, bool) {
+	per := spec.Cluster.SlicesPerDMN.Value
+	n := full.Size()
+	if per <= 0 || n%per != 0 || n > spec.Cluster.Slices.Value || n == per {
 		return dmnSplit{}, false
 	}
-	outer, inner, err := mapping.SplitAt(live, live.Size()/dmns)
+	outer, inner, err := mapping.SplitAt(full, per)
 	if err != nil {
 		return dmnSplit{}, false
 	}
-	return dmnSplit{dmn: outer, time: inner}, true
+	time := liveDigits(inner)
+	if time == nil || liveDigits(outer) == nil || liveDigits(outer).Size() == 1 {
+		return dmnSplit{}, false
+	}
+	return dmnSplit{dmn: outer, time: time}, true
 }
 
 // liveDigits is e without its padding and broadcast factors: the digits

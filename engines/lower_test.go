@@ -3,6 +3,7 @@ package engines
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -171,6 +172,60 @@ func TestLowerDMASpreadsOverDMNs(t *testing.T) {
 			assert.Equal(t, d.Dmn.DMN, side.Dmn.DMN, "%s ops[%d]: a DMN moves its own slices", tc.kernel, tc.op)
 		}
 		assert.Len(t, seen, tc.dmns, "%s ops[%d]", tc.kernel, tc.op)
+	}
+}
+
+// TestLowerDMASpreadsOverLiveDMNs: a DMA runs on every DMN that holds a
+// live slice of its DM side, whatever the number of live slices, each DMN
+// moving its own slices' bytes (a slice's DMN is slice / 32, 002
+// L2867-2868; one DMA Engine per DMN pair, 002 L2404, L2544); a DMN with
+// no live slice takes no part. Both directions, HBM to DM and DM to HBM.
+func TestLowerDMASpreadsOverLiveDMNs(t *testing.T) {
+	for _, tc := range []struct {
+		name, axes, slice string
+		dmns              []int
+	}{
+		{"16 slices under DMN 0", "I=16, J=2048", "I # 256", []int{0}},
+		{"64 slices under DMNs 0-1", "I=64, J=2048", "I # 256", []int{0, 1}},
+		{"16 slices, 2 a DMN", "I=16, J=2048", "I / 2, I % 2 # 32", []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"4 slices, 1 an engine", "I=4, J=2048", "I, 1 # 64", []int{0, 2, 4, 6}},
+		{"12 slices, 3 an engine", "I=12, J=2048", "I / 3, I % 3 # 64", []int{0, 2, 4, 6}},
+		{"8 slices, 1 a DMN", "I=8, J=2048", "I, 1 # 32", []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"all 256", "I=256, J=2048", "I", []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"128 slices, a PE pair", "I=128, J=2048", "I", []int{0, 1, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := parseKernel(t, fmt.Sprintf(`{"name": "spread", "axes": %q, "chips": 1,
+  "tensors": [
+    {"name": "m", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "I, J", "addr": 0},
+    {"name": "o", "mem": "hbm", "dtype": "bf16", "role": "output", "chip": "1", "element": "I, J", "addr": 268435456},
+    {"name": "m_dm", "mem": "dm", "dtype": "bf16", "role": "intermediate", "chip": "1", "cluster": "1 # 2", "slice": %q, "element": "J", "addr": 0}
+  ],
+  "ops": [
+    {"context": "dma", "kind": "to_dm", "src": "m", "dst": "m_dm"},
+    {"context": "dma", "kind": "to_hbm", "src": "m_dm", "dst": "o"}
+  ]}`, tc.axes, tc.slice))
+			require.NoError(t, Lower(Default(), p))
+			for _, op := range p.Ops {
+				var dmns []int
+				bytes := map[int]int{}
+				for _, d := range op.DMA.Descriptors {
+					side := d.Dst
+					if side.Kind != kernel.MediaDM {
+						side = d.Src
+					}
+					assert.Equal(t, d.Dmn.DMN, side.Dmn.DMN, "%s: a DMN moves its own slices", op.Kind)
+					if bytes[d.Dmn.DMN] == 0 {
+						dmns = append(dmns, d.Dmn.DMN)
+					}
+					bytes[d.Dmn.DMN] += d.Bytes
+				}
+				assert.Equal(t, tc.dmns, dmns, "%s", op.Kind)
+				for _, k := range dmns {
+					assert.Equal(t, bytes[dmns[0]], bytes[k], "%s: DMN %d's share", op.Kind, k)
+				}
+			}
+		})
 	}
 }
 

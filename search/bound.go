@@ -32,11 +32,12 @@ import "math"
 //     one DMN run on its DMA Engine port one after the other (002 L2565,
 //     L2796-2807). Each slice's DM receives its share of both inputs and
 //     sends its share of the output, Π over the tensor's axes of what
-//     Cluster and Slice leave; the builder places a cluster's S slices at
-//     slice indices 0..S-1 (the slice mapping padded to 256, 002 L318), so
-//     the first DMN serves min(S, 32) of them (002 L2868); likewise the
-//     first DMA Engine, whose two DMN ports share its one request a cycle,
-//     moves the requests of min(S, 64) (dmaCycles).
+//     Cluster and Slice leave; the builder spreads a cluster's S slices
+//     over d groups of 256 / d slices (dmnGroups, placeSlices), S / d at
+//     the start of each, so the busiest DMN serves min(S / d, 32) of them
+//     (002 L2868) and the busiest DMA Engine, whose two DMN ports share
+//     its one request a cycle, those of its pair of DMNs (dmaCycles,
+//     slicesServed).
 //   - HBM requests: each tensor's requests, a read-modify-write for a short
 //     output write, spread at best evenly over the channels; the inputs'
 //     at no more than the read bandwidth, the output's at no more than the
@@ -192,10 +193,9 @@ func (s *Space) placementBoundOf(c *Candidate) float64 {
 // (002 L2884, L2934), an engine one request of at most 256 bytes a cycle
 // whichever of its two DMN ports issues it (002 L2469, L2596; the ports
 // run in parallel, 002 L2565, so the engine is not bound by one DMN's
-// rate: the first DMN's bound is dmn). The builder places a cluster's S
-// slices at slice indices 0..S-1 (the slice mapping padded to 256, 002
-// L318): the first DMN serves min(S, 32) of them (002 L2868), the first
-// engine, one per DMN pair (002 L2404), min(S, 64).
+// rate: the busiest DMN's bound is dmn). The builder spreads a cluster's
+// S slices over the DMNs (placeSlices): slicesServed counts the busiest
+// DMN's and the busiest engine's (one per DMN pair, 002 L2404).
 //
 // The HBM channels serve at least bytes / min(run, 256) requests of every
 // tensor, the inputs' times their replication over the slices that do not
@@ -235,8 +235,7 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
 	}
 	dmnBytes := float64(s.Spec.DM.DMNBytesPerCycle.Value)
 	req := float64(s.Spec.DMA.RequestBytes.Value)
-	perDMN := float64(s.Spec.Cluster.SlicesPerDMN.Value)
-	perEngine := perDMN * float64(s.Spec.DMA.DMNsPerEngine.Value)
+	perDMN, perEngine := s.slicesServed(slices, s.switchRing(c))
 	reqPerCycle := float64(s.Spec.DMA.BytesPerCycle.Value) / req
 	h := &s.Spec.HBM
 	channels := float64(h.Stacks.Value * h.ChannelsPerStack.Value)
@@ -258,13 +257,33 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
 	} else {
 		d.rd = units * h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.ReadTBPerS.Value / channels
 	}
-	d.dmn = min(float64(slices), perDMN) * bytes / math.Min(dmnBytes, run)
+	d.dmn = float64(perDMN) * bytes / math.Min(dmnBytes, run)
 	// An engine's two DMN ports run in parallel and share its one request
 	// a cycle (cost.DMAModel: the engine's time is its busiest port, or
 	// its startup plus all its requests).
-	served := min(float64(slices), perEngine)
-	d.engine = served * bytes / math.Min(req, run) / reqPerCycle
+	d.engine = float64(perEngine) * bytes / math.Min(req, run) / reqPerCycle
 	return d
+}
+
+// slicesServed returns, for a cluster's live slices placed by the builder
+// (placeSlices: dmnGroups(live, ring) = d groups of g = slices / d, each
+// with live / d at its start), at most how many the busiest DMN (32
+// slices, 002 L2868) and the busiest DMA Engine (a pair of DMNs, 002
+// L2404) serve: the first DMN of a group min(live / d, 32), the first
+// engine min(live / d, 64) when a group spans its pair, else the live
+// slices of the 64 / g groups in the pair. placeSlices spreads over d
+// groups or fewer (where the digits do not split), and fewer groups only
+// load a DMN or an engine more, so these are lower bounds either way.
+func (s *Space) slicesServed(live, ring int) (dmn, engine int) {
+	perDMN := s.Spec.Cluster.SlicesPerDMN.Value
+	pair := perDMN * s.Spec.DMA.DMNsPerEngine.Value
+	d := s.dmnGroups(live, ring)
+	q, g := live/d, s.slices/d
+	dmn = min(q, perDMN)
+	if g >= pair {
+		return dmn, min(q, pair)
+	}
+	return dmn, pair / g * q
 }
 
 // run returns an upper bound on the bytes of one contiguous run of one

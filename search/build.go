@@ -21,8 +21,9 @@ import (
 //
 // with the mappings:
 //
-//	Slice    the output axes' slice digits, padded to the cluster's slices
-//	         (`m![I / 32, J / 32]`, `m![1 # 256]`, 002 L318, L480)
+//	Slice    the output axes' slice digits, spread over the cluster's DMNs
+//	         and padded to its slices (`m![I / 32, J / 32]`, `m![1 # 256]`,
+//	         002 L318, L480; `m![I / 2, I % 2 # 32]`, placeSlices)
 //	Cluster  the cluster digit, or `1 # 2` (002 L317)
 //	TRF      Row = the stationary operand's row digits (`J % 8`), Element =
 //	         its time digits in computation order, then the packet
@@ -82,6 +83,9 @@ type build struct {
 	// the block (Broadcast01's time0).
 	blk   [MaxAxes]int32
 	time0 int
+	// nGroups caches groups(): into how many groups the live slices
+	// spread over the DMNs; 0 before it is computed.
+	nGroups int
 }
 
 func (s *Space) newBuild(c *Candidate) (*build, error) {
@@ -217,13 +221,124 @@ func padTo(e *mapping.Expr, n int) (*mapping.Expr, error) {
 	return mapping.NewPadding(e, n, mapping.Top)
 }
 
+// dmnGroups returns into how many groups the builder spreads a cluster's
+// live slices: the largest power of two d that divides live, at most the
+// cluster's DMNs (8, 002 L2867), such that each group's live slices,
+// live / d, are whole rings of ring slices (1 without a switch). Group k
+// is the k-th of d equal blocks of the cluster's slices (256 / d, whole
+// DMNs of 32, 002 L2868) and holds its live slices at its start
+// (placeSlices): with d = 8 every DMN holds live / 8 of them, so a
+// tensor's DMA runs on all of the cluster's DMNs and DMA Engines (one per
+// DMN pair, 002 L2404), each DMN moving live / 8 slices' bytes at its 128
+// B/cycle (002 L2603, L2884).
+func (s *Space) dmnGroups(live, ring int) int {
+	d := 1
+	for d*2 <= s.dmns && live%(d*2) == 0 && (live/(d*2))%ring == 0 {
+		d *= 2
+	}
+	return d
+}
+
+// placeSlices places e, a cluster's live slice digits, in the cluster's
+// slices: in d groups (b.groups), each the next live / d slice positions
+// of e at the start of its block of slices / d, padding between
+// (`m![I / 2, I % 2 # 32]` for I = 16: two slices on each of the 8 DMNs),
+// rather than e padded at the top (`m![I # 256]`, all 16 under DMN 0,
+// whose one DMN and DMA Engine would move every byte, 002 L2603, L2884).
+// The engines take a live slice anywhere: fetch and commit run per slice,
+// the commit's slice bitmap skips the padded ones (002 L2314-2319), the
+// TRF and the switch keep the stream's Slice mapping (002 L4056-4065,
+// L3087).
+func (b *build) placeSlices(e *mapping.Expr) (*mapping.Expr, error) {
+	d := b.groups()
+	if d == 1 {
+		return padTo(e, b.s.slices)
+	}
+	outer, inner, err := spreadSplit(e, d)
+	if err != nil {
+		return nil, err
+	}
+	in, err := padTo(inner, b.s.slices/d)
+	if err != nil {
+		return nil, err
+	}
+	return b.s.memo.normalize(mapping.Pair(outer, in)), nil
+}
+
+// groups returns the number of groups placeSlices spreads the live slices
+// over: the largest d up to dmnGroups at which both the compute Slice's
+// digits and, for a switched candidate, the streamed operand's DM Slice
+// digits split (spreadSplit), so that the two stay alike group for group
+// (the switch maps one onto the other, 002 L3087); 1 (padding at the top)
+// when none does.
+func (b *build) groups() int {
+	if b.nGroups > 0 {
+		return b.nGroups
+	}
+	es := []*mapping.Expr{b.sliceDigits()}
+	if b.c.Switch {
+		es = append(es, b.xSliceDigits())
+	}
+	d := b.s.dmnGroups(es[0].Size(), b.s.switchRing(b.c))
+	for ; d > 1; d /= 2 {
+		ok := true
+		for _, e := range es {
+			if _, _, err := spreadSplit(e, d); err != nil {
+				ok = false
+			}
+		}
+		if ok {
+			break
+		}
+	}
+	b.nGroups = d
+	return d
+}
+
+// spreadSplit splits e into d groups of e.Size() / d positions: canonical
+// sides (mapping.SplitAt on whole or divided digits of e), so that a
+// switched candidate's ring, innermost in e and dividing a group, stays
+// whole in each group (Broadcast01's slice1, 002 L3143-3157; ring groups
+// of consecutive slices, 002 L3364-3365).
+func spreadSplit(e *mapping.Expr, d int) (outer, inner *mapping.Expr, err error) {
+	if e.Size()%d != 0 {
+		return nil, nil, fmt.Errorf("search: %d slices do not split into %d groups", e.Size(), d)
+	}
+	if outer, inner, err = mapping.SplitAt(e, e.Size()/d); err != nil {
+		return nil, nil, err
+	}
+	if !factorizes(outer) || !factorizes(inner) {
+		return nil, nil, fmt.Errorf("search: %s has no canonical split into %d groups", e.Text(), d)
+	}
+	return outer, inner, nil
+}
+
+// switchRing is the ring of a switched candidate (Space.ring), 1 for
+// one without a switch.
+func (s *Space) switchRing(c *Candidate) int {
+	if !c.Switch {
+		return 1
+	}
+	return s.ring(c)
+}
+
+// factorizes reports whether e has a factorized form.
+func factorizes(e *mapping.Expr) bool {
+	_, err := mapping.Factorize(e)
+	return err == nil
+}
+
 // slice is the Slice mapping of every on-chip tensor: the output axes'
-// slice digits in the output's HBM order, padded to the cluster's slices.
+// slice digits in the output's HBM order, placed over the cluster's DMNs
+// (placeSlices).
 //
 // A switched candidate puts the stationary operand's free axes minor, so
 // that they are the ring (Broadcast01's slice1, the innermost slice
 // positions, 002 L3143-3157), and the other axes major (slice2).
-func (b *build) slice() (*mapping.Expr, error) {
+func (b *build) slice() (*mapping.Expr, error) { return b.placeSlices(b.sliceDigits()) }
+
+// sliceDigits is the compute Slice's live digits, major first.
+func (b *build) sliceDigits() *mapping.Expr {
 	var ps []*mapping.Expr
 	for _, a := range b.outAxes {
 		if !b.c.Switch || b.s.role(a, b.c.Stationary) != roleFW {
@@ -237,7 +352,7 @@ func (b *build) slice() (*mapping.Expr, error) {
 			}
 		}
 	}
-	return padTo(b.pair(ps...), b.s.slices)
+	return b.pair(ps...)
 }
 
 // xSlice is the Slice mapping of the streamed operand's DM tensor: the
@@ -248,6 +363,12 @@ func (b *build) xSlice() (*mapping.Expr, error) {
 	if !b.c.Switch {
 		return b.slice()
 	}
+	return b.placeSlices(b.xSliceDigits())
+}
+
+// xSliceDigits is a switched candidate's streamed DM Slice's live digits,
+// major first.
+func (b *build) xSliceDigits() *mapping.Expr {
 	var ps []*mapping.Expr
 	for _, a := range b.outAxes {
 		if b.s.role(a, b.c.Stationary) != roleFW {
@@ -257,7 +378,7 @@ func (b *build) xSlice() (*mapping.Expr, error) {
 	for _, a := range b.xOrder() {
 		ps = append(ps, b.blockDigit(a))
 	}
-	return padTo(b.pair(ps...), b.s.slices)
+	return b.pair(ps...)
 }
 
 // digit is axis a's coordinate digit of extent n and stride stride, nil

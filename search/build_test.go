@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -301,4 +302,114 @@ func TestBuildTiled(t *testing.T) {
 	assert.Equal(t, "in1_trf", p.Ops[6].Stages[3].Tensor, "the second tile aligns with the TRF loaded once")
 	assert.Equal(t, "in0_dm1", p.Ops[6].Stages[0].Tensor, "the second tile streams the second buffer")
 	require.NoError(t, engines.Lower(engines.Default(), p))
+}
+
+// TestBuildSpreadsSlices: the builder spreads a cluster's live slices over
+// its DMNs (placeSlices): S / d at the start of each of d blocks of 256 / d
+// slices, d the largest power of two up to the 8 DMNs dividing S (002
+// L2867-2868), padding at the top when S is odd; a switched candidate's
+// ring stays whole in a group. The streamed operand's DM tensor of a
+// switched candidate is spread alike, and every program lowers.
+func TestBuildSpreadsSlices(t *testing.T) {
+	gemv := workloadFile(t, "gemv.yaml")
+	for _, tc := range []struct {
+		name     string
+		workload *workload.Workload
+		sp       spec
+		slice    string
+	}{
+		{"16 slices, 2 a DMN", gemv, spec{stationary: 0, mode: Dual,
+			factors: map[string]map[Level]int{"I": {Cluster: 2, Slice: 16, Row: 8}, "J": {Time: 64, Packet: 32}},
+			order:   []string{"J"}}, "I / 16 % 8, I / 8 % 2 # 32"},
+		{"4 slices, 1 an engine", loadWorkload(t, tinyGEMV), spec{stationary: 0, mode: Dual,
+			factors: map[string]map[Level]int{"I": {Cluster: 2, Slice: 4, Row: 8}, "J": {Time: 8, Packet: 32}},
+			order:   []string{"J"}}, "I / 8 % 4, 1 # 64"},
+		{"all 256", gemv, helloGEMV, "I"},
+		{"one slice", workloadFile(t, "dot.yaml"), helloDot, "1 # 256"},
+		{"12 slices, 3 an engine", loadWorkload(t, "name: bmm12\neinsum: VMK,VNK->VMN\naxes: {V: 2, M: 2, N: 12, K: 32}\n"+
+			"dtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"), spec{stationary: 1, mode: Single,
+			factors: map[string]map[Level]int{"V": {Slice: 2}, "M": {Slice: 2}, "N": {Slice: 3, Row: 4}, "K": {Packet: 32}}},
+			"V, M, N / 4 # 64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSpace(t, tc.workload)
+			c := s.candidate(t, tc.sp)
+			p, err := s.Build(&c)
+			require.NoError(t, err)
+			want := mapping.MustParse(tc.slice, s.P.Decl, nil)
+			for _, tt := range p.Tensors {
+				if tt.Mem != kernel.HBM {
+					equivExpr(t, tt.Name, want, tt.Slice)
+				}
+			}
+			require.NoError(t, engines.Lower(engines.Default(), p))
+		})
+	}
+}
+
+// TestSlicesServed: the busiest DMN and DMA Engine under the builder's
+// placement (placeSlices), one engine per pair of 32-slice DMNs (002
+// L2404, L2868), the bound.go counts.
+func TestSlicesServed(t *testing.T) {
+	s := newSpace(t, workloadFile(t, "gemv.yaml"))
+	for _, tc := range []struct{ live, ring, groups, dmn, engine int }{
+		{256, 1, 8, 32, 64},
+		{64, 1, 8, 8, 16},
+		{16, 1, 8, 2, 4},
+		{8, 1, 8, 1, 2},
+		{4, 1, 4, 1, 1},
+		{12, 1, 4, 3, 3},
+		{200, 1, 8, 25, 50},
+		{100, 1, 4, 25, 25},
+		{3, 1, 1, 3, 3},
+		{96, 1, 8, 12, 24},
+		{32, 16, 2, 16, 16}, // two rings of 16: DMNs 0 and 4
+		{256, 32, 8, 32, 64},
+		{1, 1, 1, 1, 1},
+	} {
+		assert.Equal(t, tc.groups, s.dmnGroups(tc.live, tc.ring), "dmnGroups(%d, %d)", tc.live, tc.ring)
+		dmn, engine := s.slicesServed(tc.live, tc.ring)
+		assert.Equal(t, [2]int{tc.dmn, tc.engine}, [2]int{dmn, engine}, "slicesServed(%d, %d)", tc.live, tc.ring)
+	}
+}
+
+// TestBuildTRFLoadOverlapsCompute: double-buffered tiles whose stationary
+// operand changes from tile to tile load the next tile's TRF half in the
+// sub context while the main context computes the current tile (002
+// L3052: "While the main context computes, the sub context prefetches
+// the next operand batch into TRF/VRF"; the halves alternate, 002
+// L4151-4158): in single channel mode each TRF load after the first starts
+// before the main chain of the tile before it ends. A dual channel chain
+// takes the sub context's Switch channel (002 L2127, L2142), so there the
+// load waits for the chain.
+func TestBuildTRFLoadOverlapsCompute(t *testing.T) {
+	s := newSpace(t, workloadFile(t, "gemv.yaml"))
+	for _, mode := range []PacketMode{Single, Dual} {
+		c := s.candidate(t, spec{stationary: 0, mode: mode, double: true, tiles: []string{"I"},
+			factors: map[string]map[Level]int{"I": {Tile: 4, Cluster: 2, Slice: 4, Row: 8}, "J": {Time: 64, Packet: 32}},
+			order:   []string{"J"}})
+		p, err := s.Build(&c)
+		require.NoError(t, err)
+		require.NoError(t, engines.Lower(engines.Default(), p))
+		r, err := cost.Estimate(engines.Default(), p)
+		require.NoError(t, err)
+		var mains, subs []cost.OpReport
+		for _, op := range r.Ops {
+			switch op.Context {
+			case kernel.CtxMain:
+				mains = append(mains, op)
+			case kernel.CtxSub:
+				subs = append(subs, op)
+			}
+		}
+		require.Len(t, subs, 4, "%v: a TRF load per tile", mode)
+		require.Len(t, mains, 4, "%v: a main chain per tile", mode)
+		for k := 1; k < len(subs); k++ {
+			if mode == Single {
+				assert.Less(t, subs[k].Start, mains[k-1].End, "%v: tile %d's TRF load overlaps tile %d's chain", mode, k, k-1)
+			} else {
+				assert.GreaterOrEqual(t, subs[k].Start, mains[k-1].End, "%v: tile %d's TRF load waits for the dual chain", mode, k)
+			}
+		}
+	}
 }

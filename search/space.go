@@ -27,7 +27,8 @@ import (
 //     tensor is replicated over slices (docs/spec-decisions.md "DMA:
 //     broadcast reads");
 //   - output axes go to Slice (the slice mapping padded to 256, `1 # 256`,
-//     `m![I / 32, J / 32]`, 002 L318, L479), to Cluster (padded to 2,
+//     `m![I / 32, J / 32]`, 002 L318, L479, its live slices spread over the
+//     cluster's DMNs, build.go placeSlices), to Cluster (padded to 2,
 //     002 L317), to Time, and the stationary operand's own axes also to Row
 //     (`J % 8`, 002 L481);
 //   - contracted axes go to Packet (64 bytes = mac_width: `K % 32` for bf16,
@@ -352,10 +353,12 @@ type Space struct {
 	Spec *engines.Spec
 	// ebits is the input element size in bits.
 	ebits int
-	// rows, slices, clusters are the hardware counts.
+	// rows, slices, clusters are the hardware counts; dmns the DMNs of a
+	// cluster (002 L2867).
 	rows     []int
 	slices   int
 	clusters int
+	dmns     int
 	// maxTiles bounds the tiles of a tiled candidate.
 	maxTiles int
 	// hbm lists each tensor's axes in its HBM layout's order, major first.
@@ -420,7 +423,8 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 		return nil, fmt.Errorf("%s: chips: %d; the mapspace maps one chip (Chip factors other than 1 are not enumerated yet)", p.File, p.Chips)
 	}
 	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(), maxTiles: DefaultMaxTiles, memo: newExprMemo(), capped: new(atomic.Int64),
-		rows: spec.Contraction.Rows.Value, slices: spec.Cluster.Slices.Value, clusters: spec.Chip.Clusters.Value}
+		rows: spec.Contraction.Rows.Value, slices: spec.Cluster.Slices.Value, clusters: spec.Chip.Clusters.Value,
+		dmns: spec.Cluster.DMNs.Value}
 	if s.ebits <= 0 {
 		return nil, fmt.Errorf("%s: input type %s has no size", p.File, p.In[0].DType)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 	"tcpmap/search"
@@ -271,4 +272,79 @@ func misdirectTile(t *testing.T, p *kernel.Program) string {
 	}
 	require.Fail(t, "no to_dm of a tile view past the first tile")
 	return ""
+}
+
+// TestSpreadSlicesVerify plans, among the candidates whose clusters use
+// fewer than all 256 slices, the best ones with and without a switch and
+// checks that the builder spreads their live slices over the cluster's
+// DMNs (search/build.go placeSlices: a live slice beyond the first S
+// positions) and that the programs PASS on the simulator: fetch, TRF,
+// switch, commit and DMA all take the spread slice mapping.
+func TestSpreadSlicesVerify(t *testing.T) {
+	spec := engines.Default()
+	for _, tc := range []struct {
+		name, file string
+		sizes      map[string]int
+		switched   bool
+	}{
+		{"gemv", "gemv.yaml", nil, false},
+		{"gemm/switched", "gemm.yaml", map[string]int{"I": 64, "J": 32, "K": 128}, true},
+		{"bmm", "bmm.yaml", map[string]int{"V": 2, "M": 2, "N": 12}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := reducedWorkload(t, tc.file, tc.sizes)
+			p, err := search.NewProblem(w, "")
+			require.NoError(t, err)
+			s, err := search.NewSpace(p, spec)
+			require.NoError(t, err)
+			live := func(c *search.Candidate) int {
+				n := 1
+				for a := range c.Split {
+					n *= max(int(c.Split[a][search.Slice]), 1)
+				}
+				return n
+			}
+			where := func(st search.Stage, c *search.Candidate) bool {
+				if n := live(c); n < 2 || n >= 256 || n%2 != 0 {
+					return false
+				}
+				if tc.switched {
+					// A ring is consecutive slices (002 L3364-3365): slices
+					// beyond it, on another axis, to spread.
+					axes := 0
+					for a := range c.Split {
+						if c.Split[a][search.Slice] > 1 {
+							axes++
+						}
+					}
+					if axes < 2 {
+						return false
+					}
+				}
+				return st < search.StageStationary || c.Switch == tc.switched
+			}
+			res, err := search.Exhaustive(s, search.Options{Top: 3, Where: where, Timeout: time.Minute})
+			require.NoError(t, err)
+			require.NotNil(t, res.Best, "no legal candidate: %+v", res.Stats.Rules())
+			for i, x := range res.Top {
+				pl, err := res.PlanOf(x)
+				require.NoError(t, err)
+				n := live(&x.Candidate)
+				spread := false
+				for _, tt := range pl.Program.Tensors {
+					if tt.Mem != kernel.DM || tt.Slice == nil {
+						continue
+					}
+					for k := n; k < tt.Slice.Size() && !spread; k++ {
+						spread = tt.Slice.Map(k).Kind == mapping.Live
+					}
+				}
+				assert.True(t, spread, "top %d: %d live slices not spread: %s", i, n, x.Candidate.String(p))
+				rep, err := verify.Verify(spec, pl.Program, verify.Options{Seed: 1})
+				require.NoError(t, err, "top %d: %s", i, x.Candidate.String(p))
+				assert.True(t, rep.Pass, "top %d: %s\n%s", i, x.Candidate.String(p), rep)
+				t.Logf("top %d: %s; %d live slices; %.0f cycles; verify %v", i, x.Candidate.String(p), n, x.Report.Cycles, rep.Pass)
+			}
+		})
+	}
 }
