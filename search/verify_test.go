@@ -281,6 +281,7 @@ func misdirectTile(t *testing.T, p *kernel.Program) string {
 // positions) and that the programs PASS on the simulator: fetch, TRF,
 // switch, commit and DMA all take the spread slice mapping.
 func TestSpreadSlicesVerify(t *testing.T) {
+	t.Parallel()
 	spec := engines.Default()
 	for _, tc := range []struct {
 		name, file string
@@ -292,6 +293,9 @@ func TestSpreadSlicesVerify(t *testing.T) {
 		{"bmm", "bmm.yaml", map[string]int{"V": 2, "M": 2, "N": 12}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && tc.name == "bmm" {
+				t.Skip("long: `make test-long` runs it (gemv and the switched gemm cover the spread under -short)")
+			}
 			w := reducedWorkload(t, tc.file, tc.sizes)
 			p, err := search.NewProblem(w, "")
 			require.NoError(t, err)
