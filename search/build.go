@@ -184,16 +184,7 @@ func (b *build) part(a int, from, to Level) *mapping.Expr {
 	if n == 1 {
 		return nil
 	}
-	ax := b.p.Axes[a]
-	stride := b.c.below(a, to)
-	e := mapping.Sym(ax.Name, ax.Size)
-	if stride > 1 {
-		e = e.Div(stride)
-	}
-	if stride*n < ax.Size {
-		e = e.Mod(n)
-	}
-	return e
+	return b.digit(a, b.c.below(a, to), n)
 }
 
 // pair pairs the non-nil parts, major first; the identity when none.

@@ -2,11 +2,16 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"tcpmap/model/plan"
 )
 
 var updateReadme = flag.Bool("update-readme", false, "rewrite results/README.md's plans table")
@@ -28,4 +33,60 @@ func TestResultsReadmeTable(t *testing.T) {
 		return
 	}
 	require.Equal(t, want, text, "regenerate: go test ./cmd/tcpmap -run TestResultsReadmeTable -update-readme")
+}
+
+// The stored plans' table in results/README.md, between these markers:
+// every plan with its price, its share of the MAC peak and of the
+// workload's roofline, and what bounds it.
+const (
+	plansTableBegin = "<!-- plans table: generated from results/plans by TestResultsReadmeTable; go test ./cmd/tcpmap -run TestResultsReadmeTable -update-readme -->"
+	plansTableEnd   = "<!-- end of plans table -->"
+)
+
+// plansTable renders the table of the plans stored under dir.
+func plansTable(dir string) (string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.plan.json"))
+	if err != nil {
+		return "", err
+	}
+	gz, err := filepath.Glob(filepath.Join(dir, "*.plan.json"+plan.Compressed))
+	if err != nil {
+		return "", err
+	}
+	files = append(files, gz...)
+	sort.Strings(files)
+	var b strings.Builder
+	b.WriteString("| plan | einsum | cycles | % of MAC peak | % of roofline | roofline bound | bottleneck | mapping | search |\n")
+	b.WriteString("|---|---|---:|---:|---:|---|---|---|---|\n")
+	for _, f := range files {
+		p, err := plan.Read(f)
+		if err != nil {
+			return "", err
+		}
+		c, m, s := p.Cost, p.Mapping, p.Search
+		var feat []string
+		if m.Switch {
+			feat = append(feat, "switch")
+		}
+		if len(m.TileOrder) > 0 {
+			t := "tiles " + strings.Join(m.TileOrder, ",")
+			if m.DoubleBuffer {
+				t += " pipelined"
+			}
+			feat = append(feat, t)
+		}
+		feat = append(feat, m.Packet+" "+m.Content)
+		search := s.Optimal
+		switch {
+		case search == "" && s.Gap > 0:
+			search = fmt.Sprintf("gap %.0f%%", 100*s.Gap)
+		case search == "":
+			search = "best found"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %.0f | %.2f | %.1f | %s | %s | %s | %s |\n",
+			strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), plan.Compressed), ".plan.json"),
+			p.Workload.Einsum, c.Cycles, 100*c.MACUtilization, 100*c.Roofline, c.Bound, c.Bottleneck,
+			strings.Join(feat, "; "), search)
+	}
+	return b.String(), nil
 }
