@@ -235,28 +235,26 @@ func newSatSpace(s *Space) (*satSpace, error) {
 					}
 				}
 			}
-			// Roles (Space.Check's allowed levels).
-			at := func(l Level) constraints.Lit { return u.lits[lvl(l)] }
-			switch ax.Class {
-			case Contracted:
-				c.Clause(rRoles, at(Cluster).Not())
-				c.Clause(rRoles, at(Slice).Not())
-				c.Clause(rRoles, at(Row).Not())
-				if !s.PartialReduce() {
-					c.Implies(rRoles, at(Packet), e.cols.Not())
+			// Roles: the level table (levels.go), a free axis's as its
+			// operand is stationary or streamed.
+			for _, l := range satLevels {
+				at := u.lits[lvl(l)]
+				switch ax.Class {
+				case Contracted:
+					s.roleClauses(c, rRoles, roleC, l, at, e.cols)
+				case Batch:
+					s.roleClauses(c, rRoles, roleB, l, at, e.cols)
+				default:
+					owner := 0
+					if ax.Class == Free1 {
+						owner = 1
+					}
+					st := isStat(owner)
+					s.roleClauses(c, rRoles, roleFW, l, at, e.cols, st.Not())
+					s.roleClauses(c, rRoles, roleFX, l, at, e.cols, st)
 				}
-			case Batch:
-				c.Clause(rRoles, at(Row).Not())
-				c.Implies(rRoles, at(Packet), e.cols)
-			case Free0, Free1:
-				owner := 0
-				if ax.Class == Free1 {
-					owner = 1
-				}
-				c.Implies(rRoles, at(Row), isStat(owner))
-				c.Implies(rRoles, at(Packet), e.cols)
-				c.Implies(rRoles, at(Packet), isStat(owner).Not())
 			}
+			at := func(l Level) constraints.Lit { return u.lits[lvl(l)] }
 			// Hardware sizes are powers of two: only 2-units at Cluster,
 			// Row and Packet.
 			if pr != 2 {

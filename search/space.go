@@ -462,6 +462,7 @@ const (
 	roleB              // batch
 	roleFX             // free axis of the streamed operand X
 	roleFW             // free axis of the stationary operand W
+	numRoles
 )
 
 // role returns axis a's role when input s is stationary.
@@ -560,18 +561,8 @@ func (s *Space) Check(c *Candidate) error {
 			return fmt.Errorf("axis %s: factors multiply to %d, size %d", ax.Name, prod, ax.Size)
 		}
 		r := s.role(a, c.Stationary)
-		allowed := map[Level]bool{Time: true, Chip: true}
-		switch r {
-		case roleC:
-			allowed[Packet] = c.Content == PacketContracted || s.partial
-		case roleFW:
-			allowed[Row], allowed[Slice], allowed[Cluster], allowed[Tile] = true, true, true, true
-		default:
-			allowed[Slice], allowed[Cluster], allowed[Tile] = true, true, true
-			allowed[Packet] = c.Content == PacketColumns
-		}
 		for l := Level(0); l < NumLevels; l++ {
-			if f := c.factor(a, l); f != 1 && !allowed[l] {
+			if f := c.factor(a, l); f != 1 && !s.opens(r, l, c.Content) {
 				return fmt.Errorf("axis %s (%s): a %s axis takes no %s factor (%d)", ax.Name, ax.Class, roleName(r), l, f)
 			}
 		}
@@ -788,9 +779,10 @@ func (s *Space) EnumerateWhere(where func(Stage, *Candidate) bool, yield func(Ca
 			}
 		}
 	}
+	// The axes the table opens Slice to (Cluster is open to the same).
 	var outputs []int
-	for a, ax := range s.P.Axes {
-		if ax.Class != Contracted {
+	for a := range s.P.Axes {
+		if s.mayTake(a, Slice) {
 			outputs = append(outputs, a)
 		}
 	}
@@ -898,15 +890,19 @@ func (e *enumerator) slices(c Candidate, outputs []int, i, used int) {
 // accumulation kind.
 func (e *enumerator) packets(c Candidate) {
 	s, p := e.s, e.s.P
+	// The table sorts the axes: contracted-packet axes, column axes, and
+	// the axes that take Rows.
 	var contracted, cols, fw []int
 	for a := range p.Axes {
-		switch s.role(a, c.Stationary) {
-		case roleC:
+		r := s.role(a, c.Stationary)
+		switch roleLevels[r][Packet] {
+		case withContracted:
 			contracted = append(contracted, a)
-		case roleFW:
-			fw = append(fw, a)
-		default:
+		case withColumns:
 			cols = append(cols, a)
+		}
+		if roleLevels[r][Row] == always {
+			fw = append(fw, a)
 		}
 	}
 	// rest is what an axis has left for the packet.

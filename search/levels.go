@@ -1,0 +1,111 @@
+package search
+
+import "tcpmap/constraints"
+
+// The one table of which levels each axis role may take. Space.Check, the
+// enumerator and the SAT encoding (and through it explain and the unsat
+// cores of Infeasible) read it; a new placement (a contracted axis split
+// across slices, say) is a change of this table and of what the builder
+// makes of it, not of four copies of the rule.
+
+// levelUse says when an axis of a role may take a factor other than 1 at a
+// level.
+type levelUse uint8
+
+const (
+	// never: the level is closed to the role.
+	never levelUse = iota
+	// always: the level is open whatever the packet holds.
+	always
+	// withColumns: only when the packet holds columns (PacketColumns).
+	withColumns
+	// withContracted: only when the packet holds contracted axes
+	// (PacketContracted), or with either content where the space reduces
+	// partially (Space.PartialReduce: a packet of columns then holds
+	// contracted axes innermost, 002 L4392).
+	withContracted
+)
+
+// roleLevels is the table, by role and level (002 L104-120: an einsum's
+// contracted axes are reduced, its output axes spread; L129-132, L147: the
+// levels).
+//
+//   - Contracted axes are reduced by the Reducer's tree (Packet, 002 L4384-
+//     4392) and accumulator (Time, 002 L4447-4492); Cluster and Slice would
+//     need the Vector Engine's reductions (002 L7073-7080), Row is the
+//     TRF's output axis (002 L4100-4105).
+//   - Batch axes and the streamed operand's free axes spread over Cluster,
+//     Slice and Time, and fill a packet of columns (002 L3721-3734).
+//   - The stationary operand's free axes spread over Cluster, Slice, Time
+//     and the TRF's Rows (002 L4100-4105, L4162-4167); its weights are read
+//     one per Row, never as packet lanes.
+//
+// Tile loops run over output axes only (a contracted axis is never tiled:
+// the accumulator holds one tile's sums, 002 L4447-4492). Chip is open to
+// every role and held at 1 by Check: one chip is mapped.
+var roleLevels = [numRoles][NumLevels]levelUse{
+	roleC:  {Chip: always, Time: always, Packet: withContracted},
+	roleB:  {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
+	roleFX: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
+	roleFW: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Row: always},
+}
+
+// opens reports whether a role may take a factor at level l with the
+// packet's content k in space s.
+func (s *Space) opens(r role, l Level, k PacketContent) bool {
+	switch roleLevels[r][l] {
+	case always:
+		return true
+	case withColumns:
+		return k == PacketColumns
+	case withContracted:
+		return k == PacketContracted || s.partial
+	}
+	return false
+}
+
+// rolesOf lists the roles an axis of class cl can take: a free axis is the
+// stationary operand's or the streamed one's, as the stationary choice
+// falls.
+func rolesOf(cl Class) []role {
+	switch cl {
+	case Contracted:
+		return []role{roleC}
+	case Batch:
+		return []role{roleB}
+	}
+	return []role{roleFX, roleFW}
+}
+
+// mayTake reports whether axis a may take a factor at level l under some
+// stationary choice and packet content: the axes the enumerator places at
+// l before those are chosen.
+func (s *Space) mayTake(a int, l Level) bool {
+	for _, r := range rolesOf(s.P.Axes[a].Class) {
+		if roleLevels[r][l] != never {
+			return true
+		}
+	}
+	return false
+}
+
+// roleClauses adds the table's clauses for the literal at, which places a
+// unit of an axis of role r at level l, under rule rule: each clause also
+// holds the literals of unless, so that it binds only when the role
+// applies (a free axis is FW only when its operand is stationary). cols is
+// the packet-of-columns literal.
+func (s *Space) roleClauses(c *constraints.Problem, rule constraints.Lit, r role, l Level, at, cols constraints.Lit, unless ...constraints.Lit) {
+	clause := func(lits ...constraints.Lit) {
+		c.Clause(rule, append(append([]constraints.Lit{at.Not()}, lits...), unless...)...)
+	}
+	switch roleLevels[r][l] {
+	case never:
+		clause()
+	case withColumns:
+		clause(cols)
+	case withContracted:
+		if !s.partial {
+			clause(cols.Not())
+		}
+	}
+}
