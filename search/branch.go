@@ -106,6 +106,83 @@ func Solve(s *Space, opts Options) (*Result, error) {
 
 // solve is Solve within the tile bound of s or opts.
 func solve(s *Space, opts Options) (*Result, error) {
+	sv, err := newBnB(s, opts)
+	if errors.Is(err, errNoEncoding) {
+		return Exhaustive(s, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sv.run()
+	return sv.finish(), nil
+}
+
+// Work counts of the branch and bound, in candidates and models, never in
+// time, so that a search without a timeout is deterministic.
+const (
+	// firstEvery, firstLegal: after every firstEvery candidates built, or
+	// firstLegal legal ones, the best built candidate that could still
+	// beat the incumbent is priced out of turn (bnb.step).
+	firstEvery, firstLegal = 1024, 128
+	// interleaveWork is the items bnb.interleaved works on at a time.
+	interleaveWork = 32
+	// A level can hold more skeletons than the solver enumerates in the
+	// time given (the prefill GEMMs of workloads/llama3-70b-prefill.yaml):
+	// after every interleave models the solver proposes without exhausting
+	// a level, the queued items are worked on (interleaved), so that a
+	// search stopped early has candidates. The proof does not change: it
+	// waits for UNSAT.
+	interleave = 1024
+)
+
+// bnb is the SAT planner's branch and bound over one space: the solver
+// proposes Cluster/Slice placements level by level (bounds doubling), their
+// skeletons and candidates are queued best bound first, built, priced with
+// DMA lower bounds and then exactly; the incumbent's cycles become clauses
+// that rule out every skeleton bounded above them, and UNSAT with no bound
+// assumed proves the incumbent optimal.
+type bnb struct {
+	s    *Space
+	e    *satSpace
+	opts Options
+	res  *Result
+	st   *Stats
+	ev   *evaluator
+	pool *workers
+	// top is the number of plans kept; n the problem's axes.
+	top, n int
+	// start, every, next and deadline pace the progress reports and the
+	// timeout.
+	start, next, deadline time.Time
+	every                 time.Duration
+	// idx numbers the exact evaluations.
+	idx int
+	// proven: every candidate costs at least this. enumerated is the last
+	// level the solver had no skeleton under: every skeleton whose bounds
+	// are at most it was queued or evaluated; cur is the bound of the
+	// skeleton being evaluated.
+	proven, enumerated, cur float64
+	// level is the bound the solver's models are held under.
+	level float64
+	// incumbentBound is the cycles of the worst of the Top when full.
+	incumbentBound float64
+	stopped        bool
+	queue          skeletonQueue
+	// expanded holds skeletons listed ahead of their turn by spare
+	// workers (expand); speculated, built candidates priced ahead of their
+	// turn (exact).
+	expanded   map[skeleton][]scored
+	speculated map[Candidate]exactOut
+	// outs is evaluateBounds's buffer.
+	outs []boundOut
+	// sinceFirst counts the candidates built since the last one priced
+	// out of turn (step), legalSince the legal ones among them;
+	// sinceDrain the models proposed since the queue was last drained.
+	sinceFirst, legalSince, sinceDrain int
+}
+
+// newBnB encodes s and readies a search under opts.
+func newBnB(s *Space, opts Options) (*bnb, error) {
 	start := time.Now()
 	if opts.MaxTiles > 0 {
 		t := *s
@@ -113,9 +190,6 @@ func solve(s *Space, opts Options) (*Result, error) {
 		s = &t
 	}
 	e, err := newSatSpace(s)
-	if errors.Is(err, errNoEncoding) {
-		return Exhaustive(s, opts)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -129,496 +203,71 @@ func solve(s *Space, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	top := max(opts.Top, 1)
-	every := opts.ProgressEvery
-	if every <= 0 {
-		every = time.Second
+	sv := &bnb{s: s, e: e, opts: opts, res: res, st: &res.Stats, ev: ev, pool: pool,
+		top: max(opts.Top, 1), n: len(s.P.Axes), start: start, every: opts.ProgressEvery,
+		cur: math.Inf(1), level: 2 * float64(s.Spec.DMA.StartupCycles.Value), incumbentBound: math.Inf(1),
+		expanded: map[skeleton][]scored{}, speculated: map[Candidate]exactOut{}}
+	if sv.every <= 0 {
+		sv.every = time.Second
 	}
-	next := start.Add(every)
-	st := &res.Stats
-	st.Restricted = opts.Where != nil
-	deadline := time.Time{}
+	sv.next = start.Add(sv.every)
+	sv.st.Restricted = opts.Where != nil
 	if opts.Timeout > 0 {
-		deadline = start.Add(opts.Timeout)
+		sv.deadline = start.Add(opts.Timeout)
 	}
-	// left returns the time left (0: no limit) and whether the search
-	// may go on: neither the deadline nor the evaluation budget is
-	// reached. The budget is checked where evaluations are accounted, in
-	// sequential order, so that where it stops does not depend on the
-	// workers.
-	left := func() (time.Duration, bool) {
-		if opts.stopped() || opts.MaxEvaluations > 0 && st.Evaluated >= opts.MaxEvaluations {
-			return 0, false
-		}
-		if deadline.IsZero() {
-			return 0, true
-		}
-		d := time.Until(deadline)
-		return d, d > 0
-	}
-	n := len(s.P.Axes)
-	idx := 0
-	proven := 0.0 // every candidate costs at least this
-	// enumerated is the last level the solver had no skeleton under:
-	// every skeleton whose bounds are at most it was queued or evaluated;
-	// cur is the bound of the skeleton being evaluated.
-	enumerated, cur := 0.0, math.Inf(1)
-	level := 2 * float64(s.Spec.DMA.StartupCycles.Value)
-	incumbentBound := math.Inf(1) // cycles of the worst of the Top when full
-	stopped := false
-	var queue skeletonQueue
-	// expand enumerates skeleton k's candidates with their candidate
-	// bounds, best first.
-	listOf := func(k *skeleton) []scored {
-		var list []scored
-		add := func(c Candidate) bool {
-			list = append(list, scored{c: c, bound: s.candidateBound(&c)})
-			return true
-		}
-		if opts.Where == nil {
-			s.enumerateSkeleton(k.candidate(), add)
-		} else {
-			s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
-				return k.matches(stage, c, n) && opts.Where(stage, c)
-			}, add)
-		}
-		sort.SliceStable(list, func(i, j int) bool { return list[i].bound < list[j].bound })
-		return list
-	}
-	// expand lists skeleton k's candidates (listOf); with spare workers,
-	// and no user restriction to call concurrently, the next skeletons the
-	// queue holds unexpanded are listed meanwhile (pure work, kept until
-	// they come up).
-	expanded := map[skeleton][]scored{}
-	expand := func(k *skeleton) []scored {
-		list, ok := expanded[*k]
-		if ok {
-			delete(expanded, *k)
-		} else {
-			ks := []skeleton{*k}
-			for opts.Where == nil && len(ks) < len(pool.evs) {
-				best := -1
-				for i := range queue {
-					r := &queue[i]
-					if r.built || r.placement || r.cands != nil || r.bound > incumbentBound || slices.Contains(ks, r.k) {
-						continue
-					}
-					if _, done := expanded[r.k]; done {
-						continue
-					}
-					if best < 0 || queue.Less(i, best) {
-						best = i
-					}
-				}
-				if best < 0 {
-					break
-				}
-				ks = append(ks, queue[best].k)
-			}
-			lists := make([][]scored, len(ks))
-			pool.each(len(ks), func(_ *evaluator, i int) { lists[i] = listOf(&ks[i]) })
-			for i := 1; i < len(ks); i++ {
-				expanded[ks[i]] = lists[i]
-			}
-			list = lists[0]
-		}
-		st.Candidates += len(list)
-		if len(list) == 0 {
-			st.SAT.Empty++
-		}
-		return list
-	}
-	// skeletons queues the skeletons of placement k (its Cluster/Slice
-	// factors), each under its bounds, as the enumerator lists them up to
-	// their Row and Time factors; those the incumbent rules out are
-	// dropped.
-	skeletons := func(k *skeleton, seq int) {
-		seen := map[skeleton]bool{} // the untiled and tiled passes list each
-		s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
-			if stage == StageSlices && !k.matches(stage, c, n) {
-				return false
-			}
-			if opts.Where != nil && !opts.Where(stage, c) {
-				return false
-			}
-			if stage != StageRows {
-				return true
-			}
-			sk := skeleton{stationary: c.Stationary, sw: c.Switch, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
-			if seen[sk] {
-				return false
-			}
-			seen[sk] = true
-			if b := s.lowerBounds(c).max(); b > incumbentBound {
-				st.SAT.BoundSkips++
-			} else {
-				heap.Push(&queue, queued{k: sk, bound: b, seq: seq})
-			}
-			return false // the skeleton's candidates wait for its turn
-		}, func(Candidate) bool { return true })
-	}
-	// improved records a better incumbent and the clauses it makes
-	// permanent.
-	improved := func() {
-		if len(res.Top) < top || res.Top[top-1].Report.Cycles >= incumbentBound {
+	return sv, nil
+}
+
+// run proposes placements level by level until UNSAT with no bound
+// assumed (the incumbent is proven), or the time or evaluation budget
+// runs out (stopped).
+func (sv *bnb) run() {
+	e, st := sv.e, sv.st
+	for {
+		d, ok := sv.left()
+		if !ok {
+			sv.stopped = true
 			return
 		}
-		incumbentBound = res.Top[top-1].Report.Cycles
-		// For good: only skeletons whose bounds could still place among
-		// the Top.
-		for _, l := range e.boundLits(incumbentBound) {
-			e.p.Clause(0, l)
-		}
-	}
-	progress := func() {
-		if opts.Progress != nil && time.Now().After(next) {
-			st.Wall = time.Since(start)
-			opts.Progress(*st)
-			next = time.Now().Add(every)
-		}
-	}
-	// losesTie reports whether a candidate priced at least b cannot enter
-	// a full Top: b ties its worst, and ties go to the smaller candidate
-	// text (betterSAT), so only a smaller text could still enter.
-	losesTie := func(c *Candidate, b float64) bool {
-		return len(res.Top) == top && b == incumbentBound && c.String(s.P) > res.Top[top-1].key
-	}
-	// evaluateBounds is evaluate with pruning: the candidates whose
-	// bounds are at most x (the incumbent does not move meanwhile) are
-	// built, lowered and priced with DMA lower bounds by the workers, a
-	// chunk at a time, and accounted in order.
-	var outs []boundOut
-	// sinceFirst counts the candidates built since the last one priced out
-	// of turn (step), legalSince the legal ones among them.
-	const firstEvery, firstLegal = 1024, 128
-	sinceFirst, legalSince := 0, 0
-	evaluateBounds := func(q *queued, x float64) []scored {
-		list := q.cands
-		chunk := 16 * len(pool.evs)
-		for len(list) > 0 && list[0].bound <= x {
-			k, limit := 0, chunk
-			if opts.MaxEvaluations > 0 {
-				limit = min(limit, opts.MaxEvaluations-st.Evaluated)
-			}
-			for k < len(list) && k < limit && list[k].bound <= x {
-				k++
-			}
-			if k == 0 {
-				break // the budget is spent (left says so)
-			}
-			if cap(outs) < k {
-				outs = make([]boundOut, k)
-			}
-			outs = outs[:k]
-			pool.bounds(list[:k], outs)
-			sinceFirst += k
-			for i := range k {
-				sc := &list[i]
-				st.Evaluated++
-				if b, why, ok := ev.account(outs[i]); !ok {
-					q.rule = why
-				} else {
-					q.legal = true
-					st.Legal++
-					legalSince++
-					if b = max(b, sc.bound); b > incumbentBound || losesTie(&sc.c, b) {
-						st.Pruned++
-					} else {
-						heap.Push(&queue, queued{built: true, c: sc.c, bound: b, seq: q.seq})
-					}
-				}
-				progress()
-				if _, ok := left(); !ok {
-					list = list[i+1:]
-					k = -1
-					break
-				}
-			}
-			if k < 0 {
-				break
-			}
-			list = list[k:]
-		}
-		if len(list) == 0 && !q.legal && q.rule != "" {
-			st.SAT.IllegalSkeletons++
-		}
-		return list
-	}
-	// evaluate builds and lowers q's candidates in bound order while
-	// their bounds are at most x, prices each with DMA lower bounds and
-	// queues the legal ones under that price for their exact pricing
-	// (step); it returns the candidates left. With NoPrune each is priced
-	// exactly at once.
-	evaluate := func(q *queued, x float64) []scored {
-		if !opts.NoPrune {
-			return evaluateBounds(q, x)
-		}
-		list := q.cands
-		for len(list) > 0 && list[0].bound <= x {
-			sc := list[0]
-			list = list[1:]
-			r, why := ev.evaluateWhy(idx, &sc.c, nil)
-			st.Evaluated++
-			idx++
-			if r != nil {
-				q.legal = true
-				res.keepBy(r, top, betterSAT)
-				improved()
-			} else if why != "" {
-				q.rule = why
-			}
-			progress()
-			x = min(x, incumbentBound)
-			if _, ok := left(); !ok {
-				break
-			}
-		}
-		if len(list) == 0 && !q.legal && q.rule != "" {
-			st.SAT.IllegalSkeletons++
-		}
-		return list
-	}
-	// exact prices built item q exactly, and with spare workers the next
-	// built items the queue would pop while the incumbent allows them
-	// (speculated, used when they come up).
-	speculated := map[Candidate]exactOut{}
-	exact := func(q *queued) exactOut {
-		cs := []Candidate{q.c}
-		var picked []int
-		for len(cs) < len(pool.evs) {
-			best := -1
-			for i := range queue {
-				r := &queue[i]
-				if !r.built || r.bound > incumbentBound || slices.Contains(picked, i) {
-					continue
-				}
-				if _, done := speculated[r.c]; done || r.c == q.c {
-					continue
-				}
-				if best < 0 || queue.Less(i, best) {
-					best = i
-				}
-			}
-			if best < 0 {
-				break
-			}
-			picked = append(picked, best)
-			cs = append(cs, queue[best].c)
-		}
-		outs := make([]exactOut, len(cs))
-		pool.exacts(cs, outs)
-		for k := 1; k < len(cs); k++ {
-			speculated[cs[k]] = outs[k]
-		}
-		return outs[0]
-	}
-	// work prices, expands or evaluates queued item q (see step) and
-	// queues what is left of it.
-	work := func(q queued, x float64) {
-		cur = q.bound
-		switch {
-		case q.built && losesTie(&q.c, q.bound):
-			delete(speculated, q.c)
-			st.Pruned++
-		case q.built:
-			o, ok := speculated[q.c]
-			if ok {
-				delete(speculated, q.c)
-			} else {
-				o = exact(&q)
-			}
-			r, _ := ev.accountExact(idx, o)
-			st.Evaluated++
-			idx++
-			if r != nil {
-				res.keepBy(r, top, betterSAT)
-				improved()
-			} else {
-				st.Legal-- // the exact price found it invalid
-			}
-			progress()
-		case q.placement:
-			skeletons(&q.k, q.seq)
-		case q.cands == nil:
-			q.cands = expand(&q.k)
-		default:
-			upto := x
-			if queue.Len() > 0 {
-				upto = min(upto, queue.peek().bound)
-			}
-			q.cands = evaluate(&q, max(upto, q.bound))
-		}
-		cur = math.Inf(1)
-		if !q.built && !q.placement && len(q.cands) > 0 {
-			q.bound = max(q.bound, q.cands[0].bound)
-			heap.Push(&queue, q)
-		}
-	}
-	// step works on the best queued item whose bound is at most x: a
-	// skeleton it expands, a skeleton's candidates it evaluates up to the
-	// next item's bound (best first across skeletons), a built candidate
-	// it prices exactly. It drops the queue when the incumbent rules it
-	// all out. more reports whether an item was worked on, ok whether
-	// time is left.
-	step := func(x float64) (more, ok bool) {
-		if queue.Len() == 0 {
-			return false, true
-		}
-		// After every firstEvery candidates built, or firstLegal legal
-		// ones, the best built candidate that could still beat the
-		// incumbent is priced out of turn: a large space may take long to
-		// reach its turn (llama3-70b-prefill's RoPE and projections), and a
-		// search stopped early needs a candidate, and a good one. Counted in
-		// candidates, not time: the search stays deterministic.
-		if sinceFirst >= firstEvery || legalSince >= firstLegal {
-			sinceFirst, legalSince = 0, 0
-			built := -1
-			for i := range queue {
-				if r := &queue[i]; r.built && r.bound < incumbentBound && (built < 0 || r.bound < queue[built].bound) {
-					built = i
-				}
-			}
-			if built >= 0 {
-				work(heap.Remove(&queue, built).(queued), x)
-				_, ok = left()
-				return true, ok
-			}
-		}
-		q := queue.peek()
-		if q.bound > incumbentBound {
-			for _, r := range queue {
-				switch {
-				case r.built:
-					st.Pruned++
-				case r.cands == nil:
-					st.SAT.BoundSkips++
-				default:
-					st.Skipped += len(r.cands)
-				}
-			}
-			queue = queue[:0]
-			return false, true
-		}
-		if q.bound > x {
-			return false, true
-		}
-		q = heap.Pop(&queue).(queued)
-		work(q, x)
-		_, ok = left()
-		return true, ok
-	}
-	// interleaved works interleaveWork times on the best queued item that
-	// is already expanded or built; on the best skeleton to expand when
-	// none is. It counts work, not time, so that a search without a
-	// timeout is deterministic.
-	const interleaveWork = 32
-	interleaved := func() bool {
-		for w := 0; w < interleaveWork && queue.Len() > 0; w++ {
-			// Without an incumbent, a built candidate first: its exact
-			// price is the first incumbent.
-			best, built := -1, -1
-			for i := range queue {
-				r := &queue[i]
-				if (r.cands != nil || r.built) && (best < 0 || r.bound < queue[best].bound) {
-					best = i
-				}
-				if r.built && (built < 0 || r.bound < queue[built].bound) {
-					built = i
-				}
-			}
-			if built >= 0 && len(res.Top) < top {
-				best = built
-			}
-			if best < 0 {
-				if _, ok := step(math.Inf(1)); !ok {
-					return false
-				}
-				continue
-			}
-			if queue[best].bound > incumbentBound {
-				break
-			}
-			work(heap.Remove(&queue, best).(queued), math.Inf(1))
-			if _, ok := left(); !ok {
-				return false
-			}
-		}
-		return true
-	}
-	// drain evaluates the queued skeletons' candidates whose bounds are at
-	// most x, best first.
-	drain := func(x float64) bool {
-		for {
-			more, ok := step(x)
-			if !ok {
-				return false
-			}
-			if !more {
-				return true
-			}
-		}
-	}
-	// A level can hold more skeletons than the solver enumerates in the
-	// time given (the prefill GEMMs of workloads/llama3-70b-prefill.yaml):
-	// after every interleave models the solver proposes without exhausting
-	// a level, the queued items are worked on (interleaved), so that a
-	// search stopped early has candidates. The proof does not change: it waits
-	// for UNSAT.
-	const interleave = 1024
-	sinceDrain := 0
-	// exhausted is the proven bound once no skeleton is left: the
-	// incumbent, or +Inf when nothing is legal.
-	exhausted := func() float64 {
-		if len(res.Top) == top {
-			return incumbentBound
-		}
-		return math.Inf(1)
-	}
-	for {
-		d, ok := left()
-		if !ok {
-			stopped = true
-			break
-		}
 		var assume []constraints.Lit
-		if level < incumbentBound {
-			assume = e.boundLits(level)
+		if sv.level < sv.incumbentBound {
+			assume = e.boundLits(sv.level)
 		}
 		st.SAT.Solves++
-		r := e.p.SolveContext(opts.Context, d, assume...)
+		r := e.p.SolveContext(sv.opts.Context, d, assume...)
 		if r == constraints.Unknown {
-			stopped = true
-			break
+			sv.stopped = true
+			return
 		}
 		if r == constraints.Unsat {
 			// Every skeleton whose bounds are at most level is queued
 			// or done: evaluate the queued ones in bound order.
 			if assume != nil {
-				enumerated = level
+				sv.enumerated = sv.level
 			}
-			if !drain(level) {
-				stopped = true
-				break
+			if !sv.drain(sv.level) {
+				sv.stopped = true
+				return
 			}
-			sinceDrain = 0
+			sv.sinceDrain = 0
 			if assume == nil {
 				// Nothing is left: every skeleton was evaluated or
 				// bounded out by the incumbents.
-				if !drain(math.Inf(1)) {
-					stopped = true
-					break
+				if !sv.drain(math.Inf(1)) {
+					sv.stopped = true
+					return
 				}
-				proven = exhausted()
-				break
+				sv.proven = sv.exhausted()
+				return
 			}
-			proven = math.Max(proven, level)
-			level *= 2
+			sv.proven = math.Max(sv.proven, sv.level)
+			sv.level *= 2
 			// Stop when no skeleton is left at any level.
-			if d, ok := left(); ok && queue.Len() == 0 {
+			if d, ok := sv.left(); ok && sv.queue.Len() == 0 {
 				st.SAT.Solves++
-				if r := e.p.SolveContext(opts.Context, d); r == constraints.Unsat {
-					proven = exhausted()
-					break
+				if r := e.p.SolveContext(sv.opts.Context, d); r == constraints.Unsat {
+					sv.proven = sv.exhausted()
+					return
 				}
 			}
 			continue
@@ -632,48 +281,478 @@ func solve(s *Space, opts Options) (*Result, error) {
 		// candidates, enumerated directly, carry their own bounds, so the
 		// solver proposes each placement once rather than each skeleton.
 		e.p.Clause(0, e.placementClause()...)
-		b := s.placementBound(&kc)
-		if b > incumbentBound {
+		b := sv.s.placementBound(&kc)
+		if b > sv.incumbentBound {
 			st.SAT.Placements++
 			continue
 		}
-		heap.Push(&queue, queued{k: k, bound: b, seq: st.SAT.Models, placement: true})
-		if sinceDrain++; sinceDrain >= interleave {
-			if !interleaved() {
-				stopped = true
-				break
+		heap.Push(&sv.queue, queued{k: k, bound: b, seq: st.SAT.Models, placement: true})
+		if sv.sinceDrain++; sv.sinceDrain >= interleave {
+			if !sv.interleaved() {
+				sv.stopped = true
+				return
 			}
-			sinceDrain = 0
+			sv.sinceDrain = 0
 		}
 	}
-	st.Wall = time.Since(start)
-	st.LowerHits, st.LowerMisses = ev.low.hits, ev.low.misses
-	st.SAT.Clauses = e.p.Clauses()
-	st.Complete = !stopped
-	if stopped {
-		st.Stopped = opts.stopReason(st.Evaluated)
+}
+
+// finish fills the statistics and the proof: proven when the search ran
+// out of skeletons unrestricted, else the lower bound the unevaluated
+// skeletons leave and the gap to it.
+func (sv *bnb) finish() *Result {
+	st, res := sv.st, sv.res
+	st.Wall = time.Since(sv.start)
+	st.LowerHits, st.LowerMisses = sv.ev.low.hits, sv.ev.low.misses
+	st.SAT.Clauses = sv.e.p.Clauses()
+	st.Complete = !sv.stopped
+	if sv.stopped {
+		st.Stopped = sv.opts.stopReason(st.Evaluated)
 	}
 	if len(res.Top) > 0 {
 		res.Best = res.Top[0]
 		best := res.Best.Report.Cycles
-		lb := math.Min(proven, best)
-		if stopped {
+		lb := math.Min(sv.proven, best)
+		if sv.stopped {
 			// The unevaluated skeletons: queued, in evaluation, or not yet
 			// proposed (bounds above the last level enumerated).
-			lb = math.Min(best, math.Min(enumerated, cur))
-			if queue.Len() > 0 {
-				lb = math.Min(lb, queue.peek().bound)
+			lb = math.Min(best, math.Min(sv.enumerated, sv.cur))
+			if sv.queue.Len() > 0 {
+				lb = math.Min(lb, sv.queue.peek().bound)
 			}
-			lb = math.Max(lb, math.Min(proven, best))
+			lb = math.Max(lb, math.Min(sv.proven, best))
 		}
-		res.Proof = Proof{Proven: !stopped && !st.Restricted, LowerBound: lb}
+		res.Proof = Proof{Proven: !sv.stopped && !st.Restricted, LowerBound: lb}
 		if !res.Proof.Proven {
 			res.Proof.Gap = (best - lb) / best
 		} else {
 			res.Proof.LowerBound = best
 		}
 	}
-	return res, nil
+	return res
+}
+
+// left returns the time left (0: no limit) and whether the search
+// may go on: neither the deadline nor the evaluation budget is
+// reached. The budget is checked where evaluations are accounted, in
+// sequential order, so that where it stops does not depend on the
+// workers.
+func (sv *bnb) left() (time.Duration, bool) {
+	if sv.opts.stopped() || sv.opts.MaxEvaluations > 0 && sv.st.Evaluated >= sv.opts.MaxEvaluations {
+		return 0, false
+	}
+	if sv.deadline.IsZero() {
+		return 0, true
+	}
+	d := time.Until(sv.deadline)
+	return d, d > 0
+}
+
+// listOf enumerates skeleton k's candidates with their candidate
+// bounds, best first.
+func (sv *bnb) listOf(k *skeleton) []scored {
+	var list []scored
+	add := func(c Candidate) bool {
+		list = append(list, scored{c: c, bound: sv.s.candidateBound(&c)})
+		return true
+	}
+	if sv.opts.Where == nil {
+		sv.s.enumerateSkeleton(k.candidate(), add)
+	} else {
+		sv.s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
+			return k.matches(stage, c, sv.n) && sv.opts.Where(stage, c)
+		}, add)
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].bound < list[j].bound })
+	return list
+}
+
+// expand lists skeleton k's candidates (listOf); with spare workers,
+// and no user restriction to call concurrently, the next skeletons the
+// queue holds unexpanded are listed meanwhile (pure work, kept until
+// they come up).
+func (sv *bnb) expand(k *skeleton) []scored {
+	list, ok := sv.expanded[*k]
+	if ok {
+		delete(sv.expanded, *k)
+	} else {
+		ks := []skeleton{*k}
+		for sv.opts.Where == nil && len(ks) < len(sv.pool.evs) {
+			best := -1
+			for i := range sv.queue {
+				r := &sv.queue[i]
+				if r.built || r.placement || r.cands != nil || r.bound > sv.incumbentBound || slices.Contains(ks, r.k) {
+					continue
+				}
+				if _, done := sv.expanded[r.k]; done {
+					continue
+				}
+				if best < 0 || sv.queue.Less(i, best) {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			ks = append(ks, sv.queue[best].k)
+		}
+		lists := make([][]scored, len(ks))
+		sv.pool.each(len(ks), func(_ *evaluator, i int) { lists[i] = sv.listOf(&ks[i]) })
+		for i := 1; i < len(ks); i++ {
+			sv.expanded[ks[i]] = lists[i]
+		}
+		list = lists[0]
+	}
+	sv.st.Candidates += len(list)
+	if len(list) == 0 {
+		sv.st.SAT.Empty++
+	}
+	return list
+}
+
+// skeletons queues the skeletons of placement k (its Cluster/Slice
+// factors), each under its bounds, as the enumerator lists them up to
+// their Row and Time factors; those the incumbent rules out are
+// dropped.
+func (sv *bnb) skeletons(k *skeleton, seq int) {
+	seen := map[skeleton]bool{} // the untiled and tiled passes list each
+	sv.s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
+		if stage == StageSlices && !k.matches(stage, c, sv.n) {
+			return false
+		}
+		if sv.opts.Where != nil && !sv.opts.Where(stage, c) {
+			return false
+		}
+		if stage != StageRows {
+			return true
+		}
+		sk := skeleton{stationary: c.Stationary, sw: c.Switch, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
+		if seen[sk] {
+			return false
+		}
+		seen[sk] = true
+		if b := sv.s.lowerBounds(c).max(); b > sv.incumbentBound {
+			sv.st.SAT.BoundSkips++
+		} else {
+			heap.Push(&sv.queue, queued{k: sk, bound: b, seq: seq})
+		}
+		return false // the skeleton's candidates wait for its turn
+	}, func(Candidate) bool { return true })
+}
+
+// improved records a better incumbent and the clauses it makes
+// permanent.
+func (sv *bnb) improved() {
+	if len(sv.res.Top) < sv.top || sv.res.Top[sv.top-1].Report.Cycles >= sv.incumbentBound {
+		return
+	}
+	sv.incumbentBound = sv.res.Top[sv.top-1].Report.Cycles
+	// For good: only skeletons whose bounds could still place among
+	// the Top.
+	for _, l := range sv.e.boundLits(sv.incumbentBound) {
+		sv.e.p.Clause(0, l)
+	}
+}
+
+// progress reports the statistics to opts.Progress once every
+// ProgressEvery.
+func (sv *bnb) progress() {
+	if sv.opts.Progress != nil && time.Now().After(sv.next) {
+		sv.st.Wall = time.Since(sv.start)
+		sv.opts.Progress(*sv.st)
+		sv.next = time.Now().Add(sv.every)
+	}
+}
+
+// losesTie reports whether a candidate priced at least b cannot enter
+// a full Top: b ties its worst, and ties go to the smaller candidate
+// text (betterSAT), so only a smaller text could still enter.
+func (sv *bnb) losesTie(c *Candidate, b float64) bool {
+	return len(sv.res.Top) == sv.top && b == sv.incumbentBound && c.String(sv.s.P) > sv.res.Top[sv.top-1].key
+}
+
+// evaluateBounds is evaluate with pruning: the candidates whose
+// bounds are at most x (the incumbent does not move meanwhile) are
+// built, lowered and priced with DMA lower bounds by the workers, a
+// chunk at a time, and accounted in order.
+func (sv *bnb) evaluateBounds(q *queued, x float64) []scored {
+	list := q.cands
+	chunk := 16 * len(sv.pool.evs)
+	for len(list) > 0 && list[0].bound <= x {
+		k, limit := 0, chunk
+		if sv.opts.MaxEvaluations > 0 {
+			limit = min(limit, sv.opts.MaxEvaluations-sv.st.Evaluated)
+		}
+		for k < len(list) && k < limit && list[k].bound <= x {
+			k++
+		}
+		if k == 0 {
+			break // the budget is spent (left says so)
+		}
+		if cap(sv.outs) < k {
+			sv.outs = make([]boundOut, k)
+		}
+		sv.outs = sv.outs[:k]
+		sv.pool.bounds(list[:k], sv.outs)
+		sv.sinceFirst += k
+		for i := range k {
+			sc := &list[i]
+			sv.st.Evaluated++
+			if b, why, ok := sv.ev.account(sv.outs[i]); !ok {
+				q.rule = why
+			} else {
+				q.legal = true
+				sv.st.Legal++
+				sv.legalSince++
+				if b = max(b, sc.bound); b > sv.incumbentBound || sv.losesTie(&sc.c, b) {
+					sv.st.Pruned++
+				} else {
+					heap.Push(&sv.queue, queued{built: true, c: sc.c, bound: b, seq: q.seq})
+				}
+			}
+			sv.progress()
+			if _, ok := sv.left(); !ok {
+				list = list[i+1:]
+				k = -1
+				break
+			}
+		}
+		if k < 0 {
+			break
+		}
+		list = list[k:]
+	}
+	if len(list) == 0 && !q.legal && q.rule != "" {
+		sv.st.SAT.IllegalSkeletons++
+	}
+	return list
+}
+
+// evaluate builds and lowers q's candidates in bound order while
+// their bounds are at most x, prices each with DMA lower bounds and
+// queues the legal ones under that price for their exact pricing
+// (step); it returns the candidates left. With NoPrune each is priced
+// exactly at once.
+func (sv *bnb) evaluate(q *queued, x float64) []scored {
+	if !sv.opts.NoPrune {
+		return sv.evaluateBounds(q, x)
+	}
+	list := q.cands
+	for len(list) > 0 && list[0].bound <= x {
+		sc := list[0]
+		list = list[1:]
+		r, why := sv.ev.evaluateWhy(sv.idx, &sc.c, nil)
+		sv.st.Evaluated++
+		sv.idx++
+		if r != nil {
+			q.legal = true
+			sv.res.keepBy(r, sv.top, betterSAT)
+			sv.improved()
+		} else if why != "" {
+			q.rule = why
+		}
+		sv.progress()
+		x = min(x, sv.incumbentBound)
+		if _, ok := sv.left(); !ok {
+			break
+		}
+	}
+	if len(list) == 0 && !q.legal && q.rule != "" {
+		sv.st.SAT.IllegalSkeletons++
+	}
+	return list
+}
+
+// exact prices built item q exactly, and with spare workers the next
+// built items the queue would pop while the incumbent allows them
+// (speculated, used when they come up).
+func (sv *bnb) exact(q *queued) exactOut {
+	cs := []Candidate{q.c}
+	var picked []int
+	for len(cs) < len(sv.pool.evs) {
+		best := -1
+		for i := range sv.queue {
+			r := &sv.queue[i]
+			if !r.built || r.bound > sv.incumbentBound || slices.Contains(picked, i) {
+				continue
+			}
+			if _, done := sv.speculated[r.c]; done || r.c == q.c {
+				continue
+			}
+			if best < 0 || sv.queue.Less(i, best) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		picked = append(picked, best)
+		cs = append(cs, sv.queue[best].c)
+	}
+	outs := make([]exactOut, len(cs))
+	sv.pool.exacts(cs, outs)
+	for k := 1; k < len(cs); k++ {
+		sv.speculated[cs[k]] = outs[k]
+	}
+	return outs[0]
+}
+
+// work prices, expands or evaluates queued item q (see step) and
+// queues what is left of it.
+func (sv *bnb) work(q queued, x float64) {
+	sv.cur = q.bound
+	switch {
+	case q.built && sv.losesTie(&q.c, q.bound):
+		delete(sv.speculated, q.c)
+		sv.st.Pruned++
+	case q.built:
+		o, ok := sv.speculated[q.c]
+		if ok {
+			delete(sv.speculated, q.c)
+		} else {
+			o = sv.exact(&q)
+		}
+		r, _ := sv.ev.accountExact(sv.idx, o)
+		sv.st.Evaluated++
+		sv.idx++
+		if r != nil {
+			sv.res.keepBy(r, sv.top, betterSAT)
+			sv.improved()
+		} else {
+			sv.st.Legal-- // the exact price found it invalid
+		}
+		sv.progress()
+	case q.placement:
+		sv.skeletons(&q.k, q.seq)
+	case q.cands == nil:
+		q.cands = sv.expand(&q.k)
+	default:
+		upto := x
+		if sv.queue.Len() > 0 {
+			upto = min(upto, sv.queue.peek().bound)
+		}
+		q.cands = sv.evaluate(&q, max(upto, q.bound))
+	}
+	sv.cur = math.Inf(1)
+	if !q.built && !q.placement && len(q.cands) > 0 {
+		q.bound = max(q.bound, q.cands[0].bound)
+		heap.Push(&sv.queue, q)
+	}
+}
+
+// step works on the best queued item whose bound is at most x: a
+// skeleton it expands, a skeleton's candidates it evaluates up to the
+// next item's bound (best first across skeletons), a built candidate
+// it prices exactly. It drops the queue when the incumbent rules it
+// all out. more reports whether an item was worked on, ok whether
+// time is left.
+func (sv *bnb) step(x float64) (more, ok bool) {
+	if sv.queue.Len() == 0 {
+		return false, true
+	}
+	// After every firstEvery candidates built, or firstLegal legal
+	// ones, the best built candidate that could still beat the
+	// incumbent is priced out of turn: a large space may take long to
+	// reach its turn (llama3-70b-prefill's RoPE and projections), and a
+	// search stopped early needs a candidate, and a good one. Counted in
+	// candidates, not time: the search stays deterministic.
+	if sv.sinceFirst >= firstEvery || sv.legalSince >= firstLegal {
+		sv.sinceFirst, sv.legalSince = 0, 0
+		built := -1
+		for i := range sv.queue {
+			if r := &sv.queue[i]; r.built && r.bound < sv.incumbentBound && (built < 0 || r.bound < sv.queue[built].bound) {
+				built = i
+			}
+		}
+		if built >= 0 {
+			sv.work(heap.Remove(&sv.queue, built).(queued), x)
+			_, ok = sv.left()
+			return true, ok
+		}
+	}
+	q := sv.queue.peek()
+	if q.bound > sv.incumbentBound {
+		for _, r := range sv.queue {
+			switch {
+			case r.built:
+				sv.st.Pruned++
+			case r.cands == nil:
+				sv.st.SAT.BoundSkips++
+			default:
+				sv.st.Skipped += len(r.cands)
+			}
+		}
+		sv.queue = sv.queue[:0]
+		return false, true
+	}
+	if q.bound > x {
+		return false, true
+	}
+	q = heap.Pop(&sv.queue).(queued)
+	sv.work(q, x)
+	_, ok = sv.left()
+	return true, ok
+}
+
+// interleaved works interleaveWork times on the best queued item that
+// is already expanded or built; on the best skeleton to expand when
+// none is. It counts work, not time, so that a search without a
+// timeout is deterministic.
+func (sv *bnb) interleaved() bool {
+	for w := 0; w < interleaveWork && sv.queue.Len() > 0; w++ {
+		// Without an incumbent, a built candidate first: its exact
+		// price is the first incumbent.
+		best, built := -1, -1
+		for i := range sv.queue {
+			r := &sv.queue[i]
+			if (r.cands != nil || r.built) && (best < 0 || r.bound < sv.queue[best].bound) {
+				best = i
+			}
+			if r.built && (built < 0 || r.bound < sv.queue[built].bound) {
+				built = i
+			}
+		}
+		if built >= 0 && len(sv.res.Top) < sv.top {
+			best = built
+		}
+		if best < 0 {
+			if _, ok := sv.step(math.Inf(1)); !ok {
+				return false
+			}
+			continue
+		}
+		if sv.queue[best].bound > sv.incumbentBound {
+			break
+		}
+		sv.work(heap.Remove(&sv.queue, best).(queued), math.Inf(1))
+		if _, ok := sv.left(); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// drain evaluates the queued skeletons' candidates whose bounds are at
+// most x, best first.
+func (sv *bnb) drain(x float64) bool {
+	for {
+		more, ok := sv.step(x)
+		if !ok {
+			return false
+		}
+		if !more {
+			return true
+		}
+	}
+}
+
+// exhausted is the proven bound once no skeleton is left: the
+// incumbent, or +Inf when nothing is legal.
+func (sv *bnb) exhausted() float64 {
+	if len(sv.res.Top) == sv.top {
+		return sv.incumbentBound
+	}
+	return math.Inf(1)
 }
 
 // betterSAT orders evaluated candidates for the SAT planner, whose visiting

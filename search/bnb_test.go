@@ -1,0 +1,87 @@
+package search
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/cost"
+)
+
+// The branch and bound's parts, one at a time, on the manual's dot product
+// (workloads/dot.yaml): its search state is set by hand and each method's
+// answer derived from the state.
+
+func newDotBnB(t *testing.T, opts Options) *bnb {
+	t.Helper()
+	sv, err := newBnB(newSpace(t, workloadFile(t, "dot.yaml")), opts)
+	require.NoError(t, err)
+	return sv
+}
+
+func TestBnBLeftStopsAtTheEvaluationBudget(t *testing.T) {
+	sv := newDotBnB(t, Options{MaxEvaluations: 5, Workers: 1})
+	sv.st.Evaluated = 4
+	d, ok := sv.left()
+	assert.True(t, ok)
+	assert.Zero(t, d, "no deadline: no time limit")
+	sv.st.Evaluated = 5
+	_, ok = sv.left()
+	assert.False(t, ok)
+}
+
+func TestBnBLosesTie(t *testing.T) {
+	sv := newDotBnB(t, Options{Workers: 1})
+	var c Candidate
+	key := c.String(sv.s.P)
+	sv.res.Top = []*Evaluated{{Report: &cost.Report{Cycles: 100}, key: key}}
+	sv.incumbentBound = 100
+	assert.False(t, sv.losesTie(&c, 99), "a lower bound can still win")
+	assert.False(t, sv.losesTie(&c, 100), "the same text does not lose its own tie")
+	d := c
+	d.Stationary = 1
+	small, large := c, d
+	if d.String(sv.s.P) < key {
+		small, large = d, c
+	}
+	sv.res.Top[0].key = small.String(sv.s.P)
+	assert.True(t, sv.losesTie(&large, 100), "a tie goes to the smaller text")
+	assert.False(t, sv.losesTie(&small, 100))
+}
+
+func TestBnBFinish(t *testing.T) {
+	for _, tc := range []struct {
+		name                         string
+		stopped, restricted          bool
+		proven, enumerated, cur, que float64
+		wantProven                   bool
+		wantLB, wantGap              float64
+	}{
+		// Ran out of skeletons: the incumbent is the bound.
+		{name: "exhausted", proven: 100, enumerated: 64, cur: math.Inf(1), wantProven: true, wantLB: 100},
+		// Stopped: the least of the last level enumerated, the skeleton in
+		// evaluation and the queue's head, not below what was proven.
+		{name: "stopped at a level", stopped: true, proven: 40, enumerated: 60, cur: math.Inf(1), que: 70, wantLB: 60, wantGap: 0.4},
+		{name: "stopped in a skeleton", stopped: true, proven: 40, enumerated: 60, cur: 50, que: 70, wantLB: 50, wantGap: 0.5},
+		{name: "stopped, queue below", stopped: true, proven: 40, enumerated: 60, cur: math.Inf(1), que: 30, wantLB: 40, wantGap: 0.6},
+		// A restricted search (explain's) proves nothing about the space.
+		{name: "restricted", restricted: true, proven: 100, enumerated: 64, cur: math.Inf(1), wantLB: 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sv := newDotBnB(t, Options{Workers: 1})
+			sv.res.Top = []*Evaluated{{Report: &cost.Report{Cycles: 100}}}
+			sv.stopped, sv.st.Restricted = tc.stopped, tc.restricted
+			sv.proven, sv.enumerated, sv.cur = tc.proven, tc.enumerated, tc.cur
+			if tc.que > 0 {
+				sv.queue = skeletonQueue{{bound: tc.que}}
+			}
+			res := sv.finish()
+			assert.Equal(t, tc.wantProven, res.Proof.Proven)
+			assert.InDelta(t, tc.wantLB, res.Proof.LowerBound, 1e-9)
+			assert.InDelta(t, tc.wantGap, res.Proof.Gap, 1e-9)
+			assert.Equal(t, !tc.stopped, res.Stats.Complete)
+		})
+	}
+}
