@@ -94,7 +94,7 @@ func (s *Space) mayTake(a int, l Level) bool {
 // holds the literals of unless, so that it binds only when the role
 // applies (a free axis is FW only when its operand is stationary). cols is
 // the packet-of-columns literal.
-func (s *Space) roleClauses(c *constraints.Problem, rule constraints.Lit, r role, l Level, at, cols constraints.Lit, unless ...constraints.Lit) {
+func (s *Space) roleClauses(c *constraints.Formula, rule constraints.Lit, r role, l Level, at, cols constraints.Lit, unless ...constraints.Lit) {
 	clause := func(lits ...constraints.Lit) {
 		c.Clause(rule, append(append([]constraints.Lit{at.Not()}, lits...), unless...)...)
 	}

@@ -49,7 +49,7 @@ type skeleton struct {
 // satSpace is a Space's skeleton encoding.
 type satSpace struct {
 	s *Space
-	p *constraints.Problem
+	p *constraints.Formula
 	// stat is true when input 1 is stationary; cols when the packet holds
 	// columns; seq when the accumulation is Sequential; sw when the
 	// streamed operand is switched (Candidate.Switch).
@@ -134,7 +134,7 @@ func newSatSpace(s *Space) (*satSpace, error) {
 			return nil, errNoEncoding
 		}
 	}
-	e := &satSpace{s: s, p: constraints.New(), scale: 1}
+	e := &satSpace{s: s, p: constraints.NewFormula(), scale: 1}
 	for _, ax := range p.Axes {
 		if !isPow2(ax.Size) {
 			e.scale = 4

@@ -14,7 +14,7 @@ import (
 func TestSumBounds(t *testing.T) {
 	weights := []int{1, 2, 3, 5}
 	for mask := range 1 << len(weights) {
-		p := New()
+		p := NewFormula()
 		var terms []Term
 		sum := 0
 		for i, w := range weights {
@@ -40,7 +40,7 @@ func TestSumBounds(t *testing.T) {
 // TestWhyNamesRules: an unsatisfiable solve names the rules its proof
 // needs and not the others.
 func TestWhyNamesRules(t *testing.T) {
-	p := New()
+	p := NewFormula()
 	x := []Lit{p.Var(), p.Var(), p.Var()}
 	one := p.Rule(Rule{ID: "ONE", Text: "exactly one"})
 	p.ExactlyOne(one, x)
@@ -71,8 +71,8 @@ func TestWhyNamesRules(t *testing.T) {
 
 // pigeonhole encodes n+1 pigeons in n holes, one pigeon a hole: unsatisfiable,
 // and exponentially hard for a CDCL solver.
-func pigeonhole(n int) *Problem {
-	p := New()
+func pigeonhole(n int) *Formula {
+	p := NewFormula()
 	in := make([][]Lit, n+1)
 	for i := range in {
 		in[i] = make([]Lit, n)
@@ -96,7 +96,7 @@ func pigeonhole(n int) *Problem {
 func TestSolveContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p := New()
+	p := NewFormula()
 	x, y := p.Var(), p.Var()
 	p.Clause(0, x, y)
 	assert.Equal(t, Sat, p.SolveContext(ctx, 0, x.Not()))

@@ -10,12 +10,12 @@ import (
 	"github.com/go-air/gini/z"
 )
 
-// Lit is a literal of a Problem: a variable or its negation.
+// Lit is a literal of a Formula: a variable or its negation.
 type Lit = z.Lit
 
 // Rule labels a group of clauses: every clause of the group is guarded by
 // the rule's activation literal, so a solve can assume the rule, and an
-// unsatisfiable solve names the rules its proof needs (Problem.Why).
+// unsatisfiable solve names the rules its proof needs (Formula.Why).
 type Rule struct {
 	// ID is the rule's name (e.g. "SPACE-SLICES", or an engines rule ID
 	// such as "FETCH-R3" for a learned clause).
@@ -46,10 +46,10 @@ func (s Status) String() string {
 	return "unknown"
 }
 
-// Problem is a SAT problem built incrementally: variables, clauses grouped
+// Formula is a SAT problem built incrementally: variables, clauses grouped
 // under rules, weighted sums compared with bounds (sorting networks,
 // logic.CardSort), solved under assumptions with gini.
-type Problem struct {
+type Formula struct {
 	g    *gini.Gini
 	c    *logic.C
 	mark []int8
@@ -62,21 +62,21 @@ type Problem struct {
 	buf     []Lit
 }
 
-// New returns an empty problem.
-func New() *Problem {
-	return &Problem{g: gini.New(), c: logic.NewC(), ruleOf: map[Lit]int{}}
+// NewFormula returns an empty formula.
+func NewFormula() *Formula {
+	return &Formula{g: gini.New(), c: logic.NewC(), ruleOf: map[Lit]int{}}
 }
 
 // Var returns a fresh variable's positive literal.
-func (p *Problem) Var() Lit { return p.c.Lit() }
+func (p *Formula) Var() Lit { return p.c.Lit() }
 
 // True is the constant true literal.
-func (p *Problem) True() Lit { return p.c.T }
+func (p *Formula) True() Lit { return p.c.T }
 
 // Rule registers a rule and returns its activation literal: clauses added
 // under it hold only when the literal is assumed (Solve assumes every rule
 // unless told otherwise).
-func (p *Problem) Rule(r Rule) Lit {
+func (p *Formula) Rule(r Rule) Lit {
 	a := p.Var()
 	p.ruleOf[a] = len(p.rules)
 	p.rules = append(p.rules, r)
@@ -85,7 +85,7 @@ func (p *Problem) Rule(r Rule) Lit {
 }
 
 // RuleOf returns the rule of an activation literal.
-func (p *Problem) RuleOf(a Lit) (Rule, bool) {
+func (p *Formula) RuleOf(a Lit) (Rule, bool) {
 	i, ok := p.ruleOf[a]
 	if !ok {
 		return Rule{}, false
@@ -94,15 +94,15 @@ func (p *Problem) RuleOf(a Lit) (Rule, bool) {
 }
 
 // Rules returns every rule's activation literal, in registration order.
-func (p *Problem) Rules() []Lit { return append([]Lit(nil), p.acts...) }
+func (p *Formula) Rules() []Lit { return append([]Lit(nil), p.acts...) }
 
 // Clauses returns the number of clauses added.
-func (p *Problem) Clauses() int { return p.clauses }
+func (p *Formula) Clauses() int { return p.clauses }
 
 // Clause adds the clause (¬rule ∨ lits...); rule 0 adds it unguarded.
 // Literals of circuit outputs (Sum bounds) have their defining circuit
 // added first.
-func (p *Problem) Clause(rule Lit, lits ...Lit) {
+func (p *Formula) Clause(rule Lit, lits ...Lit) {
 	p.mark, _ = p.c.CnfSince(p.g, p.mark, lits...)
 	if rule != 0 {
 		p.g.Add(rule.Not())
@@ -116,13 +116,13 @@ func (p *Problem) Clause(rule Lit, lits ...Lit) {
 
 // ExactlyOne requires exactly one of lits under rule (pairwise at-most-one:
 // the domains are small).
-func (p *Problem) ExactlyOne(rule Lit, lits []Lit) {
+func (p *Formula) ExactlyOne(rule Lit, lits []Lit) {
 	p.Clause(rule, lits...)
 	p.AtMostOne(rule, lits)
 }
 
 // AtMostOne requires at most one of lits under rule.
-func (p *Problem) AtMostOne(rule Lit, lits []Lit) {
+func (p *Formula) AtMostOne(rule Lit, lits []Lit) {
 	for i := range lits {
 		for j := i + 1; j < len(lits); j++ {
 			p.Clause(rule, lits[i].Not(), lits[j].Not())
@@ -131,7 +131,7 @@ func (p *Problem) AtMostOne(rule Lit, lits []Lit) {
 }
 
 // Implies adds a → b under rule.
-func (p *Problem) Implies(rule, a, b Lit) { p.Clause(rule, a.Not(), b) }
+func (p *Formula) Implies(rule, a, b Lit) { p.Clause(rule, a.Not(), b) }
 
 // Term is a literal with a non-negative integer weight.
 type Term struct {
@@ -143,13 +143,13 @@ type Term struct {
 // of comparators over the literals repeated by their weights
 // (logic.CardSort), so that each bound on it is one literal.
 type Sum struct {
-	p    *Problem
+	p    *Formula
 	card *logic.CardSort
 	max  int
 }
 
 // NewSum builds the sorting network of a weighted sum.
-func (p *Problem) NewSum(terms []Term) (*Sum, error) {
+func (p *Formula) NewSum(terms []Term) (*Sum, error) {
 	var ms []Lit
 	for _, t := range terms {
 		if t.Weight < 0 {
@@ -176,14 +176,14 @@ func (s *Sum) AtLeast(k int) Lit { return s.card.Geq(k) }
 
 // Solve looks for a model under every rule's activation and the extra
 // assumptions; timeout 0 means none.
-func (p *Problem) Solve(timeout time.Duration, assume ...Lit) Status {
+func (p *Formula) Solve(timeout time.Duration, assume ...Lit) Status {
 	return p.SolveRules(p.acts, timeout, assume...)
 }
 
 // SolveContext is Solve that also stops, with Unknown, when ctx is done
 // (a user's interrupt). The solver runs in the background and is polled,
 // at most every maxPoll.
-func (p *Problem) SolveContext(ctx context.Context, timeout time.Duration, assume ...Lit) Status {
+func (p *Formula) SolveContext(ctx context.Context, timeout time.Duration, assume ...Lit) Status {
 	if ctx == nil || ctx.Done() == nil {
 		return p.Solve(timeout, assume...)
 	}
@@ -228,7 +228,7 @@ const (
 )
 
 // SolveRules is Solve with only the given rules active.
-func (p *Problem) SolveRules(rules []Lit, timeout time.Duration, assume ...Lit) Status {
+func (p *Formula) SolveRules(rules []Lit, timeout time.Duration, assume ...Lit) Status {
 	p.mark, _ = p.c.CnfSince(p.g, p.mark, assume...)
 	p.g.Assume(rules...)
 	p.g.Assume(assume...)
@@ -239,11 +239,11 @@ func (p *Problem) SolveRules(rules []Lit, timeout time.Duration, assume ...Lit) 
 }
 
 // Value returns a literal's value in the last model.
-func (p *Problem) Value(m Lit) bool { return p.g.Value(m) }
+func (p *Formula) Value(m Lit) bool { return p.g.Value(m) }
 
 // Why returns, after an unsatisfiable solve, a subset of its assumptions
 // (rule activations and extra assumptions) that is already unsatisfiable.
-func (p *Problem) Why() []Lit {
+func (p *Formula) Why() []Lit {
 	p.buf = p.g.Why(p.buf[:0])
 	return append([]Lit(nil), p.buf...)
 }
