@@ -89,7 +89,7 @@ func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 	var b bounds
 	packets := 1.0
 	for a, ax := range s.P.Axes {
-		packets *= float64(ax.Size) / float64(c.factor(a, Cluster)*c.factor(a, Slice)*c.factor(a, Row)*c.factor(a, Packet))
+		packets *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
 	}
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
 	b.compute = fixed + packets
@@ -102,9 +102,9 @@ func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 		}
 		_, repl := s.share(c, o)
 		bytes := float64(n) * repl
-		if in, short := s.shortRun(t); short {
-			spatial := c.factor(in, Cluster) * c.factor(in, Slice)
-			run := float64(s.P.Axes[in].Size) * s.elemBytes(t) / float64(spatial)
+		if in, short := s.ShortRun(t); short {
+			spatial := c.Factor(in, Cluster) * c.Factor(in, Slice)
+			run := float64(s.P.Axes[in].Size) * s.ElemBytes(t) / float64(spatial)
 			if req := float64(s.Spec.DMA.RequestBytes.Value); spatial > 1 && run < req {
 				bytes *= req / run
 			}
@@ -141,15 +141,15 @@ func (s *Space) subCycles(c *Candidate) float64 {
 func (s *Space) share(c *Candidate, o *Operand) (share, repl float64) {
 	share, repl = 1, 1
 	for a, ax := range s.P.Axes {
-		f := float64(c.factor(a, Cluster) * c.factor(a, Slice))
-		if o.has(ax.Name) {
+		f := float64(c.Factor(a, Cluster) * c.Factor(a, Slice))
+		if o.Has(ax.Name) {
 			share /= f
 		} else {
 			repl *= f
 		}
 	}
 	if c.Switch && o == &s.P.In[1-c.Stationary] {
-		r := float64(s.ring(c))
+		r := float64(s.Ring(c))
 		share, repl = share/r, repl/r
 	}
 	return share, repl
@@ -170,7 +170,7 @@ func (s *Space) placementBound(c *Candidate) float64 {
 	best := s.placementBoundOf(&d)
 	for st := range uint8(2) {
 		d.Stationary, d.Switch = st, true
-		if r := s.ring(&d); r >= 2 && r <= s.Spec.Switch.MaxRingSize.Value {
+		if r := s.Ring(&d); r >= 2 && r <= s.Spec.Switch.MaxRingSize.Value {
 			best = min(best, s.placementBoundOf(&d))
 		}
 	}
@@ -223,7 +223,7 @@ func (s *Space) dmaCycles(c *Candidate, acc, layout bool) dmaLoad {
 func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
 	slices := 1
 	for a := range s.P.Axes {
-		slices *= c.factor(a, Slice)
+		slices *= c.Factor(a, Slice)
 	}
 	o := &s.P.Out
 	if t < 2 {
@@ -274,11 +274,11 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
 // slices of the 64 / g groups in the pair. placeSlices spreads over d
 // groups or fewer (where the digits do not split), and fewer groups only
 // load a DMN or an engine more, so these are lower bounds either way.
-func (s *Space) slicesServed(live, ring int) (dmn, engine int) {
+func (s *Space) slicesServed(live, Ring int) (dmn, engine int) {
 	perDMN := s.Spec.Cluster.SlicesPerDMN.Value
 	pair := perDMN * s.Spec.DMA.DMNsPerEngine.Value
-	d := s.dmnGroups(live, ring)
-	q, g := live/d, s.slices/d
+	d := s.dmnGroups(live, Ring)
+	q, g := live/d, s.Slices()/d
 	dmn = min(q, perDMN)
 	if g >= pair {
 		return dmn, min(q, pair)
@@ -298,7 +298,7 @@ func (s *Space) slicesServed(live, ring int) (dmn, engine int) {
 // whose coordinates are consecutive, or one element when that axis has no
 // Row factor (only with acc set). Otherwise no bound is claimed (+Inf).
 func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
-	if !s.plain[t] {
+	if !s.PlainLayout(t) {
 		return math.Inf(1)
 	}
 	o := &s.P.Out
@@ -307,10 +307,10 @@ func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 	}
 	elem := n / float64(o.Layout.Size())
 	run := elem
-	order := s.hbm[t]
+	order := s.HBMOrder(t)
 	for i := len(order) - 1; i >= 0; i-- {
 		a := order[i]
-		split := c.factor(a, Cluster) * c.factor(a, Slice)
+		split := c.Factor(a, Cluster) * c.Factor(a, Slice)
 		run *= float64(s.P.Axes[a].Size / split)
 		if split > 1 {
 			break
@@ -319,10 +319,10 @@ func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 	if acc && t == TensorOut && c.Acc == AccInterleaved && len(order) > 0 {
 		rows := 1
 		for a := range s.P.Axes {
-			rows *= c.factor(a, Row)
+			rows *= c.Factor(a, Row)
 		}
 		if rows < s.Spec.Reducer.OutputBusElements.Value {
-			run = math.Min(run, elem*float64(c.factor(order[len(order)-1], Row)))
+			run = math.Min(run, elem*float64(c.Factor(order[len(order)-1], Row)))
 		}
 	}
 	return run
@@ -338,11 +338,11 @@ func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 // innermost. +Inf (no claim) otherwise, for a layout that is not plain,
 // and for the output's copy in HBM order (LayoutCopy).
 func (s *Space) layoutRun(c *Candidate, t int) float64 {
-	if !s.plain[t] {
+	if !s.PlainLayout(t) {
 		return math.Inf(1)
 	}
 	in := -1
-	order := s.hbm[t]
+	order := s.HBMOrder(t)
 	for i := len(order) - 1; i >= 0; i-- {
 		if s.P.Axes[order[i]].Size > 1 {
 			in = order[i]
@@ -350,7 +350,7 @@ func (s *Space) layoutRun(c *Candidate, t int) float64 {
 		}
 	}
 	a, l, ok := s.innermostDM(c, t)
-	if in < 0 || !ok || a == in && c.below(a, l) == 1 {
+	if in < 0 || !ok || a == in && c.Below(a, l) == 1 {
 		return math.Inf(1)
 	}
 	if c.Switch && t == 1-int(c.Stationary) {
@@ -370,7 +370,7 @@ func (s *Space) innermostDM(c *Candidate, t int) (axis int, level Level, ok bool
 	w, x := int(c.Stationary), 1-int(c.Stationary)
 	last := func(axes []int, l Level, keep func(a int) bool) (int, bool) {
 		for i := len(axes) - 1; i >= 0; i-- {
-			if a := axes[i]; c.factor(a, l) > 1 && (keep == nil || keep(a)) {
+			if a := axes[i]; c.Factor(a, l) > 1 && (keep == nil || keep(a)) {
 				return a, true
 			}
 		}
@@ -380,22 +380,22 @@ func (s *Space) innermostDM(c *Candidate, t int) (axis int, level Level, ok bool
 	// order (newBuild).
 	var packetAxes []int
 	for _, contracted := range []bool{false, true} {
-		for _, a := range s.hbm[x] {
-			if c.factor(a, Packet) > 1 && (s.P.Axes[a].Class == Contracted) == contracted {
+		for _, a := range s.HBMOrder(x) {
+			if c.Factor(a, Packet) > 1 && (s.P.Axes[a].Class == Contracted) == contracted {
 				packetAxes = append(packetAxes, a)
 			}
 		}
 	}
 	holds := func(i int) func(a int) bool {
-		return func(a int) bool { return s.P.In[i].has(s.P.Axes[a].Name) }
+		return func(a int) bool { return s.P.In[i].Has(s.P.Axes[a].Name) }
 	}
 	hbmInner := func() (int, Level, bool) {
 		// part(a, Time, Packet) of each axis in HBM order: the last axis
 		// with a digit, at its lowest level with a factor.
-		for i := len(s.hbm[t]) - 1; i >= 0; i-- {
-			a := s.hbm[t][i]
+		for i := len(s.HBMOrder(t)) - 1; i >= 0; i-- {
+			a := s.HBMOrder(t)[i]
 			for l := Packet; l >= Time; l-- {
-				if c.factor(a, l) > 1 {
+				if c.Factor(a, l) > 1 {
 					return a, l, true
 				}
 			}
@@ -409,7 +409,7 @@ func (s *Space) innermostDM(c *Candidate, t int) (axis int, level Level, ok bool
 			return -1, 0, false
 		case c.Acc == AccInterleaved:
 			// Row # 8: the rows, W's free axes in W's HBM order.
-			a, ok := last(s.hbm[w], Row, nil)
+			a, ok := last(s.HBMOrder(w), Row, nil)
 			return a, Row, ok
 		case c.Acc == AccSequential:
 			// The columns % 8: the packet's output axes.
@@ -436,23 +436,7 @@ func (s *Space) innermostDM(c *Candidate, t int) (axis int, level Level, ok bool
 		if a, ok := last(c.TimeOrder(), Time, holds(w)); ok {
 			return a, Time, true
 		}
-		a, ok := last(s.hbm[w], Row, nil)
+		a, ok := last(s.HBMOrder(w), Row, nil)
 		return a, Row, ok
 	}
-}
-
-// elemBytes returns input t's element size in bytes.
-func (s *Space) elemBytes(t int) float64 { return float64(s.P.In[t].DType.SizeBits()) / 8 }
-
-// shortRun returns the innermost axis of input t's HBM layout, and whether
-// the slices splitting it can shorten a run below one request: only when
-// the whole axis spans more than a request (else the run may go on into the
-// next axis, and no bound is claimed).
-func (s *Space) shortRun(t int) (int, bool) {
-	order := s.hbm[t]
-	if len(order) == 0 {
-		return 0, false
-	}
-	in := order[len(order)-1]
-	return in, float64(s.P.Axes[in].Size)*s.elemBytes(t) > float64(s.Spec.DMA.RequestBytes.Value)
 }

@@ -69,7 +69,7 @@ chips: 1
 				b, cy := s.lowerBounds(c), x.Report.Cycles
 				tight = max(tight, b.max()/cy)
 				serial = max(serial, s.candidateBound(c)/cy)
-				if c.TileOrder[0] != noAxis {
+				if c.TileOrder[0] != NoAxis {
 					tiled++
 				}
 			})

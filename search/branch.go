@@ -79,14 +79,14 @@ const widenTiles = 8
 // max_tiles says which).
 func Solve(s *Space, opts Options) (*Result, error) {
 	start := time.Now()
-	before := s.capped.Load()
+	before := s.Capped()
 	res, err := solve(s, opts)
 	if err != nil || opts.MaxTiles > 0 || res.Best != nil || res.Stats.Candidates > 0 || !res.Stats.Complete ||
-		s.capped.Load() == before {
+		s.Capped() == before {
 		return res, err
 	}
 	o := opts
-	o.MaxTiles = s.maxTiles * widenTiles
+	o.MaxTiles = s.MaxTiles() * widenTiles
 	if opts.Timeout > 0 {
 		if o.Timeout = opts.Timeout - time.Since(start); o.Timeout <= 0 {
 			return res, nil
@@ -107,7 +107,7 @@ func Solve(s *Space, opts Options) (*Result, error) {
 // solve is Solve within the tile bound of s or opts.
 func solve(s *Space, opts Options) (*Result, error) {
 	sv, err := newBnB(s, opts)
-	if errors.Is(err, errNoEncoding) {
+	if errors.Is(err, constraints.ErrNoEncoding) {
 		return Exhaustive(s, opts)
 	}
 	if err != nil {
@@ -143,7 +143,7 @@ const (
 // assumed proves the incumbent optimal.
 type bnb struct {
 	s    *Space
-	e    *satSpace
+	e    *Encoding
 	opts Options
 	res  *Result
 	st   *Stats
@@ -171,7 +171,7 @@ type bnb struct {
 	// expanded holds skeletons listed ahead of their turn by spare
 	// workers (expand); speculated, built candidates priced ahead of their
 	// turn (exact).
-	expanded   map[skeleton][]scored
+	expanded   map[Skeleton][]scored
 	speculated map[Candidate]exactOut
 	// outs is evaluateBounds's buffer.
 	outs []boundOut
@@ -185,11 +185,9 @@ type bnb struct {
 func newBnB(s *Space, opts Options) (*bnb, error) {
 	start := time.Now()
 	if opts.MaxTiles > 0 {
-		t := *s
-		t.maxTiles = opts.MaxTiles
-		s = &t
+		s = s.WithMaxTiles(opts.MaxTiles)
 	}
-	e, err := newSatSpace(s)
+	e, err := constraints.NewEncoding(s.Space)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +204,7 @@ func newBnB(s *Space, opts Options) (*bnb, error) {
 	sv := &bnb{s: s, e: e, opts: opts, res: res, st: &res.Stats, ev: ev, pool: pool,
 		top: max(opts.Top, 1), n: len(s.P.Axes), start: start, every: opts.ProgressEvery,
 		cur: math.Inf(1), level: 2 * float64(s.Spec.DMA.StartupCycles.Value), incumbentBound: math.Inf(1),
-		expanded: map[skeleton][]scored{}, speculated: map[Candidate]exactOut{}}
+		expanded: map[Skeleton][]scored{}, speculated: map[Candidate]exactOut{}}
 	if sv.every <= 0 {
 		sv.every = time.Second
 	}
@@ -231,10 +229,10 @@ func (sv *bnb) run() {
 		}
 		var assume []constraints.Lit
 		if sv.level < sv.incumbentBound {
-			assume = e.boundLits(sv.level)
+			assume = sv.boundLits(sv.level)
 		}
 		st.SAT.Solves++
-		r := e.p.SolveContext(sv.opts.Context, d, assume...)
+		r := e.Formula().SolveContext(sv.opts.Context, d, assume...)
 		if r == constraints.Unknown {
 			sv.stopped = true
 			return
@@ -265,7 +263,7 @@ func (sv *bnb) run() {
 			// Stop when no skeleton is left at any level.
 			if d, ok := sv.left(); ok && sv.queue.Len() == 0 {
 				st.SAT.Solves++
-				if r := e.p.SolveContext(sv.opts.Context, d); r == constraints.Unsat {
+				if r := e.Formula().SolveContext(sv.opts.Context, d); r == constraints.Unsat {
 					sv.proven = sv.exhausted()
 					return
 				}
@@ -275,12 +273,12 @@ func (sv *bnb) run() {
 		st.SAT.Models++
 		// Read the whole model before adding a clause: adding one may
 		// undo the solver's assignment.
-		k := e.decode()
-		kc := k.candidate()
+		k := e.Decode()
+		kc := k.Candidate()
 		// The whole Cluster/Slice placement is queued at once: its
 		// candidates, enumerated directly, carry their own bounds, so the
 		// solver proposes each placement once rather than each skeleton.
-		e.p.Clause(0, e.placementClause()...)
+		e.Formula().Clause(0, e.PlacementClause()...)
 		b := sv.s.placementBound(&kc)
 		if b > sv.incumbentBound {
 			st.SAT.Placements++
@@ -297,6 +295,13 @@ func (sv *bnb) run() {
 	}
 }
 
+// boundLits returns the encoding's literals stating that a skeleton's
+// lower bounds (bound.go) are at most x cycles.
+func (sv *bnb) boundLits(x float64) []constraints.Lit {
+	fixed := 2 * float64(sv.s.Spec.DMA.StartupCycles.Value)
+	return sv.e.BoundLits(x, fixed, sv.s.hbmReadBytesPerCycle())
+}
+
 // finish fills the statistics and the proof: proven when the search ran
 // out of skeletons unrestricted, else the lower bound the unevaluated
 // skeletons leave and the gap to it.
@@ -304,7 +309,7 @@ func (sv *bnb) finish() *Result {
 	st, res := sv.st, sv.res
 	st.Wall = time.Since(sv.start)
 	st.LowerHits, st.LowerMisses = sv.ev.low.hits, sv.ev.low.misses
-	st.SAT.Clauses = sv.e.p.Clauses()
+	st.SAT.Clauses = sv.e.Formula().Clauses()
 	st.Complete = !sv.stopped
 	if sv.stopped {
 		st.Stopped = sv.opts.stopReason(st.Evaluated)
@@ -350,17 +355,17 @@ func (sv *bnb) left() (time.Duration, bool) {
 
 // listOf enumerates skeleton k's candidates with their candidate
 // bounds, best first.
-func (sv *bnb) listOf(k *skeleton) []scored {
+func (sv *bnb) listOf(k *Skeleton) []scored {
 	var list []scored
 	add := func(c Candidate) bool {
 		list = append(list, scored{c: c, bound: sv.s.candidateBound(&c)})
 		return true
 	}
 	if sv.opts.Where == nil {
-		sv.s.enumerateSkeleton(k.candidate(), add)
+		sv.s.EnumerateSkeleton(k.Candidate(), add)
 	} else {
 		sv.s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
-			return k.matches(stage, c, sv.n) && sv.opts.Where(stage, c)
+			return k.Matches(stage, c, sv.n) && sv.opts.Where(stage, c)
 		}, add)
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].bound < list[j].bound })
@@ -371,12 +376,12 @@ func (sv *bnb) listOf(k *skeleton) []scored {
 // and no user restriction to call concurrently, the next skeletons the
 // queue holds unexpanded are listed meanwhile (pure work, kept until
 // they come up).
-func (sv *bnb) expand(k *skeleton) []scored {
+func (sv *bnb) expand(k *Skeleton) []scored {
 	list, ok := sv.expanded[*k]
 	if ok {
 		delete(sv.expanded, *k)
 	} else {
-		ks := []skeleton{*k}
+		ks := []Skeleton{*k}
 		for sv.opts.Where == nil && len(ks) < len(sv.pool.evs) {
 			best := -1
 			for i := range sv.queue {
@@ -414,10 +419,10 @@ func (sv *bnb) expand(k *skeleton) []scored {
 // factors), each under its bounds, as the enumerator lists them up to
 // their Row and Time factors; those the incumbent rules out are
 // dropped.
-func (sv *bnb) skeletons(k *skeleton, seq int) {
-	seen := map[skeleton]bool{} // the untiled and tiled passes list each
+func (sv *bnb) skeletons(k *Skeleton, seq int) {
+	seen := map[Skeleton]bool{} // the untiled and tiled passes list each
 	sv.s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
-		if stage == StageSlices && !k.matches(stage, c, sv.n) {
+		if stage == StageSlices && !k.Matches(stage, c, sv.n) {
 			return false
 		}
 		if sv.opts.Where != nil && !sv.opts.Where(stage, c) {
@@ -426,7 +431,7 @@ func (sv *bnb) skeletons(k *skeleton, seq int) {
 		if stage != StageRows {
 			return true
 		}
-		sk := skeleton{stationary: c.Stationary, sw: c.Switch, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
+		sk := constraints.SkeletonOf(c)
 		if seen[sk] {
 			return false
 		}
@@ -449,8 +454,8 @@ func (sv *bnb) improved() {
 	sv.incumbentBound = sv.res.Top[sv.top-1].Report.Cycles
 	// For good: only skeletons whose bounds could still place among
 	// the Top.
-	for _, l := range sv.e.boundLits(sv.incumbentBound) {
-		sv.e.p.Clause(0, l)
+	for _, l := range sv.boundLits(sv.incumbentBound) {
+		sv.e.Formula().Clause(0, l)
 	}
 }
 
@@ -769,7 +774,7 @@ func betterSAT(a, b *Evaluated) bool {
 // once expanded, its candidates not yet evaluated with the smallest of
 // their bounds.
 type queued struct {
-	k     skeleton
+	k     Skeleton
 	bound float64
 	seq   int // the order the solver proposed it in, to break ties
 	// cands are the candidates left, best first (nil before expansion).

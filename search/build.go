@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"tcpmap/constraints"
 	"tcpmap/engines"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
@@ -54,11 +55,6 @@ var rulePlanDM = engines.NewRule(engines.Rule{ID: "PLAN-DM", Engine: "memory", N
 	Cite: "002 L138, L154-156",
 	Text: "DM tensors live at the same time must not overlap, and one slice's DM holds 512 KB"})
 
-// dmAlign is the alignment of DM tensor addresses: one row of the 16 DM
-// banks of 8 bytes (002 L2874-2879), a multiple of the 8-byte DM write
-// alignment (002 L2426).
-const dmAlign = 128
-
 // hbmRegion is the spacing of the kernel's HBM tensors, as the manual's
 // kernels place them (`0`, `1 << 28`, `2 << 28`, 002 L326-327, L362).
 const hbmRegion = 1 << 28
@@ -93,16 +89,16 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 		return nil, fmt.Errorf("search: malformed candidate: %w", err)
 	}
 	b := &build{s: s, p: s.P, c: c, w: int(c.Stationary), x: 1 - int(c.Stationary)}
-	b.outAxes, b.xAxes, b.wAxes = s.hbm[TensorOut], s.hbm[b.x], s.hbm[b.w]
+	b.outAxes, b.xAxes, b.wAxes = s.HBMOrder(TensorOut), s.HBMOrder(b.x), s.HBMOrder(b.w)
 	for _, contracted := range []bool{false, true} {
 		for _, a := range b.xAxes {
-			if c.factor(a, Packet) > 1 && (s.P.Axes[a].Class == Contracted) == contracted {
+			if c.Factor(a, Packet) > 1 && (s.P.Axes[a].Class == Contracted) == contracted {
 				b.packetAxes = append(b.packetAxes, a)
 			}
 		}
 	}
 	for _, a := range b.wAxes {
-		if c.factor(a, Row) > 1 {
+		if c.Factor(a, Row) > 1 {
 			b.rows = append(b.rows, a)
 		}
 	}
@@ -111,66 +107,11 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 	}
 	if c.Switch {
 		var ok bool
-		if b.blk, b.time0, ok = s.switchBlock(c); !ok {
-			return nil, fmt.Errorf("search: malformed candidate: the ring of %d slices takes no block of the streamed operand's fetch Time", s.ring(c))
+		if b.blk, b.time0, ok = s.SwitchBlock(c); !ok {
+			return nil, fmt.Errorf("search: malformed candidate: the ring of %d slices takes no block of the streamed operand's fetch Time", s.Ring(c))
 		}
 	}
 	return b, nil
-}
-
-// hbmOrder returns the operand's axes ordered as its HBM layout stores
-// them, major first: by the position of each axis's innermost digit in the
-// layout's factorized form (002 L574).
-func hbmOrder(p *Problem, o *Operand) ([]int, error) {
-	fs, err := mapping.Factorize(o.Layout)
-	if err != nil {
-		return nil, fmt.Errorf("search: layout %s of %s: %w", o.Layout.Text(), o.Name, err)
-	}
-	pos := map[string]int{}
-	for i, f := range fs {
-		if f.Kind == mapping.FactorTerm {
-			if _, ok := pos[f.Axis]; !ok {
-				pos[f.Axis] = i
-			}
-		}
-	}
-	var out []int
-	for _, name := range o.Axes {
-		a := p.axis(name)
-		if a < 0 {
-			return nil, fmt.Errorf("search: tensor %s: unknown axis %s", o.Name, name)
-		}
-		if _, ok := pos[name]; !ok {
-			pos[name] = -1 // a size-1 axis has no factor
-		}
-		out = append(out, a)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return pos[p.Axes[out[i]].Name] > pos[p.Axes[out[j]].Name] })
-	return out, nil
-}
-
-// plainLayout reports whether o's HBM layout is each of its axes whole,
-// once, and nothing else (no padding, broadcast or split axis).
-func plainLayout(p *Problem, o *Operand) bool {
-	fs, err := mapping.Factorize(o.Layout)
-	if err != nil {
-		return false
-	}
-	seen := map[string]bool{}
-	for _, f := range fs {
-		if f.Kind != mapping.FactorTerm {
-			if f.Extent > 1 {
-				return false
-			}
-			continue
-		}
-		a := p.axis(f.Axis)
-		if a < 0 || seen[f.Axis] || f.Stride != 1 || f.Extent != p.Axes[a].Size {
-			return false
-		}
-		seen[f.Axis] = true
-	}
-	return true
 }
 
 // part is axis a's digit over the levels from..to (major..minor): the
@@ -179,12 +120,12 @@ func plainLayout(p *Problem, o *Operand) bool {
 func (b *build) part(a int, from, to Level) *mapping.Expr {
 	n := 1
 	for l := from; l <= to; l++ {
-		n *= b.c.factor(a, l)
+		n *= b.c.Factor(a, l)
 	}
 	if n == 1 {
 		return nil
 	}
-	return b.digit(a, b.c.below(a, to), n)
+	return b.digit(a, b.c.Below(a, to), n)
 }
 
 // pair pairs the non-nil parts, major first; the identity when none.
@@ -222,9 +163,9 @@ func padTo(e *mapping.Expr, n int) (*mapping.Expr, error) {
 // tensor's DMA runs on all of the cluster's DMNs and DMA Engines (one per
 // DMN pair, 002 L2404), each DMN moving live / 8 slices' bytes at its 128
 // B/cycle (002 L2603, L2884).
-func (s *Space) dmnGroups(live, ring int) int {
+func (s *Space) dmnGroups(live, Ring int) int {
 	d := 1
-	for d*2 <= s.dmns && live%(d*2) == 0 && (live/(d*2))%ring == 0 {
+	for d*2 <= s.DMNs() && live%(d*2) == 0 && (live/(d*2))%Ring == 0 {
 		d *= 2
 	}
 	return d
@@ -243,13 +184,13 @@ func (s *Space) dmnGroups(live, ring int) int {
 func (b *build) placeSlices(e *mapping.Expr) (*mapping.Expr, error) {
 	d := b.groups()
 	if d == 1 {
-		return padTo(e, b.s.slices)
+		return padTo(e, b.s.Slices())
 	}
 	outer, inner, err := spreadSplit(e, d)
 	if err != nil {
 		return nil, err
 	}
-	in, err := padTo(inner, b.s.slices/d)
+	in, err := padTo(inner, b.s.Slices()/d)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +251,7 @@ func (s *Space) switchRing(c *Candidate) int {
 	if !c.Switch {
 		return 1
 	}
-	return s.ring(c)
+	return s.Ring(c)
 }
 
 // factorizes reports whether e has a factorized form.
@@ -332,13 +273,13 @@ func (b *build) slice() (*mapping.Expr, error) { return b.placeSlices(b.sliceDig
 func (b *build) sliceDigits() *mapping.Expr {
 	var ps []*mapping.Expr
 	for _, a := range b.outAxes {
-		if !b.c.Switch || b.s.role(a, b.c.Stationary) != roleFW {
+		if !b.c.Switch || b.s.Role(a, b.c.Stationary) != RoleFW {
 			ps = append(ps, b.part(a, Slice, Slice))
 		}
 	}
 	if b.c.Switch {
 		for _, a := range b.outAxes {
-			if b.s.role(a, b.c.Stationary) == roleFW {
+			if b.s.Role(a, b.c.Stationary) == RoleFW {
 				ps = append(ps, b.part(a, Slice, Slice))
 			}
 		}
@@ -362,7 +303,7 @@ func (b *build) xSlice() (*mapping.Expr, error) {
 func (b *build) xSliceDigits() *mapping.Expr {
 	var ps []*mapping.Expr
 	for _, a := range b.outAxes {
-		if b.s.role(a, b.c.Stationary) != roleFW {
+		if b.s.Role(a, b.c.Stationary) != RoleFW {
 			ps = append(ps, b.part(a, Slice, Slice))
 		}
 	}
@@ -392,14 +333,14 @@ func (b *build) digit(a, stride, n int) *mapping.Expr {
 // blockDigit is the part of axis a's Time digit the ring carries: its
 // innermost blk[a] positions; nil when none.
 func (b *build) blockDigit(a int) *mapping.Expr {
-	return b.digit(a, b.c.below(a, Time), int(b.blk[a]))
+	return b.digit(a, b.c.Below(a, Time), int(b.blk[a]))
 }
 
 // keptDigit is the part of axis a's Time digit a slice's stream keeps:
 // all of it, or above the ring's block.
 func (b *build) keptDigit(a int) *mapping.Expr {
 	k := int(b.blk[a])
-	return b.digit(a, b.c.below(a, Time)*k, b.c.factor(a, Time)/k)
+	return b.digit(a, b.c.Below(a, Time)*k, b.c.Factor(a, Time)/k)
 }
 
 // cluster is the Cluster mapping, padded to the chip's clusters.
@@ -408,7 +349,7 @@ func (b *build) cluster() (*mapping.Expr, error) {
 	for _, a := range b.outAxes {
 		ps = append(ps, b.part(a, Cluster, Cluster))
 	}
-	return padTo(b.pair(ps...), b.s.clusters)
+	return padTo(b.pair(ps...), b.s.Clusters())
 }
 
 // timeDigit is axis a's computation Time digit.
@@ -462,7 +403,7 @@ func (b *build) wPacket() *mapping.Expr {
 }
 
 // holds reports whether input i holds axis a.
-func (b *build) holds(i, a int) bool { return b.p.In[i].has(b.p.Axes[a].Name) }
+func (b *build) holds(i, a int) bool { return b.p.In[i].Has(b.p.Axes[a].Name) }
 
 // xOrder is the computation time order restricted to what the streamed
 // operand's fetch iterates: its own axes, and the stationary operand's
@@ -470,7 +411,7 @@ func (b *build) holds(i, a int) bool { return b.p.In[i].has(b.p.Axes[a].Name) }
 func (b *build) xOrder() []int {
 	var out []int
 	for _, a := range b.c.TimeOrder() {
-		if b.s.role(a, b.c.Stationary) == roleFW && b.c.Bcast == BcastAlign {
+		if b.s.Role(a, b.c.Stationary) == RoleFW && b.c.Bcast == BcastAlign {
 			continue
 		}
 		out = append(out, a)
@@ -516,7 +457,7 @@ func (b *build) absorb(i int, axes []int, packet *mapping.Expr) (time, pk *mappi
 			}
 		}
 		// The joined packet must still split into whole flits.
-		if join && (b.c.factor(last, Time)*packet.Size())%b.flitElems() == 0 {
+		if join && (b.c.Factor(last, Time)*packet.Size())%b.flitElems() == 0 {
 			return b.pair(b.digits(axes[:n-1])...), b.pair(b.timeDigit(last), packet)
 		}
 	}
@@ -524,7 +465,7 @@ func (b *build) absorb(i int, axes []int, packet *mapping.Expr) (time, pk *mappi
 }
 
 // flitElems is the elements of one 32-byte flit (002 L3011).
-func (b *build) flitElems() int { return b.s.Spec.Stream.FlitBytes.Value * 8 / b.s.ebits }
+func (b *build) flitElems() int { return b.s.Spec.Stream.FlitBytes.Value * 8 / b.s.ElemBits() }
 
 // collect splits a fetch packet into 32-byte flits: Time gains the flit
 // count innermost (002 L3544-3549).
@@ -598,7 +539,7 @@ func (b *build) rowPacket() (*mapping.Expr, error) {
 func (b *build) outTimeAxes() []int {
 	var out []int
 	for _, a := range b.c.TimeOrder() {
-		if b.s.role(a, b.c.Stationary) != roleC {
+		if b.s.Role(a, b.c.Stationary) != RoleC {
 			out = append(out, a)
 		}
 	}
@@ -752,7 +693,7 @@ func (ch *copyChain) stages(src, dst string) []*kernel.Stage {
 	}
 }
 
-// copyable reports whether c's output may be copied (LayoutCopy): the
+// Copyable reports whether c's output may be copied (LayoutCopy): the
 // space copies outputs (Space.CopiesOutput), the copy chain can be formed,
 // and its order differs from what the accumulator writes in either layout.
 //
@@ -761,14 +702,14 @@ func (ch *copyChain) stages(src, dst string) []*kernel.Stage {
 // (the Row # 8 packet innermost, 002 L4447-4448), for every layout of a
 // skeleton, which a copy in HBM order would exceed; those candidates wait
 // for that bound to know the copy.
-func (s *Space) copyable(c *Candidate) bool {
-	if !s.copyOut {
+func (s *Space) Copyable(c *Candidate) bool {
+	if !s.CopiesOutput() {
 		return false
 	}
 	if c.Acc == AccInterleaved {
 		rows := 1
 		for a := range s.P.Axes {
-			rows *= c.factor(a, Row)
+			rows *= c.Factor(a, Row)
 		}
 		if rows < s.Spec.Reducer.OutputBusElements.Value {
 			return false
@@ -841,9 +782,9 @@ func (b *build) hbmSorted(e *mapping.Expr) (*mapping.Expr, error) {
 	return b.pair(ps...), nil
 }
 
-// layoutsDiffer reports whether the two DM layouts of tensor t differ, so
+// LayoutsDiffer reports whether the two DM layouts of tensor t differ, so
 // that the choice between them matters.
-func (s *Space) layoutsDiffer(c *Candidate, t int) bool {
+func (s *Space) LayoutsDiffer(c *Candidate, t int) bool {
 	// The element mappings do not depend on the layouts, the tile order
 	// or the buffering: the rest of c keys the memo.
 	k := *c
@@ -880,14 +821,6 @@ func (s *Space) layoutsDifferOf(c *Candidate, t int) bool {
 	}
 	return !f1.Equal(f2)
 }
-
-// tensorBytes is the bytes of n elements of the tensor's type.
-func tensorBytes(o *Operand, n int) (int64, error) {
-	v, err := o.DType.BytesFor(n)
-	return int64(v), err
-}
-
-func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 
 // Build builds the candidate's kernel program (not lowered). It fails with
 // an error for a malformed candidate, and with a *engines.Violation of
@@ -927,17 +860,17 @@ func (b *build) program() (*kernel.Program, error) {
 	one := mapping.Identity()
 	addr := int64(0)
 	for i, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
-		role := kernel.Input
+		Role := kernel.Input
 		if i == 2 {
-			role = kernel.Output
+			Role = kernel.Output
 		}
 		n, err := o.Bytes()
 		if err != nil {
 			return nil, err
 		}
-		prog.Tensors = append(prog.Tensors, &kernel.Tensor{Name: o.Name, Mem: kernel.HBM, DType: o.DType, Role: role,
+		prog.Tensors = append(prog.Tensors, &kernel.Tensor{Name: o.Name, Mem: kernel.HBM, DType: o.DType, Role: Role,
 			Chip: one, Element: o.Layout, Addr: addr})
-		addr += alignUp(max(n, 1), hbmRegion)
+		addr += constraints.AlignUp(max(n, 1), hbmRegion)
 	}
 
 	slice, err := b.slice()
@@ -960,7 +893,7 @@ func (b *build) program() (*kernel.Program, error) {
 	counts := make([]int, len(tiled))
 	total := 1
 	for i, a := range tiled {
-		counts[i] = c.factor(a, Tile)
+		counts[i] = c.Factor(a, Tile)
 		total *= counts[i]
 	}
 	nbuf := 1
@@ -977,7 +910,7 @@ func (b *build) program() (*kernel.Program, error) {
 	for t, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
 		g := &tileGroup{op: o, last: -1, views: map[int]int{}, isOut: t == TensorOut, hbmAddr: prog.Tensors[t].Addr}
 		for _, a := range tiled {
-			if o.has(p.Axes[a].Name) {
+			if o.Has(p.Axes[a].Name) {
 				g.axes = append(g.axes, a)
 			}
 		}
@@ -1074,7 +1007,7 @@ func (b *build) program() (*kernel.Program, error) {
 		if err != nil {
 			return nil, err
 		}
-		at = alignUp(at, dmAlign)
+		at = constraints.AlignUp(at, DMAlign)
 		t.Addr = at
 		at += int64(n)
 	}
@@ -1101,7 +1034,7 @@ func (b *build) program() (*kernel.Program, error) {
 		g.view = g.op.Layout
 		g.unit = make([]int64, len(tiled))
 		for i, a := range tiled {
-			if !g.op.has(p.Axes[a].Name) {
+			if !g.op.Has(p.Axes[a].Name) {
 				continue
 			}
 			ax := p.Axes[a]
@@ -1123,7 +1056,7 @@ func (b *build) program() (*kernel.Program, error) {
 		lin := 0
 		var off int64
 		for i, a := range tiled {
-			if g.op.has(p.Axes[a].Name) {
+			if g.op.Has(p.Axes[a].Name) {
 				lin = lin*counts[i] + idx[i]
 				off += int64(idx[i]) * g.unit[i]
 			}
@@ -1144,7 +1077,7 @@ func (b *build) program() (*kernel.Program, error) {
 	tileKey := func(g *tileGroup, idx []int) int {
 		lin := 0
 		for i, a := range tiled {
-			if g.op.has(p.Axes[a].Name) {
+			if g.op.Has(p.Axes[a].Name) {
 				lin = lin*counts[i] + idx[i]
 			}
 		}

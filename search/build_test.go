@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/constraints"
 	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
@@ -35,7 +36,7 @@ func workloadFile(t testing.TB, name string) *workload.Workload {
 
 func newSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	p, err := NewProblem(w, "")
+	p, err := constraints.NewProblem(w, "")
 	require.NoError(t, err)
 	s, err := NewSpace(p, engines.Default())
 	require.NoError(t, err)
@@ -73,7 +74,7 @@ func (s *Space) candidate(t testing.TB, sp spec) Candidate {
 	c.Stationary, c.Mode, c.Bcast, c.Layout, c.DoubleBuffer = sp.stationary, sp.mode, sp.bcast, sp.layout, sp.double
 	c.Content, c.Acc = sp.content, sp.acc
 	for a := range MaxAxes {
-		c.Order[a], c.TileOrder[a] = noAxis, noAxis
+		c.Order[a], c.TileOrder[a] = NoAxis, NoAxis
 		if a < len(s.P.Axes) {
 			for l := range NumLevels {
 				c.Split[a][l] = 1
@@ -81,17 +82,17 @@ func (s *Space) candidate(t testing.TB, sp spec) Candidate {
 		}
 	}
 	for name, fs := range sp.factors {
-		a := s.P.axis(name)
+		a := s.P.AxisIndex(name)
 		require.GreaterOrEqual(t, a, 0, name)
 		for l, f := range fs {
 			c.Split[a][l] = int32(f)
 		}
 	}
 	for i, name := range sp.order {
-		c.Order[i] = uint8(s.P.axis(name))
+		c.Order[i] = uint8(s.P.AxisIndex(name))
 	}
 	for i, name := range sp.tiles {
-		c.TileOrder[i] = uint8(s.P.axis(name))
+		c.TileOrder[i] = uint8(s.P.AxisIndex(name))
 	}
 	require.NoError(t, s.Check(&c))
 	return c
@@ -352,7 +353,7 @@ func TestBuildSpreadsSlices(t *testing.T) {
 // L2404, L2868), the bound.go counts.
 func TestSlicesServed(t *testing.T) {
 	s := newSpace(t, workloadFile(t, "gemv.yaml"))
-	for _, tc := range []struct{ live, ring, groups, dmn, engine int }{
+	for _, tc := range []struct{ live, Ring, groups, dmn, engine int }{
 		{256, 1, 8, 32, 64},
 		{64, 1, 8, 8, 16},
 		{16, 1, 8, 2, 4},
@@ -367,9 +368,9 @@ func TestSlicesServed(t *testing.T) {
 		{256, 32, 8, 32, 64},
 		{1, 1, 1, 1, 1},
 	} {
-		assert.Equal(t, tc.groups, s.dmnGroups(tc.live, tc.ring), "dmnGroups(%d, %d)", tc.live, tc.ring)
-		dmn, engine := s.slicesServed(tc.live, tc.ring)
-		assert.Equal(t, [2]int{tc.dmn, tc.engine}, [2]int{dmn, engine}, "slicesServed(%d, %d)", tc.live, tc.ring)
+		assert.Equal(t, tc.groups, s.dmnGroups(tc.live, tc.Ring), "dmnGroups(%d, %d)", tc.live, tc.Ring)
+		dmn, engine := s.slicesServed(tc.live, tc.Ring)
+		assert.Equal(t, [2]int{tc.dmn, tc.engine}, [2]int{dmn, engine}, "slicesServed(%d, %d)", tc.live, tc.Ring)
 	}
 }
 

@@ -1,10 +1,5 @@
 package search
 
-import (
-	"tcpmap/engines"
-	"tcpmap/model/kernel"
-)
-
 // A lower bound on one candidate's cycles from its fields alone, before its
 // program is built: the path its ops must follow through the schedule
 // (cost/schedule.go), each op at its own lower bound. The skeleton bounds
@@ -77,13 +72,13 @@ func (s *Space) serialBound(c *Candidate) float64 {
 	}
 	ops := [NumTensors]*Operand{&s.P.In[0], &s.P.In[1], &s.P.Out}
 	for _, a := range c.TileOrder {
-		if a == noAxis {
+		if a == NoAxis {
 			break
 		}
-		counts[nt] = c.factor(int(a), Tile)
+		counts[nt] = c.Factor(int(a), Tile)
 		steps *= counts[nt]
 		for t, o := range ops {
-			if o.has(s.P.Axes[a].Name) {
+			if o.Has(s.P.Axes[a].Name) {
 				held[t][nt] = true
 				tiles[t] *= counts[nt]
 			}
@@ -99,7 +94,7 @@ func (s *Space) serialBound(c *Candidate) float64 {
 	w, x := int(c.Stationary), 1-int(c.Stationary)
 	packets := 1.0
 	for a, ax := range s.P.Axes {
-		packets *= float64(ax.Size) / float64(c.factor(a, Cluster)*c.factor(a, Slice)*c.factor(a, Row)*c.factor(a, Packet))
+		packets *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
 	}
 	main := packets / float64(steps)
 	sub := s.subCycles(c) / float64(tiles[w])
@@ -167,94 +162,4 @@ func (s *Space) loads(counts []int, held []bool) int {
 		n *= counts[i]
 	}
 	return n
-}
-
-// maxRows returns the most Rows any candidate can use: a TRF Row holds
-// TRFRowCapacity bytes (8 KB × 8 / rows single-buffered, 002 L4118,
-// L4151-4155), and every Row holds the stationary operand's contracted
-// axes whole, which are never tiled (tile.go). 0 when no Row count fits.
-func (s *Space) maxRows() int {
-	bits := int64(s.ebits)
-	for _, ax := range s.P.Axes {
-		if ax.Class == Contracted {
-			bits *= int64(ax.Size)
-		}
-	}
-	best := 0
-	for _, r := range s.rows {
-		capacity, err := engines.TRFRowCapacity(s.Spec, kernel.TrfFull, r)
-		if err == nil && 8*int64(capacity) >= bits {
-			best = max(best, r)
-		}
-	}
-	return best
-}
-
-// dmFloor returns the fewest bytes one tile of tensor t occupies in a
-// slice's DM under c, whatever the tiling: tiles split only the Time
-// factors of output axes (tile.go), so a tile holds the contracted axes
-// whole and the Row and Packet factors of the others (footprint).
-func (s *Space) dmFloor(c *Candidate, t int) int64 {
-	o := s.operand(t)
-	n := int64(o.DType.SizeBits())
-	for a, ax := range s.P.Axes {
-		if !o.has(ax.Name) {
-			continue
-		}
-		if ax.Class == Contracted {
-			n *= int64(ax.Size)
-		} else {
-			n *= int64(c.factor(a, Row) * c.factor(a, Packet))
-		}
-	}
-	return (n + 7) / 8
-}
-
-// dmUnits returns the most 2-units of Row and Packet the output axes of
-// tensor t may carry for its dmFloor to fit a slice's DM (002 L138) beside
-// the smallest tiles of the other two tensors (their contracted axes, each
-// placed at a dmAlign boundary as the builder places them); -1 when not
-// even t's contracted axes fit.
-func (s *Space) dmUnits(t int) int { return s.dmUnitsOf(t, 1) }
-
-// dmUnitsOf is dmUnits when a ring of up to ring slices may share either
-// input (a switched candidate's streamed operand, Candidate.Switch): the
-// inputs' floors divided by ring.
-func (s *Space) dmUnitsOf(t, ring int) int {
-	var c Candidate
-	for a := range s.P.Axes {
-		for l := range NumLevels {
-			c.Split[a][l] = 1
-		}
-	}
-	floorOf := func(u int) int64 {
-		f := s.dmFloor(&c, u)
-		if u < 2 {
-			f /= int64(ring)
-		}
-		return f
-	}
-	limit := int64(s.Spec.DM.BytesPerSlice.Value)
-	for u := range NumTensors {
-		if u != t {
-			limit -= alignUp(floorOf(u), dmAlign)
-		}
-	}
-	floor := max(floorOf(t), 1)
-	if floor > limit {
-		return -1
-	}
-	k := 0
-	for floor<<(k+1) <= limit {
-		k++
-	}
-	return k
-}
-
-// operand returns tensor t's operand.
-func (s *Space) operand(t int) *Operand {
-	if t < 2 {
-		return &s.P.In[t]
-	}
-	return &s.P.Out
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"math/bits"
+	"tcpmap/constraints"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,13 +65,13 @@ chips: 1
 			if w.dm > 0 {
 				s = smallDM(s, w.dm)
 			}
-			require.Equal(t, w.rows, s.maxRows())
+			require.Equal(t, w.rows, s.MaxRows())
 			// A switched candidate's streamed input is shared by its ring
 			// (the SAT DM clause's switched limit).
 			limits, switched := [NumTensors]int{}, [NumTensors]int{}
 			for t := range NumTensors {
-				limits[t] = s.dmUnits(t)
-				switched[t] = s.dmUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
+				limits[t] = s.DMUnits(t)
+				switched[t] = s.DMUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
 			}
 			n := 0
 			var most [NumTensors]int
@@ -78,15 +79,15 @@ chips: 1
 				n++
 				rows := 1
 				for a := range s.P.Axes {
-					rows *= c.factor(a, Row)
+					rows *= c.Factor(a, Row)
 				}
-				require.LessOrEqual(t, rows, s.maxRows(), named{s, &c})
+				require.LessOrEqual(t, rows, s.MaxRows(), named{s, &c})
 				for k := range NumTensors {
-					o := s.operand(k)
+					o := s.OperandOf(k)
 					u := 0
 					for a, ax := range s.P.Axes {
-						if o.has(ax.Name) && ax.Class != Contracted {
-							u += bits.TrailingZeros(uint(c.factor(a, Row) * c.factor(a, Packet)))
+						if o.Has(ax.Name) && ax.Class != Contracted {
+							u += bits.TrailingZeros(uint(c.Factor(a, Row) * c.Factor(a, Packet)))
 						}
 					}
 					limit := limits[k]
@@ -96,7 +97,7 @@ chips: 1
 					require.LessOrEqual(t, u, limit, "tensor %d of %s", k, named{s, &c})
 					if !c.Switch {
 						most[k] = max(most[k], u)
-						require.LessOrEqual(t, s.dmFloor(&c, k), int64(s.Spec.DM.BytesPerSlice.Value))
+						require.LessOrEqual(t, s.DMFloor(&c, k), int64(s.Spec.DM.BytesPerSlice.Value))
 					}
 				}
 				return true
@@ -162,7 +163,7 @@ axes: {I: 8, J: 256, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `)), 512)
-	s.maxTiles = 1
+	s = s.WithMaxTiles(1)
 	// Unswitched: a switch shares the streamed tile over a ring of
 	// slices, which fits here.
 	unswitched := func(_ Stage, c *Candidate) bool { return !c.Switch }
@@ -187,11 +188,11 @@ func TestEnumerateSkeleton(t *testing.T) {
 		newSpace(t, loadWorkload(t, reducedBMM)),
 	} {
 		n := len(s.P.Axes)
-		var sks []skeleton
-		seen := map[skeleton]bool{}
+		var sks []Skeleton
+		seen := map[Skeleton]bool{}
 		s.EnumerateWhere(func(st Stage, c *Candidate) bool {
 			if st == StageRows {
-				k := skeleton{stationary: c.Stationary, sw: c.Switch, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
+				k := constraints.SkeletonOf(c)
 				if !seen[k] {
 					seen[k] = true
 					sks = append(sks, k)
@@ -207,9 +208,9 @@ func TestEnumerateSkeleton(t *testing.T) {
 				continue // a sample keeps the test short
 			}
 			var want, got []Candidate
-			s.EnumerateWhere(func(st Stage, c *Candidate) bool { return k.matches(st, c, n) },
+			s.EnumerateWhere(func(st Stage, c *Candidate) bool { return k.Matches(st, c, n) },
 				func(c Candidate) bool { want = append(want, c); return true })
-			s.enumerateSkeleton(k.candidate(), func(c Candidate) bool { got = append(got, c); return true })
+			s.EnumerateSkeleton(k.Candidate(), func(c Candidate) bool { got = append(got, c); return true })
 			require.Equal(t, want, got, "skeleton %d", i)
 			total += len(got)
 		}

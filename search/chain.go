@@ -87,7 +87,7 @@ func (b *build) mainChain() (*mainChain, error) {
 		// One 32-byte flit, zero-padded to mac_width (002 L3925-3927).
 		m.fetchTime, m.fetchPacket = b.pair(b.digits(xo)...), pk
 		m.collectTime, m.collectPacket = m.fetchTime, pk
-		if m.alignPacket, err = padTo(pk, b.s.packetElems(Single)); err != nil {
+		if m.alignPacket, err = padTo(pk, b.s.PacketElems(Single)); err != nil {
 			return nil, err
 		}
 	default:
@@ -123,7 +123,7 @@ func (b *build) switchedChain(m *mainChain, xo []int, pk *mapping.Expr) (*mainCh
 		return nil, err
 	}
 	m.switchSlice, m.switchTime = slice, full
-	m.switchParam = kernel.SwitchConfig{Topology: kernel.SwitchBroadcast01, Slice1: b.s.ring(b.c), Slice0: 1, Time0: b.time0}.Variant()
+	m.switchParam = kernel.SwitchConfig{Topology: kernel.SwitchBroadcast01, Slice1: b.s.Ring(b.c), Slice0: 1, Time0: b.time0}.Variant()
 	switch b.c.Mode {
 	case Single:
 		if m.collectTime, m.collectPacket, err = b.collect(full, pk); err != nil {
@@ -134,7 +134,7 @@ func (b *build) switchedChain(m *mainChain, xo []int, pk *mapping.Expr) (*mainCh
 		m.collectTime, m.collectPacket, m.alignPacket = full, pk, pk
 	case Half:
 		m.collectTime, m.collectPacket = full, pk
-		if m.alignPacket, err = padTo(pk, b.s.packetElems(Single)); err != nil {
+		if m.alignPacket, err = padTo(pk, b.s.PacketElems(Single)); err != nil {
 			return nil, err
 		}
 	default:

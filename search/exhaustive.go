@@ -274,9 +274,7 @@ func (e *evaluator) exactProgram(idx int, c *Candidate, p *kernel.Program) (*Eva
 func Exhaustive(s *Space, opts Options) (*Result, error) {
 	start := time.Now()
 	if opts.MaxTiles > 0 {
-		t := *s // the caller's space keeps its own bound
-		t.maxTiles = opts.MaxTiles
-		s = &t
+		s = s.WithMaxTiles(opts.MaxTiles) // the caller's space keeps its own bound
 	}
 	res := &Result{Space: s, Stats: Stats{Illegal: map[string]*RuleStat{}, Planner: "exhaustive"}}
 	ev, err := newEvaluator(s, &res.Stats)

@@ -126,9 +126,9 @@ func TestNeverWorseThanHandWritten(t *testing.T) {
 			}
 			s := newSpace(t, tc.w)
 			golden := s.candidate(t, tc.sp)
-			var where func(Stage, *Candidate) bool
+			var Where func(Stage, *Candidate) bool
 			if tc.restrict {
-				where = func(st Stage, c *Candidate) bool {
+				Where = func(st Stage, c *Candidate) bool {
 					if st == StageStationary {
 						return c.Stationary == golden.Stationary
 					}
@@ -144,14 +144,14 @@ func TestNeverWorseThanHandWritten(t *testing.T) {
 				}
 			}
 			found := false
-			s.EnumerateWhere(where, func(c Candidate) bool {
+			s.EnumerateWhere(Where, func(c Candidate) bool {
 				found = found || c == golden
 				return !found
 			})
 			assert.True(t, found, "the manual's mapping is a candidate of the space")
 
 			// The manual's mappings are untiled; so is the space searched.
-			r, err := Exhaustive(s, Options{Where: where, MaxTiles: 1})
+			r, err := Exhaustive(s, Options{Where: Where, MaxTiles: 1})
 			require.NoError(t, err)
 			require.NotNil(t, r.Best)
 			hand := goldenCycles(t, tc.name)

@@ -66,7 +66,7 @@ func TestExplainStructural(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSpace(t, tc.w)
-			m, err := ParseMapSpec("map.yaml", []byte(tc.mapping), s.P)
+			m, err := constraints.ParseMapSpec("map.yaml", []byte(tc.mapping), s.P)
 			require.NoError(t, err)
 			x, err := Explain(s, m, ExplainOptions{MaxTiles: 1})
 			require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestExplainStructural(t *testing.T) {
 func TestExplainTwoConflicts(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemm.yaml"))
-	m, err := ParseMapSpec("map.yaml", []byte("slice: m![I]\nstationary: in1\nrow: m![K % 8]\n"), s.P)
+	m, err := constraints.ParseMapSpec("map.yaml", []byte("slice: m![I]\nstationary: in1\nrow: m![K % 8]\n"), s.P)
 	require.NoError(t, err)
 	x, err := Explain(s, m, ExplainOptions{MaxTiles: 1})
 	require.NoError(t, err)
@@ -120,14 +120,14 @@ func TestExplainTwoConflicts(t *testing.T) {
 // proper subset left by dropping one element is satisfiable.
 func assertMinimalCore(t *testing.T, x *Explanation, k Conflict) {
 	t.Helper()
-	c := x.e.p
+	c := x.e.Formula()
 	isRule := map[constraints.Lit]bool{}
 	for _, r := range c.Rules() {
 		isRule[r] = true
 	}
 	solve := func(skip int) constraints.Status {
 		var rules, assume []constraints.Lit
-		for i, l := range k.core {
+		for i, l := range k.Lits() {
 			switch {
 			case i == skip:
 			case isRule[l]:
@@ -139,10 +139,10 @@ func assertMinimalCore(t *testing.T, x *Explanation, k Conflict) {
 		return c.SolveRules(rules, 0, assume...)
 	}
 	require.Equal(t, constraints.Unsat, solve(-1))
-	for i := range k.core {
+	for i := range k.Lits() {
 		assert.Equal(t, constraints.Sat, solve(i), "core element %d of %v %v", i, k.Rules, k.Fields)
 	}
-	assert.Len(t, k.core, len(k.Rules)+len(k.Fields))
+	assert.Len(t, k.Lits(), len(k.Rules)+len(k.Fields))
 }
 
 // The manual's Hello GEMV mapping (002 L410-416) is legal; its completion is
@@ -151,7 +151,7 @@ func assertMinimalCore(t *testing.T, x *Explanation, k Conflict) {
 func TestExplainHelloGEMV(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemv.yaml"))
-	m, err := LoadMapSpec("testdata/explain/hello-gemv.yaml", s.P)
+	m, err := constraints.LoadMapSpec("testdata/explain/hello-gemv.yaml", s.P)
 	require.NoError(t, err)
 	x, err := Explain(s, m, ExplainOptions{})
 	require.NoError(t, err)
@@ -182,7 +182,7 @@ func TestExplainHelloGEMV(t *testing.T) {
 func TestExplainHelloGEMM(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, loadWorkload(t, helloGEMMWorkload))
-	m, err := LoadMapSpec("testdata/explain/hello-gemm.yaml", s.P)
+	m, err := constraints.LoadMapSpec("testdata/explain/hello-gemm.yaml", s.P)
 	require.NoError(t, err)
 	x, err := Explain(s, m, ExplainOptions{MaxTiles: 1, MaxEvaluations: 3000})
 	require.NoError(t, err)
@@ -205,7 +205,7 @@ func TestExplainHelloGEMM(t *testing.T) {
 func TestExplainPartial(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemv.yaml"))
-	m, err := ParseMapSpec("map.yaml", []byte("stationary: in0\n"), s.P)
+	m, err := constraints.ParseMapSpec("map.yaml", []byte("stationary: in0\n"), s.P)
 	require.NoError(t, err)
 	x, err := Explain(s, m, ExplainOptions{})
 	require.NoError(t, err)
@@ -224,7 +224,7 @@ func TestExplainPartial(t *testing.T) {
 func TestExplainEngines(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemm.yaml"))
-	m, err := LoadMapSpec("testdata/explain/dma-r1.yaml", s.P)
+	m, err := constraints.LoadMapSpec("testdata/explain/dma-r1.yaml", s.P)
 	require.NoError(t, err)
 	x, err := Explain(s, m, ExplainOptions{MaxTiles: 1})
 	require.NoError(t, err)
@@ -240,7 +240,7 @@ func TestExplainEngines(t *testing.T) {
 	// (002 L480-481), and only a tile loop (major to the slice) could take
 	// the rest of I: no candidate has the mapping.
 	g := newSpace(t, workloadFile(t, "gemv.yaml"))
-	m, err = ParseMapSpec("map.yaml", []byte("slice: m![I % 16]\ntile: m![1]\n"), g.P)
+	m, err = constraints.ParseMapSpec("map.yaml", []byte("slice: m![I % 16]\ntile: m![1]\n"), g.P)
 	require.NoError(t, err)
 	x, err = Explain(g, m, ExplainOptions{})
 	require.NoError(t, err)
@@ -270,7 +270,7 @@ func TestParseMapSpecErrors(t *testing.T) {
 		{"list value", "slice: [I]\n", "map.yaml:1:8: slice: want a scalar"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseMapSpec("map.yaml", []byte(tc.src), s.P)
+			_, err := constraints.ParseMapSpec("map.yaml", []byte(tc.src), s.P)
 			require.Error(t, err)
 			var we *workload.Error
 			assert.True(t, errors.As(err, &we))
@@ -288,10 +288,10 @@ func FuzzParseMapSpec(f *testing.F) {
 	}
 	w, err := workload.Parse([]byte("name: g\neinsum: IK,KJ->IJ\naxes: {I: 512, J: 512, K: 2048}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"), "w.yaml")
 	require.NoError(f, err)
-	p, err := NewProblem(w, "")
+	p, err := constraints.NewProblem(w, "")
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, src string) {
-		m, err := ParseMapSpec("map.yaml", []byte(src), p)
+		m, err := constraints.ParseMapSpec("map.yaml", []byte(src), p)
 		if err != nil {
 			return
 		}

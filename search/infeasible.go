@@ -101,14 +101,14 @@ const relaxProbe = 256
 // bounds the unsat-core minimization (0: none).
 func Infeasible(s *Space, res *Result, timeout time.Duration) (*Infeasibility, error) {
 	x := &Infeasibility{}
-	e, err := newSatSpace(s)
+	e, err := constraints.NewEncoding(s.Space)
 	switch {
-	case errors.Is(err, errNoEncoding):
+	case errors.Is(err, constraints.ErrNoEncoding):
 	case err != nil:
 		return nil, err
 	default:
-		if e.p.Solve(timeout) == constraints.Unsat {
-			x.Rules = explainCore(e, nil, timeout).Rules
+		if e.Formula().Solve(timeout) == constraints.Unsat {
+			x.Rules = constraints.Core(e, nil, timeout).Rules
 		}
 	}
 	if len(x.Rules) == 0 && res != nil {
@@ -166,7 +166,7 @@ func (s *Space) relaxedLegal(r Relaxation) bool {
 	if err != nil {
 		return false
 	}
-	if e, err := newSatSpace(t); err == nil && e.p.Solve(0) == constraints.Unsat {
+	if e, err := constraints.NewEncoding(t.Space); err == nil && e.Formula().Solve(0) == constraints.Unsat {
 		return false
 	}
 	ev, err := newEvaluator(t, &Stats{Illegal: map[string]*RuleStat{}})
@@ -218,12 +218,12 @@ func (s *Space) resized(sizes map[string]int) (*Space, error) {
 		return nil, err
 	}
 	for t, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
-		if !s.plain[t] {
+		if !s.PlainLayout(t) {
 			return nil, fmt.Errorf("search: %s has a stated layout", o.Name)
 		}
 		parts := make([]*mapping.Expr, 0, len(o.Axes))
 		for _, name := range s.hbmNames(t) {
-			parts = append(parts, mapping.Sym(name, p.Axes[p.axis(name)].Size))
+			parts = append(parts, mapping.Sym(name, p.Axes[p.AxisIndex(name)].Size))
 		}
 		o.Layout = mapping.Identity()
 		if len(parts) > 0 {
@@ -236,7 +236,7 @@ func (s *Space) resized(sizes map[string]int) (*Space, error) {
 // hbmNames returns tensor t's axes in its HBM layout's order, major first.
 func (s *Space) hbmNames(t int) []string {
 	var out []string
-	for _, a := range s.hbm[t] {
+	for _, a := range s.HBMOrder(t) {
 		out = append(out, s.P.Axes[a].Name)
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/constraints"
 	"tcpmap/engines"
 )
 
@@ -28,7 +29,7 @@ var (
 )
 
 func downProjSpace(t *testing.T) *Space {
-	p, err := NewProblem(workloadFile(t, "moe.yaml"), "down_proj")
+	p, err := constraints.NewProblem(workloadFile(t, "moe.yaml"), "down_proj")
 	require.NoError(t, err)
 	s, err := NewSpace(p, engines.Default())
 	require.NoError(t, err)
@@ -49,7 +50,7 @@ func TestDownProjPackets(t *testing.T) {
 	require.NoError(t, err)
 	for _, sp := range []spec{downProj, downProjBig} {
 		c := s.candidate(t, sp)
-		require.True(t, s.fits(&c, 1))
+		require.True(t, s.Fits(&c, 1))
 		x, why := ev.evaluateWhy(0, &c, nil)
 		require.NotNil(t, x, "%s rejected by %s", c.String(s.P), why)
 		assert.Positive(t, x.Report.Cycles)
@@ -66,12 +67,12 @@ func TestDownProjPlan(t *testing.T) {
 	longOnly(t)
 	s := downProjSpace(t)
 	want := s.candidate(t, downProj)
-	where := func(st Stage, c *Candidate) bool {
+	Where := func(st Stage, c *Candidate) bool {
 		switch st {
 		case StageSlices, StageStationary, StagePacket:
 			for a := range s.P.Axes {
 				for _, l := range []Level{Cluster, Slice, Packet} {
-					if (l != Packet || st == StagePacket) && c.factor(a, l) != want.factor(a, l) {
+					if (l != Packet || st == StagePacket) && c.Factor(a, l) != want.Factor(a, l) {
 						return false
 					}
 				}
@@ -81,12 +82,12 @@ func TestDownProjPlan(t *testing.T) {
 		return true
 	}
 	big, found := s.candidate(t, downProjBig), false
-	s.EnumerateWhere(where, func(c Candidate) bool {
+	s.EnumerateWhere(Where, func(c Candidate) bool {
 		found = found || c == big
 		return !found
 	})
 	assert.True(t, found, "the space lacks %s", big.String(s.P))
-	r, err := Solve(s, Options{Where: where})
+	r, err := Solve(s, Options{Where: Where})
 	require.NoError(t, err)
 	require.NotNil(t, r.Best)
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})

@@ -23,17 +23,17 @@ func (s *Space) Mapping(c *Candidate) plan.Mapping {
 	}
 	for a, ax := range p.Axes {
 		class := "contracted"
-		switch s.role(a, c.Stationary) {
-		case roleB:
+		switch s.Role(a, c.Stationary) {
+		case RoleB:
 			class = "batch"
-		case roleFX:
+		case RoleFX:
 			class = "free"
-		case roleFW:
+		case RoleFW:
 			class = "stationary-free"
 		}
 		m.Axes = append(m.Axes, plan.AxisMapping{Name: ax.Name, Size: ax.Size, Class: class,
-			Tile: c.factor(a, Tile), Chip: c.factor(a, Chip), Cluster: c.factor(a, Cluster), Slice: c.factor(a, Slice),
-			Time: c.factor(a, Time), Row: c.factor(a, Row), Packet: c.factor(a, Packet)})
+			Tile: c.Factor(a, Tile), Chip: c.Factor(a, Chip), Cluster: c.Factor(a, Cluster), Slice: c.Factor(a, Slice),
+			Time: c.Factor(a, Time), Row: c.Factor(a, Row), Packet: c.Factor(a, Packet)})
 	}
 	for _, a := range c.TimeOrder() {
 		m.TimeOrder = append(m.TimeOrder, p.Axes[a].Name)
@@ -99,7 +99,7 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 		Mapping: s.Mapping(&x.Candidate),
 		Cost:    Cost(x.Report),
 		Search: plan.Search{Planner: planner, Optimal: optimal, Stopped: r.Stats.Stopped, Candidates: r.Stats.Candidates,
-			Legal: r.Stats.Legal, CostEvaluations: r.Stats.CostEvaluations, Pruned: r.Stats.Pruned, Skipped: r.Stats.Skipped, MaxTiles: s.maxTiles},
+			Legal: r.Stats.Legal, CostEvaluations: r.Stats.CostEvaluations, Pruned: r.Stats.Pruned, Skipped: r.Stats.Skipped, MaxTiles: s.MaxTiles()},
 		Program: x.Program,
 	}
 	if planner == "sat" {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/constraints"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -34,7 +35,7 @@ func TestBoundsAdmissibleRoPE(t *testing.T) {
 	legal, partial, copied := 0, 0, 0
 	eachLegal(t, s, func(c *Candidate, x *Evaluated) {
 		legal++
-		if c.Content == PacketColumns && c.factor(s.P.axis("F"), Packet) > 1 {
+		if c.Content == PacketColumns && c.Factor(s.P.AxisIndex("F"), Packet) > 1 {
 			partial++
 		}
 		if c.Layout[TensorOut] == LayoutCopy {
@@ -72,7 +73,7 @@ func TestSpacePartialAndCopy(t *testing.T) {
 		{"attention-head.yaml", "pv", false, false},
 	} {
 		t.Run(tc.file+"/"+tc.op, func(t *testing.T) {
-			p, err := NewProblem(workloadFile(t, tc.file), tc.op)
+			p, err := constraints.NewProblem(workloadFile(t, tc.file), tc.op)
 			require.NoError(t, err)
 			s, err := NewSpace(p, engines.Default())
 			require.NoError(t, err)
@@ -100,7 +101,7 @@ var ropeK = spec{stationary: 0, content: PacketColumns, acc: AccSequential, mode
 // axis is a time digit of the accumulator's output, 002 L4490-4492).
 func TestBuildPartialReduceAndCopy(t *testing.T) {
 	t.Parallel()
-	p, err := NewProblem(workloadFile(t, "llama3-70b-decode.yaml"), "rope_k")
+	p, err := constraints.NewProblem(workloadFile(t, "llama3-70b-decode.yaml"), "rope_k")
 	require.NoError(t, err)
 	s, err := NewSpace(p, engines.Default())
 	require.NoError(t, err)
@@ -152,7 +153,7 @@ func TestBuildPartialReduceAndCopy(t *testing.T) {
 // for the output.
 func TestCheckPartialAndCopy(t *testing.T) {
 	t.Parallel()
-	p, err := NewProblem(workloadFile(t, "llama3-70b-decode.yaml"), "rope_k")
+	p, err := constraints.NewProblem(workloadFile(t, "llama3-70b-decode.yaml"), "rope_k")
 	require.NoError(t, err)
 	s, err := NewSpace(p, engines.Default())
 	require.NoError(t, err)
@@ -169,18 +170,18 @@ chips: 1
 	require.False(t, g.PartialReduce())
 	var d Candidate
 	for a := range MaxAxes {
-		d.Order[a], d.TileOrder[a] = noAxis, noAxis
+		d.Order[a], d.TileOrder[a] = NoAxis, NoAxis
 		for l := range NumLevels {
 			d.Split[a][l] = 1
 		}
 	}
 	// in0 = IK streams a packet [I % 2, K % 16]: K in a packet of columns.
 	d.Stationary, d.Content, d.Mode = 1, PacketColumns, Single
-	i, j, k := g.P.axis("I"), g.P.axis("J"), g.P.axis("K")
+	i, j, k := g.P.AxisIndex("I"), g.P.AxisIndex("J"), g.P.AxisIndex("K")
 	d.Split[i][Packet], d.Split[i][Time] = 2, 2
 	d.Split[j][Row], d.Split[j][Time] = 8, 2
 	d.Split[k][Packet], d.Split[k][Time] = 16, 4
-	setOrder(&d.Order, []int{i, j, k})
+	constraints.SetOrder(&d.Order, []int{i, j, k})
 	assert.ErrorContains(t, g.Check(&d), "takes no packet factor")
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/constraints"
 	"tcpmap/engines"
 	"tcpmap/model/plan"
 	"tcpmap/search"
@@ -32,7 +33,7 @@ func TestRoPEPlanVerifies(t *testing.T) {
 		hkv, sizes = 2, map[string]int{"Hkv": 2, "Hq": 16}
 	}
 	w := reducedWorkload(t, "llama3-70b-decode.yaml", sizes)
-	p, err := search.NewProblem(w, "rope_k")
+	p, err := constraints.NewProblem(w, "rope_k")
 	require.NoError(t, err)
 	s, err := search.NewSpace(p, spec)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"tcpmap/constraints"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -121,7 +122,7 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 		// maxTiles bounds the tiles (0: the default); where restricts the
 		// space (forced tiled plans; no optimality claimed then).
 		maxTiles int
-		where    func(search.Stage, *search.Candidate) bool
+		Where    func(search.Stage, *search.Candidate) bool
 		// long rows run without -short only (`make test-long`).
 		long bool
 	}{
@@ -142,25 +143,25 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 		// tiles them; each row keeps one kind of tiling (exhaustively).
 		{name: "gemm-4k/tiled-I", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
 			note:     "I=256 J=128 K=64, tiles over I, a stationary, double buffered, tiles <= 16",
-			maxTiles: 16, where: tiled([]int{0}, 0, true), long: true},
+			maxTiles: 16, Where: tiled([]int{0}, 0, true), long: true},
 		{name: "gemm-4k/tiled-J", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
 			note:     "I=256 J=128 K=64, tiles over J (the streaming b's axis), a stationary, single buffered, tiles <= 16",
-			maxTiles: 16, where: tiled([]int{1}, 0, false), long: true},
+			maxTiles: 16, Where: tiled([]int{1}, 0, false), long: true},
 		{name: "gemm-4k/tiled-IJ", file: "gemm-4k.yaml", sizes: map[string]int{"I": 256, "J": 128, "K": 64},
 			note:     "I=256 J=128 K=64, tiles over I then J, a stationary, double buffered, tiles <= 16",
-			maxTiles: 16, where: tiled([]int{0, 1}, 0, true), long: true},
+			maxTiles: 16, Where: tiled([]int{0, 1}, 0, true), long: true},
 		{name: "attention-head/qk/tiled", file: "attention-head.yaml", op: "qk", sizes: map[string]int{"S": 256, "T": 256, "D": 32},
 			note:     "S=T=256 D=32, tiles over S (the streaming q's axis), k stationary, double buffered, tiles <= 16",
-			maxTiles: 16, where: tiled([]int{0}, 1, true)},
+			maxTiles: 16, Where: tiled([]int{0}, 1, true)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.long && testing.Short() {
 				t.Skip("long: `make test-long` runs it (go test without -short)")
 			}
-			prove := tc.prove || tc.where == nil && !testing.Short()
+			prove := tc.prove || tc.Where == nil && !testing.Short()
 			start := time.Now()
 			w := reducedWorkload(t, tc.file, tc.sizes)
-			p, err := search.NewProblem(w, tc.op)
+			p, err := constraints.NewProblem(w, tc.op)
 			require.NoError(t, err)
 			s, err := search.NewSpace(p, spec)
 			require.NoError(t, err)
@@ -168,16 +169,16 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 			if !prove {
 				opts.MaxEvaluations = tc.evals
 			}
-			opts.Where = tc.where
+			opts.Where = tc.Where
 			solve := search.Solve
-			if tc.where != nil {
+			if tc.Where != nil {
 				solve = search.Exhaustive
 			}
 			res, err := solve(s, opts)
 			require.NoError(t, err)
 			require.NotNil(t, res.Best, "%s: no legal plan among %d candidates: %+v", tc.note, res.Stats.Candidates, res.Stats.Rules())
 			planned := time.Since(start)
-			if tc.where != nil {
+			if tc.Where != nil {
 				for _, x := range res.Top {
 					require.NotEmpty(t, x.Candidate.Tiles(), "a tiled plan")
 				}
@@ -212,7 +213,7 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 					i, x.Candidate.String(p), x.Report.Cycles, verdict, rep.Compared, rep.MACs,
 					time.Since(vstart).Round(time.Millisecond))
 			}
-			if tc.where != nil {
+			if tc.Where != nil {
 				// Sampled: the output's tile views lead to the slices.
 				pl, err := res.Plan()
 				require.NoError(t, err)
@@ -227,7 +228,7 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 				t.Logf("  sampled (%s): %d of %d elements compared, pass %v", strings.Join(rep.Simulated, "; "),
 					rep.Compared, rep.Comparison.N, rep.Pass)
 			}
-			if tc.where != nil {
+			if tc.Where != nil {
 				// The PASS above means something only if the simulator
 				// reads each tile where its DMA says: moving one tile's
 				// source back onto the first tile must fail.
@@ -297,7 +298,7 @@ func TestSpreadSlicesVerify(t *testing.T) {
 				t.Skip("long: `make test-long` runs it (gemv and the switched gemm cover the spread under -short)")
 			}
 			w := reducedWorkload(t, tc.file, tc.sizes)
-			p, err := search.NewProblem(w, "")
+			p, err := constraints.NewProblem(w, "")
 			require.NoError(t, err)
 			s, err := search.NewSpace(p, spec)
 			require.NoError(t, err)
@@ -308,7 +309,7 @@ func TestSpreadSlicesVerify(t *testing.T) {
 				}
 				return n
 			}
-			where := func(st search.Stage, c *search.Candidate) bool {
+			Where := func(st search.Stage, c *search.Candidate) bool {
 				if n := live(c); n < 2 || n >= 256 || n%2 != 0 {
 					return false
 				}
@@ -327,7 +328,7 @@ func TestSpreadSlicesVerify(t *testing.T) {
 				}
 				return st < search.StageStationary || c.Switch == tc.switched
 			}
-			res, err := search.Exhaustive(s, search.Options{Top: 3, Where: where, Timeout: time.Minute})
+			res, err := search.Exhaustive(s, search.Options{Top: 3, Where: Where, Timeout: time.Minute})
 			require.NoError(t, err)
 			require.NotNil(t, res.Best, "no legal candidate: %+v", res.Stats.Rules())
 			for i, x := range res.Top {

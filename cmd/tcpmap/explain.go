@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tcpmap/constraints"
 	"tcpmap/model/plan"
 	"tcpmap/search"
 )
@@ -87,9 +88,9 @@ at --timeout.`,
 			if err != nil {
 				return err
 			}
-			var m *search.MapSpec
+			var m *constraints.MapSpec
 			if mapFile != "" {
-				if m, err = search.LoadMapSpec(mapFile, s.P); err != nil {
+				if m, err = constraints.LoadMapSpec(mapFile, s.P); err != nil {
 					return err
 				}
 			}

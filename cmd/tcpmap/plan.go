@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"tcpmap/constraints"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
@@ -186,7 +187,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop after `D` (e.g. 30s) with the best candidate so far")
 	cmd.Flags().IntVar(&maxEvals, "max-evaluations", 0, "stop after `N` candidate evaluations with the best so far: the same plan on any machine (0: no limit)")
 	cmd.Flags().StringVar(&out, "out", "", "write the plan and its kernel program to `PLAN.json`")
-	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, fmt.Sprintf("bound the tiles of a tiled candidate (default %d, widened 8× when no candidate fits within it)", search.DefaultMaxTiles))
+	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, fmt.Sprintf("bound the tiles of a tiled candidate (default %d, widened 8× when no candidate fits within it)", constraints.DefaultMaxTiles))
 	cmd.Flags().IntVar(&workers, "workers", 0, "evaluate candidates on `N` cores (default: all; the plan does not depend on it)")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
 	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
@@ -509,7 +510,7 @@ func loadSpace(g *globals, file, op string) (*search.Space, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := search.NewProblem(w, op)
+	p, err := constraints.NewProblem(w, op)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package search
+package constraints
 
 import (
 	"fmt"
@@ -221,8 +221,8 @@ const (
 	NumTensors
 )
 
-// noAxis marks an unused entry of Candidate.Order and TileOrder.
-const noAxis = 0xFF
+// NoAxis marks an unused entry of Candidate.Order and TileOrder.
+const NoAxis = 0xFF
 
 // Candidate is one point of the mapspace. It is a comparable value of
 // small integers, cheap to enumerate, to hash and to encode as SAT literals:
@@ -275,7 +275,7 @@ type Candidate struct {
 func order(o [MaxAxes]uint8) []int {
 	var out []int
 	for _, a := range o {
-		if a == noAxis {
+		if a == NoAxis {
 			break
 		}
 		out = append(out, int(a))
@@ -289,15 +289,15 @@ func (c *Candidate) TimeOrder() []int { return order(c.Order) }
 // Tiles returns the tiled axes, outermost loop first.
 func (c *Candidate) Tiles() []int { return order(c.TileOrder) }
 
-// factor returns Split[a][l].
-func (c *Candidate) factor(a int, l Level) int { return int(c.Split[a][l]) }
+// Factor returns Split[a][l].
+func (c *Candidate) Factor(a int, l Level) int { return int(c.Split[a][l]) }
 
-// below returns the product of axis a's factors at levels minor to l: the
+// Below returns the product of axis a's factors at levels minor to l: the
 // coordinate stride of its level-l digit.
-func (c *Candidate) below(a int, l Level) int {
+func (c *Candidate) Below(a int, l Level) int {
 	n := 1
 	for k := l + 1; k < NumLevels; k++ {
-		n *= c.factor(a, k)
+		n *= c.Factor(a, k)
 	}
 	return n
 }
@@ -311,7 +311,7 @@ func (c *Candidate) String(p *Problem) string {
 		fmt.Fprintf(&b, " %s[", ax.Name)
 		first := true
 		for l := Level(0); l < NumLevels; l++ {
-			if f := c.factor(a, l); f != 1 {
+			if f := c.Factor(a, l); f != 1 {
 				if !first {
 					b.WriteByte(' ')
 				}
@@ -373,8 +373,9 @@ type Space struct {
 	// copyOut is set when the output may be rewritten in HBM order by a
 	// copy chain (CopiesOutput).
 	copyOut bool
-	// memo caches the expression algebra of Build (memo.go).
-	memo *exprMemo
+	// layouts tells which layout choices make distinct programs (nil:
+	// every choice is listed, none copied).
+	layouts LayoutOracle
 	// capped counts the skeletons that did not fit untiled and had no
 	// fitting tiling within maxTiles though more tiles were possible.
 	capped *atomic.Int64
@@ -414,6 +415,22 @@ func (s *Space) MaxTiles() int { return s.maxTiles }
 // 002 L139) while staying far below the reader's loop limit.
 const DefaultMaxTiles = 512
 
+// LayoutOracle is what the kernel builder tells the enumerator about a
+// candidate's DM layouts: the layout choices that build the same program
+// are one choice (Enumerate's canonical forms).
+type LayoutOracle interface {
+	// LayoutsDiffer reports whether tensor t's two DM layout orders
+	// (LayoutHBM, LayoutCompute) build different DM tensors under c.
+	LayoutsDiffer(c *Candidate, t int) bool
+	// Copyable reports whether c's output may go through a DM copy in HBM
+	// order (LayoutCopy) that differs from both other layouts.
+	Copyable(c *Candidate) bool
+}
+
+// SetLayoutOracle makes o decide the enumerator's layout choices. It is
+// set once, before the space is searched.
+func (s *Space) SetLayoutOracle(o LayoutOracle) { s.layouts = o }
+
 // NewSpace returns the mapspace of p.
 func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	if p == nil || spec == nil {
@@ -422,7 +439,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	if p.Chips != 1 {
 		return nil, fmt.Errorf("%s: chips: %d; the mapspace maps one chip (Chip factors other than 1 are not enumerated yet)", p.File, p.Chips)
 	}
-	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(), maxTiles: DefaultMaxTiles, memo: newExprMemo(), capped: new(atomic.Int64),
+	s := &Space{P: p, Spec: spec, ebits: p.In[0].DType.SizeBits(), maxTiles: DefaultMaxTiles, capped: new(atomic.Int64),
 		rows: spec.Contraction.Rows.Value, slices: spec.Cluster.Slices.Value, clusters: spec.Chip.Clusters.Value,
 		dmns: spec.Cluster.DMNs.Value}
 	if s.ebits <= 0 {
@@ -442,7 +459,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 		}
 	}
 	whole := func(a int) int { return p.Axes[a].Size }
-	s.partial = len(contracted) > 0 && len(packetSplits(contracted, whole, s.packetElems(Single))) == 0
+	s.partial = len(contracted) > 0 && len(packetSplits(contracted, whole, s.PacketElems(Single))) == 0
 	// The innermost axis with more than one coordinate (a size-1 axis has
 	// no digit in the layout and sorts last in hbm).
 	for _, a := range slices.Backward(s.hbm[TensorOut]) {
@@ -454,40 +471,40 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	return s, nil
 }
 
-// role is an axis's class relative to the stationary choice.
-type role uint8
+// Role is an axis's class relative to the stationary choice.
+type Role uint8
 
 const (
-	roleC  role = iota // contracted
-	roleB              // batch
-	roleFX             // free axis of the streamed operand X
-	roleFW             // free axis of the stationary operand W
-	numRoles
+	RoleC  Role = iota // contracted
+	RoleB              // batch
+	RoleFX             // free axis of the streamed operand X
+	RoleFW             // free axis of the stationary operand W
+	NumRoles
 )
 
-// role returns axis a's role when input s is stationary.
-func (s *Space) role(a int, stationary uint8) role {
+// Role returns axis a's role when input s is stationary.
+func (s *Space) Role(a int, stationary uint8) Role {
 	switch s.P.Axes[a].Class {
 	case Contracted:
-		return roleC
+		return RoleC
 	case Batch:
-		return roleB
+		return RoleB
 	case Free0:
 		if stationary == 0 {
-			return roleFW
+			return RoleFW
 		}
-		return roleFX
+		return RoleFX
 	}
 	if stationary == 1 {
-		return roleFW
+		return RoleFW
 	}
-	return roleFX
+	return RoleFX
 }
 
-// packetElems returns the contracted elements of one computation packet
+// PacketElems returns the contracted elements of one computation packet
 // in mode m: 64 bytes (mac_width, 002 L4099) or, in Half mode, one 32-byte
 // flit (002 L3011).
-func (s *Space) packetElems(m PacketMode) int {
+func (s *Space) PacketElems(m PacketMode) int {
 	bytes := s.Spec.Stream.MACWidthBytes.Value
 	if m == Half {
 		bytes = s.Spec.Stream.FlitBytes.Value
@@ -538,7 +555,7 @@ func (s *Space) Check(c *Candidate) error {
 	slice, cluster, row, packet := 1, 1, 1, 1
 	for a := range MaxAxes {
 		for l := Level(0); l < NumLevels; l++ {
-			f := c.factor(a, l)
+			f := c.Factor(a, l)
 			if a >= len(p.Axes) {
 				if f != 0 && f != 1 {
 					return fmt.Errorf("unused axis slot %d has factor %d", a, f)
@@ -555,24 +572,24 @@ func (s *Space) Check(c *Candidate) error {
 		ax := p.Axes[a]
 		prod := 1
 		for l := Level(0); l < NumLevels; l++ {
-			prod *= c.factor(a, l)
+			prod *= c.Factor(a, l)
 		}
 		if prod != ax.Size {
 			return fmt.Errorf("axis %s: factors multiply to %d, size %d", ax.Name, prod, ax.Size)
 		}
-		r := s.role(a, c.Stationary)
+		r := s.Role(a, c.Stationary)
 		for l := Level(0); l < NumLevels; l++ {
-			if f := c.factor(a, l); f != 1 && !s.opens(r, l, c.Content) {
-				return fmt.Errorf("axis %s (%s): a %s axis takes no %s factor (%d)", ax.Name, ax.Class, roleName(r), l, f)
+			if f := c.Factor(a, l); f != 1 && !s.opens(r, l, c.Content) {
+				return fmt.Errorf("axis %s (%s): a %s axis takes no %s factor (%d)", ax.Name, ax.Class, RoleName(r), l, f)
 			}
 		}
-		if c.factor(a, Chip) != 1 {
-			return fmt.Errorf("axis %s: chip factor %d; one chip is mapped", ax.Name, c.factor(a, Chip))
+		if c.Factor(a, Chip) != 1 {
+			return fmt.Errorf("axis %s: chip factor %d; one chip is mapped", ax.Name, c.Factor(a, Chip))
 		}
-		slice *= c.factor(a, Slice)
-		cluster *= c.factor(a, Cluster)
-		row *= c.factor(a, Row)
-		packet *= c.factor(a, Packet)
+		slice *= c.Factor(a, Slice)
+		cluster *= c.Factor(a, Cluster)
+		row *= c.Factor(a, Row)
+		packet *= c.Factor(a, Packet)
 	}
 	if slice > s.slices || cluster > s.clusters {
 		return fmt.Errorf("%d slices on %d clusters, the chip has %d × %d", slice, cluster, s.clusters, s.slices)
@@ -580,8 +597,8 @@ func (s *Space) Check(c *Candidate) error {
 	if !contains(s.rows, row) {
 		return fmt.Errorf("%d rows, want one of %v", row, s.rows)
 	}
-	if packet != s.packetElems(c.Mode) {
-		return fmt.Errorf("packet of %d contracted elements, %s mode takes %d", packet, c.Mode, s.packetElems(c.Mode))
+	if packet != s.PacketElems(c.Mode) {
+		return fmt.Errorf("packet of %d contracted elements, %s mode takes %d", packet, c.Mode, s.PacketElems(c.Mode))
 	}
 	// The time order: exactly the axes with more than one time step, FW
 	// axes innermost when broadcast in the Stream Adapter.
@@ -593,10 +610,10 @@ func (s *Space) Check(c *Candidate) error {
 			return fmt.Errorf("time order %v repeats or names no axis", ord)
 		}
 		seen[a] = true
-		if c.factor(a, Time) == 1 {
+		if c.Factor(a, Time) == 1 {
 			return fmt.Errorf("time order names %s, which has one time step", p.Axes[a].Name)
 		}
-		fw := s.role(a, c.Stationary) == roleFW
+		fw := s.Role(a, c.Stationary) == RoleFW
 		if c.Bcast == BcastAlign {
 			if inner && !fw {
 				return fmt.Errorf("time order %v: with broadcast in the Stream Adapter the stationary operand's axes are innermost", ord)
@@ -605,19 +622,19 @@ func (s *Space) Check(c *Candidate) error {
 		}
 	}
 	for a := range p.Axes {
-		if c.factor(a, Time) > 1 && !seen[a] {
+		if c.Factor(a, Time) > 1 && !seen[a] {
 			return fmt.Errorf("time order misses %s", p.Axes[a].Name)
 		}
 	}
 	seen = map[int]bool{}
 	for _, a := range c.Tiles() {
-		if a >= len(p.Axes) || seen[a] || c.factor(a, Tile) == 1 {
+		if a >= len(p.Axes) || seen[a] || c.Factor(a, Tile) == 1 {
 			return fmt.Errorf("tile order %v repeats or names an untiled axis", c.Tiles())
 		}
 		seen[a] = true
 	}
 	for a := range p.Axes {
-		if c.factor(a, Tile) > 1 && !seen[a] {
+		if c.Factor(a, Tile) > 1 && !seen[a] {
 			return fmt.Errorf("tile order misses %s", p.Axes[a].Name)
 		}
 	}
@@ -625,27 +642,27 @@ func (s *Space) Check(c *Candidate) error {
 		return fmt.Errorf("double buffering without tiles")
 	}
 	if c.Switch {
-		if r := s.ring(c); r < 2 || r > s.Spec.Switch.MaxRingSize.Value {
+		if r := s.Ring(c); r < 2 || r > s.Spec.Switch.MaxRingSize.Value {
 			return fmt.Errorf("switch over a ring of %d slices: the stationary operand's free axes must split 2 to %d slices (002 L3364)", r, s.Spec.Switch.MaxRingSize.Value)
 		}
 	}
 	return nil
 }
 
-// ring returns the slices that share c's streamed operand: the Slice
+// Ring returns the slices that share c's streamed operand: the Slice
 // factors of the stationary operand's free axes (the ring a switched
 // candidate broadcasts over, Candidate.Switch).
-func (s *Space) ring(c *Candidate) int {
+func (s *Space) Ring(c *Candidate) int {
 	r := 1
 	for a := range s.P.Axes {
-		if s.role(a, c.Stationary) == roleFW {
-			r *= c.factor(a, Slice)
+		if s.Role(a, c.Stationary) == RoleFW {
+			r *= c.Factor(a, Slice)
 		}
 	}
 	return r
 }
 
-// switchBlock returns, for a switched candidate, how many positions of
+// SwitchBlock returns, for a switched candidate, how many positions of
 // each axis's Time digit the ring carries, and time0, the fetch Time's
 // positions inner to them. The streamed operand's fetch Time (its time
 // digits in computation order, build.go xOrder) gives ring positions to
@@ -658,7 +675,7 @@ func (s *Space) ring(c *Candidate) int {
 // DMA packet, 002 L2425-2427, L2836-2837). ok is false when the block does not fall on whole factors of
 // the digits, or takes a stationary operand's axis re-fetched in the
 // fetch Time (a broadcast axis cannot be distributed).
-func (s *Space) switchBlock(c *Candidate) (blk [MaxAxes]int32, time0 int, ok bool) {
+func (s *Space) SwitchBlock(c *Candidate) (blk [MaxAxes]int32, time0 int, ok bool) {
 	x := 1 - int(c.Stationary)
 	inner := -1 // X's innermost HBM axis with more than one coordinate
 	for _, a := range slices.Backward(s.hbm[x]) {
@@ -667,22 +684,22 @@ func (s *Space) switchBlock(c *Candidate) (blk [MaxAxes]int32, time0 int, ok boo
 			break
 		}
 	}
-	return s.switchBlockAbove(c, inner)
+	return s.SwitchBlockAbove(c, inner)
 }
 
-// switchBlockAbove is switchBlock with the block above the innermost
+// SwitchBlockAbove is switchBlock with the block above the innermost
 // digits of axis keep.
-func (s *Space) switchBlockAbove(c *Candidate, keep int) (blk [MaxAxes]int32, time0 int, ok bool) {
+func (s *Space) SwitchBlockAbove(c *Candidate, keep int) (blk [MaxAxes]int32, time0 int, ok bool) {
 	for a := range blk {
 		blk[a] = 1
 	}
 	time0 = 1
-	left := int32(s.ring(c))
+	left := int32(s.Ring(c))
 	ord := c.TimeOrder()
 	skipping := true
 	for i := len(ord) - 1; i >= 0 && left > 1; i-- {
 		a := ord[i]
-		fw := s.role(a, c.Stationary) == roleFW
+		fw := s.Role(a, c.Stationary) == RoleFW
 		if fw && c.Bcast == BcastAlign {
 			continue // not in the fetch Time (xOrder)
 		}
@@ -691,7 +708,7 @@ func (s *Space) switchBlockAbove(c *Candidate, keep int) (blk [MaxAxes]int32, ti
 			continue
 		}
 		skipping = false
-		if fw || !s.P.In[1-c.Stationary].has(s.P.Axes[a].Name) {
+		if fw || !s.P.In[1-c.Stationary].Has(s.P.Axes[a].Name) {
 			return blk, 0, false
 		}
 		f := c.Split[a][Time]
@@ -707,7 +724,8 @@ func (s *Space) switchBlockAbove(c *Candidate, keep int) (blk [MaxAxes]int32, ti
 	return blk, time0, left == 1
 }
 
-func roleName(r role) string {
+// RoleName names role r as messages print it.
+func RoleName(r Role) string {
 	return [...]string{"contracted", "batch", "streamed free", "stationary free"}[r]
 }
 
@@ -767,12 +785,12 @@ const (
 // every candidate below it. A nil where keeps everything. It serves
 // searches that fix part of a mapping (a tested hand-written kernel, a
 // partial assignment of the SAT layer).
-func (s *Space) EnumerateWhere(where func(Stage, *Candidate) bool, yield func(Candidate) bool) {
-	e := enumerator{s: s, yield: yield, where: where}
+func (s *Space) EnumerateWhere(Where func(Stage, *Candidate) bool, yield func(Candidate) bool) {
+	e := enumerator{s: s, yield: yield, Where: Where}
 	var base Candidate
 	base.Acc = AccInterleaved
 	for a := range MaxAxes {
-		base.Order[a], base.TileOrder[a] = noAxis, noAxis
+		base.Order[a], base.TileOrder[a] = NoAxis, NoAxis
 		if a < len(s.P.Axes) {
 			for l := range NumLevels {
 				base.Split[a][l] = 1
@@ -794,13 +812,13 @@ func (s *Space) EnumerateWhere(where func(Stage, *Candidate) bool, yield func(Ca
 	}
 }
 
-// enumerateSkeleton is EnumerateWhere(nil, yield) restricted to the
+// EnumerateSkeleton is EnumerateWhere(nil, yield) restricted to the
 // candidates of c's skeleton: c holds the stationary input, the packet's
 // content, mode and accumulation and every axis's factors up to Time (as
 // the enumerator has them at StageRows, tile factors 1), and its Time and
 // tile orders are empty. The candidates come in EnumerateWhere's order,
 // without walking the stages above.
-func (s *Space) enumerateSkeleton(c Candidate, yield func(Candidate) bool) {
+func (s *Space) EnumerateSkeleton(c Candidate, yield func(Candidate) bool) {
 	e := enumerator{s: s, yield: yield}
 	for e.tiled = range 2 {
 		if e.stop {
@@ -814,7 +832,7 @@ func (s *Space) enumerateSkeleton(c Candidate, yield func(Candidate) bool) {
 type enumerator struct {
 	s     *Space
 	yield func(Candidate) bool
-	where func(Stage, *Candidate) bool
+	Where func(Stage, *Candidate) bool
 	stop  bool
 	// tiled selects the pass: 0 untiled candidates, 1 tiled ones.
 	tiled int
@@ -822,7 +840,7 @@ type enumerator struct {
 
 // keep reports whether the branch at stage st goes on.
 func (e *enumerator) keep(st Stage, c *Candidate) bool {
-	return !e.stop && (e.where == nil || e.where(st, c))
+	return !e.stop && (e.Where == nil || e.Where(st, c))
 }
 
 func (e *enumerator) emit(c Candidate) {
@@ -862,7 +880,7 @@ func (e *enumerator) slices(c Candidate, outputs []int, i, used int) {
 			d.Stationary = st
 			for _, sw := range []bool{false, true} {
 				d.Switch = sw
-				if sw && (e.s.ring(&d) < 2 || e.s.ring(&d) > e.s.Spec.Switch.MaxRingSize.Value) {
+				if sw && (e.s.Ring(&d) < 2 || e.s.Ring(&d) > e.s.Spec.Switch.MaxRingSize.Value) {
 					continue
 				}
 				if e.keep(StageStationary, &d) {
@@ -876,7 +894,7 @@ func (e *enumerator) slices(c Candidate, outputs []int, i, used int) {
 		return
 	}
 	a := outputs[i]
-	ds := divisors(e.s.P.Axes[a].Size / c.factor(a, Cluster))
+	ds := divisors(e.s.P.Axes[a].Size / c.Factor(a, Cluster))
 	for k := len(ds) - 1; k >= 0 && !e.stop; k-- {
 		if d := ds[k]; used*d <= e.s.slices {
 			n := c
@@ -894,7 +912,7 @@ func (e *enumerator) packets(c Candidate) {
 	// the axes that take Rows.
 	var contracted, cols, fw []int
 	for a := range p.Axes {
-		r := s.role(a, c.Stationary)
+		r := s.Role(a, c.Stationary)
 		switch roleLevels[r][Packet] {
 		case withContracted:
 			contracted = append(contracted, a)
@@ -907,17 +925,17 @@ func (e *enumerator) packets(c Candidate) {
 	}
 	// rest is what an axis has left for the packet.
 	rest := func(a int) int {
-		return p.Axes[a].Size / (c.factor(a, Cluster) * c.factor(a, Slice))
+		return p.Axes[a].Size / (c.Factor(a, Cluster) * c.Factor(a, Slice))
 	}
 	// A contracted packet: Single and Dual when a full 64-byte packet
 	// divides the contracted axes; Half only when none does (it computes the
 	// same at half the MAC width, so it never beats a full packet).
 	modes := []PacketMode{Single, Dual}
-	if len(packetSplits(contracted, rest, s.packetElems(Single))) == 0 {
+	if len(packetSplits(contracted, rest, s.PacketElems(Single))) == 0 {
 		modes = []PacketMode{Half}
 	}
 	for _, m := range modes {
-		for _, ps := range packetSplits(contracted, rest, s.packetElems(m)) {
+		for _, ps := range packetSplits(contracted, rest, s.PacketElems(m)) {
 			d := c
 			d.Content, d.Mode, d.Acc = PacketContracted, m, AccInterleaved
 			for i, a := range contracted {
@@ -939,7 +957,7 @@ func (e *enumerator) packets(c Candidate) {
 		cols = append(cols, contracted...)
 	}
 	for _, m := range []PacketMode{Single, Dual} {
-		for _, ps := range packetSplits(cols, rest, s.packetElems(m)) {
+		for _, ps := range packetSplits(cols, rest, s.PacketElems(m)) {
 			for acc := AccInterleaved; acc < NumAccumulations; acc++ {
 				d := c
 				d.Content, d.Mode, d.Acc = PacketColumns, m, acc
@@ -993,11 +1011,11 @@ func (e *enumerator) rowsOf(c Candidate, fw []int, i, used int) {
 		return
 	}
 	a := fw[i]
-	rest := e.s.P.Axes[a].Size / (c.factor(a, Cluster) * c.factor(a, Slice))
-	maxRows := e.s.rows[len(e.s.rows)-1]
+	rest := e.s.P.Axes[a].Size / (c.Factor(a, Cluster) * c.Factor(a, Slice))
+	MaxRows := e.s.rows[len(e.s.rows)-1]
 	ds := divisors(rest)
 	for k := len(ds) - 1; k >= 0 && !e.stop; k-- {
-		if d := ds[k]; used*d <= maxRows {
+		if d := ds[k]; used*d <= MaxRows {
 			n := c
 			n.Split[a][Row] = int32(d)
 			e.rowsOf(n, fw, i+1, used*d)
@@ -1012,7 +1030,7 @@ func (e *enumerator) times(c Candidate) {
 		f := 1
 		for l := Level(0); l < NumLevels; l++ {
 			if l != Time {
-				f *= c.factor(a, l)
+				f *= c.Factor(a, l)
 			}
 		}
 		c.Split[a][Time] = int32(ax.Size / f)
@@ -1030,10 +1048,10 @@ func (e *enumerator) orders(c Candidate) {
 	s := e.s
 	var timed, inner []int // timed: the streamed side's axes; inner: FW axes
 	for a := range s.P.Axes {
-		if c.factor(a, Time) == 1 {
+		if c.Factor(a, Time) == 1 {
 			continue
 		}
-		if s.role(a, c.Stationary) == roleFW {
+		if s.Role(a, c.Stationary) == RoleFW {
 			inner = append(inner, a)
 		} else {
 			timed = append(timed, a)
@@ -1043,7 +1061,7 @@ func (e *enumerator) orders(c Candidate) {
 	permute(all, func(ord []int) bool {
 		d := c
 		d.Bcast = BcastFetch
-		setOrder(&d.Order, ord)
+		SetOrder(&d.Order, ord)
 		e.layouts(d)
 		return !e.stop
 	})
@@ -1054,7 +1072,7 @@ func (e *enumerator) orders(c Candidate) {
 		permute(inner, func(in []int) bool {
 			d := c
 			d.Bcast = BcastAlign
-			setOrder(&d.Order, append(append([]int(nil), outer...), in...))
+			SetOrder(&d.Order, append(append([]int(nil), outer...), in...))
 			e.layouts(d)
 			return !e.stop
 		})
@@ -1062,9 +1080,11 @@ func (e *enumerator) orders(c Candidate) {
 	})
 }
 
-func setOrder(o *[MaxAxes]uint8, ord []int) {
+// SetOrder writes the axes ord into an order array (Candidate.Order or
+// TileOrder), NoAxis after them.
+func SetOrder(o *[MaxAxes]uint8, ord []int) {
 	for i := range o {
-		o[i] = noAxis
+		o[i] = NoAxis
 	}
 	for i, a := range ord {
 		o[i] = uint8(a)
@@ -1106,18 +1126,18 @@ func (e *enumerator) layouts(c Candidate) {
 		return
 	}
 	if c.Switch {
-		if _, _, ok := e.s.switchBlock(&c); !ok {
+		if _, _, ok := e.s.SwitchBlock(&c); !ok {
 			return
 		}
 	}
 	var choices [NumTensors][]Layout
 	for t := range NumTensors {
 		choices[t] = []Layout{LayoutHBM}
-		if e.s.layoutsDiffer(&c, t) {
+		if e.s.layouts == nil || e.s.layouts.LayoutsDiffer(&c, t) {
 			choices[t] = append(choices[t], LayoutCompute)
 		}
 	}
-	if e.s.copyable(&c) {
+	if e.s.layouts != nil && e.s.layouts.Copyable(&c) {
 		choices[TensorOut] = append(choices[TensorOut], LayoutCopy)
 	}
 	for _, l0 := range choices[0] {
@@ -1133,3 +1153,50 @@ func (e *enumerator) layouts(c Candidate) {
 		}
 	}
 }
+
+// HBMOrder returns tensor t's axes in its HBM layout's order, major first
+// (TensorIn0, TensorIn1, TensorOut).
+func (s *Space) HBMOrder(t int) []int { return s.hbm[t] }
+
+// PlainLayout reports whether tensor t's HBM layout holds each of its axes
+// whole, once (row-major in HBMOrder(t)): its contiguous runs are then
+// known from the axes' factors.
+func (s *Space) PlainLayout(t int) bool { return s.plain[t] }
+
+// Slices and Clusters are the slices of a cluster and the clusters of the
+// chip; DMNs the DMNs of a cluster (002 L2867).
+func (s *Space) Slices() int { return s.slices }
+
+// Clusters is the chip's clusters.
+func (s *Space) Clusters() int { return s.clusters }
+
+// DMNs is a cluster's DMNs (002 L2867).
+func (s *Space) DMNs() int { return s.dmns }
+
+// ElemBits is the input element size in bits.
+func (s *Space) ElemBits() int { return s.ebits }
+
+// Capped counts the skeletons that did not fit untiled and had no fitting
+// tiling within MaxTiles though more tiles were possible (a planner widens
+// the bound when it grew during a search that found nothing).
+func (s *Space) Capped() int64 { return s.capped.Load() }
+
+// WithMaxTiles returns a copy of s whose tiled candidates have at most n
+// tiles (s keeps its own bound).
+func (s *Space) WithMaxTiles(n int) *Space {
+	t := *s
+	t.maxTiles = n
+	return &t
+}
+
+// AxisIndex returns the index of the axis named name, -1 when p has none.
+func (p *Problem) AxisIndex(name string) int { return p.axis(name) }
+
+// SkeletonOf returns the skeleton of c: its stationary input, switch,
+// packet content and mode, accumulation and factors.
+func SkeletonOf(c *Candidate) Skeleton {
+	return Skeleton{stationary: c.Stationary, sw: c.Switch, content: c.Content, mode: c.Mode, acc: c.Acc, split: c.Split}
+}
+
+// Formula returns the encoding's SAT formula.
+func (e *Encoding) Formula() *Formula { return e.p }

@@ -1,4 +1,4 @@
-package search
+package constraints
 
 import (
 	"sort"
@@ -46,9 +46,9 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 		n := 1
 		for _, name := range o.Axes {
 			a := p.axis(name)
-			n *= c.factor(a, Time) * c.factor(a, Packet)
+			n *= c.Factor(a, Time) * c.Factor(a, Packet)
 			if !trf {
-				n *= c.factor(a, Row)
+				n *= c.Factor(a, Row)
 			}
 		}
 		return n
@@ -56,9 +56,9 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 	f.rows = 1
 	outTime := 1
 	for a := range p.Axes {
-		f.rows *= c.factor(a, Row)
-		if s.role(a, c.Stationary) != roleC {
-			outTime *= c.factor(a, Time)
+		f.rows *= c.Factor(a, Row)
+		if s.Role(a, c.Stationary) != RoleC {
+			outTime *= c.Factor(a, Time)
 		}
 	}
 	// The output: Time' × the columns × Row # 8 (Interleaved) or
@@ -69,10 +69,10 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 	if c.Content == PacketColumns {
 		// The columns the tree keeps: the packet without the contracted
 		// digits it sums (002 L4392).
-		m = s.packetElems(c.Mode)
+		m = s.PacketElems(c.Mode)
 		for a, ax := range p.Axes {
 			if ax.Class == Contracted {
-				m /= c.factor(a, Packet)
+				m /= c.Factor(a, Packet)
 			}
 		}
 	}
@@ -87,7 +87,7 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 			n = out
 		case c.Switch && i != w:
 			// The ring shares the streamed tile (Candidate.Switch).
-			n = elems(o, false) / s.ring(c)
+			n = elems(o, false) / s.Ring(c)
 		default:
 			n = elems(o, false)
 		}
@@ -95,7 +95,7 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 		if err != nil {
 			return f, err
 		}
-		f.tensor[i] = alignUp(b, dmAlign)
+		f.tensor[i] = AlignUp(b, DMAlign)
 		f.dm += f.tensor[i]
 	}
 	t, err := tensorBytes(&p.In[w], elems(&p.In[w], true))
@@ -106,11 +106,11 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 	return f, nil
 }
 
-// fits reports whether c's tiles fit with nbuf buffers of each tensor.
+// Fits reports whether c's tiles fit with nbuf buffers of each tensor.
 // With two buffers only the tensors a tile loop moves (those holding a
 // tiled axis, and the output) take two DM buffers, and the stationary
 // operand a TRF half only when it is moved (build.go).
-func (s *Space) fits(c *Candidate, nbuf int) bool {
+func (s *Space) Fits(c *Candidate, nbuf int) bool {
 	f, err := s.footprint(c)
 	if err != nil {
 		return false
@@ -119,7 +119,7 @@ func (s *Space) fits(c *Candidate, nbuf int) bool {
 	moved[TensorOut] = true
 	for t, o := range []*Operand{&s.P.In[0], &s.P.In[1]} {
 		for a, ax := range s.P.Axes {
-			moved[t] = moved[t] || o.has(ax.Name) && c.factor(a, Tile) > 1
+			moved[t] = moved[t] || o.Has(ax.Name) && c.Factor(a, Tile) > 1
 		}
 	}
 	mode := kernel.TrfFull
@@ -152,7 +152,7 @@ const maxChunks = 64
 // stay exposed, the rest of the transfers hide under the compute.
 func (e *enumerator) pipelinedChunks(c Candidate, axes []int) {
 	for _, a := range axes {
-		for _, n := range divisors(c.factor(a, Time)) {
+		for _, n := range divisors(c.Factor(a, Time)) {
 			// Powers of two: chunk counts between them add steps without
 			// changing what overlaps (a canonical subset).
 			if n < 2 || n > maxChunks || n > e.s.maxTiles || !isPow2(n) {
@@ -162,8 +162,8 @@ func (e *enumerator) pipelinedChunks(c Candidate, axes []int) {
 			d.Split[a][Tile] = int32(n)
 			d.Split[a][Time] /= int32(n)
 			d.DoubleBuffer = true
-			setOrder(&d.TileOrder, []int{a})
-			if !e.s.fits(&d, 2) {
+			SetOrder(&d.TileOrder, []int{a})
+			if !e.s.Fits(&d, 2) {
 				continue
 			}
 			e.orders(d)
@@ -183,11 +183,11 @@ func (e *enumerator) tilings(c Candidate) {
 	s := e.s
 	var axes []int
 	for a := range s.P.Axes {
-		if s.role(a, c.Stationary) != roleC && c.factor(a, Time) > 1 {
+		if s.Role(a, c.Stationary) != RoleC && c.Factor(a, Time) > 1 {
 			axes = append(axes, a)
 		}
 	}
-	if s.fits(&c, 1) {
+	if s.Fits(&c, 1) {
 		if e.tiled == 0 {
 			e.orders(c)
 		} else {
@@ -216,7 +216,7 @@ func (e *enumerator) tilings(c Candidate) {
 			d.DoubleBuffer = nbuf == 2
 			permute(tiled, func(ord []int) bool {
 				x := d
-				setOrder(&x.TileOrder, ord)
+				SetOrder(&x.TileOrder, ord)
 				e.orders(x)
 				return !e.stop
 			})
@@ -243,13 +243,13 @@ func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) (out [][]int, 
 				d.Split[a][Tile] = int32(cur[k])
 				d.Split[a][Time] /= int32(cur[k])
 			}
-			if s.fits(&d, nbuf) {
+			if s.Fits(&d, nbuf) {
 				fitting = append(fitting, append([]int(nil), cur...))
 			}
 			return
 		}
 		used := product(cur[:i])
-		for _, t := range divisors(c.factor(axes[i], Time)) {
+		for _, t := range divisors(c.Factor(axes[i], Time)) {
 			if used*t > s.maxTiles {
 				capped = true
 				break

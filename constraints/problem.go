@@ -1,7 +1,8 @@
-package search
+package constraints
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"tcpmap/model/dtype"
@@ -71,8 +72,8 @@ func (o *Operand) Bytes() (int64, error) {
 	return int64(n), err
 }
 
-// has reports whether the operand holds the axis.
-func (o *Operand) has(axis string) bool {
+// Has reports whether the operand holds the axis.
+func (o *Operand) Has(axis string) bool {
 	for _, a := range o.Axes {
 		if a == axis {
 			return true
@@ -225,7 +226,7 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 		if !used[ax.Name] {
 			continue
 		}
-		in0, in1, out := p.In[0].has(ax.Name), p.In[1].has(ax.Name), p.Out.has(ax.Name)
+		in0, in1, out := p.In[0].Has(ax.Name), p.In[1].Has(ax.Name), p.Out.Has(ax.Name)
 		var c Class
 		switch {
 		case in0 && in1 && !out:
@@ -250,4 +251,59 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 		return nil, fmt.Errorf("%s: axes: %w", w.File, err)
 	}
 	return p, nil
+}
+
+// hbmOrder returns the operand's axes ordered as its HBM layout stores
+// them, major first: by the position of each axis's innermost digit in the
+// layout's factorized form (002 L574).
+func hbmOrder(p *Problem, o *Operand) ([]int, error) {
+	fs, err := mapping.Factorize(o.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("search: layout %s of %s: %w", o.Layout.Text(), o.Name, err)
+	}
+	pos := map[string]int{}
+	for i, f := range fs {
+		if f.Kind == mapping.FactorTerm {
+			if _, ok := pos[f.Axis]; !ok {
+				pos[f.Axis] = i
+			}
+		}
+	}
+	var out []int
+	for _, name := range o.Axes {
+		a := p.axis(name)
+		if a < 0 {
+			return nil, fmt.Errorf("search: tensor %s: unknown axis %s", o.Name, name)
+		}
+		if _, ok := pos[name]; !ok {
+			pos[name] = -1 // a size-1 axis has no factor
+		}
+		out = append(out, a)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return pos[p.Axes[out[i]].Name] > pos[p.Axes[out[j]].Name] })
+	return out, nil
+}
+
+// plainLayout reports whether o's HBM layout is each of its axes whole,
+// once, and nothing else (no padding, broadcast or split axis).
+func plainLayout(p *Problem, o *Operand) bool {
+	fs, err := mapping.Factorize(o.Layout)
+	if err != nil {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if f.Kind != mapping.FactorTerm {
+			if f.Extent > 1 {
+				return false
+			}
+			continue
+		}
+		a := p.axis(f.Axis)
+		if a < 0 || seen[f.Axis] || f.Stride != 1 || f.Extent != p.Axes[a].Size {
+			return false
+		}
+		seen[f.Axis] = true
+	}
+	return true
 }

@@ -1,6 +1,4 @@
-package search
-
-import "tcpmap/constraints"
+package constraints
 
 // The one table of which levels each axis role may take. Space.Check, the
 // enumerator and the SAT encoding (and through it explain and the unsat
@@ -43,16 +41,16 @@ const (
 // Tile loops run over output axes only (a contracted axis is never tiled:
 // the accumulator holds one tile's sums, 002 L4447-4492). Chip is open to
 // every role and held at 1 by Check: one chip is mapped.
-var roleLevels = [numRoles][NumLevels]levelUse{
-	roleC:  {Chip: always, Time: always, Packet: withContracted},
-	roleB:  {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
-	roleFX: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
-	roleFW: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Row: always},
+var roleLevels = [NumRoles][NumLevels]levelUse{
+	RoleC:  {Chip: always, Time: always, Packet: withContracted},
+	RoleB:  {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
+	RoleFX: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
+	RoleFW: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Row: always},
 }
 
 // opens reports whether a role may take a factor at level l with the
 // packet's content k in space s.
-func (s *Space) opens(r role, l Level, k PacketContent) bool {
+func (s *Space) opens(r Role, l Level, k PacketContent) bool {
 	switch roleLevels[r][l] {
 	case always:
 		return true
@@ -67,14 +65,14 @@ func (s *Space) opens(r role, l Level, k PacketContent) bool {
 // rolesOf lists the roles an axis of class cl can take: a free axis is the
 // stationary operand's or the streamed one's, as the stationary choice
 // falls.
-func rolesOf(cl Class) []role {
+func rolesOf(cl Class) []Role {
 	switch cl {
 	case Contracted:
-		return []role{roleC}
+		return []Role{RoleC}
 	case Batch:
-		return []role{roleB}
+		return []Role{RoleB}
 	}
-	return []role{roleFX, roleFW}
+	return []Role{RoleFX, RoleFW}
 }
 
 // mayTake reports whether axis a may take a factor at level l under some
@@ -94,9 +92,9 @@ func (s *Space) mayTake(a int, l Level) bool {
 // holds the literals of unless, so that it binds only when the role
 // applies (a free axis is FW only when its operand is stationary). cols is
 // the packet-of-columns literal.
-func (s *Space) roleClauses(c *constraints.Formula, rule constraints.Lit, r role, l Level, at, cols constraints.Lit, unless ...constraints.Lit) {
-	clause := func(lits ...constraints.Lit) {
-		c.Clause(rule, append(append([]constraints.Lit{at.Not()}, lits...), unless...)...)
+func (s *Space) roleClauses(c *Formula, rule Lit, r Role, l Level, at, cols Lit, unless ...Lit) {
+	clause := func(lits ...Lit) {
+		c.Clause(rule, append(append([]Lit{at.Not()}, lits...), unless...)...)
 	}
 	switch roleLevels[r][l] {
 	case never:

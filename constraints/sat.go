@@ -1,10 +1,8 @@
-package search
+package constraints
 
 import (
 	"errors"
 	"math"
-
-	"tcpmap/constraints"
 )
 
 // The mapspace's skeleton as a SAT problem (issue §2). A skeleton is the
@@ -33,11 +31,11 @@ const nSatLevels = len(satLevels)
 type unit struct {
 	axis  int
 	prime int
-	lits  [nSatLevels]constraints.Lit
+	lits  [nSatLevels]Lit
 }
 
-// skeleton is a decoded SAT model.
-type skeleton struct {
+// Skeleton is a decoded SAT model.
+type Skeleton struct {
 	stationary uint8
 	sw         bool
 	content    PacketContent
@@ -47,14 +45,14 @@ type skeleton struct {
 }
 
 // satSpace is a Space's skeleton encoding.
-type satSpace struct {
+type Encoding struct {
 	s *Space
-	p *constraints.Formula
+	p *Formula
 	// stat is true when input 1 is stationary; cols when the packet holds
 	// columns; seq when the accumulation is Sequential; sw when the
 	// streamed operand is switched (Candidate.Switch).
-	stat, cols, seq, sw constraints.Lit
-	mode                [NumPacketModes]constraints.Lit
+	stat, cols, seq, sw Lit
+	mode                [NumPacketModes]Lit
 	units               []unit
 	// scale multiplies log2 weights (1 when every size is a power of two).
 	scale int
@@ -64,20 +62,20 @@ type satSpace struct {
 	// being at exactly one level (SPACE-UNITS), which spares the encoding
 	// a sum over four literals a unit. computeConst is ⌊scale·log2 Π
 	// sizes⌋.
-	timeSum      *constraints.Sum
+	timeSum      *Sum
 	unitWeight   int
 	computeConst int
 	// repl[t] sums the Cluster and Slice units of the axes input t lacks,
 	// weights rounded down.
-	repl [2]*constraints.Sum
+	repl [2]*Sum
 	// run[t] adds to repl[t] the Cluster and Slice units of input t's
 	// innermost HBM axis when a short run can occur (Space.shortRun), and
 	// runConst[t] is ⌊scale·log2(request / bytes of that axis)⌋ (< 0);
 	// nil otherwise.
-	run      [2]*constraints.Sum
+	run      [2]*Sum
 	runConst [2]int
 	// decision are the literals a skeleton is read from.
-	decision []constraints.Lit
+	decision []Lit
 }
 
 // primeFactors returns n's prime factors with multiplicity, ascending.
@@ -97,44 +95,44 @@ func primeFactors(n int) []int {
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
-// errNoEncoding says the SAT encoding does not cover a space.
-var errNoEncoding = errors.New("search: the SAT encoding needs power-of-two packet, row and cluster sizes")
+// ErrNoEncoding says the SAT encoding does not cover a space.
+var ErrNoEncoding = errors.New("search: the SAT encoding needs power-of-two packet, row and cluster sizes")
 
 // The skeleton rules, each a group of clauses guarded by its literal.
 var (
-	ruleSpaceUnits = constraints.Rule{ID: "SPACE-FACTORS", Cite: "002 L129-132, L147",
+	ruleSpaceUnits = Rule{ID: "SPACE-FACTORS", Cite: "002 L129-132, L147",
 		Text: "each axis is split into factors over Cluster, Slice, Row, Packet and Time whose product is its size"}
-	ruleSpaceRoles = constraints.Rule{ID: "SPACE-ROLES", Cite: "002 L104-120, L4099-4105, L4384-4392",
+	ruleSpaceRoles = Rule{ID: "SPACE-ROLES", Cite: "002 L104-120, L4099-4105, L4384-4392",
 		Text: "contracted axes go to Packet and Time; output axes to Cluster, Slice and Time; the stationary operand's own axes also to Row; a packet of columns holds the streamed operand's output axes (and contracted axes innermost when no full contracted packet exists, 002 L4392)"}
-	ruleSpaceClusters = constraints.Rule{ID: "SPACE-CLUSTERS", Cite: "002 L130, L317",
+	ruleSpaceClusters = Rule{ID: "SPACE-CLUSTERS", Cite: "002 L130, L317",
 		Text: "a chip has 2 clusters: at most that many on the output axes"}
-	ruleSpaceSlices = constraints.Rule{ID: "SPACE-SLICES", Cite: "002 L131, L318",
+	ruleSpaceSlices = Rule{ID: "SPACE-SLICES", Cite: "002 L131, L318",
 		Text: "a cluster has 256 slices: the slice factors multiply to at most 256"}
-	ruleSpaceRows = constraints.Rule{ID: "SPACE-ROWS", Cite: "002 L132, L4162-4167",
+	ruleSpaceRows = Rule{ID: "SPACE-ROWS", Cite: "002 L132, L4162-4167",
 		Text: "Row::SIZE is 1, 2, 4 or 8"}
-	ruleSpacePacket = constraints.Rule{ID: "SPACE-PACKET", Cite: "002 L4099, L3011, L3916-3927",
+	ruleSpacePacket = Rule{ID: "SPACE-PACKET", Cite: "002 L4099, L3011, L3916-3927",
 		Text: "a computation packet holds 64 bytes (mac_width), or one 32-byte flit zero-padded when no full packet divides the contracted axes"}
-	ruleSpaceTRF = constraints.Rule{ID: "SPACE-TRF", Cite: "002 L4118, L4148, L4151-4155",
+	ruleSpaceTRF = Rule{ID: "SPACE-TRF", Cite: "002 L4118, L4148, L4151-4155",
 		Text: "a TRF Row holds 8 KB × 8 / Row::SIZE; the stationary operand's contracted axes, never tiled, must fit one Row"}
-	ruleSpaceDM = constraints.Rule{ID: "SPACE-DM", Cite: "002 L138",
+	ruleSpaceDM = Rule{ID: "SPACE-DM", Cite: "002 L138",
 		Text: "a slice's DM holds 512 KB: one tile of each tensor, its contracted axes whole and its Row and Packet factors, must fit"}
-	ruleSpaceAcc = constraints.Rule{ID: "SPACE-ACCUMULATE", Cite: "002 L4447-4492",
+	ruleSpaceAcc = Rule{ID: "SPACE-ACCUMULATE", Cite: "002 L4447-4492",
 		Text: "Sequential accumulation only with a packet of columns"}
 )
 
 // newSatSpace encodes s's skeletons.
-func newSatSpace(s *Space) (*satSpace, error) {
+func NewEncoding(s *Space) (*Encoding, error) {
 	p := s.P
 	clusters := s.clusters
-	if !isPow2(s.packetElems(Single)) || !isPow2(s.packetElems(Half)) || !isPow2(clusters) || !isPow2(s.slices) {
-		return nil, errNoEncoding
+	if !isPow2(s.PacketElems(Single)) || !isPow2(s.PacketElems(Half)) || !isPow2(clusters) || !isPow2(s.slices) {
+		return nil, ErrNoEncoding
 	}
 	for _, r := range s.rows {
 		if !isPow2(r) {
-			return nil, errNoEncoding
+			return nil, ErrNoEncoding
 		}
 	}
-	e := &satSpace{s: s, p: constraints.NewFormula(), scale: 1}
+	e := &Encoding{s: s, p: NewFormula(), scale: 1}
 	for _, ax := range p.Axes {
 		if !isPow2(ax.Size) {
 			e.scale = 4
@@ -149,7 +147,7 @@ func newSatSpace(s *Space) (*satSpace, error) {
 	// shared[t]: input t is the streamed operand of a switched skeleton,
 	// shared by its ring instead of copied into each slice
 	// (Candidate.Switch): sw ∧ (t streamed).
-	var shared [2]constraints.Lit
+	var shared [2]Lit
 	for t := range 2 {
 		streamed := e.stat // input 1 stationary: input 0 streams
 		if t == 1 {
@@ -181,25 +179,25 @@ func newSatSpace(s *Space) (*satSpace, error) {
 			contracted = append(contracted, a)
 		}
 	}
-	full := len(packetSplits(contracted, func(a int) int { return p.Axes[a].Size }, s.packetElems(Single))) > 0
+	full := len(packetSplits(contracted, func(a int) int { return p.Axes[a].Size }, s.PacketElems(Single))) > 0
 	if full {
 		c.Clause(rPacket, e.mode[Half].Not())
 	}
 
-	isStat := func(owner int) constraints.Lit {
+	isStat := func(owner int) Lit {
 		if owner == 1 {
 			return e.stat
 		}
 		return e.stat.Not()
 	}
-	var clusterT, sliceT, rowT, packetT, timeT []constraints.Term
-	var dmT [NumTensors][]constraints.Term
+	var clusterT, sliceT, rowT, packetT, timeT []Term
+	var dmT [NumTensors][]Term
 	operands := [NumTensors]*Operand{&p.In[0], &p.In[1], &p.Out}
-	var replT, runT [2][]constraints.Term
+	var replT, runT [2][]Term
 	var inner [2]int
 	var short [2]bool
 	for t := range 2 {
-		inner[t], short[t] = s.shortRun(t)
+		inner[t], short[t] = s.ShortRun(t)
 	}
 	lvl := func(l Level) int {
 		for i, x := range satLevels {
@@ -241,20 +239,20 @@ func newSatSpace(s *Space) (*satSpace, error) {
 				at := u.lits[lvl(l)]
 				switch ax.Class {
 				case Contracted:
-					s.roleClauses(c, rRoles, roleC, l, at, e.cols)
+					s.roleClauses(c, rRoles, RoleC, l, at, e.cols)
 				case Batch:
-					s.roleClauses(c, rRoles, roleB, l, at, e.cols)
+					s.roleClauses(c, rRoles, RoleB, l, at, e.cols)
 				default:
 					owner := 0
 					if ax.Class == Free1 {
 						owner = 1
 					}
 					st := isStat(owner)
-					s.roleClauses(c, rRoles, roleFW, l, at, e.cols, st.Not())
-					s.roleClauses(c, rRoles, roleFX, l, at, e.cols, st)
+					s.roleClauses(c, rRoles, RoleFW, l, at, e.cols, st.Not())
+					s.roleClauses(c, rRoles, RoleFX, l, at, e.cols, st)
 				}
 			}
-			at := func(l Level) constraints.Lit { return u.lits[lvl(l)] }
+			at := func(l Level) Lit { return u.lits[lvl(l)] }
 			// Hardware sizes are powers of two: only 2-units at Cluster,
 			// Row and Packet.
 			if pr != 2 {
@@ -262,26 +260,26 @@ func newSatSpace(s *Space) (*satSpace, error) {
 				c.Clause(rRows, at(Row).Not())
 				c.Clause(rPacket, at(Packet).Not())
 			} else {
-				clusterT = append(clusterT, constraints.Term{Lit: at(Cluster), Weight: 1})
-				rowT = append(rowT, constraints.Term{Lit: at(Row), Weight: 1})
-				packetT = append(packetT, constraints.Term{Lit: at(Packet), Weight: 1})
+				clusterT = append(clusterT, Term{Lit: at(Cluster), Weight: 1})
+				rowT = append(rowT, Term{Lit: at(Row), Weight: 1})
+				packetT = append(packetT, Term{Lit: at(Packet), Weight: 1})
 				if ax.Class != Contracted {
 					for t, o := range operands {
-						if o.has(ax.Name) {
+						if o.Has(ax.Name) {
 							dmT[t] = append(dmT[t],
-								constraints.Term{Lit: at(Row), Weight: 1},
-								constraints.Term{Lit: at(Packet), Weight: 1})
+								Term{Lit: at(Row), Weight: 1},
+								Term{Lit: at(Packet), Weight: 1})
 						}
 					}
 				}
 			}
-			sliceT = append(sliceT, constraints.Term{Lit: at(Slice), Weight: logW(pr, false)})
-			timeT = append(timeT, constraints.Term{Lit: at(Time), Weight: logW(pr, true)})
+			sliceT = append(sliceT, Term{Lit: at(Slice), Weight: logW(pr, false)})
+			timeT = append(timeT, Term{Lit: at(Time), Weight: logW(pr, true)})
 			e.unitWeight += logW(pr, true)
 			for t := range 2 {
 				for _, l := range []Level{Cluster, Slice} {
-					term := constraints.Term{Lit: at(l), Weight: logW(pr, false)}
-					if l == Slice && !p.In[t].has(ax.Name) {
+					term := Term{Lit: at(l), Weight: logW(pr, false)}
+					if l == Slice && !p.In[t].Has(ax.Name) {
 						// A slice unit of an axis t lacks replicates t
 						// unless t is shared by the ring: y = at ∧ ¬shared.
 						y := c.Var()
@@ -290,7 +288,7 @@ func newSatSpace(s *Space) (*satSpace, error) {
 						c.Clause(0, at(l).Not(), shared[t], y)
 						term.Lit = y
 					}
-					if !p.In[t].has(ax.Name) {
+					if !p.In[t].Has(ax.Name) {
 						replT[t] = append(replT[t], term)
 						runT[t] = append(runT[t], term)
 					} else if short[t] && a == inner[t] {
@@ -302,7 +300,7 @@ func newSatSpace(s *Space) (*satSpace, error) {
 			prev = &e.units[len(e.units)-1]
 		}
 	}
-	sum := func(ts []constraints.Term) (*constraints.Sum, error) { return c.NewSum(ts) }
+	sum := func(ts []Term) (*Sum, error) { return c.NewSum(ts) }
 	cl, err := sum(clusterT)
 	if err != nil {
 		return nil, err
@@ -318,7 +316,7 @@ func newSatSpace(s *Space) (*satSpace, error) {
 		return nil, err
 	}
 	c.Clause(rRows, rw.AtMost(log2(s.rows[len(s.rows)-1])))
-	if r := s.maxRows(); r == 0 {
+	if r := s.MaxRows(); r == 0 {
 		c.Clause(c.Rule(ruleSpaceTRF)) // not even one Row fits
 	} else if r < s.rows[len(s.rows)-1] {
 		// No tiling makes a Row hold less than the contracted axes.
@@ -336,10 +334,10 @@ func newSatSpace(s *Space) (*satSpace, error) {
 	for t := range NumTensors {
 		for _, sw := range []bool{false, true} {
 			unless := e.sw // the bound of the unswitched skeletons
-			k := s.dmUnitsOf(t, 1)
+			k := s.DMUnitsOf(t, 1)
 			if sw {
 				unless = e.sw.Not()
-				k = s.dmUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
+				k = s.DMUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
 			}
 			switch {
 			case k < 0:
@@ -354,7 +352,7 @@ func newSatSpace(s *Space) (*satSpace, error) {
 		}
 	}
 	for m := range NumPacketModes {
-		k := log2(s.packetElems(m))
+		k := log2(s.PacketElems(m))
 		c.Clause(rPacket, e.mode[m].Not(), pk.AtLeast(k))
 		c.Clause(rPacket, e.mode[m].Not(), pk.AtMost(k))
 	}
@@ -371,7 +369,7 @@ func newSatSpace(s *Space) (*satSpace, error) {
 				return nil, err
 			}
 			req := float64(s.Spec.DMA.RequestBytes.Value)
-			axisBytes := float64(p.Axes[inner[t]].Size) * s.elemBytes(t)
+			axisBytes := float64(p.Axes[inner[t]].Size) * s.ElemBytes(t)
 			e.runConst[t] = int(math.Floor(float64(e.scale)*math.Log2(req/axisBytes) + 1e-9))
 		}
 	}
@@ -388,43 +386,9 @@ func log2(n int) int {
 	return k
 }
 
-// boundLits returns literals stating that the skeleton's lower bounds are
-// at most x cycles, in the encoding's rounding, which never excludes a
-// skeleton whose exact bounds are at most x.
-func (e *satSpace) boundLits(x float64) []constraints.Lit {
-	s := e.s
-	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
-	sc := float64(e.scale)
-	var out []constraints.Lit
-	// compute: fixed + 2^{(C - Σ)/scale} ≤ x  ⟺  Σ ≥ C - scale·log2(x - fixed).
-	if x <= fixed {
-		return []constraints.Lit{e.p.True().Not()}
-	}
-	lx := sc * math.Log2(x-fixed)
-	k := float64(e.computeConst) - lx
-	// Σ ≥ ⌈k⌉  ⟺  timeSum ≤ unitWeight − ⌈k⌉.
-	out = append(out, e.timeSum.AtMost(e.unitWeight-int(math.Ceil(k-1e-9))))
-	rate := s.hbmReadBytesPerCycle()
-	for t := range 2 {
-		n, err := s.P.In[t].Bytes()
-		if err != nil || n == 0 {
-			continue
-		}
-		// fixed + bytes·2^{Σ/scale}/rate ≤ x  ⟺  Σ ≤ scale·log2((x-fixed)·rate/bytes).
-		// With a short run: Σ + Σ_inner + runConst ≤ scale·log2(...) too.
-		r := sc * math.Log2((x-fixed)*rate/float64(n))
-		lim := int(math.Floor(r + 1e-9))
-		out = append(out, e.repl[t].AtMost(lim))
-		if e.run[t] != nil {
-			out = append(out, e.run[t].AtMost(lim-e.runConst[t]))
-		}
-	}
-	return out
-}
-
-// decode reads the last model's skeleton.
-func (e *satSpace) decode() skeleton {
-	var k skeleton
+// Decode reads the last model's skeleton.
+func (e *Encoding) Decode() Skeleton {
+	var k Skeleton
 	c := e.p
 	if c.Value(e.stat) {
 		k.stationary = 1
@@ -456,14 +420,14 @@ func (e *satSpace) decode() skeleton {
 	return k
 }
 
-// placementClause returns the clause that excludes every skeleton with
+// PlacementClause returns the clause that excludes every skeleton with
 // the last model's Cluster and Slice placement: for each unit, its
 // Cluster and Slice literals differ from the model's.
-func (e *satSpace) placementClause() []constraints.Lit {
+func (e *Encoding) PlacementClause() []Lit {
 	c := e.p
-	cl := make([]constraints.Lit, 0, 2*len(e.units))
+	cl := make([]Lit, 0, 2*len(e.units))
 	for _, u := range e.units {
-		for _, l := range []constraints.Lit{u.lits[0], u.lits[1]} { // satLevels: Cluster, Slice
+		for _, l := range []Lit{u.lits[0], u.lits[1]} { // satLevels: Cluster, Slice
 			if c.Value(l) {
 				cl = append(cl, l.Not())
 			} else {
@@ -474,8 +438,8 @@ func (e *satSpace) placementClause() []constraints.Lit {
 	return cl
 }
 
-// matches restricts the enumeration to a skeleton's candidates.
-func (k *skeleton) matches(st Stage, c *Candidate, axes int) bool {
+// Matches restricts the enumeration to a skeleton's candidates.
+func (k *Skeleton) Matches(st Stage, c *Candidate, axes int) bool {
 	eq := func(levels ...Level) bool {
 		for a := range axes {
 			for _, l := range levels {
@@ -499,13 +463,49 @@ func (k *skeleton) matches(st Stage, c *Candidate, axes int) bool {
 	return true
 }
 
-// candidate returns the skeleton's fields as a candidate (for its bounds,
+// Candidate returns the skeleton's fields as a candidate (for its bounds,
 // and the start of Space.enumerateSkeleton): no Time or tile order yet.
-func (k *skeleton) candidate() Candidate {
+func (k *Skeleton) Candidate() Candidate {
 	var c Candidate
 	c.Stationary, c.Switch, c.Content, c.Mode, c.Acc, c.Split = k.stationary, k.sw, k.content, k.mode, k.acc, k.split
 	for a := range MaxAxes {
-		c.Order[a], c.TileOrder[a] = noAxis, noAxis
+		c.Order[a], c.TileOrder[a] = NoAxis, NoAxis
 	}
 	return c
+}
+
+// BoundLits returns literals stating that the skeleton's lower bounds are
+// at most x cycles, in the encoding's rounding, which never excludes a
+// skeleton whose exact bounds are at most x. The planner gives the prices:
+// fixed, the cycles every kernel pays, and rate, the HBM read bytes a
+// cycle; the bounds are fixed + the compute packets a slice runs, and
+// fixed + each input's bytes times its replication (and short-run penalty)
+// over rate.
+func (e *Encoding) BoundLits(x, fixed, rate float64) []Lit {
+	s := e.s
+	sc := float64(e.scale)
+	var out []Lit
+	// compute: fixed + 2^{(C - Σ)/scale} ≤ x  ⟺  Σ ≥ C - scale·log2(x - fixed).
+	if x <= fixed {
+		return []Lit{e.p.True().Not()}
+	}
+	lx := sc * math.Log2(x-fixed)
+	k := float64(e.computeConst) - lx
+	// Σ ≥ ⌈k⌉  ⟺  timeSum ≤ unitWeight − ⌈k⌉.
+	out = append(out, e.timeSum.AtMost(e.unitWeight-int(math.Ceil(k-1e-9))))
+	for t := range 2 {
+		n, err := s.P.In[t].Bytes()
+		if err != nil || n == 0 {
+			continue
+		}
+		// fixed + bytes·2^{Σ/scale}/rate ≤ x  ⟺  Σ ≤ scale·log2((x-fixed)·rate/bytes).
+		// With a short run: Σ + Σ_inner + runConst ≤ scale·log2(...) too.
+		r := sc * math.Log2((x-fixed)*rate/float64(n))
+		lim := int(math.Floor(r + 1e-9))
+		out = append(out, e.repl[t].AtMost(lim))
+		if e.run[t] != nil {
+			out = append(out, e.run[t].AtMost(lim-e.runConst[t]))
+		}
+	}
+	return out
 }
