@@ -3,18 +3,14 @@
 // sweeps. It asks engines for legality and cost for prices; it never
 // re-derives an engine rule.
 //
-// What exists:
+// What exists (the mapspace itself — Problem, Candidate, the level table,
+// Space with its Check, Enumerate and capacity rules, the SAT encoding, the
+// mapping-file reader and the unsat cores — is in constraints/;
+// mapspace.go spells its names here):
 //
-//   - problem.go: Problem, the binary contraction to plan (from a
-//     single-einsum workload or one einsum op of a graph), its axes and
-//     their classes (contracted, batch, free of either input).
-//   - space.go: Candidate, one point of the mapspace as a comparable value
-//     of small integers (the stationary input, each axis's factor at each
-//     Level — Tile, Chip, Cluster, Slice, Time, Row, Packet —, the Time
-//     order, the tile order, the packet's content and mode, the broadcast
-//     place, the accumulation kind, the DM layouts, double buffering);
-//     Space, its Check and its deterministic Enumerate / EnumerateWhere.
-//   - tile.go: tilings, for candidates whose tensors do not fit.
+//   - mapspace.go: Space, constraints.Space with the kernel builder and its
+//     memo; the builder tells the enumerator which DM layout choices build
+//     distinct programs (constraints.LayoutOracle).
 //   - build.go, chain.go: Space.Build, candidate → kernel.Program after the
 //     manual's Hello kernels (002 L307-525); memo.go caches its expression
 //     algebra (Normalize, Factorize, layoutsDiffer) by content.
@@ -22,15 +18,17 @@
 //     a tile view's DMA op is lowered once and relocated to the others.
 //   - bound.go, cbound.go: admissible lower bounds of a placement, a
 //     skeleton and a candidate (from its fields, before it is built).
-//   - sat.go, branch.go: Solve, the SAT branch and bound (gini proposes
-//     placements; skeletons, candidates and built candidates wait in one
-//     best-first queue under their bounds).
+//   - branch.go: Solve, the SAT branch and bound (bnb: gini proposes
+//     placements over constraints.Encoding; skeletons, candidates and built
+//     candidates wait in one best-first queue under their bounds).
 //   - parallel.go: the workers that build, lower and price candidates for
 //     Solve; results are accounted in sequential order, so plans and
 //     statistics do not depend on the number of workers.
 //   - exhaustive.go: Exhaustive, the ground-truth planner: build, lower,
 //     price (cost.Model, pruning by DMA lower bounds), keep the best.
-//   - explain.go: Explain, a user mapping's legality (minimal violated
-//     rules) and cost.
+//   - explain.go: Explain, a user mapping's legality (the minimal violated
+//     rules, constraints.Encoding.Conflicts) and cost.
+//   - infeasible.go: Infeasible, why a space has no legal candidate and
+//     the nearest paddings that plan.
 //   - plan.go: the model/plan.Plan of a result.
 package search
