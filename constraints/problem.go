@@ -49,10 +49,19 @@ func (c Class) String() string {
 
 // Axis is one axis of a contraction.
 type Axis struct {
-	Name  string
+	Name string
+	// Size is the axis's extent in the mapspace: the workload's size, or
+	// the size it is padded to (Valid).
 	Size  int
 	Class Class
+	// Valid is the workload's size of a padded axis (Size > Valid: the
+	// positions from Valid on are padding), 0 when the axis is not padded
+	// (Problem.Pad).
+	Valid int
 }
+
+// Padded reports whether the axis is padded.
+func (a Axis) Padded() bool { return a.Valid > 0 && a.Valid < a.Size }
 
 // Operand is one tensor of a contraction as it lives in HBM.
 type Operand struct {
@@ -306,4 +315,89 @@ func plainLayout(p *Problem, o *Operand) bool {
 		seen[f.Axis] = true
 	}
 	return true
+}
+
+// Pad returns p with the axes named in sizes padded to those sizes (each at
+// least the axis's workload size). The kernel is planned for the padded
+// sizes and its tensors are stored padded, in HBM too (a padded row pitch:
+// docs/spec-decisions.md "Padded shapes"); the axes' Valid sizes tell the
+// reference which positions are padding: zero in a contracted axis (they
+// add nothing to the sums), arbitrary in the others, never compared in the
+// output. Only operands stored plainly (each axis whole, once) are padded:
+// a layout the workload states would no longer hold.
+func (p *Problem) Pad(sizes map[string]int) (*Problem, error) {
+	q := *p
+	q.Axes = append([]Axis(nil), p.Axes...)
+	for name, n := range sizes {
+		a := p.axis(name)
+		if a < 0 {
+			return nil, fmt.Errorf("%s: pad: no axis %s", p.File, name)
+		}
+		ax := &q.Axes[a]
+		valid := ax.Size
+		if ax.Padded() {
+			valid = ax.Valid
+		}
+		if n < valid {
+			return nil, fmt.Errorf("%s: pad: axis %s of %d padded to %d", p.File, name, valid, n)
+		}
+		ax.Size, ax.Valid = n, valid
+		if n == valid {
+			ax.Valid = 0
+		}
+	}
+	decl := make([]mapping.Axis, len(q.Axes))
+	for a, ax := range q.Axes {
+		decl[a] = mapping.Axis{Name: ax.Name, Size: ax.Size}
+	}
+	var err error
+	if q.Decl, err = mapping.NewAxes(decl...); err != nil {
+		return nil, fmt.Errorf("%s: pad: %w", p.File, err)
+	}
+	ops := []*Operand{&q.In[0], &q.In[1], &q.Out}
+	for i, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
+		if !plainLayout(p, o) {
+			return nil, fmt.Errorf("%s: pad: tensor %s has a stated layout %s; pad it in the workload", p.File, o.Name, o.Layout.Text())
+		}
+		order, err := hbmOrder(p, o)
+		if err != nil {
+			return nil, err
+		}
+		parts := make([]*mapping.Expr, 0, len(order))
+		for _, a := range order {
+			parts = append(parts, mapping.Sym(q.Axes[a].Name, q.Axes[a].Size))
+		}
+		n := *o
+		n.Layout = mapping.Identity()
+		if len(parts) > 0 {
+			n.Layout = mapping.Pair(parts...)
+		}
+		*ops[i] = n
+	}
+	return &q, nil
+}
+
+// Valid returns the workload's size of each padded axis (nil when none is
+// padded).
+func (p *Problem) Valid() map[string]int {
+	var v map[string]int
+	for _, a := range p.Axes {
+		if a.Padded() {
+			if v == nil {
+				v = map[string]int{}
+			}
+			v[a.Name] = a.Valid
+		}
+	}
+	return v
+}
+
+// Padded reports whether some axis of p is padded.
+func (p *Problem) Padded() bool {
+	for _, a := range p.Axes {
+		if a.Padded() {
+			return true
+		}
+	}
+	return false
 }

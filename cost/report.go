@@ -372,7 +372,7 @@ func (m *Model) finish(p *kernel.Program) error {
 		if t == nil || t.Mem != kernel.HBM || t.View != "" || t.Element == nil {
 			continue
 		}
-		n, err := t.DType.BytesFor(t.Element.Size())
+		n, err := t.DType.BytesFor(m.validElements(p, t))
 		if err != nil {
 			continue
 		}
@@ -413,6 +413,23 @@ func (m *Model) finish(p *kernel.Program) error {
 	return nil
 }
 
+// validElements is the elements of HBM tensor t outside the padding of
+// kernel.Reference.Valid: the bytes the workload asks to move.
+func (m *Model) validElements(p *kernel.Program, t *kernel.Tensor) int {
+	n := t.Element.Size()
+	if p.Reference == nil || len(p.Reference.Valid) == 0 {
+		return n
+	}
+	for _, s := range m.symbols(t.Element) {
+		if v, ok := p.Reference.Valid[s]; ok {
+			if size, ok := p.Axes.Size(s); ok && size > 0 {
+				n = n / size * v
+			}
+		}
+	}
+	return n
+}
+
 func ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
@@ -422,7 +439,9 @@ func ratio(a, b float64) float64 {
 
 // macs returns the multiply-accumulates of p's einsum, the product of the
 // sizes of every axis its tensors name (002 L104-118), and the element type
-// of its first input; 0 for programs without an einsum Reference.
+// of its first input; 0 for programs without an einsum Reference. A padded
+// axis counts its valid size (kernel.Reference.Valid): the padded lanes'
+// MACs are work the kernel pays for, not work it was asked to do.
 func (m *Model) macs(p *kernel.Program) (int64, dtype.DType, error) {
 	ref := p.Reference
 	if ref == nil || ref.Op != kernel.RefEinsum {
@@ -467,6 +486,9 @@ func (m *Model) macs(p *kernel.Program) (int64, dtype.DType, error) {
 		size, ok := p.Axes.Size(s)
 		if !ok {
 			return 0, 0, fmt.Errorf("reference: axis %q is not declared", s)
+		}
+		if v, ok := ref.Valid[s]; ok {
+			size = v
 		}
 		macs *= int64(size)
 	}

@@ -639,13 +639,38 @@ func (r *reader) finish() (*kernel.Program, error) {
 func (r *reader) reference(d directive) *kernel.Reference {
 	at := d.off + len("// tcpmap:reference ")
 	v := d.value
-	open, close := strings.IndexByte(v, '('), strings.LastIndexByte(v, ')')
 	arrow := strings.LastIndex(v, "->")
+	open, close := strings.IndexByte(v, '('), -1
+	if arrow >= 0 {
+		close = strings.LastIndexByte(v[:arrow], ')')
+	}
 	if open < 0 || close < open || arrow < close {
 		r.fail(at, "want OP(INPUT, ...) -> OUTPUT in the reference directive")
 		return nil
 	}
-	ref := &kernel.Reference{Op: kernel.RefOp(strings.TrimSpace(v[:open])), Output: strings.TrimSpace(v[arrow+2:])}
+	out := v[arrow+2:]
+	var valid map[string]int
+	if i := strings.Index(out, " valid("); i >= 0 {
+		// The padded axes' workload sizes: ` valid(I = 1500, K = 999)`.
+		list, ok := strings.CutSuffix(strings.TrimSpace(out[i+len(" valid("):]), ")")
+		if !ok {
+			r.fail(at+arrow+2+i, "want valid(AXIS = SIZE, ...) after the reference's output")
+			return nil
+		}
+		valid = map[string]int{}
+		for _, kv := range strings.Split(list, ",") {
+			name, size, ok := strings.Cut(kv, "=")
+			n, err := strconv.Atoi(strings.TrimSpace(size))
+			name = strings.TrimSpace(name)
+			if !ok || err != nil || name == "" {
+				r.fail(at+arrow+2+i, "valid size %q: want AXIS = SIZE", strings.TrimSpace(kv))
+				return nil
+			}
+			valid[name] = n
+		}
+		out = out[:i]
+	}
+	ref := &kernel.Reference{Op: kernel.RefOp(strings.TrimSpace(v[:open])), Output: strings.TrimSpace(out), Valid: valid}
 	scalars := 0
 	for _, a := range strings.Split(v[open+1:close], ",") {
 		a = strings.TrimSpace(a)

@@ -3,6 +3,8 @@ package emit
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -397,7 +399,16 @@ func referenceText(r *kernel.Reference) string {
 	if r.Scalar != 0 {
 		args = append(args, strconv.FormatFloat(r.Scalar, 'g', -1, 64))
 	}
-	return fmt.Sprintf("%s(%s) -> %s", r.Op, strings.Join(args, ", "), r.Output)
+	text := fmt.Sprintf("%s(%s) -> %s", r.Op, strings.Join(args, ", "), r.Output)
+	if len(r.Valid) > 0 {
+		// The padded axes' workload sizes (kernel.Reference.Valid).
+		var vs []string
+		for _, a := range slices.Sorted(maps.Keys(r.Valid)) {
+			vs = append(vs, fmt.Sprintf("%s = %d", a, r.Valid[a]))
+		}
+		text += " valid(" + strings.Join(vs, ", ") + ")"
+	}
+	return text
 }
 
 // maxLine is rustfmt's default max_width, which decides whether the kernel's

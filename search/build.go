@@ -853,7 +853,7 @@ type tileGroup struct {
 func (b *build) program() (*kernel.Program, error) {
 	p, c := b.p, b.c
 	prog := &kernel.Program{Name: p.Workload, Axes: p.Decl, Chips: 1,
-		Reference: &kernel.Reference{Op: kernel.RefEinsum, Inputs: []string{p.In[0].Name, p.In[1].Name}, Output: p.Out.Name}}
+		Reference: &kernel.Reference{Op: kernel.RefEinsum, Inputs: []string{p.In[0].Name, p.In[1].Name}, Output: p.Out.Name, Valid: p.Valid()}}
 	if p.Op != "" {
 		prog.Name += "-" + p.Op
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"tcpmap/constraints"
-	"tcpmap/model/mapping"
 )
 
 // Explained infeasibility (issue 14 §2): when a search finds no legal
@@ -201,43 +200,103 @@ func paddedSizes(n int) []int {
 }
 
 // resized returns the space of s's problem with the axes named in sizes
-// resized. Only operands stored plainly (each axis whole, row-major) are
-// resized: a layout the workload states would no longer match.
+// padded to those sizes (constraints.Problem.Pad).
 func (s *Space) resized(sizes map[string]int) (*Space, error) {
-	p := *s.P
-	p.Axes = append([]Axis(nil), s.P.Axes...)
-	var decl []mapping.Axis
-	for a := range p.Axes {
-		if n, ok := sizes[p.Axes[a].Name]; ok {
-			p.Axes[a].Size = n
-		}
-		decl = append(decl, mapping.Axis{Name: p.Axes[a].Name, Size: p.Axes[a].Size})
-	}
-	var err error
-	if p.Decl, err = mapping.NewAxes(decl...); err != nil {
+	p, err := s.P.Pad(sizes)
+	if err != nil {
 		return nil, err
 	}
-	for t, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
-		if !s.PlainLayout(t) {
-			return nil, fmt.Errorf("search: %s has a stated layout", o.Name)
-		}
-		parts := make([]*mapping.Expr, 0, len(o.Axes))
-		for _, name := range s.hbmNames(t) {
-			parts = append(parts, mapping.Sym(name, p.Axes[p.AxisIndex(name)].Size))
-		}
-		o.Layout = mapping.Identity()
-		if len(parts) > 0 {
-			o.Layout = mapping.Pair(parts...)
-		}
-	}
-	return NewSpace(&p, s.Spec)
+	return NewSpace(p, s.Spec)
 }
 
-// hbmNames returns tensor t's axes in its HBM layout's order, major first.
-func (s *Space) hbmNames(t int) []string {
-	var out []string
-	for _, a := range s.HBMOrder(t) {
-		out = append(out, s.P.Axes[a].Name)
+// Sizes returns the relaxation's padded sizes by axis name.
+func (r Relaxation) Sizes() map[string]int {
+	sizes := make(map[string]int, len(r.Pads))
+	for _, p := range r.Pads {
+		sizes[p.Axis] = p.To
+	}
+	return sizes
+}
+
+// padCaps are the growths SolvePadded allows each padded axis, in order:
+// an axis is padded to a multiple of the largest power of two that keeps
+// it within the cap (1/32 first: I = 1500 to 1536 = 3·2⁹), the next cap
+// when no plan exists at the last.
+var padCaps = []float64{1.0 / 32, 1.0 / 8, 1.0 / 2, 1}
+
+// padAlign is the power of two below which an axis's factor of two leaves
+// it no 64-byte packet of bf16 (32 elements, 002 L4099) nor a wide spread
+// over slices: the axes SolvePadded pads.
+const padAlign = 32
+
+// alignedPadding returns the padding of s's axes at growth cap: each axis
+// whose factor of two is below padAlign padded to the next multiple of the
+// largest power of two within size·(1 + cap); nil when no axis grows.
+func (s *Space) alignedPadding(cap float64) *Relaxation {
+	r := &Relaxation{}
+	for _, ax := range s.P.Axes {
+		n := ax.Size
+		if n&-n >= padAlign {
+			continue
+		}
+		best := n
+		for k := 1; k <= 62 && 1<<k <= 2*n; k++ {
+			m := (n + 1<<k - 1) >> k << k
+			if float64(m) <= float64(n)*(1+cap) {
+				best = m
+			}
+		}
+		if best > n {
+			r.Pads = append(r.Pads, Pad{Axis: ax.Name, From: n, To: best})
+		}
+	}
+	if len(r.Pads) == 0 {
+		return nil
+	}
+	return r
+}
+
+// AlignedPaddings returns the paddings SolvePadded tries first, in order:
+// each axis whose factor of two is below 32 padded to a multiple of the
+// largest power of two within a growth cap (padCaps: 1/32, 1/8, 1/2, 1).
+// They factor well where the smallest paddings that have a legal candidate
+// (Infeasibility.Relaxations) may not: odd-gemm's 1504 × 2504 × 1000 plans
+// 78× slower than 1536 × 2560 × 1024.
+func AlignedPaddings(s *Space) []Relaxation {
+	var out []Relaxation
+	seen := map[string]bool{}
+	for _, c := range padCaps {
+		if r := s.alignedPadding(c); r != nil && !seen[r.String()] {
+			seen[r.String()] = true
+			out = append(out, *r)
+		}
 	}
 	return out
+}
+
+// SolvePadded plans a space with no legal candidate at the first of the
+// paddings tries that plans (issue 14 §2, "Any shape";
+// constraints.Problem.Pad: the kernel stores its tensors padded, zero in
+// the contracted axes' padding): each is searched with run and opts, in
+// order. The plan is optimal within its padded mapspace; the padding is
+// chosen by the order of tries (AlignedPaddings, then the relaxations of
+// Infeasible), not searched. It returns that search's result, whose Space
+// is the padded one, and the padding; a nil result when none plans. A
+// stopped search ends the trials with its result (a plan or not).
+func SolvePadded(s *Space, tries []Relaxation, run func(*Space, Options) (*Result, error), opts Options) (*Result, *Relaxation, error) {
+	for i := range tries {
+		r := &tries[i]
+		ps, err := s.resized(r.Sizes())
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := run(ps, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		if res.Best != nil || !res.Stats.Complete {
+			return res, r, nil
+		}
+	}
+	return nil, nil, nil
 }

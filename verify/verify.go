@@ -107,6 +107,12 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
+	outAxes := map[string]bool{}
+	for _, e := range outT.Dims() {
+		for _, s := range e.Symbols() {
+			outAxes[s] = true
+		}
+	}
 	inputs := map[string]*Logical{}
 	for _, t := range p.Tensors {
 		if t.Mem != kernel.HBM || t.Role != kernel.Input {
@@ -117,6 +123,9 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 			return nil, err
 		}
 		if err := RandomValues(rng, l); err != nil {
+			return nil, err
+		}
+		if err := padInput(p.Reference.Valid, outAxes, l); err != nil {
 			return nil, err
 		}
 		if err := WriteHBMTensor(dev, p, t, l); err != nil {
@@ -153,11 +162,14 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 	if err != nil {
 		return nil, err
 	}
-	rep.Compared = len(got.Vals)
+	rep.Compared = len(got.Vals) - maskPadding(p.Reference.Valid, got, exp)
 	if run != nil {
 		origin := x.origin[outT.Name]
 		rep.Compared = 0
 		for i := range got.Vals {
+			if math.IsNaN(got.Vals[i]) && math.IsNaN(exp.Out.Vals[i]) && padded(p.Reference.Valid, got, i) {
+				continue // padding (maskPadding)
+			}
 			if pos := from[i]; pos >= 0 && origin != nil && origin[pos] > 0 && origin[pos] != originHBM && run[origin[pos]-1] {
 				rep.Compared++
 				continue
@@ -248,6 +260,79 @@ func RandomValues(rng *rand.Rand, l *Logical) error {
 		return fmt.Errorf("tensor %q: no random values of dtype %s", l.Name, l.DType)
 	}
 	return nil
+}
+
+// padded reports whether position off of l lies in the padding of an axis
+// valid names (kernel.Reference.Valid).
+func padded(valid map[string]int, l *Logical, off int) bool {
+	if len(valid) == 0 {
+		return false
+	}
+	for i := len(l.Axes) - 1; i >= 0; i-- {
+		a := l.Axes[i]
+		c := off % a.Size
+		off /= a.Size
+		if v, ok := valid[a.Name]; ok && c >= v {
+			return true
+		}
+	}
+	return false
+}
+
+// padInput stores the padding contract of kernel.Reference.Valid in input
+// l: its positions in the padding of an axis hold 0 when the axis is
+// contracted (not an axis of the output, outAxes), so that they add
+// nothing to the sums (002 L3768-3776), and a poison otherwise (NaN, or
+// the type's largest integer), so that a kernel letting a padded free
+// position reach a valid output element fails.
+func padInput(valid map[string]int, outAxes map[string]bool, l *Logical) error {
+	if len(valid) == 0 {
+		return nil
+	}
+	poison := math.NaN()
+	if l.DType.IsInt() {
+		_, hi, err := l.DType.IntRange()
+		if err != nil {
+			return err
+		}
+		poison = float64(hi)
+	}
+	cs := make([]int, 0, len(l.Axes))
+	for off := range l.Vals {
+		cs = l.Coords(off, cs)
+		zero, pad := false, false
+		for i, a := range l.Axes {
+			if v, ok := valid[a.Name]; ok && cs[i] >= v {
+				pad = true
+				zero = zero || !outAxes[a.Name]
+			}
+		}
+		switch {
+		case zero:
+			l.Vals[off] = 0
+		case pad:
+			l.Vals[off] = poison
+		}
+	}
+	return nil
+}
+
+// maskPadding takes the output positions in the padding of kernel.Reference.
+// Valid out of the comparison (a NaN on both sides matches, as Compare
+// reads it) and returns how many it took.
+func maskPadding(valid map[string]int, got *Logical, exp *Expected) int {
+	n := 0
+	for i := range got.Vals {
+		if padded(valid, got, i) {
+			got.Vals[i] = math.NaN()
+			exp.Out.Vals[i] = math.NaN()
+			if exp.Abs != nil {
+				exp.Abs.Vals[i] = 0
+			}
+			n++
+		}
+	}
+	return n
 }
 
 // String prints the report for the CLI: a PASS or FAIL line, the

@@ -52,6 +52,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 		out      string
 		maxTiles int
 		noPrune  bool
+		noPad    bool
 		workers  int
 		planner  string
 	)
@@ -122,7 +123,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			// written atomically).
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := run(s, search.Options{
+			opts := search.Options{
 				Top: top, Timeout: timeout, MaxEvaluations: maxEvals, MaxTiles: maxTiles, NoPrune: noPrune, Workers: workers,
 				Context: ctx, ProgressEvery: planProgressEvery,
 				Progress: func(st search.Stats) {
@@ -132,13 +133,56 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 						onPlanProgress(ctx, st)
 					}
 				},
-			})
-			stop()
+			}
+			start := time.Now()
+			res, err := run(s, opts)
 			if err != nil {
+				stop()
 				return err
 			}
+			var why *search.Infeasibility
+			if res.Best == nil && res.Stats.Complete {
+				// A space proven empty: plan its padding, aligned first,
+				// else its nearest (Infeasible's relaxations, which also
+				// say why nothing is legal).
+				left := func() {
+					if timeout > 0 {
+						if opts.Timeout = timeout - time.Since(start); opts.Timeout <= 0 {
+							opts.Timeout = time.Nanosecond
+						}
+					}
+				}
+				var pres *search.Result
+				var relax *search.Relaxation
+				if !noPad {
+					left()
+					if pres, relax, err = search.SolvePadded(s, search.AlignedPaddings(s), run, opts); err != nil {
+						stop()
+						return err
+					}
+				}
+				if pres == nil {
+					if why, err = search.Infeasible(s, res, 0); err != nil {
+						stop()
+						return err
+					}
+					if !noPad {
+						left()
+						if pres, relax, err = search.SolvePadded(s, why.Relaxations, run, opts); err != nil {
+							stop()
+							return err
+						}
+					}
+				}
+				if pres != nil {
+					// A plan, or a padded search stopped early (its verdict).
+					fmt.Fprintf(stderr, "plan: no legal mapping at the workload's sizes; planned padded: %s\n", relax)
+					res, s = pres, pres.Space
+				}
+			}
+			stop()
 			if res.Best == nil {
-				return noPlan(c, g, s, res, args[0], maxTiles)
+				return noPlan(c, g, s, res, why, args[0], maxTiles)
 			}
 			pl, err := res.Plan()
 			if err != nil {
@@ -190,6 +234,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, fmt.Sprintf("bound the tiles of a tiled candidate (default %d, widened 8× when no candidate fits within it)", constraints.DefaultMaxTiles))
 	cmd.Flags().IntVar(&workers, "workers", 0, "evaluate candidates on `N` cores (default: all; the plan does not depend on it)")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
+	cmd.Flags().BoolVar(&noPad, "no-pad", false, "when no mapping is legal at the workload's sizes, do not plan the nearest padding (report the paddings instead)")
 	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
 	return cmd
 }
@@ -204,6 +249,19 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	}
 	fmt.Fprintf(w, "plan %s: %s  (%s)\n", name, wl.Einsum, wl.Axes)
 	m := pl.Mapping
+	var pads []string
+	for _, a := range m.Axes {
+		if a.Valid > 0 {
+			kind := "anything in its padding"
+			if a.Class == "contracted" {
+				kind = "zeros in its padding"
+			}
+			pads = append(pads, fmt.Sprintf("%s from %d to %d (%s)", a.Name, a.Valid, a.Size, kind))
+		}
+	}
+	if len(pads) > 0 {
+		fmt.Fprintf(w, "padded: %s; the kernel's tensors are stored padded; %s\n", strings.Join(pads, ", "), validExtent(m.Axes))
+	}
 	streams := "streams"
 	if m.Switch {
 		streams = "streams through the switch"
@@ -404,7 +462,7 @@ type noPlanOutput struct {
 // noPlan reports a search without a plan: stopped early (exit 3, as
 // explain's undecided verdict), or a mapspace proven to hold no legal
 // mapping, with the rules that empty it (exit 1).
-func noPlan(c *cobra.Command, g *globals, s *search.Space, res *search.Result, file string, maxTiles int) error {
+func noPlan(c *cobra.Command, g *globals, s *search.Space, res *search.Result, x *search.Infeasibility, file string, maxTiles int) error {
 	st := res.Stats
 	o := noPlanOutput{Candidates: st.Candidates, WallSeconds: st.Wall.Seconds()}
 	var msg error
@@ -417,9 +475,11 @@ func noPlan(c *cobra.Command, g *globals, s *search.Space, res *search.Result, f
 		// The SAT encoding's minimal core names the rules that empty the
 		// mapspace, or the engine rules rejected every candidate; and the
 		// nearest paddings that plan.
-		x, err := search.Infeasible(s, res, 0)
-		if err != nil {
-			return err
+		if x == nil {
+			var err error
+			if x, err = search.Infeasible(s, res, 0); err != nil {
+				return err
+			}
 		}
 		for _, r := range x.Rules {
 			o.Rules = append(o.Rules, explainRule{Rule: r.Rule, Cite: r.Cite, Example: r.Text})
@@ -468,6 +528,21 @@ func noPlan(c *cobra.Command, g *globals, s *search.Space, res *search.Result, f
 	}
 	fmt.Fprintf(c.ErrOrStderr(), "tcpmap: %v\n", msg)
 	return exitError{code}
+}
+
+// validExtent says which part of a padded plan's output is the result
+// (`the output's result is I < 1500, J < 2500`).
+func validExtent(axes []plan.AxisMapping) string {
+	var parts []string
+	for _, a := range axes {
+		if a.Valid > 0 && a.Class != "contracted" {
+			parts = append(parts, fmt.Sprintf("%s < %d", a.Name, a.Valid))
+		}
+	}
+	if len(parts) == 0 {
+		return "the output is not padded"
+	}
+	return "the output's result is " + strings.Join(parts, ", ")
 }
 
 func firstLine(s string, n int) string {

@@ -94,20 +94,21 @@ func TestPlanErrors(t *testing.T) {
 	code, _, _ = runCLI(t, "plan")
 	assert.Equal(t, exitUsage, code)
 
-	// A contraction no candidate maps: the statistics, then an error that
-	// names the rules that empty the space and the nearest padding.
+	// A contraction no candidate maps, with --no-pad: the statistics, then
+	// an error that names the rules that empty the space and the nearest
+	// padding.
 	dir := t.TempDir()
 	file := filepath.Join(dir, "odd.yaml")
 	require.NoError(t, os.WriteFile(file, []byte("name: odd\neinsum: A,A->\naxes: {A: 24}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"), 0o644))
 	for _, planner := range []string{"sat", "exhaustive"} {
-		code, out, errOut := runCLI(t, "plan", file, "--planner", planner)
+		code, out, errOut := runCLI(t, "plan", file, "--planner", planner, "--no-pad")
 		assert.Equal(t, exitFail, code)
 		assert.Contains(t, out, "search: "+planner+" (tiles ≤ 512), 0 candidates")
 		assert.Contains(t, out, "optimal: no legal mapping (the whole mapspace was searched)")
 		assert.Contains(t, errOut, "odd.yaml: no legal mapping: the mapspace is empty under SPACE-PACKET (002 L4099")
 		assert.Contains(t, errOut, "nearest legal relaxations:\n  pad A from 24 to 32")
 	}
-	code, out, errOut := runCLI(t, "plan", file, "--json")
+	code, out, errOut := runCLI(t, "plan", file, "--json", "--no-pad")
 	assert.Equal(t, exitFail, code)
 	var o noPlanOutput
 	require.NoError(t, json.Unmarshal([]byte(out), &o), out)
@@ -116,6 +117,16 @@ func TestPlanErrors(t *testing.T) {
 	assert.Equal(t, "SPACE-PACKET", o.Rules[0].Rule)
 	assert.Equal(t, []string{"pad A from 24 to 32 (+33.3%)"}, o.Relaxations)
 	assert.Contains(t, errOut, "no legal mapping")
+
+	// Without --no-pad the padding plans, and the plan verifies.
+	planFile := filepath.Join(dir, "odd.plan.json")
+	code, out, errOut = runCLI(t, "plan", file, "--out", planFile)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, errOut, "no legal mapping at the workload's sizes; planned padded: pad A from 24 to 32 (+33.3%)")
+	assert.Contains(t, out, "padded: A from 24 to 32 (zeros in its padding); the kernel's tensors are stored padded; the output is not padded")
+	code, out, errOut = runCLI(t, "verify", planFile)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "PASS odd")
 
 	code, _, errOut = runCLI(t, "plan", "../../workloads/dot.yaml", "--planner", "greedy")
 	assert.Equal(t, exitUsage, code)
@@ -228,7 +239,7 @@ func TestNoPlanRules(t *testing.T) {
 	c := newPlanCmd(&g)
 	c.SetOut(&out)
 	c.SetErr(&errb)
-	err = noPlan(c, &g, s, res, "dot.yaml", 0)
+	err = noPlan(c, &g, s, res, nil, "dot.yaml", 0)
 	assert.Equal(t, exitError{exitFail}, err)
 	assert.Contains(t, out.String(), "optimal: no legal mapping")
 	assert.Equal(t, "tcpmap: dot.yaml: no legal mapping: every one of the 7 candidates breaks a rule: FE-R5 (002 L1757-1761) ×5; MEM-C1 (002 L138) ×2\n"+

@@ -38,6 +38,8 @@ type referenceJSON struct {
 	Inputs []string `json:"inputs"`
 	Output string   `json:"output"`
 	Scalar float64  `json:"scalar,omitempty"`
+	// Valid is Reference.Valid (encoding/json writes map keys sorted).
+	Valid map[string]int `json:"valid,omitempty"`
 }
 
 type tensorJSON struct {
@@ -111,7 +113,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		w.Ops = append(w.Ops, o)
 	}
 	if r := p.Reference; r != nil {
-		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar}
+		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Valid: r.Valid}
 	}
 	return json.Marshal(w)
 }
@@ -168,7 +170,7 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 		return r.err
 	}
 	if rj := w.Reference; rj != nil {
-		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar}
+		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Valid: rj.Valid}
 	}
 	if err := q.Validate(); err != nil {
 		return err

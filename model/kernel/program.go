@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/mapping"
@@ -53,6 +55,14 @@ type Reference struct {
 	Output string
 	// Scalar is the constant of RefAdd with one input.
 	Scalar float64
+	// Valid is the workload's size of each padded axis of an einsum (the
+	// program's axes declare the padded sizes; positions from Valid on are
+	// padding): the kernel's callers store its inputs padded, with zeros
+	// in the contracted axes' padding (002 L3768-3776: padding contracted
+	// with zeros adds nothing) and anything in the others'; the output's
+	// padding holds anything and is not part of the result
+	// (docs/spec-decisions.md "Padded shapes").
+	Valid map[string]int
 }
 
 // Memory is where a tensor lives (002 L133-141).
@@ -314,6 +324,18 @@ func (p *Program) validateReference(r *Reference) error {
 	}
 	if r.Scalar != 0 && (r.Op != RefAdd || len(r.Inputs) != 1) {
 		return fmt.Errorf("a scalar goes with add of one input")
+	}
+	if len(r.Valid) > 0 && r.Op != RefEinsum {
+		return fmt.Errorf("valid sizes go with an einsum")
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Valid)) {
+		n, ok := p.Axes.Size(name)
+		if !ok {
+			return fmt.Errorf("valid size of %s: no such axis", name)
+		}
+		if v := r.Valid[name]; v < 1 || v >= n {
+			return fmt.Errorf("valid size %d of %s: want 1 to %d (the axis's padded size %d excluded)", v, name, n-1, n)
+		}
 	}
 	for i, name := range append(append([]string(nil), r.Inputs...), r.Output) {
 		t, ok := p.Tensor(name)

@@ -107,6 +107,10 @@ type Mapping struct {
 type AxisMapping struct {
 	Name string `json:"name"`
 	Size int    `json:"size"`
+	// Valid is the workload's size of an axis padded to Size (the kernel
+	// stores its tensors padded; kernel.Reference.Valid), 0 when the axis
+	// is not padded.
+	Valid int `json:"valid,omitempty"`
 	// Class is "contracted", "batch", "free" (of the streamed operand) or
 	// "stationary-free" (of the stationary operand).
 	Class   string `json:"class"`

@@ -149,6 +149,13 @@ func (p *Plan) validateMapping(axes mapping.Axes, ein *workload.Einsum) error {
 		if err := oneOf(at+".class", a.Class, axisClasses); err != nil {
 			return err
 		}
+		var refValid int
+		if r := p.Program.Reference; r != nil {
+			refValid = r.Valid[a.Name]
+		}
+		if a.Valid != refValid {
+			return fieldErr(at+".valid", "%d, but the program's reference pads %s from %d", a.Valid, a.Name, refValid)
+		}
 		prod := 1
 		for _, f := range []struct {
 			name string
