@@ -319,6 +319,7 @@ func sameSpatial(r *Rule, st *chainState, t *kernel.Tensor) error {
 // vectorStage lists the stages that run inside a Vector Engine pass.
 var vectorStage = map[kernel.StageKind]bool{
 	kernel.StVectorBranch: true, kernel.StVectorFxp: true, kernel.StVectorFinal: true,
+	kernel.StVectorInterSlice: true,
 }
 
 func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainState, stage *kernel.Stage) error {
@@ -576,6 +577,9 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 		}
 		st.ve = nil
 		return nil
+
+	case kernel.StVectorInterSlice:
+		return lowerInterSlice(spec, st, stage)
 
 	case kernel.StToVRF:
 		if err := sameSpatial(ruleVRFSlices, st, tensor); err != nil {

@@ -241,6 +241,8 @@ type StageConfig struct {
 	VectorFxp    *VectorFxpConfig    `json:"vector_fxp,omitempty"`
 	VectorFinal  *VectorFinalConfig  `json:"vector_final,omitempty"`
 	ToVRF        *ToVRFConfig        `json:"to_vrf,omitempty"`
+	// The Inter-Slice Block (model/kernel/interslice.go).
+	VectorInterSlice *InterSliceReduceConfig `json:"vector_inter_slice_reduce,omitempty"`
 }
 
 // Tensor returns the program's tensor with the given name.
