@@ -320,9 +320,11 @@ func TestInterSliceCheckConfig(t *testing.T) {
 		"beyond a cluster":   func(c *kernel.InterSliceReduceConfig) { c.Slices = 512 },
 		"ratio not dividing": func(c *kernel.InterSliceReduceConfig) { c.Ratio = 3 },
 		"fill short":         func(c *kernel.InterSliceReduceConfig) { c.Fill = []kernel.InterSliceDigit{{Size: 2, Live: 1}} },
-		"time past input":    func(c *kernel.InterSliceReduceConfig) { c.Time = []kernel.InterSliceDigit{{Size: 2, Live: 2, Stride: 2}} },
-		"live above size":    func(c *kernel.InterSliceReduceConfig) { c.Fill = []kernel.InterSliceDigit{{Size: 4, Live: 5}} },
-		"no packets":         func(c *kernel.InterSliceReduceConfig) { c.InPackets = 0 },
+		"time past input": func(c *kernel.InterSliceReduceConfig) {
+			c.Time = []kernel.InterSliceDigit{{Size: 2, Live: 2, Stride: 2}}
+		},
+		"live above size": func(c *kernel.InterSliceReduceConfig) { c.Fill = []kernel.InterSliceDigit{{Size: 4, Live: 5}} },
+		"no packets":      func(c *kernel.InterSliceReduceConfig) { c.InPackets = 0 },
 	} {
 		c := ok
 		c.Fill = append([]kernel.InterSliceDigit(nil), ok.Fill...)

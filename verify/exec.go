@@ -33,9 +33,10 @@ import (
 //     constant or VRF operand (002 L4549-5277; to_vrf loads the VRF),
 //     cast rounds (002 L6756-6784), transpose transposes blocks
 //     (002 L6820-6886), and commit truncates and writes DM through its
-//     sequencer (002 L2145-2353). A switch is the one cross-slice step:
-//     the slices' streams are gathered per cluster, routed
-//     (002 L3086-3088) and scattered back.
+//     sequencer (002 L2145-2353). A switch and the Inter-Slice Block are
+//     the cross-slice steps: the slices' streams are gathered per cluster,
+//     routed (002 L3086-3088) or reduced (002 L6583-6755,
+//     verify/interslice.go) and scattered back.
 //
 // Main and sub contexts run in program order: functional results do not
 // depend on their overlap when the program respects its hazards.
@@ -371,11 +372,13 @@ type stagePlan struct {
 	red   kernel.ReducerConfig
 }
 
-// segment is a run of slice-local stages; sw, when set, is the switch that
-// follows it.
+// segment is a run of slice-local stages; sw or xsr, when set, is the
+// cross-slice step that follows it: a switch, or the Inter-Slice Block's
+// reduction (verify/interslice.go). swAt is that step's stage index.
 type segment struct {
 	stages []*stagePlan
 	sw     *kernel.Switch
+	xsr    *kernel.InterSliceReduceConfig
 	swAt   int
 	// slices are the global slices the segment runs on; groups (for a
 	// segment ending in a switch) are the (chip, cluster) rings it feeds,
@@ -493,6 +496,18 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 			k += 2
 		case kernel.StContract, kernel.StAccumulate:
 			return nil, fail("%s must follow align", s.Kind)
+		case kernel.StVectorInterSlice:
+			if err = need(c != nil && c.VectorInterSlice != nil); err != nil {
+				return nil, err
+			}
+			if err := x.planInterSlice(c.VectorInterSlice); err != nil {
+				return nil, x.stageErr(i, k, s.Kind, err)
+			}
+			seg.xsr, seg.swAt = c.VectorInterSlice, k
+			cp.segs = append(cp.segs, seg)
+			cp.switched = true
+			seg = &segment{}
+			continue
 		case kernel.StCast:
 			err = need(c != nil && c.Cast != nil)
 		case kernel.StTranspose:
@@ -575,7 +590,7 @@ func (x *Executor) planSlices(cp *chainPlan, op *kernel.Op) error {
 				}
 			}
 		}
-		if seg.sw != nil {
+		if seg.sw != nil || seg.xsr != nil {
 			seg.slices = live
 			seen := map[int]bool{}
 			for _, g := range live {
@@ -604,7 +619,7 @@ func (x *Executor) runChain(cp *chainPlan) error {
 	for i, seg := range cp.segs {
 		in := streams
 		var out [][]byte
-		if seg.sw != nil {
+		if seg.sw != nil || seg.xsr != nil {
 			out = make([][]byte, x.dev.TotalSlices())
 		}
 		err := x.parallel(seg.slices, func(r *sliceRun, g int) error {
@@ -631,6 +646,14 @@ func (x *Executor) runChain(cp *chainPlan) error {
 			}
 			if streams, err = x.runSwitch(cp, seg, out, next); err != nil {
 				return x.stageErr(cp.op, seg.swAt, kernel.StSwitch, err)
+			}
+		} else if seg.xsr != nil {
+			var next []int
+			if i+1 < len(cp.segs) {
+				next = cp.segs[i+1].slices
+			}
+			if streams, err = x.runInterSlice(seg, out, next); err != nil {
+				return x.stageErr(cp.op, seg.swAt, kernel.StVectorInterSlice, err)
 			}
 		}
 	}
