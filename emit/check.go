@@ -85,6 +85,8 @@ var spellings = map[kernel.StageKind]stageSpelling{
 	kernel.StVectorFxp:    {tensor: optional, param: required},
 	kernel.StVectorFinal:  {},
 	kernel.StCommit:       {tensor: required},
+
+	kernel.StVectorInterSlice: {slice: required, time: required, param: required},
 }
 
 func checkStage(st *kernel.Stage) error {
@@ -124,6 +126,10 @@ func checkStage(st *kernel.Stage) error {
 		}
 	case kernel.StVectorBranch:
 		if _, err := kernel.ParseBranchMode(st.Param); err != nil {
+			return err
+		}
+	case kernel.StVectorInterSlice:
+		if _, _, err := kernel.ParseInterSliceOp(st.Param); err != nil {
 			return err
 		}
 	case kernel.StVectorFxp:

@@ -463,6 +463,10 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			r.fail(args[0].off, "%v", err)
 			return nil, nil
 		}
+	case "vector_inter_slice_reduce":
+		if !r.interSlice(m, tf, st, s) {
+			return nil, nil
+		}
 	case "to_trf":
 		// to_trf::<Row, Element>(TrfAddress) returns TrfTensor<D, Chip,
 		// Cluster, Slice, Row, Element> (002 L4056-4059).

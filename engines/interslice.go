@@ -103,8 +103,11 @@ func DeriveInterSliceReduce(spec *Spec, in InterSliceInput) (kernel.InterSliceRe
 		return c, err
 	}
 	for _, d := range reduced {
-		if d.kind == cePad || d.size != d.live {
+		switch {
+		case d.kind == cePad || d.size != d.live:
 			return c, ruleXSRInner.Violate("reduced digit %s of Slice %s includes padding slices, which hold no data", d.text(), in.Slice.Text())
+		case d.kind == ceBcast:
+			return c, ruleXSRInner.Violate("reduced digit %s of Slice %s is a broadcast: its slices hold copies of one another, not parts to reduce", d.text(), in.Slice.Text())
 		}
 	}
 	fill, err := ceDigits(fillExpr)
@@ -126,6 +129,19 @@ func DeriveInterSliceReduce(spec *Spec, in InterSliceInput) (kernel.InterSliceRe
 	pd, err := ceDigits(in.Packet)
 	if err != nil {
 		return c, ruleXSROutput.Violate("Packet %s: %v", in.Packet.Text(), err)
+	}
+	// The reduced coordinates occur in the reduced slices only: summing
+	// them while Time, Packet or the kept slices step them too would fold
+	// positions the stream holds elsewhere (or padding, where the summed
+	// coordinate overshoots).
+	others := append(append(append([]ceDigit(nil), sd[len(reduced):]...), ti...), pd...)
+	for _, x := range reduced {
+		for _, y := range others {
+			if x.kind == ceTerm && y.kind == ceTerm && x.axis == y.axis && x.stride < y.stride*y.live && y.stride < x.stride*x.live {
+				return c, ruleXSRInner.Violate("reduced digit %s of Slice %s overlaps digit %s of the stream: the reduced coordinates must be the reduced slices' alone",
+					x.text(), in.Slice.Text(), y.text())
+			}
+		}
 	}
 	if err := ceRefine(&ti, &fill, &to); err != nil {
 		return c, ruleXSROutput.Violate("Time %s against SliceOut %s and TimeOut %s: %v", in.Time.Text(), in.SliceOut.Text(), in.TimeOut.Text(), err)

@@ -3,6 +3,7 @@ package engines
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 )
 
 // xsrCase is one vector_inter_slice_reduce call on a stream.
@@ -366,4 +368,118 @@ func BenchmarkInterSliceFold(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// xsrOracle checks a derived configuration against the mappings: every
+// live output position (slice g·r + j of SliceOut, time t' of TimeOut)
+// reads input time Source(j, t') on every slice of its group, and those
+// input positions hold the output's coordinates on every axis the input
+// keeps (all but the reduced digits' axes), and distinct reduced
+// coordinates on the group's slices. A dummy slot is padding in SliceOut.
+func xsrOracle(t testing.TB, in InterSliceInput, c *kernel.InterSliceReduceConfig) {
+	t.Helper()
+	_, inner, err := mapping.SplitAt(in.Slice, c.Ratio)
+	require.NoError(t, err)
+	reduced := map[string]bool{}
+	for _, s := range inner.Symbols() {
+		reduced[s] = true
+	}
+	named := func(es ...*mapping.Expr) map[string]bool {
+		m := map[string]bool{}
+		for _, e := range es {
+			for _, s := range e.Symbols() {
+				m[s] = true
+			}
+		}
+		return m
+	}
+	// An axis the output lacks reads coordinate 0 there (Index.Get): the
+	// input must hold 0 too, i.e. the axis is reduced or of size 1.
+	inAxes := named(in.Slice, in.Time)
+	out := mapping.Pair(in.SliceOut, in.TimeOut)
+	inp := mapping.Pair(in.Slice, in.Time)
+	for g := 0; g < c.Slices; g += c.Ratio {
+		for j := 0; j < c.Ratio; j++ {
+			for tt := 0; tt < c.OutPackets; tt++ {
+				oc := out.Map((g+j)*c.OutPackets + tt)
+				src, ok := c.Source(j, tt)
+				if !ok {
+					require.NotEqual(t, mapping.Live, oc.Kind, "slot %d time %d is padding in the configuration, live in SliceOut/TimeOut", j, tt)
+					continue
+				}
+				if oc.Kind != mapping.Live {
+					continue // padding outside the group (Slice's own padding)
+				}
+				seen := map[string]bool{}
+				for k := 0; k < c.Ratio; k++ {
+					ic := inp.Map((g+k)*c.InPackets + src)
+					require.Equal(t, mapping.Live, ic.Kind, "input slice %d time %d", g+k, src)
+					var key []int
+					for a := range inAxes {
+						if reduced[a] {
+							key = append(key, ic.Index.Get(a))
+							continue
+						}
+						require.Equal(t, oc.Index.Get(a), ic.Index.Get(a), "axis %s: output slice %d time %d reads slice %d time %d", a, g+j, tt, g+k, src)
+					}
+					seen[fmt.Sprint(key)] = true
+				}
+				if len(reduced) > 0 {
+					require.Len(t, seen, c.Ratio, "the group's slices hold distinct reduced coordinates")
+				}
+			}
+		}
+	}
+}
+
+// TestInterSliceOracle: the manual's examples and the mixed fill agree
+// with the mapping semantics.
+func TestInterSliceOracle(t *testing.T) {
+	cases := append([]xsrCase(nil), xsrManual...)
+	cases = append(cases, xsrCase{name: "mixed", axes: "A=32, R=8, T=8, X=2, P=8", dt: dtype.F32, op: kernel.InterSliceMax,
+		slice: "A, R", time: "T", packet: "P", sliceOut: "A, T % 2, X, 1 # 2", timeOut: "T / 2"})
+	for _, tc := range cases {
+		in := tc.input(t)
+		c, err := DeriveInterSliceReduce(Default(), in)
+		require.NoError(t, err, tc.name)
+		xsrOracle(t, in, &c)
+	}
+}
+
+// FuzzDeriveInterSliceReduce: DeriveInterSliceReduce never panics, and
+// what it derives passes CheckInterSliceConfig and the mapping oracle.
+func FuzzDeriveInterSliceReduce(f *testing.F) {
+	for _, c := range xsrManual {
+		f.Add(c.axes, c.dt.String(), string(c.op), c.slice, c.time, c.sliceOut, c.timeOut)
+	}
+	f.Add("A=32, R=8, T=8, X=2", "f32", "Max", "A, R", "T", "A, T % 2, X, 1 # 2", "T / 2")
+	f.Add("I=64, J=2048", "f32", "Add", "I, J / 512", "1", "I, 1 # 4", "1")
+	f.Fuzz(func(t *testing.T, axesSrc, dt, op, slice, tm, sliceOut, timeOut string) {
+		axes, err := mapping.ParseAxes(axesSrc)
+		if err != nil {
+			return
+		}
+		d, err := dtype.Parse(dt)
+		if err != nil {
+			return
+		}
+		parse := func(src string) *mapping.Expr {
+			e, err := mapping.Parse(src, axes, nil)
+			if err != nil {
+				return nil
+			}
+			return e
+		}
+		in := InterSliceInput{DType: d, Op: kernel.InterSliceOp(op), Slice: parse(slice), Time: parse(tm),
+			Packet: mapping.Identity().Pad(8, mapping.Top), SliceOut: parse(sliceOut), TimeOut: parse(timeOut)}
+		c, err := DeriveInterSliceReduce(Default(), in)
+		if err != nil {
+			return
+		}
+		require.NoError(t, CheckInterSliceConfig(Default(), &c))
+		if c.Slices*max(c.InPackets, c.OutPackets)*c.Ratio > 1<<16 {
+			return
+		}
+		xsrOracle(t, in, &c)
+	})
 }
