@@ -84,6 +84,10 @@ type Executor struct {
 	run    []bool
 	allocs map[string]*Allocation
 	plans  []*chainPlan // per op; nil for DMA ops
+	// everywhere marks the chains that run on every slice whatever the
+	// run set: their results feed a later chain's stages before a
+	// cross-slice step, which run on every slice (runEverywhere).
+	everywhere []bool
 	runs   []*sliceRun  // per worker
 	next   int          // the next op to run
 	macs   atomic.Int64
@@ -123,7 +127,8 @@ func NewExecutor(dev *Device, p *kernel.Program, opts ExecOptions) (*Executor, e
 		return nil, err
 	}
 	x := &Executor{spec: dev.spec, prog: p, dev: dev, run: opts.Run, allocs: map[string]*Allocation{},
-		plans: make([]*chainPlan, len(p.Ops)), tainted: map[string][]bool{}, hbmTainted: map[string]bool{}, origin: map[string][]int32{}}
+		plans: make([]*chainPlan, len(p.Ops)), tainted: map[string][]bool{}, hbmTainted: map[string]bool{}, origin: map[string][]int32{},
+		everywhere: runEverywhere(p)}
 	for i := range allocs {
 		x.allocs[allocs[i].Tensor.Name] = &allocs[i]
 	}
@@ -393,6 +398,7 @@ type chainPlan struct {
 	begin    *kernel.Tensor
 	out      *kernel.Tensor // the tensor the terminal stage writes
 	reads    []string       // DM/TRF/VRF tensors the chain reads per slice
+	readSeg  []int          // the segment of each read
 	segs     []*segment
 	switched bool
 }
@@ -406,7 +412,7 @@ func (x *Executor) stageErr(op, at int, kind kernel.StageKind, err error) error 
 func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 	st := op.Stages
 	begin, _ := x.prog.Tensor(st[0].Tensor)
-	cp := &chainPlan{op: i, begin: begin, reads: []string{begin.Name}}
+	cp := &chainPlan{op: i, begin: begin, reads: []string{begin.Name}, readSeg: []int{0}}
 	seg := &segment{}
 	for k := 1; k < len(st); k++ {
 		s := st[k]
@@ -493,6 +499,7 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 				return nil, fail("TRF tensor %q is not stored by an earlier to_trf", s.Tensor)
 			}
 			cp.reads = append(cp.reads, s.Tensor)
+			cp.readSeg = append(cp.readSeg, len(cp.segs))
 			k += 2
 		case kernel.StContract, kernel.StAccumulate:
 			return nil, fail("%s must follow align", s.Kind)
@@ -526,6 +533,7 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 			}
 			if vrf != "" {
 				cp.reads = append(cp.reads, vrf)
+				cp.readSeg = append(cp.readSeg, len(cp.segs))
 			}
 		}
 		if err != nil {
@@ -602,7 +610,7 @@ func (x *Executor) planSlices(cp *chainPlan, op *kernel.Op) error {
 			continue
 		}
 		for _, g := range live {
-			if x.inRun(g) {
+			if x.inRun(g) || x.everywhere[cp.op] {
 				seg.slices = append(seg.slices, g)
 			}
 		}
@@ -674,13 +682,18 @@ func (x *Executor) taintChain(cp *chainPlan) {
 	for _, g := range last.slices {
 		ran[g] = true
 	}
-	// With a switch, every slice of a ring feeds every other: one tainted
-	// input taints the ring.
+	// Across a switch or an inter-slice reduction every slice of a ring
+	// feeds every other: a tensor read before it and tainted on one slice
+	// of the ring taints the ring.
 	ringTaint := map[int]bool{}
-	if cp.switched {
-		bt := x.taint(cp.begin.Name)
-		for _, g := range cp.segs[0].slices {
-			if bt[g] {
+	lastSeg := len(cp.segs) - 1
+	for i, name := range cp.reads {
+		if cp.readSeg[i] == lastSeg {
+			continue
+		}
+		tt := x.taint(name)
+		for _, g := range cp.segs[cp.readSeg[i]].slices {
+			if tt[g] {
 				ringTaint[g-g%x.dev.slices] = true
 			}
 		}
@@ -695,10 +708,9 @@ func (x *Executor) taintChain(cp *chainPlan) {
 	for g := range ran {
 		t := ringTaint[g-g%x.dev.slices]
 		for i, name := range cp.reads {
-			if i == 0 && cp.switched {
-				continue
+			if cp.readSeg[i] == lastSeg {
+				t = t || x.taint(name)[g]
 			}
-			t = t || x.taint(name)[g]
 		}
 		out[g] = t
 	}

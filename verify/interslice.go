@@ -87,3 +87,44 @@ func (x *Executor) runInterSlice(seg *segment, in [][]byte, next []int) ([][]byt
 	}
 	return out, nil
 }
+
+// runEverywhere marks the chains that must run on every slice whatever the
+// run set (ExecOptions.Run): a chain's stages before a cross-slice step (a
+// switch, an inter-slice reduction) run on every slice of the rings they
+// feed, so the tensors they read (the begin tensor, a TRF or VRF operand)
+// must hold data on every slice, and so must the chains that write them,
+// transitively, and the DM sources of DMAs into them. A backward pass over
+// the ops; a tensor once needed stays needed (conservative for a tensor
+// rewritten in between).
+func runEverywhere(p *kernel.Program) []bool {
+	all := make([]bool, len(p.Ops))
+	need := map[string]bool{}
+	for i := len(p.Ops) - 1; i >= 0; i-- {
+		op := p.Ops[i]
+		if op.Kind != kernel.OpChain {
+			if need[op.Dst] {
+				need[op.Src] = true
+			}
+			continue
+		}
+		if n := len(op.Stages); n > 0 && op.Stages[n-1] != nil {
+			all[i] = need[op.Stages[n-1].Tensor]
+		}
+		cross := false // a cross-slice step follows the stage
+		for k := len(op.Stages) - 1; k >= 0; k-- {
+			st := op.Stages[k]
+			if st == nil {
+				continue
+			}
+			switch st.Kind {
+			case kernel.StSwitch, kernel.StVectorInterSlice:
+				cross = true
+			case kernel.StBegin, kernel.StAlign, kernel.StVectorFxp:
+				if st.Tensor != "" && (cross || all[i]) {
+					need[st.Tensor] = true
+				}
+			}
+		}
+	}
+	return all
+}

@@ -15,9 +15,10 @@ import (
 // kernels (workloads/kernels/xsr-*.json) pass against the einsum that sums
 // R: Broadcast Into a New Slice Axis (002 L6661-6672, the sum on every X)
 // and Promotion from Time into SliceOut (002 L6681-6693, 128 slices as the
-// example states).
+// example states); and the split-K GEMV (J over 4 slices, 002 L4580)
+// against its einsum.
 func TestVerifyInterSliceGolden(t *testing.T) {
-	for _, path := range []string{"../workloads/kernels/xsr-broadcast.json", "../workloads/kernels/xsr-promotion.json"} {
+	for _, path := range []string{"../workloads/kernels/xsr-broadcast.json", "../workloads/kernels/xsr-promotion.json", "../workloads/kernels/splitk-gemv.json"} {
 		t.Run(path, func(t *testing.T) {
 			p := loadKernelT(t, path)
 			rep, err := Verify(engines.Default(), p, Options{Seed: 7})
@@ -195,4 +196,40 @@ func TestExecInterSliceRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestVerifyInterSliceSample: with a sample, the stages before the
+// reduction run on every slice (their partial sums all reach the sampled
+// outputs), and so does the sub chain that loads the TRF they read
+// (runEverywhere): the sampled split-K GEMV compares its sampled outputs
+// exactly.
+func TestVerifyInterSliceSample(t *testing.T) {
+	p := loadKernelT(t, "../workloads/kernels/splitk-gemv.json")
+	assert.Equal(t, []bool{false, false, true, false, false}, runEverywhere(p), "the TRF load feeds the reduction's contraction")
+	rep, err := Verify(engines.Default(), p, Options{Seed: 3, Sample: 4})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "%s", rep)
+	assert.Equal(t, 4, rep.Compared, "one output per sampled slice (SliceOut = m![I, 1 # 4])")
+	assert.Equal(t, int64(64*2048), rep.MACs, "every slice contracts its chunk")
+}
+
+// TestExecInterSliceTaint: were a slice feeding the reduction left
+// without its TRF, its whole ring would be tainted and nothing compared.
+func TestExecInterSliceTaint(t *testing.T) {
+	p := loadKernelT(t, "../workloads/kernels/splitk-gemv.json")
+	spec := engines.Default()
+	require.NoError(t, engines.Lower(spec, p))
+	d, err := NewDevice(spec, 1)
+	require.NoError(t, err)
+	run := make([]bool, d.TotalSlices())
+	run[8] = true
+	x, err := NewExecutor(d, p, ExecOptions{Run: run})
+	require.NoError(t, err)
+	x.everywhere[2] = false
+	x.plans[2], err = x.planChain(2, p.Ops[2])
+	require.NoError(t, err)
+	require.NoError(t, x.Run())
+	assert.True(t, x.tainted["vector_trf"][9], "slice 9 did not load its TRF")
+	assert.True(t, x.tainted["out_dm"][8], "slice 8's sum folds slice 9's partial sum")
+	assert.Equal(t, originTainted, x.origin["out"][2])
 }
