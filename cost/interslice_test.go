@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,4 +104,24 @@ func TestSplitKReducerDominates(t *testing.T) {
 	}
 	assert.Equal(t, 16.0, fetch.Cycles, "512 bf16 per slice, 64 bytes a cycle in dual channel mode (002 L2127)")
 	assert.Greater(t, o.Cost.Cycles, fetch.Span+4-1e-9, "the tail drains after the fetch-bound stream")
+}
+
+// TestInterleavedFetchCost: an interleaved fetch reads both tensors, "~1
+// cycle per 32-byte flit" each (002 L7242-7245): the manual's
+// fetch_interleaved (002 L1858-1867) of two 512 × 32 i8 tensors takes
+// 2 × 512 cycles.
+func TestInterleavedFetchCost(t *testing.T) {
+	b, err := os.ReadFile("../verify/testdata/interleaved-fetch.json")
+	require.NoError(t, err)
+	var p kernel.Program
+	require.NoError(t, json.Unmarshal(b, &p))
+	require.NoError(t, engines.Lower(engines.Default(), &p))
+	r := evaluate(t, &p)
+	var fetch StageCost
+	for _, s := range r.Ops[2].Cost.Stages {
+		if s.Engine == EngineFetch {
+			fetch = s
+		}
+	}
+	assert.Equal(t, 2*512.0, fetch.Cycles)
 }

@@ -69,7 +69,7 @@ const (
 )
 
 var spellings = map[kernel.StageKind]stageSpelling{
-	kernel.StBegin:        {tensor: required},
+	kernel.StBegin:        {tensor: required, param: optional},
 	kernel.StFetch:        {dtype: optional, time: required, packet: required},
 	kernel.StSwitch:       {slice: required, time: required, param: optional},
 	kernel.StCollect:      {time: required, packet: required},
@@ -216,6 +216,11 @@ func analyzeWith(p *kernel.Program, pre map[string]bool) (*analysis, error) {
 				case kernel.StBegin, kernel.StAlign, kernel.StVectorFxp:
 					if st.Tensor != "" {
 						if err := use(st.Tensor); err != nil {
+							return fmt.Errorf("stages[%d] (%s): %w", k, st.Kind, err)
+						}
+					}
+					if rhs := st.InterleavedTensor(); rhs != "" {
+						if err := use(rhs); err != nil {
 							return fmt.Errorf("stages[%d] (%s): %w", k, st.Kind, err)
 						}
 					}

@@ -501,7 +501,7 @@ func (w *rustWriter) stage(st *kernel.Stage, dt *dtype.DType) (string, error) {
 	case kernel.StBegin:
 		t, _ := p.Tensor(st.Tensor)
 		*dt = t.DType
-		return fmt.Sprintf("begin(%s.view())", st.Tensor), nil // 002 L205
+		return beginCall(st) // 002 L205, L1866
 	case kernel.StFetch:
 		// fetch::<D, Time, Packet>() (002 L1705, L207); a fetch that
 		// states no type keeps the stream's (engines.Lower).

@@ -88,9 +88,9 @@ type Executor struct {
 	// run set: their results feed a later chain's stages before a
 	// cross-slice step, which run on every slice (runEverywhere).
 	everywhere []bool
-	runs   []*sliceRun  // per worker
-	next   int          // the next op to run
-	macs   atomic.Int64
+	runs       []*sliceRun // per worker
+	next       int         // the next op to run
+	macs       atomic.Int64
 
 	// Sampling bookkeeping: tainted[t][g] marks the slices where tensor t
 	// holds data computed from slices that were not run; hbmTainted the HBM
@@ -413,6 +413,9 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 	st := op.Stages
 	begin, _ := x.prog.Tensor(st[0].Tensor)
 	cp := &chainPlan{op: i, begin: begin, reads: []string{begin.Name}, readSeg: []int{0}}
+	if rhs := st[0].InterleavedTensor(); rhs != "" {
+		cp.reads, cp.readSeg = append(cp.reads, rhs), append(cp.readSeg, 0)
+	}
 	seg := &segment{}
 	for k := 1; k < len(st); k++ {
 		s := st[k]

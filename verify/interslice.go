@@ -123,6 +123,9 @@ func runEverywhere(p *kernel.Program) []bool {
 				if st.Tensor != "" && (cross || all[i]) {
 					need[st.Tensor] = true
 				}
+				if rhs := st.InterleavedTensor(); rhs != "" && (cross || all[i]) {
+					need[rhs] = true
+				}
 			}
 		}
 	}

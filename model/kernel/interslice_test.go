@@ -71,3 +71,48 @@ func FuzzParseInterSliceOp(f *testing.F) {
 		}
 	})
 }
+
+// TestParseBeginInterleave reads an interleaved begin's Param, `I, rhs`
+// (begin_interleaved::<I, ...>(lhs.view(), rhs.view()), 002 L1866).
+func TestParseBeginInterleave(t *testing.T) {
+	b, err := ParseBeginInterleave("I, rhs_dm")
+	require.NoError(t, err)
+	assert.Equal(t, &BeginInterleave{Axis: "I", Tensor: "rhs_dm"}, b)
+	assert.Equal(t, "I, rhs_dm", b.String())
+	b, err = ParseBeginInterleave("  ")
+	require.NoError(t, err)
+	assert.Nil(t, b, "a plain begin")
+	for in, col := range map[string]string{"I": "column 1", "1I, rhs": "column 1", " I, 9x": "column 5", "I,": "column 3"} {
+		_, err := ParseBeginInterleave(in)
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), col, in)
+	}
+	st := &Stage{Kind: StBegin, Tensor: "lhs", Param: "I, rhs"}
+	assert.Equal(t, "rhs", st.InterleavedTensor())
+	assert.Empty(t, (&Stage{Kind: StBegin, Tensor: "lhs"}).InterleavedTensor())
+	assert.Empty(t, (&Stage{Kind: StAlign, Tensor: "w", Param: "I, rhs"}).InterleavedTensor())
+}
+
+// FuzzParseBeginInterleave: the parser never panics, errors name a
+// column, and what it accepts prints back to itself.
+func FuzzParseBeginInterleave(f *testing.F) {
+	for _, s := range []string{"I, rhs", "", "I", ",", "A_1 ,b2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := ParseBeginInterleave(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "column ") {
+				t.Fatalf("error without a column: %v", err)
+			}
+			return
+		}
+		if b == nil {
+			return
+		}
+		c, err := ParseBeginInterleave(b.String())
+		if err != nil || *c != *b {
+			t.Fatalf("%q → %v reads back as %v, %v", s, b, c, err)
+		}
+	})
+}

@@ -442,6 +442,11 @@ func (p *Program) validateChain(stages []*Stage) error {
 				return fmt.Errorf("stages[%d] (%s): tensor %q is in %s, want %s", i, st.Kind, st.Tensor, t.Mem, mem)
 			}
 		}
+		if st.Kind == StBegin {
+			if err := p.validateInterleave(st); err != nil {
+				return fmt.Errorf("stages[%d] (begin): %w", i, err)
+			}
+		}
 		if st.Kind == StVectorFxp && st.Tensor != "" {
 			if t, found := p.Tensor(st.Tensor); !found || t.Mem != VRF {
 				return fmt.Errorf("stages[%d] (vector_fxp): operand %q is not a VRF tensor", i, st.Tensor)
