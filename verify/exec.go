@@ -84,13 +84,14 @@ type Executor struct {
 	run    []bool
 	allocs map[string]*Allocation
 	plans  []*chainPlan // per op; nil for DMA ops
+	runs   []*sliceRun  // per worker
+	next   int          // the next op to run
+	macs   atomic.Int64
+
 	// everywhere marks the chains that run on every slice whatever the
 	// run set: their results feed a later chain's stages before a
 	// cross-slice step, which run on every slice (runEverywhere).
 	everywhere []bool
-	runs       []*sliceRun // per worker
-	next       int         // the next op to run
-	macs       atomic.Int64
 
 	// Sampling bookkeeping: tainted[t][g] marks the slices where tensor t
 	// holds data computed from slices that were not run; hbmTainted the HBM
