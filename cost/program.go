@@ -231,7 +231,7 @@ func (m *Model) priceChain(p *kernel.Program, i int, op *kernel.Op, oc *OpCost) 
 			}
 			return nil
 		}
-		if st.Kind != kernel.StVectorInit && st.Kind != kernel.StVectorBranch && st.Kind != kernel.StVectorFxp && st.Kind != kernel.StVectorFinal {
+		if st.Kind != kernel.StVectorInit && st.Kind != kernel.StVectorBranch && st.Kind != kernel.StVectorFxp && st.Kind != kernel.StVectorFinal && st.Kind != kernel.StVectorInterSlice {
 			vec = -1
 		}
 		switch st.Kind {
@@ -406,6 +406,20 @@ func (m *Model) priceChain(p *kernel.Program, i int, op *kernel.Op, oc *OpCost) 
 			v.Span += lat
 			v.Fill += lat
 			v.Drain += lat
+
+		case kernel.StVectorInterSlice:
+			if err := need(cfg != nil && cfg.VectorInterSlice != nil && vec >= 0); err != nil {
+				return err
+			}
+			n, err := interSliceTail(spec, cfg.VectorInterSlice)
+			if err != nil {
+				return stageErr(i, k, st.Kind, err)
+			}
+			v := &m.stages[vec]
+			v.Span += n
+			v.Fill += n
+			v.Drain += n
+			steps = cfg.VectorInterSlice.OutPackets
 
 		case kernel.StCommit:
 			if err := need(cfg != nil && cfg.Commit != nil); err != nil {

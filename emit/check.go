@@ -69,7 +69,7 @@ const (
 )
 
 var spellings = map[kernel.StageKind]stageSpelling{
-	kernel.StBegin:        {tensor: required},
+	kernel.StBegin:        {tensor: required, param: optional},
 	kernel.StFetch:        {dtype: optional, time: required, packet: required},
 	kernel.StSwitch:       {slice: required, time: required, param: optional},
 	kernel.StCollect:      {time: required, packet: required},
@@ -85,6 +85,8 @@ var spellings = map[kernel.StageKind]stageSpelling{
 	kernel.StVectorFxp:    {tensor: optional, param: required},
 	kernel.StVectorFinal:  {},
 	kernel.StCommit:       {tensor: required},
+
+	kernel.StVectorInterSlice: {slice: required, time: required, param: required},
 }
 
 func checkStage(st *kernel.Stage) error {
@@ -124,6 +126,10 @@ func checkStage(st *kernel.Stage) error {
 		}
 	case kernel.StVectorBranch:
 		if _, err := kernel.ParseBranchMode(st.Param); err != nil {
+			return err
+		}
+	case kernel.StVectorInterSlice:
+		if _, _, err := kernel.ParseInterSliceOp(st.Param); err != nil {
 			return err
 		}
 	case kernel.StVectorFxp:
@@ -210,6 +216,11 @@ func analyzeWith(p *kernel.Program, pre map[string]bool) (*analysis, error) {
 				case kernel.StBegin, kernel.StAlign, kernel.StVectorFxp:
 					if st.Tensor != "" {
 						if err := use(st.Tensor); err != nil {
+							return fmt.Errorf("stages[%d] (%s): %w", k, st.Kind, err)
+						}
+					}
+					if rhs := st.InterleavedTensor(); rhs != "" {
+						if err := use(rhs); err != nil {
 							return fmt.Errorf("stages[%d] (%s): %w", k, st.Kind, err)
 						}
 					}

@@ -207,8 +207,8 @@ func (r *reader) chain(name token, ann *kernel.Tensor, annOff int) {
 			r.fail(m.off, "%s after the chain's terminal stage", m.text)
 			return
 		}
-		if len(op.Stages) == 0 && m.text != "begin" {
-			r.fail(m.off, "a chain starts with begin(dm.view()), found %s", m.text)
+		if len(op.Stages) == 0 && m.text != "begin" && m.text != "begin_interleaved" {
+			r.fail(m.off, "a chain starts with begin(dm.view()) or begin_interleaved, found %s", m.text)
 			return
 		}
 		var tf []typeArg
@@ -261,6 +261,7 @@ var signatures = map[string]string{
 	"fetch": "<D, Time, Packet>", "switch": "<Slice, Time>", "collect": "<Time, Packet>",
 	"align": "<Time, Packet, _, _>", "contract": "<OutPacket>", "accumulate": "<Time, Packet>",
 	"cast": "<D, Packet>", "transpose": "<Time, Packet>", "commit": "<Element>", "to_trf": "<Row, Element>",
+	"vector_inter_slice_reduce": "<SliceOut, TimeOut>", "begin_interleaved": "<I, _, _, _, _, _>",
 }
 
 // noArgs checks `()`.
@@ -461,6 +462,14 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		}
 		if _, _, err := kernel.ParseFxpParam(st.Param); err != nil {
 			r.fail(args[0].off, "%v", err)
+			return nil, nil
+		}
+	case "vector_inter_slice_reduce":
+		if !r.interSlice(m, tf, st, s) {
+			return nil, nil
+		}
+	case "begin_interleaved":
+		if !r.beginInterleaved(m, tf, st, s) {
 			return nil, nil
 		}
 	case "to_trf":

@@ -512,7 +512,7 @@ func (w *rustWriter) stage(st *kernel.Stage, dt *dtype.DType) (string, error) {
 	case kernel.StBegin:
 		t, _ := p.Tensor(st.Tensor)
 		*dt = t.DType
-		return fmt.Sprintf("begin(%s.view())", st.Tensor), nil // 002 L205
+		return beginCall(st) // 002 L205, L1866
 	case kernel.StFetch:
 		// fetch::<D, Time, Packet>() (002 L1705, L207); a fetch that
 		// states no type keeps the stream's (engines.Lower).
@@ -539,6 +539,10 @@ func (w *rustWriter) stage(st *kernel.Stage, dt *dtype.DType) (string, error) {
 		// align::<Time, Packet, _, _>(&trf) (002 L355, L4304).
 		return "align" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket), "_", "_") + "(&" + st.Tensor + ")", nil
 	case kernel.StContract:
+		// Contraction widens i4/i8 to i32 and f8/bf16 to f32 (002 L4312).
+		if acc, err := dtype.AccType(*dt); err == nil {
+			*dt = acc
+		}
 		return "contract" + tp(w.mapText(st.Packet, roleNone)) + "()", nil // 002 L356, L4314
 	case kernel.StAccumulate:
 		kind, err := kernel.ParseAccumulationKind(st.Param)
@@ -561,6 +565,8 @@ func (w *rustWriter) stage(st *kernel.Stage, dt *dtype.DType) (string, error) {
 		return "vector_fxp(FxpBinaryOp::" + op + ", " + operand + ")", nil // 002 L214, L295
 	case kernel.StVectorFinal:
 		return "vector_final()", nil // 002 L216
+	case kernel.StVectorInterSlice:
+		return interSliceCall(st, *dt, tp(w.mapText(st.Slice, roleSlice), w.mapText(st.Time, roleTime)))
 	case kernel.StCommit:
 		t, _ := p.Tensor(st.Tensor)
 		return "commit" + tp(w.mapText(t.Element, roleNone)) + "(" + w.addr(t, false) + ")", nil // 002 L359, L2154

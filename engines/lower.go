@@ -39,6 +39,9 @@ type chainState struct {
 	contract             *kernel.ContractConfig
 	prev                 kernel.StageKind
 	ve                   *vePass // the open Vector Engine pass, between vector_init and vector_final
+	// inter is the interleaving of a begin_interleaved chain's fetch
+	// (engines/interleave.go), nil otherwise.
+	inter *FetchInterleaveRequest
 	// dual is set when the chain runs in dual channel mode: its collect
 	// forms 64-byte flits, so its switch (the main and sub Switch Engines
 	// combined) moves 64-byte flits too (002 L2125-2127, L2140).
@@ -319,6 +322,7 @@ func sameSpatial(r *Rule, st *chainState, t *kernel.Tensor) error {
 // vectorStage lists the stages that run inside a Vector Engine pass.
 var vectorStage = map[kernel.StageKind]bool{
 	kernel.StVectorBranch: true, kernel.StVectorFxp: true, kernel.StVectorFinal: true,
+	kernel.StVectorInterSlice: true,
 }
 
 func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainState, stage *kernel.Stage) error {
@@ -341,7 +345,9 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 	case kernel.StBegin:
 		*st = chainState{dt: tensor.DType, chip: tensor.Chip, cluster: tensor.Cluster, slice: tensor.Slice, element: tensor.Element, dual: st.dual}
 		stage.Config = nil // begin configures nothing
-		return nil
+		var err error
+		st.inter, err = beginInterleave(p, stage, tensor)
+		return err
 
 	case kernel.StFetch:
 		out := stage.DType
@@ -351,7 +357,7 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		if !keep {
 			c, err := ConfigFetch(spec, FetchRequest{
 				InType: st.dt, OutType: out, Element: st.element, Time: stage.Time, Packet: stage.Packet,
-				Context: ctx, ClusterSize: st.cluster.Size(), SliceSize: st.slice.Size(),
+				Context: ctx, ClusterSize: st.cluster.Size(), SliceSize: st.slice.Size(), Interleave: st.inter,
 			})
 			if err != nil {
 				return err
@@ -576,6 +582,9 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 		}
 		st.ve = nil
 		return nil
+
+	case kernel.StVectorInterSlice:
+		return lowerInterSlice(spec, st, stage)
 
 	case kernel.StToVRF:
 		if err := sameSpatial(ruleVRFSlices, st, tensor); err != nil {

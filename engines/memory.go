@@ -212,6 +212,9 @@ func (m *MemoryMap) Compute(spec *Spec, p *kernel.Program) error {
 				switch st.Kind {
 				case kernel.StBegin, kernel.StAlign:
 					err = touch(st.Tensor, false)
+					if rhs := st.InterleavedTensor(); rhs != "" && err == nil {
+						err = touch(rhs, false)
+					}
 				case kernel.StVectorFxp:
 					if st.Tensor != "" {
 						err = touch(st.Tensor, false)

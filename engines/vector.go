@@ -92,10 +92,14 @@ const (
 type vePass struct {
 	stage int
 	alus  []kernel.VeALU
+	inter int // the inter-slice reduction's order (engines/interslice.go)
 }
 
 // enter moves the pass to a stage of order pos, named kind.
 func (v *vePass) enter(pos int, kind kernel.StageKind, last kernel.StageKind) error {
+	if done, err := v.afterInterSlice(pos, kind); done || err != nil {
+		return err
+	}
 	if pos == veStageBranch {
 		if v.stage != veStageInit {
 			return ruleVEEntry.Violate("vector_intra_slice_branch after %s; it comes right after vector_init", last)

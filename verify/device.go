@@ -398,6 +398,9 @@ func tensorUses(p *kernel.Program) (writes, reads map[string][]int) {
 				switch st.Kind {
 				case kernel.StBegin, kernel.StAlign:
 					add(reads, st.Tensor, i)
+					if rhs := st.InterleavedTensor(); rhs != "" {
+						add(reads, rhs, i)
+					}
 				case kernel.StVectorFxp:
 					if st.Tensor != "" {
 						add(reads, st.Tensor, i)

@@ -33,9 +33,10 @@ import (
 //     constant or VRF operand (002 L4549-5277; to_vrf loads the VRF),
 //     cast rounds (002 L6756-6784), transpose transposes blocks
 //     (002 L6820-6886), and commit truncates and writes DM through its
-//     sequencer (002 L2145-2353). A switch is the one cross-slice step:
-//     the slices' streams are gathered per cluster, routed
-//     (002 L3086-3088) and scattered back.
+//     sequencer (002 L2145-2353). A switch and the Inter-Slice Block are
+//     the cross-slice steps: the slices' streams are gathered per cluster,
+//     routed (002 L3086-3088) or reduced (002 L6583-6755,
+//     verify/interslice.go) and scattered back.
 //
 // Main and sub contexts run in program order: functional results do not
 // depend on their overlap when the program respects its hazards.
@@ -87,6 +88,11 @@ type Executor struct {
 	next   int          // the next op to run
 	macs   atomic.Int64
 
+	// everywhere marks the chains that run on every slice whatever the
+	// run set: their results feed a later chain's stages before a
+	// cross-slice step, which run on every slice (runEverywhere).
+	everywhere []bool
+
 	// Sampling bookkeeping: tainted[t][g] marks the slices where tensor t
 	// holds data computed from slices that were not run; hbmTainted the HBM
 	// tensors written from tainted data; origin[t][pos] says where the
@@ -122,7 +128,8 @@ func NewExecutor(dev *Device, p *kernel.Program, opts ExecOptions) (*Executor, e
 		return nil, err
 	}
 	x := &Executor{spec: dev.spec, prog: p, dev: dev, run: opts.Run, allocs: map[string]*Allocation{},
-		plans: make([]*chainPlan, len(p.Ops)), tainted: map[string][]bool{}, hbmTainted: map[string]bool{}, origin: map[string][]int32{}}
+		plans: make([]*chainPlan, len(p.Ops)), tainted: map[string][]bool{}, hbmTainted: map[string]bool{}, origin: map[string][]int32{},
+		everywhere: runEverywhere(p)}
 	for i := range allocs {
 		x.allocs[allocs[i].Tensor.Name] = &allocs[i]
 	}
@@ -371,11 +378,13 @@ type stagePlan struct {
 	red   kernel.ReducerConfig
 }
 
-// segment is a run of slice-local stages; sw, when set, is the switch that
-// follows it.
+// segment is a run of slice-local stages; sw or xsr, when set, is the
+// cross-slice step that follows it: a switch, or the Inter-Slice Block's
+// reduction (verify/interslice.go). swAt is that step's stage index.
 type segment struct {
 	stages []*stagePlan
 	sw     *kernel.Switch
+	xsr    *kernel.InterSliceReduceConfig
 	swAt   int
 	// slices are the global slices the segment runs on; groups (for a
 	// segment ending in a switch) are the (chip, cluster) rings it feeds,
@@ -390,6 +399,7 @@ type chainPlan struct {
 	begin    *kernel.Tensor
 	out      *kernel.Tensor // the tensor the terminal stage writes
 	reads    []string       // DM/TRF/VRF tensors the chain reads per slice
+	readSeg  []int          // the segment of each read
 	segs     []*segment
 	switched bool
 }
@@ -403,7 +413,10 @@ func (x *Executor) stageErr(op, at int, kind kernel.StageKind, err error) error 
 func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 	st := op.Stages
 	begin, _ := x.prog.Tensor(st[0].Tensor)
-	cp := &chainPlan{op: i, begin: begin, reads: []string{begin.Name}}
+	cp := &chainPlan{op: i, begin: begin, reads: []string{begin.Name}, readSeg: []int{0}}
+	if rhs := st[0].InterleavedTensor(); rhs != "" {
+		cp.reads, cp.readSeg = append(cp.reads, rhs), append(cp.readSeg, 0)
+	}
 	seg := &segment{}
 	for k := 1; k < len(st); k++ {
 		s := st[k]
@@ -490,9 +503,22 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 				return nil, fail("TRF tensor %q is not stored by an earlier to_trf", s.Tensor)
 			}
 			cp.reads = append(cp.reads, s.Tensor)
+			cp.readSeg = append(cp.readSeg, len(cp.segs))
 			k += 2
 		case kernel.StContract, kernel.StAccumulate:
 			return nil, fail("%s must follow align", s.Kind)
+		case kernel.StVectorInterSlice:
+			if err = need(c != nil && c.VectorInterSlice != nil); err != nil {
+				return nil, err
+			}
+			if err := x.planInterSlice(c.VectorInterSlice); err != nil {
+				return nil, x.stageErr(i, k, s.Kind, err)
+			}
+			seg.xsr, seg.swAt = c.VectorInterSlice, k
+			cp.segs = append(cp.segs, seg)
+			cp.switched = true
+			seg = &segment{}
+			continue
 		case kernel.StCast:
 			err = need(c != nil && c.Cast != nil)
 		case kernel.StTranspose:
@@ -511,6 +537,7 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 			}
 			if vrf != "" {
 				cp.reads = append(cp.reads, vrf)
+				cp.readSeg = append(cp.readSeg, len(cp.segs))
 			}
 		}
 		if err != nil {
@@ -575,7 +602,7 @@ func (x *Executor) planSlices(cp *chainPlan, op *kernel.Op) error {
 				}
 			}
 		}
-		if seg.sw != nil {
+		if seg.sw != nil || seg.xsr != nil {
 			seg.slices = live
 			seen := map[int]bool{}
 			for _, g := range live {
@@ -587,7 +614,7 @@ func (x *Executor) planSlices(cp *chainPlan, op *kernel.Op) error {
 			continue
 		}
 		for _, g := range live {
-			if x.inRun(g) {
+			if x.inRun(g) || x.everywhere[cp.op] {
 				seg.slices = append(seg.slices, g)
 			}
 		}
@@ -604,7 +631,7 @@ func (x *Executor) runChain(cp *chainPlan) error {
 	for i, seg := range cp.segs {
 		in := streams
 		var out [][]byte
-		if seg.sw != nil {
+		if seg.sw != nil || seg.xsr != nil {
 			out = make([][]byte, x.dev.TotalSlices())
 		}
 		err := x.parallel(seg.slices, func(r *sliceRun, g int) error {
@@ -632,6 +659,14 @@ func (x *Executor) runChain(cp *chainPlan) error {
 			if streams, err = x.runSwitch(cp, seg, out, next); err != nil {
 				return x.stageErr(cp.op, seg.swAt, kernel.StSwitch, err)
 			}
+		} else if seg.xsr != nil {
+			var next []int
+			if i+1 < len(cp.segs) {
+				next = cp.segs[i+1].slices
+			}
+			if streams, err = x.runInterSlice(seg, out, next); err != nil {
+				return x.stageErr(cp.op, seg.swAt, kernel.StVectorInterSlice, err)
+			}
 		}
 	}
 	x.taintChain(cp)
@@ -651,13 +686,18 @@ func (x *Executor) taintChain(cp *chainPlan) {
 	for _, g := range last.slices {
 		ran[g] = true
 	}
-	// With a switch, every slice of a ring feeds every other: one tainted
-	// input taints the ring.
+	// Across a switch or an inter-slice reduction every slice of a ring
+	// feeds every other: a tensor read before it and tainted on one slice
+	// of the ring taints the ring.
 	ringTaint := map[int]bool{}
-	if cp.switched {
-		bt := x.taint(cp.begin.Name)
-		for _, g := range cp.segs[0].slices {
-			if bt[g] {
+	lastSeg := len(cp.segs) - 1
+	for i, name := range cp.reads {
+		if cp.readSeg[i] == lastSeg {
+			continue
+		}
+		tt := x.taint(name)
+		for _, g := range cp.segs[cp.readSeg[i]].slices {
+			if tt[g] {
 				ringTaint[g-g%x.dev.slices] = true
 			}
 		}
@@ -672,10 +712,9 @@ func (x *Executor) taintChain(cp *chainPlan) {
 	for g := range ran {
 		t := ringTaint[g-g%x.dev.slices]
 		for i, name := range cp.reads {
-			if i == 0 && cp.switched {
-				continue
+			if cp.readSeg[i] == lastSeg {
+				t = t || x.taint(name)[g]
 			}
-			t = t || x.taint(name)[g]
 		}
 		out[g] = t
 	}

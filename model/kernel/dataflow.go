@@ -66,6 +66,9 @@ func (p *Program) Accesses() []Access {
 				switch st.Kind {
 				case StBegin, StAlign:
 					out = append(out, Access{Op: i, Stage: k, Tensor: st.Tensor})
+					if rhs := st.InterleavedTensor(); rhs != "" {
+						out = append(out, Access{Op: i, Stage: k, Tensor: rhs})
+					}
 				case StVectorFxp:
 					if st.Tensor != "" {
 						out = append(out, Access{Op: i, Stage: k, Tensor: st.Tensor})

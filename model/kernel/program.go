@@ -251,6 +251,8 @@ type StageConfig struct {
 	VectorFxp    *VectorFxpConfig    `json:"vector_fxp,omitempty"`
 	VectorFinal  *VectorFinalConfig  `json:"vector_final,omitempty"`
 	ToVRF        *ToVRFConfig        `json:"to_vrf,omitempty"`
+	// The Inter-Slice Block (model/kernel/interslice.go).
+	VectorInterSlice *InterSliceReduceConfig `json:"vector_inter_slice_reduce,omitempty"`
 }
 
 // Tensor returns the program's tensor with the given name.
@@ -460,6 +462,11 @@ func (p *Program) validateChain(stages []*Stage) error {
 			}
 			if t.Mem != mem {
 				return fmt.Errorf("stages[%d] (%s): tensor %q is in %s, want %s", i, st.Kind, st.Tensor, t.Mem, mem)
+			}
+		}
+		if st.Kind == StBegin {
+			if err := p.validateInterleave(st); err != nil {
+				return fmt.Errorf("stages[%d] (begin): %w", i, err)
 			}
 		}
 		if st.Kind == StVectorFxp && st.Tensor != "" {
