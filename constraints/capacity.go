@@ -42,8 +42,9 @@ func (s *Space) MaxRows() int {
 
 // DMFloor returns the fewest bytes one tile of tensor t occupies in a
 // slice's DM under c, whatever the tiling: tiles split only the Time
-// factors of output axes (tile.go), so a tile holds the contracted axes
-// whole and the Row and Packet factors of the others (footprint).
+// factors of output axes (tile.go), so a tile holds the slice's share of
+// the contracted axes (whole unless split across slices, SplitK) and the
+// Row and Packet factors of the others (footprint).
 func (s *Space) DMFloor(c *Candidate, t int) int64 {
 	o := s.OperandOf(t)
 	n := int64(o.DType.SizeBits())
@@ -52,7 +53,7 @@ func (s *Space) DMFloor(c *Candidate, t int) int64 {
 			continue
 		}
 		if ax.Class == Contracted {
-			n *= int64(ax.Size)
+			n *= int64(ax.Size / c.Factor(a, Slice))
 		} else {
 			n *= int64(c.Factor(a, Row) * c.Factor(a, Packet))
 		}
@@ -70,7 +71,7 @@ func (s *Space) DMUnits(t int) int { return s.DMUnitsOf(t, 1) }
 // DMUnitsOf is dmUnits when a ring of up to ring slices may share either
 // input (a switched candidate's streamed operand, Candidate.Switch): the
 // inputs' floors divided by ring.
-func (s *Space) DMUnitsOf(t, Ring int) int {
+func (s *Space) DMUnitsOf(t, ring int) int {
 	var c Candidate
 	for a := range s.P.Axes {
 		for l := range NumLevels {
@@ -80,7 +81,7 @@ func (s *Space) DMUnitsOf(t, Ring int) int {
 	floorOf := func(u int) int64 {
 		f := s.DMFloor(&c, u)
 		if u < 2 {
-			f /= int64(Ring)
+			f /= int64(ring)
 		}
 		return f
 	}
@@ -101,7 +102,7 @@ func (s *Space) DMUnitsOf(t, Ring int) int {
 	return k
 }
 
-// operand returns tensor t's operand.
+// OperandOf returns tensor t's operand.
 func (s *Space) OperandOf(t int) *Operand {
 	if t < 2 {
 		return &s.P.In[t]
@@ -123,4 +124,86 @@ func (s *Space) ShortRun(t int) (int, bool) {
 	}
 	in := order[len(order)-1]
 	return in, float64(s.P.Axes[in].Size)*s.ElemBytes(t) > float64(s.Spec.DMA.RequestBytes.Value)
+}
+
+// DMUnitsSplit is DMUnitsOf for a space that splits contracted axes
+// (SplitK), as the SAT encoding's DM clause reads it: the 2-units of Row
+// and Packet tensor t's output axes may carry when its contracted axes are
+// whole, against the other tensors' floors with their contracted axes
+// split as far as the slices allow; negative when t's whole contracted
+// axes exceed that room by 2^-k. The encoding adds, for each contracted
+// unit at Slice, ⌈log2 p⌉ units of room: a floor divided by p needs at
+// most that many fewer, so the clause never excludes a skeleton that fits.
+func (s *Space) DMUnitsSplit(t, ring int) int {
+	var whole, split Candidate
+	for a, ax := range s.P.Axes {
+		for l := range NumLevels {
+			whole.Split[a][l], split.Split[a][l] = 1, 1
+		}
+		if ax.Class == Contracted {
+			// The most slices the axis splits over: its largest divisor
+			// within a cluster.
+			for _, d := range divisors(ax.Size) {
+				if d <= s.slices {
+					split.Split[a][Slice] = int32(d)
+				}
+			}
+		}
+	}
+	floorOf := func(c *Candidate, u int) int64 {
+		f := s.DMFloor(c, u)
+		if u < 2 {
+			f /= int64(ring)
+		}
+		return max(f, 1)
+	}
+	limit := int64(s.Spec.DM.BytesPerSlice.Value)
+	for u := range NumTensors {
+		if u != t {
+			limit -= AlignUp(floorOf(&split, u), DMAlign)
+		}
+	}
+	return log2Ratio(limit, floorOf(&whole, t))
+}
+
+// TRFUnitsSplit is the TRF clause's room for a space that splits
+// contracted axes (SplitK): the most 2-units of Row (log2 Row::SIZE) for
+// which a TRF Row holds the stationary operand's contracted axes whole
+// (8 KB × 8 / Row::SIZE, 002 L4118, L4151-4155); negative when not even
+// one Row does. As with DMUnitsSplit, each contracted unit at Slice adds
+// ⌈log2 p⌉ to it.
+func (s *Space) TRFUnitsSplit() int {
+	bits := int64(s.ebits)
+	for _, ax := range s.P.Axes {
+		if ax.Class == Contracted {
+			bits *= int64(ax.Size)
+		}
+	}
+	capacity, err := engines.TRFRowCapacity(s.Spec, kernel.TrfFull, 1)
+	if err != nil {
+		return -64
+	}
+	return log2Ratio(8*int64(capacity), bits)
+}
+
+// log2Ratio returns ⌊log2(limit / need)⌋ (negative below 1; -64 when
+// limit is not positive).
+func log2Ratio(limit, need int64) int {
+	if limit <= 0 {
+		return -64
+	}
+	need = max(need, 1)
+	k := 0
+	if need <= limit {
+		for need <= limit/2 {
+			need *= 2
+			k++
+		}
+		return k
+	}
+	for need > limit && k > -62 {
+		limit *= 2
+		k--
+	}
+	return k
 }

@@ -22,6 +22,10 @@ const (
 	// partially (Space.PartialReduce: a packet of columns then holds
 	// contracted axes innermost, 002 L4392).
 	withContracted
+	// whenSplit: only where the space splits contracted axes across
+	// slices (Space.SplitK: the Inter-Slice Block adds the slices' partial
+	// sums, 002 L6583-6755).
+	whenSplit
 )
 
 // roleLevels is the table, by role and level (002 L104-120: an einsum's
@@ -29,9 +33,11 @@ const (
 // levels).
 //
 //   - Contracted axes are reduced by the Reducer's tree (Packet, 002 L4384-
-//     4392) and accumulator (Time, 002 L4447-4492); Cluster and Slice would
-//     need the Vector Engine's reductions (002 L7073-7080), Row is the
-//     TRF's output axis (002 L4100-4105).
+//     4392) and accumulator (Time, 002 L4447-4492), and across the slices
+//     of a cluster by the Vector Engine's Inter-Slice Block (Slice, 002
+//     L6583-6755, L7073-7080: split-K); Cluster would need the cluster
+//     reduce (DMA and Vector Engine, 002 L7382-7610), Row is the TRF's
+//     output axis (002 L4100-4105).
 //   - Batch axes and the streamed operand's free axes spread over Cluster,
 //     Slice and Time, and fill a packet of columns (002 L3721-3734).
 //   - The stationary operand's free axes spread over Cluster, Slice, Time
@@ -42,7 +48,7 @@ const (
 // the accumulator holds one tile's sums, 002 L4447-4492). Chip is open to
 // every role and held at 1 by Check: one chip is mapped.
 var roleLevels = [NumRoles][NumLevels]levelUse{
-	RoleC:  {Chip: always, Time: always, Packet: withContracted},
+	RoleC:  {Chip: always, Slice: whenSplit, Time: always, Packet: withContracted},
 	RoleB:  {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
 	RoleFX: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
 	RoleFW: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Row: always},
@@ -58,6 +64,8 @@ func (s *Space) opens(r Role, l Level, k PacketContent) bool {
 		return k == PacketColumns
 	case withContracted:
 		return k == PacketContracted || s.partial
+	case whenSplit:
+		return s.splitK
 	}
 	return false
 }
@@ -80,7 +88,13 @@ func rolesOf(cl Class) []Role {
 // l before those are chosen.
 func (s *Space) mayTake(a int, l Level) bool {
 	for _, r := range rolesOf(s.P.Axes[a].Class) {
-		if roleLevels[r][l] != never {
+		switch roleLevels[r][l] {
+		case never:
+		case whenSplit:
+			if s.splitK {
+				return true
+			}
+		default:
 			return true
 		}
 	}
@@ -104,6 +118,10 @@ func (s *Space) roleClauses(c *Formula, rule Lit, r Role, l Level, at, cols Lit,
 	case withContracted:
 		if !s.partial {
 			clause(cols.Not())
+		}
+	case whenSplit:
+		if !s.splitK {
+			clause()
 		}
 	}
 }

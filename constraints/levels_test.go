@@ -23,11 +23,12 @@ func levelSpace(t *testing.T, src string) *Space {
 
 // TestLevelTable: the enumerator and Check read one table. Over a small
 // batched matmul (every role: batch V, contracted K, the free axes M and
-// N), every candidate enumerated passes Check and uses only the levels the
-// table opens to its axes' roles; every level the table opens always
-// (Tile and Chip aside: tiles only where a tile does not fit, one chip) is
-// used by some candidate; and a factor at a level the table closes is
-// rejected by Check with the role named.
+// N; an f32 accumulator, so K may split across slices), every candidate
+// enumerated passes Check and uses only the levels the table opens to its
+// axes' roles; every level the table opens (Tile and Chip aside: tiles
+// only where a tile does not fit, one chip) is used by some candidate; and
+// a factor at a level the table closes is rejected by Check with the role
+// named.
 func TestLevelTable(t *testing.T) {
 	s := levelSpace(t, `name: levels
 einsum: VMK,VKN->VMN
@@ -60,7 +61,7 @@ chips: 1
 			assert.True(t, used[[2]int{int(r), int(l)}], "no candidate puts a %s axis at %s", RoleName(r), l)
 		}
 	}
-	// A closed level: the contracted K on Slice, the batch V on Row.
+	// A closed level: the contracted K on Cluster, the batch V on Row.
 	var base Candidate
 	found := false
 	k, v := s.P.AxisIndex("K"), s.P.AxisIndex("V")
@@ -73,7 +74,7 @@ chips: 1
 		axis  string
 		level Level
 		role  string
-	}{{"K", Slice, "contracted"}, {"V", Row, "batch"}} {
+	}{{"K", Cluster, "contracted"}, {"V", Row, "batch"}} {
 		c := base
 		a := s.P.AxisIndex(tc.axis)
 		// Move a factor 2 from Time (V) or Packet (K) to the closed level.

@@ -191,6 +191,12 @@ func NewEncoding(s *Space) (*Encoding, error) {
 		return e.stat.Not()
 	}
 	var clusterT, sliceT, rowT, packetT, timeT []Term
+	// splitT holds, for each contracted unit, its Slice literal negated,
+	// weighted ⌈log2 p⌉, and splitW the weights' sum: splitT + x ≤ k +
+	// splitW is x ≤ k + the weight of the units split across slices
+	// (SplitK), which shrink every floor the TRF and DM clauses bound.
+	var splitT []Term
+	splitW := 0
 	var dmT [NumTensors][]Term
 	operands := [NumTensors]*Operand{&p.In[0], &p.In[1], &p.Out}
 	var replT, runT [2][]Term
@@ -240,6 +246,13 @@ func NewEncoding(s *Space) (*Encoding, error) {
 				switch ax.Class {
 				case Contracted:
 					s.roleClauses(c, rRoles, RoleC, l, at, e.cols)
+					if l == Slice && s.splitK {
+						// A split candidate does not switch (SplitK).
+						c.Clause(rRoles, at.Not(), e.sw.Not())
+						w := int(math.Ceil(math.Log2(float64(pr)) - 1e-9))
+						splitT = append(splitT, Term{Lit: at.Not(), Weight: w})
+						splitW += w
+					}
 				case Batch:
 					s.roleClauses(c, rRoles, RoleB, l, at, e.cols)
 				default:
@@ -316,11 +329,26 @@ func NewEncoding(s *Space) (*Encoding, error) {
 		return nil, err
 	}
 	c.Clause(rRows, rw.AtMost(log2(s.rows[len(s.rows)-1])))
-	if r := s.MaxRows(); r == 0 {
-		c.Clause(c.Rule(ruleSpaceTRF)) // not even one Row fits
-	} else if r < s.rows[len(s.rows)-1] {
-		// No tiling makes a Row hold less than the contracted axes.
-		c.Clause(c.Rule(ruleSpaceTRF), rw.AtMost(log2(r)))
+	switch {
+	case s.splitK:
+		// Row units, plus the contracted units kept whole, within the
+		// room of a Row holding the contracted axes whole.
+		rs, err := sum(append(append([]Term(nil), rowT...), splitT...))
+		if err != nil {
+			return nil, err
+		}
+		if k := s.TRFUnitsSplit() + splitW; k < 0 {
+			c.Clause(c.Rule(ruleSpaceTRF))
+		} else if k < rs.Max() {
+			c.Clause(c.Rule(ruleSpaceTRF), rs.AtMost(k))
+		}
+	default:
+		if r := s.MaxRows(); r == 0 {
+			c.Clause(c.Rule(ruleSpaceTRF)) // not even one Row fits
+		} else if r < s.rows[len(s.rows)-1] {
+			// No tiling makes a Row hold less than the contracted axes.
+			c.Clause(c.Rule(ruleSpaceTRF), rw.AtMost(log2(r)))
+		}
 	}
 	pk, err := sum(packetT)
 	if err != nil {
@@ -334,20 +362,29 @@ func NewEncoding(s *Space) (*Encoding, error) {
 	for t := range NumTensors {
 		for _, sw := range []bool{false, true} {
 			unless := e.sw // the bound of the unswitched skeletons
-			k := s.DMUnitsOf(t, 1)
+			ring := 1
 			if sw {
-				unless = e.sw.Not()
-				k = s.DMUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
+				unless, ring = e.sw.Not(), s.Spec.Switch.MaxRingSize.Value
+			}
+			terms := dmT[t]
+			k := s.DMUnitsOf(t, ring)
+			if s.splitK && t != TensorOut {
+				// The inputs hold every contracted axis: their floors
+				// shrink with the units split across slices.
+				terms = append(append([]Term(nil), dmT[t]...), splitT...)
+				k = s.DMUnitsSplit(t, ring) + splitW
 			}
 			switch {
 			case k < 0:
 				c.Clause(rDM, unless)
-			case len(dmT[t]) > 0 && k < len(dmT[t]):
-				d, err := sum(dmT[t])
+			case len(terms) > 0 && k < len(terms)*maxWeight(terms):
+				d, err := sum(terms)
 				if err != nil {
 					return nil, err
 				}
-				c.Clause(rDM, unless, d.AtMost(k))
+				if k < d.Max() {
+					c.Clause(rDM, unless, d.AtMost(k))
+				}
 			}
 		}
 	}
@@ -508,4 +545,13 @@ func (e *Encoding) BoundLits(x, fixed, rate float64) []Lit {
 		}
 	}
 	return out
+}
+
+// maxWeight returns the largest weight of ts.
+func maxWeight(ts []Term) int {
+	m := 0
+	for _, t := range ts {
+		m = max(m, t.Weight)
+	}
+	return m
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"tcpmap/model/dtype"
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
@@ -370,6 +371,9 @@ type Space struct {
 	// partial is set when a packet of columns may hold contracted axes
 	// (PartialReduce).
 	partial bool
+	// splitK is set when contracted axes may be split across slices
+	// (SplitK).
+	splitK bool
 	// copyOut is set when the output may be rewritten in HBM order by a
 	// copy chain (CopiesOutput).
 	copyOut bool
@@ -403,6 +407,28 @@ func (s *Space) CopiesOutput() bool { return s.copyOut }
 // so the space leaves the mixed packets out (a canonical choice, as for
 // Half).
 func (s *Space) PartialReduce() bool { return s.partial }
+
+// SplitK reports whether the space splits contracted axes across the
+// slices of a cluster (split-K): each slice contracts its share into
+// partial sums, and the Vector Engine's Inter-Slice Block adds those of
+// the slices that share an output (002 L4580, L6583-6755, L7158-7161).
+// Only with an f32 or i32 accumulator, the Inter-Slice Block's types
+// (002 L6735). A split candidate does not switch its stream (the ring and
+// the reduction group would both want the innermost slices) and does not
+// copy its output (LayoutCopy).
+func (s *Space) SplitK() bool { return s.splitK }
+
+// Split returns the slices each output's partial sums are spread over:
+// the product of the contracted axes' Slice factors (1: not split).
+func (s *Space) Split(c *Candidate) int {
+	r := 1
+	for a, ax := range s.P.Axes {
+		if ax.Class == Contracted {
+			r *= c.Factor(a, Slice)
+		}
+	}
+	return r
+}
 
 // MaxTiles is the bound on a tiled candidate's tiles the space enumerates
 // with.
@@ -460,6 +486,9 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	}
 	whole := func(a int) int { return p.Axes[a].Size }
 	s.partial = len(contracted) > 0 && len(packetSplits(contracted, whole, s.PacketElems(Single))) == 0
+	// The Inter-Slice Block adds f32 and i32 partial sums (XSR-R1,
+	// 002 L6735), the accumulator types (002 L4391).
+	s.splitK = len(contracted) > 0 && (p.Acc == dtype.F32 || p.Acc == dtype.I32)
 	// The innermost axis with more than one coordinate (a size-1 axis has
 	// no digit in the layout and sorts last in hbm).
 	for _, a := range slices.Backward(s.hbm[TensorOut]) {
@@ -646,6 +675,9 @@ func (s *Space) Check(c *Candidate) error {
 			return fmt.Errorf("switch over a ring of %d slices: the stationary operand's free axes must split 2 to %d slices (002 L3364)", r, s.Spec.Switch.MaxRingSize.Value)
 		}
 	}
+	if s.Split(c) > 1 && (c.Switch || c.Layout[TensorOut] == LayoutCopy) {
+		return fmt.Errorf("a contracted axis split across slices with a switched stream or a copied output (SplitK)")
+	}
 	return nil
 }
 
@@ -797,18 +829,21 @@ func (s *Space) EnumerateWhere(Where func(Stage, *Candidate) bool, yield func(Ca
 			}
 		}
 	}
-	// The axes the table opens Slice to (Cluster is open to the same).
-	var outputs []int
+	// The axes the table opens Cluster and Slice to.
+	var clustered, sliced []int
 	for a := range s.P.Axes {
+		if s.mayTake(a, Cluster) {
+			clustered = append(clustered, a)
+		}
 		if s.mayTake(a, Slice) {
-			outputs = append(outputs, a)
+			sliced = append(sliced, a)
 		}
 	}
 	// Two passes: the candidates that fit untiled, then the tilings of
 	// those that do not, so that a search stopped early has seen every
 	// untiled candidate (each tile repeats the program's transfers).
 	for e.tiled = range 2 {
-		e.clusters(base, outputs)
+		e.clusters(base, clustered, sliced)
 	}
 }
 
@@ -851,16 +886,16 @@ func (e *enumerator) emit(c Candidate) {
 
 // clusters places the cluster factor: on no axis (one cluster, `1 # 2`,
 // 002 L317) or all clusters on one output axis.
-func (e *enumerator) clusters(c Candidate, outputs []int) {
-	e.slices(c, outputs, 0, 1)
-	for _, a := range outputs {
+func (e *enumerator) clusters(c Candidate, clustered, sliced []int) {
+	e.slices(c, sliced, 0, 1)
+	for _, a := range clustered {
 		if e.stop {
 			return
 		}
 		if n := e.s.clusters; n > 1 && e.s.P.Axes[a].Size%n == 0 {
 			d := c
 			d.Split[a][Cluster] = int32(n)
-			e.slices(d, outputs, 0, 1)
+			e.slices(d, sliced, 0, 1)
 		}
 	}
 }
@@ -880,7 +915,7 @@ func (e *enumerator) slices(c Candidate, outputs []int, i, used int) {
 			d.Stationary = st
 			for _, sw := range []bool{false, true} {
 				d.Switch = sw
-				if sw && (e.s.Ring(&d) < 2 || e.s.Ring(&d) > e.s.Spec.Switch.MaxRingSize.Value) {
+				if sw && (e.s.Ring(&d) < 2 || e.s.Ring(&d) > e.s.Spec.Switch.MaxRingSize.Value || e.s.Split(&d) > 1) {
 					continue
 				}
 				if e.keep(StageStationary, &d) {
@@ -1137,7 +1172,7 @@ func (e *enumerator) layouts(c Candidate) {
 			choices[t] = append(choices[t], LayoutCompute)
 		}
 	}
-	if e.s.layouts != nil && e.s.layouts.Copyable(&c) {
+	if e.s.layouts != nil && e.s.Split(&c) == 1 && e.s.layouts.Copyable(&c) {
 		choices[TensorOut] = append(choices[TensorOut], LayoutCopy)
 	}
 	for _, l0 := range choices[0] {

@@ -455,17 +455,19 @@ func TestEvaluateBrokenConfigs(t *testing.T) {
 
 // TestWorkloadRoofline: the Hello GEMV's roofline (002 L410-463): the
 // 256 × 2048 bf16 matrix and the 2048 bf16 vector read once, the 256 bf16
-// results written once, at 0.75 TB/s each way (002 L2602, L2636) = 750
-// bytes a cycle at the 1 GHz clock (002 L2623), and 256 × 2048 MACs at the
-// chip's peak: the reads bound it.
+// results written once, at the read half (0.75 of 1.5 TB/s, 002 L2602,
+// L2636) of the channels' rate, 32 channels × 256 B / 5.3 cycles (002
+// L2980, L2744; decision "Roofline rates") = 772.8 bytes a cycle, and
+// 256 × 2048 MACs at the chip's peak: the reads bound it.
 func TestWorkloadRoofline(t *testing.T) {
 	r := evaluate(t, loadGolden(t, "hello-gemv"))
 	rf := r.Roofline
 	reads, writes := int64(256*2048*2+2048*2), int64(256*2)
 	assert.Equal(t, reads, rf.MinReadBytes)
 	assert.Equal(t, writes, rf.MinWriteBytes)
-	assert.InDelta(t, float64(reads)/750, rf.MinMemoryCycles, 1e-6)
-	assert.InDelta(t, float64(reads)/750, rf.IdealCycles, 1e-6)
+	read := 32 * 256 / 5.3 * 0.75 / 1.5
+	assert.InDelta(t, float64(reads)/read, rf.MinMemoryCycles, 1e-6)
+	assert.InDelta(t, float64(reads)/read, rf.IdealCycles, 1e-6)
 	assert.InDelta(t, rf.IdealCycles/r.Cycles, rf.Attained, 1e-12)
 	assert.Less(t, rf.Attained, 1.0)
 }

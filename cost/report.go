@@ -154,8 +154,11 @@ type Utilization struct {
 type Roofline struct {
 	// HBMBytes is the bytes DMA reads from and writes to HBM.
 	HBMBytes int64 `json:"hbm_bytes"`
-	// PeakHBMBytesPerCycle is the chips' HBM bandwidth per core cycle
-	// (1.5 TB/s per chip at the clock).
+	// PeakHBMBytesPerCycle is the chips' HBM bandwidth per core cycle, as
+	// the cost model's channels serve it: 32 channels of a 256-byte unit
+	// each 5.3 cycles a chip (002 L2980, L2744; the stated 1.5 TB/s is
+	// rounded, docs/spec-decisions.md "Rounded bandwidth figures", "Roofline
+	// rates").
 	PeakHBMBytesPerCycle float64 `json:"peak_hbm_bytes_per_cycle"`
 	// Intensity is MACs per HBM byte; Ridge the intensity at which both
 	// roofs meet, PeakMACsPerCycle / PeakHBMBytesPerCycle.
@@ -174,8 +177,9 @@ type Roofline struct {
 	// against: MinReadBytes and MinWriteBytes are its HBM inputs read once
 	// and its outputs written once (the program's HBM tensors that are
 	// not views), MinMemoryCycles the time to move them at the read and
-	// write bandwidths (0.75 TB/s each, 002 L2602, L2636) within the peak
-	// (1.5 TB/s, 002 L2980), IdealCycles the larger of it and
+	// write bandwidths (0.75 of the 1.5 TB/s each, 002 L2602, L2636, as
+	// shares of PeakHBMBytesPerCycle) within the peak, IdealCycles the
+	// larger of it and
 	// ComputeCycles, and Attained IdealCycles / Cycles: the share of the
 	// roofline the program reaches.
 	MinReadBytes    int64   `json:"min_read_bytes"`
@@ -354,7 +358,8 @@ func (m *Model) finish(p *kernel.Program) error {
 		rf.HBMBytes += m.costs[i].HBMBytes
 	}
 	// 1.5 TB/s per chip at the core clock (002 L137, L2980).
-	rf.PeakHBMBytesPerCycle = spec.HBM.PeakTBPerS.Value * 1e12 / (spec.Clock.GHz.Value * 1e9) * float64(chips)
+	h := &spec.HBM
+	rf.PeakHBMBytesPerCycle = ratio(float64(h.Stacks.Value*h.ChannelsPerStack.Value*h.AccessUnitBytes.Value), h.CyclesPerRequest.Value) * float64(chips)
 	rf.Intensity = ratio(float64(u.MACs), float64(rf.HBMBytes))
 	rf.Ridge = ratio(float64(u.PeakMACsPerCycle), rf.PeakHBMBytesPerCycle)
 	rf.ComputeCycles = ratio(float64(u.MACs), float64(u.PeakMACsPerCycle))
@@ -383,9 +388,11 @@ func (m *Model) finish(p *kernel.Program) error {
 			rf.MinWriteBytes += int64(n)
 		}
 	}
-	perCycle := func(tbps float64) float64 { return tbps * 1e12 / (spec.Clock.GHz.Value * 1e9) * float64(chips) }
-	rf.MinMemoryCycles = max(ratio(float64(rf.MinReadBytes), perCycle(spec.HBM.ReadTBPerS.Value)),
-		ratio(float64(rf.MinWriteBytes), perCycle(spec.HBM.WriteTBPerS.Value)),
+	// The read and write caps as the cost model applies them: shares of
+	// the channels' rate (decision "HBM read and write bandwidth").
+	share := func(tbps float64) float64 { return rf.PeakHBMBytesPerCycle * ratio(tbps, h.PeakTBPerS.Value) }
+	rf.MinMemoryCycles = max(ratio(float64(rf.MinReadBytes), share(h.ReadTBPerS.Value)),
+		ratio(float64(rf.MinWriteBytes), share(h.WriteTBPerS.Value)),
 		ratio(float64(rf.MinReadBytes+rf.MinWriteBytes), rf.PeakHBMBytesPerCycle))
 	rf.IdealCycles = max(rf.ComputeCycles, rf.MinMemoryCycles)
 	rf.Attained = ratio(rf.IdealCycles, r.Cycles)

@@ -82,6 +82,8 @@ type build struct {
 	// nGroups caches groups(): into how many groups the live slices
 	// spread over the DMNs; 0 before it is computed.
 	nGroups int
+	// reduced caches splitOut() for a split candidate (SplitK).
+	reduced *engines.SplitKOutput
 }
 
 func (s *Space) newBuild(c *Candidate) (*build, error) {
@@ -163,9 +165,9 @@ func padTo(e *mapping.Expr, n int) (*mapping.Expr, error) {
 // tensor's DMA runs on all of the cluster's DMNs and DMA Engines (one per
 // DMN pair, 002 L2404), each DMN moving live / 8 slices' bytes at its 128
 // B/cycle (002 L2603, L2884).
-func (s *Space) dmnGroups(live, Ring int) int {
+func (s *Space) dmnGroups(live, ring int) int {
 	d := 1
-	for d*2 <= s.DMNs() && live%(d*2) == 0 && (live/(d*2))%Ring == 0 {
+	for d*2 <= s.DMNs() && live%(d*2) == 0 && (live/(d*2))%ring == 0 {
 		d *= 2
 	}
 	return d
@@ -211,7 +213,17 @@ func (b *build) groups() int {
 	if b.c.Switch {
 		es = append(es, b.xSliceDigits())
 	}
-	d := b.s.dmnGroups(es[0].Size(), b.s.switchRing(b.c))
+	live := es[0].Size()
+	d := b.s.dmnGroups(live, b.s.switchRing(b.c))
+	if r := b.s.Split(b.c); r > 1 {
+		// A group's live slices must not be the reduction group alone
+		// with padding above it: placeSlices would pad the reduced digit
+		// itself (`J / 128 # 64`), which the Inter-Slice Block does not
+		// reduce (XSR-R6).
+		for d > 1 && live/d == r && live < b.s.Slices() {
+			d /= 2
+		}
+	}
 	for ; d > 1; d /= 2 {
 		ok := true
 		for _, e := range es {
@@ -245,11 +257,13 @@ func spreadSplit(e *mapping.Expr, d int) (outer, inner *mapping.Expr, err error)
 	return outer, inner, nil
 }
 
-// switchRing is the ring of a switched candidate (Space.ring), 1 for
-// one without a switch.
+// switchRing is the block of innermost slices that must stay whole
+// within a DMN group: the ring of a switched candidate (Space.Ring), the
+// reduction group of a split one (Space.Split: the Inter-Slice Block
+// reduces live innermost slices, XSR-R6), 1 otherwise.
 func (s *Space) switchRing(c *Candidate) int {
 	if !c.Switch {
-		return 1
+		return s.Split(c)
 	}
 	return s.Ring(c)
 }
@@ -284,7 +298,46 @@ func (b *build) sliceDigits() *mapping.Expr {
 			}
 		}
 	}
+	// A contracted axis split across slices is innermost: the Inter-Slice
+	// Block reduces the innermost Slice digits (XSR-R6, splitOut).
+	for a, ax := range b.p.Axes {
+		if ax.Class == Contracted {
+			ps = append(ps, b.part(a, Slice, Slice))
+		}
+	}
 	return b.pair(ps...)
+}
+
+// splitOut returns, for a split candidate (SplitK), the Slice and Time of
+// the stream after the Inter-Slice Block reduced its partial sums: the
+// promotion of the innermost output Time digit the group size divides
+// (each slice of a group then commits its share of the outputs, spreading
+// the commit and the store over the group) or, without one, the dummy
+// form (one slice of each group holds the sums; engines.SplitKOutputs).
+// nil for a candidate that is not split.
+func (b *build) splitOut() (*engines.SplitKOutput, error) {
+	r := b.s.Split(b.c)
+	if r == 1 || b.reduced != nil {
+		return b.reduced, nil
+	}
+	slice, err := b.slice()
+	if err != nil {
+		return nil, err
+	}
+	acc, err := b.accumulate()
+	if err != nil {
+		return nil, err
+	}
+	outs, err := engines.SplitKOutputs(slice, acc.time, r)
+	if err != nil {
+		return nil, err
+	}
+	o := outs[0]
+	if len(outs) > 1 {
+		o = outs[1]
+	}
+	b.reduced = &o
+	return b.reduced, nil
 }
 
 // xSlice is the Slice mapping of the streamed operand's DM tensor: the
@@ -623,6 +676,14 @@ func (b *build) outElement() (*mapping.Expr, error) {
 		return nil, err
 	}
 	rest := acc.rest
+	red, err := b.splitOut()
+	if err != nil {
+		return nil, err
+	}
+	if red != nil {
+		// The reduced stream's Time (a promoted digit went to the Slice).
+		rest = red.TimeOut
+	}
 	if b.c.Layout[TensorOut] == LayoutHBM {
 		if rest, err = b.hbmSorted(rest); err != nil {
 			return nil, err
@@ -986,6 +1047,16 @@ func (b *build) program() (*kernel.Program, error) {
 		}
 		staging = p.Out.Name + "_acc"
 	}
+	red, err := b.splitOut()
+	if err != nil {
+		return nil, err
+	}
+	if red != nil {
+		// The Inter-Slice Block adds the partial sums (SplitK).
+		if main.vector, err = engines.SplitKStages(p.Acc, *red); err != nil {
+			return nil, err
+		}
+	}
 	for k := range nbuf {
 		elem := oe
 		if cp != nil {
@@ -993,6 +1064,9 @@ func (b *build) program() (*kernel.Program, error) {
 		}
 		tt, _ := dmTensor(&p.Out, name(p.Out.Name, "_dm", k, nbuf), elem)
 		tt.DType = outType
+		if red != nil {
+			tt.Slice = red.SliceOut
+		}
 		groups[TensorOut].bufs = append(groups[TensorOut].bufs, tt.Name)
 	}
 	if cp != nil {

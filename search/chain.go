@@ -47,7 +47,8 @@ func (s *subChain) stages(dm, trf string) []*kernel.Stage {
 
 // mainChain is the streamed operand's contraction (002 L350-360,
 // L512-521): begin → fetch → collect → align → contract → accumulate →
-// [cast] → commit.
+// [vector_init → vector_inter_slice_reduce → vector_final] → [cast] →
+// commit.
 type mainChain struct {
 	dt, out                    dtype.DType
 	fetchTime, fetchPacket     *mapping.Expr
@@ -60,6 +61,10 @@ type mainChain struct {
 	switchParam             string
 	acc                     *accumulation
 	kind                    kernel.AccumulationKind
+	// vector is the Vector Engine's pass after accumulate: the
+	// Inter-Slice Block's reduction of a split candidate (SplitK), nil
+	// otherwise.
+	vector []*kernel.Stage
 }
 
 func (b *build) mainChain() (*mainChain, error) {
@@ -161,6 +166,7 @@ func (m *mainChain) stages(dm, trf, out string) []*kernel.Stage {
 		{Kind: kernel.StContract, Packet: m.acc.contract},
 		{Kind: kernel.StAccumulate, Time: m.acc.time, Packet: m.acc.packet, Param: string(m.kind)},
 	}...)
+	st = append(st, m.vector...)
 	if m.acc.cast != nil {
 		st = append(st, &kernel.Stage{Kind: kernel.StCast, DType: m.out, Packet: m.acc.cast})
 	}
