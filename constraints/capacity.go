@@ -207,3 +207,68 @@ func log2Ratio(limit, need int64) int {
 	}
 	return k
 }
+
+// innerAxis returns input t's innermost HBM axis with more than one
+// coordinate, and whether its layout is plain (PlainLayout).
+func (s *Space) innerAxis(t int) (int, bool) {
+	if !s.PlainLayout(t) {
+		return 0, false
+	}
+	order := s.HBMOrder(t)
+	for i := len(order) - 1; i >= 0; i-- {
+		if s.P.Axes[order[i]].Size > 1 {
+			return order[i], true
+		}
+	}
+	return 0, false
+}
+
+// runUnits returns how many 2-units of Cluster and Slice input t's
+// innermost HBM axis may take, and that axis: a slice's share of it is a
+// contiguous HBM run that reaches that slice's DM alone, so its bytes must
+// be a multiple of an HBM → DM packet (8 bytes, 002 L2425-2427,
+// L2836-2837; DMA-R1 rejects the rest): 2^v2(size · bits / 8) / packet.
+// ok is false when no such limit applies (a stated layout).
+func (s *Space) runUnits(t int) (axis, units int, ok bool) {
+	a, ok := s.innerAxis(t)
+	if !ok {
+		return 0, 0, false
+	}
+	bits := s.P.In[t].DType.SizeBits() * s.P.Axes[a].Size
+	pa := engines.HBMToDMPacketBytes(s.Spec) * 8
+	if pa <= 0 || pa&(pa-1) != 0 {
+		return 0, 0, false
+	}
+	return a, bits2(bits) - bits2(pa), true
+}
+
+// bits2 returns the exponent of 2 in n (n > 0).
+func bits2(n int) int {
+	k := 0
+	for n > 0 && n%2 == 0 {
+		n /= 2
+		k++
+	}
+	return k
+}
+
+// RunsFit reports whether every input's slice share of its innermost HBM
+// axis is a whole number of HBM → DM packets (runUnits), the streamed
+// input of a switched candidate aside (its DM tensor is the ring's share,
+// Candidate.Switch).
+func (s *Space) RunsFit(c *Candidate) bool {
+	for t := range 2 {
+		if c.Switch && t != int(c.Stationary) {
+			continue
+		}
+		a, units, ok := s.runUnits(t)
+		if !ok {
+			continue
+		}
+		// Unsplit, the run goes on into the outer axes.
+		if f := c.Factor(a, Cluster) * c.Factor(a, Slice); f > 1 && bits2(f) > units {
+			return false
+		}
+	}
+	return true
+}

@@ -103,7 +103,7 @@ var (
 	ruleSpaceUnits = Rule{ID: "SPACE-FACTORS", Cite: "002 L129-132, L147",
 		Text: "each axis is split into factors over Cluster, Slice, Row, Packet and Time whose product is its size"}
 	ruleSpaceRoles = Rule{ID: "SPACE-ROLES", Cite: "002 L104-120, L4099-4105, L4384-4392",
-		Text: "contracted axes go to Packet and Time; output axes to Cluster, Slice and Time; the stationary operand's own axes also to Row; a packet of columns holds the streamed operand's output axes (and contracted axes innermost when no full contracted packet exists, 002 L4392)"}
+		Text: "contracted axes go to Packet and Time, and to Slice where the Inter-Slice Block adds their partial sums (f32 or i32 accumulators, without a switch, 002 L6583-6755); output axes to Cluster, Slice and Time; the stationary operand's own axes also to Row; a packet of columns holds the streamed operand's output axes (and contracted axes innermost when no full contracted packet exists, 002 L4392)"}
 	ruleSpaceClusters = Rule{ID: "SPACE-CLUSTERS", Cite: "002 L130, L317",
 		Text: "a chip has 2 clusters: at most that many on the output axes"}
 	ruleSpaceSlices = Rule{ID: "SPACE-SLICES", Cite: "002 L131, L318",
@@ -116,6 +116,8 @@ var (
 		Text: "a TRF Row holds 8 KB × 8 / Row::SIZE; the stationary operand's contracted axes, never tiled, must fit one Row"}
 	ruleSpaceDM = Rule{ID: "SPACE-DM", Cite: "002 L138",
 		Text: "a slice's DM holds 512 KB: one tile of each tensor, its contracted axes whole and its Row and Packet factors, must fit"}
+	ruleSpaceRun = Rule{ID: "SPACE-RUN", Cite: "002 L2425-2427, L2836-2837",
+		Text: "a slice's share of an input's innermost HBM axis is a run that reaches its DM alone: a whole number of 8-byte HBM → DM packets"}
 	ruleSpaceAcc = Rule{ID: "SPACE-ACCUMULATE", Cite: "002 L4447-4492",
 		Text: "Sequential accumulation only with a packet of columns"}
 )
@@ -180,7 +182,10 @@ func NewEncoding(s *Space) (*Encoding, error) {
 		}
 	}
 	full := len(packetSplits(contracted, func(a int) int { return p.Axes[a].Size }, s.PacketElems(Single))) > 0
-	if full {
+	// With contracted axes split across slices a slice's share may have
+	// no full packet though the axes have one: Half stays open, and the
+	// enumerator decides per skeleton (decode checks it).
+	if full && !s.splitK {
 		c.Clause(rPacket, e.mode[Half].Not())
 	}
 
@@ -191,6 +196,14 @@ func NewEncoding(s *Space) (*Encoding, error) {
 		return e.stat.Not()
 	}
 	var clusterT, sliceT, rowT, packetT, timeT []Term
+	// runSplitT[t] holds the 2-units of input t's innermost HBM axis at
+	// Cluster and Slice (RunsFit).
+	var runSplitT [2][]Term
+	var runAxis, runUnits [2]int
+	var runOK [2]bool
+	for t := range 2 {
+		runAxis[t], runUnits[t], runOK[t] = s.runUnits(t)
+	}
 	// splitT holds, for each contracted unit, its Slice literal negated,
 	// weighted ⌈log2 p⌉, and splitW the weights' sum: splitT + x ≤ k +
 	// splitW is x ≤ k + the weight of the units split across slices
@@ -286,6 +299,11 @@ func NewEncoding(s *Space) (*Encoding, error) {
 					}
 				}
 			}
+			for t := range 2 {
+				if runOK[t] && a == runAxis[t] && pr == 2 {
+					runSplitT[t] = append(runSplitT[t], Term{Lit: at(Cluster), Weight: 1}, Term{Lit: at(Slice), Weight: 1})
+				}
+			}
 			sliceT = append(sliceT, Term{Lit: at(Slice), Weight: logW(pr, false)})
 			timeT = append(timeT, Term{Lit: at(Time), Weight: logW(pr, true)})
 			e.unitWeight += logW(pr, true)
@@ -304,7 +322,9 @@ func NewEncoding(s *Space) (*Encoding, error) {
 					if !p.In[t].Has(ax.Name) {
 						replT[t] = append(replT[t], term)
 						runT[t] = append(runT[t], term)
-					} else if short[t] && a == inner[t] {
+					} else if short[t] && a == inner[t] && ax.Class != Contracted {
+						// (A contracted axis's slice digits are innermost:
+						// neighbouring slices' runs are one run.)
 						runT[t] = append(runT[t], term)
 					}
 				}
@@ -386,6 +406,26 @@ func NewEncoding(s *Space) (*Encoding, error) {
 					c.Clause(rDM, unless, d.AtMost(k))
 				}
 			}
+		}
+	}
+	// Runs of whole HBM → DM packets (RunsFit), the switched streamed
+	// input aside (shared).
+	rRun := c.Rule(ruleSpaceRun)
+	for t := range 2 {
+		ts := runSplitT[t]
+		switch {
+		case !runOK[t] || len(ts) == 0:
+		case runUnits[t] < 0:
+			// Any split of the axis leaves runs below a packet.
+			for _, x := range ts {
+				c.Clause(rRun, shared[t], x.Lit.Not())
+			}
+		case runUnits[t] < len(ts):
+			d, err := sum(ts)
+			if err != nil {
+				return nil, err
+			}
+			c.Clause(rRun, shared[t], d.AtMost(runUnits[t]))
 		}
 	}
 	for m := range NumPacketModes {

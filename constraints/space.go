@@ -418,6 +418,15 @@ func (s *Space) PartialReduce() bool { return s.partial }
 // copy its output (LayoutCopy).
 func (s *Space) SplitK() bool { return s.splitK }
 
+// WithSplitK returns a copy of s whose contracted axes split across
+// slices or not (tests of properties that do not need split-K candidates
+// keep their spaces small so).
+func (s *Space) WithSplitK(on bool) *Space {
+	t := *s
+	t.splitK = on && s.splitK
+	return &t
+}
+
 // Split returns the slices each output's partial sums are spread over:
 // the product of the contracted axes' Slice factors (1: not split).
 func (s *Space) Split(c *Candidate) int {
@@ -917,6 +926,9 @@ func (e *enumerator) slices(c Candidate, outputs []int, i, used int) {
 				d.Switch = sw
 				if sw && (e.s.Ring(&d) < 2 || e.s.Ring(&d) > e.s.Spec.Switch.MaxRingSize.Value || e.s.Split(&d) > 1) {
 					continue
+				}
+				if !e.s.RunsFit(&d) {
+					continue // DMA-R1 rejects every candidate below (RunsFit)
 				}
 				if e.keep(StageStationary, &d) {
 					e.packets(d)

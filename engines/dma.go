@@ -1172,3 +1172,11 @@ func DMAPacket(d *kernel.DMADescriptor, q int) (src, dst int, err error) {
 	}
 	return src, dst, nil
 }
+
+// HBMToDMPacketBytes is the multiple every packet of an HBM → DM transfer
+// is (002 L2425-2427, L2836-2837): a run of an HBM tensor that reaches a
+// slice's DM alone must be a multiple of it (DMA-R1).
+func HBMToDMPacketBytes(spec *Spec) int {
+	_, _, pa := dmaAlign(spec, kernel.MediaHBM, kernel.MediaDM)
+	return pa
+}

@@ -217,13 +217,26 @@ func xsrGroup(slice, sliceOut *mapping.Expr) (int, []ceDigit, *mapping.Expr, err
 	}
 	r := 1
 	for k, d := range sd {
-		r *= d.size
-		so, _, err1 := ceSplit(slice, r)
-		oo, oi, err2 := ceSplit(sliceOut, r)
-		if err1 != nil || err2 != nil || !ceEquiv(so, oo) {
-			continue
+		// A term padded on top (`A / 256 # 256`: 8 live slices of 256)
+		// may be reduced over its live positions alone: the padding is
+		// then outside the group (a live block of slices at the bottom of
+		// the cluster, as the builder spreads them, search/build.go
+		// placeSlices).
+		sizes := []int{d.size}
+		if d.kind == ceTerm && d.live < d.size {
+			sizes = []int{d.live, d.size}
 		}
-		return r, sd[:k+1], oi, nil
+		for _, sz := range sizes {
+			so, _, err1 := ceSplit(slice, r*sz)
+			oo, oi, err2 := ceSplit(sliceOut, r*sz)
+			if err1 != nil || err2 != nil || !ceEquiv(so, oo) {
+				continue
+			}
+			red := append([]ceDigit(nil), sd[:k+1]...)
+			red[k].size = sz
+			return r * sz, red, oi, nil
+		}
+		r *= d.size
 	}
 	return 0, nil, nil, ruleXSRInner.Violate("SliceOut %s keeps no outer part of Slice %s: the reduced factor must be Slice's innermost digits, and SliceOut must keep the digits outside it",
 		sliceOut.Text(), slice.Text())

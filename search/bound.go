@@ -102,7 +102,11 @@ func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 		}
 		_, repl := s.share(c, o)
 		bytes := float64(n) * repl
-		if in, short := s.ShortRun(t); short {
+		// Slices splitting the input's innermost HBM axis shorten its
+		// runs; but a contracted axis's slice digits are the innermost of
+		// the Slice mapping (SplitK), so neighbouring slices hold
+		// neighbouring runs, which a DMA reads as one.
+		if in, short := s.ShortRun(t); short && s.P.Axes[in].Class != Contracted {
 			spatial := c.Factor(in, Cluster) * c.Factor(in, Slice)
 			run := float64(s.P.Axes[in].Size) * s.ElemBytes(t) / float64(spatial)
 			if req := float64(s.Spec.DMA.RequestBytes.Value); spatial > 1 && run < req {
@@ -142,7 +146,10 @@ func (s *Space) share(c *Candidate, o *Operand) (share, repl float64) {
 	share, repl = 1, 1
 	for a, ax := range s.P.Axes {
 		f := float64(c.Factor(a, Cluster) * c.Factor(a, Slice))
-		if o.Has(ax.Name) {
+		// The output is not copied over a contracted axis's slices: the
+		// Inter-Slice Block reduces them, and at best spreads the result
+		// over them (a promoted output digit, SplitK).
+		if o.Has(ax.Name) || (o == &s.P.Out && ax.Class == Contracted) {
 			share /= f
 		} else {
 			repl *= f
@@ -311,6 +318,11 @@ func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 	for i := len(order) - 1; i >= 0; i-- {
 		a := order[i]
 		split := c.Factor(a, Cluster) * c.Factor(a, Slice)
+		if s.P.Axes[a].Class == Contracted {
+			// Its slice digits are the innermost (SplitK): neighbouring
+			// slices' runs continue one another.
+			split = c.Factor(a, Cluster)
+		}
 		run *= float64(s.P.Axes[a].Size / split)
 		if split > 1 {
 			break

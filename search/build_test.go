@@ -34,7 +34,17 @@ func workloadFile(t testing.TB, name string) *workload.Workload {
 	return w
 }
 
+// newSpace returns w's mapspace without split-K candidates: the tests of
+// other properties keep their spaces (and run times) as they were; the
+// split-K tests (splitk_test.go) use newSplitSpace.
 func newSpace(t testing.TB, w *workload.Workload) *Space {
+	t.Helper()
+	return newSplitSpace(t, w).WithSplitK(false)
+}
+
+// newSplitSpace returns w's whole mapspace, split-K candidates included
+// (Space.SplitK).
+func newSplitSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
 	p, err := constraints.NewProblem(w, "")
 	require.NoError(t, err)

@@ -61,7 +61,7 @@ chips: 1
 `, 1024, 8},
 	} {
 		t.Run(w.name, func(t *testing.T) {
-			s := newSpace(t, loadWorkload(t, w.src))
+			s := newSplitSpace(t, loadWorkload(t, w.src))
 			if w.dm > 0 {
 				s = smallDM(s, w.dm)
 			}
@@ -73,15 +73,35 @@ chips: 1
 				limits[t] = s.DMUnits(t)
 				switched[t] = s.DMUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
 			}
-			n := 0
+			n, split := 0, 0
 			var most [NumTensors]int
 			s.Enumerate(func(c Candidate) bool {
 				n++
 				rows := 1
-				for a := range s.P.Axes {
+				// splitW is the room the contracted axes split across
+				// slices make (SplitK): ⌈log2 p⌉ a unit, as the SAT
+				// encoding's clauses add it.
+				splitW := 0
+				for a, ax := range s.P.Axes {
 					rows *= c.Factor(a, Row)
+					if ax.Class == Contracted {
+						for f := c.Factor(a, Slice); f > 1; {
+							for p := 2; p <= f; p++ {
+								if f%p == 0 {
+									splitW += bits.Len(uint(p - 1))
+									f /= p
+									break
+								}
+							}
+						}
+					}
 				}
-				require.LessOrEqual(t, rows, s.MaxRows(), named{s, &c})
+				if s.Split(&c) > 1 {
+					split++
+					require.LessOrEqual(t, bits.TrailingZeros(uint(rows)), s.TRFUnitsSplit()+splitW, named{s, &c})
+				} else {
+					require.LessOrEqual(t, rows, s.MaxRows(), named{s, &c})
+				}
 				for k := range NumTensors {
 					o := s.OperandOf(k)
 					u := 0
@@ -93,6 +113,9 @@ chips: 1
 					limit := limits[k]
 					if c.Switch {
 						limit = switched[k]
+					}
+					if s.Split(&c) > 1 && k != TensorOut {
+						limit = s.DMUnitsSplit(k, 1) + splitW
 					}
 					require.LessOrEqual(t, u, limit, "tensor %d of %s", k, named{s, &c})
 					if !c.Switch {
@@ -106,7 +129,8 @@ chips: 1
 			if w.dm == 1024 {
 				assert.Equal(t, 2, limits[TensorIn1], "in1's DM units")
 			}
-			t.Logf("%d candidates; DM unit limits %v, most used %v", n, limits, most)
+			assert.Positive(t, split, "split candidates (SplitK)")
+			t.Logf("%d candidates (%d split); DM unit limits %v, most used %v", n, split, limits, most)
 		})
 	}
 }
@@ -163,7 +187,9 @@ axes: {I: 8, J: 256, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `)), 512)
-	s = s.WithMaxTiles(1)
+	// Without split-K: K split across slices shrinks every tile below the
+	// DM, and nothing would need tiles.
+	s = s.WithMaxTiles(1).WithSplitK(false)
 	// Unswitched: a switch shares the streamed tile over a ring of
 	// slices, which fits here.
 	unswitched := func(_ Stage, c *Candidate) bool { return !c.Switch }

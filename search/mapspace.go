@@ -108,6 +108,10 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 // tiles (s keeps its own bound); the copy shares the memo.
 func (s *Space) WithMaxTiles(n int) *Space { return wrap(s.Space.WithMaxTiles(n), s.memo) }
 
+// WithSplitK returns a copy of s with split-K candidates or without
+// (constraints.Space.WithSplitK); the copy shares the memo.
+func (s *Space) WithSplitK(on bool) *Space { return wrap(s.Space.WithSplitK(on), s.memo) }
+
 // wrap makes cs a planner's space sharing memo.
 func wrap(cs *constraints.Space, memo *exprMemo) *Space {
 	s := &Space{Space: cs, memo: memo}

@@ -135,9 +135,9 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 		{name: "bmm", file: "bmm.yaml", sizes: map[string]int{"V": 2, "M": 2, "N": 12},
 			note: "V=2 M=2 N=12 K=32 (full V=32 M=32 N=24)", evals: 500},
 		{name: "attention-head/qk", file: "attention-head.yaml", op: "qk", sizes: map[string]int{"S": 32, "T": 32, "D": 128},
-			note: "S=T=32 D=128 (full S=T=2048)", evals: 500},
+			note: "S=T=32 D=128 (full S=T=2048)", evals: 2000},
 		{name: "attention-head/pv", file: "attention-head.yaml", op: "pv", sizes: map[string]int{"S": 32, "T": 32, "D": 128},
-			note: "S=T=32 D=128 (full S=T=2048)", evals: 500},
+			note: "S=T=32 D=128 (full S=T=2048)", evals: 2000},
 		// Forced tiled plans: sizes where the candidates on one slice per
 		// cluster do not fit a slice's DM or TRF untiled, so the space
 		// tiles them; each row keeps one kind of tiling (exhaustively).
@@ -302,6 +302,8 @@ func TestSpreadSlicesVerify(t *testing.T) {
 			require.NoError(t, err)
 			s, err := search.NewSpace(p, spec)
 			require.NoError(t, err)
+			// The spread without split-K (its own tests, splitk_test.go).
+			s = s.WithSplitK(false)
 			live := func(c *search.Candidate) int {
 				n := 1
 				for a := range c.Split {
