@@ -230,7 +230,11 @@ func (s *Space) resized(sizes map[string]int) (*Space, error) {
 			o.Layout = mapping.Pair(parts...)
 		}
 	}
-	return NewSpace(&p, s.Spec)
+	r, err := NewSpace(&p, s.Spec)
+	if r != nil {
+		r.NoDualChannel = s.NoDualChannel
+	}
+	return r, err
 }
 
 // hbmNames returns tensor t's axes in its HBM layout's order, major first.
