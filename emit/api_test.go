@@ -261,3 +261,20 @@ func TestPipelinedLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestRustDualCollectNote: a kernel whose collect packet is one 64-byte
+// dual-channel flit (the manual's GEMV) says in its header that the
+// library's collect refuses it at run time, and which plan target avoids
+// it; a kernel of 32-byte collects (the dot product) says nothing.
+func TestRustDualCollectNote(t *testing.T) {
+	for _, api := range APIs {
+		src, err := Rust(loadGolden(t, "hello-gemv"), RustOptions{API: api})
+		require.NoError(t, err)
+		assert.Contains(t, string(src), "// Note: the chains producing out_dm collect 64-byte packets\n")
+		assert.Contains(t, string(src), "// "+api.Library()+" refuses when the kernel runs (it makes 32-byte flits);\n")
+		assert.Contains(t, string(src), "// `tcpmap plan --target "+string(api)+"` plans without them.\n")
+		src, err = Rust(loadGolden(t, "hello-dot"), RustOptions{API: api})
+		require.NoError(t, err)
+		assert.NotContains(t, string(src), "64-byte")
+	}
+}

@@ -473,6 +473,18 @@ func (w *rustWriter) file(opts RustOptions) error {
 		w.line("// tcpmap:version %s", opts.Version)
 	}
 	w.line("// Written against %s (tcpmap emit --api %s).", w.api.Library(), w.api)
+	if wide := dualCollects(p); len(wide) > 0 {
+		// docs/spec-decisions.md "Collect packet: 32-byte flits in the
+		// libraries, 64-byte dual-channel flits in the manual".
+		names := strings.Join(wide, ", ")
+		if len(wide) > 3 {
+			names = fmt.Sprintf("%s and %d more", strings.Join(wide[:3], ", "), len(wide)-3)
+		}
+		w.line("// Note: the chains producing %s collect 64-byte packets", names)
+		w.line("// (one dual-channel flit, 002 L2127, L3928), which the collect of")
+		w.line("// %s refuses when the kernel runs (it makes 32-byte flits);", w.api.Library())
+		w.line("// `tcpmap plan --target %s` plans without them.", w.api)
+	}
 	if len(w.names) > 0 {
 		w.line("// Tensors renamed to Rust identifiers (identifier, the program's name):")
 		for _, n := range w.names {
@@ -515,6 +527,35 @@ func (w *rustWriter) file(opts RustOptions) error {
 		return err
 	}
 	return w.err
+}
+
+// dualCollects lists the tensors produced by the chains whose collect packet
+// is larger than one 32-byte flit: a 64-byte dual-channel flit, which the
+// manual allows and both libraries refuse at run time
+// (furiosa-visa-std/src/stream_tensor.rs FLIT_BYTES, CollectTensor;
+// furiosa-opt-std/src/engine/collect.rs assert_packet_one_flit).
+func dualCollects(p *kernel.Program) []string {
+	var out []string
+	for _, op := range p.Ops {
+		bits := 0
+		for _, st := range op.Stages {
+			switch st.Kind {
+			case kernel.StBegin:
+				if t, ok := p.Tensor(st.Tensor); ok {
+					bits = t.DType.SizeBits()
+				}
+			case kernel.StFetch:
+				if st.DType != 0 {
+					bits = st.DType.SizeBits()
+				}
+			case kernel.StCollect:
+				if st.Packet != nil && st.Packet.Size()*bits > 32*8 {
+					out = append(out, op.Stages[len(op.Stages)-1].Tensor)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // placement writes the plan's placement of every tensor the file binds
