@@ -52,14 +52,20 @@ func byName(p *kernel.Program) *kernel.Program {
 }
 
 // TestRoundTripAPIs: every stored kernel program and plan emits in both
-// APIs and reads back as the same program, up to the order of its tensor
-// list.
+// APIs, the same bytes every time, a tiled one as a loop, and reads back as
+// the same program, up to the order of its tensor list.
 func TestRoundTripAPIs(t *testing.T) {
 	for name, p := range storedPrograms(t, testing.Short()) {
 		for _, api := range APIs {
 			t.Run(name+"/"+string(api), func(t *testing.T) {
 				src, err := Rust(p, RustOptions{API: api, Version: "test"})
 				require.NoError(t, err)
+				again, err := Rust(p, RustOptions{API: api, Version: "test"})
+				require.NoError(t, err)
+				assert.True(t, string(src) == string(again), "the same bytes for the same program")
+				if _, ok := kernel.Recognize(p); ok {
+					assert.Contains(t, string(src), "    for t in 0..", "a tiled program prints as a loop")
+				}
 				got, err := Read("k.rs", src)
 				require.NoError(t, err)
 				assert.JSONEq(t, programJSON(t, byName(p)), programJSON(t, byName(got)))
