@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 PKGS     := ./...
 
-.PHONY: all build run test test-long fmt-check vet unit unit-norace long regress bench fuzz clean
+.PHONY: all build run test test-long fmt-check vet unit unit-norace long regress rust-check bench fuzz clean
 
 all: build
 
@@ -18,9 +18,10 @@ run: build
 
 # The test suite CI runs (a few minutes on 2 cores): formatting, vet, every
 # test with the race detector on reduced spaces (-short), the tests the race
-# detector would make too slow without it, and the cost-model regression
-# against results/cost-baseline.json.
-test: fmt-check vet unit unit-norace regress
+# detector would make too slow without it, the cost-model regression
+# against results/cost-baseline.json, and the type check of the emitted
+# Rust kernels (rust-check).
+test: fmt-check vet unit unit-norace regress rust-check
 
 # The long suite: every test without -short (the whole-size searches, every
 # candidate of the spaces -short samples, every row of the tables it trims)
@@ -52,6 +53,17 @@ long:
 # of the model, `./bin/tcpmap regress --update` rewrites the baseline.
 regress: build
 	./bin/tcpmap regress
+
+# Type-check, with rustc, every golden kernel and stored plan as emitted in
+# both Rust APIs, and the calibration files, against the stubs of the
+# vendor's libraries in rust/ (rust/README.md; about 15 s). Without rustc on
+# PATH it says so and passes.
+rust-check:
+	@if command -v rustc >/dev/null 2>&1; then \
+	  TCPMAP_RUST_CHECK=1 $(GO) test -count=1 -v -run '^TestRustCheck$$' ./emit; \
+	else \
+	  echo "*** rust-check SKIPPED: rustc is not on PATH, the emitted Rust kernels are NOT type-checked ***"; \
+	fi
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)

@@ -352,6 +352,12 @@ func (c *Candidate) String(p *Problem) string {
 type Space struct {
 	P    *Problem
 	Spec *engines.Spec
+	// NoDualChannel leaves out the candidates whose collect packet is one
+	// 64-byte dual-channel flit (PacketMode Dual): the vendor's libraries
+	// collect 32-byte flits only (docs/spec-decisions.md "Collect packet:
+	// 32-byte flits in the libraries, 64-byte dual-channel flits in the
+	// manual"). `tcpmap plan --target visa-0.1|opt-0.6` sets it.
+	NoDualChannel bool
 	// ebits is the input element size in bits.
 	ebits int
 	// rows, slices, clusters are the hardware counts; dmns the DMNs of a
@@ -884,6 +890,9 @@ type enumerator struct {
 
 // keep reports whether the branch at stage st goes on.
 func (e *enumerator) keep(st Stage, c *Candidate) bool {
+	if e.s.NoDualChannel && st == StagePacket && c.Mode == Dual {
+		return false
+	}
 	return !e.stop && (e.Where == nil || e.Where(st, c))
 }
 

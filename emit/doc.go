@@ -1,21 +1,29 @@
 // Package emit prints kernel programs and plans: Rust Virtual ISA kernels in
-// the manual's API, plan JSON for other tools, timeline traces and reports.
+// the vendor's APIs, plan JSON for other tools, timeline traces and reports.
 // It computes no costs.
 //
 // # Rust kernels
 //
-// Rust prints a kernel.Program as a Rust source file in the API of the
-// manual's Hello kernels (002 L175-525): axes!, type aliases, a host program
-// whose test compares the kernel with a host oracle computed from the
-// program's Reference, and the #[device(chip = N)] kernel with every type
-// parameter spelled out. CheckAddresses, which Rust runs, refuses programs
-// whose live tensors overlap in memory (002 L154-155). The output is
-// deterministic.
+// Rust prints a kernel.Program as a Rust source file in the API of one of
+// the vendor's libraries (API, RustOptions.API): furiosa-visa-std 0.1.0,
+// the API of the manual's Hello kernels (002 L175-525, the default), or
+// furiosa-opt-std 0.6.0, whose compiler places tensors (the plan's
+// placement is kept in `// tcpmap:place` header lines). The file has axes!,
+// type aliases, a host program whose test compares the kernel with a host
+// oracle computed from the program's Reference, and the #[device(chip = N)]
+// kernel with every type parameter spelled out; a tiled program prints as
+// one loop over its tiles (loop.go). Tensor names become snake_case
+// identifiers (names.go). CheckAddresses, which Rust runs, refuses
+// programs whose live tensors overlap in memory (002 L154-155); what an
+// API cannot spell is refused with the op and the reason. The output is
+// deterministic, and type-checks against the stubs of both libraries in
+// rust/ (`make rust-check`).
 //
-// Read parses such a file, or one of the manual's own Hello kernels, back
-// into a kernel.Program; emit then read gives the same program. Errors are
-// *Error values with the file, line and column. ReadFile reads a kernel
-// program from a .rs or .json file, for the commands that take a kernel.
+// Read parses such a file, in either API, or one of the manual's own Hello
+// kernels, back into a kernel.Program; emit then read gives the same
+// program. Errors are *Error values with the file, line and column.
+// ReadFile reads a kernel program from a .rs or .json file, for the
+// commands that take a kernel.
 //
 // JSON prints a program's JSON form (kernel.Program.MarshalJSON), indented.
 //
@@ -28,9 +36,12 @@
 // # Files
 //
 //   - rust.go: Rust, the alias choice and the kernel printer;
+//   - api.go: the two APIs and what each can spell;
+//   - names.go: tensor names as Rust identifiers;
+//   - loop.go: the loop form of a tiled kernel;
 //   - host.go: the host program and the host oracle;
 //   - check.go: what Rust refuses, and CheckAddresses;
 //   - addr.go: how addresses are written;
-//   - lex.go, read.go, read_chain.go: the reader;
+//   - lex.go, read.go, read_chain.go, read_loop.go, read_api.go: the reader;
 //   - json.go: JSON.
 package emit

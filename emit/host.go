@@ -16,14 +16,24 @@ import (
 // The manual's host programs (002 L187-198, L258-268, L321-331, L417-431)
 // create inputs with HostTensor::rand, move them with to_hbm, launch the
 // kernel and read the output back with to_host, but compare nothing.
-const hostDoc = `/// Runs the kernel once on random inputs drawn from seed and checks its output
+var hostDoc = map[API]string{
+	Visa01: `/// Runs the kernel once on random inputs drawn from seed and checks its output
 /// against the host oracle.
 ///
-/// Host API beyond the manual's examples, which compare nothing:
-/// HostTensor::<D, M>::to_vec(&self) -> Vec<D> returns the M::SIZE elements in
-/// M's buffer order (position p of m![I, J] holds i = p / |J|, j = p % |J|), and
-/// every element type converts with f64::from (floats; bf16 is the half crate's)
-/// or i64::from (integers).`
+/// Host API of furiosa-visa-std 0.1.0 beyond the manual's examples, which compare
+/// nothing: HostTensor::to_buf(&self) -> Vec<Opt<D>> returns the elements in the
+/// mapping's buffer order (position p of m![I, J] holds i = p / |J|, j = p % |J|);
+/// the library's float types convert with f32::from, its integer types with
+/// i32::from (memory_tensor.rs, scalar.rs).`,
+	Opt06: `/// Runs the kernel once on random inputs drawn from seed and checks its output
+/// against the host oracle.
+///
+/// Host API of furiosa-opt-std 0.6.0 beyond the manual's examples, which compare
+/// nothing: HostTensor::into_vec(self) -> Vec<D> returns the elements in the
+/// mapping's buffer order (position p of m![I, J] holds i = p / |J|, j = p % |J|);
+/// the library's float types convert with f32::from, its integer types with
+/// i32::from (tensor/memory.rs, scalar.rs).`,
+}
 
 // host writes the host program: run, main and the test, then the oracle and
 // its checks.
@@ -47,6 +57,9 @@ func (w *rustWriter) host() error {
 		if err := claim(t.Name+"_hbm", "the device tensor of input "+t.Name); err != nil {
 			return err
 		}
+		if err := w.hostType(t); err != nil {
+			return err
+		}
 	}
 	var o *oracle
 	if p.Reference != nil {
@@ -67,20 +80,32 @@ func (w *rustWriter) host() error {
 		if err := claim(k.output.Name+"_hbm", "the device tensor of output "+k.output.Name); err != nil {
 			return err
 		}
+		if err := w.hostType(k.output); err != nil {
+			return err
+		}
 	}
 
-	for _, l := range strings.Split(hostDoc, "\n") {
+	for _, l := range strings.Split(hostDoc[w.api], "\n") {
 		w.line("%s", l)
 	}
 	w.line("async fn run(seed: u64) {")
-	w.line("    let mut ctx = Context::acquire();")
+	if w.api == Opt06 {
+		// context.rs: bind the kernel's device before any host I/O.
+		w.line("    let mut ctx = Context::acquire().bind(kernel.device());")
+	} else {
+		w.line("    let mut ctx = Context::acquire();")
+	}
 	w.line("    let mut rng = SmallRng::seed_from_u64(seed);")
 	for _, t := range k.inputs {
-		w.line("    let %s = HostTensor::<%s, %s>::rand(&mut rng);", t.Name, t.DType, hostMap(t).Text())
+		w.line("    let %s = HostTensor::<%s, m![%s]>::rand(&mut rng);", t.Name, t.DType, w.mapSpelling(hostMap(t), false))
 	}
 	var args []string
 	for _, t := range k.inputs {
-		w.line("    let %s_hbm = %s.to_hbm(&mut ctx.pdma, %s).await;", t.Name, t.Name, addrText(t.Addr, true))
+		if w.api == Opt06 {
+			w.line("    let %s_hbm = %s.to_hbm(&mut ctx.pdma).await;", t.Name, t.Name)
+		} else {
+			w.line("    let %s_hbm = %s.to_hbm(&mut ctx.pdma, %s).await;", t.Name, t.Name, addrText(t.Addr, true))
+		}
 		args = append(args, "&"+t.Name+"_hbm")
 	}
 	launch := fmt.Sprintf("launch(kernel, (&mut ctx%s)).await;", strings.Join(append([]string{""}, args...), ", "))
@@ -88,7 +113,7 @@ func (w *rustWriter) host() error {
 		w.line("    %s", launch)
 	} else {
 		w.line("    let %s_hbm = %s", k.output.Name, launch)
-		w.line("    let %s = %s_hbm.to_host::<%s>(&mut ctx.pdma).await;", outName, k.output.Name, hostMap(k.output).Text())
+		w.line("    let %s = %s_hbm.to_host::<m![%s]>(&mut ctx.pdma).await;", outName, k.output.Name, w.mapSpelling(hostMap(k.output), false))
 	}
 	if o != nil {
 		o.call(w)
@@ -340,6 +365,35 @@ func (o *oracle) position(t *kernel.Tensor) (string, error) {
 	return strings.Join(parts, " + "), nil
 }
 
+// hostTypes are the element types a host program can draw at random
+// (rand's StandardUniform samples i8, i16, i32 and f32; furiosa-visa-std
+// adds bf16 and f8e4m3, furiosa-opt-std 0.6.0 also f8e5m2; scalar.rs) and
+// read back as f64 or i64 through the library's conversions (f32::from,
+// i32::from).
+var hostTypes = map[API][]dtype.DType{
+	Visa01: {dtype.I8, dtype.I16, dtype.I32, dtype.F32, dtype.BF16, dtype.F8E4M3},
+	Opt06:  {dtype.I8, dtype.I16, dtype.I32, dtype.F32, dtype.BF16, dtype.F8E4M3, dtype.F8E5M2},
+}
+
+// hostType refuses a kernel argument or result the host program cannot
+// create with HostTensor::rand or compare.
+func (w *rustWriter) hostType(t *kernel.Tensor) error {
+	if !hasDType(hostTypes[w.api], t.DType) {
+		return fmt.Errorf("host tensor %q: %s has no random %s host tensors (HostTensor::rand needs StandardUniform: Distribution<%s>)",
+			t.Name, w.api.Library(), t.DType, t.DType)
+	}
+	return nil
+}
+
+// hostVec is the call that reads a host tensor's elements: to_buf() (a
+// Vec<Opt<D>>, furiosa-visa-std 0.1.0) or into_vec() (a Vec<D>, 0.6.0).
+func (w *rustWriter) hostVec() string {
+	if w.api == Opt06 {
+		return "into_vec()"
+	}
+	return "to_buf()"
+}
+
 // call writes the oracle's use in run.
 func (o *oracle) call(w *rustWriter) {
 	conv := "floats"
@@ -348,13 +402,13 @@ func (o *oracle) call(w *rustWriter) {
 	}
 	var args []string
 	for _, t := range o.ins {
-		args = append(args, fmt.Sprintf("&%s(&%s.to_vec())", conv, t.Name))
+		args = append(args, fmt.Sprintf("&%s(&%s.%s)", conv, t.Name, w.hostVec()))
 	}
 	w.line("    let want = oracle(%s);", strings.Join(args, ", "))
 	if o.isInt {
-		w.line("    check_ints(&ints(&%s.to_vec()), &want);", o.out.Name)
+		w.line("    check_ints(&ints(&%s.%s), &want);", o.out.Name, w.hostVec())
 	} else {
-		w.line("    check_floats(&floats(&%s.to_vec()), &want, %d.0, %s);", o.out.Name, o.depth, floatLit(o.unit))
+		w.line("    check_floats(&floats(&%s.%s), &want, %d.0, %s);", o.out.Name, w.hostVec(), o.depth, floatLit(o.unit))
 	}
 }
 
@@ -466,13 +520,29 @@ func (o *oracle) write(w *rustWriter) {
 		}
 		w.line("}")
 		w.line("")
-		w.line("/// The elements of a host tensor as i64.")
-		w.line("fn ints<T: Copy>(v: &[T]) -> Vec<i64>")
-		w.line("where")
-		w.line("    i64: From<T>,")
-		w.line("{")
-		w.line("    v.iter().map(|&x| i64::from(x)).collect()")
-		w.line("}")
+		if w.api == Opt06 {
+			w.line("/// The elements of a host tensor as i64.")
+			w.line("fn ints<T: Copy>(v: &[T]) -> Vec<i64>")
+			w.line("where")
+			w.line("    i32: From<T>,")
+			w.line("{")
+			w.line("    v.iter().map(|&x| i64::from(i32::from(x))).collect()")
+			w.line("}")
+		} else {
+			w.line("/// The elements of a host tensor as i64; an uninitialized element reads i64::MIN,")
+			w.line("/// which no wrapped value equals.")
+			w.line("fn ints<T: Copy>(v: &[Opt<T>]) -> Vec<i64>")
+			w.line("where")
+			w.line("    i32: From<T>,")
+			w.line("{")
+			w.line("    v.iter()")
+			w.line("        .map(|x| match *x {")
+			w.line("            Opt::Init(x) => i64::from(i32::from(x)),")
+			w.line("            Opt::Uninit => i64::MIN,")
+			w.line("        })")
+			w.line("        .collect()")
+			w.line("}")
+		}
 		w.line("")
 		w.line("/// Checks an integer output against the oracle: exact equality.")
 		w.line("fn check_ints(got: &[i64], want: &[Option<i64>]) {")
@@ -485,13 +555,29 @@ func (o *oracle) write(w *rustWriter) {
 		w.line("}")
 		return
 	}
-	w.line("/// The elements of a host tensor as f64.")
-	w.line("fn floats<T: Copy>(v: &[T]) -> Vec<f64>")
-	w.line("where")
-	w.line("    f64: From<T>,")
-	w.line("{")
-	w.line("    v.iter().map(|&x| f64::from(x)).collect()")
-	w.line("}")
+	if w.api == Opt06 {
+		w.line("/// The elements of a host tensor as f64.")
+		w.line("fn floats<T: Copy>(v: &[T]) -> Vec<f64>")
+		w.line("where")
+		w.line("    f32: From<T>,")
+		w.line("{")
+		w.line("    v.iter().map(|&x| f64::from(f32::from(x))).collect()")
+		w.line("}")
+	} else {
+		w.line("/// The elements of a host tensor as f64; an uninitialized element reads NaN,")
+		w.line("/// which no check accepts.")
+		w.line("fn floats<T: Copy>(v: &[Opt<T>]) -> Vec<f64>")
+		w.line("where")
+		w.line("    f32: From<T>,")
+		w.line("{")
+		w.line("    v.iter()")
+		w.line("        .map(|x| match *x {")
+		w.line("            Opt::Init(x) => f64::from(f32::from(x)),")
+		w.line("            Opt::Uninit => f64::NAN,")
+		w.line("        })")
+		w.line("        .collect()")
+		w.line("}")
+	}
 	w.line("")
 	w.line("/// Checks a float output against the oracle. An element may differ by the")
 	w.line("/// rounding of depth f32 operations (gamma_depth times the sum of |term|,")

@@ -35,6 +35,7 @@ type token struct {
 type directive struct {
 	name, value string
 	off         int
+	voff        int // where the value starts
 }
 
 // Error is an error in a Rust kernel file, at a 1-based line and column
@@ -94,7 +95,8 @@ func lex(src string) ([]token, []directive, int, error) {
 			line := src[i : i+end]
 			if rest, ok := strings.CutPrefix(line, "// tcpmap:"); ok {
 				name, value, _ := strings.Cut(strings.TrimRight(rest, " \t\r"), " ")
-				dirs = append(dirs, directive{name: name, value: strings.TrimSpace(value), off: i})
+				voff := i + len("// tcpmap:") + len(name) + 1 + len(value) - len(strings.TrimLeft(value, " \t"))
+				dirs = append(dirs, directive{name: name, value: strings.TrimSpace(value), off: i, voff: voff})
 			}
 			i += end
 		case strings.HasPrefix(src[i:], "/*"):

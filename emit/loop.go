@@ -14,8 +14,8 @@ import (
 // tiles with one index (`for i in 0..15 { ... tile::<m![B / 32], 2, _>(i) }`,
 // 002 L954-966):
 //
-//	let out: HbmTensor<bf16, Chip, m![I, J]> = unsafe { HbmTensor::from_addr(2 << 28) };
-//	let mut in0_dm: DmTensor<...>;               // a tensor an `if` assigns
+//	let mut out: HbmTensor<bf16, Chip, m![I, J]> = unsafe { HbmTensor::from_addr(2 << 28) };
+//	let mut in0_dm: DmTensor<...> = unsafe { DmTensor::from_addr(0) };  // every slot
 //	for t in 0..8 {
 //	    let i = t / 4;                           // each tiled axis's index
 //	    let j = t % 4;
@@ -24,7 +24,8 @@ import (
 //	        in0_dm = in0_t.to_dm(&mut ctx.tdma, [0, 1 << 15][t / 4 % 2]);
 //	    }
 //	    ...
-//	    out_dm.to_hbm(&mut ctx.tdma, &mut out_t);
+//	    let out_t: HbmTensorViewMut<'_, bf16, Chip, m![...]> = out.view_mut().tile::<m![J / 64], 1, m![...]>(j);
+//	    out_dm.view().to_hbm_view(&mut ctx.tdma, out_t);
 //	}
 //	out
 //
@@ -34,18 +35,26 @@ import (
 // with an outer axis is loaded in the same step as the inner operand's tile
 // (nested loops would hoist it, and its TRF load, before the inner loop's
 // loads). A double buffer alternates with its load count, `[a, b][t / S %
-// 2]` (002 L4151-4158). See docs/spec-decisions.md "Emitted Rust: tile
-// loops".
+// 2]` (002 L4151-4158). Every tensor the body produces (a slot) is declared
+// before the loop with an unplaced handle of its type, which the first step
+// replaces, so that a tensor assigned under an `if` is initialized in any
+// Rust. A software-pipelined loop (kernel.TileLoop.Pipelined) runs one step
+// more, `for t in 0..=N`: its lead ops (the next tile's loads) work on tile
+// t under `if t < N`, the others on tile t - 1 under `if t >= 1`, each block
+// computing the indices of its tile. See docs/spec-decisions.md "Emitted
+// Rust: tile loops".
 
 // loopPrinter holds the loop being printed.
 type loopPrinter struct {
 	l *kernel.TileLoop
 	// vars are the axes' index variables; level is each slot's producing
-	// op's level; pre the slots assigned inside an `if`.
+	// op's level and lead whether it is a lead op.
 	vars  []string
 	level map[string]int
-	pre   map[string]bool
-	inIf  bool
+	lead  map[string]bool
+	// tile is the expression of the tile the ops being printed work on:
+	// "t", or "t - 1" for the non-lead ops of a pipelined loop.
+	tile string
 }
 
 // loopForm returns the loop form of p and the program the writer prints
@@ -56,7 +65,7 @@ func loopForm(p *kernel.Program) (*loopPrinter, *kernel.Program) {
 	if !ok {
 		return nil, nil
 	}
-	lp := &loopPrinter{l: l, level: map[string]int{}, pre: map[string]bool{}}
+	lp := &loopPrinter{l: l, level: map[string]int{}, lead: map[string]bool{}, tile: "t"}
 	bp := &kernel.Program{Name: p.Name, Axes: p.Axes, Chips: p.Chips, Reference: p.Reference}
 	taken := map[string]bool{"t": true, "ctx": true}
 	for _, t := range p.Tensors {
@@ -85,13 +94,12 @@ func loopForm(p *kernel.Program) (*loopPrinter, *kernel.Program) {
 	}
 	for _, a := range l.Axes {
 		v := strings.ToLower(a.Name)
-		if identOK(v) != nil || taken[v] {
-			return nil, nil
+		for identOK(v) != nil || taken[v] {
+			v += "_"
 		}
 		taken[v] = true
 		lp.vars = append(lp.vars, v)
 	}
-	n := len(l.Axes)
 	for _, lo := range l.Body {
 		op := lo.Op
 		bp.Ops = append(bp.Ops, op)
@@ -103,11 +111,15 @@ func loopForm(p *kernel.Program) (*loopPrinter, *kernel.Program) {
 			return nil, nil // the loop stores tiles of the result only
 		}
 		lp.level[out] = lo.Level
-		if lo.Level < n && l.Slot(out) != nil {
-			lp.pre[out] = true
-		}
+		lp.lead[out] = lo.Lead
 	}
 	return lp, bp
+}
+
+// guard is when a body op fires: its level and whether it is a lead op.
+type guard struct {
+	level int
+	lead  bool
 }
 
 // loopKernel prints the kernel's body as the loop.
@@ -117,40 +129,70 @@ func (w *rustWriter) loopKernel() error {
 	if out == nil {
 		return fmt.Errorf("a tile loop stores tiles of the kernel's result, and the kernel has none")
 	}
-	// 002 L820: an HbmTensor at an address.
-	w.line("    let %s: %s = unsafe { HbmTensor::from_addr(%s) };", out.Name, w.typeText(out), addrText(out.Addr, true))
+	// The result exists before the loop: an HbmTensor at an address
+	// (002 L820), or one the 0.6.0 library allocates (HbmTensor::new,
+	// tensor/memory.rs). Each step writes a tile of it through view_mut.
+	if w.api == Opt06 {
+		w.line("    let mut %s: %s = HbmTensor::new();", out.Name, w.typeText(out))
+	} else {
+		w.line("    let mut %s: %s = unsafe { HbmTensor::from_addr(%s) };", out.Name, w.typeText(out), addrText(out.Addr, true))
+	}
+	// Every slot is declared before the loop with a handle of its type,
+	// which the first step that produces it replaces.
+	if err := w.takeErr(); err != nil {
+		return fmt.Errorf("the result %s: %w", out.Name, err)
+	}
 	for _, s := range l.Slots {
-		if lp.pre[s.Name] {
-			t, _ := w.p.Tensor(s.Name)
-			w.line("    let mut %s: %s;", s.Name, w.typeText(t))
+		t, _ := w.p.Tensor(s.Name)
+		w.line("    let mut %s: %s = %s;", s.Name, w.typeText(t), w.handle(t))
+		if err := w.takeErr(); err != nil {
+			return fmt.Errorf("tensor %s: %w", s.Name, err)
 		}
 	}
-	w.line("    for t in 0..%d {", l.Steps())
-	for k := range l.Axes {
-		w.line("        let %s = %s;", lp.vars[k], indexText(l.Stride(k+1), l.Axes[k].Count, k == 0))
-	}
 	n := len(l.Axes)
-	open := -1 // the level of the open `if`, -1 for none
+	piped := l.Pipelined()
+	steps := l.Steps()
+	if piped {
+		w.line("    for t in 0..=%d {", steps)
+	} else {
+		w.line("    for t in 0..%d {", steps)
+		for k := range l.Axes {
+			w.line("        let %s = %s;", lp.vars[k], indexText("t", l.Stride(k+1), l.Axes[k].Count, k == 0))
+		}
+	}
+	open := false
+	var cur guard
 	closeIf := func() {
-		if open >= 0 {
+		if open {
 			w.line("        }")
-			open = -1
+			open = false
 		}
 	}
 	for i, lo := range l.Body {
-		if lo.Level != open {
+		g := guard{lo.Level, lo.Lead}
+		if !open || g != cur {
 			closeIf()
-			if lo.Level < n {
-				w.line("        if %s {", condText(l, lo.Level))
-				open = lo.Level
+			lp.tile = "t"
+			if piped || lo.Level < n {
+				w.line("        if %s {", condText(l, g))
+				open, cur = true, g
+				if piped && !lo.Lead {
+					lp.tile = "t - 1"
+				}
+				if piped {
+					w.blockIndices(l.Body[i:], g)
+				}
 			}
 		}
 		w.ind = "        "
-		lp.inIf = open >= 0
-		if open >= 0 {
+		if open {
 			w.ind = "            "
 		}
-		if err := w.loopOp(lo.Op); err != nil {
+		err := w.loopOp(lo.Op)
+		if err == nil {
+			err = w.takeErr()
+		}
+		if err != nil {
 			return fmt.Errorf("loop body[%d] (%s): %w", i, lo.Op.Kind, err)
 		}
 	}
@@ -162,6 +204,52 @@ func (w *rustWriter) loopKernel() error {
 	return nil
 }
 
+// blockIndices prints, at the start of a block of a pipelined loop, the
+// index of each tiled axis that the block's views take, of the block's tile.
+func (w *rustWriter) blockIndices(rest []*kernel.LoopOp, g guard) {
+	lp, l := w.lp, w.lp.l
+	used := make([]bool, len(l.Axes))
+	for _, lo := range rest {
+		if (guard{lo.Level, lo.Lead}) != g {
+			break
+		}
+		for _, nm := range []string{lo.Op.Src, lo.Op.Dst} {
+			if v := l.View(nm); v != nil {
+				for _, a := range v.Axes {
+					used[a] = true
+				}
+			}
+		}
+	}
+	for k := range l.Axes {
+		if used[k] {
+			w.line("            let %s = %s;", lp.vars[k], indexText(lp.tile, l.Stride(k+1), l.Axes[k].Count, k == 0))
+		}
+	}
+}
+
+// handle is an unplaced handle of t's type, the initial value of a tensor
+// the loop assigns under an `if`: from_addr at its first buffer's address
+// (furiosa-visa-std 0.1.0, memory_tensor.rs), or new() (0.6.0).
+func (w *rustWriter) handle(t *kernel.Tensor) string {
+	typ := map[kernel.Memory]string{kernel.HBM: "HbmTensor", kernel.DM: "DmTensor", kernel.TRF: "TrfTensor", kernel.VRF: "VrfTensor"}[t.Mem]
+	if w.api == Opt06 {
+		return typ + "::new()"
+	}
+	arg := addrText(t.Addr, t.Mem == kernel.HBM)
+	if t.Mem == kernel.TRF {
+		arg = "TrfAddress::" + string(t.TrfAddress)
+	}
+	if s := w.lp.l.Slot(t.Name); s != nil && len(s.Tensors) > 0 {
+		x := s.Tensors[0]
+		arg = addrText(x.Addr, t.Mem == kernel.HBM)
+		if t.Mem == kernel.TRF {
+			arg = "TrfAddress::" + string(x.TrfAddress)
+		}
+	}
+	return "unsafe { " + typ + "::from_addr(" + arg + ") }"
+}
+
 // loopOp prints one body op, with the views it moves.
 func (w *rustWriter) loopOp(op *kernel.Op) error {
 	l := w.lp.l
@@ -171,9 +259,9 @@ func (w *rustWriter) loopOp(op *kernel.Op) error {
 	if op.Kind == kernel.OpToHBM {
 		v := l.View(op.Dst)
 		w.viewLine(v)
-		// The tile of the result is written through its mutable view
-		// (docs/spec-decisions.md "Emitted Rust: tile loops").
-		w.line("%s%s.to_hbm(&mut ctx.tdma, &mut %s);", w.ind, op.Src, v.Name)
+		// The tile of the result is written through its mutable view:
+		// DmTensorView::to_hbm_view (memory_tensor.rs; tensor/memory.rs).
+		w.line("%s%s.view().to_hbm_view(&mut ctx.tdma, %s);", w.ind, op.Src, v.Name)
 		return nil
 	}
 	return w.op(op, false)
@@ -181,31 +269,33 @@ func (w *rustWriter) loopOp(op *kernel.Op) error {
 
 // viewLine binds a tile view: `let x_t: HbmTensorView<'_, D, Chip, M> =
 // x.view().tile::<m![I / 128], 1, M>(i);` (002 L813-831), one `.tile` per
-// tiled axis the tensor holds; the result's tiles are `view_mut` views.
+// tiled axis the tensor holds; the result's tiles are `view_mut` views,
+// whose padding is Bottom (`#{!}`; written `#` under furiosa-visa-std
+// 0.1.0, whose m! has no padding kinds).
 func (w *rustWriter) viewLine(v *kernel.LoopView) {
 	b, _ := w.p.Tensor(v.Base)
 	typ, call := "HbmTensorView", "view"
-	if b.Role == kernel.Output {
+	out := b.Role == kernel.Output
+	if out {
 		typ, call = "HbmTensorViewMut", "view_mut"
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s.%s()", v.Base, call)
 	for k, a := range v.Axes {
 		ax := w.lp.l.Axes[a]
-		fmt.Fprintf(&sb, ".tile::<%s, 1, %s>(%s)", w.mapText(ax.Dim, roleNone), w.mapText(v.Maps[k], roleNone), w.lp.vars[a])
+		fmt.Fprintf(&sb, ".tile::<%s, 1, %s>(%s)", w.mapText(ax.Dim, roleNone), w.mapTextOf(v.Maps[k], roleNone, out), w.lp.vars[a])
 	}
-	mut := ""
-	if b.Role == kernel.Output {
-		mut = "mut "
-	}
-	w.line("%slet %s%s: %s<'_, %s, %s, %s> = %s;", w.ind, mut, v.Name, typ, b.DType, w.mapText(b.Chip, roleChip),
-		w.mapText(v.Maps[len(v.Maps)-1], roleNone), sb.String())
+	w.line("%slet %s: %s<'_, %s, %s, %s> = %s;", w.ind, v.Name, typ, b.DType, w.mapText(b.Chip, roleChip),
+		w.mapTextOf(v.Maps[len(v.Maps)-1], roleNone, out), sb.String())
 }
 
-// indexText is axis k's index: t / stride % count, without the parts that
-// do nothing.
-func indexText(stride, count int, outermost bool) string {
-	s := "t"
+// indexText is axis k's index of the tile base (`t` or `t - 1`): base /
+// stride % count, without the parts that do nothing.
+func indexText(base string, stride, count int, outermost bool) string {
+	s := base
+	if strings.Contains(base, " ") && (stride > 1 || !outermost) {
+		s = "(" + base + ")"
+	}
 	if stride > 1 {
 		s += " / " + strconv.Itoa(stride)
 	}
@@ -215,30 +305,45 @@ func indexText(stride, count int, outermost bool) string {
 	return s
 }
 
-// condText is when an op of the level fires: at the steps where the
-// indices of the axes from level on are 0.
-func condText(l *kernel.TileLoop, level int) string {
-	s := l.Stride(level)
-	if s == l.Steps() {
-		return "t == 0"
+// condText is when an op of guard g fires. Without lead ops: at the steps
+// where the indices of the axes from its level on are 0 (`t % S == 0`,
+// `t == 0` for once). In a pipelined loop of N tiles, which runs N + 1
+// steps: a lead op at the steps t < N whose tile t is such a step, the
+// others at the steps t ≥ 1 whose tile t - 1 is.
+func condText(l *kernel.TileLoop, g guard) string {
+	s, n := l.Stride(g.level), l.Steps()
+	if !l.Pipelined() {
+		if s == n {
+			return "t == 0"
+		}
+		return fmt.Sprintf("t %% %d == 0", s)
 	}
-	return fmt.Sprintf("t %% %d == 0", s)
+	switch {
+	case g.lead && s == n:
+		return "t == 0"
+	case g.lead && s == 1:
+		return fmt.Sprintf("t < %d", n)
+	case g.lead:
+		return fmt.Sprintf("t < %d && t %% %d == 0", n, s)
+	case s == n:
+		return "t == 1"
+	case s == 1:
+		return "t >= 1"
+	}
+	return fmt.Sprintf("t >= 1 && (t - 1) %% %d == 0", s)
 }
 
 // parityText is the index of a slot's tensor: its producer's fire count
-// modulo the slot's tensors.
-func parityText(l *kernel.TileLoop, level, m int) string {
-	s := "t"
-	if st := l.Stride(level); st > 1 {
-		s += " / " + strconv.Itoa(st)
-	}
-	return s + " % " + strconv.Itoa(m)
+// modulo the slot's tensors, the tile (of base `t` or `t - 1`) over the
+// producer's stride.
+func parityText(l *kernel.TileLoop, base string, level, m int) string {
+	return indexText(base, l.Stride(level), m, false)
 }
 
 // bind is the start of a statement producing t: `let t: Type = `, or
-// `t = ` for a slot declared before the loop.
+// `t = ` for a slot of the tile loop, which is declared before it.
 func (w *rustWriter) bind(t *kernel.Tensor) string {
-	if w.lp != nil && w.lp.pre[t.Name] {
+	if w.lp != nil && w.lp.l.Slot(t.Name) != nil {
 		return t.Name + " = "
 	}
 	return fmt.Sprintf("let %s: %s = ", t.Name, w.typeText(t))
@@ -252,14 +357,15 @@ func (w *rustWriter) addr(t *kernel.Tensor, hbm bool) string {
 			for k, x := range s.Tensors {
 				parts[k] = addrText(x.Addr, hbm)
 			}
-			return "[" + strings.Join(parts, ", ") + "][" + parityText(w.lp.l, w.lp.level[t.Name], len(s.Tensors)) + "]"
+			return "[" + strings.Join(parts, ", ") + "][" + parityText(w.lp.l, w.lp.tile, w.lp.level[t.Name], len(s.Tensors)) + "]"
 		}
 	}
 	return addrText(t.Addr, hbm)
 }
 
 // trfMode prints t's TrfAddress: a slot's is `[TrfAddress::FirstHalf,
-// TrfAddress::SecondHalf][parity]`.
+// TrfAddress::SecondHalf][parity].clone()` (TrfAddress is Clone, not Copy,
+// memory_tensor.rs: an element cannot move out of the array).
 func (w *rustWriter) trfMode(t *kernel.Tensor) string {
 	if w.lp != nil {
 		if s := w.lp.l.Slot(t.Name); s != nil && len(s.Tensors) > 1 {
@@ -267,7 +373,7 @@ func (w *rustWriter) trfMode(t *kernel.Tensor) string {
 			for k, x := range s.Tensors {
 				parts[k] = "TrfAddress::" + string(x.TrfAddress)
 			}
-			return "[" + strings.Join(parts, ", ") + "][" + parityText(w.lp.l, w.lp.level[t.Name], len(s.Tensors)) + "]"
+			return "[" + strings.Join(parts, ", ") + "][" + parityText(w.lp.l, w.lp.tile, w.lp.level[t.Name], len(s.Tensors)) + "].clone()"
 		}
 	}
 	return "TrfAddress::" + string(t.TrfAddress)

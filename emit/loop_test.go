@@ -67,29 +67,45 @@ func TestTiledLoopGolden(t *testing.T) {
 
 // TestTiledLoopShape: the loop's parts, from the programs' tilings: one
 // index per tiled axis (J = 64 in 2 or 4 tiles: `J / 32`, `J / 16`; I = 128
-// in 2 and J = 128 in 4: `I / 64`, `J / 32`), an `if` for the load of an
-// operand whose tile changes with an outer axis only or never, the double
-// buffers indexed by the count of their loads (002 L4151-4158), the
-// result's tiles written through view_mut tiles (Bottom padding `#{!}`).
+// in 2 and J = 128 in 4: `I / 64`, `J / 32`), every tensor the body
+// produces declared before the loop with a handle of its type (so that no
+// Rust reads it uninitialized), an `if` for the load of an operand whose
+// tile changes with an outer axis only or never, the double buffers indexed
+// by the count of their loads (002 L4151-4158; a TrfAddress cloned out of
+// its array), the result's tiles written through view_mut tiles (Bottom
+// padding: `#{!}` under 0.6.0, `#` under 0.1.0, whose m! has no kinds) with
+// to_hbm_view. Under furiosa-opt-std 0.6.0 the handles are new() and the
+// placement, double buffers included, is in the header's place lines.
 func TestTiledLoopShape(t *testing.T) {
 	for _, tc := range []struct {
 		name string
+		api  API
 		want []string
 	}{
-		{"tiled-1axis-single", []string{"for t in 0..2 {", "let j = t;", "if t == 0 {", "in0_dm = in0.to_dm(&mut ctx.tdma, 0);",
-			"in1.view().tile::<m![J / 32], 1, m![K, 1 # 2, J % 32]>(j)", "out.view_mut().tile::<m![J / 32], 1, m![I, 1 #{!} 2, J % 32]>(j)",
-			".to_trf(TrfAddress::Full)"}},
-		{"tiled-1axis-double", []string{"for t in 0..4 {", "let j = t;", "if t == 0 {", "[t / 4 % 2]",
+		{"tiled-1axis-single", Visa01, []string{"for t in 0..2 {", "let j = t;", "if t == 0 {", "in0_dm = in0.to_dm(&mut ctx.tdma, 0);",
+			"let mut in0_dm: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = unsafe { DmTensor::from_addr(0) };",
+			"let mut out: HbmTensor<bf16, Chip, m![I, J]> = unsafe { HbmTensor::from_addr(2 << 28) };",
+			"in1.view().tile::<m![J / 32], 1, m![K, 1 # 2, J % 32]>(j)", "out.view_mut().tile::<m![J / 32], 1, m![I, 1 # 2, J % 32]>(j)",
+			"out_dm.view().to_hbm_view(&mut ctx.tdma, out_t);", ".to_trf(TrfAddress::Full)"}},
+		{"tiled-1axis-single", Opt06, []string{"for t in 0..2 {", "in0_dm = in0.to_dm(&mut ctx.tdma);",
+			"let mut in0_dm: DmTensor<bf16, Chip, Cluster, Slice, m![I % 32, K]> = DmTensor::new();",
+			"let mut out: HbmTensor<bf16, Chip, m![I, J]> = HbmTensor::new();", "// tcpmap:place out 2 << 28", "// tcpmap:place in0_dm 0",
+			"out.view_mut().tile::<m![J / 32], 1, m![I, 1 #{!} 2, J % 32]>(j)", ".to_trf()", "// tcpmap:place in1_trf TrfAddress::Full"}},
+		{"tiled-1axis-double", Visa01, []string{"for t in 0..4 {", "let j = t;", "if t == 0 {", "[t / 4 % 2]",
 			"in1.view().tile::<m![J / 16], 1, m![K, 1 # 4, J % 16]>(j)",
-			".to_trf([TrfAddress::FirstHalf, TrfAddress::SecondHalf][t % 2])"}},
-		{"tiled-2axis-double", []string{"for t in 0..8 {", "let i = t / 4;", "let j = t % 4;", "if t % 4 == 0 {",
+			".to_trf([TrfAddress::FirstHalf, TrfAddress::SecondHalf][t % 2].clone())"}},
+		{"tiled-1axis-double", Opt06, []string{"for t in 0..4 {", "// tcpmap:place in1_trf [TrfAddress::FirstHalf, TrfAddress::SecondHalf]",
+			"// tcpmap:place in0_dm [0, 1 << 16]"}},
+		{"tiled-2axis-double", Visa01, []string{"for t in 0..8 {", "let i = t / 4;", "let j = t % 4;", "if t % 4 == 0 {",
 			"in0.view().tile::<m![I / 64], 1, m![1 # 2, I % 64, K]>(i)",
-			"out.view_mut().tile::<m![I / 64], 1, m![1 #{!} 2, I % 64, J]>(i).tile::<m![J / 32], 1,",
-			".to_trf([TrfAddress::FirstHalf, TrfAddress::SecondHalf][t / 4 % 2])", "[t % 2]"}},
+			"out.view_mut().tile::<m![I / 64], 1, m![1 # 2, I % 64, J]>(i).tile::<m![J / 32], 1,",
+			".to_trf([TrfAddress::FirstHalf, TrfAddress::SecondHalf][t / 4 % 2].clone())", "[t % 2]"}},
+		{"tiled-2axis-double", Opt06, []string{"for t in 0..8 {", "let i = t / 4;", "if t % 4 == 0 {", "// tcpmap:place in1_dm [1 << 16, 3 << 16]",
+			"out.view_mut().tile::<m![I / 64], 1, m![1 #{!} 2, I % 64, J]>(i).tile::<m![J / 32], 1,", "in1_dm = in1_t.to_dm(&mut ctx.tdma);"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name+"/"+string(tc.api), func(t *testing.T) {
 			p, _ := loadTiled(t, tc.name)
-			src, err := Rust(p, RustOptions{})
+			src, err := Rust(p, RustOptions{API: tc.api})
 			require.NoError(t, err)
 			for _, w := range tc.want {
 				if !strings.Contains(string(src), w) {
@@ -150,13 +166,19 @@ func TestTiledLoopReadErrors(t *testing.T) {
 	src, err := Rust(p, RustOptions{})
 	require.NoError(t, err)
 	for _, tc := range []struct{ name, old, new, want string }{
-		{"level", "if t % 4 == 0 {", "if t % 3 == 0 {", "no loop level"},
+		{"level", "if t % 4 == 0 {", "if t % 3 == 0 {", "the condition of a loop level"},
+		{"condition", "if t % 4 == 0 {", "if t < 4 {", "the condition of a loop level"},
 		{"parity stride", "[t / 4 % 2]", "[t % 2]", "fires every 4 steps"},
 		{"parity modulus", "[1 << 16, 3 << 16][t % 2]", "[1 << 16, 3 << 16][t % 3]", "modulo"},
 		{"index", "let j = t % 4;", "let j = t % 3;", "outermost index is t / 3"},
 		{"tile dim", ".tile::<m![J / 32], 1, m![K, 1 # 4, J % 32]>(j)", ".tile::<m![J / 16], 1, m![K, 1 # 4, J % 32]>(j)", "dimension"},
 		{"undeclared", "let mut in0_trf: ", "let mut in0_trfx: ", "not declared"},
-		{"unknown view", "&mut out_t)", "&mut out_x)", "no tile view"},
+		{"unknown view", "ctx.tdma, out_t)", "ctx.tdma, out_x)", "no tile view"},
+		{"store of an input's view", "ctx.tdma, out_t)", "ctx.tdma, in1_t)", "the loop stores tiles of the result"},
+		{"view mapping", "m![1 # 2, I % 64, J]>(i)", "m![1 # 2, I % 32, J]>(i)", "the tile of"},
+		{"view scope", ".tile::<m![J / 32], 1, m![K, 1 # 4, J % 32]>(j)", ".tile::<m![J / 32], 1, m![K, 1 # 4, J % 32]>(k)", "no index of the loop in scope"},
+		{"let in the loop", "        in1_dm = in1_t", "        let in1_dm: DmTensor<bf16, Chip, Cluster, Slice, m![K, J % 32]> = in1_t", "declared before it"},
+		{"uninitialized", "= unsafe { DmTensor::from_addr(0) };", ";", `want "="`},
 		{"not zero", "for t in 0..8", "for t in 1..8", "runs from 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -50,7 +50,8 @@ func ReadFile(path string) (*kernel.Program, error) {
 }
 
 // Read parses a Rust Virtual ISA kernel back into a kernel program. It reads
-// the subset Rust emits and the manual's own Hello kernels (002 L175-220,
+// the subset Rust emits, in either API (read_api.go: the crate the file
+// names tells which), and the manual's own Hello kernels (002 L175-220,
 // L246-299, L307-362, L401-465):
 //
 //   - `axes![...]`, `type X = m![...];` aliases, `m![...]` types with aliases
@@ -59,22 +60,28 @@ func ReadFile(path string) (*kernel.Program, error) {
 //     `let` statements (annotated with the tensor type or not) whose values
 //     are `to_dm` (with or without `::<Cluster, Slice, Element>`), `to_hbm`
 //     and method chains `ctx.main|sub.begin(x.view()).fetch::<...>()...`
-//     with every stage of kernel.StageKind, and the tail expression;
+//     with every stage of kernel.StageKind (furiosa-opt-std 0.6.0's split
+//     calls merged back into one stage and checked against each other), the
+//     loop form of a tiled kernel (read_loop.go), and the tail expression;
 //   - from the host functions, the HBM address of each input
 //     (`let x_hbm = x.to_hbm(&mut ctx.pdma, ADDR)`) matched to the kernel's
 //     parameters through `launch(kernel, (&mut ctx, &x_hbm, ...))`, and the
 //     output's name (`let out_hbm = launch(...)` names it out);
-//   - the `// tcpmap:kernel NAME` and `// tcpmap:reference OP(ARGS) -> OUT`
-//     directives of an emitted file's header. Without the kernel directive the
-//     program is named after the file.
+//   - the header's directives: `// tcpmap:kernel NAME` and `// tcpmap:reference
+//     OP(ARGS) -> OUT`, `// tcpmap:name IDENT ORIGINAL` (a tensor's name
+//     back), and under furiosa-opt-std 0.6.0, which takes no address,
+//     `// tcpmap:place NAME VALUE` for every tensor the kernel binds. Without
+//     the kernel directive the program is named after the file.
 //
 // A variable bound again (the manual's `let lhs: DmTensor<...> =
 // lhs.to_dm(...)`, 002 L339) names a new tensor: its name gets the memory as
 // a suffix (lhs_dm, rhs_trf), then a number, until it is unique. Stage
 // parameters come back in their canonical spelling (SwitchConfig as
 // kernel.SwitchConfig.Variant prints it). Lowered configurations are not in
-// the text and stay nil. The program is validated. Errors are *Error with the
-// file, line and column; Read never panics.
+// the text and stay nil. A straight-line kernel's tensors are listed inputs,
+// result, then in the order the kernel binds them. The program is
+// validated. Errors are *Error with the file, line and column; Read never
+// panics.
 func Read(filename string, src []byte) (*kernel.Program, error) {
 	r := &reader{file: filename, src: string(src)}
 	p, err := r.read()
@@ -100,6 +107,11 @@ type reader struct {
 	chips    int
 	kernelFn bool // a #[device] attribute precedes the next fn
 
+	// The API (read_api.go).
+	api    API
+	apiSet bool
+	places map[string]*place
+
 	// From the kernel.
 	sawKernel bool
 	ctxName   string
@@ -112,7 +124,10 @@ type reader struct {
 	tailOp    *kernel.Op // the to_hbm of the tail expression
 	lp        *loopRead  // the tile loop (read_loop.go)
 	pending   map[string]*kernel.Tensor
-	depth     int // nesting of the constant expression being read
+	declared  []string // the pending names in order
+	binding   string   // the variable the chain being read binds
+	outAt     int      // where the tail stores the result (0.6.0: placed once named)
+	depth     int      // nesting of the constant expression being read
 
 	// From the host.
 	hostAddr   map[string]int64 // device variable → HBM address
@@ -207,6 +222,10 @@ func (r *reader) read() (*kernel.Program, error) {
 		return nil, r.err
 	}
 	r.toks, r.dirs = toks, dirs
+	r.api = Visa01
+	if r.readPlaces(); r.err != nil {
+		return nil, r.err
+	}
 	r.env = mapping.Env{}
 	r.vars = map[string]*kernel.Tensor{}
 	r.names = map[string]bool{}
@@ -229,7 +248,7 @@ func (r *reader) item() {
 	case r.is("#"):
 		r.attribute()
 	case r.is("extern") || r.is("use"):
-		r.skipTo(";")
+		r.crateDecl()
 	case r.is("axes") && r.peek(1).text == "!":
 		r.axesDecl()
 	case r.is("type"):
@@ -640,19 +659,27 @@ func (r *reader) hostFn() {
 		return ""
 	}
 	for k := 0; k+3 < len(body); k++ {
-		// let X = Y.to_hbm(&mut C.pdma, ADDR)
+		// let X = Y.to_hbm(&mut C.pdma, ADDR), or without the address
+		// under furiosa-opt-std 0.6.0 (tensor/memory.rs)
 		if text(k) == "let" && body[k+1].kind == tIdent && text(k+2) == "=" && body[k+3].kind == tIdent &&
 			text(k+4) == "." && text(k+5) == "to_hbm" && text(k+6) == "(" && text(k+7) == "&" && text(k+8) == "mut" &&
-			text(k+10) == "." && text(k+11) == "pdma" && text(k+12) == "," {
-			sub := &reader{file: r.file, src: r.src, toks: append(append([]token(nil), body[k+13:]...), token{kind: tEOF, off: body[len(body)-1].off})}
-			v := sub.constExpr()
-			if sub.err != nil {
-				r.err = sub.err
+			text(k+10) == "." && text(k+11) == "pdma" && (text(k+12) == "," || text(k+12) == ")") {
+			v := int64(-1)
+			if (text(k+12) == ",") != (r.api == Visa01) {
+				r.fail(body[k+5].off, "%s's to_hbm takes %s", r.api.Library(), map[bool]string{true: "(&mut ctx.pdma, ADDR)", false: "(&mut ctx.pdma), no address"}[r.api == Visa01])
 				return
 			}
-			if !sub.is(")") {
-				r.fail(sub.tok().off, "want ')' after the HBM address, found %s", describe(sub.tok()))
-				return
+			if r.api == Visa01 {
+				sub := &reader{file: r.file, src: r.src, toks: append(append([]token(nil), body[k+13:]...), token{kind: tEOF, off: body[len(body)-1].off})}
+				v = sub.constExpr()
+				if sub.err != nil {
+					r.err = sub.err
+					return
+				}
+				if !sub.is(")") {
+					r.fail(sub.tok().off, "want ')' after the HBM address, found %s", describe(sub.tok()))
+					return
+				}
 			}
 			name := body[k+1].text
 			if _, dup := r.hostAddr[name]; dup {
@@ -805,23 +832,14 @@ func (r *reader) statement() {
 			annOff = r.tok().off
 			ann = r.tensorType()
 		}
-		if mut {
-			// `let mut x: Type;` declares a tensor the tile loop assigns.
-			r.expect(";")
-			if r.err == nil && ann == nil {
-				r.fail(name.off, "let mut declares a tensor the tile loop assigns, with its type")
-			}
-			if r.err == nil {
-				r.pendingDecl(name, ann)
-			}
-			return
-		}
 		r.expect("=")
 		if r.err != nil {
 			return
 		}
-		if r.is("unsafe") {
-			r.fromAddr(name, ann, annOff)
+		if mut {
+			// `let mut x: Type = handle;` binds the result or declares a
+			// tensor the tile loop assigns (read_loop.go).
+			r.handleDecl(name, ann, annOff)
 			r.expect(";")
 			return
 		}
@@ -890,7 +908,7 @@ func (r *reader) expression(name token, ann *kernel.Tensor, annOff int, tail boo
 		r.chain(name, ann, annOff)
 		return
 	}
-	src, ok := r.vars[t.text]
+	src, ok := r.variable(t.text)
 	if !ok {
 		r.fail(t.off, "unknown variable %s", t.text)
 		return
@@ -911,8 +929,15 @@ func (r *reader) expression(name token, ann *kernel.Tensor, annOff int, tail boo
 	r.expect(r.ctxName)
 	r.expect(".")
 	r.expect("tdma")
-	r.expect(",")
-	addr := r.constExpr()
+	// The address (002 L202), which furiosa-opt-std 0.6.0 does not take:
+	// the tensor's place line has it, the result's once it is named.
+	var addr int64
+	if r.api == Visa01 {
+		r.expect(",")
+		addr = r.constExpr()
+	} else if !tail && r.err == nil {
+		addr, _ = r.placeOf(name.text, m.off, false)
+	}
 	r.expect(")")
 	if r.err != nil {
 		return
@@ -968,6 +993,7 @@ func (r *reader) expression(name token, ann *kernel.Tensor, annOff int, tail boo
 				return
 			}
 			dst = r.output
+			r.outAt = m.off
 		} else {
 			dst = r.settle(nil, ann, annOff, kernel.HBM, m)
 			if dst == nil {

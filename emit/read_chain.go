@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"tcpmap/engines"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -171,11 +172,30 @@ func (r *reader) rawArgs() []rawArg {
 	return nil
 }
 
-// stream is the state of a chain: the element type and the spatial
-// mappings of the stream after the stages read so far.
+// stream is the state of a chain: the element type, the spatial mappings
+// and the Time of the stream after the stages read so far, and what the
+// calls furiosa-opt-std 0.6.0 splits a stage into need (api.go).
 type stream struct {
 	dt                  dtype.DType
 	chip, cluster, slic *mapping.Expr
+	time                *mapping.Expr
+	last                string         // the method read last
+	fetch               *kernel.Stage  // the fetch, which fetch_cast converts
+	trf                 *kernel.Tensor // align's TRF tensor
+	packet              *mapping.Expr  // contract's OutPacket
+	kept                *mapping.Expr  // contract_time's Time', for contract_lane
+	keptOff             int
+	trim                *mapping.Expr // commit_trim's Packet, for commit
+	trimOff             int
+}
+
+// apiOnly are the chain methods of one API only: furiosa-opt-std 0.6.0
+// splits fetch, the contraction and commit into several calls and spells
+// the branch unit's entry as a tag (api.go).
+var apiOnly = map[string]API{
+	"align": Visa01, "contract": Visa01, "accumulate": Visa01, "vector_intra_slice_branch": Visa01,
+	"fetch_cast": Opt06, "contract_outer": Opt06, "contract_packet": Opt06, "contract_time": Opt06,
+	"contract_lane": Opt06, "commit_trim": Opt06, "vector_intra_slice_tag": Opt06,
 }
 
 // chain parses `ctx.main|sub.begin(x.view()).stage()...;` (002 L203-217).
@@ -198,6 +218,7 @@ func (r *reader) chain(name token, ann *kernel.Tensor, annOff int) {
 	}
 	var s stream
 	var produced *kernel.Tensor
+	r.binding = name.text
 	for r.err == nil && r.accept(".") {
 		m := r.ident()
 		if r.err != nil {
@@ -218,8 +239,24 @@ func (r *reader) chain(name token, ann *kernel.Tensor, annOff int) {
 		if r.err != nil {
 			return
 		}
+		if a, ok := apiOnly[m.text]; ok && a != r.api {
+			r.fail(m.off, "%s is a method of %s, and the file is written against %s", m.text, a.Library(), r.api.Library())
+			return
+		}
 		st, t := r.stage(m, tf, &s, ann, annOff)
 		if r.err != nil {
+			return
+		}
+		s.last = m.text
+		if st == nil {
+			continue // a call that completes the stage before it
+		}
+		if s.kept != nil && st.Kind != kernel.StAccumulate {
+			r.fail(s.keptOff, "contract_time without the contract_lane that completes it")
+			return
+		}
+		if s.trim != nil && st.Kind != kernel.StCommit {
+			r.fail(s.trimOff, "commit_trim without the commit that completes it")
 			return
 		}
 		op.Stages = append(op.Stages, st)
@@ -247,10 +284,14 @@ func (r *reader) nargs(m token, tf []typeArg, want ...int) bool {
 			return true
 		}
 	}
+	sig := signatures[m.text]
+	if r.api == Opt06 && signaturesOpt[m.text] != "" {
+		sig = signaturesOpt[m.text]
+	}
 	if tf == nil {
-		r.fail(m.off, "%s needs its type arguments %s", m.text, signatures[m.text])
+		r.fail(m.off, "%s needs its type arguments %s", m.text, sig)
 	} else {
-		r.fail(m.off, "%s takes %s, found %d type arguments", m.text, signatures[m.text], len(tf))
+		r.fail(m.off, "%s takes %s, found %d type arguments", m.text, sig, len(tf))
 	}
 	return false
 }
@@ -262,6 +303,14 @@ var signatures = map[string]string{
 	"align": "<Time, Packet, _, _>", "contract": "<OutPacket>", "accumulate": "<Time, Packet>",
 	"cast": "<D, Packet>", "transpose": "<Time, Packet>", "commit": "<Element>", "to_trf": "<Row, Element>",
 	"vector_inter_slice_reduce": "<SliceOut, TimeOut>", "begin_interleaved": "<I, _, _, _, _, _>",
+}
+
+// signaturesOpt are furiosa-opt-std 0.6.0's forms where they differ
+// (engine/fetch.rs, fetch_adapter.rs, contraction/, commit_adapter.rs).
+var signaturesOpt = map[string]string{
+	"fetch": "<Time, Packet>", "fetch_cast": "<D>", "contract_outer": "<Time, Packet, _, _, _>",
+	"contract_packet": "<OutPacket>", "contract_time": "<Time>", "contract_lane": "<Time, Packet>",
+	"commit_trim": "<Packet>",
 }
 
 // noArgs checks `()`.
@@ -283,8 +332,34 @@ func (r *reader) oneRaw(m token) (rawArg, bool) {
 	return args[0], true
 }
 
+// after checks that method m follows the call it completes.
+func (r *reader) after(m token, s *stream, prev string) bool {
+	if s.last != prev {
+		r.fail(m.off, "%s follows %s", m.text, prev)
+		return false
+	}
+	return true
+}
+
+// stageAddr parses the address a terminal stage takes under
+// furiosa-visa-std 0.1.0 (`(ADDR)`), or `()` and the place line under
+// furiosa-opt-std 0.6.0.
+func (r *reader) stageAddr(m token) int64 {
+	if r.api == Opt06 {
+		r.noArgs()
+		a, _ := r.placeOf(r.binding, m.off, false)
+		return a
+	}
+	r.expect("(")
+	a := r.constExpr()
+	r.expect(")")
+	return a
+}
+
 // stage parses one method call of a chain; for a terminal stage it returns
-// the tensor it produces (not yet named).
+// the tensor it produces (not yet named). A call that completes the stage
+// before it (furiosa-opt-std 0.6.0's fetch_cast, contract_time,
+// commit_trim) returns no stage.
 func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, annOff int) (*kernel.Stage, *kernel.Tensor) {
 	st := &kernel.Stage{}
 	noTF := func() bool {
@@ -310,7 +385,7 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		if r.err != nil {
 			return nil, nil
 		}
-		t, ok := r.vars[v.text]
+		t, ok := r.variable(v.text)
 		if !ok || t.Mem != kernel.DM {
 			r.fail(v.off, "begin needs a DM tensor, %s is not one", v.text)
 			return nil, nil
@@ -318,13 +393,38 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		st.Tensor = t.Name
 		*s = stream{dt: t.DType, chip: t.Chip, cluster: t.Cluster, slic: t.Slice}
 	case "fetch":
+		// fetch::<D, Time, Packet>() (002 L1705); 0.6.0: fetch::<Time,
+		// Packet>() keeps the element type, which a fetch_cast after it
+		// converts.
 		st.Kind = kernel.StFetch
-		if !r.nargs(m, tf, 3) {
+		if r.api == Opt06 {
+			if !r.nargs(m, tf, 2) {
+				return nil, nil
+			}
+			st.DType, st.Time, st.Packet = s.dt, r.mapOf(tf[0]), r.mapOf(tf[1])
+		} else {
+			if !r.nargs(m, tf, 3) {
+				return nil, nil
+			}
+			st.DType, st.Time, st.Packet = r.dtypeOf(tf[0]), r.mapOf(tf[1]), r.mapOf(tf[2])
+		}
+		r.noArgs()
+		s.dt, s.time, s.fetch = st.DType, st.Time, st
+	case "fetch_cast":
+		if !r.after(m, s, "fetch") || !r.nargs(m, tf, 1) {
 			return nil, nil
 		}
-		st.DType, st.Time, st.Packet = r.dtypeOf(tf[0]), r.mapOf(tf[1]), r.mapOf(tf[2])
+		d := r.dtypeOf(tf[0])
 		r.noArgs()
-		s.dt = st.DType
+		if r.err != nil {
+			return nil, nil
+		}
+		if err := r.api.checkFetch(s.dt, d); err != nil {
+			r.fail(m.off, "%v", err)
+			return nil, nil
+		}
+		s.fetch.DType, s.dt = d, d
+		return nil, nil
 	case "switch":
 		st.Kind = kernel.StSwitch
 		if !r.nargs(m, tf, 2) {
@@ -340,8 +440,12 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			r.failIn(a.off, a.text, err)
 			return nil, nil
 		}
+		if r.api == Visa01 && cfg.Topology == kernel.SwitchForwarding {
+			r.fail(a.off, "%s's SwitchConfig has no Forwarding", r.api.Library())
+			return nil, nil
+		}
 		st.Param = cfg.Variant()
-		s.slic = st.Slice
+		s.slic, s.time = st.Slice, st.Time
 	case "collect", "transpose":
 		st.Kind = kernel.StCollect
 		if m.text == "transpose" {
@@ -352,14 +456,21 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		}
 		st.Time, st.Packet = r.mapOf(tf[0]), r.mapOf(tf[1])
 		r.noArgs()
-	case "align":
+		s.time = st.Time
+	case "align", "contract_outer":
+		// align::<Time, Packet, _, _>(&trf) (002 L4304); 0.6.0:
+		// contract_outer::<Time, Packet, _, _, _>(&trf).
 		st.Kind = kernel.StAlign
-		if !r.nargs(m, tf, 2, 4) {
+		ns := []int{2, 4}
+		if m.text == "contract_outer" {
+			ns = []int{5}
+		}
+		if !r.nargs(m, tf, ns...) {
 			return nil, nil
 		}
 		for _, a := range tf[2:] {
 			if a.name != "_" {
-				r.fail(a.off, "align's Row and TrfElement come from the TRF tensor: write _")
+				r.fail(a.off, "%s's Row and TRF element come from the TRF tensor: write _", m.text)
 				return nil, nil
 			}
 		}
@@ -371,13 +482,14 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		if r.err != nil {
 			return nil, nil
 		}
-		t, ok := r.vars[v.text]
+		t, ok := r.variable(v.text)
 		if !ok || t.Mem != kernel.TRF {
-			r.fail(v.off, "align needs a TRF tensor, %s is not one", v.text)
+			r.fail(v.off, "%s needs a TRF tensor, %s is not one", m.text, v.text)
 			return nil, nil
 		}
 		st.Tensor = t.Name
-	case "contract":
+		s.time, s.trf = st.Time, t
+	case "contract", "contract_packet":
 		st.Kind = kernel.StContract
 		if !r.nargs(m, tf, 1) {
 			return nil, nil
@@ -388,7 +500,17 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		if acc, err := dtype.AccType(s.dt); err == nil {
 			s.dt = acc
 		}
-	case "accumulate":
+		s.packet = st.Packet
+	case "contract_time":
+		// contract_time::<Time'>() (engine/contraction/time.rs): checked
+		// by the contract_lane that completes it.
+		if !r.after(m, s, "contract_packet") || !r.nargs(m, tf, 1) {
+			return nil, nil
+		}
+		s.kept, s.keptOff = r.mapOf(tf[0]), m.off
+		r.noArgs()
+		return nil, nil
+	case "accumulate", "contract_lane":
 		st.Kind = kernel.StAccumulate
 		if !r.nargs(m, tf, 2) {
 			return nil, nil
@@ -398,12 +520,43 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		if !ok {
 			return nil, nil
 		}
-		k, err := kernel.ParseAccumulationKind(a.text)
+		text := a.text
+		if m.text == "contract_lane" {
+			var cut bool
+			if text, cut = strings.CutPrefix(text, "LaneMode::"); !cut {
+				r.fail(a.off, "contract_lane takes LaneMode::Interleaved or LaneMode::Sequential")
+				return nil, nil
+			}
+		}
+		k, err := kernel.ParseAccumulationKind(text)
 		if err != nil {
 			r.fail(a.off, "%v", err)
 			return nil, nil
 		}
 		st.Param = string(k)
+		if m.text == "contract_lane" {
+			// The Time the temporal accumulation keeps is what the
+			// stage's OutTime and kind imply (engines.RetainedTime).
+			if s.kept == nil || s.last != "contract_time" {
+				r.fail(m.off, "contract_lane follows contract_time")
+				return nil, nil
+			}
+			if s.trf == nil || s.packet == nil {
+				r.fail(m.off, "contract_lane without contract_outer and contract_packet before it")
+				return nil, nil
+			}
+			want, err := engines.RetainedTime(engines.Default(), k, s.trf.Row, s.packet, st.Time)
+			if err != nil {
+				r.fail(m.off, "%v", err)
+				return nil, nil
+			}
+			if !want.Equal(s.kept) {
+				r.fail(s.keptOff, "contract_time keeps %s: contract_lane::<%s, _>(LaneMode::%s) keeps %s", s.kept.Text(), st.Time.Text(), k, want.Text())
+				return nil, nil
+			}
+			s.kept = nil
+		}
+		s.time = st.Time
 	case "cast":
 		st.Kind = kernel.StCast
 		if !r.nargs(m, tf, 2) {
@@ -411,6 +564,12 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		}
 		st.DType, st.Packet = r.dtypeOf(tf[0]), r.mapOf(tf[1])
 		r.noArgs()
+		if r.err == nil {
+			if err := r.api.checkCast(s.dt, st.DType); err != nil {
+				r.fail(m.off, "%v", err)
+				return nil, nil
+			}
+		}
 		s.dt = st.DType
 	case "vector_init", "vector_final":
 		st.Kind = kernel.StVectorInit
@@ -435,6 +594,21 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			return nil, nil
 		}
 		st.Param = strings.TrimSpace(strings.TrimPrefix(a.text, "BranchMode::"))
+	case "vector_intra_slice_tag":
+		// 0.6.0's unconditional entry (engine/vector/branch.rs).
+		st.Kind = kernel.StVectorBranch
+		if !noTF() {
+			return nil, nil
+		}
+		a, ok := r.oneRaw(m)
+		if !ok {
+			return nil, nil
+		}
+		if a.text != "TagMode::Zero" {
+			r.fail(a.off, "vector_intra_slice_tag takes TagMode::Zero, the unconditional mode, found %q", a.text)
+			return nil, nil
+		}
+		st.Param = string(kernel.BranchUnconditional)
 	case "vector_fxp":
 		st.Kind = kernel.StVectorFxp
 		if !noTF() {
@@ -451,7 +625,7 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		op := strings.TrimSpace(strings.TrimPrefix(args[0].text, "FxpBinaryOp::"))
 		if v, ok := strings.CutPrefix(args[1].text, "&"); ok {
 			v = strings.TrimSpace(v)
-			t, found := r.vars[v]
+			t, found := r.variable(v)
 			if !found || t.Mem != kernel.VRF {
 				r.fail(args[1].off, "vector_fxp's operand %s is not a VRF tensor", v)
 				return nil, nil
@@ -474,7 +648,8 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		}
 	case "to_trf":
 		// to_trf::<Row, Element>(TrfAddress) returns TrfTensor<D, Chip,
-		// Cluster, Slice, Row, Element> (002 L4056-4059).
+		// Cluster, Slice, Row, Element> (002 L4056-4059); 0.6.0's to_trf()
+		// takes no TrfAddress (engine/collect.rs).
 		st.Kind = kernel.StToTRF
 		var from *kernel.Tensor
 		if tf != nil {
@@ -484,19 +659,8 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			from = &kernel.Tensor{Mem: kernel.TRF, Role: kernel.Intermediate, DType: s.dt, Chip: s.chip, Cluster: s.cluster,
 				Slice: s.slic, Row: r.mapOf(tf[0]), Element: r.mapOf(tf[1])}
 		}
-		a, ok := r.oneRaw(m)
-		if !ok {
-			return nil, nil
-		}
-		var mode kernel.TrfAddress
-		var err error
-		if r.lp != nil && !r.lp.done && strings.HasPrefix(a.text, "[") {
-			// The TRF halves a tile loop alternates (read_loop.go).
-			if mode, ok = r.parityTrf(a.text, a.off); !ok {
-				return nil, nil
-			}
-		} else if mode, err = kernel.ParseTrfAddress(a.text); err != nil {
-			r.fail(a.off, "%v", err)
+		mode := r.trfArg(m)
+		if r.err != nil {
 			return nil, nil
 		}
 		t := r.settle(from, ann, annOff, kernel.TRF, m)
@@ -510,18 +674,26 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		if !noTF() {
 			return nil, nil
 		}
-		r.expect("(")
-		addr := r.constExpr()
-		r.expect(")")
+		addr := r.stageAddr(m)
 		t := r.settle(nil, ann, annOff, kernel.VRF, m)
 		if t == nil {
 			return nil, nil
 		}
 		t.Addr = addr
 		return st, t
+	case "commit_trim":
+		// commit_trim::<Packet'>() (engine/commit_adapter.rs): checked by
+		// the commit that completes it.
+		if !r.nargs(m, tf, 1) {
+			return nil, nil
+		}
+		s.trim, s.trimOff = r.mapOf(tf[0]), m.off
+		r.noArgs()
+		return nil, nil
 	case "commit":
 		// commit::<Element>(address) returns DmTensor<D, Chip, Cluster,
-		// Slice, Element> (002 L2154).
+		// Slice, Element> (002 L2154); 0.6.0: commit_trim::<Packet'>()
+		// .commit::<Element>().
 		st.Kind = kernel.StCommit
 		var from *kernel.Tensor
 		if tf != nil {
@@ -531,12 +703,26 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			from = &kernel.Tensor{Mem: kernel.DM, Role: kernel.Intermediate, DType: s.dt, Chip: s.chip, Cluster: s.cluster,
 				Slice: s.slic, Element: r.mapOf(tf[0])}
 		}
-		r.expect("(")
-		addr := r.constExpr()
-		r.expect(")")
+		if r.api == Opt06 && (s.trim == nil || s.last != "commit_trim") {
+			r.fail(m.off, "%s's commit follows commit_trim", r.api.Library())
+			return nil, nil
+		}
+		addr := r.stageAddr(m)
 		t := r.settle(from, ann, annOff, kernel.DM, m)
 		if t == nil {
 			return nil, nil
+		}
+		if r.api == Opt06 {
+			// Packet' is Element's inner |Element| / |Time| positions.
+			var want *mapping.Expr
+			if s.time != nil && s.time.Size() > 0 && t.Element.Size()%s.time.Size() == 0 {
+				_, want, _ = mapping.SplitAt(t.Element, t.Element.Size()/s.time.Size())
+			}
+			if want == nil || !want.Equal(s.trim) {
+				r.fail(s.trimOff, "commit_trim's packet is %s; the commit writes %s, the inner |Element| / |Time| positions of its element", s.trim.Text(), describeExpr(want))
+				return nil, nil
+			}
+			s.trim = nil
 		}
 		t.Addr = addr
 		return st, t
@@ -545,6 +731,41 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		return nil, nil
 	}
 	return st, nil
+}
+
+// describeExpr prints e, or "none" for nil.
+func describeExpr(e *mapping.Expr) string {
+	if e == nil {
+		return "none"
+	}
+	return e.Text()
+}
+
+// trfArg parses to_trf's argument: a TrfAddress under furiosa-visa-std
+// 0.1.0, the alternating halves of a tile loop's double buffer
+// (read_loop.go), or `()` and the place line under furiosa-opt-std 0.6.0.
+func (r *reader) trfArg(m token) kernel.TrfAddress {
+	if r.api == Opt06 {
+		r.noArgs()
+		_, mode := r.placeOf(r.binding, m.off, true)
+		return mode
+	}
+	if r.is("(") && r.peek(1).text == "[" && r.lp != nil && !r.lp.done {
+		r.next()
+		mode := r.parityTrf()
+		r.expect(")")
+		return mode
+	}
+	a, ok := r.oneRaw(m)
+	if !ok {
+		return ""
+	}
+	mode, err := kernel.ParseTrfAddress(a.text)
+	if err != nil {
+		r.fail(a.off, "%v", err)
+		return ""
+	}
+	return mode
 }
 
 // finish checks what the whole file supplies and assembles the program.
@@ -607,6 +828,9 @@ func (r *reader) finish() (*kernel.Program, error) {
 			r.output.Name = name
 			r.names[name] = true
 			r.tailOp.Dst = name
+			if r.api == Opt06 {
+				r.output.Addr, _ = r.placeOf(name, r.outAt, false)
+			}
 		}
 	}
 	// Input addresses from the host program.
@@ -622,8 +846,12 @@ func (r *reader) finish() (*kernel.Program, error) {
 		for i, t := range r.inputs {
 			a, ok := r.hostAddr[r.launchArgs[i]]
 			if !ok {
-				r.fail(r.launchOff, "launch passes %s, which the host program does not move to HBM with to_hbm(&mut ctx.pdma, ADDR)", r.launchArgs[i])
+				r.fail(r.launchOff, "launch passes %s, which the host program does not move to HBM with to_hbm(&mut ctx.pdma%s)", r.launchArgs[i],
+					map[bool]string{true: ", ADDR", false: ""}[r.api == Visa01])
 				return nil, r.err
+			}
+			if r.api == Opt06 {
+				a, _ = r.placeOf(t.Name, r.launchOff, false)
 			}
 			t.Addr = a
 		}
@@ -631,11 +859,17 @@ func (r *reader) finish() (*kernel.Program, error) {
 	if r.unrollLoop(); r.err != nil {
 		return nil, r.err
 	}
+	if r.checkPlaces(); r.err != nil {
+		return nil, r.err
+	}
 	p.Tensors = append(p.Tensors, r.inputs...)
 	if r.output != nil {
 		p.Tensors = append(p.Tensors, r.output)
 	}
 	p.Tensors = append(p.Tensors, r.interm...)
+	if p = r.rename(p); r.err != nil {
+		return nil, r.err
+	}
 	if err := p.Validate(); err != nil {
 		r.fail(0, "%v", err)
 		return nil, r.err

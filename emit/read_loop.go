@@ -11,69 +11,113 @@ import (
 
 // Reading the loop form of a tiled kernel (loop.go): the loop's body is
 // read with the statements of a straight-line kernel, each op taking the
-// level of the `if` around it, into a kernel.TileLoop; finish unrolls it
-// (kernel.TileLoop.Unroll) once the host program has given the HBM
-// addresses the tile views offset.
+// level and lead of the `if` around it, into a kernel.TileLoop; finish
+// unrolls it (kernel.TileLoop.Unroll) once the host program has given the
+// HBM addresses the tile views offset.
 
 // loopRead is the state of the loop being read.
 type loopRead struct {
-	off      int
-	loopVar  string
-	l        *kernel.TileLoop
-	vars     map[string]int // index variable → axis
-	level    int            // the level of the statements being read
-	opsAt    int            // r.prog.Ops and r.interm before the body
+	off     int
+	loopVar string
+	piped   bool // `0..=N`: a software-pipelined loop
+	l       *kernel.TileLoop
+	// index is each index variable's axis; scope the variables the
+	// statements being read see.
+	index map[string]int
+	scope map[string]bool
+	// The block being read: its ops' level and lead, and the tile they
+	// work on ("t", or "t - 1" for the non-lead ops of a pipelined loop).
+	level int
+	lead  bool
+	tile  string
+	// opsAt and intermAt are len(r.prog.Ops) and len(r.interm) before the
+	// body.
+	opsAt    int
 	intermAt int
 	// parity is the list of the last `[a, b][t / S % m]` address or
-	// TrfAddress read, and its stride; nil when the last was plain.
+	// TrfAddress read (or place list), its stride and tile; nil when the
+	// last was plain.
 	parity       []int64
 	parityModes  []kernel.TrfAddress
 	parityStride int
+	parityTile   string
 	parityOff    int
 	// done is set at the loop's closing brace.
 	done bool
 }
 
-// pendingDecl parses `let mut x: Type;` before a loop: x is assigned
-// inside the loop's `if` blocks.
-func (r *reader) pendingDecl(name token, ann *kernel.Tensor) {
+// memType is the library's type of a tensor in each memory.
+var memType = map[kernel.Memory]string{kernel.HBM: "HbmTensor", kernel.DM: "DmTensor", kernel.TRF: "TrfTensor", kernel.VRF: "VrfTensor"}
+
+// handleDecl parses the value of `let mut x: Type = ...;`: a handle of the
+// type, `unsafe { DmTensor::from_addr(ADDR) }` (furiosa-visa-std 0.1.0,
+// 002 L820) or `DmTensor::new()` (furiosa-opt-std 0.6.0). The first
+// HbmTensor of the result's type is the kernel's result, at the address
+// given (0.6.0: its place line); any other declares a tensor the tile loop
+// assigns, whose handle's address the loop's first assignment replaces and
+// which is not read.
+func (r *reader) handleDecl(name token, ann *kernel.Tensor, annOff int) {
+	if ann == nil {
+		r.fail(name.off, "let mut binds the result or declares a tensor the tile loop assigns, with its type")
+		return
+	}
+	if r.lp != nil {
+		r.fail(name.off, "let mut in the tile loop: a tensor the loop assigns is declared before it")
+		return
+	}
+	typ := memType[ann.Mem]
+	var addr int64
+	if r.api == Opt06 {
+		r.expect(typ)
+		r.expect("::")
+		r.expect("new")
+		r.noArgs()
+	} else {
+		r.expect("unsafe")
+		r.expect("{")
+		r.expect(typ)
+		r.expect("::")
+		r.expect("from_addr")
+		r.expect("(")
+		if ann.Mem == kernel.TRF {
+			r.expect("TrfAddress")
+			r.expect("::")
+			m := r.ident()
+			if _, err := kernel.ParseTrfAddress(m.text); r.err == nil && err != nil {
+				r.fail(m.off, "%v", err)
+			}
+		} else {
+			addr = r.constExpr()
+		}
+		r.expect(")")
+		r.expect("}")
+	}
+	if r.err != nil {
+		return
+	}
+	if ann.Mem == kernel.HBM && r.output != nil && r.output.Name == "" && sameType(ann, r.output) {
+		if r.names[name.text] || r.vars[name.text] != nil {
+			r.fail(name.off, "%s is bound twice", name.text)
+			return
+		}
+		if r.api == Opt06 {
+			addr, _ = r.placeOf(name.text, name.off, false)
+		}
+		r.output.Name = name.text
+		r.output.Addr = addr
+		r.names[name.text] = true
+		r.vars[name.text] = r.output
+		return
+	}
 	if r.pending == nil {
 		r.pending = map[string]*kernel.Tensor{}
 	}
-	if _, dup := r.pending[name.text]; dup || r.vars[name.text] != nil {
+	if _, dup := r.pending[name.text]; dup || r.vars[name.text] != nil || r.names[name.text] {
 		r.fail(name.off, "%s is declared twice", name.text)
 		return
 	}
 	r.pending[name.text] = ann
-}
-
-// fromAddr parses `unsafe { HbmTensor::from_addr(ADDR) }` (002 L820) bound
-// to the kernel's result.
-func (r *reader) fromAddr(name token, ann *kernel.Tensor, annOff int) {
-	r.expect("unsafe")
-	r.expect("{")
-	r.expect("HbmTensor")
-	r.expect("::")
-	r.expect("from_addr")
-	r.expect("(")
-	addr := r.constExpr()
-	r.expect(")")
-	r.expect("}")
-	if r.err != nil {
-		return
-	}
-	if r.output == nil || r.output.Name != "" || ann == nil || !sameType(ann, r.output) {
-		r.fail(annOff, "HbmTensor::from_addr binds the kernel's result, annotated with the result type")
-		return
-	}
-	if r.names[name.text] {
-		r.fail(name.off, "%s is bound twice", name.text)
-		return
-	}
-	r.output.Name = name.text
-	r.output.Addr = addr
-	r.names[name.text] = true
-	r.vars[name.text] = r.output
+	r.declared = append(r.declared, name.text)
 }
 
 // maxLoopSteps bounds the tiles of a loop the reader unrolls, so that a
@@ -81,7 +125,64 @@ func (r *reader) fromAddr(name token, ann *kernel.Tensor, annOff int) {
 // less (search.DefaultMaxTiles).
 const maxLoopSteps = 1 << 12
 
-// forLoop parses `for t in 0..N { index lets; body }`.
+// indexDef is an index variable's definition `let i = BASE / S % C;`.
+type indexDef struct {
+	name          string
+	base          string // "t" or "t - 1"
+	stride, count int    // count 0 for the outermost (no `%`)
+	off           int
+}
+
+// indexLet parses `let i = t / S % C;` or `let i = (t - 1) / S % C;`.
+func (r *reader) indexLet(v string) indexDef {
+	r.expect("let")
+	name := r.ident()
+	r.expect("=")
+	d := indexDef{name: name.text, base: r.tileBase(v), stride: 1, off: name.off}
+	if r.accept("/") {
+		d.stride = int(r.constAtom())
+	}
+	if r.accept("%") {
+		d.count = int(r.constAtom())
+	}
+	r.expect(";")
+	return d
+}
+
+// tileBase parses `t`, `(t - 1)` or, alone, `t - 1` (indexText).
+func (r *reader) tileBase(v string) string {
+	paren := r.accept("(")
+	r.expect(v)
+	if !paren && !r.is("-") {
+		return v
+	}
+	r.expect("-")
+	one := r.tok()
+	if x, ok := r.intLit(one); !ok || x != 1 {
+		r.fail(one.off, "want %s - 1", v)
+		return ""
+	}
+	r.next()
+	if paren {
+		r.expect(")")
+	}
+	return v + " - 1"
+}
+
+// isIndexLet reports whether an index let starts at token k.
+func (r *reader) isIndexLet(k int, v string) bool {
+	at := func(n int) token {
+		if k+n < len(r.toks) {
+			return r.toks[k+n]
+		}
+		return token{kind: tEOF}
+	}
+	return at(0).text == "let" && at(1).kind == tIdent && at(2).text == "=" &&
+		(at(3).text == v || at(3).text == "(" && at(4).text == v)
+}
+
+// forLoop parses `for t in 0..N { ... }` or the pipelined `for t in 0..=N
+// { ... }` (loop.go).
 func (r *reader) forLoop() {
 	start := r.expect("for")
 	if r.lp != nil {
@@ -98,6 +199,7 @@ func (r *reader) forLoop() {
 	r.next()
 	r.expect(".")
 	r.expect(".")
+	piped := r.accept("=")
 	nt := r.tok()
 	steps, ok := r.intLit(nt)
 	if !ok || steps < 2 || steps > maxLoopSteps {
@@ -105,48 +207,45 @@ func (r *reader) forLoop() {
 		return
 	}
 	r.next()
-	r.expect("{")
 	if r.err != nil {
 		return
 	}
-	lp := &loopRead{off: start.off, loopVar: v.text, l: &kernel.TileLoop{}, vars: map[string]int{},
-		opsAt: len(r.prog.Ops), intermAt: len(r.interm)}
-	r.lp = lp
-	// The index of each axis: let i = t / S % C; outermost first.
-	type idx struct {
-		stride, count int
-		off           int
+	lp := &loopRead{off: start.off, loopVar: v.text, piped: piped, l: &kernel.TileLoop{}, index: map[string]int{},
+		scope: map[string]bool{}, opsAt: len(r.prog.Ops), intermAt: len(r.interm), tile: v.text}
+	// The axes, from the index lets anywhere in the body: each variable
+	// is one axis's index, t / S % C, its stride S the product of the
+	// counts of the axes inside it; the outermost has no count.
+	open := r.i
+	end := r.skipBalanced("{")
+	if r.err != nil {
+		return
 	}
-	var ids []idx
-	for r.err == nil && r.is("let") && r.peek(1).kind == tIdent && r.peek(2).text == "=" && r.peek(3).text == v.text {
-		r.next()
-		name := r.ident()
-		r.expect("=")
-		r.next() // t
-		s, c := 1, 0
-		if r.accept("/") {
-			s = int(r.constAtom())
+	defs := map[string]indexDef{}
+	for k := open + 1; k < end && r.err == nil; k++ {
+		if !r.isIndexLet(k, v.text) {
+			continue
 		}
-		if r.accept("%") {
-			c = int(r.constAtom())
-		}
-		r.expect(";")
+		r.i = k
+		d := r.indexLet(v.text)
 		if r.err != nil {
 			return
 		}
-		if _, dup := lp.vars[name.text]; dup || r.vars[name.text] != nil {
-			r.fail(name.off, "index %s is declared twice", name.text)
+		if old, ok := defs[d.name]; ok && (old.stride != d.stride || old.count != d.count) {
+			r.fail(d.off, "index %s is %s / %d %% %d elsewhere", d.name, v.text, old.stride, old.count)
 			return
 		}
-		lp.vars[name.text] = len(ids)
-		ids = append(ids, idx{s, c, name.off})
+		defs[d.name] = d
 	}
+	r.i = open
+	var ids []indexDef
+	for _, d := range defs {
+		ids = append(ids, d)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a].stride > ids[b].stride })
 	if len(ids) == 0 {
-		r.fail(r.tok().off, "a tile loop starts with the index of each tiled axis (let i = %s / 4;)", v.text)
+		r.fail(r.tok().off, "a tile loop computes the index of each tiled axis (let i = %s / 4;)", v.text)
 		return
 	}
-	// Counts: the outermost from the steps; each stride the product of the
-	// counts inside it.
 	prod := 1
 	for k := len(ids) - 1; k >= 0; k-- {
 		c := ids[k].count
@@ -158,7 +257,7 @@ func (r *reader) forLoop() {
 			c = int(steps) / prod
 		}
 		if ids[k].stride != prod || c < 2 {
-			r.fail(ids[k].off, "index %d: want %s / %d %% COUNT with COUNT ≥ 2 (the axes inside it take %d steps)", k, v.text, prod, prod)
+			r.fail(ids[k].off, "index %s: want %s / %d %% COUNT with COUNT ≥ 2 (the axes inside it take %d steps)", ids[k].name, v.text, prod, prod)
 			return
 		}
 		lp.l.Axes = append([]kernel.LoopAxis{{Count: c}}, lp.l.Axes...)
@@ -168,71 +267,205 @@ func (r *reader) forLoop() {
 		r.fail(nt.off, "the indices take %d steps, the loop %d", prod, steps)
 		return
 	}
+	for k, d := range ids {
+		lp.index[d.name] = k
+	}
+	r.expect("{")
+	r.lp = lp
 	n := len(lp.l.Axes)
 	lp.level = n
 	for r.err == nil && !r.is("}") {
-		if r.tok().kind == tEOF {
+		switch {
+		case r.tok().kind == tEOF:
 			r.fail(start.off, "unclosed tile loop")
 			return
-		}
-		if r.is("if") {
+		case r.is("if"):
 			r.loopIf()
-			continue
+		case piped:
+			r.fail(r.tok().off, "a statement of a pipelined loop is in a block that names its tile (if %s < N, if %s >= 1, ...)", v.text, v.text)
+			return
+		case r.isIndexLet(r.i, v.text):
+			r.scopeIndex()
+		default:
+			r.loopStatement()
 		}
-		r.loopStatement()
 	}
 	r.expect("}")
 	for k, a := range lp.l.Axes {
 		if a.Dim == nil {
-			r.fail(ids[k].off, "no tile view takes index %d", k)
+			r.fail(ids[k].off, "no tile view takes index %s", ids[k].name)
 			return
 		}
 	}
 	lp.done = true
 }
 
-// loopIf parses `if t % S == 0 { ... }` or `if t == 0 { ... }`: its ops
-// fire when the indices of the axes from the level S names on are 0.
+// scopeIndex reads an index let of the block being read: its base is the
+// block's tile.
+func (r *reader) scopeIndex() {
+	lp := r.lp
+	d := r.indexLet(lp.loopVar)
+	if r.err != nil {
+		return
+	}
+	if d.base != lp.tile {
+		r.fail(d.off, "the ops of this block work on tile %s: index %s is %s", lp.tile, d.name, indexText(lp.tile, d.stride, d.count, d.count == 0))
+		return
+	}
+	lp.scope[d.name] = true
+}
+
+// condAtom is one comparison of a loop block's condition: BASE [% S] OP K.
+type condAtom struct {
+	base string
+	mod  int // 0 without `%`
+	op   string
+	k    int64
+}
+
+// loopIf parses a block `if COND { ... }` (condText): without pipelining
+// `t == 0` (once) or `t % S == 0` (when the indices of the axes of stride
+// < S are 0); pipelined, a lead block `t == 0`, `t < N` or `t < N && t %
+// S == 0`, and a block of tile t - 1 `t == 1`, `t >= 1` or `t >= 1 && (t
+// - 1) % S == 0`.
 func (r *reader) loopIf() {
 	lp := r.lp
 	at := r.expect("if")
-	r.expect(lp.loopVar)
-	s := lp.l.Steps()
-	if r.accept("%") {
-		s = int(r.constAtom())
+	var atoms []condAtom
+	for r.err == nil {
+		a := condAtom{base: r.tileBase(lp.loopVar)}
+		if r.accept("%") {
+			a.mod = int(r.constAtom())
+		}
+		switch {
+		case r.is("=") && r.peek(1).text == "=":
+			a.op = "=="
+		case r.is("<"):
+			a.op = "<"
+		case r.is(">") && r.peek(1).text == "=":
+			a.op = ">="
+		default:
+			r.fail(r.tok().off, "want ==, < or >=, found %s", describe(r.tok()))
+			return
+		}
+		r.next()
+		if a.op != "<" {
+			r.next()
+		}
+		k := r.tok()
+		v, ok := r.intLit(k)
+		if !ok {
+			r.fail(k.off, "want an integer, found %s", describe(k))
+			return
+		}
+		r.next()
+		a.k = v
+		atoms = append(atoms, a)
+		if !(r.is("&") && r.peek(1).text == "&") {
+			break
+		}
+		r.next()
+		r.next()
 	}
-	r.expect("=")
-	r.expect("=")
-	z := r.tok()
-	if v, ok := r.intLit(z); !ok || v != 0 {
-		r.fail(z.off, "want == 0")
+	if r.err != nil {
 		return
 	}
-	r.next()
+	level, lead, ok := r.blockOf(atoms)
+	if !ok {
+		forms := "t == 0 or t % S == 0"
+		if lp.piped {
+			forms = "t == 0, t < N, t < N && t % S == 0, t == 1, t >= 1 or t >= 1 && (t - 1) % S == 0"
+		}
+		r.fail(at.off, "want the condition of a loop level (%s, S a level's stride: %s)", strings.ReplaceAll(forms, "t", lp.loopVar), strides(lp.l))
+		return
+	}
 	r.expect("{")
 	if r.err != nil {
 		return
 	}
-	level := -1
-	for lv := 0; lv < len(lp.l.Axes); lv++ {
-		if lp.l.Stride(lv) == s {
-			level = lv
-		}
+	lp.level, lp.lead = level, lead
+	lp.tile = lp.loopVar
+	if lp.piped && !lead {
+		lp.tile = lp.loopVar + " - 1"
 	}
-	if level < 0 {
-		r.fail(at.off, "%s %% %d == 0 is no loop level: the levels fire every %s steps", lp.loopVar, s, strides(lp.l))
-		return
+	outer := lp.scope
+	lp.scope = map[string]bool{}
+	for k := range outer {
+		lp.scope[k] = true
 	}
-	lp.level = level
 	for r.err == nil && !r.is("}") {
-		if r.tok().kind == tEOF {
+		switch {
+		case r.tok().kind == tEOF:
 			r.fail(at.off, "unclosed if")
 			return
+		case r.isIndexLet(r.i, lp.loopVar):
+			r.scopeIndex()
+		default:
+			r.loopStatement()
 		}
-		r.loopStatement()
 	}
 	r.expect("}")
-	lp.level = len(lp.l.Axes)
+	lp.level, lp.lead, lp.tile, lp.scope = len(lp.l.Axes), false, lp.loopVar, outer
+}
+
+// blockOf classifies a block's condition.
+func (r *reader) blockOf(atoms []condAtom) (level int, lead, ok bool) {
+	lp := r.lp
+	n, steps := len(lp.l.Axes), int64(lp.l.Steps())
+	t, t1 := lp.loopVar, lp.loopVar+" - 1"
+	levelOf := func(s int) (int, bool) {
+		for lv := 1; lv < n; lv++ {
+			if lp.l.Stride(lv) == s {
+				return lv, true
+			}
+		}
+		return 0, false
+	}
+	is := func(a condAtom, base string, mod int, op string, k int64) bool {
+		return a.base == base && a.mod == mod && a.op == op && a.k == k
+	}
+	once := func(a condAtom, k int64) bool { return is(a, t, 0, "==", k) }
+	if !lp.piped {
+		if len(atoms) != 1 {
+			return 0, false, false
+		}
+		a := atoms[0]
+		if once(a, 0) {
+			return 0, false, true
+		}
+		if a.base == t && a.mod > 0 && a.op == "==" && a.k == 0 {
+			lv, ok := levelOf(a.mod)
+			return lv, false, ok
+		}
+		return 0, false, false
+	}
+	switch len(atoms) {
+	case 1:
+		a := atoms[0]
+		switch {
+		case once(a, 0):
+			return 0, true, true
+		case once(a, 1):
+			return 0, false, true
+		case is(a, t, 0, "<", steps):
+			return n, true, true
+		case is(a, t, 0, ">=", 1):
+			return n, false, true
+		}
+	case 2:
+		a, b := atoms[0], atoms[1]
+		if b.mod == 0 || b.op != "==" || b.k != 0 {
+			return 0, false, false
+		}
+		lv, ok := levelOf(b.mod)
+		switch {
+		case is(a, t, 0, "<", steps) && b.base == t:
+			return lv, true, ok
+		case is(a, t, 0, ">=", 1) && b.base == t1:
+			return lv, false, ok
+		}
+	}
+	return 0, false, false
 }
 
 func strides(l *kernel.TileLoop) string {
@@ -253,22 +486,15 @@ func (r *reader) loopStatement() {
 	switch {
 	case t.text == "let":
 		r.next()
-		r.accept("mut")
 		name := r.ident()
 		r.expect(":")
 		if r.is("HbmTensorView") || r.is("HbmTensorViewMut") {
 			r.tileView(name)
 			return
 		}
-		annOff := r.tok().off
-		ann := r.tensorType()
-		r.expect("=")
-		if r.err != nil {
-			return
-		}
-		r.expression(name, ann, annOff, false)
-		r.expect(";")
-	case t.kind == tIdent && r.peek(1).text == "=":
+		r.fail(t.off, "a let in the tile loop binds a tile view or an index; the tensors the loop produces are declared before it")
+		return
+	case t.kind == tIdent && r.peek(1).text == "=" && r.peek(2).text != "=":
 		ann, ok := r.pending[t.text]
 		if !ok {
 			r.fail(t.off, "%s is assigned but not declared with let mut before the loop", t.text)
@@ -279,10 +505,10 @@ func (r *reader) loopStatement() {
 		r.next()
 		r.expression(t, ann, t.off, false)
 		r.expect(";")
-	case t.kind == tIdent && r.peek(1).text == "." && r.peek(2).text == "to_hbm":
+	case t.kind == tIdent && r.peek(1).text == "." && r.peek(2).text == "view" && r.peek(5).text == "." && r.peek(6).text == "to_hbm_view":
 		r.storeTile()
 	default:
-		r.fail(t.off, "want a let, an assignment, a store or an if in the tile loop, found %s", describe(t))
+		r.fail(t.off, "want an assignment, a store, a tile view, an index or an if in the tile loop, found %s", describe(t))
 		return
 	}
 	if r.err != nil {
@@ -293,13 +519,13 @@ func (r *reader) loopStatement() {
 		return
 	}
 	op := r.prog.Ops[ops]
-	lp.l.Body = append(lp.l.Body, &kernel.LoopOp{Op: op, Level: lp.level})
+	lp.l.Body = append(lp.l.Body, &kernel.LoopOp{Op: op, Level: lp.level, Lead: lp.lead})
 	for _, x := range r.interm[interm:] {
 		s := &kernel.LoopSlot{Name: x.Name}
 		m := max(len(lp.parity), len(lp.parityModes))
 		if m > 0 {
-			if lp.parityStride != lp.l.Stride(lp.level) {
-				r.fail(lp.parityOff, "the buffer index is %s / %d %% %d: its op fires every %d steps", lp.loopVar, lp.l.Stride(lp.level), m, lp.l.Stride(lp.level))
+			if lp.parityStride != lp.l.Stride(lp.level) || lp.parityTile != lp.tile {
+				r.fail(lp.parityOff, "the buffer index is %s: its op fires every %d steps for tile %s", indexText(lp.tile, lp.l.Stride(lp.level), m, false), lp.l.Stride(lp.level), lp.tile)
 				return
 			}
 			for k := range m {
@@ -320,7 +546,9 @@ func (r *reader) loopStatement() {
 }
 
 // tileView parses the rest of `let x_t: HbmTensorView<'_, D, Chip, M> =
-// x.view().tile::<m![I / 128], 1, M1>(i)...;` (002 L813-831).
+// x.view().tile::<m![I / 128], 1, M1>(i)...;` (002 L813-831). Each tile's
+// mapping is mapping.TileView's, Bottom-padded for the result's view_mut;
+// furiosa-visa-std 0.1.0's m! writes Bottom padding `#` (loop.go).
 func (r *reader) tileView(name token) {
 	lp := r.lp
 	typ := r.next()
@@ -335,6 +563,7 @@ func (r *reader) tileView(name token) {
 	r.expect(",")
 	chip := r.mapArg(roleChip)
 	r.expect(",")
+	elemOff := r.tok().off
 	elem := r.mapArg(roleNone)
 	r.accept(",")
 	r.expect(">")
@@ -348,12 +577,13 @@ func (r *reader) tileView(name token) {
 		r.fail(bt.off, "a tile view is a view of a kernel argument or result, not %s", bt.text)
 		return
 	}
-	want := "view"
-	if base.Role == kernel.Output {
-		want = "view_mut"
+	out := base.Role == kernel.Output
+	want, kind := "view", mapping.Top
+	if out {
+		want, kind = "view_mut", mapping.Bottom
 	}
-	if (typ.text == "HbmTensorViewMut") != (base.Role == kernel.Output) {
-		r.fail(typ.off, "a tile of %s is a%s", bt.text, map[bool]string{true: " HbmTensorViewMut", false: "n HbmTensorView"}[base.Role == kernel.Output])
+	if (typ.text == "HbmTensorViewMut") != out {
+		r.fail(typ.off, "a tile of %s is a%s", bt.text, map[bool]string{true: " HbmTensorViewMut", false: "n HbmTensorView"}[out])
 		return
 	}
 	r.expect(".")
@@ -361,6 +591,7 @@ func (r *reader) tileView(name token) {
 	r.expect("(")
 	r.expect(")")
 	v := &kernel.LoopView{Name: name.text, Base: bt.text}
+	cur := base.Element
 	for r.err == nil && r.accept(".") {
 		r.expect("tile")
 		r.expect("::")
@@ -375,6 +606,7 @@ func (r *reader) tileView(name token) {
 		}
 		r.next()
 		r.expect(",")
+		mOff := r.tok().off
 		m := r.mapArg(roleNone)
 		r.expect(">")
 		r.expect("(")
@@ -383,9 +615,9 @@ func (r *reader) tileView(name token) {
 		if r.err != nil {
 			return
 		}
-		k, ok := lp.vars[iv.text]
-		if !ok {
-			r.fail(iv.off, "%s is no index of the loop", iv.text)
+		k, ok := lp.index[iv.text]
+		if !ok || !lp.scope[iv.text] {
+			r.fail(iv.off, "%s is no index of the loop in scope", iv.text)
 			return
 		}
 		if len(v.Axes) > 0 && k <= v.Axes[len(v.Axes)-1] {
@@ -398,28 +630,42 @@ func (r *reader) tileView(name token) {
 			r.fail(dimOff, "the tile dimension is one axis's digit")
 			return
 		}
-		want := mapping.Sym(fs[0].Axis, fs[0].AxisSize)
+		d := mapping.Sym(fs[0].Axis, fs[0].AxisSize)
 		if fs[0].AxisSize/ax.Count > 1 {
-			want = want.Div(fs[0].AxisSize / ax.Count)
+			d = d.Div(fs[0].AxisSize / ax.Count)
 		}
-		if fs[0].AxisSize%ax.Count != 0 || !want.Equal(dim) {
-			r.fail(dimOff, "index %s counts %d tiles: its dimension is %s", iv.text, ax.Count, want.Text())
+		if fs[0].AxisSize%ax.Count != 0 || !d.Equal(dim) {
+			r.fail(dimOff, "index %s counts %d tiles: its dimension is %s", iv.text, ax.Count, d.Text())
 			return
 		}
-		if ax.Dim != nil && !ax.Dim.Equal(want) {
+		if ax.Dim != nil && !ax.Dim.Equal(d) {
 			r.fail(dimOff, "index %s tiles %s elsewhere", iv.text, ax.Dim.Text())
 			return
 		}
-		ax.Name, ax.Dim = fs[0].Axis, want
+		ax.Name, ax.Dim = fs[0].Axis, d
+		next, err := mapping.TileView(cur, d, 1, kind)
+		if err != nil {
+			r.fail(mOff, "%v", err)
+			return
+		}
+		if !r.sameView(m, next) {
+			r.fail(mOff, "the tile of %s over %s is m![%s]", cur.Text(), d.Text(), r.viewText(next))
+			return
+		}
+		cur = next
 		v.Axes = append(v.Axes, k)
-		v.Maps = append(v.Maps, m)
+		v.Maps = append(v.Maps, next)
 	}
 	r.expect(";")
 	if r.err != nil {
 		return
 	}
-	if len(v.Maps) == 0 || !v.Maps[len(v.Maps)-1].Equal(elem) || dt != base.DType || !chip.Equal(base.Chip) {
-		r.fail(name.off, "the view's type is its tensor's, with the last tile's mapping")
+	if len(v.Maps) == 0 {
+		r.fail(name.off, "a tile view takes one tile or more")
+		return
+	}
+	if !r.sameView(elem, cur) || dt != base.DType || !chip.Equal(base.Chip) {
+		r.fail(elemOff, "the view's type is its tensor's, with the last tile's mapping")
 		return
 	}
 	if r.vars[name.text] != nil {
@@ -428,14 +674,36 @@ func (r *reader) tileView(name token) {
 	}
 	lp.l.Views = append(lp.l.Views, v)
 	r.vars[name.text] = &kernel.Tensor{Name: name.text, Mem: kernel.HBM, DType: base.DType, Role: kernel.Intermediate,
-		Chip: base.Chip, Element: elem, View: base.Name}
+		Chip: base.Chip, Element: cur, View: base.Name}
 }
 
-// storeTile parses `x_dm.to_hbm(&mut ctx.tdma, &mut out_t);`.
+// viewText is how the file's API writes a view's mapping.
+func (r *reader) viewText(e *mapping.Expr) string {
+	s := e.String()
+	if r.api == Visa01 {
+		s = strings.ReplaceAll(s, "#{!}", "#")
+	}
+	return s
+}
+
+// sameView reports whether the mapping read is the view's, as the file's
+// API writes it.
+func (r *reader) sameView(read, view *mapping.Expr) bool {
+	if r.api == Visa01 {
+		return read.String() == r.viewText(view)
+	}
+	return read.Equal(view)
+}
+
+// storeTile parses `x_dm.view().to_hbm_view(&mut ctx.tdma, out_t);`
+// (DmTensorView::to_hbm_view, memory_tensor.rs; tensor/memory.rs).
 func (r *reader) storeTile() {
 	st := r.ident()
 	r.expect(".")
-	r.expect("to_hbm")
+	r.expect("view")
+	r.noArgs()
+	r.expect(".")
+	r.expect("to_hbm_view")
 	r.expect("(")
 	r.expect("&")
 	r.expect("mut")
@@ -443,21 +711,24 @@ func (r *reader) storeTile() {
 	r.expect(".")
 	r.expect("tdma")
 	r.expect(",")
-	r.expect("&")
-	r.expect("mut")
 	vt := r.ident()
 	r.expect(")")
 	r.expect(";")
 	if r.err != nil {
 		return
 	}
-	src, ok := r.vars[st.text]
+	src, ok := r.variable(st.text)
 	if !ok || src.Mem != kernel.DM {
-		r.fail(st.off, "to_hbm stores a DM tensor, not %s", st.text)
+		r.fail(st.off, "to_hbm_view stores a DM tensor, not %s", st.text)
 		return
 	}
-	if r.lp.l.View(vt.text) == nil {
+	v := r.lp.l.View(vt.text)
+	if v == nil {
 		r.fail(vt.off, "%s is no tile view", vt.text)
+		return
+	}
+	if b, _ := r.vars[v.Base]; b == nil || b.Role != kernel.Output {
+		r.fail(vt.off, "%s is a view of %s: the loop stores tiles of the result", vt.text, v.Base)
 		return
 	}
 	r.prog.Ops = append(r.prog.Ops, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToHBM, Src: src.Name, Dst: vt.text})
@@ -484,12 +755,13 @@ func (r *reader) parityAddr() int64 {
 	return vals[0]
 }
 
-// parityIndex parses `[t / S % m]`, m the list's length.
+// parityIndex parses `[t / S % m]` or `[(t - 1) / S % m]`, m the list's
+// length (parityText).
 func (r *reader) parityIndex(m int) {
 	lp := r.lp
 	lp.parityOff = r.tok().off
 	r.expect("[")
-	r.expect(lp.loopVar)
+	lp.parityTile = r.tileBase(lp.loopVar)
 	lp.parityStride = 1
 	if r.accept("/") {
 		lp.parityStride = int(r.constAtom())
@@ -502,56 +774,44 @@ func (r *reader) parityIndex(m int) {
 	r.expect("]")
 }
 
-// parityModes parses the text of `[TrfAddress::FirstHalf,
-// TrfAddress::SecondHalf][t / S % 2]` as rawArgs gave it.
-func (r *reader) parityTrf(text string, off int) (kernel.TrfAddress, bool) {
+// parityTrf parses `[TrfAddress::FirstHalf, TrfAddress::SecondHalf][t / S
+// % 2].clone()` (TrfAddress is Clone, not Copy: loop.go).
+func (r *reader) parityTrf() kernel.TrfAddress {
 	lp := r.lp
-	list, idx, ok := strings.Cut(strings.TrimPrefix(text, "["), "]")
-	if !ok {
-		r.fail(off, "want [TrfAddress::..., ...][%s / S %% 2]", lp.loopVar)
-		return "", false
-	}
+	r.expect("[")
 	var modes []kernel.TrfAddress
-	for _, s := range strings.Split(list, ",") {
-		m, err := kernel.ParseTrfAddress(strings.TrimSpace(s))
-		if err != nil {
-			r.fail(off, "%v", err)
-			return "", false
+	for r.err == nil {
+		r.expect("TrfAddress")
+		r.expect("::")
+		m := r.ident()
+		if r.err != nil {
+			return ""
 		}
-		modes = append(modes, m)
-	}
-	idx = strings.TrimSpace(idx)
-	in, ok := strings.CutPrefix(idx, "[")
-	in, ok2 := strings.CutSuffix(in, "]")
-	if !ok || !ok2 {
-		r.fail(off, "want the buffer index [%s / S %% %d]", lp.loopVar, len(modes))
-		return "", false
-	}
-	f := strings.Fields(in)
-	stride := 1
-	switch {
-	case len(f) == 3 && f[0] == lp.loopVar && f[1] == "%":
-	case len(f) == 5 && f[0] == lp.loopVar && f[1] == "/" && f[3] == "%":
-		s, err := strconv.Atoi(f[2])
+		mode, err := kernel.ParseTrfAddress(m.text)
 		if err != nil {
-			r.fail(off, "bad stride %q", f[2])
-			return "", false
+			r.fail(m.off, "%v", err)
+			return ""
 		}
-		stride = s
-	default:
-		r.fail(off, "want the buffer index [%s / S %% %d]", lp.loopVar, len(modes))
-		return "", false
+		modes = append(modes, mode)
+		if !r.accept(",") {
+			break
+		}
 	}
-	if m, err := strconv.Atoi(f[len(f)-1]); err != nil || m != len(modes) {
-		r.fail(off, "the index takes %d TRF halves modulo %s", len(modes), f[len(f)-1])
-		return "", false
+	r.expect("]")
+	r.parityIndex(len(modes))
+	r.expect(".")
+	r.expect("clone")
+	r.noArgs()
+	if r.err != nil {
+		return ""
 	}
-	lp.parityModes, lp.parityStride, lp.parityOff = modes, stride, off
-	return modes[0], true
+	lp.parityModes = modes
+	return modes[0]
 }
 
 // unrollLoop replaces the loop's body ops and tensors by its unrolling,
-// once the arguments' addresses are known.
+// once the arguments' addresses are known. The slots take the order they
+// are declared in before the loop.
 func (r *reader) unrollLoop() {
 	lp := r.lp
 	if lp == nil {
@@ -568,6 +828,11 @@ func (r *reader) unrollLoop() {
 		r.fail(lp.off, "%s is declared before the loop and assigned by none of its statements", names[0])
 		return
 	}
+	rank := map[string]int{}
+	for k, n := range r.declared {
+		rank[n] = k
+	}
+	sort.SliceStable(lp.l.Slots, func(a, b int) bool { return rank[lp.l.Slots[a].Name] < rank[lp.l.Slots[b].Name] })
 	args := append([]*kernel.Tensor(nil), r.inputs...)
 	if r.output != nil {
 		args = append(args, r.output)
@@ -594,4 +859,20 @@ func sortedKeys(m map[string]*kernel.Tensor) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// variable is the tensor variable name holds. In the tile loop, a tensor
+// declared before it that the body assigns later in its text (a pipelined
+// loop's lead ops fill the next tile's buffers after the ops that read this
+// tile's) is that tensor, which Unroll resolves per tile.
+func (r *reader) variable(name string) (*kernel.Tensor, bool) {
+	if t, ok := r.vars[name]; ok {
+		return t, true
+	}
+	if ann, ok := r.pending[name]; ok && r.lp != nil && !r.lp.done {
+		c := *ann
+		c.Name = name
+		return &c, true
+	}
+	return nil, false
 }

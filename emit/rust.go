@@ -26,6 +26,9 @@ type RustOptions struct {
 	// program against; nil means engines.Default(), the RNGD chip the
 	// Virtual ISA targets.
 	Spec *engines.Spec
+	// API is the library the file is written against; "" means Visa01,
+	// the manual's.
+	API API
 }
 
 // Rust prints p as a Rust Virtual ISA source file in the manual's API
@@ -62,6 +65,10 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	if p == nil {
 		return nil, fmt.Errorf("emit: nil program")
 	}
+	api, err := ParseAPI(string(opts.API.orDefault()))
+	if err != nil {
+		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
+	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
@@ -70,25 +77,6 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 			return nil, fmt.Errorf("emit %q: the %s %q spans several lines", p.Name, s.what, s.v)
 		}
 	}
-	// A regular loop over tiles prints as one (see loop.go); any other
-	// program in straight line.
-	lp, body := loopForm(p)
-	var k *analysis
-	var err error
-	if lp != nil {
-		pre := map[string]bool{}
-		for _, t := range body.Tensors {
-			if t.View != "" || t.Role == kernel.Output {
-				pre[t.Name] = true
-			}
-		}
-		k, err = analyzeWith(body, pre)
-	} else {
-		k, err = analyze(p)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
-	}
 	spec := opts.Spec
 	if spec == nil {
 		spec = engines.Default()
@@ -96,7 +84,41 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	if err := CheckAddresses(spec, p); err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
-	w := &rustWriter{p: p, k: k, aliases: chooseAliases(p), ind: "    "}
+	if err := checkAxes(p.Axes, api); err != nil {
+		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
+	}
+	if err := api.checkTensors(p); err != nil {
+		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
+	}
+	// Tensor names become Rust identifiers (names.go).
+	q, names, err := rustNames(p)
+	if err != nil {
+		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
+	}
+	// A regular loop over tiles prints as one (see loop.go); any other
+	// program in straight line.
+	lp, body := loopForm(q)
+	var k *analysis
+	if lp == nil {
+		k, err = analyze(q)
+	} else {
+		// The loop declares its views, slots and result before it
+		// starts (loop.go), and a pipelined body reads a slot its lead
+		// ops filled on the tile before (kernel.Recognize checked that
+		// unrolling the loop gives the program back).
+		pre := map[string]bool{}
+		for _, t := range body.Tensors {
+			if t.Role != kernel.Input {
+				pre[t.Name] = true
+			}
+		}
+		k, err = analyzeWith(body, pre)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
+	}
+	w := &rustWriter{p: q, k: k, api: api, names: names, ind: "    "}
+	w.aliases = chooseAliases(q, api)
 	if lp != nil {
 		w.p, w.lp = body, lp
 	}
@@ -104,6 +126,33 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
 	return w.buf.Bytes(), nil
+}
+
+// typeNames are the type names an emitted file uses besides the axes: the
+// aliases, the library's types it names, the host program's, and the marker
+// type of `#[device] fn kernel` (`Kernel` under furiosa-visa-std). An axis
+// cannot be named as one of them.
+var typeNames = strings.Fields(`Chip Cluster Slice Time Packet Row Lane Kernel Context HostTensor HbmTensor HbmTensorView
+	HbmTensorViewMut DmTensor TrfTensor VrfTensor TrfAddress AccumulationKind LaneMode SwitchConfig BranchMode TagMode
+	FxpBinaryOp Opt SmallRng SeedableRng Vec Option Some None Box Self`)
+
+// checkAxes refuses axes the file cannot declare: a skewed axis (`B' =
+// B - A`, 002 L988), which neither library's axes! takes (it declares `NAME
+// = SIZE` pairs, furiosa-mapping-macro/src/lib.rs `axes`) and whose name is
+// no Rust identifier, and an axis named as a type the file uses.
+func checkAxes(a mapping.Axes, api API) error {
+	for _, s := range a.Skews() {
+		return fmt.Errorf("axes!: skewed axis %s = %s - %s: %s declares axes as NAME = SIZE only, and %s is no Rust identifier",
+			s.Name, s.Base, s.By, api.Library(), s.Name)
+	}
+	for _, ax := range a.List() {
+		for _, n := range typeNames {
+			if ax.Name == n {
+				return fmt.Errorf("axes!: axis %s has the name of a type the emitted file uses", ax.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // role is the hardware dimension a mapping position stands for; the type
@@ -120,6 +169,16 @@ const (
 	roleRow
 	nRoles
 )
+
+// roleName is the alias of role r: furiosa-opt-std 0.6.0 calls the TRF's
+// Row a Lane (TrfTensor<D, Chip, Cluster, Slice, Lane, Element>,
+// tensor/memory.rs).
+func roleName(r role, api API) string {
+	if r == roleRow && api == Opt06 {
+		return "Lane"
+	}
+	return roleNames[r]
+}
 
 // roleOrder is the order of the alias declarations: the manual's
 // (Chip, Cluster, Slice, Time, Packet, Row; 002 L411-416).
@@ -154,7 +213,7 @@ type alias struct {
 // exactly as the alias does; the Reducer's outputs (contract, accumulate,
 // cast) and element mappings are always written out, as the manual does
 // (002 L356-359, L458-460, L518-520).
-func chooseAliases(p *kernel.Program) [nRoles]*alias {
+func chooseAliases(p *kernel.Program, api API) [nRoles]*alias {
 	var out [nRoles]*alias
 	counts := [nRoles]map[string]int{}
 	first := [nRoles][]*mapping.Expr{}
@@ -215,7 +274,7 @@ func chooseAliases(p *kernel.Program) [nRoles]*alias {
 			}
 		}
 		if best != nil {
-			out[r] = &alias{name: roleNames[r], expr: best, text: best.String()}
+			out[r] = &alias{name: roleName(r, api), expr: best, text: best.String()}
 		}
 	}
 	for _, op := range p.Ops {
@@ -266,12 +325,16 @@ func hasStage(op *kernel.Op, k kernel.StageKind) bool {
 type rustWriter struct {
 	p       *kernel.Program
 	k       *analysis
+	api     API
+	names   []namePair
 	aliases [nRoles]*alias
 	buf     bytes.Buffer
 	// ind is the indentation of a statement of the kernel's body; lp is the
 	// tile loop being printed (nil outside one).
 	ind string
 	lp  *loopPrinter
+	// err is the first error a printing helper met (mapText).
+	err error
 }
 
 func (w *rustWriter) line(format string, args ...any) {
@@ -279,17 +342,82 @@ func (w *rustWriter) line(format string, args ...any) {
 	w.buf.WriteByte('\n')
 }
 
+// fail records the first error of a printing helper; the caller that
+// prints a whole op, stage or declaration takes it (takeErr) and says
+// where it arose.
+func (w *rustWriter) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// takeErr returns and clears the recorded error.
+func (w *rustWriter) takeErr() error {
+	err := w.err
+	w.err = nil
+	return err
+}
+
+// mapSpelling checks that m![...] of e is in the API's grammar: no linear
+// combination `$(...)` in either (furiosa-mapping's parser.lalrpop has no
+// such term); under furiosa-visa-std 0.1.0 no broadcast other than 1 ("Broadcast
+// not supported") and no padding kind other than Top (`#` only; a
+// Bottom `#{!}` prints as `#` where the reader knows it, in the result's
+// mutable tile views). It returns e's text in that grammar.
+func (w *rustWriter) mapSpelling(e *mapping.Expr, bottomOK bool) string {
+	var bad string
+	var walk func(x *mapping.Expr)
+	walk = func(x *mapping.Expr) {
+		if x == nil || bad != "" {
+			return
+		}
+		switch x.Kind() {
+		case mapping.KindLinear:
+			bad = "a linear combination $(...) is in neither library's m! grammar"
+			return
+		case mapping.KindBroadcast:
+			if x.Arg() != 1 && w.api == Visa01 {
+				bad = fmt.Sprintf("broadcast %d: %s's m! takes the number 1 only (\"Broadcast not supported\")", x.Arg(), w.api.Library())
+			}
+		case mapping.KindPadding:
+			if w.api == Visa01 && x.PadKind() != mapping.Top && !(bottomOK && x.PadKind() == mapping.Bottom) {
+				bad = fmt.Sprintf("padding %s: %s's m! has Top padding `#` only", x.PadKind(), w.api.Library())
+			}
+		}
+		if x.Kind() == mapping.KindPair {
+			for _, q := range x.Parts() {
+				walk(q)
+			}
+			return
+		}
+		walk(x.Inner())
+	}
+	walk(e)
+	if bad != "" {
+		w.fail(fmt.Errorf("m![%s]: %s", e, bad))
+	}
+	t := e.String()
+	if w.api == Visa01 {
+		t = strings.ReplaceAll(t, "#{!}", "#")
+	}
+	return t
+}
+
 // mapText prints a mapping at a position of role r: the role's alias when
 // the mapping prints as it does, `m![{Alias}, rest]` when a Time or Packet
 // mapping extends its alias (the manual's escape, 002 L346, L972-984), the
 // literal `m![...]` otherwise.
 func (w *rustWriter) mapText(e *mapping.Expr, r role) string {
-	t := e.String()
+	return w.mapTextOf(e, r, false)
+}
+
+func (w *rustWriter) mapTextOf(e *mapping.Expr, r role, bottomOK bool) string {
+	t := w.mapSpelling(e, bottomOK)
 	a := w.aliases[r]
 	if a == nil {
 		return "m![" + t + "]"
 	}
-	if a.text == t {
+	if a.text == e.String() {
 		return a.name
 	}
 	if (r == roleTime || r == rolePacket) && !a.expr.IsIdentity() && e.Kind() == mapping.KindPair {
@@ -306,7 +434,7 @@ func (w *rustWriter) mapText(e *mapping.Expr, r role) string {
 				rest := make([]string, 0, len(ep)-len(ap)+1)
 				rest = append(rest, "{"+a.name+"}")
 				for _, x := range ep[len(ap):] {
-					rest = append(rest, x.String())
+					rest = append(rest, w.mapSpelling(x, bottomOK))
 				}
 				return "m![" + strings.Join(rest, ", ") + "]"
 			}
@@ -346,47 +474,134 @@ func (w *rustWriter) file(opts RustOptions) error {
 	if opts.Version != "" {
 		w.line("// tcpmap:version %s", opts.Version)
 	}
+	w.line("// Written against %s (tcpmap emit --api %s).", w.api.Library(), w.api)
+	if wide := dualCollects(p); len(wide) > 0 {
+		// docs/spec-decisions.md "Collect packet: 32-byte flits in the
+		// libraries, 64-byte dual-channel flits in the manual".
+		names := strings.Join(wide, ", ")
+		if len(wide) > 3 {
+			names = fmt.Sprintf("%s and %d more", strings.Join(wide[:3], ", "), len(wide)-3)
+		}
+		w.line("// Note: the chains producing %s collect 64-byte packets", names)
+		w.line("// (one dual-channel flit, 002 L2127, L3928), which the collect of")
+		w.line("// %s refuses when the kernel runs (it makes 32-byte flits);", w.api.Library())
+		w.line("// `tcpmap plan --target %s` plans without them.", w.api)
+	}
+	if len(w.names) > 0 {
+		w.line("// Tensors renamed to Rust identifiers (identifier, the program's name):")
+		for _, n := range w.names {
+			w.line("// tcpmap:name %s %s", n.ident, n.orig)
+		}
+	}
+	if w.api == Opt06 {
+		w.placement()
+	}
 	// Crate attributes, extern crates and uses as the manual's examples
-	// have them (002 L175-182).
+	// have them (002 L175-182); the tool the library's #[device] expands
+	// to is registered.
 	w.line("#![feature(register_tool)]")
-	w.line("#![register_tool(tcp)]")
-	w.line("extern crate furiosa_visa_std;")
+	w.line("#![register_tool(%s)]", w.api.tool())
+	w.line("extern crate %s;", w.api.crate())
 	w.line("extern crate tokio;")
 	w.line("extern crate rand;")
 	w.line("use rand::SeedableRng;")
 	w.line("use rand::rngs::SmallRng;")
-	w.line("use furiosa_visa_std::prelude::*;")
+	w.line("use %s::prelude::*;", w.api.crate())
 	w.line("")
 	w.line("axes![%s];", axesText(p.Axes))
 	for _, r := range roleOrder {
 		if a := w.aliases[r]; a != nil {
-			w.line("type %s = m![%s];", a.name, a.text)
+			w.line("type %s = m![%s];", a.name, w.mapSpelling(a.expr, false))
+			if err := w.takeErr(); err != nil {
+				return fmt.Errorf("type %s: %w", a.name, err)
+			}
 		}
 	}
 	w.line("")
 	if err := w.host(); err != nil {
 		return err
 	}
+	if err := w.takeErr(); err != nil {
+		return fmt.Errorf("the host program: %w", err)
+	}
 	w.line("")
-	return w.kernel()
+	if err := w.kernel(); err != nil {
+		return err
+	}
+	return w.err
+}
+
+// dualCollects lists the tensors produced by the chains whose collect packet
+// is larger than one 32-byte flit: a 64-byte dual-channel flit, which the
+// manual allows and both libraries refuse at run time
+// (furiosa-visa-std/src/stream_tensor.rs FLIT_BYTES, CollectTensor;
+// furiosa-opt-std/src/engine/collect.rs assert_packet_one_flit).
+func dualCollects(p *kernel.Program) []string {
+	var out []string
+	for _, op := range p.Ops {
+		bits := 0
+		for _, st := range op.Stages {
+			switch st.Kind {
+			case kernel.StBegin:
+				if t, ok := p.Tensor(st.Tensor); ok {
+					bits = t.DType.SizeBits()
+				}
+			case kernel.StFetch:
+				if st.DType != 0 {
+					bits = st.DType.SizeBits()
+				}
+			case kernel.StCollect:
+				if st.Packet != nil && st.Packet.Size()*bits > 32*8 {
+					out = append(out, op.Stages[len(op.Stages)-1].Tensor)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// placement writes the plan's placement of every tensor the file binds
+// (furiosa-opt-std 0.6.0 takes no address; docs/spec-decisions.md "Emitted
+// Rust: placement under furiosa-opt-std 0.6.0"): `// tcpmap:place NAME
+// ADDR`, a TrfAddress for a TRF tensor, a list for a double buffer of the
+// tile loop.
+func (w *rustWriter) placement() {
+	w.line("// The plan's placement, which %s leaves to its compiler (tcpmap reads it back):", w.api.Library())
+	for _, t := range w.p.Tensors {
+		if t.View != "" {
+			continue
+		}
+		var vals []string
+		if w.lp != nil {
+			if s := w.lp.l.Slot(t.Name); s != nil && len(s.Tensors) > 1 {
+				for _, x := range s.Tensors {
+					vals = append(vals, placeText(x))
+				}
+			}
+		}
+		if vals == nil {
+			w.line("// tcpmap:place %s %s", t.Name, placeText(t))
+			continue
+		}
+		w.line("// tcpmap:place %s [%s]", t.Name, strings.Join(vals, ", "))
+	}
+}
+
+// placeText is a tensor's placement: its TrfAddress or its address.
+func placeText(t *kernel.Tensor) string {
+	if t.Mem == kernel.TRF {
+		return "TrfAddress::" + string(t.TrfAddress)
+	}
+	return addrText(t.Addr, t.Mem == kernel.HBM)
 }
 
 // axesText prints an axis declaration as the manual writes it:
-// `A = 2048`, `I = 256, J = 2048` (002 L183, L410), skewed axes `B' = B - A`
-// (002 L988).
+// `A = 2048`, `I = 256, J = 2048` (002 L183, L410). Skewed axes are refused
+// before (checkAxes).
 func axesText(a mapping.Axes) string {
 	var parts []string
-	skewed := map[string]bool{}
-	for _, s := range a.Skews() {
-		skewed[s.Name] = true
-	}
 	for _, ax := range a.List() {
-		if !skewed[ax.Name] {
-			parts = append(parts, fmt.Sprintf("%s = %d", ax.Name, ax.Size))
-		}
-	}
-	for _, s := range a.Skews() {
-		parts = append(parts, fmt.Sprintf("%s = %s - %s", s.Name, s.Base, s.By))
+		parts = append(parts, fmt.Sprintf("%s = %d", ax.Name, ax.Size))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -426,6 +641,9 @@ func (w *rustWriter) kernel() error {
 	if k.output != nil {
 		ret = " -> " + w.typeText(k.output)
 	}
+	if err := w.takeErr(); err != nil {
+		return fmt.Errorf("the kernel's signature: %w", err)
+	}
 	w.line("#[device(chip = %d)]", p.Chips)
 	if one := "fn kernel(" + strings.Join(params, ", ") + ")" + ret + " {"; len(one) <= maxLine {
 		w.line("%s", one)
@@ -441,7 +659,11 @@ func (w *rustWriter) kernel() error {
 	}
 	for i, op := range p.Ops {
 		tail := k.output != nil && i == len(p.Ops)-1 && op.Kind == kernel.OpToHBM && op.Dst == k.output.Name
-		if err := w.op(op, tail); err != nil {
+		err := w.op(op, tail)
+		if err == nil {
+			err = w.takeErr()
+		}
+		if err != nil {
 			return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
 		}
 	}
@@ -452,16 +674,27 @@ func (w *rustWriter) kernel() error {
 	return nil
 }
 
+// dmaArgs is the argument list of a DMA call: the DMA context, and under
+// furiosa-visa-std 0.1.0 the destination address (002 L339, L361);
+// furiosa-opt-std 0.6.0 places the destination itself
+// (tensor/memory.rs `to_dm(&self, _dma)`, `to_hbm(&self, _dma)`).
+func (w *rustWriter) dmaArgs(dst *kernel.Tensor, hbm bool) string {
+	if w.api == Opt06 {
+		return "&mut ctx.tdma"
+	}
+	return "&mut ctx.tdma, " + w.addr(dst, hbm)
+}
+
 func (w *rustWriter) op(op *kernel.Op, tail bool) error {
 	p := w.p
 	switch op.Kind {
 	case kernel.OpToDM, kernel.OpDMToDM:
 		dst, _ := p.Tensor(op.Dst)
 		// 002 L339: `let lhs: DmTensor<...> = lhs.to_dm(&mut ctx.tdma, 0);`
-		w.line("%s%s%s.to_dm(&mut ctx.tdma, %s);", w.ind, w.bind(dst), op.Src, w.addr(dst, false))
+		w.line("%s%s%s.to_dm(%s);", w.ind, w.bind(dst), op.Src, w.dmaArgs(dst, false))
 	case kernel.OpToHBM:
 		dst, _ := p.Tensor(op.Dst)
-		call := fmt.Sprintf("%s.to_hbm(&mut ctx.tdma, %s)", op.Src, w.addr(dst, true))
+		call := fmt.Sprintf("%s.to_hbm(%s)", op.Src, w.dmaArgs(dst, true))
 		if tail {
 			// 002 L361: the kernel's result is its tail expression.
 			w.line("    %s", call)
@@ -471,7 +704,19 @@ func (w *rustWriter) op(op *kernel.Op, tail bool) error {
 	case kernel.OpChain:
 		return w.chain(op)
 	}
+	if err := w.takeErr(); err != nil {
+		return fmt.Errorf("tensor %s: %w", op.Dst, err)
+	}
 	return nil
+}
+
+// chainState is what printing a chain tracks: the stream's element type and
+// Time, the TRF tensor an align reads (its Row), and the contract's packet.
+type chainState struct {
+	dt             dtype.DType
+	time           *mapping.Expr
+	trf            *kernel.Tensor
+	contractPacket *mapping.Expr
 }
 
 // chain prints a chain as the manual does (002 L342-359):
@@ -487,91 +732,206 @@ func (w *rustWriter) chain(op *kernel.Op) error {
 	last := op.Stages[len(op.Stages)-1]
 	dst, _ := p.Tensor(last.Tensor)
 	w.line("%s%sctx", w.ind, w.bind(dst))
+	if err := w.takeErr(); err != nil {
+		return fmt.Errorf("the type of %s: %w", dst.Name, err)
+	}
 	w.line("%s    .%s", w.ind, op.Context)
-	var dt dtype.DType
+	var cs chainState
+	var calls []string
 	for i, st := range op.Stages {
-		call, err := w.stage(st, &dt)
+		c, err := w.stage(st, &cs)
+		if err == nil {
+			err = w.takeErr()
+		}
 		if err != nil {
 			return fmt.Errorf("stages[%d] (%s): %w", i, st.Kind, err)
 		}
+		calls = append(calls, c...)
+	}
+	for i, c := range calls {
 		end := ""
-		if i == len(op.Stages)-1 {
+		if i == len(calls)-1 {
 			end = ";"
 		}
-		w.line("%s    .%s%s", w.ind, call, end)
+		w.line("%s    .%s%s", w.ind, c, end)
 	}
 	return nil
 }
 
-// stage prints one method call of a chain; dt tracks the stream's element
-// type for a fetch that keeps it.
-func (w *rustWriter) stage(st *kernel.Stage, dt *dtype.DType) (string, error) {
+// stage prints one stage of a chain as the method calls of the API (one,
+// except under furiosa-opt-std 0.6.0 a converting fetch, an accumulate and a
+// commit, which are two); cs tracks the stream.
+func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 	p := w.p
+	api := w.api
 	tp := func(args ...string) string { return "::<" + strings.Join(args, ", ") + ">" }
+	one := func(s string) ([]string, error) { return []string{s}, nil }
 	switch st.Kind {
 	case kernel.StBegin:
 		t, _ := p.Tensor(st.Tensor)
-		*dt = t.DType
-		return beginCall(st) // 002 L205, L1866
+		cs.dt = t.DType
+		call, err := beginCall(st) // 002 L205, L1866
+		if err != nil {
+			return nil, err
+		}
+		return one(call)
 	case kernel.StFetch:
 		// fetch::<D, Time, Packet>() (002 L1705, L207); a fetch that
-		// states no type keeps the stream's (engines.Lower).
+		// states no type keeps the stream's (engines.Lower). 0.6.0:
+		// fetch::<Time, Packet>() keeps the type, fetch_cast::<D>()
+		// converts (engine/fetch.rs, engine/fetch_adapter.rs).
+		from := cs.dt
 		if st.DType != 0 {
-			*dt = st.DType
+			cs.dt = st.DType
 		}
-		return "fetch" + tp(dt.String(), w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()", nil
+		cs.time = st.Time
+		if err := api.checkFetch(from, cs.dt); err != nil {
+			return nil, err
+		}
+		if api == Opt06 {
+			calls := []string{"fetch" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()"}
+			if cs.dt != from {
+				calls = append(calls, "fetch_cast"+tp(cs.dt.String())+"()")
+			}
+			return calls, nil
+		}
+		return one("fetch" + tp(cs.dt.String(), w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()")
 	case kernel.StSwitch:
 		// switch::<Slice, Time>(SwitchConfig::...) (002 L3069, L3196-3202).
 		cfg, err := switchConfig(st)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		return "switch" + tp(w.mapText(st.Slice, roleSlice), w.mapText(st.Time, roleTime)) + "(" + cfg.String() + ")", nil
+		if api == Visa01 && cfg.Topology == kernel.SwitchForwarding {
+			// stream_tensor.rs: SwitchConfig has no Forwarding variant; a
+			// kernel collects the FetchTensor directly.
+			return nil, fmt.Errorf("%s's SwitchConfig has no Forwarding (a kernel calls collect on the fetched stream instead)", api.Library())
+		}
+		cs.time = st.Time
+		return one("switch" + tp(w.mapText(st.Slice, roleSlice), w.mapText(st.Time, roleTime)) + "(" + cfg.String() + ")")
 	case kernel.StCollect:
-		return "collect" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()", nil // 002 L3081
+		cs.time = st.Time
+		return one("collect" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()") // 002 L3081
 	case kernel.StToTRF:
-		t, _ := p.Tensor(st.Tensor)
-		return "to_trf(" + w.trfMode(t) + ")", nil // 002 L347, L4056
-	case kernel.StToVRF:
-		t, _ := p.Tensor(st.Tensor)
-		return "to_vrf(" + w.addr(t, false) + ")", nil // 002 L285
-	case kernel.StAlign:
-		// align::<Time, Packet, _, _>(&trf) (002 L355, L4304).
-		return "align" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket), "_", "_") + "(&" + st.Tensor + ")", nil
-	case kernel.StContract:
-		// Contraction widens i4/i8 to i32 and f8/bf16 to f32 (002 L4312).
-		if acc, err := dtype.AccType(*dt); err == nil {
-			*dt = acc
+		if api == Opt06 {
+			return one("to_trf()") // engine/collect.rs: the compiler places a TRF tensor
 		}
-		return "contract" + tp(w.mapText(st.Packet, roleNone)) + "()", nil // 002 L356, L4314
+		t, _ := p.Tensor(st.Tensor)
+		return one("to_trf(" + w.trfMode(t) + ")") // 002 L347, L4056
+	case kernel.StToVRF:
+		if !isVE(cs.dt) {
+			return nil, fmt.Errorf("to_vrf of a %s stream: the VRF holds i32 or f32 (VeScalar)", cs.dt)
+		}
+		if api == Opt06 {
+			return one("to_vrf()")
+		}
+		t, _ := p.Tensor(st.Tensor)
+		return one("to_vrf(" + w.addr(t, false) + ")") // 002 L285
+	case kernel.StAlign:
+		if err := api.checkContraction(cs.dt); err != nil {
+			return nil, err
+		}
+		cs.trf, _ = p.Tensor(st.Tensor)
+		cs.time = st.Time
+		if api == Opt06 {
+			// contract_outer::<OutTime, OutPacket, Lane, TrfElement, TrfD>(&trf)
+			// (engine/contraction/outer/mod.rs).
+			return one("contract_outer" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket), "_", "_", "_") + "(&" + st.Tensor + ")")
+		}
+		// align::<Time, Packet, _, _>(&trf) (002 L355, L4304).
+		return one("align" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket), "_", "_") + "(&" + st.Tensor + ")")
+	case kernel.StContract:
+		if acc, err := dtype.AccType(cs.dt); err == nil {
+			cs.dt = acc // 002 L4312
+		}
+		cs.contractPacket = st.Packet
+		if api == Opt06 {
+			return one("contract_packet" + tp(w.mapText(st.Packet, roleNone)) + "()") // engine/contraction/packet.rs
+		}
+		return one("contract" + tp(w.mapText(st.Packet, roleNone)) + "()") // 002 L356, L4314
 	case kernel.StAccumulate:
 		kind, err := kernel.ParseAccumulationKind(st.Param)
 		if err != nil {
-			return "", err
+			return nil, err
+		}
+		cs.time = st.Time
+		if api == Opt06 {
+			// contract_time::<Time'>() then contract_lane::<OutTime,
+			// OutPacket>(LaneMode) (engine/contraction/time.rs, lane.rs):
+			// Time' is accumulate's OutTime without the packet or the
+			// [Row, packet] it appends (engines.RetainedTime).
+			if cs.trf == nil || cs.contractPacket == nil {
+				return nil, fmt.Errorf("accumulate without a preceding align and contract")
+			}
+			kept, err := engines.RetainedTime(engines.Default(), kind, cs.trf.Row, cs.contractPacket, st.Time)
+			if err != nil {
+				return nil, err
+			}
+			return []string{
+				"contract_time" + tp(w.mapText(kept, roleNone)) + "()",
+				"contract_lane" + tp(w.mapText(st.Time, roleNone), w.mapText(st.Packet, roleNone)) + "(LaneMode::" + string(kind) + ")",
+			}, nil
 		}
 		// 002 L357, L4321.
-		return "accumulate" + tp(w.mapText(st.Time, roleNone), w.mapText(st.Packet, roleNone)) + "(AccumulationKind::" + string(kind) + ")", nil
+		return one("accumulate" + tp(w.mapText(st.Time, roleNone), w.mapText(st.Packet, roleNone)) + "(AccumulationKind::" + string(kind) + ")")
 	case kernel.StCast:
-		*dt = st.DType
-		return "cast" + tp(st.DType.String(), w.mapText(st.Packet, roleNone)) + "()", nil // 002 L358, L6767
+		if err := api.checkCast(cs.dt, st.DType); err != nil {
+			return nil, err
+		}
+		cs.dt = st.DType
+		return one("cast" + tp(st.DType.String(), w.mapText(st.Packet, roleNone)) + "()") // 002 L6767
 	case kernel.StTranspose:
-		return "transpose" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()", nil // 002 L6832
+		cs.time = st.Time
+		return one("transpose" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()") // 002 L6832
 	case kernel.StVectorInit:
-		return "vector_init()", nil // 002 L211
+		if !isVE(cs.dt) {
+			return nil, fmt.Errorf("vector_init of a %s stream: the Vector Engine takes i32 or f32 (VeScalar)", cs.dt)
+		}
+		return one("vector_init()") // 002 L211
 	case kernel.StVectorBranch:
-		return "vector_intra_slice_branch(BranchMode::" + strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(st.Param), "BranchMode::")) + ")", nil // 002 L212
+		mode := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(st.Param), "BranchMode::"))
+		if api == Opt06 {
+			// engine/vector/branch.rs: TagMode<D>::Zero is the unconditional
+			// mode; the others take other arguments or are withheld.
+			if m, err := kernel.ParseBranchMode(mode); err != nil || m != kernel.BranchUnconditional {
+				return nil, fmt.Errorf("branch mode %s: %s's tag unit spells only the unconditional mode (TagMode::Zero) the same way", mode, api.Library())
+			}
+			return one("vector_intra_slice_tag(TagMode::Zero)")
+		}
+		return one("vector_intra_slice_branch(BranchMode::" + mode + ")") // 002 L212
 	case kernel.StVectorFxp:
+		if cs.dt != dtype.I32 {
+			return nil, fmt.Errorf("vector_fxp of a %s stream: fixed-point operations take i32", cs.dt)
+		}
 		op, operand := fxpParts(st)
-		return "vector_fxp(FxpBinaryOp::" + op + ", " + operand + ")", nil // 002 L214, L295
+		return one("vector_fxp(FxpBinaryOp::" + op + ", " + operand + ")") // 002 L214, L295
 	case kernel.StVectorFinal:
-		return "vector_final()", nil // 002 L216
+		return one("vector_final()") // 002 L216
 	case kernel.StVectorInterSlice:
-		return interSliceCall(st, *dt, tp(w.mapText(st.Slice, roleSlice), w.mapText(st.Time, roleTime)))
+		call, err := interSliceCall(st, cs.dt, tp(w.mapText(st.Slice, roleSlice), w.mapText(st.Time, roleTime)))
+		if err != nil {
+			return nil, err
+		}
+		return one(call)
 	case kernel.StCommit:
 		t, _ := p.Tensor(st.Tensor)
-		return "commit" + tp(w.mapText(t.Element, roleNone)) + "(" + w.addr(t, false) + ")", nil // 002 L359, L2154
+		if api == Opt06 {
+			// commit_trim::<Packet'>().commit::<Element>() (engine/commit_adapter.rs,
+			// engine/commit.rs): Packet' is the packet the commit writes,
+			// Element's inner |Element| / |Time| positions (the split of
+			// 002 L2154's commit).
+			if cs.time == nil || cs.time.Size() == 0 || t.Element.Size()%cs.time.Size() != 0 {
+				return nil, fmt.Errorf("commit of %s: the stream's Time does not divide the element mapping", st.Tensor)
+			}
+			_, trim, err := mapping.SplitAt(t.Element, t.Element.Size()/cs.time.Size())
+			if err != nil {
+				return nil, fmt.Errorf("commit of %s: %w", st.Tensor, err)
+			}
+			return []string{"commit_trim" + tp(w.mapText(trim, roleNone)) + "()", "commit" + tp(w.mapText(t.Element, roleNone)) + "()"}, nil
+		}
+		return one("commit" + tp(w.mapText(t.Element, roleNone)) + "(" + w.addr(t, false) + ")") // 002 L359, L2154
 	}
-	return "", fmt.Errorf("unknown stage kind %q", st.Kind)
+	return nil, fmt.Errorf("unknown stage kind %q", st.Kind)
 }
 
 // switchConfig is the SwitchConfig a switch stage passes: its Param, or the

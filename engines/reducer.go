@@ -216,12 +216,9 @@ func DeriveAccumulate(spec *Spec, in AccumulateInput) (kernel.AccumulateConfig, 
 		if err != nil || !ceEquiv(in.OutPacket, rowPad) {
 			return c, ruleRedInterleaved.Violate("OutPacket %s must be Row # %d = m![%s # %d]", in.OutPacket.Text(), bus, in.Row.String(), bus)
 		}
-		if in.OutTime.Size()%m != 0 {
-			return c, ruleRedInterleaved.Violate("OutTime %s must end with the contract packet %s", in.OutTime.Text(), in.Packet.Text())
-		}
-		tp, cp, err := ceSplit(in.OutTime, m)
-		if err != nil || !ceEquiv(cp, in.Packet) {
-			return c, ruleRedInterleaved.Violate("OutTime %s must end with the contract packet %s", in.OutTime.Text(), in.Packet.Text())
+		tp, err := RetainedTime(spec, in.Kind, in.Row, in.Packet, in.OutTime)
+		if err != nil {
+			return c, err
 		}
 		timeOut = tp
 	case kernel.Sequential:
@@ -234,17 +231,13 @@ func DeriveAccumulate(spec *Spec, in AccumulateInput) (kernel.AccumulateConfig, 
 		if err != nil {
 			return c, ruleRedSequential.Violate("contract packet %s cannot pad to %d: %v", in.Packet.Text(), outLen, err)
 		}
-		pOuter, pInner, err := ceSplit(padded, bus)
+		_, pInner, err := ceSplit(padded, bus)
 		if err != nil || !ceEquiv(in.OutPacket, pInner) {
 			return c, ruleRedSequential.Violate("OutPacket %s must be Packet_inner m![%s]", in.OutPacket.Text(), ceText(pInner))
 		}
-		tail := mapping.Pair(in.Row, pOuter)
-		if in.OutTime.Size()%tail.Size() != 0 {
-			return c, ruleRedSequential.Violate("OutTime %s must end with [Row, Packet_outer] = m![%s]", in.OutTime.Text(), tail.String())
-		}
-		tp, rest, err := ceSplit(in.OutTime, tail.Size())
-		if err != nil || !ceEquiv(rest, tail) {
-			return c, ruleRedSequential.Violate("OutTime %s must end with [Row, Packet_outer] = m![%s]", in.OutTime.Text(), tail.String())
+		tp, err := RetainedTime(spec, in.Kind, in.Row, in.Packet, in.OutTime)
+		if err != nil {
+			return c, err
 		}
 		timeOut = tp
 	default:
@@ -314,6 +307,57 @@ func DeriveAccumulate(spec *Spec, in AccumulateInput) (kernel.AccumulateConfig, 
 		}
 	}
 	return c, nil
+}
+
+// RetainedTime is Time' of `accumulate::<OutTime, OutPacket>(kind)`: the
+// Time axes the temporal accumulation keeps, which is OutTime without what
+// the kind appends to them, the contract's packet for Interleaved (OutTime
+// = [Time', Packet], 002 L4448) and [Row, Packet_outer] for Sequential
+// (OutTime = [Time', Row, Packet_outer], Packet padded to a multiple of the
+// 8-element output bus, 002 L4491). packet is contract's OutPacket and row
+// the computation's Row. The newer library spells the accumulation as two
+// calls, contract_time::<Time'>() and contract_lane::<OutTime,
+// OutPacket>(mode); this is the first one's argument.
+func RetainedTime(spec *Spec, kind kernel.AccumulationKind, row, packet, outTime *mapping.Expr) (*mapping.Expr, error) {
+	if spec == nil {
+		return nil, errors.New("reducer: nil hardware spec")
+	}
+	if err := ceCheckExprs("reducer", []string{"row", "contract packet", "out time"}, row, packet, outTime); err != nil {
+		return nil, err
+	}
+	bus := spec.Reducer.OutputBusElements.Value // 8, 002 L4436, L4491
+	m := packet.Size()
+	switch kind {
+	case kernel.Interleaved:
+		if m < 1 || outTime.Size()%m != 0 {
+			return nil, ruleRedInterleaved.Violate("OutTime %s must end with the contract packet %s", outTime.Text(), packet.Text())
+		}
+		tp, cp, err := ceSplit(outTime, m)
+		if err != nil || !ceEquiv(cp, packet) {
+			return nil, ruleRedInterleaved.Violate("OutTime %s must end with the contract packet %s", outTime.Text(), packet.Text())
+		}
+		return tp, nil
+	case kernel.Sequential:
+		outLen := (m + bus - 1) / bus * bus
+		padded, err := mapping.NewPadding(packet, outLen, mapping.Top)
+		if err != nil {
+			return nil, ruleRedSequential.Violate("contract packet %s cannot pad to %d: %v", packet.Text(), outLen, err)
+		}
+		pOuter, _, err := ceSplit(padded, bus)
+		if err != nil {
+			return nil, ruleRedSequential.Violate("contract packet %s padded to %d cannot split at %d: %v", packet.Text(), outLen, bus, err)
+		}
+		tail := mapping.Pair(row, pOuter)
+		if outTime.Size()%tail.Size() != 0 {
+			return nil, ruleRedSequential.Violate("OutTime %s must end with [Row, Packet_outer] = m![%s]", outTime.Text(), tail.String())
+		}
+		tp, rest, err := ceSplit(outTime, tail.Size())
+		if err != nil || !ceEquiv(rest, tail) {
+			return nil, ruleRedSequential.Violate("OutTime %s must end with [Row, Packet_outer] = m![%s]", outTime.Text(), tail.String())
+		}
+		return tp, nil
+	}
+	return nil, fmt.Errorf("reducer: unknown accumulation kind %q (want Interleaved or Sequential)", string(kind))
 }
 
 // redSameDigit reports whether two loops are the same loop.

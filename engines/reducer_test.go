@@ -404,3 +404,32 @@ func BenchmarkDeriveAlign(b *testing.B) {
 		}
 	}
 }
+
+// TestRetainedTime: contract_time's Time' (furiosa-opt-std 0.6.0 spells
+// accumulate as contract_time::<Time'>() then contract_lane) is OutTime
+// without what the kind appends: the contract packet for Interleaved
+// (002 L4448), [Row, Packet_outer] for Sequential (002 L4491); an OutTime
+// that does not end so is refused.
+func TestRetainedTime(t *testing.T) {
+	spec := Default()
+	ax := ceAx(t, "M=4, N=4, K=64")
+	for _, tc := range []struct {
+		kind                       kernel.AccumulationKind
+		row, packet, outTime, want string
+	}{
+		{kernel.Interleaved, "N", "K % 16 / 4", "M, K % 16 / 4", "M"},
+		{kernel.Interleaved, "1", "1", "K / 8", "K / 8"},
+		{kernel.Sequential, "N", "1", "M, N", "M"},
+		{kernel.Sequential, "1", "K % 16", "K / 16, K % 16 / 8", "K / 16"},
+	} {
+		got, err := RetainedTime(spec, tc.kind, ceM(t, ax, tc.row), ceM(t, ax, tc.packet), ceM(t, ax, tc.outTime))
+		require.NoError(t, err, "%s %s", tc.kind, tc.outTime)
+		assert.True(t, got.Equal(ceM(t, ax, tc.want)), "%s OutTime %s: Time' %s, want %s", tc.kind, tc.outTime, got, tc.want)
+	}
+	_, err := RetainedTime(spec, kernel.Interleaved, ceM(t, ax, "1"), ceM(t, ax, "K % 4"), ceM(t, ax, "M, N"))
+	assert.ErrorContains(t, err, "must end with the contract packet")
+	_, err = RetainedTime(spec, kernel.Sequential, ceM(t, ax, "N"), ceM(t, ax, "1"), ceM(t, ax, "N, M"))
+	assert.ErrorContains(t, err, "must end with [Row, Packet_outer]")
+	_, err = RetainedTime(nil, kernel.Sequential, ceM(t, ax, "N"), ceM(t, ax, "1"), ceM(t, ax, "N, M"))
+	assert.Error(t, err)
+}

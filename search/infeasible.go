@@ -206,7 +206,11 @@ func (s *Space) resized(sizes map[string]int) (*Space, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewSpace(p, s.Spec)
+	r, err := NewSpace(p, s.Spec)
+	if r != nil {
+		r.NoDualChannel = s.NoDualChannel
+	}
+	return r, err
 }
 
 // Sizes returns the relaxation's padded sizes by axis name.

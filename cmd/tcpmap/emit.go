@@ -28,7 +28,7 @@ type emittedFile struct {
 // newEmitCmd is `tcpmap emit`: a kernel program as a Rust Virtual ISA
 // kernel or as JSON.
 func newEmitCmd(g *globals) *cobra.Command {
-	var lang, out string
+	var lang, out, apiName string
 	cmd := &cobra.Command{
 		Use:         "emit KERNEL.json|KERNEL.rs|PLAN.plan.json",
 		Annotations: readsHW,
@@ -38,11 +38,16 @@ emitted or that follows the manual's Hello kernels) and writes it to
 DIR/<name>.rs (--lang rust) or DIR/<name>.json (--lang json), where name is
 the program's name; it prints the path of each file written.
 
-The Rust file has the manual's API (002 L175-525): axes!, type aliases, a host
-program whose test compares the kernel with a host oracle computed from the
-program's reference, and the #[device(chip = N)] kernel with every type
-parameter spelled out. A program whose live tensors overlap in memory, or that
-the Virtual ISA cannot spell, is refused with the reason.
+The Rust file has axes!, type aliases, a host program whose test compares the
+kernel with a host oracle computed from the program's reference, and the
+#[device(chip = N)] kernel with every type parameter spelled out, in the API of
+one of the vendor's libraries (--api): visa-0.1 is furiosa-visa-std 0.1.0, the
+manual's API (002 L175-525, the default); opt-0.6 is furiosa-opt-std 0.6.0, the
+vendor's current library, which places tensors itself (the plan's placement is
+kept in // tcpmap:place lines). Tensor names become snake_case identifiers,
+each changed name recorded in a // tcpmap:name line. A program whose live
+tensors overlap in memory, or that the chosen API cannot spell, is refused with
+the op that cannot be written and why.
 
 A plan (from tcpmap plan --out) emits its kernel program: as Rust with the
 plan's predicted cost in the header, or with --lang json as the plan itself
@@ -56,6 +61,10 @@ checked before the input is read; each file is replaced atomically.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if lang != "rust" && lang != "json" {
 				return usageError{fmt.Errorf("--lang %q: want rust or json", lang)}
+			}
+			api, err := emit.ParseAPI(apiName)
+			if err != nil {
+				return usageError{fmt.Errorf("--api: %w", err)}
 			}
 			if err := checkOutDir("--out", out); err != nil {
 				return err
@@ -81,7 +90,7 @@ checked before the input is read; each file is replaced atomically.`,
 			ext := ".rs"
 			switch {
 			case lang == "rust":
-				opts := emit.RustOptions{Version: Version, Spec: spec}
+				opts := emit.RustOptions{Version: Version, Spec: spec, API: api}
 				if pl != nil {
 					opts.Cost = fmt.Sprintf("%.0f cycles (%s model), bottleneck %s", pl.Cost.Cycles, pl.Cost.Model, pl.Cost.Bottleneck)
 				}
@@ -118,6 +127,7 @@ checked before the input is read; each file is replaced atomically.`,
 	fl := cmd.Flags()
 	fl.StringVar(&lang, "lang", "rust", "output language: rust or json")
 	fl.StringVar(&out, "out", ".", "output `DIR` (created if missing)")
+	fl.StringVar(&apiName, "api", string(emit.Visa01), "Rust `API`: visa-0.1 (furiosa-visa-std 0.1.0, the manual's) or opt-0.6 (furiosa-opt-std 0.6.0)")
 	return cmd
 }
 

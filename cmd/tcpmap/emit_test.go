@@ -94,3 +94,30 @@ func TestEmitPlan(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
 }
+
+// TestEmitAPI: --api picks the library the Rust file is written against;
+// the file reads back (its crate tells the API) as the same program; an
+// unknown API is a usage error.
+func TestEmitAPI(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "emit", "../../workloads/kernels/hello-gemm.json", "--api", "opt-0.6", "--out", dir)
+	require.Equal(t, exitOK, code, errOut)
+	path := strings.TrimSpace(out)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "extern crate furiosa_opt_std;")
+	assert.Contains(t, string(b), "// tcpmap:place b_dm 1 << 16")
+	code, _, errOut = runCLI(t, "emit", path, "--lang", "json", "--out", dir)
+	require.Equal(t, exitOK, code, errOut)
+	got, err := os.ReadFile(filepath.Join(dir, "hello-gemm.json"))
+	require.NoError(t, err)
+	p, err := emit.ReadFile("../../workloads/kernels/hello-gemm.json")
+	require.NoError(t, err)
+	want, err := emit.JSON(p)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+
+	code, _, errOut = runCLI(t, "emit", "../../workloads/kernels/hello-gemm.json", "--api", "opt-0.5", "--out", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `--api: unknown API "opt-0.5" (want visa-0.1 or opt-0.6)`)
+}

@@ -41,6 +41,17 @@ type planOutput struct {
 	LowerHits    int               `json:"lower_memo_hits"`
 	LowerMisses  int               `json:"lower_memo_misses"`
 	Bounded      int               `json:"bound_evaluations"`
+	Target       string            `json:"target"`
+}
+
+// planTargets are the values of plan --target: the library the plan's
+// kernel is for, which decides the collect packets the planner may use
+// (docs/spec-decisions.md "Collect packet: 32-byte flits in the libraries,
+// 64-byte dual-channel flits in the manual").
+var planTargets = map[string]string{
+	"manual":   "the manual's hardware: collect packets of one 32-byte flit or one 64-byte dual-channel flit",
+	"visa-0.1": "furiosa-visa-std 0.1.0: collect packets of one 32-byte flit, no dual-channel candidates",
+	"opt-0.6":  "furiosa-opt-std 0.6.0: collect packets of one 32-byte flit, no dual-channel candidates",
 }
 
 func newPlanCmd(g *globals) *cobra.Command {
@@ -55,6 +66,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 		noPad    bool
 		workers  int
 		planner  string
+		target   string
 	)
 	cmd := &cobra.Command{
 		Use:         "plan WORKLOAD.yaml",
@@ -79,6 +91,12 @@ Slice, Row and Element mappings, each chain's Time and Packet), the operand in
 the TRF, the tiles, the predicted cycles, time, MAC utilization and
 bottleneck, and the search statistics.
 
+--target says which library the kernel is for: manual (the default) plans for
+the hardware the manual describes; visa-0.1 and opt-0.6 (the APIs of tcpmap
+emit --api) leave out the candidates whose collect packet is one 64-byte
+dual-channel flit, which both of the vendor's libraries refuse (their collect
+makes 32-byte flits).
+
 --top N lists the N best candidates. --timeout stops the search early with
 the best candidate found so far and the gap to the proven lower bound; Ctrl-C
 does the same. --out writes the plan with its lowered kernel program as JSON,
@@ -99,6 +117,9 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			if planner != "sat" && planner != "exhaustive" {
 				return usageError{fmt.Errorf("--planner %q: want sat or exhaustive", planner)}
 			}
+			if planTargets[target] == "" {
+				return usageError{fmt.Errorf("--target %q: want manual, visa-0.1 or opt-0.6", target)}
+			}
 			if timeout < 0 || maxTiles < 0 || workers < 0 || maxEvals < 0 {
 				return usageError{fmt.Errorf("--timeout, --max-tiles and --workers must not be negative")}
 			}
@@ -112,6 +133,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			if err != nil {
 				return err
 			}
+			s.NoDualChannel = target != "manual"
 			stderr := c.ErrOrStderr()
 			run := search.Solve
 			if planner == "exhaustive" {
@@ -203,7 +225,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 					Mapping: s.Mapping(&x.Candidate), Summary: x.Candidate.String(s.P)})
 			}
 			if g.json {
-				o := planOutput{Plan: pl, WallSeconds: res.Stats.Wall.Seconds(),
+				o := planOutput{Plan: pl, WallSeconds: res.Stats.Wall.Seconds(), Target: target,
 					LowerHits: res.Stats.LowerHits, LowerMisses: res.Stats.LowerMisses, Bounded: res.Stats.BoundEvaluations}
 				if top > 1 {
 					o.Alternatives = alts
@@ -219,6 +241,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 				}
 			}
 			fmt.Fprintln(wr)
+			fmt.Fprintf(wr, "target: %s (%s)\n", target, planTargets[target])
 			writeSearchStats(wr, res)
 			if out != "" {
 				fmt.Fprintf(wr, "wrote %s\n", out)
@@ -236,6 +259,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
 	cmd.Flags().BoolVar(&noPad, "no-pad", false, "when no mapping is legal at the workload's sizes, do not plan the nearest padding (report the paddings instead)")
 	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
+	cmd.Flags().StringVar(&target, "target", "manual", "the library the kernel is for: manual, visa-0.1 or opt-0.6 (no 64-byte dual-channel collect packets)")
 	return cmd
 }
 

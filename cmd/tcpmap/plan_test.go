@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/engines"
+	"tcpmap/model/kernel"
 	"tcpmap/model/plan"
 	"tcpmap/search"
 )
@@ -244,4 +245,49 @@ func TestNoPlanRules(t *testing.T) {
 	assert.Contains(t, out.String(), "optimal: no legal mapping")
 	assert.Equal(t, "tcpmap: dot.yaml: no legal mapping: every one of the 7 candidates breaks a rule: FE-R5 (002 L1757-1761) ×5; MEM-C1 (002 L138) ×2\n"+
 		search.NoRelaxation+"\n", errb.String(), "A = 2048 is a power of two: no padding to try")
+}
+
+// TestPlanTarget: --target visa-0.1 and opt-0.6 plan without 64-byte
+// dual-channel collect packets, which the vendor's libraries refuse; the
+// manual's target (the default) uses one for the GEMM. The target is in
+// the output; an unknown one is a usage error.
+func TestPlanTarget(t *testing.T) {
+	dir := t.TempDir()
+	collect64 := func(path string) int {
+		pl, err := plan.Read(path)
+		require.NoError(t, err)
+		n := 0
+		for _, op := range pl.Program.Ops {
+			bits := 0
+			for _, st := range op.Stages {
+				switch st.Kind {
+				case kernel.StBegin:
+					x, _ := pl.Program.Tensor(st.Tensor)
+					bits = x.DType.SizeBits()
+				case kernel.StFetch:
+					if st.DType != 0 {
+						bits = st.DType.SizeBits()
+					}
+				case kernel.StCollect:
+					if st.Packet.Size()*bits/8 > 32 {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		target string
+		dual   bool
+	}{{"manual", true}, {"visa-0.1", false}, {"opt-0.6", false}} {
+		out := filepath.Join(dir, tc.target+".plan.json")
+		code, stdout, errOut := runCLI(t, "plan", "../../workloads/gemm.yaml", "--target", tc.target, "--out", out)
+		require.Equal(t, exitOK, code, errOut)
+		assert.Contains(t, stdout, "target: "+tc.target+" (")
+		assert.Equal(t, tc.dual, collect64(out) > 0, "%s: 64-byte collect packets", tc.target)
+	}
+	code, _, errOut := runCLI(t, "plan", "../../workloads/gemm.yaml", "--target", "visa-0.2")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `--target "visa-0.2": want manual, visa-0.1 or opt-0.6`)
 }

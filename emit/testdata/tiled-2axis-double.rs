@@ -2,6 +2,7 @@
 // tcpmap:kernel gemm-128x128x2048
 // tcpmap:reference einsum(in0, in1) -> out
 // tcpmap:version test
+// Written against furiosa-visa-std 0.1.0 (tcpmap emit --api visa-0.1).
 #![feature(register_tool)]
 #![register_tool(tcp)]
 extern crate furiosa_visa_std;
@@ -20,11 +21,11 @@ type Row = m![I % 8];
 /// Runs the kernel once on random inputs drawn from seed and checks its output
 /// against the host oracle.
 ///
-/// Host API beyond the manual's examples, which compare nothing:
-/// HostTensor::<D, M>::to_vec(&self) -> Vec<D> returns the M::SIZE elements in
-/// M's buffer order (position p of m![I, J] holds i = p / |J|, j = p % |J|), and
-/// every element type converts with f64::from (floats; bf16 is the half crate's)
-/// or i64::from (integers).
+/// Host API of furiosa-visa-std 0.1.0 beyond the manual's examples, which compare
+/// nothing: HostTensor::to_buf(&self) -> Vec<Opt<D>> returns the elements in the
+/// mapping's buffer order (position p of m![I, J] holds i = p / |J|, j = p % |J|);
+/// the library's float types convert with f32::from, its integer types with
+/// i32::from (memory_tensor.rs, scalar.rs).
 async fn run(seed: u64) {
     let mut ctx = Context::acquire();
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -34,8 +35,8 @@ async fn run(seed: u64) {
     let in1_hbm = in1.to_hbm(&mut ctx.pdma, 1 << 28).await;
     let out_hbm = launch(kernel, (&mut ctx, &in0_hbm, &in1_hbm)).await;
     let out = out_hbm.to_host::<m![I, J]>(&mut ctx.pdma).await;
-    let want = oracle(&floats(&in0.to_vec()), &floats(&in1.to_vec()));
-    check_floats(&floats(&out.to_vec()), &want, 2048.0, 0.0078125);
+    let want = oracle(&floats(&in0.to_buf()), &floats(&in1.to_buf()));
+    check_floats(&floats(&out.to_buf()), &want, 2048.0, 0.0078125);
 }
 
 #[tokio::main]
@@ -72,12 +73,18 @@ fn oracle(in0: &[f64], in1: &[f64]) -> Vec<Option<(f64, f64)>> {
     out
 }
 
-/// The elements of a host tensor as f64.
-fn floats<T: Copy>(v: &[T]) -> Vec<f64>
+/// The elements of a host tensor as f64; an uninitialized element reads NaN,
+/// which no check accepts.
+fn floats<T: Copy>(v: &[Opt<T>]) -> Vec<f64>
 where
-    f64: From<T>,
+    f32: From<T>,
 {
-    v.iter().map(|&x| f64::from(x)).collect()
+    v.iter()
+        .map(|x| match *x {
+            Opt::Init(x) => f64::from(f32::from(x)),
+            Opt::Uninit => f64::NAN,
+        })
+        .collect()
 }
 
 /// Checks a float output against the oracle. An element may differ by the
@@ -103,9 +110,11 @@ fn kernel(
     in0: &HbmTensor<bf16, Chip, m![I, K]>,
     in1: &HbmTensor<bf16, Chip, m![K, J]>,
 ) -> HbmTensor<bf16, Chip, m![I, J]> {
-    let out: HbmTensor<bf16, Chip, m![I, J]> = unsafe { HbmTensor::from_addr(2 << 28) };
-    let mut in0_dm: DmTensor<bf16, Chip, Cluster, Slice, m![I % 8, K]>;
-    let mut in0_trf: TrfTensor<bf16, Chip, Cluster, Slice, Row, m![K]>;
+    let mut out: HbmTensor<bf16, Chip, m![I, J]> = unsafe { HbmTensor::from_addr(2 << 28) };
+    let mut in0_dm: DmTensor<bf16, Chip, Cluster, Slice, m![I % 8, K]> = unsafe { DmTensor::from_addr(0) };
+    let mut in1_dm: DmTensor<bf16, Chip, Cluster, Slice, m![K, J % 32]> = unsafe { DmTensor::from_addr(1 << 16) };
+    let mut in0_trf: TrfTensor<bf16, Chip, Cluster, Slice, Row, m![K]> = unsafe { TrfTensor::from_addr(TrfAddress::FirstHalf) };
+    let mut out_dm: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, I % 8]> = unsafe { DmTensor::from_addr(5 << 16) };
     for t in 0..8 {
         let i = t / 4;
         let j = t % 4;
@@ -114,16 +123,16 @@ fn kernel(
             in0_dm = in0_t.to_dm(&mut ctx.tdma, [0, 1 << 15][t / 4 % 2]);
         }
         let in1_t: HbmTensorView<'_, bf16, Chip, m![K, 1 # 4, J % 32]> = in1.view().tile::<m![J / 32], 1, m![K, 1 # 4, J % 32]>(j);
-        let in1_dm: DmTensor<bf16, Chip, Cluster, Slice, m![K, J % 32]> = in1_t.to_dm(&mut ctx.tdma, [1 << 16, 3 << 16][t % 2]);
+        in1_dm = in1_t.to_dm(&mut ctx.tdma, [1 << 16, 3 << 16][t % 2]);
         if t % 4 == 0 {
             in0_trf = ctx
                 .sub
                 .begin(in0_dm.view())
                 .fetch::<bf16, m![I % 8], m![K]>()
                 .collect::<m![I % 8, K / 16], m![K % 16]>()
-                .to_trf([TrfAddress::FirstHalf, TrfAddress::SecondHalf][t / 4 % 2]);
+                .to_trf([TrfAddress::FirstHalf, TrfAddress::SecondHalf][t / 4 % 2].clone());
         }
-        let out_dm: DmTensor<bf16, Chip, Cluster, Slice, m![J % 32, I % 8]> = ctx
+        out_dm = ctx
             .main
             .begin(in1_dm.view())
             .fetch::<bf16, m![J % 32], m![K]>()
@@ -133,8 +142,8 @@ fn kernel(
             .accumulate::<m![J % 32], m![I % 8]>(AccumulationKind::Interleaved)
             .cast::<bf16, m![I % 8 # 16]>()
             .commit::<m![J % 32, I % 8]>([5 << 16, 641 << 9][t % 2]);
-        let mut out_t: HbmTensorViewMut<'_, bf16, Chip, m![I = 64 #{!} 128, 1 #{!} 4, J % 32]> = out.view_mut().tile::<m![I / 64], 1, m![1 #{!} 2, I % 64, J]>(i).tile::<m![J / 32], 1, m![I = 64 #{!} 128, 1 #{!} 4, J % 32]>(j);
-        out_dm.to_hbm(&mut ctx.tdma, &mut out_t);
+        let out_t: HbmTensorViewMut<'_, bf16, Chip, m![I = 64 # 128, 1 # 4, J % 32]> = out.view_mut().tile::<m![I / 64], 1, m![1 # 2, I % 64, J]>(i).tile::<m![J / 32], 1, m![I = 64 # 128, 1 # 4, J % 32]>(j);
+        out_dm.view().to_hbm_view(&mut ctx.tdma, out_t);
     }
     out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,13 @@ import (
 // loop runs over the linear tile index t in 0..Steps(); the index of axis k
 // is t / Stride(k) % Axes[k].Count (the first axis outermost). One step runs
 // the body ops that fire at it, in body order.
+//
+// A software-pipelined loop (Pipelined) loads ahead: its lead ops (LoopOp.Lead)
+// work on the tile after the step's, so that the next tile's loads overlap
+// this tile's compute (002 L4151-4158; search.Build's double-buffered chunk
+// loops). Its flat program is a prologue, the lead ops for tile 0, then the
+// steps; as a loop it runs Steps()+1 steps s, at which the lead ops work on
+// tile s (s < Steps()) and the others on tile s-1 (s ≥ 1).
 //
 // A TileLoop is a description of a flat program, not a part of it: Recognize
 // finds one in a program, and Unroll gives back exactly the program it was
@@ -63,12 +71,24 @@ type LoopSlot struct {
 	Tensors []*Tensor
 }
 
-// LoopOp is one op of the body. It fires at the steps whose indices of the
-// axes Level.. are all 0: Level len(Axes) fires at every step, Level 0 at
-// the first only.
+// LoopOp is one op of the body. It fires at the tiles whose indices of the
+// axes Level.. are all 0: Level len(Axes) fires at every tile, Level 0 at
+// the first only. A lead op fires for the tile after the step's (see
+// TileLoop).
 type LoopOp struct {
 	Op    *Op
 	Level int
+	Lead  bool
+}
+
+// Pipelined reports whether the loop has lead ops.
+func (l *TileLoop) Pipelined() bool {
+	for _, b := range l.Body {
+		if b.Lead {
+			return true
+		}
+	}
+	return false
 }
 
 // Steps is the number of tiles the loop runs over.
@@ -122,8 +142,9 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 	n := len(l.Axes)
 	idx := make([]int, n)
 	var views []*Tensor
+	var viewTiles []int
+	curTile := 0
 	uses := map[string]int{}
-	cur := map[string]string{}
 	fired := make([]int, len(l.Body))
 	var ops []*Op
 	viewTensor := func(v *LoopView) (string, error) {
@@ -155,20 +176,32 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 		if len(v.Maps) > 0 {
 			elem = v.Maps[len(v.Maps)-1]
 		}
+		viewTiles = append(viewTiles, curTile)
 		views = append(views, &Tensor{Name: nm, Mem: HBM, DType: b.DType, Role: Intermediate, Chip: b.Chip,
 			Element: elem, Addr: b.Addr + int64(nb), View: b.Name})
 		return nm, nil
 	}
-	use := func(name string) (string, error) {
+	// A slot's products, in the order its producer fires, with the tile
+	// each is for; a read at tile t takes the latest product for a tile up
+	// to t (a lead op may have produced the next tile's already).
+	type product struct {
+		tile int
+		name string
+	}
+	prods := map[string][]product{}
+	use := func(name string, tile int) (string, error) {
 		if _, ok := base[name]; ok {
 			return name, nil
 		}
-		if c, ok := cur[name]; ok {
-			return c, nil
+		ps := prods[name]
+		for k := len(ps) - 1; k >= 0; k-- {
+			if ps[k].tile <= tile {
+				return ps[k].name, nil
+			}
 		}
 		return "", fmt.Errorf("%q is used before the loop produces it", name)
 	}
-	produce := func(b int, name string) (string, error) {
+	produce := func(b int, name string, tile int) (string, error) {
 		if _, ok := base[name]; ok {
 			return name, nil
 		}
@@ -177,70 +210,101 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 			return "", fmt.Errorf("%q is no slot of the loop", name)
 		}
 		c := s.Tensors[fired[b]%len(s.Tensors)].Name
-		cur[name] = c
+		prods[name] = append(prods[name], product{tile, c})
 		return c, nil
 	}
 	steps := l.Steps()
-	for t := range steps {
+	fire := func(b int, lo *LoopOp, tile int) error {
+		curTile = tile
 		for k := range n {
-			idx[k] = t / l.Stride(k+1) % l.Axes[k].Count
+			idx[k] = tile / l.Stride(k+1) % l.Axes[k].Count
 		}
-		for b, lo := range l.Body {
-			if lo.Level < 0 || lo.Level > n {
-				return nil, nil, fmt.Errorf("body[%d]: level %d outside 0..%d", b, lo.Level, n)
+		op := *lo.Op
+		var err error
+		switch op.Kind {
+		case OpToDM, OpDMToDM:
+			if v := l.View(op.Src); v != nil {
+				op.Src, err = viewTensor(v)
+			} else {
+				op.Src, err = use(op.Src, tile)
 			}
-			if t%l.Stride(lo.Level) != 0 {
-				continue
+			if err == nil {
+				op.Dst, err = produce(b, op.Dst, tile)
 			}
-			op := *lo.Op
-			var err error
-			switch op.Kind {
-			case OpToDM, OpDMToDM:
-				if v := l.View(op.Src); v != nil {
-					op.Src, err = viewTensor(v)
+		case OpToHBM:
+			op.Src, err = use(op.Src, tile)
+			if err == nil {
+				if v := l.View(op.Dst); v != nil {
+					op.Dst, err = viewTensor(v)
 				} else {
-					op.Src, err = use(op.Src)
+					op.Dst, err = produce(b, op.Dst, tile)
 				}
-				if err == nil {
-					op.Dst, err = produce(b, op.Dst)
-				}
-			case OpToHBM:
-				op.Src, err = use(op.Src)
-				if err == nil {
-					if v := l.View(op.Dst); v != nil {
-						op.Dst, err = viewTensor(v)
+			}
+		case OpChain:
+			op.Stages = make([]*Stage, len(lo.Op.Stages))
+			for i, st := range lo.Op.Stages {
+				s := *st
+				if s.Tensor != "" {
+					if i == len(lo.Op.Stages)-1 {
+						s.Tensor, err = produce(b, s.Tensor, tile)
 					} else {
-						op.Dst, err = produce(b, op.Dst)
+						s.Tensor, err = use(s.Tensor, tile)
 					}
 				}
-			case OpChain:
-				op.Stages = make([]*Stage, len(lo.Op.Stages))
-				for i, st := range lo.Op.Stages {
-					s := *st
-					if s.Tensor != "" {
-						if i == len(lo.Op.Stages)-1 {
-							s.Tensor, err = produce(b, s.Tensor)
-						} else {
-							s.Tensor, err = use(s.Tensor)
-						}
-					}
-					op.Stages[i] = &s
-					if err != nil {
-						break
-					}
+				op.Stages[i] = &s
+				if err != nil {
+					break
 				}
-			default:
-				err = fmt.Errorf("unknown op kind %q", op.Kind)
 			}
-			if err != nil {
-				return nil, nil, fmt.Errorf("body[%d] at step %d: %w", b, t, err)
-			}
-			fired[b]++
-			ops = append(ops, &op)
+		default:
+			err = fmt.Errorf("unknown op kind %q", op.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("body[%d] at tile %d: %w", b, tile, err)
+		}
+		fired[b]++
+		ops = append(ops, &op)
+		return nil
+	}
+	for b, lo := range l.Body {
+		if lo.Level < 0 || lo.Level > n {
+			return nil, nil, fmt.Errorf("body[%d]: level %d outside 0..%d", b, lo.Level, n)
 		}
 	}
+	// The prologue: the lead ops for tile 0.
+	for b, lo := range l.Body {
+		if lo.Lead {
+			if err := fire(b, lo, 0); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	for t := range steps {
+		for b, lo := range l.Body {
+			tile := t
+			if lo.Lead {
+				tile = t + 1
+			}
+			if tile >= steps || tile%l.Stride(lo.Level) != 0 {
+				continue
+			}
+			if err := fire(b, lo, tile); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	// The views in the order of their tiles (a lead op takes the next
+	// tile's before this tile's store takes its own), each tile's in the
+	// order its ops fire.
+	order := make([]int, len(views))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return viewTiles[order[a]] < viewTiles[order[b]] })
 	tensors := append([]*Tensor(nil), args...)
-	tensors = append(tensors, views...)
+	for _, i := range order {
+		tensors = append(tensors, views[i])
+	}
 	for _, s := range l.Slots {
 		tensors = append(tensors, s.Tensors...)
 	}
@@ -290,20 +354,120 @@ func Recognize(p *Program) (*TileLoop, bool) {
 		return nil, false
 	}
 	for _, axes := range axisChoices(p.Axes, steps) {
-		l, ok := guess(p, args, axes, first)
-		if !ok {
-			continue
-		}
-		ts, ops, err := l.Unroll(args)
-		if err != nil {
-			continue
-		}
-		got, err := flatJSON(ts, ops)
-		if err == nil && bytes.Equal(got, want) {
-			return l, true
+		bodies := append([][]bodyOp{stepBody(p.Ops[:first+1])}, pipelinedBodies(p, args, first)...)
+		for _, ops := range bodies {
+			l, ok := guess(p, args, axes, ops)
+			if !ok {
+				continue
+			}
+			ts, flat, err := l.Unroll(args)
+			if err != nil {
+				continue
+			}
+			got, err := flatJSON(ts, flat)
+			if err == nil && bytes.Equal(got, want) {
+				return l, true
+			}
 		}
 	}
 	return nil, false
+}
+
+// bodyOp is an op of the body as the first step shows it, and whether it is
+// a lead op.
+type bodyOp struct {
+	op   *Op
+	lead bool
+}
+
+// stepBody is the body of a loop without lead ops: the first step's ops.
+func stepBody(ops []*Op) []bodyOp {
+	out := make([]bodyOp, len(ops))
+	for i, op := range ops {
+		out[i] = bodyOp{op: op}
+	}
+	return out
+}
+
+// pipelinedBodies reads the body of a software-pipelined loop from the ops
+// up to its first store, the prologue P (the lead ops for tile 0) then the
+// first step S (the lead ops for tile 1, which are those of the innermost
+// level, and the other ops for tile 0). An op kind that fires twice there is
+// an innermost lead op; P ends after the first firing of the last of them.
+// The body interleaves P and S on their common ops; within a gap between
+// two common ops either P's ops or S's come first, and both orders are
+// candidates (Unroll decides). It returns none when no op kind fires twice
+// (no lead op reads ahead) or the two orders of the common ops disagree.
+func pipelinedBodies(p *Program, args []*Tensor, first int) [][]bodyOp {
+	ops := p.Ops[:first+1]
+	sigs := make([]string, len(ops))
+	count := map[string]int{}
+	firstAt := map[string]int{}
+	for i, op := range ops {
+		sigs[i] = opSig(p, args, op)
+		if count[sigs[i]] == 0 {
+			firstAt[sigs[i]] = i
+		}
+		count[sigs[i]]++
+	}
+	split := -1
+	for sig, c := range count {
+		switch {
+		case c > 2:
+			return nil
+		case c == 2 && firstAt[sig]+1 > split:
+			split = firstAt[sig] + 1
+		}
+	}
+	if split < 0 {
+		return nil
+	}
+	inP := map[string]bool{}
+	for _, sg := range sigs[:split] {
+		inP[sg] = true
+	}
+	var out [][]bodyOp
+	for _, pFirst := range []bool{true, false} {
+		var body, gap []bodyOp
+		i := 0 // into P
+		ok := true
+		for j := split; j < len(ops) && ok; j++ {
+			if !inP[sigs[j]] {
+				gap = append(gap, bodyOp{op: ops[j]})
+				continue
+			}
+			var pGap []bodyOp
+			for ; i < split && sigs[i] != sigs[j]; i++ {
+				pGap = append(pGap, bodyOp{op: ops[i], lead: true})
+			}
+			if i == split {
+				ok = false // the orders disagree
+				break
+			}
+			if pFirst {
+				body = append(append(body, pGap...), gap...)
+			} else {
+				body = append(append(body, gap...), pGap...)
+			}
+			body = append(body, bodyOp{op: ops[i], lead: true})
+			gap = nil
+			i++
+		}
+		if !ok {
+			return nil
+		}
+		var pGap []bodyOp
+		for ; i < split; i++ {
+			pGap = append(pGap, bodyOp{op: ops[i], lead: true})
+		}
+		if pFirst {
+			body = append(append(body, pGap...), gap...)
+		} else {
+			body = append(append(body, gap...), pGap...)
+		}
+		out = append(out, body)
+	}
+	return out
 }
 
 // maxLoopAxes bounds the tiled axes Recognize tries.
@@ -345,38 +509,49 @@ func axisChoices(ax mapping.Axes, steps int) [][]LoopAxis {
 	return out
 }
 
-// guess builds the loop of a choice of axes from the program's first step
-// (ops[:first+1]): each op's level from how often an op of its kind fires,
+// opSig is the signature of an op: what its firings share (context, kind,
+// the views or arguments it moves, its stages' parameters).
+func opSig(p *Program, args []*Tensor, op *Op) string {
+	var b strings.Builder
+	b.WriteString(string(op.Context) + "/" + string(op.Kind))
+	for _, nm := range []string{op.Src, op.Dst} {
+		t, _ := p.Tensor(nm)
+		isArg := false
+		for _, a := range args {
+			if a.Name == nm {
+				isArg = true
+			}
+		}
+		switch {
+		case t != nil && t.View != "":
+			b.WriteString("/view:" + t.View)
+		case t != nil && isArg:
+			b.WriteString("/arg:" + nm)
+		default:
+			b.WriteString("/-")
+		}
+	}
+	for _, st := range op.Stages {
+		fmt.Fprintf(&b, "|%s %s %s %s %s %s", st.Kind, dtypeText(st.DType), text(st.Time), text(st.Packet),
+			text(st.Slice), st.Param)
+	}
+	return b.String()
+}
+
+// guess builds the loop of a choice of axes from its body ops (in order,
+// lead or not): each op's level from how often an op of its kind fires,
 // its slots from the tensors its firings produce.
-func guess(p *Program, args []*Tensor, axes []LoopAxis, first int) (*TileLoop, bool) {
+func guess(p *Program, args []*Tensor, axes []LoopAxis, body []bodyOp) (*TileLoop, bool) {
 	l := &TileLoop{Axes: axes}
 	isArg := map[string]*Tensor{}
 	for _, t := range args {
 		isArg[t.Name] = t
 	}
 	tensor := func(name string) *Tensor { t, _ := p.Tensor(name); return t }
-	// Each first-step op's firings: the ops with its signature.
-	sig := func(op *Op) string {
-		var b strings.Builder
-		b.WriteString(string(op.Context) + "/" + string(op.Kind))
-		for _, nm := range []string{op.Src, op.Dst} {
-			if t := tensor(nm); t != nil && t.View != "" {
-				b.WriteString("/view:" + t.View)
-			} else if t != nil && isArg[nm] != nil {
-				b.WriteString("/arg:" + nm)
-			} else {
-				b.WriteString("/-")
-			}
-		}
-		for _, st := range op.Stages {
-			fmt.Fprintf(&b, "|%s %s %s %s %s %s", st.Kind, dtypeText(st.DType), text(st.Time), text(st.Packet),
-				text(st.Slice), st.Param)
-		}
-		return b.String()
-	}
+	sig := func(op *Op) string { return opSig(p, args, op) }
 	sigs := map[string]int{}
-	for _, op := range p.Ops[:first+1] {
-		sigs[sig(op)]++
+	for _, bo := range body {
+		sigs[sig(bo.op)]++
 	}
 	firings := map[string][]*Op{}
 	for _, op := range p.Ops {
@@ -384,7 +559,11 @@ func guess(p *Program, args []*Tensor, axes []LoopAxis, first int) (*TileLoop, b
 		firings[s] = append(firings[s], op)
 	}
 	slotNames := map[string]string{} // tensor → slot
-	for _, op := range p.Ops[:first+1] {
+	levels := make([]int, len(body))
+	// First every op's level and slot, then the body ops, whose reads name
+	// slots that a later op of the body may produce (a lead load).
+	for i, bo := range body {
+		op := bo.op
 		s := sig(op)
 		if sigs[s] != 1 {
 			return nil, false // two ops of one kind in a step: ambiguous
@@ -399,7 +578,7 @@ func guess(p *Program, args []*Tensor, axes []LoopAxis, first int) (*TileLoop, b
 		if level < 0 {
 			return nil, false
 		}
-		body := *op
+		levels[i] = level
 		// The tensor it produces: a slot over its firings' products.
 		produced := func(o *Op) string {
 			if o.Kind == OpChain {
@@ -437,8 +616,25 @@ func guess(p *Program, args []*Tensor, axes []LoopAxis, first int) (*TileLoop, b
 			}
 			l.Slots = append(l.Slots, ls)
 		}
+	}
+	// The slots in the program's order of their tensors (the builder's, which
+	// Unroll keeps).
+	pos := map[string]int{}
+	for i, t := range p.Tensors {
+		pos[t.Name] = i
+	}
+	sort.SliceStable(l.Slots, func(a, b int) bool { return pos[l.Slots[a].Tensors[0].Name] < pos[l.Slots[b].Tensors[0].Name] })
+	rename := func(nm string) string {
+		if s, ok := slotNames[nm]; ok {
+			return s
+		}
+		return nm
+	}
+	for i, bo := range body {
+		op := bo.op
+		bodyCopy := *op
 		// Views.
-		for _, nm := range []*string{&body.Src, &body.Dst} {
+		for _, nm := range []*string{&bodyCopy.Src, &bodyCopy.Dst} {
 			t := tensor(*nm)
 			if t == nil || t.View == "" {
 				continue
@@ -457,31 +653,25 @@ func guess(p *Program, args []*Tensor, axes []LoopAxis, first int) (*TileLoop, b
 			*nm = v.Name
 		}
 		// Slot names.
-		rename := func(nm string) string {
-			if s, ok := slotNames[nm]; ok {
-				return s
+		if bodyCopy.Kind != OpChain {
+			if t := tensor(bodyCopy.Src); t != nil && t.View == "" {
+				bodyCopy.Src = rename(bodyCopy.Src)
 			}
-			return nm
-		}
-		if body.Kind != OpChain {
-			if t := tensor(body.Src); t != nil && t.View == "" {
-				body.Src = rename(body.Src)
-			}
-			if t := tensor(body.Dst); t != nil && t.View == "" {
-				body.Dst = rename(body.Dst)
+			if t := tensor(bodyCopy.Dst); t != nil && t.View == "" {
+				bodyCopy.Dst = rename(bodyCopy.Dst)
 			}
 		}
-		body.DMA = nil
-		if body.Kind == OpChain {
-			body.Stages = nil
+		bodyCopy.DMA = nil
+		if bodyCopy.Kind == OpChain {
+			bodyCopy.Stages = nil
 			for _, st := range op.Stages {
 				s := *st
 				s.Config = nil
 				s.Tensor = rename(s.Tensor)
-				body.Stages = append(body.Stages, &s)
+				bodyCopy.Stages = append(bodyCopy.Stages, &s)
 			}
 		}
-		l.Body = append(l.Body, &LoopOp{Op: &body, Level: level})
+		l.Body = append(l.Body, &LoopOp{Op: &bodyCopy, Level: levels[i], Lead: bo.lead})
 	}
 	return l, true
 }

@@ -1,0 +1,1262 @@
+//! Stub of furiosa-opt-std 0.6.0, the vendor's current library
+//! (furiosa-ai/furiosa-opt, furiosa-opt-std/Cargo.toml `version = "0.6.0"`,
+//! commit d4d05a7; files unchanged since 0.5.0 or 0.4.0 are read at the
+//! commits that store them, 4a3bd67 and 423b285).
+//!
+//! It restates the signatures of the types, traits and methods tcpmap's
+//! emitter uses, with the generic parameters, argument types and trait
+//! bounds of the vendor's source, so that rustc type-checks a kernel against
+//! it as it would against the library. Each item cites the vendor file it
+//! restates. What changed from 0.1.0 (furiosa-visa-std) and matters here:
+//! no addresses (HostTensor::to_hbm, to_dm, to_hbm, commit, to_vrf take none;
+//! HbmTensor::new replaces from_addr; no TrfAddress, to_trf takes none);
+//! `fetch::<Time, Packet>()` keeps the element type and `fetch_cast::<D>()`
+//! converts; the contraction is `contract_outer` (4 + 1 generics),
+//! `contract_packet`, `contract_time`, `contract_lane(LaneMode)`; a commit is
+//! `commit_trim::<Packet>().commit::<Element>()`; the Vector Engine enters by
+//! `vector_intra_slice_tag(TagMode)`; every tensor type has a defaulted
+//! backend parameter `B`; the tool attribute is `furiosa_opt`.
+//! Bodies are `unimplemented!()`: the stub checks types, it runs nothing.
+
+#![feature(adt_const_params)]
+#![feature(register_tool)]
+#![register_tool(furiosa_opt)]
+#![allow(incomplete_features, dead_code, unused_variables, private_bounds, private_interfaces)]
+
+extern crate self as furiosa_opt_std;
+
+#[path = "../mapping.rs"]
+#[doc(hidden)]
+pub mod __mapping;
+
+use core::future::Future;
+use core::marker::ConstParamTy;
+use core::marker::PhantomData;
+
+use __mapping::{Identity, M};
+
+pub use context::Device;
+
+fn stub<T>() -> T {
+    unimplemented!("tcpmap stub: type-checking only")
+}
+
+/// The prelude (furiosa-opt-std/src/lib.rs `pub mod prelude`, d4d05a7).
+pub mod prelude {
+    pub use super::__mapping::{AxisName, Identity, M, Pair, Padding, Symbol};
+    pub use super::backend::*;
+    pub use super::cast::{
+        Cast, CastEngineCast, CommitCast, ContractionAccumulator, ContractionCast, ContractionWeight, FetchCast,
+    };
+    pub use super::context::*;
+    pub use super::engine::*;
+    pub use super::runtime::*;
+    pub use super::scalar::*;
+    pub use super::tensor::*;
+    pub use tcpmap_stub_macros::{axes_opt as axes, device_opt as device, m_opt as m};
+}
+
+/// Backends (furiosa-opt-std/src/backend/mod.rs).
+pub mod backend {
+    /// A backend: where a tensor's storage lives.
+    pub trait Backend: core::fmt::Debug + 'static {}
+    /// The host-side emulator, the default build.
+    #[derive(Debug)]
+    pub struct Cpu;
+    /// The NPU.
+    #[derive(Debug)]
+    pub struct Npu;
+    impl Backend for Cpu {}
+    impl Backend for Npu {}
+}
+
+/// Scalars (furiosa-opt-std/src/scalar.rs, d4d05a7).
+pub mod scalar {
+    /// A scalar type (`Scalar: LinalgScalar + Debug + Clone + Copy + PartialEq + Num + Send + Sync`).
+    pub trait Scalar: core::fmt::Debug + Clone + Copy + PartialEq + Send + Sync {
+        /// Bits per element on the wire.
+        const BITS: usize;
+    }
+
+    /// A scalar that may live in host/HBM/DM memory: every dtype but the
+    /// zero-point staging types i5 and i9.
+    pub trait MaterializableScalar: Scalar {}
+
+    macro_rules! std_scalar {
+        ($($t:ty),*) => { $(
+            impl Scalar for $t { const BITS: usize = core::mem::size_of::<$t>() * 8; }
+            impl MaterializableScalar for $t {}
+        )* };
+    }
+    // `impl_scalar! { i8; u8; i16; i32; f8e4m3; f8e5m2; bf16; f32; }`.
+    std_scalar!(i8, u8, i16, i32, f32);
+
+    /// An initialized or uninitialized value (`Opt<D>`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Opt<D> {
+        /// Initialized value.
+        Init(D),
+        /// Uninitialized value.
+        Uninit,
+    }
+
+    macro_rules! own_scalar {
+        ($($t:ident($r:ty) = $bits:expr, $mat:tt;)*) => { $(
+            #[allow(non_camel_case_types)]
+            #[derive(Clone, Copy, Debug, PartialEq)]
+            #[doc = concat!("The `", stringify!($t), "` scalar.")]
+            pub struct $t($r);
+            impl Scalar for $t { const BITS: usize = $bits; }
+            own_scalar!(@mat $t $mat);
+        )* };
+        (@mat $t:ident yes) => { impl MaterializableScalar for $t {} };
+        (@mat $t:ident no) => {};
+    }
+    own_scalar! {
+        bf16(u16) = 16, yes;
+        f8e4m3(u8) = 8, yes;
+        f8e5m2(u8) = 8, yes;
+        f4e2m1(u8) = 4, yes;
+        i4(i8) = 4, yes;
+        i5(i8) = 5, no;
+        i9(i16) = 9, no;
+    }
+
+    impl bf16 {
+        /// Creates `bf16` from `f32`.
+        pub const fn from_f32(val: f32) -> Self {
+            bf16(0)
+        }
+        /// Converts to `f32`.
+        pub fn to_f32(self) -> f32 {
+            super::stub()
+        }
+    }
+
+    impl From<bf16> for f32 {
+        fn from(val: bf16) -> Self {
+            super::stub()
+        }
+    }
+    impl From<f8e4m3> for f32 {
+        fn from(val: f8e4m3) -> Self {
+            super::stub()
+        }
+    }
+    impl From<f8e5m2> for f32 {
+        fn from(val: f8e5m2) -> Self {
+            super::stub()
+        }
+    }
+    impl From<i4> for i32 {
+        fn from(val: i4) -> Self {
+            super::stub()
+        }
+    }
+
+    // `impl rand::distr::Distribution<X> for StandardUniform` for bf16,
+    // f8e4m3, f8e5m2.
+    macro_rules! sampled {
+        ($($t:ty),*) => {
+            $(impl rand::distr::Distribution<$t> for rand::distr::StandardUniform {
+                fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> $t {
+                    super::stub()
+                }
+            })*
+        };
+    }
+    sampled!(bf16, f8e4m3, f8e5m2);
+}
+
+/// Conversions (furiosa-opt-std/src/cast.rs, d4d05a7).
+pub mod cast {
+    use super::scalar::{MaterializableScalar, Scalar, bf16, f4e2m1, f8e4m3, f8e5m2, i4, i5, i9};
+
+    /// Host-side value conversion between scalar types.
+    pub trait Cast<D: Scalar> {
+        /// Casts self to target type D.
+        fn cast(self) -> D;
+    }
+
+    impl<D: Scalar> Cast<D> for D {
+        fn cast(self) -> D {
+            self
+        }
+    }
+
+    macro_rules! casts {
+        ($($a:ty => $b:ty),*) => { $(impl Cast<$b> for $a { fn cast(self) -> $b { super::stub() } })* };
+    }
+    casts!(
+        i8 => i32, i32 => i8, bf16 => f32, f32 => bf16, f8e4m3 => f32, f32 => f8e4m3, f8e5m2 => f32,
+        f32 => f8e5m2, i4 => i32, i32 => i4, i16 => i32, i32 => i16, i5 => i32, i32 => i5, i9 => i32, i32 => i9
+    );
+
+    /// The Fetch Adapter's conversions, one impl per RNGD conversion.
+    pub trait FetchCast<D: Scalar>: Cast<D> {}
+    impl<D> FetchCast<D> for D where D: Scalar {}
+    impl FetchCast<i32> for i4 {}
+    impl FetchCast<i32> for i8 {}
+    impl FetchCast<i32> for i16 {}
+    impl FetchCast<f32> for f8e4m3 {}
+    impl FetchCast<f32> for f8e5m2 {}
+    impl FetchCast<f32> for bf16 {}
+    impl FetchCast<bf16> for f32 {}
+
+    /// The Cast Engine's narrowings (no identity).
+    pub trait CastEngineCast<D: Scalar>: Cast<D> {}
+    impl CastEngineCast<i4> for i32 {}
+    impl CastEngineCast<i8> for i32 {}
+    impl CastEngineCast<i16> for i32 {}
+    impl CastEngineCast<f8e4m3> for f32 {}
+    impl CastEngineCast<f8e5m2> for f32 {}
+    impl CastEngineCast<bf16> for f32 {}
+
+    /// The Commit Adapter's one cast, `f32 -> bf16`.
+    pub trait CommitCast<D: Scalar>: Cast<D> {
+        /// The fused-ReLU form.
+        fn cast_relu(self) -> D;
+    }
+    impl CommitCast<bf16> for f32 {
+        fn cast_relu(self) -> bf16 {
+            super::stub()
+        }
+    }
+
+    /// The contraction's accumulator widths, i32 and f32.
+    pub trait ContractionAccumulator: MaterializableScalar {}
+    impl ContractionAccumulator for i32 {}
+    impl ContractionAccumulator for f32 {}
+
+    /// Weight (TRF) types contracted against a stream type.
+    pub trait ContractionWeight<Stream: Scalar>: Scalar {}
+    impl ContractionWeight<i4> for i4 {}
+    impl ContractionWeight<i5> for i4 {}
+    impl ContractionWeight<i4> for i5 {}
+    impl ContractionWeight<i5> for i5 {}
+    impl ContractionWeight<i8> for i8 {}
+    impl ContractionWeight<i9> for i8 {}
+    impl ContractionWeight<i8> for i9 {}
+    impl ContractionWeight<i9> for i9 {}
+    impl ContractionWeight<bf16> for bf16 {}
+    impl ContractionWeight<f8e4m3> for f8e4m3 {}
+    impl ContractionWeight<f8e5m2> for f8e5m2 {}
+
+    /// The element types the contraction engine multiplies, with their
+    /// accumulator: i4, i5, i8, i9, f8e4m3, f8e5m2, bf16.
+    pub trait ContractionCast: Scalar + ContractionWeight<Self> + Cast<<Self as ContractionCast>::Output> {
+        /// The accumulator type.
+        type Output: ContractionAccumulator + Cast<Self>;
+    }
+    impl ContractionCast for i8 {
+        type Output = i32;
+    }
+    impl ContractionCast for bf16 {
+        type Output = f32;
+    }
+    impl ContractionCast for f8e4m3 {
+        type Output = f32;
+    }
+    impl ContractionCast for f8e5m2 {
+        type Output = f32;
+    }
+    impl ContractionCast for i4 {
+        type Output = i32;
+    }
+    impl ContractionCast for i5 {
+        type Output = i32;
+    }
+    impl ContractionCast for i9 {
+        type Output = i32;
+    }
+
+    /// `f4e2m1` decodes only by table lookup.
+    pub trait TableLookup<D: Scalar> {}
+    impl TableLookup<f8e4m3> for f4e2m1 {}
+    impl TableLookup<f8e5m2> for f4e2m1 {}
+}
+
+/// Contexts (furiosa-opt-std/src/context.rs, stored at 4a3bd67 and unchanged in 0.6.0).
+pub mod context {
+    use super::*;
+    use crate::scalar::MaterializableScalar;
+    use crate::tensor::memory::DmTensorView;
+    use crate::tensor::tu::BeginTensor;
+
+    /// Tensor units.
+    #[derive(Debug, PartialEq, Eq, ConstParamTy)]
+    pub enum Tu {
+        /// Main context.
+        Main,
+        /// Sub context.
+        Sub,
+    }
+
+    /// DMA units.
+    #[derive(Debug, PartialEq, Eq, ConstParamTy)]
+    pub enum Dma {
+        /// Tensor DMA.
+        Tensor,
+        /// PCIe DMA.
+        Pcie,
+    }
+
+    /// Context for a specific tensor unit.
+    #[derive(Debug)]
+    pub struct TuContext<const T: Tu> {
+        _marker: PhantomData<()>,
+    }
+
+    /// Context for a specific DMA engine.
+    #[derive(Debug)]
+    pub struct DmaContext<const DMA: Dma> {
+        _marker: PhantomData<()>,
+    }
+
+    /// Logical device a kernel runs on, declared by `#[device(chip, pe)]`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Device {
+        /// Number of chips.
+        pub chip: u8,
+        /// Number of PEs per chip.
+        pub pe: u8,
+    }
+
+    /// Device context.
+    #[derive(Debug)]
+    pub struct Context {
+        /// Tensor unit for the main context.
+        pub main: TuContext<{ Tu::Main }>,
+        /// Tensor unit for the sub context.
+        pub sub: TuContext<{ Tu::Sub }>,
+        /// Tensor DMA context.
+        pub tdma: DmaContext<{ Dma::Tensor }>,
+        /// PCIe DMA context.
+        pub pdma: DmaContext<{ Dma::Pcie }>,
+    }
+
+    impl Context {
+        /// Acquire the tensor units.
+        pub fn acquire() -> Acquired {
+            stub()
+        }
+    }
+
+    /// Process-wide [`Context`] handle returned by [`Context::acquire`].
+    #[derive(Debug)]
+    pub struct Acquired(Box<Context>);
+
+    impl core::ops::Deref for Acquired {
+        type Target = Context;
+        fn deref(&self) -> &Context {
+            &self.0
+        }
+    }
+
+    impl core::ops::DerefMut for Acquired {
+        fn deref_mut(&mut self) -> &mut Context {
+            &mut self.0
+        }
+    }
+
+    impl Acquired {
+        /// Binds the process to a kernel's logical device.
+        pub fn bind(self, device: Device) -> Self {
+            self
+        }
+    }
+
+    impl<const T: Tu> TuContext<{ T }> {
+        /// Begin a tensor unit operation in this context.
+        pub fn begin<'l, D: MaterializableScalar, Chip: M, Cluster: M, Slice: M, Element: M>(
+            &'l mut self,
+            tensor: DmTensorView<'l, D, Chip, Cluster, Slice, Element>,
+        ) -> BeginTensor<'l, { T }, D, Chip, Cluster, Slice, Identity, Element> {
+            stub()
+        }
+    }
+}
+
+/// Tensors (furiosa-opt-std/src/tensor/).
+pub mod tensor {
+    pub use self::memory::*;
+    pub use self::tu::*;
+
+    /// Tensors placed on memory (tensor/memory.rs, d4d05a7).
+    pub mod memory {
+        use crate::__mapping::M;
+        use crate::backend::Backend;
+        use crate::context::{Dma, DmaContext};
+        use crate::engine::vector::VeScalar;
+        use crate::runtime::CurrentBackend;
+        use crate::scalar::{MaterializableScalar, Scalar};
+        use crate::stub;
+        use core::marker::PhantomData;
+
+        /// Address.
+        pub type Address = u64;
+
+        /// Tensor stored in host memory.
+        #[derive(Debug, Clone)]
+        pub struct HostTensor<D: MaterializableScalar, Element: M, B: Backend = CurrentBackend> {
+            _m: PhantomData<(D, Element, B)>,
+        }
+
+        impl<D: MaterializableScalar, Element: M, B: Backend> HostTensor<D, Element, B> {
+            /// Creates a tensor from an initialized buffer.
+            pub fn from_vec(data: impl IntoIterator<Item = D>) -> Self {
+                stub()
+            }
+            /// Stages this host tensor into a fresh HBM region assigned by the runtime allocator.
+            pub async fn to_hbm<Chip: M, Element2: M>(
+                &self,
+                _dma: &mut DmaContext<{ Dma::Pcie }>,
+            ) -> HbmTensor<D, Chip, Element2, B> {
+                stub()
+            }
+            /// Returns the tensor data as a flat `Vec<D>`, consuming the tensor.
+            pub fn into_vec(self) -> Vec<D> {
+                stub()
+            }
+            /// Creates a tensor filled with random values.
+            pub fn rand(rng: &mut impl rand::Rng) -> Self
+            where
+                rand::distr::StandardUniform: rand::distr::Distribution<D>,
+            {
+                stub()
+            }
+        }
+
+        /// Tensor stored in HBM memory.
+        pub struct HbmTensor<D: Scalar, Chip: M, Element: M, B: Backend = CurrentBackend> {
+            _m: PhantomData<(D, Chip, Element, B)>,
+        }
+
+        impl<D: Scalar, Chip: M, Element: M, B: Backend> core::fmt::Debug for HbmTensor<D, Chip, Element, B> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("HbmTensor")
+            }
+        }
+
+        impl<D: Scalar, Chip: M, Element: M, B: Backend> HbmTensor<D, Chip, Element, B> {
+            /// A fresh HBM tensor, for a device function's output.
+            #[allow(clippy::new_without_default)]
+            pub fn new() -> Self {
+                stub()
+            }
+            /// Size of the packed device image in bytes.
+            pub fn size() -> usize {
+                stub()
+            }
+            /// Converts to host tensor.
+            pub async fn to_host<Element2: M>(&self, _dma: &mut DmaContext<{ Dma::Pcie }>) -> HostTensor<D, Element2, B>
+            where
+                D: MaterializableScalar,
+            {
+                stub()
+            }
+            /// Returns the tensor data as a flat logical `Vec<D>`.
+            pub fn into_vec(self) -> Vec<D>
+            where
+                D: MaterializableScalar,
+            {
+                stub()
+            }
+            /// Converts to data memory tensor.
+            pub fn to_dm<Cluster: M, Slice: M, Element2: M>(
+                &self,
+                _dma: &mut DmaContext<{ Dma::Tensor }>,
+            ) -> DmTensor<D, Chip, Cluster, Slice, Element2, B> {
+                stub()
+            }
+        }
+
+        impl<D: MaterializableScalar, Chip: M, Element: M, B: Backend> HbmTensor<D, Chip, Element, B> {
+            /// Creates an immutable view of the tensor.
+            pub fn view<'l>(&'l self) -> HbmTensorView<'l, D, Chip, Element, B> {
+                stub()
+            }
+            /// Creates a mutable view of the tensor.
+            pub fn view_mut<'l>(&'l mut self) -> HbmTensorViewMut<'l, D, Chip, Element, B> {
+                stub()
+            }
+            /// Converts to an HBM tensor.
+            pub fn to_hbm<const DMA: Dma, Element2: M>(&self, _dma: &mut DmaContext<{ DMA }>) -> HbmTensor<D, Chip, Element2, B> {
+                stub()
+            }
+        }
+
+        /// View of an HBM tensor.
+        #[derive(Debug, Clone)]
+        pub struct HbmTensorView<'l, D: Scalar, Chip: M, Element: M, B: Backend = CurrentBackend> {
+            _m: PhantomData<(&'l (), D, Chip, Element, B)>,
+        }
+
+        impl<'l, D: Scalar, Chip: M, Element: M, B: Backend> HbmTensorView<'l, D, Chip, Element, B> {
+            /// Writes to HBM tensor view.
+            pub fn to_hbm_view<const DMA: Dma, Chip2: M, Element2: M>(
+                self,
+                _dma: &mut DmaContext<{ DMA }>,
+                dst: HbmTensorViewMut<'l, D, Chip2, Element2, B>,
+            ) {
+                stub()
+            }
+            /// Writes to data memory tensor view.
+            pub fn to_dm_view<Chip2: M, Cluster: M, Slice: M, Element2: M>(
+                self,
+                _dma: &mut DmaContext<{ Dma::Tensor }>,
+                dst: DmTensorViewMut<'l, D, Chip2, Cluster, Slice, Element2, B>,
+            ) {
+                stub()
+            }
+            /// Creates immutable views by splitting along a tile expression.
+            pub fn tile<Index: M, const LEN: usize, Element2: M>(
+                &self,
+                start: usize,
+            ) -> HbmTensorView<'l, D, Chip, Element2, B> {
+                stub()
+            }
+        }
+
+        impl<'l, D: MaterializableScalar, Chip: M, Element: M, B: Backend> HbmTensorView<'l, D, Chip, Element, B> {
+            /// Converts to data memory tensor.
+            pub fn to_dm<Cluster: M, Slice: M, Element2: M>(
+                self,
+                _dma: &mut DmaContext<{ Dma::Tensor }>,
+            ) -> DmTensor<D, Chip, Cluster, Slice, Element2, B> {
+                stub()
+            }
+        }
+
+        /// Mutable view of an HBM tensor.
+        #[derive(Debug)]
+        pub struct HbmTensorViewMut<'l, D: Scalar, Chip: M, Element: M, B: Backend = CurrentBackend> {
+            _m: PhantomData<(&'l mut (), D, Chip, Element, B)>,
+        }
+
+        impl<'l, D: Scalar, Chip: M, Element: M, B: Backend> HbmTensorViewMut<'l, D, Chip, Element, B> {
+            /// Creates mutable views by splitting along a tile expression (consumes the view).
+            pub fn tile<Index: M, const LEN: usize, Element2: M>(self, start: usize) -> HbmTensorViewMut<'l, D, Chip, Element2, B> {
+                stub()
+            }
+        }
+
+        /// Tensor stored in data memory.
+        #[derive(Debug)]
+        pub struct DmTensor<D: Scalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend = CurrentBackend> {
+            _m: PhantomData<(D, Chip, Cluster, Slice, Element, B)>,
+        }
+
+        impl<D: Scalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend> DmTensor<D, Chip, Cluster, Slice, Element, B> {
+            /// Creates a fresh DM tensor handle with no assigned address.
+            #[allow(clippy::new_without_default)]
+            pub fn new() -> Self {
+                stub()
+            }
+            /// Creates immutable views.
+            pub fn view<'l>(&'l self) -> DmTensorView<'l, D, Chip, Cluster, Slice, Element, B> {
+                stub()
+            }
+            /// Creates mutable views.
+            pub fn view_mut<'l>(&'l mut self) -> DmTensorViewMut<'l, D, Chip, Cluster, Slice, Element, B> {
+                stub()
+            }
+            /// Converts to an HBM tensor.
+            pub fn to_hbm<Element2: M>(&self, _dma: &mut DmaContext<{ Dma::Tensor }>) -> HbmTensor<D, Chip, Element2, B> {
+                stub()
+            }
+            /// Converts to data memory tensor.
+            pub fn to_dm<Slice2: M, Element2: M>(
+                &self,
+                _dma: &mut DmaContext<{ Dma::Tensor }>,
+            ) -> DmTensor<D, Chip, Cluster, Slice2, Element2, B> {
+                stub()
+            }
+        }
+
+        /// Mutable view of a data memory tensor.
+        #[derive(Debug)]
+        pub struct DmTensorViewMut<'l, D: Scalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend = CurrentBackend> {
+            _m: PhantomData<(&'l mut (), D, Chip, Cluster, Slice, Element, B)>,
+        }
+
+        /// View of a data memory tensor.
+        #[derive(Debug, Clone)]
+        pub struct DmTensorView<'l, D: Scalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend = CurrentBackend> {
+            _m: PhantomData<(&'l (), D, Chip, Cluster, Slice, Element, B)>,
+        }
+
+        impl<'l, D: Scalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend> DmTensorView<'l, D, Chip, Cluster, Slice, Element, B> {
+            /// Writes data to a mutable tensor view for HBM.
+            pub fn to_hbm_view<Chip2: M, Element2: M>(
+                self,
+                _dma: &mut DmaContext<{ Dma::Tensor }>,
+                dst: HbmTensorViewMut<'l, D, Chip2, Element2, B>,
+            ) {
+                stub()
+            }
+            /// Writes data to a mutable tensor view for data memory.
+            pub fn to_dm_view<Chip2: M, Cluster2: M, Slice2: M, Element2: M>(
+                self,
+                _dma: &mut DmaContext<{ Dma::Tensor }>,
+                dst: DmTensorViewMut<'l, D, Chip2, Cluster2, Slice2, Element2, B>,
+            ) {
+                stub()
+            }
+            /// Creates immutable views by splitting along a tile expression over Element.
+            pub fn tile<Index: M, const LEN: usize, Element2: M>(
+                &self,
+                start: usize,
+            ) -> DmTensorView<'l, D, Chip, Cluster, Slice, Element2, B> {
+                stub()
+            }
+        }
+
+        impl<'l, D: Scalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend> DmTensorViewMut<'l, D, Chip, Cluster, Slice, Element, B> {
+            /// Creates mutable views by splitting along a tile expression over Element.
+            pub fn tile<Index: M, const LEN: usize, Element2: M>(
+                self,
+                start: usize,
+            ) -> DmTensorViewMut<'l, D, Chip, Cluster, Slice, Element2, B> {
+                stub()
+            }
+        }
+
+        /// Tensor stored in the tensor register file.
+        #[derive(Debug)]
+        pub struct TrfTensor<D: Scalar, Chip: M, Cluster: M, Slice: M, Lane: M, Element: M, B: Backend = CurrentBackend> {
+            _m: PhantomData<(D, Chip, Cluster, Slice, Lane, Element, B)>,
+        }
+
+        impl<D: Scalar, Chip: M, Cluster: M, Slice: M, Lane: M, Element: M, B: Backend> TrfTensor<D, Chip, Cluster, Slice, Lane, Element, B> {
+            /// A fresh TRF tensor, placed by the compiler.
+            #[allow(clippy::new_without_default)]
+            pub fn new() -> Self {
+                stub()
+            }
+        }
+
+        /// Tensor stored in the vector register file (VRF).
+        #[derive(Debug, Clone)]
+        pub struct VrfTensor<D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend = CurrentBackend> {
+            _m: PhantomData<(D, Chip, Cluster, Slice, Element, B)>,
+        }
+
+        impl<D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend> VrfTensor<D, Chip, Cluster, Slice, Element, B> {
+            /// A fresh VRF tensor, placed by the compiler.
+            #[allow(clippy::new_without_default)]
+            pub fn new() -> Self {
+                stub()
+            }
+        }
+    }
+
+    /// The Tensor Unit stream typestate (tensor/tu.rs, 423b285).
+    pub mod tu {
+        use crate::__mapping::M;
+        use crate::backend::Backend;
+        use crate::context::{Tu, TuContext};
+        use crate::runtime::CurrentBackend;
+        use crate::scalar::Scalar;
+        use core::marker::PhantomData;
+
+        /// Marker trait for pipeline position of Tensor Unit tensors.
+        pub trait Position: core::fmt::Debug + 'static {}
+
+        /// After beginning the pipeline.
+        #[derive(Debug)]
+        pub struct PositionBegin;
+        impl Position for PositionBegin {}
+
+        /// Tensor streamed through the Tensor Unit pipeline.
+        #[derive(Debug)]
+        pub struct TuTensor<
+            'l,
+            const T: Tu,
+            P: Position,
+            D: Scalar,
+            Chip: M,
+            Cluster: M,
+            Slice: M,
+            Time: M,
+            Packet: M,
+            B: Backend = CurrentBackend,
+        > {
+            pub(crate) ctx: &'l mut TuContext<{ T }>,
+            pub(crate) _m: PhantomData<(P, D, Chip, Cluster, Slice, Time, Packet, B)>,
+        }
+
+        /// Tensor streamed after the beginning.
+        pub type BeginTensor<'l, const T: Tu, D, Chip, Cluster, Slice, Time, Packet, B = CurrentBackend> =
+            TuTensor<'l, { T }, PositionBegin, D, Chip, Cluster, Slice, Time, Packet, B>;
+    }
+}
+
+/// The Tensor Unit engines (furiosa-opt-std/src/engine/, d4d05a7: mod.rs
+/// holds the pipeline adjacency restated here; fetch.rs, fetch_adapter.rs,
+/// switch.rs, collect.rs, contraction/, cast.rs, transpose.rs,
+/// commit_adapter.rs, commit.rs the methods).
+pub mod engine {
+    use crate::__mapping::M;
+    use crate::backend::Backend;
+    use crate::cast::{Cast, CastEngineCast, CommitCast, ContractionAccumulator, ContractionCast, ContractionWeight, FetchCast};
+    use crate::context::{Tu, TuContext};
+    use crate::runtime::CurrentBackend;
+    use crate::scalar::{MaterializableScalar, Scalar};
+    use crate::stub;
+    use crate::tensor::memory::{DmTensor, DmTensorViewMut, TrfTensor, VrfTensor};
+    use crate::tensor::tu::{Position, PositionBegin, TuTensor};
+    use core::marker::PhantomData;
+
+    pub use self::vector::*;
+
+    macro_rules! positions {
+        ($($p:ident => $alias:ident),* $(,)?) => { $(
+            #[derive(Debug)]
+            #[doc = concat!("The position after `", stringify!($alias), "`'s stage.")]
+            pub struct $p;
+            impl Position for $p {}
+            #[doc = concat!("A tensor at `", stringify!($p), "`.")]
+            pub type $alias<'l, const T: Tu, D, Chip, Cluster, Slice, Time, Packet, B = CurrentBackend> =
+                TuTensor<'l, { T }, $p, D, Chip, Cluster, Slice, Time, Packet, B>;
+        )* };
+    }
+    positions!(
+        PositionFetch => FetchTensor,
+        PositionFetchMask => FetchMaskTensor,
+        PositionFetchTableLookup => FetchTableLookupTensor,
+        PositionFetchCast => FetchCastTensor,
+        PositionFetchZeroPointSub => FetchZeroPointSubTensor,
+        PositionSwitch => SwitchTensor,
+        PositionCollect => CollectTensor,
+        PositionContraction => ContractTensor,
+        PositionCast => CastTensor,
+        PositionTranspose => TransposeTensor,
+        PositionCommitTrim => CommitTrimTensor,
+        PositionCommitCast => CommitCastTensor,
+        PositionCommitValidCountPack => CommitValidCountPackTensor,
+        PositionVectorFinal => VectorFinalTensor,
+    );
+
+    macro_rules! can_apply {
+        ($($tr:ident: $($p:ident),*;)*) => { $(
+            #[doc = concat!("Source positions that can enter `", stringify!($tr), "`'s stage.")]
+            pub trait $tr: Position {}
+            $(impl $tr for $p {})*
+        )* };
+    }
+    can_apply! {
+        CanApplyFetch: PositionBegin;
+        CanApplyFetchMask: PositionFetch;
+        CanApplyFetchTableLookup: PositionFetch, PositionFetchMask;
+        CanApplyFetchCast: PositionFetch, PositionFetchMask, PositionFetchTableLookup;
+        CanApplyFetchZeroPointSub: PositionFetch, PositionFetchMask, PositionFetchTableLookup, PositionFetchCast;
+        CanApplySwitch: PositionFetch, PositionFetchMask, PositionFetchTableLookup, PositionFetchCast, PositionFetchZeroPointSub;
+        CanApplyCollect: PositionFetch, PositionFetchMask, PositionFetchTableLookup, PositionFetchCast, PositionFetchZeroPointSub, PositionSwitch;
+        CanApplyToTrf: PositionCollect;
+        CanApplyToVrf: PositionCollect, PositionVectorFinal;
+        CanApplyContractOuter: PositionCollect;
+        CanApplyVectorInit: PositionCollect, PositionContraction;
+        CanApplyCast: PositionCollect, PositionContraction, PositionVectorFinal;
+        CanApplyTranspose: PositionCollect, PositionContraction, PositionVectorFinal, PositionCast;
+        CanApplyCommitTrim: PositionCollect, PositionContraction, PositionVectorFinal, PositionCast, PositionTranspose;
+        CanApplyCommitCast: PositionCommitTrim;
+        CanApplyCommitValidCountPack: PositionCommitTrim;
+        CanApplyCommit: PositionCommitTrim, PositionCommitCast, PositionCommitValidCountPack;
+    }
+
+    /// Configuration for the switch (furiosa-opt-lower-types/src/switch.rs).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum SwitchConfig {
+        /// Passes each slice's data through unchanged.
+        Forwarding,
+        /// Replicates data across slices along slice dimensions 0 and 1.
+        Broadcast01 {
+            /// Slice dimension 1 size.
+            slice1: usize,
+            /// Slice dimension 0 size.
+            slice0: usize,
+            /// Time dimension 0 size.
+            time0: usize,
+        },
+        /// Replicates data across slices along slice dimension 1.
+        Broadcast1 {
+            /// Slice dimension 1 size.
+            slice1: usize,
+            /// Slice dimension 0 size.
+            slice0: usize,
+        },
+        /// Swaps slice1 and slice0.
+        Transpose {
+            /// Slice dimension 1 size.
+            slice1: usize,
+            /// Slice dimension 0 size.
+            slice0: usize,
+        },
+        /// Swaps and transposes between the slice and time dimensions.
+        InterTranspose {
+            /// Slice dimension 1 size.
+            slice1: usize,
+            /// Slice dimension 0 size.
+            slice0: usize,
+            /// Time dimension 0 size.
+            time0: usize,
+        },
+        /// Routes data across slices using a custom snoop bitmap.
+        CustomBroadcast {
+            /// Ring group size.
+            ring_size: usize,
+        },
+        /// `Transpose` and `Broadcast1` at once.
+        TransposedBroadcast1 {
+            /// Slice dimension 1 size.
+            slice1: usize,
+            /// Slice dimension 0 size.
+            slice0: usize,
+        },
+    }
+
+    /// Contraction mode for the Lane Folder (contraction/lane.rs).
+    #[derive(Clone, Debug)]
+    pub enum LaneMode {
+        /// Interleaved.
+        Interleaved,
+        /// Sequential.
+        Sequential,
+    }
+
+    // fetch.rs
+    impl<'l, const T: Tu, P: CanApplyFetch, D: Scalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Runs the Fetch Sequencer; the element type is unchanged.
+        pub fn fetch<OutTime: M, OutPacket: M>(self) -> FetchTensor<'l, T, D, Chip, Cluster, Slice, OutTime, OutPacket, B> {
+            stub()
+        }
+    }
+
+    // fetch_adapter.rs
+    impl<'l, const T: Tu, P: CanApplyFetchCast, D: MaterializableScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Runs the Fetch Adapter's type-casting stage.
+        pub fn fetch_cast<OutD: Scalar>(self) -> FetchCastTensor<'l, T, OutD, Chip, Cluster, Slice, Time, Packet, B>
+        where
+            D: FetchCast<OutD>,
+        {
+            stub()
+        }
+    }
+
+    // switch.rs
+    impl<'l, const T: Tu, P: CanApplySwitch, D: Scalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Applies switching network routing only.
+        pub fn switch<OutSlice: M, OutTime: M>(
+            self,
+            config: SwitchConfig,
+        ) -> SwitchTensor<'l, T, D, Chip, Cluster, OutSlice, OutTime, Packet, B> {
+            stub()
+        }
+    }
+
+    // collect.rs
+    impl<'l, const T: Tu, P: CanApplyCollect, D: Scalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Normalizes packet to exactly 32 bytes (one flit).
+        pub fn collect<Time2: M, Packet2: M>(self) -> CollectTensor<'l, T, D, Chip, Cluster, Slice, Time2, Packet2, B> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, P: CanApplyToTrf, D: Scalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Stores to the tensor register file.
+        pub fn to_trf<Lane: M, Element: M>(self) -> TrfTensor<D, Chip, Cluster, Slice, Lane, Element, B> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, P: CanApplyToVrf, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Stores to the vector register file.
+        pub fn to_vrf<Element: M>(self) -> VrfTensor<D, Chip, Cluster, Slice, Element, B> {
+            stub()
+        }
+    }
+
+    /// Output of the Outer stage (contraction/outer/mod.rs).
+    #[derive(Debug)]
+    pub struct ContractOuterTensor<
+        'l,
+        const T: Tu,
+        D: Scalar,
+        Storage: ContractionCast<Output = D>,
+        Chip: M,
+        Cluster: M,
+        Slice: M,
+        Lane: M,
+        Time: M,
+        Packet: M,
+        B: Backend = CurrentBackend,
+    > {
+        ctx: &'l mut TuContext<{ T }>,
+        _m: PhantomData<(D, Storage, Chip, Cluster, Slice, Lane, Time, Packet, B)>,
+    }
+
+    /// After the Packet Reducer (contraction/mod.rs).
+    #[derive(Debug)]
+    pub struct ContractPacketTensor<
+        'l,
+        const T: Tu,
+        D: Scalar,
+        Chip: M,
+        Cluster: M,
+        Slice: M,
+        Lane: M,
+        Time: M,
+        Packet: M,
+        B: Backend = CurrentBackend,
+    > {
+        ctx: &'l mut TuContext<{ T }>,
+        _m: PhantomData<(D, Chip, Cluster, Slice, Lane, Time, Packet, B)>,
+    }
+
+    /// After the Time Reducer (contraction/mod.rs).
+    #[derive(Debug)]
+    pub struct ContractTimeTensor<
+        'l,
+        const T: Tu,
+        D: Scalar,
+        Chip: M,
+        Cluster: M,
+        Slice: M,
+        Lane: M,
+        Time: M,
+        Packet: M,
+        B: Backend = CurrentBackend,
+    > {
+        ctx: &'l mut TuContext<{ T }>,
+        _m: PhantomData<(D, Chip, Cluster, Slice, Lane, Time, Packet, B)>,
+    }
+
+    impl<'l, const T: Tu, P: CanApplyContractOuter, D: Scalar + ContractionCast, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Runs the Outer stage against a TRF tensor.
+        pub fn contract_outer<OutTime: M, OutPacket: M, Lane: M, TrfElement: M, TrfD>(
+            self,
+            trf_tensor: &TrfTensor<TrfD, Chip, Cluster, Slice, Lane, TrfElement, B>,
+        ) -> ContractOuterTensor<'l, T, <D as ContractionCast>::Output, D, Chip, Cluster, Slice, Lane, OutTime, OutPacket, B>
+        where
+            D: Cast<<D as ContractionCast>::Output>,
+            TrfD: Scalar + ContractionWeight<D> + Cast<<D as ContractionCast>::Output>,
+        {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, D: Scalar, Storage: ContractionCast<Output = D>, Chip: M, Cluster: M, Slice: M, Lane: M, Time: M, Packet: M, B: Backend>
+        ContractOuterTensor<'l, T, D, Storage, Chip, Cluster, Slice, Lane, Time, Packet, B>
+    {
+        /// Spatial reduction within `Packet`.
+        pub fn contract_packet<OutPacket: M>(self) -> ContractPacketTensor<'l, T, D, Chip, Cluster, Slice, Lane, Time, OutPacket, B> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, D: Scalar, Chip: M, Cluster: M, Slice: M, Lane: M, Time: M, Packet: M, B: Backend>
+        ContractPacketTensor<'l, T, D, Chip, Cluster, Slice, Lane, Time, Packet, B>
+    {
+        /// Accumulates over `Time`, shrinking it to `OutTime`.
+        pub fn contract_time<OutTime: M>(self) -> ContractTimeTensor<'l, T, D, Chip, Cluster, Slice, Lane, OutTime, Packet, B> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, D: ContractionAccumulator, Chip: M, Cluster: M, Slice: M, Lane: M, Time: M, Packet: M, B: Backend>
+        ContractTimeTensor<'l, T, D, Chip, Cluster, Slice, Lane, Time, Packet, B>
+    {
+        /// Folds the `Lane` dimension into the output stream.
+        pub fn contract_lane<OutTime: M, OutPacket: M>(self, mode: LaneMode) -> ContractTensor<'l, T, D, Chip, Cluster, Slice, OutTime, OutPacket, B> {
+            stub()
+        }
+    }
+
+    // cast.rs
+    impl<'l, const T: Tu, P: CanApplyCast, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Casts each element to `OutD` and pads the output packet to one flit.
+        pub fn cast<OutD: Scalar, OutPacket: M>(self) -> CastTensor<'l, T, OutD, Chip, Cluster, Slice, Time, OutPacket, B>
+        where
+            D: CastEngineCast<OutD>,
+        {
+            stub()
+        }
+    }
+
+    // transpose.rs
+    impl<'l, const T: Tu, P: CanApplyTranspose, D: MaterializableScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Performs transpose operation.
+        pub fn transpose<OutTime: M, OutPacket: M>(self) -> TransposeTensor<'l, T, D, Chip, Cluster, Slice, OutTime, OutPacket, B> {
+            stub()
+        }
+    }
+
+    // commit_adapter.rs
+    impl<'l, const T: Tu, P: CanApplyCommitTrim, D: MaterializableScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Runs the Commit Adapter's trimming stage.
+        pub fn commit_trim<OutPacket: M>(self) -> CommitTrimTensor<'l, T, D, Chip, Cluster, Slice, Time, OutPacket, B> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, P: CanApplyCommitCast, D: MaterializableScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Runs the Commit Adapter's type-casting stage (`f32 -> bf16`).
+        pub fn commit_cast<OutD: Scalar>(self) -> CommitCastTensor<'l, T, OutD, Chip, Cluster, Slice, Time, Packet, B>
+        where
+            D: CommitCast<OutD>,
+        {
+            stub()
+        }
+    }
+
+    // commit.rs
+    impl<'l, const T: Tu, P: CanApplyCommit, D: Scalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+        TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+    {
+        /// Commits to data memory.
+        pub fn commit<Element: M>(self) -> DmTensor<D, Chip, Cluster, Slice, Element, B> {
+            stub()
+        }
+        /// Commits to a mutable tensor view in data memory.
+        pub fn commit_view<Element: M>(self, dst: DmTensorViewMut<'l, D, Chip, Cluster, Slice, Element, B>) {
+            stub()
+        }
+    }
+
+    /// The Vector Engine (engine/vector/, d4d05a7).
+    pub mod vector {
+        use crate::__mapping::M;
+        use crate::backend::Backend;
+        use crate::context::{Tu, TuContext};
+        use crate::scalar::Scalar;
+        use crate::stub;
+        use crate::tensor::memory::VrfTensor;
+        use crate::tensor::tu::TuTensor;
+        use core::marker::PhantomData;
+
+        /// Scalar types the Vector Engine supports: i32 and f32 (engine/vector/scalar.rs).
+        pub trait VeScalar: Scalar {}
+        impl VeScalar for i32 {}
+        impl VeScalar for f32 {}
+
+        /// A comparison for the tag unit (`Cmp<D>`).
+        #[derive(Debug, Clone)]
+        pub enum Cmp<D: VeScalar> {
+            /// Equal to the boundary.
+            Equal(D),
+            /// Less than the boundary.
+            Less(D),
+            /// Greater than the boundary.
+            Greater(D),
+            /// Always true.
+            True,
+            /// Always false.
+            False,
+        }
+
+        /// Tag mode configuration (engine/vector/branch.rs `TagMode<D: VeScalar>`).
+        #[derive(Debug, Clone)]
+        pub enum TagMode<D: VeScalar> {
+            /// No branching: every element with tag 0.
+            Zero,
+            /// Toggle the group id on an axis index.
+            AxisToggle {
+                /// The axis.
+                axis: &'static str,
+            },
+            /// Each tag bit from a comparison.
+            Comparison([Cmp<D>; 4]),
+        }
+
+        /// Fixed-point binary operations (engine/vector/op/mod.rs).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FxpBinaryOp {
+            /// Fixed-point add (wrapping).
+            AddFxp,
+            /// Fixed-point add (saturating).
+            AddFxpSat,
+            /// Fixed-point subtract (wrapping).
+            SubFxp,
+            /// Fixed-point subtract (saturating).
+            SubFxpSat,
+            /// Left shift.
+            LeftShift,
+            /// Left shift (saturating).
+            LeftShiftSat,
+            /// Fixed-point multiply.
+            MulFxp,
+            /// Integer multiply.
+            MulInt,
+            /// Logical right shift.
+            LogicRightShift,
+            /// Arithmetic right shift.
+            ArithRightShift,
+            /// Arithmetic right shift with rounding.
+            ArithRightShiftRound,
+        }
+
+        /// Operands of a binary operation (engine/vector/operand.rs
+        /// `IntoBranchedOperand`): a constant or a VRF tensor reference.
+        pub trait IntoBranchedOperand<D: VeScalar> {}
+        impl IntoBranchedOperand<i32> for i32 {}
+        impl IntoBranchedOperand<f32> for f32 {}
+        impl<'a, D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend> IntoBranchedOperand<D>
+            for &'a VrfTensor<D, Chip, Cluster, Slice, Element, B>
+        {
+        }
+
+        /// Pipeline stages of the Vector Engine (engine/vector/stage/markers.rs).
+        pub mod stage {
+            /// A stage.
+            pub trait Stage {}
+            /// Stages that may go on to `S`.
+            pub trait CanTransitionTo<S> {}
+            /// After the tag unit.
+            #[derive(Debug)]
+            pub struct Tag;
+            /// After a fixed-point operation.
+            #[derive(Debug)]
+            pub struct Fxp;
+            impl Stage for Tag {}
+            impl Stage for Fxp {}
+            impl CanTransitionTo<Fxp> for Tag {}
+        }
+
+        /// VE input after `vector_init()` (vector_tensor.rs).
+        #[derive(Debug)]
+        pub struct VectorInitTensor<'l, const T: Tu, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M> {
+            ctx: &'l mut TuContext<{ T }>,
+            _m: PhantomData<(D, Chip, Cluster, Slice, Time, Packet)>,
+        }
+
+        /// A tensor in the Vector Engine at stage `S` (vector_tensor.rs
+        /// `VectorTensor`; the stash, order, context and way parameters, which
+        /// kernels never name, are left out).
+        #[derive(Debug)]
+        pub struct VectorTensor<'l, const T: Tu, S, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M> {
+            ctx: &'l mut TuContext<{ T }>,
+            _m: PhantomData<(S, D, Chip, Cluster, Slice, Time, Packet)>,
+        }
+
+        impl<'l, const T: Tu, P: super::CanApplyVectorInit, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
+            TuTensor<'l, T, P, D, Chip, Cluster, Slice, Time, Packet, B>
+        {
+            /// Initializes Vector Engine processing for this tensor.
+            pub fn vector_init(self) -> VectorInitTensor<'l, T, D, Chip, Cluster, Slice, Time, Packet> {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+            VectorInitTensor<'l, T, D, Chip, Cluster, Slice, Time, Packet>
+        {
+            /// Enters VE intra-slice pipeline (single stream).
+            pub fn vector_intra_slice_tag(self, branch: TagMode<D>) -> VectorTensor<'l, T, stage::Tag, D, Chip, Cluster, Slice, Time, Packet> {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Fxp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+            VectorTensor<'l, T, S, i32, Chip, Cluster, Slice, Time, Packet>
+        {
+            /// Fixed-point binary operation (i32 only).
+            pub fn vector_fxp<Op>(self, op: FxpBinaryOp, operand: Op) -> VectorTensor<'l, T, stage::Fxp, i32, Chip, Cluster, Slice, Time, Packet>
+            where
+                Op: IntoBranchedOperand<i32>,
+            {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+            VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet>
+        {
+            /// Exits the Vector Engine pipeline and returns a stream tensor.
+            pub fn vector_final(self) -> super::VectorFinalTensor<'l, T, D, Chip, Cluster, Slice, Time, Packet> {
+                stub()
+            }
+        }
+    }
+}
+
+/// The runtime (furiosa-opt-std/src/runtime.rs, d4d05a7).
+pub mod runtime {
+    use super::*;
+    use crate::backend::{Backend, Cpu};
+    use crate::context::{Context, DmaContext, TuContext};
+    use crate::scalar::Scalar;
+    use crate::tensor::memory::{HbmTensor, HbmTensorView, HbmTensorViewMut};
+
+    /// The backend of a plain build.
+    pub type CurrentBackend = Cpu;
+
+    /// Types that can be sent to device functions.
+    pub trait DeviceSend {}
+
+    impl DeviceSend for () {}
+    macro_rules! send_prim {
+        ($($t:ty),*) => { $(impl DeviceSend for $t {})* };
+    }
+    send_prim!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
+    impl DeviceSend for &mut Context {}
+    impl<const T: crate::context::Tu> DeviceSend for &mut TuContext<T> {}
+    impl<const DMA: crate::context::Dma> DeviceSend for &mut DmaContext<DMA> {}
+    impl<D: Scalar, Chip: M, Element: M, B: Backend> DeviceSend for HbmTensor<D, Chip, Element, B> {}
+    impl<D: Scalar, Chip: M, Element: M, B: Backend> DeviceSend for &HbmTensor<D, Chip, Element, B> {}
+    impl<D: Scalar, Chip: M, Element: M, B: Backend> DeviceSend for &mut HbmTensor<D, Chip, Element, B> {}
+    impl<D: Scalar, Chip: M, Element: M, B: Backend> DeviceSend for HbmTensorView<'_, D, Chip, Element, B> {}
+    impl<D: Scalar, Chip: M, Element: M, B: Backend> DeviceSend for HbmTensorViewMut<'_, D, Chip, Element, B> {}
+    macro_rules! send_tuple {
+        ($($T:ident),+) => { impl<$($T: DeviceSend),+> DeviceSend for ($($T,)+) {} };
+    }
+    send_tuple!(A);
+    send_tuple!(A, B);
+    send_tuple!(A, B, C);
+    send_tuple!(A, B, C, D);
+    send_tuple!(A, B, C, D, E);
+    send_tuple!(A, B, C, D, E, F);
+    send_tuple!(A, B, C, D, E, F, G);
+    send_tuple!(A, B, C, D, E, F, G, H);
+    send_tuple!(A, B, C, D, E, F, G, H, I);
+    send_tuple!(A, B, C, D, E, F, G, H, I, J);
+
+    /// Device function trait, generated by `#[device]`.
+    pub trait DeviceFn<Args: DeviceSend> {
+        /// Return type of the device function.
+        type Output: DeviceSend;
+        /// Execute the device function.
+        fn execute(args: Args) -> impl Future<Output = Self::Output>;
+    }
+
+    /// Launches a device function.
+    pub async fn launch<F, P>(_f: F, args: P) -> F::Output
+    where
+        F: DeviceFn<P>,
+        P: DeviceSend,
+    {
+        stub()
+    }
+}
