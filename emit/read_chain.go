@@ -420,49 +420,6 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			return nil, nil
 		}
 		r.noArgs()
-	case "vector_intra_slice_branch":
-		st.Kind = kernel.StVectorBranch
-		if !noTF() {
-			return nil, nil
-		}
-		a, ok := r.oneRaw(m)
-		if !ok {
-			return nil, nil
-		}
-		if _, err := kernel.ParseBranchMode(a.text); err != nil {
-			r.fail(a.off, "%v", err)
-			return nil, nil
-		}
-		st.Param = strings.TrimSpace(strings.TrimPrefix(a.text, "BranchMode::"))
-	case "vector_fxp":
-		st.Kind = kernel.StVectorFxp
-		if !noTF() {
-			return nil, nil
-		}
-		args := r.rawArgs()
-		if r.err != nil {
-			return nil, nil
-		}
-		if len(args) != 2 {
-			r.fail(m.off, "vector_fxp takes (FxpBinaryOp::Op, operand), found %d arguments", len(args))
-			return nil, nil
-		}
-		op := strings.TrimSpace(strings.TrimPrefix(args[0].text, "FxpBinaryOp::"))
-		if v, ok := strings.CutPrefix(args[1].text, "&"); ok {
-			v = strings.TrimSpace(v)
-			t, found := r.vars[v]
-			if !found || t.Mem != kernel.VRF {
-				r.fail(args[1].off, "vector_fxp's operand %s is not a VRF tensor", v)
-				return nil, nil
-			}
-			st.Tensor, st.Param = t.Name, op
-		} else {
-			st.Param = op + ", " + args[1].text
-		}
-		if _, _, err := kernel.ParseFxpParam(st.Param); err != nil {
-			r.fail(args[0].off, "%v", err)
-			return nil, nil
-		}
 	case "to_trf":
 		// to_trf::<Row, Element>(TrfAddress) returns TrfTensor<D, Chip,
 		// Cluster, Slice, Row, Element> (002 L4056-4059).
@@ -532,6 +489,12 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		t.Addr = addr
 		return st, t
 	default:
+		if _, ok := vectorMethods[m.text]; ok {
+			if !r.vectorStage(m, tf, s, st) { // rust_vector.go
+				return nil, nil
+			}
+			return st, nil
+		}
 		r.fail(m.off, "unknown chain stage %s", m.text)
 		return nil, nil
 	}

@@ -528,6 +528,10 @@ func (w *rustWriter) stage(st *kernel.Stage, dt *dtype.DType) (string, error) {
 		// align::<Time, Packet, _, _>(&trf) (002 L355, L4304).
 		return "align" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket), "_", "_") + "(&" + st.Tensor + ")", nil
 	case kernel.StContract:
+		// Contraction widens i4/i8 to i32 and f8/bf16 to f32 (002 L4312).
+		if acc, err := dtype.AccType(*dt); err == nil {
+			*dt = acc
+		}
 		return "contract" + tp(w.mapText(st.Packet, roleNone)) + "()", nil // 002 L356, L4314
 	case kernel.StAccumulate:
 		kind, err := kernel.ParseAccumulationKind(st.Param)
@@ -543,16 +547,14 @@ func (w *rustWriter) stage(st *kernel.Stage, dt *dtype.DType) (string, error) {
 		return "transpose" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()", nil // 002 L6832
 	case kernel.StVectorInit:
 		return "vector_init()", nil // 002 L211
-	case kernel.StVectorBranch:
-		return "vector_intra_slice_branch(BranchMode::" + strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(st.Param), "BranchMode::")) + ")", nil // 002 L212
-	case kernel.StVectorFxp:
-		op, operand := fxpParts(st)
-		return "vector_fxp(FxpBinaryOp::" + op + ", " + operand + ")", nil // 002 L214, L295
 	case kernel.StVectorFinal:
 		return "vector_final()", nil // 002 L216
 	case kernel.StCommit:
 		t, _ := p.Tensor(st.Tensor)
 		return "commit" + tp(w.mapText(t.Element, roleNone)) + "(" + w.addr(t, false) + ")", nil // 002 L359, L2154
+	}
+	if _, ok := vectorSpellings[st.Kind]; ok || st.Kind == kernel.StVectorBranch || st.Kind == kernel.StVectorFxp {
+		return w.vectorCall(st, dt) // rust_vector.go
 	}
 	return "", fmt.Errorf("unknown stage kind %q", st.Kind)
 }
@@ -567,15 +569,4 @@ func switchConfig(st *kernel.Stage) (kernel.SwitchConfig, error) {
 		return st.Config.Switch.Config, nil
 	}
 	return kernel.SwitchConfig{}, fmt.Errorf("the switch states no SwitchConfig (002 L3069: .switch(config) takes one); lower the program or state its param")
-}
-
-// fxpParts splits a vector_fxp stage into the op name and the operand text:
-// the constant of `AddFxp, 1` (002 L214) or `&vrf` (002 L295).
-func fxpParts(st *kernel.Stage) (op, operand string) {
-	name, c, hasConst := strings.Cut(st.Param, ",")
-	op = strings.TrimPrefix(strings.TrimSpace(name), "FxpBinaryOp::")
-	if hasConst {
-		return op, strings.TrimSpace(c)
-	}
-	return op, "&" + st.Tensor
 }

@@ -775,6 +775,8 @@ type sliceRun struct {
 	trfCache map[int]int
 	trfSlab  []byte
 	scratch  [8]byte
+	// ve is the Vector Engine pass's per-slice state (exec_vector.go).
+	ve veSlice
 }
 
 // buffer returns a buffer of n bytes that is not buffer avoid (-1: none),

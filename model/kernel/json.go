@@ -71,6 +71,7 @@ type stageJSON struct {
 	Time   string       `json:"time,omitempty"`
 	Packet string       `json:"packet,omitempty"`
 	Slice  string       `json:"slice,omitempty"`
+	Axis   string       `json:"axis,omitempty"`
 	Param  string       `json:"param,omitempty"`
 	Config *StageConfig `json:"config,omitempty"`
 }
@@ -105,7 +106,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 			o.Stages = append(o.Stages, &stageJSON{
 				Kind: s.Kind, Tensor: s.Tensor, DType: dtypeText(s.DType),
 				Time: text(s.Time), Packet: text(s.Packet), Slice: text(s.Slice),
-				Param: s.Param, Config: s.Config,
+				Axis: s.Axis, Param: s.Param, Config: s.Config,
 			})
 		}
 		w.Ops = append(w.Ops, o)
@@ -155,7 +156,7 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 			}
 			at := fmt.Sprintf("ops[%d].stages[%d]", i, k)
 			op.Stages = append(op.Stages, &Stage{
-				Kind: sj.Kind, Tensor: sj.Tensor, Param: sj.Param, Config: sj.Config,
+				Kind: sj.Kind, Tensor: sj.Tensor, Axis: sj.Axis, Param: sj.Param, Config: sj.Config,
 				DType:  r.dtype(at+".dtype", sj.DType),
 				Time:   r.expr(at+".time", sj.Time),
 				Packet: r.expr(at+".packet", sj.Packet),

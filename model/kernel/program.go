@@ -216,6 +216,9 @@ type Stage struct {
 	Param string
 	// Slice is the slice mapping after a switch.
 	Slice *mapping.Expr
+	// Axis is the axis a stage names as a type argument: the reduce label
+	// of vector_intra_slice_reduce::<R, OTime, OPacket> (002 L5359).
+	Axis string
 	// Config is the stage's lowered engine configuration (engines.Lower);
 	// a hand-written kernel may state its own, which the simulator then runs
 	// as written.
@@ -238,9 +241,18 @@ type StageConfig struct {
 	// The Vector Engine's stages and the VRF load (model/kernel/vector.go).
 	VectorInit   *VectorInitConfig   `json:"vector_init,omitempty"`
 	VectorBranch *VectorBranchConfig `json:"vector_branch,omitempty"`
-	VectorFxp    *VectorFxpConfig    `json:"vector_fxp,omitempty"`
 	VectorFinal  *VectorFinalConfig  `json:"vector_final,omitempty"`
 	ToVRF        *ToVRFConfig        `json:"to_vrf,omitempty"`
+	// The intra-slice block's other stages (model/kernel/vector_config.go):
+	// every ALU op stage (vector_logic, vector_fxp, vector_fp_*,
+	// vector_fp_div, vector_clip), the conversions, Narrow and Widen, the
+	// intra-slice reduce, the filter and the stash.
+	VectorOp      *VectorOpConfig      `json:"vector_op,omitempty"`
+	VectorConvert *VectorConvertConfig `json:"vector_convert,omitempty"`
+	VectorWay     *VectorWayConfig     `json:"vector_way,omitempty"`
+	VectorReduce  *VectorReduceConfig  `json:"vector_reduce,omitempty"`
+	VectorFilter  *VectorFilterConfig  `json:"vector_filter,omitempty"`
+	VectorStash   *VectorStashConfig   `json:"vector_stash,omitempty"`
 }
 
 // Tensor returns the program's tensor with the given name.
@@ -440,9 +452,17 @@ func (p *Program) validateChain(stages []*Stage) error {
 				return fmt.Errorf("stages[%d] (%s): tensor %q is in %s, want %s", i, st.Kind, st.Tensor, t.Mem, mem)
 			}
 		}
-		if st.Kind == StVectorFxp && st.Tensor != "" {
+		if st.Kind.ReadsVRF() && st.Tensor != "" {
 			if t, found := p.Tensor(st.Tensor); !found || t.Mem != VRF {
-				return fmt.Errorf("stages[%d] (vector_fxp): operand %q is not a VRF tensor", i, st.Tensor)
+				return fmt.Errorf("stages[%d] (%s): operand %q is not a VRF tensor", i, st.Kind, st.Tensor)
+			}
+		}
+		if st.Axis != "" {
+			if st.Kind != StVectorReduce {
+				return fmt.Errorf("stages[%d] (%s): only vector_intra_slice_reduce names an axis", i, st.Kind)
+			}
+			if _, ok := p.Axes.Size(st.Axis); !ok {
+				return fmt.Errorf("stages[%d] (%s): unknown axis %q", i, st.Kind, st.Axis)
 			}
 		}
 	}

@@ -1,0 +1,469 @@
+package engines
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"tcpmap/model/kernel"
+)
+
+// The intra-slice block's semantics on one slice's stream: each stage's
+// configuration applied to the packets of a pass, bit-exactly (the ALU
+// functions of vector_alu.go). The simulator (verify/) calls one function
+// per stage; none of them allocates.
+
+// VEStream is one slice's stream inside a Vector Engine pass: Data holds
+// the packets in time order, Lanes 32-bit elements each (8 in Way8, 4 in
+// Way4, 002 L4731), little-endian. Tags holds each element's 4-bit
+// ExecutionId (002 L4795), nil when all are 0; VC each packet's valid
+// count (002 L6168-6179), nil when every lane is valid.
+type VEStream struct {
+	Data  []byte
+	Lanes int
+	Tags  []uint8
+	VC    []uint8
+}
+
+// Packets is the number of packets of the stream.
+func (s *VEStream) Packets() int {
+	if s.Lanes <= 0 {
+		return 0
+	}
+	return len(s.Data) / (4 * s.Lanes)
+}
+
+func (s *VEStream) check() error {
+	if s.Lanes <= 0 || len(s.Data)%(4*s.Lanes) != 0 {
+		return fmt.Errorf("vector: a stream of %d bytes is not whole packets of %d 32-bit lanes", len(s.Data), s.Lanes)
+	}
+	if s.Tags != nil && len(s.Tags) != len(s.Data)/4 {
+		return fmt.Errorf("vector: %d ExecutionIds for %d elements", len(s.Tags), len(s.Data)/4)
+	}
+	if s.VC != nil && len(s.VC) != s.Packets() {
+		return fmt.Errorf("vector: %d valid counts for %d packets", len(s.VC), s.Packets())
+	}
+	return nil
+}
+
+func get32(b []byte, i int) uint32    { return binary.LittleEndian.Uint32(b[4*i:]) }
+func put32(b []byte, i int, v uint32) { binary.LittleEndian.PutUint32(b[4*i:], v) }
+
+// VeSources are what operands read besides constants: the slice's VRF and
+// the pass's stash (its bytes as vector_stash took them).
+type VeSources struct {
+	VRF   *VRFMemory
+	Stash []byte
+}
+
+// veSel decodes an argument mode into the source of each op input: 0 the
+// stream, 1 operand 0, 2 operand 1 (002 L5085-5106: the digits of
+// `Mode012`).
+func veSel(mode string, arity int) ([3]int, error) {
+	var s [3]int
+	if len(mode) != 4+arity {
+		return s, fmt.Errorf("vector: argument mode %q for a %d-ary op", mode, arity)
+	}
+	for k := 0; k < arity; k++ {
+		d := int(mode[4+k] - '0')
+		if d < 0 || d > arity-1 {
+			return s, fmt.Errorf("vector: argument mode %q reads input %d of %d", mode, d, arity-1)
+		}
+		s[k] = d
+	}
+	return s, nil
+}
+
+// VeFunc returns the element function of an op of stage kind k on f32 or
+// i32 elements.
+func VeFunc(k kernel.StageKind, op string, f32 bool) (func(a, b, c uint32) uint32, bool) {
+	fn, ok := veFns[veOpKey{veCluster(k), op, f32}]
+	return fn, ok
+}
+
+// VectorOpApply runs an ALU op stage of kind k on stream in, writing out
+// (which may alias in.Data): a unary op maps every element; a binary or
+// ternary op applies, for each operand slot, to the elements whose
+// ExecutionId group the slot's guard admits, its inputs routed by the
+// argument mode; the other elements keep their value.
+func VectorOpApply(k kernel.StageKind, c *kernel.VectorOpConfig, in VEStream, src VeSources, out []byte) error {
+	if c == nil {
+		return errors.New("vector: nil op configuration")
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	if len(out) != len(in.Data) {
+		return fmt.Errorf("vector: %s: output of %d bytes for %d", c.Op, len(out), len(in.Data))
+	}
+	if in.Lanes != c.Lanes {
+		return fmt.Errorf("vector: %s takes %d-lane packets, the stream has %d", c.Op, c.Lanes, in.Lanes)
+	}
+	fn, ok := VeFunc(k, c.Op, c.DType.String() == "f32")
+	if !ok {
+		return fmt.Errorf("vector: %s has no %s op %q on %s", k, veCluster(k), c.Op, c.DType)
+	}
+	n := len(in.Data) / 4
+	if c.Arity == 1 {
+		for i := 0; i < n; i++ {
+			put32(out, i, fn(get32(in.Data, i), 0, 0))
+		}
+		return nil
+	}
+	sel, err := veSel(c.Mode, c.Arity)
+	if err != nil {
+		return err
+	}
+	if &out[0] != &in.Data[0] {
+		copy(out, in.Data)
+	}
+	lanes := in.Lanes
+	var flit [32]byte
+	var ov [2][8]uint32
+	for _, s := range c.Slots {
+		if len(s.Operands) != c.Arity-1 {
+			return fmt.Errorf("vector: %s slot with %d operands", c.Op, len(s.Operands))
+		}
+		for t := 0; t*lanes < n; t++ {
+			base := t * lanes
+			for j, o := range s.Operands {
+				switch o.Kind {
+				case kernel.VeConst:
+					for l := 0; l < lanes; l++ {
+						ov[j][l] = o.Bits
+					}
+				case kernel.VeVRF:
+					if src.VRF == nil || o.VRF == nil || o.VRF.Lanes != lanes || o.VRF.ElemBytes != 4 {
+						return fmt.Errorf("vector: %s: no VRF read of %d lanes", c.Op, lanes)
+					}
+					if err := src.VRF.ReadFlit(o.VRF, t, flit[:4*lanes]); err != nil {
+						return err
+					}
+					for l := 0; l < lanes; l++ {
+						ov[j][l] = get32(flit[:], l)
+					}
+				case kernel.VeStash:
+					for l := 0; l < lanes; l++ {
+						p := base + l
+						if o.Gather != nil {
+							if p >= len(o.Gather) {
+								return fmt.Errorf("vector: %s: stash gather of %d positions, the stream has %d", c.Op, len(o.Gather), n)
+							}
+							p = int(o.Gather[p])
+						}
+						switch {
+						case p < 0:
+							ov[j][l] = 0
+						case 4*p+4 > len(src.Stash):
+							return fmt.Errorf("vector: %s reads stash element %d of %d", c.Op, p, len(src.Stash)/4)
+						default:
+							ov[j][l] = get32(src.Stash, p)
+						}
+					}
+				default:
+					return fmt.Errorf("vector: %s: operand kind %q", c.Op, o.Kind)
+				}
+			}
+			for l := 0; l < lanes; l++ {
+				i := base + l
+				if s.Guard != kernel.GuardAlways && (in.Tags == nil && s.Guard != 0 || in.Tags != nil && int(in.Tags[i]>>3&1) != s.Guard) {
+					continue
+				}
+				v := [3]uint32{get32(in.Data, i), ov[0][l], ov[1][l]}
+				put32(out, i, fn(v[sel[0]], v[sel[1]], v[sel[2]]))
+			}
+		}
+	}
+	return nil
+}
+
+// VectorConvertApply runs vector_fxp_to_fp or vector_fp_to_fxp on every
+// element of data, in place.
+func VectorConvertApply(c *kernel.VectorConvertConfig, data []byte) error {
+	if c == nil {
+		return errors.New("vector: nil conversion configuration")
+	}
+	if len(data)%4 != 0 {
+		return fmt.Errorf("vector: %d bytes are not 32-bit elements", len(data))
+	}
+	if c.IntWidth < 0 || c.IntWidth > 31 {
+		return fmt.Errorf("vector: int_width %d", c.IntWidth)
+	}
+	n := len(data) / 4
+	if c.From.String() == "i32" {
+		for i := 0; i < n; i++ {
+			put32(data, i, FxpToFp(int32(get32(data, i)), c.IntWidth))
+		}
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		put32(data, i, uint32(FpToFxp(get32(data, i), c.IntWidth)))
+	}
+	return nil
+}
+
+// VectorWayApply runs a Narrow or Widen stage (002 L4842-4947): split and
+// concat keep every element in place (flit t's lanes 0-3 and 4-7 are
+// packets 2t and 2t+1), trim keeps lanes 0-3 of each flit, pad fills lanes
+// 4-7 with 0. Tags follow their elements; valid counts split as
+// (min(v, 4), max(v − 4, 0)), concat as the sum, trim and pad keep them
+// (002 L6575-6582). out, tags and vc must be sized for the output (tags and
+// vc only when the input has them); out may alias in.Data for split and
+// concat.
+func VectorWayApply(c *kernel.VectorWayConfig, in VEStream, out VEStream) error {
+	if c == nil {
+		return errors.New("vector: nil Narrow/Widen configuration")
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	if in.Lanes != c.InLanes || in.Packets() != c.InPackets || out.Lanes != c.OutLanes || len(out.Data) != 4*c.OutLanes*c.OutPackets {
+		return fmt.Errorf("vector: %s of %d × %d lanes → %d × %d, the streams have %d × %d and %d bytes",
+			c.Kind, c.InPackets, c.InLanes, c.OutPackets, c.OutLanes, in.Packets(), in.Lanes, len(out.Data))
+	}
+	if (in.Tags == nil) != (out.Tags == nil) || (in.VC == nil) != (out.VC == nil) {
+		return errors.New("vector: the output's tags and valid counts follow the input's")
+	}
+	switch c.Kind {
+	case kernel.WaySplit, kernel.WayConcat:
+		if len(in.Data) != len(out.Data) {
+			return errors.New("vector: split and concat keep the stream's bytes")
+		}
+		if &out.Data[0] != &in.Data[0] {
+			copy(out.Data, in.Data)
+		}
+		if in.Tags != nil {
+			copy(out.Tags, in.Tags)
+		}
+		if in.VC != nil {
+			if c.Kind == kernel.WaySplit {
+				for t := c.InPackets - 1; t >= 0; t-- {
+					v := int(in.VC[t])
+					out.VC[2*t], out.VC[2*t+1] = uint8(min(v, 4)), uint8(max(v-4, 0))
+				}
+			} else {
+				for t := 0; t < c.OutPackets; t++ {
+					out.VC[t] = in.VC[2*t] + in.VC[2*t+1]
+				}
+			}
+		}
+		return nil
+	case kernel.WayTrim:
+		for t := 0; t < c.InPackets; t++ {
+			copy(out.Data[16*t:16*t+16], in.Data[32*t:32*t+16])
+			if in.Tags != nil {
+				copy(out.Tags[4*t:4*t+4], in.Tags[8*t:8*t+4])
+			}
+		}
+		if in.VC != nil {
+			for t, v := range in.VC {
+				if v > 4 {
+					return fmt.Errorf("vector: trim of packet %d with %d valid lanes (at most 4, 002 L6578)", t, v)
+				}
+				out.VC[t] = v
+			}
+		}
+		return nil
+	case kernel.WayPad:
+		for t := c.InPackets - 1; t >= 0; t-- {
+			copy(out.Data[32*t:32*t+16], in.Data[16*t:16*t+16])
+			clear(out.Data[32*t+16 : 32*t+32])
+			if in.Tags != nil {
+				copy(out.Tags[8*t:8*t+4], in.Tags[4*t:4*t+4])
+				clear(out.Tags[8*t+4 : 8*t+8])
+			}
+		}
+		if in.VC != nil {
+			copy(out.VC, in.VC)
+		}
+		return nil
+	}
+	return fmt.Errorf("vector: unknown Narrow/Widen kind %q", c.Kind)
+}
+
+// VectorReduceApply runs vector_intra_slice_reduce (002 L5362-5402): every
+// output lane starts at the op's identity; each input packet, in time
+// order, is folded into the accumulator of its output time step: in Packet
+// reduce, the 2-level tree op(op(a, b), op(c, d)) of its lanes (lanes at
+// or beyond the packet's valid count replaced by the identity) into lane 0,
+// lanes 1-3 of the output holding 0; otherwise each lane into its own
+// accumulator, a packet with valid count 0 skipped. out holds the output's
+// OutPackets packets; outTags, when not nil, keeps the ExecutionId of the
+// last element folded into each output element.
+func VectorReduceApply(c *kernel.VectorReduceConfig, in VEStream, out []byte, outTags []uint8) error {
+	if c == nil {
+		return errors.New("vector: nil reduce configuration")
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	lanes := c.Lanes
+	if in.Lanes != lanes || in.Packets() != c.InPackets || len(out) != 4*lanes*c.OutPackets {
+		return fmt.Errorf("vector: reduce of %d × %d lanes → %d packets, the streams have %d × %d and %d bytes",
+			c.InPackets, lanes, c.OutPackets, in.Packets(), in.Lanes, len(out))
+	}
+	if lanes != 4 {
+		return fmt.Errorf("vector: the reduce tree takes 4 lanes, not %d", lanes)
+	}
+	f32 := c.DType.String() == "f32"
+	fn, ok := veFns[veOpKey{"reduce", c.Op, f32}]
+	if !ok {
+		return fmt.Errorf("vector: no reduce op %q on %s", c.Op, c.DType)
+	}
+	id, err := reduceIdentity(c.Op, f32)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(out)/4; i++ {
+		put32(out, i, id)
+		if outTags != nil {
+			outTags[i] = 0
+		}
+	}
+	if c.PacketReduce {
+		for i := 0; i < len(out)/4; i++ {
+			if i%lanes != 0 {
+				put32(out, i, 0)
+			}
+		}
+	}
+	for t := 0; t < c.InPackets; t++ {
+		o := c.OutStep(t)
+		if o < 0 || o >= c.OutPackets {
+			return fmt.Errorf("vector: input packet %d reduces into output %d of %d", t, o, c.OutPackets)
+		}
+		vc := lanes
+		if in.VC != nil {
+			vc = int(in.VC[t])
+		}
+		base := t * lanes
+		if c.PacketReduce {
+			var v [4]uint32
+			for l := 0; l < 4; l++ {
+				v[l] = id
+				if l < vc {
+					v[l] = get32(in.Data, base+l)
+				}
+			}
+			r := fn(fn(v[0], v[1], 0), fn(v[2], v[3], 0), 0)
+			put32(out, o*lanes, fn(get32(out, o*lanes), r, 0))
+			if outTags != nil && in.Tags != nil && vc > 0 {
+				outTags[o*lanes] = in.Tags[base+vc-1]
+			}
+			continue
+		}
+		if vc == 0 {
+			continue
+		}
+		for l := 0; l < lanes; l++ {
+			j := o*lanes + l
+			put32(out, j, fn(get32(out, j), get32(in.Data, base+l), 0))
+			if outTags != nil && in.Tags != nil {
+				outTags[j] = in.Tags[base+l]
+			}
+		}
+	}
+	return nil
+}
+
+// VectorFilterApply runs vector_filter (docs/spec-decisions.md "Filter"):
+// the elements whose ExecutionId group is c.Group, in stream order, fill
+// out's positions from the first; the rest of out holds 0. It returns the
+// number kept; more than out holds is an error. outVC, when not nil,
+// receives each output packet's valid count.
+func VectorFilterApply(c *kernel.VectorFilterConfig, in VEStream, out []byte, outVC []uint8) (int, error) {
+	if c == nil {
+		return 0, errors.New("vector: nil filter configuration")
+	}
+	if err := in.check(); err != nil {
+		return 0, err
+	}
+	if in.Lanes != c.Lanes || in.Packets() != c.InPackets || len(out) != 4*c.Lanes*c.OutPackets {
+		return 0, fmt.Errorf("vector: filter of %d packets → %d, the streams have %d and %d bytes", c.InPackets, c.OutPackets, in.Packets(), len(out))
+	}
+	if outVC != nil && len(outVC) != c.OutPackets {
+		return 0, fmt.Errorf("vector: %d valid counts for %d packets", len(outVC), c.OutPackets)
+	}
+	cap := len(out) / 4
+	k := 0
+	for i := 0; i < len(in.Data)/4; i++ {
+		g := 0
+		if in.Tags != nil {
+			g = int(in.Tags[i] >> 3 & 1)
+		}
+		if in.VC != nil && i%in.Lanes >= int(in.VC[i/in.Lanes]) {
+			continue // a padding lane is no element
+		}
+		if g != c.Group {
+			continue
+		}
+		if k == cap {
+			return k, fmt.Errorf("vector: filter keeps more than the %d elements of its %d output packets", cap, c.OutPackets)
+		}
+		put32(out, k, get32(in.Data, i))
+		k++
+	}
+	clear(out[4*k:])
+	if outVC != nil {
+		for t := range outVC {
+			outVC[t] = uint8(min(max(k-t*c.Lanes, 0), c.Lanes))
+		}
+	}
+	return k, nil
+}
+
+// VectorBranchApply runs vector_intra_slice_branch (002 L4794-4802),
+// writing each element's ExecutionId into tags: Unconditional 0;
+// Comparison bit i when comparison i holds (furiosa-visa-std branch.rs);
+// AxisToggle group bit 3 = axis coordinate % 2 (slice is the slice's
+// position in its cluster, for axes the Slice mapping holds).
+func VectorBranchApply(c *kernel.VectorBranchConfig, in VEStream, slice int, tags []uint8) error {
+	if c == nil {
+		return errors.New("vector: nil branch configuration")
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	n := len(in.Data) / 4
+	if len(tags) != n {
+		return fmt.Errorf("vector: %d ExecutionIds for %d elements", len(tags), n)
+	}
+	switch c.Mode {
+	case kernel.BranchUnconditional:
+		clear(tags)
+		return nil
+	case kernel.BranchComparison:
+		if len(c.Cmps) != 4 {
+			return fmt.Errorf("vector: Comparison with %d comparisons", len(c.Cmps))
+		}
+		f32 := c.DType.String() == "f32"
+		for i := 0; i < n; i++ {
+			x := get32(in.Data, i)
+			var id uint8
+			for b, k := range c.Cmps {
+				if cmpHolds(k.Op, f32, x, k.Bits) {
+					id |= 1 << b
+				}
+			}
+			tags[i] = id
+		}
+		return nil
+	case kernel.BranchAxisToggle:
+		t := c.Toggle
+		if t == nil || len(t.Lanes) != in.Lanes {
+			return errors.New("vector: AxisToggle without its lane parities")
+		}
+		sp := 0
+		if t.Slice != nil {
+			sp = seqParity(t.Slice, slice)
+		}
+		for p := 0; p*in.Lanes < n; p++ {
+			tp := sp ^ seqParity(t.Time, p)
+			for l := 0; l < in.Lanes; l++ {
+				tags[p*in.Lanes+l] = uint8((tp^int(t.Lanes[l]))&1) << 3
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("vector: BranchMode::%s: %w", c.Mode, ErrNotModelled)
+}
