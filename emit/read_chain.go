@@ -601,7 +601,7 @@ func (r *reader) finish() (*kernel.Program, error) {
 // scalar of add.
 func (r *reader) reference(d directive) *kernel.Reference {
 	at := d.off + len("// tcpmap:reference ")
-	v := d.value
+	v, expr, hasExpr := strings.Cut(d.value, " = ")
 	open, close := strings.IndexByte(v, '('), strings.LastIndexByte(v, ')')
 	arrow := strings.LastIndex(v, "->")
 	if open < 0 || close < open || arrow < close {
@@ -631,6 +631,9 @@ func (r *reader) reference(d directive) *kernel.Reference {
 	if scalars > 1 {
 		r.fail(at+open, "a reference has at most one scalar")
 		return nil
+	}
+	if hasExpr {
+		ref.Expr = strings.TrimSpace(expr)
 	}
 	return ref
 }

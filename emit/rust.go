@@ -397,7 +397,11 @@ func referenceText(r *kernel.Reference) string {
 	if r.Scalar != 0 {
 		args = append(args, strconv.FormatFloat(r.Scalar, 'g', -1, 64))
 	}
-	return fmt.Sprintf("%s(%s) -> %s", r.Op, strings.Join(args, ", "), r.Output)
+	s := fmt.Sprintf("%s(%s) -> %s", r.Op, strings.Join(args, ", "), r.Output)
+	if r.Expr != "" {
+		s += " = " + r.Expr // `expr(x, w) -> out = x * w` (rust_vector.go)
+	}
+	return s
 }
 
 // maxLine is rustfmt's default max_width, which decides whether the kernel's

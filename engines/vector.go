@@ -153,7 +153,10 @@ func DeriveVRFRead(spec *Spec, in VRFReadInput) (kernel.VRFReadConfig, error) {
 		return c, ruleVEOperand.Violate("VRF Element %s has %d elements, not whole flits of %d", in.Element.Text(), in.Element.Size(), lanes)
 	}
 	outer, inner, err := ceSplit(in.Element, lanes)
-	if err != nil || !ceEquiv(inner, in.Packet) {
+	if err == nil && !ceEquiv(inner, in.Packet) && !vrfLanesBroadcast(inner, in.Packet, in.Element) {
+		err = errors.New("lanes differ")
+	}
+	if err != nil {
 		got := "?"
 		if inner != nil {
 			got = inner.Text()
@@ -348,4 +351,43 @@ func (m *VRFMemory) ReadFlit(c *kernel.VRFReadConfig, t int, dst []byte) error {
 	}
 	copy(dst, m.buf[a:a+n])
 	return nil
+}
+
+// vrfLanesBroadcast reports whether a VRF Element's innermost lanes serve
+// the stream's packet lane for lane with broadcast copies: digit for digit,
+// each is the packet's own term, or a broadcast digit where the packet
+// steps an axis the VRF tensor lacks (the VRF holds one value for all of
+// them, as m![8] holds a row's maximum for its 8 lanes: 002 L5066-5079
+// broadcasts the same way over Time), or padding against padding.
+func vrfLanesBroadcast(inner, packet, element *mapping.Expr) bool {
+	id, err := ceDigits(inner)
+	if err != nil {
+		return false
+	}
+	pd, err := ceDigits(packet)
+	if err != nil {
+		return false
+	}
+	ed, err := ceDigits(element)
+	if err != nil {
+		return false
+	}
+	if ceRefine(&id, &pd) != nil || len(id) != len(pd) {
+		return false
+	}
+	has := ceAxes(ed)
+	for k := range id {
+		i, p := id[k], pd[k]
+		if i.pos != p.pos || i.size != p.size {
+			return false
+		}
+		switch {
+		case i.sameRange(p) && i.size == p.size:
+		case i.kind == ceBcast && (p.kind != ceTerm || !has[p.axis]):
+		case i.kind == cePad && p.kind == cePad:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -436,7 +436,7 @@ func DeriveVectorWay(spec *Spec, kind kernel.StageKind, s VectorStream, time2, p
 		if P.Size() != w8 {
 			return c, ruleVEWay.Violate("%s takes a Way8 packet of %d elements, %s has %d", kind, w8, P.Text(), P.Size())
 		}
-		outer, inner, err := ceSplit(P, w4)
+		outer, inner, err := veSplit(P, w4)
 		if err != nil {
 			return c, ruleVETrim.Violate("packet %s does not split at %d lanes: %v", P.Text(), w4, err)
 		}
@@ -464,7 +464,7 @@ func DeriveVectorWay(spec *Spec, kind kernel.StageKind, s VectorStream, time2, p
 			return c, ruleVEWiden.Violate("Packet2 %s has %d elements, want %d", packet2.Text(), packet2.Size(), w8)
 		}
 		if kind == kernel.StVectorPad {
-			outer, inner, err := ceSplit(packet2, w4)
+			outer, inner, err := veSplit(packet2, w4)
 			if err != nil || !ceEquiv(inner, P) || veLive(outer) > 1 {
 				return c, ruleVEWiden.Violate("Packet2 %s is not packet %s padded to %d lanes", packet2.Text(), P.Text(), w8)
 			}
@@ -476,7 +476,7 @@ func DeriveVectorWay(spec *Spec, kind kernel.StageKind, s VectorStream, time2, p
 		if T.Size()%2 != 0 {
 			return c, ruleVEWiden.Violate("Time %s has %d steps: vector_concat merges pairs of packets", T.Text(), T.Size())
 		}
-		touter, tinner, err := ceSplit(T, 2)
+		touter, tinner, err := veSplit(T, 2)
 		if err != nil {
 			return c, ruleVEWiden.Violate("Time %s does not end in a factor of 2 to merge: %v", T.Text(), err)
 		}
@@ -489,6 +489,23 @@ func DeriveVectorWay(spec *Spec, kind kernel.StageKind, s VectorStream, time2, p
 		return kernel.VectorWayConfig{Kind: kernel.WayConcat, InPackets: T.Size(), InLanes: w4, OutPackets: T.Size() / 2, OutLanes: w8}, nil
 	}
 	return c, fmt.Errorf("vector: %s is not a Narrow or Widen stage", kind)
+}
+
+// veSplit splits e at n into independent mappings (mapping.SplitAt on its
+// factorized form): a padded packet splits between its live and padding
+// lanes (`A % 2 # 8` at 4 is `1 # 2`, `A % 2 # 4`).
+func veSplit(e *mapping.Expr, n int) (outer, inner *mapping.Expr, err error) {
+	outer, inner, err = mapping.SplitAt(e, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := mapping.Factorize(outer); err != nil {
+		return nil, nil, fmt.Errorf("%s does not split at %d into loops", e.Text(), n)
+	}
+	if _, err := mapping.Factorize(inner); err != nil {
+		return nil, nil, fmt.Errorf("%s does not split at %d into loops", e.Text(), n)
+	}
+	return outer, inner, nil
 }
 
 // veLive is the number of live positions of e (its size without padding).

@@ -38,6 +38,7 @@ type referenceJSON struct {
 	Inputs []string `json:"inputs"`
 	Output string   `json:"output"`
 	Scalar float64  `json:"scalar,omitempty"`
+	Expr   string   `json:"expr,omitempty"`
 }
 
 type tensorJSON struct {
@@ -112,7 +113,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		w.Ops = append(w.Ops, o)
 	}
 	if r := p.Reference; r != nil {
-		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar}
+		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr}
 	}
 	return json.Marshal(w)
 }
@@ -169,7 +170,7 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 		return r.err
 	}
 	if rj := w.Reference; rj != nil {
-		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar}
+		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Expr: rj.Expr}
 	}
 	if err := q.Validate(); err != nil {
 		return err

@@ -53,6 +53,8 @@ type Reference struct {
 	Output string
 	// Scalar is the constant of RefAdd with one input.
 	Scalar float64
+	// Expr is the expression of RefExpr (refexpr.go) over Inputs.
+	Expr string
 }
 
 // Memory is where a tensor lives (002 L133-141).
@@ -321,8 +323,15 @@ func (p *Program) validateReference(r *Reference) error {
 		if len(r.Inputs) < 1 {
 			return fmt.Errorf("add needs inputs")
 		}
+	case RefExpr:
+		if err := p.validateRefExpr(r); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("unknown op %q: want einsum, add or mul", r.Op)
+		return fmt.Errorf("unknown op %q: want einsum, add, mul or expr", r.Op)
+	}
+	if (r.Expr != "") != (r.Op == RefExpr) {
+		return fmt.Errorf("an expression goes with op expr")
 	}
 	if r.Scalar != 0 && (r.Op != RefAdd || len(r.Inputs) != 1) {
 		return fmt.Errorf("a scalar goes with add of one input")
