@@ -243,7 +243,9 @@ func TestVectorFloatOps(t *testing.T) {
 	for _, c := range [][2]float32{{-1.5, 0}, {0, 0}, {2, 2}} {
 		assert.Equal(t, fb(c[1]), clip("Max", fb(c[0]), fb(0)))
 	}
-	ci := func(op string, a, b int32) int32 { return int32(veApply(t, kernel.StVectorClip, op, false, uint32(a), uint32(b), 0)) }
+	ci := func(op string, a, b int32) int32 {
+		return int32(veApply(t, kernel.StVectorClip, op, false, uint32(a), uint32(b), 0))
+	}
 	assert.Equal(t, int32(105), ci("Max", 105, 5), "VEC-EX-9: max(x + 100, x)")
 	assert.Equal(t, int32(2147483600), ci("Max", -2147483596, 2147483600), "VEC-EX-9: the wrapped sum loses")
 	assert.Equal(t, int32(minI32), ci("AbsMax", minI32, maxI32), "|MIN| > |MAX| without overflow")
