@@ -601,7 +601,8 @@ func (r *reader) finish() (*kernel.Program, error) {
 // scalar of add.
 func (r *reader) reference(d directive) *kernel.Reference {
 	at := d.off + len("// tcpmap:reference ")
-	v, expr, hasExpr := strings.Cut(d.value, " = ")
+	head, rng, hasRange := strings.Cut(d.value, " ; inputs in ")
+	v, expr, hasExpr := strings.Cut(head, " = ")
 	open, close := strings.IndexByte(v, '('), strings.LastIndexByte(v, ')')
 	arrow := strings.LastIndex(v, "->")
 	if open < 0 || close < open || arrow < close {
@@ -634,6 +635,16 @@ func (r *reader) reference(d directive) *kernel.Reference {
 	}
 	if hasExpr {
 		ref.Expr = strings.TrimSpace(expr)
+	}
+	if hasRange {
+		lo, hi, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(rng), "["), "]"), ",")
+		a, errA := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		b, errB := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+		if !ok || errA != nil || errB != nil {
+			r.fail(at+len(head), "want `; inputs in [lo, hi]` in the reference directive")
+			return nil
+		}
+		ref.Range = []float64{a, b}
 	}
 	return ref
 }

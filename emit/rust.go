@@ -401,6 +401,9 @@ func referenceText(r *kernel.Reference) string {
 	if r.Expr != "" {
 		s += " = " + r.Expr // `expr(x, w) -> out = x * w` (rust_vector.go)
 	}
+	if len(r.Range) == 2 {
+		s += fmt.Sprintf(" ; inputs in [%s, %s]", strconv.FormatFloat(r.Range[0], 'g', -1, 64), strconv.FormatFloat(r.Range[1], 'g', -1, 64))
+	}
 	return s
 }
 

@@ -38,7 +38,8 @@ type referenceJSON struct {
 	Inputs []string `json:"inputs"`
 	Output string   `json:"output"`
 	Scalar float64  `json:"scalar,omitempty"`
-	Expr   string   `json:"expr,omitempty"`
+	Expr   string    `json:"expr,omitempty"`
+	Range  []float64 `json:"range,omitempty"`
 }
 
 type tensorJSON struct {
@@ -113,7 +114,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		w.Ops = append(w.Ops, o)
 	}
 	if r := p.Reference; r != nil {
-		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr}
+		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr, Range: r.Range}
 	}
 	return json.Marshal(w)
 }
@@ -170,7 +171,7 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 		return r.err
 	}
 	if rj := w.Reference; rj != nil {
-		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Expr: rj.Expr}
+		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Expr: rj.Expr, Range: rj.Range}
 	}
 	if err := q.Validate(); err != nil {
 		return err

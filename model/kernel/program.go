@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"math"
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/mapping"
@@ -55,6 +56,10 @@ type Reference struct {
 	Scalar float64
 	// Expr is the expression of RefExpr (refexpr.go) over Inputs.
 	Expr string
+	// Range, when set ([lo, hi]), is the interval the inputs' random
+	// values are drawn from (verify.RandomValuesIn), rounded to each
+	// input's type; unset, a dtype's default range.
+	Range []float64
 }
 
 // Memory is where a tensor lives (002 L133-141).
@@ -332,6 +337,9 @@ func (p *Program) validateReference(r *Reference) error {
 	}
 	if (r.Expr != "") != (r.Op == RefExpr) {
 		return fmt.Errorf("an expression goes with op expr")
+	}
+	if r.Range != nil && (len(r.Range) != 2 || !(r.Range[0] < r.Range[1]) || math.IsInf(r.Range[0], 0) || math.IsInf(r.Range[1], 0)) {
+		return fmt.Errorf("range %v: want [lo, hi] with finite lo < hi", r.Range)
 	}
 	if r.Scalar != 0 && (r.Op != RefAdd || len(r.Inputs) != 1) {
 		return fmt.Errorf("a scalar goes with add of one input")
