@@ -34,10 +34,10 @@ type programJSON struct {
 }
 
 type referenceJSON struct {
-	Op     RefOp    `json:"op"`
-	Inputs []string `json:"inputs"`
-	Output string   `json:"output"`
-	Scalar float64  `json:"scalar,omitempty"`
+	Op     RefOp     `json:"op"`
+	Inputs []string  `json:"inputs"`
+	Output string    `json:"output"`
+	Scalar float64   `json:"scalar,omitempty"`
 	Expr   string    `json:"expr,omitempty"`
 	Range  []float64 `json:"range,omitempty"`
 }
