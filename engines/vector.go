@@ -152,7 +152,7 @@ func DeriveVRFRead(spec *Spec, in VRFReadInput) (kernel.VRFReadConfig, error) {
 	if in.Element.Size()%lanes != 0 {
 		return c, ruleVEOperand.Violate("VRF Element %s has %d elements, not whole flits of %d", in.Element.Text(), in.Element.Size(), lanes)
 	}
-	outer, inner, err := ceSplit(in.Element, lanes)
+	outer, inner, err := veSplit(in.Element, lanes)
 	if err == nil && !ceEquiv(inner, in.Packet) && !vrfLanesBroadcast(inner, in.Packet, in.Element) {
 		err = errors.New("lanes differ")
 	}

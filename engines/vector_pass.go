@@ -579,10 +579,34 @@ func DeriveVectorReduce(spec *Spec, in VectorReduceInput) (kernel.VectorReduceCo
 		}
 	}
 	inPacket := false
+	cover := 1 // the positions of R the Slice, Time and Packet loops span
 	for _, d := range pd {
 		if isR(d) {
 			inPacket = true
+			cover *= d.size
 		}
+	}
+	for _, d := range td {
+		if isR(d) {
+			cover *= d.size
+		}
+	}
+	if s.Slice != nil {
+		sd, err := ceDigits(s.Slice)
+		if err != nil {
+			return kernel.VectorReduceConfig{}, ruleISRShape.Violate("Slice %s: %v", s.Slice.Text(), err)
+		}
+		for _, d := range sd {
+			if isR(d) {
+				cover *= d.size
+			}
+		}
+	}
+	if size, _ := axisSizeOf(pd, td, in.Axis); cover > size {
+		// Some slice or time step holds padding of R: only the Valid Count
+		// Generator tells the reduce which (002 L5376-5377, L5474-5497).
+		return kernel.VectorReduceConfig{}, fmt.Errorf("vector: reduce axis %s (%d) is padded to %d positions across Slice, Time and Packet: the Valid Count Generator (002 L5574-6582): %w",
+			in.Axis, size, cover, ErrNotModelled)
 	}
 	wantPacket := s.Packet
 	if inPacket {
@@ -631,6 +655,19 @@ func DeriveVectorReduce(spec *Spec, in VectorReduceInput) (kernel.VectorReduceCo
 		return kernel.VectorReduceConfig{}, ruleISRSlots.Violate("%d accumulator slots required, but only %d are available (Time %s)", c.Slots, limit, s.Time.Text()).With("slots", c.Slots)
 	}
 	return c, nil
+}
+
+// axisSizeOf is the size of axis a as the digits of the lists state it.
+func axisSizeOf(lists ...any) (int, bool) {
+	a := lists[len(lists)-1].(string)
+	for _, l := range lists[:len(lists)-1] {
+		for _, d := range l.([]ceDigit) {
+			if d.kind == ceTerm && d.axis == a {
+				return d.axisSize, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // ceDigitExpr is a loop as a mapping: the term of its axis, a broadcast or
