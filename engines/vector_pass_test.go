@@ -219,8 +219,8 @@ func TestDeriveVectorWay(t *testing.T) {
 func TestDeriveVectorReduce(t *testing.T) {
 	for _, tc := range []struct {
 		name, axes, dt, time, packet, op, otime, opacket string
-		want                                              kernel.VectorReduceConfig
-		rule                                              string
+		want                                             kernel.VectorReduceConfig
+		rule                                             string
 	}{
 		{"VEC-EX-24 time (002 L5404-5426)", "A=8, R=16", "i32", "R", "A % 2 # 4", "IntraSliceReduceOpI32::AddSat", "1", "A % 2 # 4",
 			kernel.VectorReduceConfig{Op: "AddSat", DType: dtype.I32, Axis: "R", Time: []kernel.VeReduceDigit{{Size: 16, Reduce: true}}, Lanes: 4, InPackets: 16, OutPackets: 1, Slots: 1, Span: 16}, ""},
