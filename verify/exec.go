@@ -86,6 +86,9 @@ type Executor struct {
 	runs   []*sliceRun  // per worker
 	next   int          // the next op to run
 	macs   atomic.Int64
+	// veElems counts the elements entering Vector Engine passes
+	// (exec_vector.go).
+	veElems atomic.Int64
 
 	// Sampling bookkeeping: tainted[t][g] marks the slices where tensor t
 	// holds data computed from slices that were not run; hbmTainted the HBM

@@ -129,6 +129,7 @@ func (r *sliceRun) vectorStage(sp *stagePlan, g int, in []byte, cur int) ([]byte
 	switch k := sp.kind; {
 	case k == kernel.StVectorInit:
 		v.reset(c.VectorInit.Lanes)
+		r.x.veElems.Add(int64(len(in) / 4))
 		return in, cur, vectorPackets(in, c.VectorInit.Lanes, c.VectorInit.Packets)
 	case k == kernel.StVectorFinal:
 		return in, cur, vectorPackets(in, c.VectorFinal.Lanes, c.VectorFinal.Packets)
@@ -224,3 +225,7 @@ func (r *sliceRun) toVRF(c *kernel.ToVRFConfig, g int, in []byte) error {
 	}
 	return nil
 }
+
+// VectorElements is the number of elements the Vector Engine's passes
+// took in so far, over every slice that ran.
+func (x *Executor) VectorElements() int64 { return x.veElems.Load() }
