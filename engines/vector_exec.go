@@ -467,3 +467,146 @@ func VectorBranchApply(c *kernel.VectorBranchConfig, in VEStream, slice int, tag
 	}
 	return fmt.Errorf("vector: BranchMode::%s: %w", c.Mode, ErrNotModelled)
 }
+
+// maxVectorElements bounds a pass's stream per slice (one slice's DM holds
+// 512 KB, 002 L138; the simulator refuses streams beyond 2^26 elements).
+const maxVectorElements = 1 << 26
+
+// CheckVectorConfig checks that a Vector Engine stage's configuration is
+// self-consistent (sizes positive and bounded, lanes 4 or 8, modes and
+// ops known), so that running it cannot go out of bounds: the simulator
+// calls it on configurations a kernel states.
+func CheckVectorConfig(k kernel.StageKind, c *kernel.StageConfig) error {
+	if c == nil {
+		return errors.New("vector: no configuration")
+	}
+	lanesOK := func(l int) bool { return l == 4 || l == 8 }
+	size := func(packets, lanes int) error {
+		if packets < 0 || !lanesOK(lanes) || packets > maxVectorElements/lanes {
+			return fmt.Errorf("vector: %d packets of %d lanes (lanes 4 or 8, at most %d elements)", packets, lanes, maxVectorElements)
+		}
+		return nil
+	}
+	switch {
+	case k == kernel.StVectorInit:
+		if c.VectorInit == nil {
+			return errors.New("vector: no vector_init configuration")
+		}
+		return size(c.VectorInit.Packets, c.VectorInit.Lanes)
+	case k == kernel.StVectorFinal:
+		if c.VectorFinal == nil {
+			return errors.New("vector: no vector_final configuration")
+		}
+		return size(c.VectorFinal.Packets, c.VectorFinal.Lanes)
+	case k.IsVectorOp():
+		o := c.VectorOp
+		if o == nil {
+			return errors.New("vector: no op configuration")
+		}
+		if !lanesOK(o.Lanes) || o.Arity < 1 || o.Arity > 3 {
+			return fmt.Errorf("vector: %s of arity %d on %d lanes", o.Op, o.Arity, o.Lanes)
+		}
+		if _, err := veSel(o.Mode, o.Arity); err != nil {
+			return err
+		}
+		for _, s := range o.Slots {
+			if len(s.Operands) != o.Arity-1 || s.Guard < kernel.GuardAlways || s.Guard > kernel.GuardGroup1 {
+				return fmt.Errorf("vector: %s: a slot of %d operands for guard %d", o.Op, len(s.Operands), s.Guard)
+			}
+			for _, x := range s.Operands {
+				if x.Kind == kernel.VeVRF && (x.VRF == nil || x.VRF.Lanes != o.Lanes || x.VRF.ElemBytes != 4) {
+					return fmt.Errorf("vector: %s: a VRF read of other lanes than the op's %d", o.Op, o.Lanes)
+				}
+				for _, g := range x.Gather {
+					if g < -1 || g >= maxVectorElements {
+						return fmt.Errorf("vector: %s: stash gather index %d", o.Op, g)
+					}
+				}
+			}
+		}
+		return nil
+	case k == kernel.StVectorFxpToFp || k == kernel.StVectorFpToFxp:
+		if c.VectorConvert == nil || c.VectorConvert.IntWidth < 0 || c.VectorConvert.IntWidth > 31 {
+			return errors.New("vector: a conversion without an int_width of 0..31")
+		}
+		return nil
+	case k == kernel.StVectorSplit || k == kernel.StVectorTrim || k == kernel.StVectorConcat || k == kernel.StVectorPad:
+		w := c.VectorWay
+		if w == nil {
+			return errors.New("vector: no Narrow/Widen configuration")
+		}
+		if err := size(w.InPackets, w.InLanes); err != nil {
+			return err
+		}
+		if err := size(w.OutPackets, w.OutLanes); err != nil {
+			return err
+		}
+		ok := false
+		switch w.Kind {
+		case kernel.WaySplit:
+			ok = w.InLanes == 8 && w.OutLanes == 4 && w.OutPackets == 2*w.InPackets
+		case kernel.WayConcat:
+			ok = w.InLanes == 4 && w.OutLanes == 8 && w.InPackets == 2*w.OutPackets
+		case kernel.WayTrim:
+			ok = w.InLanes == 8 && w.OutLanes == 4 && w.OutPackets == w.InPackets
+		case kernel.WayPad:
+			ok = w.InLanes == 4 && w.OutLanes == 8 && w.OutPackets == w.InPackets
+		}
+		if !ok {
+			return fmt.Errorf("vector: %s", w)
+		}
+		return nil
+	case k == kernel.StVectorReduce:
+		r := c.VectorReduce
+		if r == nil {
+			return errors.New("vector: no reduce configuration")
+		}
+		if r.Lanes != 4 || r.OutPackets < 1 {
+			return fmt.Errorf("vector: reduce of %d lanes into %d packets", r.Lanes, r.OutPackets)
+		}
+		if err := size(r.InPackets, r.Lanes); err != nil {
+			return err
+		}
+		if err := size(r.OutPackets, r.Lanes); err != nil {
+			return err
+		}
+		n := 1
+		for _, d := range r.Time {
+			if d.Size < 1 || n > maxVectorElements/d.Size {
+				return fmt.Errorf("vector: reduce loop of %d", d.Size)
+			}
+			n *= d.Size
+		}
+		if n != r.InPackets {
+			return fmt.Errorf("vector: reduce loops of %d steps for %d packets", n, r.InPackets)
+		}
+		return nil
+	case k == kernel.StVectorFilter:
+		f := c.VectorFilter
+		if f == nil {
+			return errors.New("vector: no filter configuration")
+		}
+		if err := size(f.InPackets, f.Lanes); err != nil {
+			return err
+		}
+		return size(f.OutPackets, f.Lanes)
+	case k == kernel.StVectorBranch:
+		if c.VectorBranch == nil {
+			return errors.New("vector: no branch configuration")
+		}
+		if t := c.VectorBranch.Toggle; t != nil {
+			for _, e := range append(append([]kernel.SeqEntry(nil), t.Slice...), t.Time...) {
+				if e.Size < 1 {
+					return fmt.Errorf("vector: AxisToggle loop of %d", e.Size)
+				}
+			}
+		}
+		return nil
+	case k == kernel.StVectorStash:
+		if c.VectorStash == nil {
+			return errors.New("vector: no stash configuration")
+		}
+		return nil
+	}
+	return fmt.Errorf("vector: %s: %w", k, ErrNotModelled)
+}

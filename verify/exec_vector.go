@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 
 	"tcpmap/engines"
@@ -59,6 +60,14 @@ func (v *veSlice) nextVC(n int) []uint8 {
 // VRF tensor the stage reads, if any.
 func planVector(s *kernel.Stage) (vrf string, err error) {
 	c := s.Config
+	if c != nil && s.Kind != kernel.StToVRF {
+		if err := engines.CheckVectorConfig(s.Kind, c); err != nil {
+			if errors.Is(err, engines.ErrNotModelled) {
+				return "", err
+			}
+			return "", fmt.Errorf("%s: %w", s.Kind, err)
+		}
+	}
 	missing := fmt.Errorf("no %s configuration: lower the program first (engines.Lower)", s.Kind)
 	need := func(ok bool) error {
 		if c == nil || !ok {

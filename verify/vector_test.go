@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,6 +121,36 @@ func TestVerifyVectorWrongConfigs(t *testing.T) {
 			}
 			assert.False(t, rep.Pass, "%s", rep)
 			assert.Positive(t, rep.Comparison.Mismatches)
+		})
+	}
+}
+
+// vectorFuzzKernels are Vector Engine kernels whose configurations
+// TestVerifyVectorMutatedConfigs mutates: every stage kind of the block.
+var vectorFuzzKernels = []string{"ve-staged-pipeline", "ve-residual-max", "ve-vrf-add", "ve-reduce-time", "ve-reduce-packet", "ve-five-alu", "silu-decode"}
+
+// TestVerifyVectorMutatedConfigs: hand-written Vector Engine
+// configurations with any value in any field give a verdict or an error,
+// never a panic (house rule).
+func TestVerifyVectorMutatedConfigs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 7))
+	n := 400
+	if testing.Short() {
+		n = 60
+	}
+	for i := 0; i < n; i++ {
+		stage, which := 3+rng.IntN(12), rng.IntN(40)
+		val := mutationValues[rng.IntN(len(mutationValues))]
+		name := vectorFuzzKernels[i%len(vectorFuzzKernels)]
+		t.Run(fmt.Sprintf("%s_stage%d_num%d_%g", name, stage, which, val), func(t *testing.T) {
+			p := loadKernelT(t, "../workloads/kernels/"+name+".json")
+			op := 0
+			for k, o := range p.Ops {
+				if o.Kind == kernel.OpChain && o.Context == kernel.CtxMain {
+					op = k
+				}
+			}
+			runMutated(t, "../workloads/kernels/"+name+".json", op, stage, which, val)
 		})
 	}
 }
