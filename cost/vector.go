@@ -73,7 +73,8 @@ type VectorStageCost struct {
 	Packets int
 	Latency int
 	Delay   int
-	// Out is the packets the stage passes on (0: unchanged).
+	// Out is the packets the stage passes on (0: unchanged; −1: half, a
+	// zip op's merge of the two groups).
 	Out int
 }
 
@@ -124,6 +125,20 @@ func VectorStage(spec *engines.Spec, k kernel.StageKind, c *kernel.StageConfig) 
 		return VectorStageCost{Packets: c.VectorFilter.InPackets, Out: c.VectorFilter.OutPackets}, nil
 	case k == kernel.StVectorBranch || k == kernel.StVectorStash || k == kernel.StVectorFxpToFp || k == kernel.StVectorFpToFxp:
 		return VectorStageCost{}, nil
+	case k == kernel.StVectorUnzip:
+		// The pair's groups stream one after the other at one packet per
+		// cycle (002 L5157-5159).
+		if c.VectorUnzip == nil {
+			return VectorStageCost{}, errNotLowered
+		}
+		return VectorStageCost{Packets: c.VectorUnzip.InPackets}, nil
+	case kernel.ZipCluster(k) != "":
+		// A zip op takes its cluster's ALU; it halves the packets (the
+		// caller's steps).
+		if c.VectorOp == nil || !c.VectorOp.Zip {
+			return VectorStageCost{}, errNotLowered
+		}
+		return VectorStageCost{Latency: alu, Out: -1}, nil
 	}
 	return VectorStageCost{}, fmt.Errorf("cost: %s is not a Vector Engine stage", k)
 }
@@ -144,8 +159,11 @@ func (m *Model) vectorStage(v *StageCost, st *kernel.Stage, steps *int) error {
 	v.Fill += float64(c.Latency + c.Delay)
 	v.Drain += float64(c.Latency)
 	v.Span = v.Cycles + v.Drain
-	if c.Out > 0 {
+	switch {
+	case c.Out > 0:
 		*steps = c.Out
+	case c.Out < 0: // a zip merges the pair's two groups
+		*steps /= 2
 	}
 	return nil
 }

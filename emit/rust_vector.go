@@ -7,6 +7,7 @@ import (
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 )
 
 // The Vector Engine's intra-slice stages in Rust, both ways: the writer
@@ -33,6 +34,11 @@ var vectorSpellings = map[kernel.StageKind]stageSpelling{
 	kernel.StVectorReduce:    {time: required, packet: required, param: required},
 	kernel.StVectorFilter:    {time: required, param: required},
 	kernel.StVectorStash:     {},
+	kernel.StVectorUnzip:     {time: required, param: required},
+	kernel.StVectorLogicZip:  {param: required},
+	kernel.StVectorFxpZip:    {param: required},
+	kernel.StVectorFpZip:     {param: required},
+	kernel.StVectorClipZip:   {param: required},
 }
 
 func init() {
@@ -45,13 +51,16 @@ func init() {
 // axis) spells a call: the op, mode and operands, the branch mode, the
 // int_width, the reduce op, the filter's group.
 func checkVectorStage(st *kernel.Stage) error {
-	if (st.Axis != "") != (st.Kind == kernel.StVectorReduce) {
+	if (st.Axis != "") != (st.Kind == kernel.StVectorReduce || st.Kind == kernel.StVectorUnzip) {
 		if st.Axis == "" {
-			return fmt.Errorf("%s needs its reduce axis", st.Kind)
+			return fmt.Errorf("%s needs its axis", st.Kind)
 		}
 		return fmt.Errorf("%s names no axis", st.Kind)
 	}
 	switch k := st.Kind; {
+	case kernel.ZipCluster(k) != "":
+		_, err := kernel.ParseVeZip(k, st.Param)
+		return err
 	case k == kernel.StVectorBranch:
 		_, err := kernel.ParseBranch(st.Param)
 		return err
@@ -121,6 +130,24 @@ func (w *rustWriter) vectorCall(st *kernel.Stage, dt *dtype.DType) (string, erro
 		return string(k) + tp(w.mapText(st.Time, roleNone)) + "(" + kernel.FilterGroupRust(g) + ")", nil
 	case k == kernel.StVectorStash:
 		return "vector_stash()", nil // 002 L5001
+	case k == kernel.StVectorUnzip:
+		// vector_intra_slice_unzip::<I, TileTime, SplitTime>() (002 L5176);
+		// the Param holds TileTime's mapping.
+		tile, err := mapping.Parse(st.Param, w.p.Axes, nil)
+		if err != nil {
+			return "", fmt.Errorf("TileTime %q: %w", st.Param, err)
+		}
+		return string(k) + tp(st.Axis, w.mapText(tile, roleNone), w.mapText(st.Time, roleNone)) + "()", nil
+	case kernel.ZipCluster(k) != "":
+		c, err := kernel.ParseVeZip(k, st.Param)
+		if err != nil {
+			return "", err
+		}
+		name := string(k)
+		if c.Mode != "" {
+			name += "_with_mode" // 002 L5148
+		}
+		return name + "(" + c.ZipRust(k, *dt) + ")", nil
 	}
 	return "", fmt.Errorf("unknown stage kind %q", st.Kind)
 }
@@ -133,7 +160,7 @@ var vectorMethods = func() map[string]kernel.StageKind {
 		if k != kernel.StVectorBranch {
 			m[string(k)] = k
 		}
-		if k.IsVectorOp() {
+		if k.IsVectorOp() || kernel.ZipCluster(k) != "" {
 			m[string(k)+"_with_mode"] = k
 		}
 	}
@@ -147,7 +174,7 @@ func (r *reader) vectorStage(m token, tf []typeArg, s *stream, st *kernel.Stage)
 	st.Kind = k
 	want := map[kernel.StageKind]int{
 		kernel.StVectorSplit: 2, kernel.StVectorConcat: 2, kernel.StVectorTrim: 1, kernel.StVectorPad: 1,
-		kernel.StVectorReduce: 3, kernel.StVectorFilter: 1,
+		kernel.StVectorReduce: 3, kernel.StVectorFilter: 1, kernel.StVectorUnzip: 3,
 	}[k]
 	if want == 0 && tf != nil {
 		r.fail(m.off, "%s takes no type arguments", m.text)
@@ -167,6 +194,18 @@ func (r *reader) vectorStage(m token, tf []typeArg, s *stream, st *kernel.Stage)
 		return r.err == nil
 	case k == kernel.StVectorTrim || k == kernel.StVectorPad:
 		st.Packet = r.mapOf(tf[0])
+		r.noArgs()
+		return r.err == nil
+	case k == kernel.StVectorUnzip:
+		if tf[0].name == "" {
+			r.fail(tf[0].off, "vector_intra_slice_unzip's first type argument is the group axis")
+			return false
+		}
+		st.Axis = tf[0].name
+		if tile := r.mapOf(tf[1]); tile != nil {
+			st.Param = tile.String()
+		}
+		st.Time = r.mapOf(tf[2])
 		r.noArgs()
 		return r.err == nil
 	}
@@ -244,6 +283,17 @@ func (r *reader) vectorStage(m token, tf []typeArg, s *stream, st *kernel.Stage)
 			r.fail(args[0].off, "unknown intra-slice reduce op %q", args[0].text)
 			return false
 		}
+	case kernel.ZipCluster(k) != "":
+		c, err := kernel.ParseVeZip(k, joined)
+		if err != nil {
+			r.fail(off, "%v", err)
+			return false
+		}
+		if (c.Mode != "") != strings.HasSuffix(m.text, "_with_mode") {
+			r.fail(m.off, "%s: a mode goes with the _with_mode call", m.text)
+			return false
+		}
+		st.Param = c.ZipParam()
 	case k == kernel.StVectorFilter:
 		st.Time = r.mapOf(tf[0])
 		g, err := kernel.ParseFilterGroup(joined)

@@ -558,7 +558,7 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 		return nil
 	}
 	if vectorStage[stage.Kind] {
-		return lowerVectorIntra(spec, st, stage, tensor, cfg, keep)
+		return lowerVectorIntra(spec, p.Axes, st, stage, tensor, cfg, keep)
 	}
 	return fmt.Errorf("unknown stage kind %q", stage.Kind)
 }

@@ -93,16 +93,74 @@ func VectorOpApply(k kernel.StageKind, c *kernel.VectorOpConfig, in VEStream, sr
 	if err := in.check(); err != nil {
 		return err
 	}
-	if len(out) != len(in.Data) {
-		return fmt.Errorf("vector: %s: output of %d bytes for %d", c.Op, len(out), len(in.Data))
-	}
 	if in.Lanes != c.Lanes {
 		return fmt.Errorf("vector: %s takes %d-lane packets, the stream has %d", c.Op, c.Lanes, in.Lanes)
+	}
+	if cl := kernel.ZipCluster(k); cl != "" {
+		k = cl
 	}
 	fn, ok := VeFunc(k, c.Op, c.DType.String() == "f32")
 	if !ok {
 		return fmt.Errorf("vector: %s has no %s op %q on %s", k, veCluster(k), c.Op, c.DType)
 	}
+	if c.Zip {
+		return vectorZip(fn, c, in, out)
+	}
+	if len(out) != len(in.Data) {
+		return fmt.Errorf("vector: %s: output of %d bytes for %d", c.Op, len(out), len(in.Data))
+	}
+	if c.Pair == nil {
+		return applySlots(fn, c, c.Slots, in, src, out)
+	}
+	// Two-group mode: group 0's packets, then group 1's, each with its
+	// own operands (002 L5164-5165); a group that skips the op keeps its
+	// values.
+	half := len(in.Data) / 2
+	if half%(4*in.Lanes) != 0 {
+		return fmt.Errorf("vector: a pair of %d bytes is not two groups of %d-lane packets", len(in.Data), in.Lanes)
+	}
+	for g := 0; g < 2; g++ {
+		sub := VEStream{Data: in.Data[g*half : (g+1)*half], Lanes: in.Lanes}
+		if in.Tags != nil {
+			sub.Tags = in.Tags[g*half/4 : (g+1)*half/4]
+		}
+		o := out[g*half : (g+1)*half]
+		if !c.Pair.Apply[g] {
+			if &o[0] != &sub.Data[0] {
+				copy(o, sub.Data)
+			}
+			continue
+		}
+		if err := applySlots(fn, c, c.Pair.Slots[g], sub, src, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// vectorZip runs a zip op: out = op over the two groups' streams, routed by
+// the mode (002 L5107-5117: 0 group 0, 1 group 1).
+func vectorZip(fn veOpFn, c *kernel.VectorOpConfig, in VEStream, out []byte) error {
+	half := len(in.Data) / 2
+	if half%(4*in.Lanes) != 0 || len(out) != half {
+		return fmt.Errorf("vector: zip of %d bytes into %d: two groups of %d-lane packets into one", len(in.Data), len(out), in.Lanes)
+	}
+	sel, err := veSel(c.Mode, 2)
+	if err != nil {
+		return err
+	}
+	g0, g1 := in.Data[:half], in.Data[half:]
+	for i := 0; i < half/4; i++ {
+		v := [2]uint32{get32(g0, i), get32(g1, i)}
+		put32(out, i, fn(v[sel[0]], v[sel[1]], 0))
+	}
+	return nil
+}
+
+// applySlots applies an op to stream in: a unary op maps every element;
+// otherwise each operand slot applies to the elements its guard admits,
+// the others keeping their value.
+func applySlots(fn veOpFn, c *kernel.VectorOpConfig, slots []kernel.VeSlotConfig, in VEStream, src VeSources, out []byte) error {
 	n := len(in.Data) / 4
 	if c.Arity == 1 {
 		for i := 0; i < n; i++ {
@@ -114,13 +172,13 @@ func VectorOpApply(k kernel.StageKind, c *kernel.VectorOpConfig, in VEStream, sr
 	if err != nil {
 		return err
 	}
-	if &out[0] != &in.Data[0] {
+	if n > 0 && &out[0] != &in.Data[0] {
 		copy(out, in.Data)
 	}
 	lanes := in.Lanes
 	var flit [32]byte
 	var ov [2][8]uint32
-	for _, s := range c.Slots {
+	for _, s := range slots {
 		if len(s.Operands) != c.Arity-1 {
 			return fmt.Errorf("vector: %s slot with %d operands", c.Op, len(s.Operands))
 		}
@@ -509,7 +567,11 @@ func CheckVectorConfig(k kernel.StageKind, c *kernel.StageConfig) error {
 		if _, err := veSel(o.Mode, o.Arity); err != nil {
 			return err
 		}
-		for _, s := range o.Slots {
+		slots := o.Slots
+		if o.Pair != nil {
+			slots = append(append([]kernel.VeSlotConfig(nil), o.Pair.Slots[0]...), o.Pair.Slots[1]...)
+		}
+		for _, s := range slots {
 			if len(s.Operands) != o.Arity-1 || s.Guard < kernel.GuardAlways || s.Guard > kernel.GuardGroup1 {
 				return fmt.Errorf("vector: %s: a slot of %d operands for guard %d", o.Op, len(s.Operands), s.Guard)
 			}
@@ -607,6 +669,63 @@ func CheckVectorConfig(k kernel.StageKind, c *kernel.StageConfig) error {
 			return errors.New("vector: no stash configuration")
 		}
 		return nil
+	case k == kernel.StVectorUnzip:
+		u := c.VectorUnzip
+		if u == nil {
+			return errors.New("vector: no unzip configuration")
+		}
+		if err := size(u.InPackets, u.Lanes); err != nil {
+			return err
+		}
+		n, groups := 1, 0
+		for _, d := range u.Time {
+			if d.Size < 1 || n > maxVectorElements/d.Size {
+				return fmt.Errorf("vector: unzip loop of %d", d.Size)
+			}
+			n *= d.Size
+			if d.Reduce {
+				groups++
+				if d.Size != 2 {
+					return fmt.Errorf("vector: unzip group loop of %d", d.Size)
+				}
+			}
+		}
+		if n != u.InPackets || groups != 1 {
+			return fmt.Errorf("vector: unzip loops of %d steps (%d group loops) for %d packets", n, groups, u.InPackets)
+		}
+		return nil
+	case kernel.ZipCluster(k) != "":
+		o := c.VectorOp
+		if o == nil || !o.Zip || o.Arity != 2 || !lanesOK(o.Lanes) {
+			return errors.New("vector: a zip op without its binary configuration")
+		}
+		_, err := veSel(o.Mode, 2)
+		return err
 	}
 	return fmt.Errorf("vector: %s: %w", k, ErrNotModelled)
+}
+
+// VectorUnzipApply runs vector_intra_slice_unzip: out holds group 0's
+// packets (group digit 0), then group 1's, each in input order.
+func VectorUnzipApply(c *kernel.VectorUnzipConfig, in VEStream, out []byte) error {
+	if c == nil {
+		return errors.New("vector: nil unzip configuration")
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	if in.Lanes != c.Lanes || in.Packets() != c.InPackets || len(out) != len(in.Data) || c.InPackets%2 != 0 {
+		return fmt.Errorf("vector: unzip of %d × %d lanes, the stream has %d × %d", c.InPackets, c.Lanes, in.Packets(), in.Lanes)
+	}
+	pb := 4 * c.Lanes
+	half := c.InPackets / 2
+	for t := 0; t < c.InPackets; t++ {
+		g, p := c.GroupOf(t)
+		if g > 1 || p >= half {
+			return fmt.Errorf("vector: unzip sends packet %d to group %d position %d", t, g, p)
+		}
+		o := (g*half + p) * pb
+		copy(out[o:o+pb], in.Data[t*pb:(t+1)*pb])
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 )
 
 // lowerVectorIntra lowers a stage of the intra-slice block between
@@ -12,11 +13,17 @@ import (
 // stage's configuration from the stream, which it then updates (type,
 // Time, Packet). A configuration the stage states is kept, the checks
 // still run.
-func lowerVectorIntra(spec *Spec, st *chainState, stage *kernel.Stage, tensor *kernel.Tensor, cfg *kernel.StageConfig, keep bool) error {
+func lowerVectorIntra(spec *Spec, axes mapping.Axes, st *chainState, stage *kernel.Stage, tensor *kernel.Tensor, cfg *kernel.StageConfig, keep bool) error {
 	v := st.ve
-	s := VectorStream{DType: st.dt, Slice: st.slice, Time: st.time, Packet: st.packet}
+	s := VectorStream{DType: st.dt, Slice: st.slice, Time: st.time, Packet: st.packet, Groups: 1}
+	if v.pair {
+		s.Groups = 2
+	}
 	k := stage.Kind
 	if k == kernel.StVectorStash {
+		if v.pair || v.zipped {
+			return ruleVEPair.Violate("vector_stash in two-group mode (002 L5204-5205, L5259)")
+		}
 		if !veStashable[v.stage] {
 			return ruleVEStash.Violate("vector_stash after %s: the stash is taken at Branch, Logic, Fxp, Narrow, Fp, FpDiv or Clip", veStageNames[v.stage])
 		}
@@ -50,6 +57,45 @@ func lowerVectorIntra(spec *Spec, st *chainState, stage *kernel.Stage, tensor *k
 			cfg.VectorBranch = &c
 		}
 		return nil
+
+	case k == kernel.StVectorUnzip:
+		var tile *mapping.Expr
+		if stage.Param != "" {
+			var err error
+			if tile, err = mapping.Parse(stage.Param, axes, nil); err != nil {
+				return ruleVEPair.Violate("TileTime %q: %v", stage.Param, err)
+			}
+		}
+		if stage.Time == nil || stage.Axis == "" {
+			return ruleVEPair.Violate("vector_intra_slice_unzip::<I, TileTime, SplitTime> needs its group axis and SplitTime")
+		}
+		c, err := DeriveVectorUnzip(spec, s, stage.Axis, tile, stage.Time)
+		if err != nil {
+			return err
+		}
+		if !keep {
+			cfg.VectorUnzip = &c
+		}
+		st.time = stage.Time
+		v.pair = true
+		return nil
+
+	case kernel.ZipCluster(k) != "":
+		call, err := kernel.ParseVeZip(k, stage.Param)
+		if err != nil {
+			return fmt.Errorf("vector: %w", err)
+		}
+		c, err := DeriveVectorZip(spec, k, call, s)
+		if err != nil {
+			return err
+		}
+		if keep && cfg.VectorOp != nil {
+			c = *cfg.VectorOp
+		} else if !keep {
+			cfg.VectorOp = &c
+		}
+		v.pair, v.zipped = false, true
+		return v.use(c.ALU)
 
 	case k.IsVectorOp():
 		call, err := kernel.ParseVeCall(k, stage.Param, stage.Tensor)

@@ -49,6 +49,9 @@ var (
 	ruleVEBranch = NewRule(Rule{ID: "VE-R25", Engine: "vector", Name: "branch modes",
 		Cite: "002 L4794-4802",
 		Text: "vector_intra_slice_branch sets each element's 4-bit ExecutionId: Unconditional 0; AxisToggle group bit axis_index % 2; Comparison bit i from comparison i of the element's value; ValidCount from the Valid Count Generator; Vrf from the VRF"})
+	ruleVEPair = NewRule(Rule{ID: "VE-R11", Engine: "vector", Name: "two-group mode",
+		Cite: "002 L4749, L5154-5205, L5259",
+		Text: "vector_intra_slice_unzip comes right after vector_init and splits the stream by a 2-way Time axis into two groups; per-group ops take one operand per group (() skips one), the common stages (FxpToFp, Narrow, Widen, FpToFxp) apply to both, a _zip op merges them; stash and filter are unavailable while paired and after the zip"})
 	ruleISRWay = NewRule(Rule{ID: "ISR-R1", Engine: "vector", Name: "reduce runs Way4",
 		Cite: "002 L4908, L5298, L5365",
 		Text: "the intra-slice reduce takes the 4-way packets of a Narrow stage"})
@@ -89,6 +92,8 @@ var veStageOf = map[kernel.StageKind]int{
 	kernel.StVectorReduce: veStageReduce, kernel.StVectorFpDiv: veStageFpDiv, kernel.StVectorConcat: veStageWiden,
 	kernel.StVectorPad: veStageWiden, kernel.StVectorFpToFxp: veStageFpToFxp, kernel.StVectorClip: veStageClip,
 	kernel.StVectorFilter: veStageFilter, kernel.StVectorFinal: veStageOutput,
+	kernel.StVectorUnzip: veStageBranch, kernel.StVectorLogicZip: veStageLogic, kernel.StVectorFxpZip: veStageFxp,
+	kernel.StVectorFpZip: veStageFloat, kernel.StVectorClipZip: veStageClip,
 }
 
 // veStageNames names the stages for messages.
@@ -115,6 +120,9 @@ type vePass struct {
 	way int
 	// stash is the snapshot taken by vector_stash, nil before it.
 	stash *veStashState
+	// pair is set between vector_intra_slice_unzip and the zip op that
+	// merges the groups; zipped after it (002 L5154-5205).
+	pair, zipped bool
 }
 
 // veStashState is the stash: its type, the stream's mappings when it was
@@ -130,10 +138,18 @@ type veStashState struct {
 func (v *vePass) enter(pos int, kind kernel.StageKind, last kernel.StageKind) error {
 	if pos == veStageBranch {
 		if v.stage != veStageInit {
-			return ruleVEEntry.Violate("vector_intra_slice_branch after %s; it comes right after vector_init", last)
+			return ruleVEEntry.Violate("%s after %s; it comes right after vector_init", kind, last)
 		}
 	} else if v.stage == veStageInit {
-		return ruleVEEntry.Violate("%s right after vector_init; the intra-slice block starts with vector_intra_slice_branch", kind)
+		return ruleVEEntry.Violate("%s right after vector_init; the intra-slice block starts with vector_intra_slice_branch or vector_intra_slice_unzip", kind)
+	}
+	switch {
+	case kernel.ZipCluster(kind) != "" && !v.pair:
+		return ruleVEPair.Violate("%s outside two-group mode: vector_intra_slice_unzip first", kind)
+	case v.pair && (pos == veStageReduce || pos == veStageFpDiv || pos == veStageFilter || pos == veStageOutput):
+		return ruleVEPair.Violate("%s while the groups are paired: merge them with a _zip op first", kind)
+	case v.zipped && pos == veStageFilter:
+		return ruleVEPair.Violate("vector_filter after a _zip op (002 L5204-5205)")
 	}
 	if pos < v.stage || pos == v.stage && !veRepeatable[pos] {
 		return ruleVEOrder.Violate("%s (%s) after %s (%s): the stage order does not go back", kind, veStageNames[pos], last, veStageNames[v.stage])
@@ -170,7 +186,13 @@ func (v *vePass) use(a kernel.VeALU) error {
 type VectorStream struct {
 	DType               dtype.DType
 	Slice, Time, Packet *mapping.Expr
+	// Groups is 2 in two-group mode (Time is then each group's), else 1
+	// (0 reads as 1).
+	Groups int
 }
+
+// groups is the number of groups the stream holds.
+func (s VectorStream) groups() int { return max(s.Groups, 1) }
 
 // VeConstBits reads a constant operand as element bits of type d: an i32
 // (decimal or hex, optional `i32` suffix; hex up to 0xffffffff is the bit
@@ -280,21 +302,55 @@ func DeriveVectorOp(spec *Spec, in VectorOpInput) (kernel.VectorOpConfig, error)
 	}
 	lanes := in.Stream.Packet.Size()
 	c = kernel.VectorOpConfig{Op: info.Name, ALU: info.ALU, DType: d, Arity: info.Arity, Mode: mode, Lanes: lanes}
+	if in.Call.Pair != (in.Stream.groups() == 2) {
+		if in.Call.Pair {
+			return kernel.VectorOpConfig{}, ruleVEPair.Violate("%s with one argument per group outside two-group mode", info.Name)
+		}
+		return kernel.VectorOpConfig{}, ruleVEPair.Violate("%s in two-group mode takes one argument per group (() skips one)", info.Name)
+	}
+	if in.Call.Pair {
+		pc := &kernel.VePairConfig{Apply: in.Call.Apply}
+		for g := 0; g < 2; g++ {
+			if info.Arity == 1 || !in.Call.Apply[g] {
+				continue
+			}
+			sl, err := deriveSlots(spec, in, info, in.Call.Groups[g])
+			if err != nil {
+				return kernel.VectorOpConfig{}, err
+			}
+			pc.Slots[g] = sl
+		}
+		c.Pair = pc
+		return c, nil
+	}
 	if info.Arity == 1 {
 		return c, nil
 	}
-	if len(in.Call.Slots) == 0 {
-		return kernel.VectorOpConfig{}, ruleVEOperandSlots.Violate("%s takes an operand", info.Name)
+	sl, err := deriveSlots(spec, in, info, in.Call.Slots)
+	if err != nil {
+		return kernel.VectorOpConfig{}, err
+	}
+	c.Slots = sl
+	return c, nil
+}
+
+// deriveSlots lowers an op's operand slots: constants as element bits,
+// VRF reads, the stash's gather.
+func deriveSlots(spec *Spec, in VectorOpInput, info kernel.VeOpInfo, slots []kernel.VeSlot) ([]kernel.VeSlotConfig, error) {
+	d := in.Stream.DType
+	var out []kernel.VeSlotConfig
+	if len(slots) == 0 {
+		return nil, ruleVEOperandSlots.Violate("%s takes an operand", info.Name)
 	}
 	guards := map[int]bool{}
 	rf := 0
-	for _, s := range in.Call.Slots {
+	for _, s := range slots {
 		if guards[s.Guard] || s.Guard == kernel.GuardAlways && len(guards) > 0 || guards[kernel.GuardAlways] {
-			return kernel.VectorOpConfig{}, ruleVEOperandSlots.Violate("%s: operand slots for overlapping groups", info.Name)
+			return nil, ruleVEOperandSlots.Violate("%s: operand slots for overlapping groups", info.Name)
 		}
 		guards[s.Guard] = true
 		if len(s.Operands) != info.Arity-1 {
-			return kernel.VectorOpConfig{}, ruleVEOperandSlots.Violate("%s takes %d operands per slot, found %d", info.Name, info.Arity-1, len(s.Operands))
+			return nil, ruleVEOperandSlots.Violate("%s takes %d operands per slot, found %d", info.Name, info.Arity-1, len(s.Operands))
 		}
 		sc := kernel.VeSlotConfig{Guard: s.Guard}
 		for _, o := range s.Operands {
@@ -303,52 +359,52 @@ func DeriveVectorOp(spec *Spec, in VectorOpInput) (kernel.VectorOpConfig, error)
 			case kernel.VeConst:
 				b, err := VeConstBits(o.Text, d)
 				if err != nil {
-					return kernel.VectorOpConfig{}, ruleVEType.Violate("%s: %v", info.Name, err)
+					return nil, ruleVEType.Violate("%s: %v", info.Name, err)
 				}
 				oc.Bits = b
 			case kernel.VeVRF:
 				rf++
 				if in.VRF == nil || in.VRF.Tensor != o.Tensor {
-					return kernel.VectorOpConfig{}, fmt.Errorf("vector: %s reads VRF tensor %q, which the stage does not name", info.Name, o.Tensor)
+					return nil, fmt.Errorf("vector: %s reads VRF tensor %q, which the stage does not name", info.Name, o.Tensor)
 				}
 				if in.VRF.DType != d {
-					return kernel.VectorOpConfig{}, ruleVEOpType.Violate("%s reads VRF %q of %s on a %s stream", info.Name, o.Tensor, in.VRF.DType, d)
+					return nil, ruleVEOpType.Violate("%s reads VRF %q of %s on a %s stream", info.Name, o.Tensor, in.VRF.DType, d)
 				}
 				r := *in.VRF
 				r.Time, r.Packet = in.Stream.Time, in.Stream.Packet
 				rd, err := DeriveVRFRead(spec, r)
 				if err != nil {
-					return kernel.VectorOpConfig{}, err
+					return nil, err
 				}
 				oc.VRF = &rd
 			case kernel.VeStash:
 				rf++
 				if in.Stash == nil {
-					return kernel.VectorOpConfig{}, ruleVEStash.Violate("%s reads the stash, but the pass has none (vector_stash first) or it was read", info.Name)
+					return nil, ruleVEStash.Violate("%s reads the stash, but the pass has none (vector_stash first) or it was read", info.Name)
 				}
 				if in.Stash.DType != d {
-					return kernel.VectorOpConfig{}, ruleVEStash.Violate("%s on %s reads a %s stash: the stash is typed", info.Name, d, in.Stash.DType)
+					return nil, ruleVEStash.Violate("%s on %s reads a %s stash: the stash is typed", info.Name, d, in.Stash.DType)
 				}
 				g, err := veGather(in.Stash.Time, in.Stash.Packet, in.Stream.Time, in.Stream.Packet)
 				if err != nil {
-					return kernel.VectorOpConfig{}, ruleVEStash.Violate("%s: the stash [%s, %s] cannot be read as [%s, %s]: %v",
+					return nil, ruleVEStash.Violate("%s: the stash [%s, %s] cannot be read as [%s, %s]: %v",
 						info.Name, in.Stash.Time, in.Stash.Packet, in.Stream.Time, in.Stream.Packet, err)
 				}
 				oc.Gather = g
 			default:
-				return kernel.VectorOpConfig{}, fmt.Errorf("vector: %s: unknown operand kind %q", info.Name, o.Kind)
+				return nil, fmt.Errorf("vector: %s: unknown operand kind %q", info.Name, o.Kind)
 			}
 			sc.Operands = append(sc.Operands, oc)
 		}
-		c.Slots = append(c.Slots, sc)
+		out = append(out, sc)
 	}
 	if rf > 1 {
 		// One register-file port per op: the VRF or the stash (furiosa-opt
 		// intra-slice-chain.md "Tag": 3 immediates + 1 register-file
 		// operand; 002 L5052-5062 shows one).
-		return kernel.VectorOpConfig{}, ruleVEOperandSlots.Violate("%s reads %d register-file operands (VRF or stash), at most 1", info.Name, rf)
+		return nil, ruleVEOperandSlots.Violate("%s reads %d register-file operands (VRF or stash), at most 1", info.Name, rf)
 	}
-	return c, nil
+	return out, nil
 }
 
 // veGather maps each position of the stream [toT, toP] to the position of
@@ -431,6 +487,7 @@ func DeriveVectorWay(spec *Spec, kind kernel.StageKind, s VectorStream, time2, p
 		return c, err
 	}
 	T, P := s.Time, s.Packet
+	g := s.groups() // a pair's stream holds both groups' packets
 	switch kind {
 	case kernel.StVectorSplit, kernel.StVectorTrim:
 		if P.Size() != w8 {
@@ -447,7 +504,7 @@ func DeriveVectorWay(spec *Spec, kind kernel.StageKind, s VectorStream, time2, p
 			if n := veLive(outer); n > 1 {
 				return c, ruleVETrim.Violate("the upper %d lanes of packet %s hold data (%s): vector_trim_way4 drops them; use vector_split", w8-w4, P.Text(), outer.Text())
 			}
-			return kernel.VectorWayConfig{Kind: kernel.WayTrim, InPackets: T.Size(), InLanes: w8, OutPackets: T.Size(), OutLanes: w4}, nil
+			return kernel.VectorWayConfig{Kind: kernel.WayTrim, InPackets: g * T.Size(), InLanes: w8, OutPackets: g * T.Size(), OutLanes: w4}, nil
 		}
 		if err := ceCheckExprs("vector", []string{"Time2"}, time2); err != nil {
 			return c, err
@@ -455,7 +512,7 @@ func DeriveVectorWay(spec *Spec, kind kernel.StageKind, s VectorStream, time2, p
 		if want := mapping.Pair(T, outer); !ceEquiv(time2, want) {
 			return c, ruleVETrim.Violate("Time2 %s is not [Time, Packet / %d] = %s", time2.Text(), w4, want.Text())
 		}
-		return kernel.VectorWayConfig{Kind: kernel.WaySplit, InPackets: T.Size(), InLanes: w8, OutPackets: 2 * T.Size(), OutLanes: w4}, nil
+		return kernel.VectorWayConfig{Kind: kernel.WaySplit, InPackets: g * T.Size(), InLanes: w8, OutPackets: 2 * g * T.Size(), OutLanes: w4}, nil
 	case kernel.StVectorConcat, kernel.StVectorPad:
 		if P.Size() != w4 {
 			return c, ruleVEWay.Violate("%s takes a Way4 packet of %d elements, %s has %d", kind, w4, P.Text(), P.Size())
@@ -468,7 +525,7 @@ func DeriveVectorWay(spec *Spec, kind kernel.StageKind, s VectorStream, time2, p
 			if err != nil || !ceEquiv(inner, P) || veLive(outer) > 1 {
 				return c, ruleVEWiden.Violate("Packet2 %s is not packet %s padded to %d lanes", packet2.Text(), P.Text(), w8)
 			}
-			return kernel.VectorWayConfig{Kind: kernel.WayPad, InPackets: T.Size(), InLanes: w4, OutPackets: T.Size(), OutLanes: w8}, nil
+			return kernel.VectorWayConfig{Kind: kernel.WayPad, InPackets: g * T.Size(), InLanes: w4, OutPackets: g * T.Size(), OutLanes: w8}, nil
 		}
 		if err := ceCheckExprs("vector", []string{"Time2"}, time2); err != nil {
 			return c, err
@@ -486,7 +543,7 @@ func DeriveVectorWay(spec *Spec, kind kernel.StageKind, s VectorStream, time2, p
 		if want := mapping.Pair(tinner, P); !ceEquiv(packet2, want) {
 			return c, ruleVEWiden.Violate("Packet2 %s is not [Time %% 2, Packet] = %s", packet2.Text(), want.Text())
 		}
-		return kernel.VectorWayConfig{Kind: kernel.WayConcat, InPackets: T.Size(), InLanes: w4, OutPackets: T.Size() / 2, OutLanes: w8}, nil
+		return kernel.VectorWayConfig{Kind: kernel.WayConcat, InPackets: g * T.Size(), InLanes: w4, OutPackets: g * T.Size() / 2, OutLanes: w8}, nil
 	}
 	return c, fmt.Errorf("vector: %s is not a Narrow or Widen stage", kind)
 }
@@ -823,4 +880,82 @@ func (v *vePass) sortedALUs() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// DeriveVectorUnzip checks vector_intra_slice_unzip::<I, TileTime,
+// SplitTime>() (002 L4574-4577, L5154-5165) and derives its configuration:
+// Time holds the group axis I in one loop of 2 (the interleave of
+// begin_interleaved, 002 L5156); SplitTime is Time without it, TileTime
+// Time with it replaced by `1 # 2` (the examples' m![1 # 2] and m![1] for
+// Time m![I], 002 L5176).
+func DeriveVectorUnzip(spec *Spec, s VectorStream, axis string, tileTime, splitTime *mapping.Expr) (kernel.VectorUnzipConfig, error) {
+	var c kernel.VectorUnzipConfig
+	if spec == nil {
+		return c, errors.New("vector: nil hardware spec")
+	}
+	if err := ceCheckExprs("vector", []string{"TileTime", "SplitTime"}, tileTime, splitTime); err != nil {
+		return c, err
+	}
+	td, err := ceDigits(s.Time)
+	if err != nil {
+		return c, ruleVEPair.Violate("Time %s: %v", s.Time.Text(), err)
+	}
+	c = kernel.VectorUnzipConfig{Axis: axis, Lanes: s.Packet.Size(), InPackets: s.Time.Size()}
+	var split, tile []*mapping.Expr
+	n := 0
+	for i := len(td) - 1; i >= 0; i-- {
+		d := td[i]
+		isI := d.kind == ceTerm && d.axis == axis
+		if isI {
+			n++
+			if d.size != 2 || d.live != 2 {
+				return kernel.VectorUnzipConfig{}, ruleVEPair.Violate("the group axis %s is the loop %s of Time %s, want a loop of 2", axis, d.text(), s.Time.Text())
+			}
+			tile = append(tile, mapping.Broadcast(1).Pad(2, mapping.Top))
+		} else {
+			split = append(split, ceDigitExpr(d))
+			tile = append(tile, ceDigitExpr(d))
+		}
+		c.Time = append(c.Time, kernel.VeReduceDigit{Size: d.size, Reduce: isI})
+	}
+	if n != 1 {
+		return kernel.VectorUnzipConfig{}, ruleVEPair.Violate("Time %s holds the group axis %s in %d loops, want one loop of 2", s.Time.Text(), axis, n)
+	}
+	wantSplit, wantTile := mapping.Identity(), mapping.Pair(tile...)
+	if len(split) > 0 {
+		wantSplit = mapping.Pair(split...)
+	}
+	if !ceEquiv(splitTime, wantSplit) {
+		return kernel.VectorUnzipConfig{}, ruleVEPair.Violate("SplitTime %s is not Time %s without %s: %s", splitTime.Text(), s.Time.Text(), axis, wantSplit.Text())
+	}
+	if tileTime != nil && !ceEquiv(tileTime, wantTile) {
+		return kernel.VectorUnzipConfig{}, ruleVEPair.Violate("TileTime %s is not Time %s with %s as 1 # 2: %s", tileTime.Text(), s.Time.Text(), axis, wantTile.Text())
+	}
+	return c, nil
+}
+
+// DeriveVectorZip checks a zip op (vector_logic_zip, vector_fxp_zip,
+// vector_fp_zip, vector_clip_zip; 002 L5107-5117) on a pair and derives
+// its configuration: a binary op of the zip's cluster whose inputs are the
+// groups, routed by the mode (0 group 0, 1 group 1).
+func DeriveVectorZip(spec *Spec, k kernel.StageKind, call kernel.VeCall, s VectorStream) (kernel.VectorOpConfig, error) {
+	if spec == nil {
+		return kernel.VectorOpConfig{}, errors.New("vector: nil hardware spec")
+	}
+	cl := kernel.ZipCluster(k)
+	info, ok := kernel.LookupVeOp(cl, call.Op)
+	if !ok || info.Arity != 2 {
+		return kernel.VectorOpConfig{}, fmt.Errorf("vector: %s: no binary op %q", k, call.Op)
+	}
+	if !info.Takes(s.DType) {
+		return kernel.VectorOpConfig{}, ruleVEOpType.Violate("%s(%s) on a %s stream (%s)", k, info.Name, s.DType, info.Cite)
+	}
+	if strings.HasPrefix(info.Name, "Mask") {
+		return kernel.VectorOpConfig{}, fmt.Errorf("vector: %s (%s): the mask of a masked op is not stated: %w", info.Name, info.Cite, ErrNotModelled)
+	}
+	mode := call.Mode
+	if mode == "" {
+		mode = kernel.DefaultArgMode(2)
+	}
+	return kernel.VectorOpConfig{Op: info.Name, ALU: info.ALU, DType: s.DType, Arity: 2, Mode: mode, Lanes: s.Packet.Size(), Zip: true}, nil
 }

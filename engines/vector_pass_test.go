@@ -291,3 +291,104 @@ func TestDeriveVRFReadBroadcastLanes(t *testing.T) {
 	require.True(t, errors.As(err, &v), "the VRF holds C: a broadcast lane cannot stand for it: %v", err)
 	assert.Equal(t, "VE-R15", v.Rule.ID)
 }
+
+// vePairProgram is veProgram's stream with the group axis I in Time (the
+// manual's pair examples, 002 L5173-5248: Time m![I], Packet m![A % 2 # 8]).
+func vePairProgram(t *testing.T, dt string, stages ...string) *kernel.Program {
+	t.Helper()
+	src := fmt.Sprintf(`{"name": "ve", "axes": "A=512, I=2", "chips": 1,
+ "tensors": [
+  {"name": "x_dm", "mem": "dm", "dtype": "%[1]s", "role": "intermediate", "chip": "1", "cluster": "1 # 2", "slice": "A / 2", "element": "I, A %% 2", "addr": 0},
+  {"name": "y_dm", "mem": "dm", "dtype": "%[2]s", "role": "intermediate", "chip": "1", "cluster": "1 # 2", "slice": "A / 2", "element": "A %% 2", "addr": 128}],
+ "ops": [
+  {"context": "main", "kind": "chain", "stages": [{"kind": "begin", "tensor": "x_dm"}, {"kind": "fetch", "dtype": "%[1]s", "time": "I", "packet": "A %% 2 # 8"},
+   {"kind": "collect", "time": "I", "packet": "A %% 2 # 8"}, {"kind": "vector_init"},
+   %[3]s,
+   {"kind": "vector_final"}, {"kind": "commit", "tensor": "y_dm"}]}]}`, dt, outType(dt, stages), strings.Join(stages, ",\n   "))
+	return parseKernel(t, src)
+}
+
+// TestLowerVectorPair: two-group mode's structure (002 L4749,
+// L5154-5249; VE-R11 and VE-R12 of vector-and-kernels.md §2.19).
+func TestLowerVectorPair(t *testing.T) {
+	const unzip = `{"kind": "vector_intra_slice_unzip", "axis": "I", "param": "1 # 2", "time": "1"}`
+	for _, tc := range []struct {
+		name   string
+		dt     string
+		stages []string
+		rule   string
+		msg    string
+	}{
+		{"VEC-EX-14 pair add (002 L5173-5181)", "i32", []string{unzip, veOp("vector_clip_zip", "AddFxp")}, "", ""},
+		{"VEC-EX-15 one side (002 L5190-5199)", "i32", []string{unzip, veOp("vector_fxp", "MulInt, 10, ()"), veOp("vector_clip_zip", "AddFxp")}, "", ""},
+		{"VEC-EX-17 asymmetric (002 L5237-5248)", "f32", []string{unzip, veTrim, veOp("vector_fp_unary", "Exp, true, false"), veOp("vector_fp_zip", "MulF(Mul0)"), vePad}, "", ""},
+		{"VEC-EX-18 Mode10 zip (002 L5142-5152)", "f32", []string{unzip, veTrim, veOp("vector_fp_zip", "SubF, Mode10"), vePad}, "", ""},
+		{"common stages and a VRF-free fp op on both", "i32", []string{unzip, veToFp, `{"kind": "vector_split", "time": "A % 2 # 8 / 4", "packet": "A % 2 # 8 % 4"}`,
+			veOp("vector_fp_binary", "AddF, 1.0f32, 2.0f32"), `{"kind": "vector_concat", "time": "1", "packet": "A % 2 # 8"}`, veToFxp, veOp("vector_clip_zip", "Max")}, "", ""},
+		{"the pair shares its ALUs (002 L5205)", "i32", []string{unzip, veOp("vector_fxp", "MulInt, 10, ()"), veOp("vector_fxp_zip", "MulInt")}, "VE-R5", "FxpMul is already in use"},
+		{"stash while paired (002 L5204)", "i32", []string{unzip, veStash}, "VE-R11", "two-group mode"},
+		{"filter after zip (002 L5205)", "i32", []string{unzip, veOp("vector_clip_zip", "AddFxp"), `{"kind": "vector_filter", "time": "1", "param": "0"}`}, "VE-R11", "after a _zip"},
+		{"final while paired", "i32", []string{unzip, veOp("vector_fxp", "MulInt, 10, ()")}, "VE-R11", "merge them"},
+		{"zip without unzip", "i32", []string{strings.Replace(veBranch, "vector_intra_slice_branch", "vector_branch", 1), veOp("vector_clip_zip", "AddFxp")}, "VE-R11", "outside two-group mode"},
+		{"one operand while paired", "i32", []string{unzip, veOp("vector_fxp", "MulInt, 10"), veOp("vector_clip_zip", "AddFxp")}, "VE-R11", "one argument per group"},
+		{"unzip after branch (002 L4749)", "i32", []string{strings.Replace(veBranch, "vector_intra_slice_branch", "vector_branch", 1), unzip}, "VE-R3", ""},
+		{"unzip over a Time without I", "i32", []string{`{"kind": "vector_intra_slice_unzip", "axis": "A", "param": "1 # 2", "time": "1"}`}, "VE-R11", "want one loop of 2"},
+		{"SplitTime keeps I", "i32", []string{`{"kind": "vector_intra_slice_unzip", "axis": "I", "param": "1 # 2", "time": "I"}`}, "VE-R11", "SplitTime"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := vePairProgram(t, tc.dt, tc.stages...)
+			err := Lower(Default(), p)
+			if tc.rule == "" {
+				require.NoError(t, err)
+				return
+			}
+			var v *Violation
+			require.True(t, errors.As(err, &v), "%v", err)
+			assert.Equal(t, tc.rule, v.Rule.ID, "%v", err)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+	// A per-group call outside two-group mode.
+	p := veProgram(t, "i32", strings.Replace(veBranch, "vector_intra_slice_branch", "vector_branch", 1), veOp("vector_fxp", "MulInt, 10, ()"))
+	err := Lower(Default(), p)
+	var v *Violation
+	require.True(t, errors.As(err, &v), "%v", err)
+	assert.Equal(t, "VE-R11", v.Rule.ID)
+}
+
+// TestVectorExecPair: unzip sorts the packets by group, a per-group op
+// treats each group with its own operand, a zip merges them (002
+// L5154-5249).
+func TestVectorExecPair(t *testing.T) {
+	// Time [I, B] with I outer: packets (I=0, B=0), (0, 1), (1, 0), (1, 1).
+	u := &kernel.VectorUnzipConfig{Axis: "I", Lanes: 8, InPackets: 4, Time: []kernel.VeReduceDigit{{Size: 2}, {Size: 2, Reduce: true}}}
+	// Time [B, I]: I inner, as an interleaved fetch alternates its tensors.
+	in := i32Packet(0, 0, 0, 0, 0, 0, 0, 0, 10, 10, 10, 10, 10, 10, 10, 10, 1, 1, 1, 1, 1, 1, 1, 1, 11, 11, 11, 11, 11, 11, 11, 11)
+	out := make([]byte, len(in))
+	require.NoError(t, VectorUnzipApply(u, VEStream{Data: in, Lanes: 8}, out))
+	assert.Equal(t, []int32{0, 1, 10, 11}, []int32{i32s(out)[0], i32s(out)[8], i32s(out)[16], i32s(out)[24]}, "group 0: B = 0, 1; group 1: B = 0, 1")
+	// vector_fxp(MulInt, 10, ()): group 0 only.
+	c := &kernel.VectorOpConfig{Op: "MulInt", DType: dtype.I32, Arity: 2, Mode: "Mode01", Lanes: 8,
+		Pair: &kernel.VePairConfig{Apply: [2]bool{true, false}, Slots: [2][]kernel.VeSlotConfig{{constSlot(-1, 10)}, nil}}}
+	res := make([]byte, len(out))
+	require.NoError(t, VectorOpApply(kernel.StVectorFxp, c, VEStream{Data: out, Lanes: 8}, VeSources{}, res))
+	assert.Equal(t, []int32{0, 10, 10, 11}, []int32{i32s(res)[0], i32s(res)[8], i32s(res)[16], i32s(res)[24]})
+	// vector_clip_zip(AddFxp): 10·g0 + g1 (VEC-EX-15: g0 = 1, g1 = 11 → 21).
+	z := &kernel.VectorOpConfig{Op: "AddFxp", DType: dtype.I32, Arity: 2, Mode: "Mode01", Lanes: 8, Zip: true}
+	zout := make([]byte, len(res)/2)
+	require.NoError(t, VectorOpApply(kernel.StVectorClipZip, z, VEStream{Data: res, Lanes: 8}, VeSources{}, zout))
+	assert.Equal(t, []int32{10, 21}, []int32{i32s(zout)[0], i32s(zout)[8]})
+	// Mode10: g1 − g0 (VEC-EX-18).
+	s := &kernel.VectorOpConfig{Op: "SubFxp", DType: dtype.I32, Arity: 2, Mode: "Mode10", Lanes: 8, Zip: true}
+	require.NoError(t, VectorOpApply(kernel.StVectorFxpZip, s, VEStream{Data: out, Lanes: 8}, VeSources{}, zout))
+	assert.Equal(t, []int32{10, 10}, []int32{i32s(zout)[0], i32s(zout)[8]})
+	// VEC-EX-17: exp(g0)·g1 with g0 = 0, g1 = 3 → 3.
+	ex := &kernel.VectorOpConfig{Op: "Exp", DType: dtype.F32, Arity: 1, Mode: "Mode0", Lanes: 4, Pair: &kernel.VePairConfig{Apply: [2]bool{true, false}}}
+	pin := f32Packet(0, 0, 0, 0, 3, 3, 3, 3)
+	pout := make([]byte, len(pin))
+	require.NoError(t, VectorOpApply(kernel.StVectorFpUnary, ex, VEStream{Data: pin, Lanes: 4}, VeSources{}, pout))
+	m := &kernel.VectorOpConfig{Op: "MulF(Mul0)", DType: dtype.F32, Arity: 2, Mode: "Mode01", Lanes: 4, Zip: true}
+	mout := make([]byte, 16)
+	require.NoError(t, VectorOpApply(kernel.StVectorFpZip, m, VEStream{Data: pout, Lanes: 4}, VeSources{}, mout))
+	assert.Equal(t, []float32{3, 3, 3, 3}, f32s(mout))
+}

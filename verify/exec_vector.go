@@ -93,6 +93,10 @@ func planVector(s *kernel.Stage) (vrf string, err error) {
 		}
 	case k == kernel.StVectorStash:
 		return "", need(c != nil && c.VectorStash != nil)
+	case k == kernel.StVectorUnzip:
+		return "", need(c != nil && c.VectorUnzip != nil)
+	case kernel.ZipCluster(k) != "":
+		return "", need(c != nil && c.VectorOp != nil && c.VectorOp.Zip)
 	case k.IsVectorOp():
 		if err := need(c != nil && c.VectorOp != nil); err != nil {
 			return "", err
@@ -177,6 +181,25 @@ func (r *sliceRun) vectorStage(sp *stagePlan, g int, in []byte, cur int) ([]byte
 		out, o := r.buffer(cur, len(in))
 		copy(out, in)
 		return out, o, engines.VectorConvertApply(c.VectorConvert, out)
+	case k == kernel.StVectorUnzip:
+		// Both groups start with ExecutionId 0 (furiosa-visa-std
+		// VectorTensorPair::new).
+		v.tags = nil
+		out, o := r.buffer(cur, len(in))
+		return out, o, engines.VectorUnzipApply(c.VectorUnzip, st(), out)
+	case kernel.ZipCluster(k) != "":
+		out, o := r.buffer(cur, len(in)/2)
+		if err := engines.VectorOpApply(k, c.VectorOp, st(), engines.VeSources{}, out); err != nil {
+			return nil, -1, err
+		}
+		if v.tags != nil {
+			// The result sits in group 1's positions and keeps its
+			// ExecutionIds (furiosa-visa-std vector_*_zip).
+			tags := v.nextTags(len(out) / 4)
+			copy(tags, v.tags[len(v.tags)/2:])
+			v.tags = tags
+		}
+		return out, o, nil
 	case k == kernel.StVectorSplit || k == kernel.StVectorTrim || k == kernel.StVectorConcat || k == kernel.StVectorPad:
 		w := c.VectorWay
 		out, o := r.buffer(cur, 4*w.OutLanes*w.OutPackets)

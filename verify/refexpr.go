@@ -212,6 +212,9 @@ func (e *exprEval) eval(n *kernel.RefNode) (*itv, error) {
 	if kernel.IsRefReduce(n.Op) {
 		return e.reduce(n)
 	}
+	if n.Op == "at" {
+		return e.at(n)
+	}
 	var args []*itv
 	for _, a := range n.Args {
 		v, err := e.eval(a)
@@ -541,4 +544,39 @@ func roundOut(v float64, d dtype.DType, up bool) float64 {
 		dir = math.Inf(1)
 	}
 	return dtype.Round(math.Nextafter(v, dir), d)
+}
+
+// at evaluates at(e, AXIS, k): e's values at coordinate k of the axis.
+func (e *exprEval) at(n *kernel.RefNode) (*itv, error) {
+	a, err := e.eval(n.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	k := -1
+	var keep []mapping.Axis
+	for i, ax := range a.axes {
+		if ax.Name == n.Name {
+			k = i
+			continue
+		}
+		keep = append(keep, ax)
+	}
+	if k < 0 {
+		return nil, e.errAt(n, "at over %s: the operand has no axis %s", n.Name, n.Name)
+	}
+	c := int(n.Num)
+	if c < 0 || c >= a.axes[k].Size {
+		return nil, e.errAt(n, "coordinate %d of %s, which has %d", c, n.Name, a.axes[k].Size)
+	}
+	inner := 1
+	for _, ax := range a.axes[k+1:] {
+		inner *= ax.Size
+	}
+	size := a.axes[k].Size
+	v := newItv(keep, a.isInt)
+	for o := range v.mid {
+		j := (o/inner)*size*inner + c*inner + o%inner
+		v.mid[o], v.lo[o], v.hi[o] = a.mid[j], a.lo[j], a.hi[j]
+	}
+	return v, nil
 }

@@ -35,6 +35,11 @@ var vectorGolden = []struct {
 	{"ve-reduce-time", 0, "002 L5404-5426"},
 	{"ve-reduce-packet", 0, "002 L5427-5449"},
 	{"ve-reduce-time-packet", 0, "002 L5450-5473"},
+	{"ve-pair-sub-reverse", 0, "002 L5142-5152"},
+	{"ve-pair-add", 0, "002 L5173-5181"},
+	{"ve-pair-one-side", 0, "002 L5190-5199"},
+	{"ve-pair-fp-mul", 0, "002 L5217-5227"},
+	{"ve-pair-asymmetric", 0, "002 L5237-5248"},
 	{"softmax-decode", 4, "llama3-70b-decode.yaml softmax"},
 	{"softmax-attention", 3, "attention-head.yaml softmax"},
 	{"rmsnorm-decode", 0, "llama3-70b-decode.yaml rmsnorm_in"},
@@ -127,7 +132,7 @@ func TestVerifyVectorWrongConfigs(t *testing.T) {
 
 // vectorFuzzKernels are Vector Engine kernels whose configurations
 // TestVerifyVectorMutatedConfigs mutates: every stage kind of the block.
-var vectorFuzzKernels = []string{"ve-staged-pipeline", "ve-residual-max", "ve-vrf-add", "ve-reduce-time", "ve-reduce-packet", "ve-five-alu", "silu-decode"}
+var vectorFuzzKernels = []string{"ve-staged-pipeline", "ve-residual-max", "ve-vrf-add", "ve-reduce-time", "ve-reduce-packet", "ve-five-alu", "silu-decode", "ve-pair-one-side", "ve-pair-asymmetric"}
 
 // TestVerifyVectorMutatedConfigs: hand-written Vector Engine
 // configurations with any value in any field give a verdict or an error,

@@ -224,7 +224,9 @@ type Stage struct {
 	// Slice is the slice mapping after a switch.
 	Slice *mapping.Expr
 	// Axis is the axis a stage names as a type argument: the reduce label
-	// of vector_intra_slice_reduce::<R, OTime, OPacket> (002 L5359).
+	// of vector_intra_slice_reduce::<R, OTime, OPacket> (002 L5359), the
+	// group axis of vector_intra_slice_unzip::<I, TileTime, SplitTime>
+	// (002 L4575).
 	Axis string
 	// Config is the stage's lowered engine configuration (engines.Lower);
 	// a hand-written kernel may state its own, which the simulator then runs
@@ -260,6 +262,7 @@ type StageConfig struct {
 	VectorReduce  *VectorReduceConfig  `json:"vector_reduce,omitempty"`
 	VectorFilter  *VectorFilterConfig  `json:"vector_filter,omitempty"`
 	VectorStash   *VectorStashConfig   `json:"vector_stash,omitempty"`
+	VectorUnzip   *VectorUnzipConfig   `json:"vector_unzip,omitempty"`
 }
 
 // Tensor returns the program's tensor with the given name.
@@ -475,8 +478,8 @@ func (p *Program) validateChain(stages []*Stage) error {
 			}
 		}
 		if st.Axis != "" {
-			if st.Kind != StVectorReduce {
-				return fmt.Errorf("stages[%d] (%s): only vector_intra_slice_reduce names an axis", i, st.Kind)
+			if st.Kind != StVectorReduce && st.Kind != StVectorUnzip {
+				return fmt.Errorf("stages[%d] (%s): only vector_intra_slice_reduce and vector_intra_slice_unzip name an axis", i, st.Kind)
 			}
 			if _, ok := p.Axes.Size(st.Axis); !ok {
 				return fmt.Errorf("stages[%d] (%s): unknown axis %q", i, st.Kind, st.Axis)

@@ -23,6 +23,8 @@ const RefExpr RefOp = "expr"
 //   - max(a, b), min(a, b) on two values of one type;
 //   - reduce_sum(e, AXIS), reduce_max(e, AXIS), reduce_min(e, AXIS): e
 //     reduced over an axis (the result lacks it);
+//   - at(e, AXIS, k): e at coordinate k of an axis (the result lacks it),
+//     as two-group mode's group 0 and group 1 of an interleave axis;
 //   - integer ops, wrapping in i32 as the Fxp cluster's AddFxp, SubFxp and
 //     MulInt do (002 L4826-4833): + - * on integers, sat_add(a, b),
 //     sat_sub(a, b);
@@ -49,7 +51,7 @@ type RefNode struct {
 var refFuncs = map[string]int{
 	"exp": 1, "sqrt": 1, "tanh": 1, "sigmoid": 1, "erf": 1, "log": 1, "sin": 1, "cos": 1, "abs": 1,
 	"max": 2, "min": 2, "sat_add": 2, "sat_sub": 2, "float": 1, "round": 1,
-	"reduce_sum": 2, "reduce_max": 2, "reduce_min": 2,
+	"reduce_sum": 2, "reduce_max": 2, "reduce_min": 2, "at": 3,
 }
 
 // IsRefReduce reports whether a function reduces over an axis.
@@ -202,7 +204,21 @@ func (p *refParser) primary() (*RefNode, error) {
 				}
 				p.i++
 			}
-			if IsRefReduce(name) && k == 1 {
+			if name == "at" && k == 2 {
+				p.skip()
+				j := p.i
+				for j < len(p.s) && p.s[j] >= '0' && p.s[j] <= '9' {
+					j++
+				}
+				v, err := strconv.Atoi(p.s[p.i:j])
+				if err != nil || v > 1<<30 {
+					return nil, p.errf("at's third argument is a coordinate")
+				}
+				n.Num, n.Int = float64(v), true
+				p.i = j
+				continue
+			}
+			if (IsRefReduce(name) || name == "at") && k == 1 {
 				p.skip()
 				j := p.i
 				for j < len(p.s) && isRefIdent(p.s[j], j == p.i) {
@@ -256,8 +272,11 @@ func (n *RefNode) String() string {
 	for _, a := range n.Args {
 		args = append(args, a.String())
 	}
-	if IsRefReduce(n.Op) {
+	if IsRefReduce(n.Op) || n.Op == "at" {
 		args = append(args, n.Name)
+	}
+	if n.Op == "at" {
+		args = append(args, strconv.Itoa(int(n.Num)))
 	}
 	return n.Op + "(" + strings.Join(args, ", ") + ")"
 }
@@ -295,9 +314,13 @@ func (p *Program) validateRefExpr(r *Reference) error {
 			bad = fmt.Errorf("reference expression: column %d: %q is not an input of the reference", x.Pos+1, x.Name)
 		case x.Op == "input":
 			used[x.Name] = true
-		case IsRefReduce(x.Op):
-			if _, ok := p.Axes.Size(x.Name); !ok {
-				bad = fmt.Errorf("reference expression: column %d: %s reduces over %q, which is not a declared axis", x.Pos+1, x.Op, x.Name)
+		case IsRefReduce(x.Op) || x.Op == "at":
+			size, ok := p.Axes.Size(x.Name)
+			switch {
+			case !ok:
+				bad = fmt.Errorf("reference expression: column %d: %s over %q, which is not a declared axis", x.Pos+1, x.Op, x.Name)
+			case x.Op == "at" && int(x.Num) >= size:
+				bad = fmt.Errorf("reference expression: column %d: coordinate %d of %s, which has %d", x.Pos+1, int(x.Num), x.Name, size)
 			}
 		}
 	})

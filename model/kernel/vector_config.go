@@ -63,6 +63,20 @@ type VectorOpConfig struct {
 	Mode  string         `json:"mode"`
 	Lanes int            `json:"lanes"`
 	Slots []VeSlotConfig `json:"slots,omitempty"`
+	// Pair, in two-group mode (002 L5154-5249), is the op's application to
+	// each group: the stream holds group 0's packets, then group 1's.
+	Pair *VePairConfig `json:"pair,omitempty"`
+	// Zip marks a zip op: the two groups' streams are the op's inputs,
+	// routed by Mode (0 group 0, 1 group 1, 002 L5107-5117), into one
+	// stream.
+	Zip bool `json:"zip,omitempty"`
+}
+
+// VePairConfig is a per-group op's application: whether each group
+// applies it, and with which operand slots.
+type VePairConfig struct {
+	Apply [2]bool           `json:"apply"`
+	Slots [2][]VeSlotConfig `json:"slots"`
 }
 
 // String prints `AddFxp (FxpAdd) Mode01, 0x1`.
@@ -87,7 +101,11 @@ func (c VectorOpConfig) String() string {
 
 // VRF returns the VRF read of the config's operands, or nil.
 func (c *VectorOpConfig) VRF() *VRFReadConfig {
-	for _, s := range c.Slots {
+	slots := c.Slots
+	if c.Pair != nil {
+		slots = append(append([]VeSlotConfig(nil), c.Pair.Slots[0]...), c.Pair.Slots[1]...)
+	}
+	for _, s := range slots {
 		for _, o := range s.Operands {
 			if o.Kind == VeVRF {
 				return o.VRF
@@ -218,4 +236,42 @@ type VectorStashConfig struct {
 // String prints `f32 × 8 lanes, 1 packet`.
 func (c VectorStashConfig) String() string {
 	return VectorInitConfig{DType: c.DType, Lanes: c.Lanes, Packets: c.Packets}.String()
+}
+
+// VectorUnzipConfig is the configuration of vector_intra_slice_unzip
+// (002 L4574-4577, L5154-5165): the input Time's loops (outermost first),
+// one of them the group axis of size 2; group g's packets are the input
+// packets whose group digit is g, in order. The stream of a pair holds
+// group 0's packets, then group 1's.
+type VectorUnzipConfig struct {
+	Axis      string          `json:"axis"`
+	Lanes     int             `json:"lanes"`
+	InPackets int             `json:"in_packets"`
+	Time      []VeReduceDigit `json:"time"` // Reduce marks the group digit
+}
+
+// GroupOf returns the group of input packet t and its position in the
+// group's stream.
+func (c *VectorUnzipConfig) GroupOf(t int) (group, pos int) {
+	mul := 1
+	for i := len(c.Time) - 1; i >= 0; i-- {
+		d := c.Time[i]
+		if d.Size < 1 {
+			return 0, 0
+		}
+		v := t % d.Size
+		t /= d.Size
+		if d.Reduce {
+			group = v
+		} else {
+			pos += v * mul
+			mul *= d.Size
+		}
+	}
+	return group, pos
+}
+
+// String prints `unzip over I: 2 × 8 lanes → 2 groups of 1`.
+func (c VectorUnzipConfig) String() string {
+	return fmt.Sprintf("unzip over %s: %d × %d lanes → 2 groups of %d", c.Axis, c.InPackets, c.Lanes, c.InPackets/2)
 }

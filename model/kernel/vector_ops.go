@@ -35,7 +35,31 @@ const (
 	StVectorClip      StageKind = "vector_clip"               // vector_clip(op, operand) (002 L4953-4972)
 	StVectorFilter    StageKind = "vector_filter"             // vector_filter::<Time2>(mode) (002 L4973-4974)
 	StVectorStash     StageKind = "vector_stash"              // vector_stash() (002 L4977-5051)
+
+	// Two-group (pair) mode (002 L5154-5249): unzip enters it, a zip op
+	// merges the groups with a binary op of its cluster.
+	StVectorUnzip    StageKind = "vector_intra_slice_unzip" // vector_intra_slice_unzip::<I, TileTime, SplitTime>() (002 L4574-4577)
+	StVectorLogicZip StageKind = "vector_logic_zip"         // vector_logic_zip(op)
+	StVectorFxpZip   StageKind = "vector_fxp_zip"           // vector_fxp_zip(op) (002 L5112)
+	StVectorFpZip    StageKind = "vector_fp_zip"            // vector_fp_zip(op) (002 L5222)
+	StVectorClipZip  StageKind = "vector_clip_zip"          // vector_clip_zip(op) (002 L5178)
 )
+
+// ZipCluster is the ALU op stage whose op table and stage a zip op of kind
+// k takes ("" for any other kind).
+func ZipCluster(k StageKind) StageKind {
+	switch k {
+	case StVectorLogicZip:
+		return StVectorLogic
+	case StVectorFxpZip:
+		return StVectorFxp
+	case StVectorFpZip:
+		return StVectorFpBinary
+	case StVectorClipZip:
+		return StVectorClip
+	}
+	return ""
+}
 
 // VectorStageKinds lists every stage kind that runs inside a Vector Engine
 // pass (between vector_init and vector_final, both excluded), in the
@@ -44,6 +68,7 @@ var VectorStageKinds = []StageKind{
 	StVectorBranch, StVectorStash, StVectorLogic, StVectorFxp, StVectorFxpToFp, StVectorSplit, StVectorTrim,
 	StVectorFpUnary, StVectorFpBinary, StVectorFpTernary, StVectorReduce, StVectorFpDiv, StVectorConcat,
 	StVectorPad, StVectorFpToFxp, StVectorClip, StVectorFilter,
+	StVectorUnzip, StVectorLogicZip, StVectorFxpZip, StVectorFpZip, StVectorClipZip,
 }
 
 // IsVectorOp reports whether k is an ALU op stage of the intra-slice block,
@@ -342,6 +367,12 @@ type VeCall struct {
 	Op    string
 	Mode  string
 	Slots []VeSlot
+	// Pair marks a per-group call of two-group mode (002 L5164-5165,
+	// L5244): Groups are each group's slots (none: the group skips the
+	// op, `()`), Apply says which groups a unary op applies to.
+	Pair   bool
+	Groups [2][]VeSlot
+	Apply  [2]bool
 }
 
 // veArg is one top-level argument of a call, with its column (0-based
@@ -606,8 +637,50 @@ func ParseVeCall(k StageKind, param, tensor string) (VeCall, error) {
 		}
 	}
 	if info.Arity == 1 {
-		if len(rest) > 0 {
-			return c, fmt.Errorf("%s %q: column %d: a unary op takes no operand", k, param, rest[0].off+1)
+		switch len(rest) {
+		case 0:
+			return c, nil
+		case 2:
+			// vector_fp_unary(op, apply_g0, apply_g1) (002 L5244).
+			c.Pair = true
+			for g, a := range rest {
+				switch a.text {
+				case "true":
+					c.Apply[g] = true
+				case "false":
+				default:
+					return c, fmt.Errorf("%s %q: column %d: a per-group unary op takes true or false, found %q", k, param, a.off+1, a.text)
+				}
+			}
+			if !c.Apply[0] && !c.Apply[1] {
+				return c, fmt.Errorf("%s %q: the op applies to neither group", k, param)
+			}
+			return c, nil
+		}
+		return c, fmt.Errorf("%s %q: column %d: a unary op takes no operand", k, param, rest[0].off+1)
+	}
+	if len(rest) == 2 {
+		// One operand per group, `()` to skip one (002 L5164-5165, L5195).
+		c.Pair = true
+		for g, a := range rest {
+			if a.text == "()" {
+				continue
+			}
+			if c.Groups[g], err = parseVeSlots(a, info.Arity); err != nil {
+				return c, fmt.Errorf("%s %q: %w", k, param, err)
+			}
+			c.Apply[g] = true
+		}
+		if !c.Apply[0] && !c.Apply[1] {
+			return c, fmt.Errorf("%s %q: the op applies to neither group", k, param)
+		}
+		if tensor != "" && c.VRF() == "" {
+			return c, fmt.Errorf("%s %q: the stage names VRF tensor %q, which no operand reads: an operand is either a constant or a VRF tensor", k, param, tensor)
+		}
+		for _, o := range c.operands() {
+			if o.Kind == VeVRF && o.Tensor != tensor {
+				return c, fmt.Errorf("%s %q: VRF operand &%s, but the stage's tensor is %q", k, param, o.Tensor, tensor)
+			}
 		}
 		return c, nil
 	}
@@ -640,13 +713,22 @@ func ParseVeCall(k StageKind, param, tensor string) (VeCall, error) {
 	return c, nil
 }
 
+// operands lists every operand of the call, both groups' included.
+func (c VeCall) operands() []VeOperand {
+	var out []VeOperand
+	for _, ss := range [][]VeSlot{c.Slots, c.Groups[0], c.Groups[1]} {
+		for _, s := range ss {
+			out = append(out, s.Operands...)
+		}
+	}
+	return out
+}
+
 // VRF returns the VRF tensor the call reads, or "".
 func (c VeCall) VRF() string {
-	for _, s := range c.Slots {
-		for _, o := range s.Operands {
-			if o.Kind == VeVRF {
-				return o.Tensor
-			}
+	for _, o := range c.operands() {
+		if o.Kind == VeVRF {
+			return o.Tensor
 		}
 	}
 	return ""
@@ -660,6 +742,9 @@ func (c VeCall) Param() string {
 	parts := []string{c.Op}
 	if c.Mode != "" {
 		parts = append(parts, c.Mode)
+	}
+	if c.Pair {
+		return strings.Join(append(parts, c.groupArgs(false)...), ", ")
 	}
 	if len(c.Slots) == 1 && c.Slots[0].Guard == GuardAlways && len(c.Slots[0].Operands) == 1 &&
 		c.Slots[0].Operands[0].Kind == VeVRF && c.Mode == "" {
@@ -679,10 +764,32 @@ func (c VeCall) Rust(k StageKind, d dtype.DType) string {
 	if c.Mode != "" {
 		parts = append(parts, RustArgMode(info.Arity, c.Mode))
 	}
+	if c.Pair {
+		return strings.Join(append(parts, c.groupArgs(true)...), ", ")
+	}
 	if len(c.Slots) > 0 {
 		parts = append(parts, slotsText(c.Slots, true))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// groupArgs prints a per-group call's two group arguments: `true`/`false`
+// for a unary op (whose groups have no slots), an operand or `()`
+// otherwise.
+func (c VeCall) groupArgs(rust bool) []string {
+	var out []string
+	unary := len(c.Groups[0]) == 0 && len(c.Groups[1]) == 0
+	for g := 0; g < 2; g++ {
+		switch {
+		case unary:
+			out = append(out, fmt.Sprint(c.Apply[g]))
+		case len(c.Groups[g]) == 0:
+			out = append(out, "()")
+		default:
+			out = append(out, slotsText(c.Groups[g], rust))
+		}
+	}
+	return out
 }
 
 func slotsText(slots []VeSlot, rust bool) string {
@@ -947,4 +1054,53 @@ func (b BranchSpec) Rust(d dtype.DType) string {
 		return "BranchMode::Comparison([" + strings.Join(xs, ", ") + "])"
 	}
 	return "BranchMode::" + string(b.Mode)
+}
+
+// ParseVeZip reads the Param of a zip op (vector_logic_zip, vector_fxp_zip,
+// vector_fp_zip, vector_clip_zip; 002 L5107-5117, L5178, L5222): a binary
+// op of the zip's cluster, optionally with a mode, in which 0 is group 0
+// and 1 group 1 (Mode01, the default, is op(group0, group1)).
+func ParseVeZip(k StageKind, param string) (VeCall, error) {
+	var c VeCall
+	cl := ZipCluster(k)
+	if cl == "" {
+		return c, fmt.Errorf("%s is no zip op", k)
+	}
+	args, err := splitVeArgs(param, 0)
+	if err != nil {
+		return c, fmt.Errorf("%s %q: %w", k, param, err)
+	}
+	if len(args) == 0 || len(args) > 2 {
+		return c, fmt.Errorf("%s %q: want op[, mode]", k, param)
+	}
+	c.Op = CanonicalVeOp(cl, args[0].text)
+	info, ok := LookupVeOp(cl, c.Op)
+	if !ok || info.Arity != 2 {
+		return c, fmt.Errorf("%s %q: column %d: %q is not a binary %s", k, param, args[0].off+1, c.Op, veEnumName[cl])
+	}
+	if len(args) == 2 {
+		m, ok := modeArg(args[1])
+		if !ok || !ArgModeOK(2, m) {
+			return c, fmt.Errorf("%s %q: column %d: %q is not a BinaryArgMode", k, param, args[1].off+1, args[1].text)
+		}
+		c.Mode = m
+	}
+	return c, nil
+}
+
+// ZipParam prints a zip call's canonical Param.
+func (c VeCall) ZipParam() string {
+	if c.Mode == "" {
+		return c.Op
+	}
+	return c.Op + ", " + c.Mode
+}
+
+// ZipRust prints a zip call's Rust arguments for elements of type d.
+func (c VeCall) ZipRust(k StageKind, d dtype.DType) string {
+	s := RustVeOp(ZipCluster(k), d, c.Op)
+	if c.Mode != "" {
+		s += ", " + RustArgMode(2, c.Mode)
+	}
+	return s
 }
