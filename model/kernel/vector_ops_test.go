@@ -105,6 +105,14 @@ func TestParseVeCall(t *testing.T) {
 			"FxpBinaryOp::AddFxp, [VeBranchOperand::group(VeRhs::constant(100), GroupId::Zero), VeBranchOperand::group(VeRhs::Stash, GroupId::One)]", dtype.I32, "002 L5060-5062"},
 		{StVectorLogic, "BitAnd, VeBranchOperand::always(0x7fffffff)", "", VeCall{Op: "BitAnd", Slots: []VeSlot{{GuardAlways, []VeOperand{{Kind: VeConst, Text: "0x7fffffff"}}}}},
 			"BitAnd, 0x7fffffff", "LogicBinaryOpF32::BitAnd, 0x7fffffff", dtype.F32, "002 L4818, L5061"},
+		{StVectorFxp, "FxpBinaryOp::MulInt, 10, ()", "", VeCall{Op: "MulInt", Pair: true, Apply: [2]bool{true, false},
+			Groups: [2][]VeSlot{{{GuardAlways, []VeOperand{{Kind: VeConst, Text: "10"}}}}, nil}},
+			"MulInt, 10, ()", "FxpBinaryOp::MulInt, 10, ()", dtype.I32, "002 L5195"},
+		{StVectorFpUnary, "FpUnaryOp::Exp, true, false", "", VeCall{Op: "Exp", Pair: true, Apply: [2]bool{true, false}},
+			"Exp, true, false", "FpUnaryOp::Exp, true, false", dtype.F32, "002 L5244"},
+		{StVectorFpBinary, "AddF, (), &w", "w", VeCall{Op: "AddF", Pair: true, Apply: [2]bool{false, true},
+			Groups: [2][]VeSlot{nil, {{GuardAlways, []VeOperand{{Kind: VeVRF, Tensor: "w"}}}}}},
+			"AddF, (), &w", "FpBinaryOp::AddF, (), &w", dtype.F32, "002 L5164-5165"},
 		{StVectorFpDiv, "FpDivBinaryOp::DivF, &rms", "rms", VeCall{Op: "DivF", Slots: []VeSlot{{GuardAlways, []VeOperand{{Kind: VeVRF, Tensor: "rms"}}}}},
 			"DivF", "FpDivBinaryOp::DivF, &rms", dtype.F32, "002 L4918"},
 	} {
@@ -132,7 +140,10 @@ func TestParseVeCall(t *testing.T) {
 		{StVectorFxp, "  Nope", "", `column 3: unknown FxpBinaryOp "Nope"`},
 		{StVectorFxp, "AddFxp", "", "missing operand"},
 		{StVectorFxp, "AddFxp,x", "", `column 8: operand "x" is not a constant`},
-		{StVectorFxp, "AddFxp, 1, 2", "", "column 12: one operand argument expected"},
+		{StVectorFxp, "AddFxp, 1, 2, 3", "", "column 12: one operand argument expected"},
+		{StVectorFxp, "AddFxp, (), ()", "", "applies to neither group"},
+		{StVectorFpUnary, "Exp, false, false", "", "applies to neither group"},
+		{StVectorFpUnary, "Exp, yes, no", "", "takes true or false"},
 		{StVectorFxp, "AddFxp, Mode012, 1", "", "Mode012 is not a binary argument mode"},
 		{StVectorFpUnary, "Exp, 1", "", "a unary op takes no operand"},
 		{StVectorFpTernary, "FmaF, 1", "", "takes an (operand0, operand1) pair"},
@@ -260,4 +271,34 @@ func FuzzParseBranch(f *testing.F) {
 		}
 		assert.Equal(t, b, rust)
 	})
+}
+
+// TestParseVeZip: the zip ops' Param (002 L5107-5117, L5148, L5178, L5222).
+func TestParseVeZip(t *testing.T) {
+	for _, tc := range []struct {
+		k     StageKind
+		in    string
+		canon string
+		rust  string
+	}{
+		{StVectorClipZip, "ClipBinaryOpI32::AddFxp", "AddFxp", "ClipBinaryOpI32::AddFxp"},
+		{StVectorFpZip, "FpBinaryOp::MulF(FpMulAlu::Mul0)", "MulF(Mul0)", "FpBinaryOp::MulF(FpMulAlu::Mul0)"},
+		{StVectorFpZip, "FpBinaryOp::SubF, BinaryArgMode::Mode10", "SubF, Mode10", "FpBinaryOp::SubF, BinaryArgMode::Mode10"},
+		{StVectorFxpZip, "SubFxp, Mode11", "SubFxp, Mode11", "FxpBinaryOp::SubFxp, BinaryArgMode::Mode11"},
+		{StVectorLogicZip, "BitXor", "BitXor", "LogicBinaryOpI32::BitXor"},
+	} {
+		c, err := ParseVeZip(tc.k, tc.in)
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.canon, c.ZipParam())
+		assert.Equal(t, tc.rust, c.ZipRust(tc.k, dtype.I32))
+		back, err := ParseVeZip(tc.k, c.ZipRust(tc.k, dtype.I32))
+		require.NoError(t, err)
+		assert.Equal(t, c, back)
+	}
+	for _, in := range []string{"", "Sqrt", "FmaF", "AddFxp, Mode012", "AddFxp, 1", "AddFxp, Mode01, Mode10"} {
+		_, err := ParseVeZip(StVectorFpZip, in)
+		assert.Error(t, err, in)
+	}
+	_, err := ParseVeZip(StVectorFxp, "AddFxp")
+	assert.Error(t, err, "vector_fxp is no zip")
 }
