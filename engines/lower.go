@@ -525,10 +525,11 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 		if err != nil {
 			return err
 		}
+		st.ve = &vePass{stage: veStageInit, way: c.Lanes, input: VectorStream{DType: st.dt, Slice: st.slice, Time: st.time, Packet: st.packet}}
 		if !keep {
 			cfg.VectorInit = &c
+			st.ve.init = cfg.VectorInit
 		}
-		st.ve = &vePass{stage: veStageInit, way: c.Lanes}
 		return nil
 
 	case kernel.StVectorFinal:

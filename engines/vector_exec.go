@@ -506,6 +506,16 @@ func VectorBranchApply(c *kernel.VectorBranchConfig, in VEStream, slice int, tag
 			tags[i] = id
 		}
 		return nil
+	case kernel.BranchValidCount:
+		// Lanes at or past the packet's valid count get group 1
+		// (docs/spec-decisions.md "Valid Count Generator").
+		for i := range tags {
+			tags[i] = 0
+			if in.VC != nil && i%in.Lanes >= int(in.VC[i/in.Lanes]) {
+				tags[i] = 1 << 3
+			}
+		}
+		return nil
 	case kernel.BranchAxisToggle:
 		t := c.Toggle
 		if t == nil || len(t.Lanes) != in.Lanes {
@@ -549,6 +559,11 @@ func CheckVectorConfig(k kernel.StageKind, c *kernel.StageConfig) error {
 	case k == kernel.StVectorInit:
 		if c.VectorInit == nil {
 			return errors.New("vector: no vector_init configuration")
+		}
+		if g := c.VectorInit.VCG; g != nil {
+			if err := CheckVCG(g); err != nil {
+				return err
+			}
 		}
 		return size(c.VectorInit.Packets, c.VectorInit.Lanes)
 	case k == kernel.StVectorFinal:

@@ -166,7 +166,16 @@ func lowerVectorIntra(spec *Spec, axes mapping.Axes, st *chainState, stage *kern
 		return nil
 
 	case k == kernel.StVectorReduce:
-		c, err := DeriveVectorReduce(spec, VectorReduceInput{Stream: s, Axis: stage.Axis, Op: stage.Param, OTime: stage.Time, OPacket: stage.Packet})
+		// The VCG tags the pass's input flits for a padded reduce axis
+		// (002 L5582: "configured automatically by the compiler").
+		vcg, err := DeriveVCG(spec, stage.Axis, v.input)
+		if err != nil {
+			return err
+		}
+		if vcg != nil && v.init != nil {
+			v.init.VCG = vcg
+		}
+		c, err := DeriveVectorReduce(spec, VectorReduceInput{Stream: s, Axis: stage.Axis, Op: stage.Param, OTime: stage.Time, OPacket: stage.Packet, VCG: vcg != nil})
 		if err != nil {
 			return err
 		}

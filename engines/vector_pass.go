@@ -123,6 +123,10 @@ type vePass struct {
 	// pair is set between vector_intra_slice_unzip and the zip op that
 	// merges the groups; zipped after it (002 L5154-5205).
 	pair, zipped bool
+	// input is the stream entering the pass, and init vector_init's
+	// configuration, which a reduce's Valid Count Generator joins.
+	input VectorStream
+	init  *kernel.VectorInitConfig
 }
 
 // veStashState is the stash: its type, the stream's mappings when it was
@@ -585,6 +589,9 @@ type VectorReduceInput struct {
 	Axis           string
 	Op             string
 	OTime, OPacket *mapping.Expr
+	// VCG says the pass's Valid Count Generator tracks the axis
+	// (DeriveVCG): its padding may then reach the reduce.
+	VCG bool
 }
 
 // DeriveVectorReduce checks vector_intra_slice_reduce::<R, OTime,
@@ -627,8 +634,8 @@ func DeriveVectorReduce(spec *Spec, in VectorReduceInput) (kernel.VectorReduceCo
 		d := td[i]
 		c.Time = append(c.Time, kernel.VeReduceDigit{Size: d.size, Reduce: isR(d)})
 		if isR(d) {
-			if padded(d) {
-				return kernel.VectorReduceConfig{}, fmt.Errorf("vector: reduce axis %s is padded in Time (%s): the Valid Count Generator (002 L5574-6582): %w", in.Axis, d.text(), ErrNotModelled)
+			if padded(d) && !in.VCG {
+				return kernel.VectorReduceConfig{}, fmt.Errorf("vector: reduce axis %s is padded in Time (%s) and no Valid Count Generator tracks it (002 L5574-6582): %w", in.Axis, d.text(), ErrNotModelled)
 			}
 			c.Span *= d.size
 		} else {
@@ -659,7 +666,7 @@ func DeriveVectorReduce(spec *Spec, in VectorReduceInput) (kernel.VectorReduceCo
 			}
 		}
 	}
-	if size, _ := axisSizeOf(pd, td, in.Axis); cover > size {
+	if size, _ := axisSizeOf(pd, td, in.Axis); cover > size && !in.VCG {
 		// Some slice or time step holds padding of R: only the Valid Count
 		// Generator tells the reduce which (002 L5376-5377, L5474-5497).
 		return kernel.VectorReduceConfig{}, fmt.Errorf("vector: reduce axis %s (%d) is padded to %d positions across Slice, Time and Packet: the Valid Count Generator (002 L5574-6582): %w",
@@ -670,6 +677,8 @@ func DeriveVectorReduce(spec *Spec, in VectorReduceInput) (kernel.VectorReduceCo
 		c.PacketReduce = true
 		for i, d := range pd {
 			switch {
+			case in.VCG && (isR(d) && i == 0 || i > 0 && (d.kind == cePad || d.live == 1)):
+				// The VCG's valid counts leave the padding out (002 L5376-5377).
 			case isR(d) && padded(d), !isR(d) && d.live > 1 && d.kind != cePad:
 				return kernel.VectorReduceConfig{}, ruleISRShape.Violate("Packet %s: the reduce axis %s must fill the packet alone (a packet reduces to one value)", s.Packet.Text(), in.Axis)
 			case d.kind == cePad || !isR(d) && d.live == 1:
@@ -799,7 +808,9 @@ func DeriveVectorBranchSpec(spec *Spec, b kernel.BranchSpec, s VectorStream) (ke
 		c.Toggle = t
 		return c, nil
 	case kernel.BranchValidCount:
-		return c, fmt.Errorf("vector: BranchMode::ValidCount needs the Valid Count Generator (002 L4800, L5574-6582): %w", ErrNotModelled)
+		// The Valid Count Generator's counts (002 L4800): padding lanes get
+		// group 1 (docs/spec-decisions.md "Valid Count Generator").
+		return c, nil
 	case kernel.BranchVrf:
 		// "Load ExecutionIds from VRF (pre-written by Branch Logger in prior
 		// TuExec)" (002 L4802): neither the VRF tensor, its address nor the

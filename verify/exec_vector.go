@@ -87,7 +87,7 @@ func planVector(s *kernel.Stage) (vrf string, err error) {
 			return "", err
 		}
 		switch m := c.VectorBranch.Mode; m {
-		case kernel.BranchUnconditional, kernel.BranchComparison, kernel.BranchAxisToggle:
+		case kernel.BranchUnconditional, kernel.BranchComparison, kernel.BranchAxisToggle, kernel.BranchValidCount:
 		default:
 			return "", fmt.Errorf("BranchMode::%s: %w", m, engines.ErrNotModelled)
 		}
@@ -135,7 +135,8 @@ func vectorPackets(in []byte, lanes, packets int) error {
 }
 
 // vectorStage runs one Vector Engine stage on slice g.
-func (r *sliceRun) vectorStage(sp *stagePlan, g int, in []byte, cur int) ([]byte, int, error) {
+func (r *sliceRun) vectorStage(sp *stagePlan, gs int, in []byte, cur int) ([]byte, int, error) {
+	g := gs
 	c := sp.cfg
 	v := &r.ve
 	st := func() engines.VEStream { return engines.VEStream{Data: in, Lanes: v.lanes, Tags: v.tags, VC: v.vc} }
@@ -143,13 +144,25 @@ func (r *sliceRun) vectorStage(sp *stagePlan, g int, in []byte, cur int) ([]byte
 	case k == kernel.StVectorInit:
 		v.reset(c.VectorInit.Lanes)
 		r.x.veElems.Add(int64(len(in) / 4))
-		return in, cur, vectorPackets(in, c.VectorInit.Lanes, c.VectorInit.Packets)
+		if err := vectorPackets(in, c.VectorInit.Lanes, c.VectorInit.Packets); err != nil {
+			return nil, -1, err
+		}
+		if vcg := c.VectorInit.VCG; vcg != nil {
+			// The Valid Count Generator tags each flit entering the pass
+			// (002 L6169); s is the slice's number in its cluster.
+			vc := v.nextVC(c.VectorInit.Packets)
+			if err := engines.VCGValidCounts(vcg, gs%r.x.dev.slices, vc); err != nil {
+				return nil, -1, err
+			}
+			v.vc = vc
+		}
+		return in, cur, nil
 	case k == kernel.StVectorFinal:
 		return in, cur, vectorPackets(in, c.VectorFinal.Lanes, c.VectorFinal.Packets)
 	case k == kernel.StToVRF:
 		return nil, -1, r.toVRF(c.ToVRF, g, in)
 	case k == kernel.StVectorBranch:
-		if c.VectorBranch.Mode == kernel.BranchUnconditional {
+		if c.VectorBranch.Mode == kernel.BranchUnconditional || c.VectorBranch.Mode == kernel.BranchValidCount && v.vc == nil {
 			v.tags = nil
 			return in, cur, nil
 		}

@@ -35,6 +35,8 @@ var vectorGolden = []struct {
 	{"ve-reduce-time", 0, "002 L5404-5426"},
 	{"ve-reduce-packet", 0, "002 L5427-5449"},
 	{"ve-reduce-time-packet", 0, "002 L5450-5473"},
+	{"ve-vcg-time", 0, "002 L5816-5836"},
+	{"ve-vcg-time-packet", 0, "002 L5976-6001"},
 	{"ve-pair-sub-reverse", 0, "002 L5142-5152"},
 	{"ve-pair-add", 0, "002 L5173-5181"},
 	{"ve-pair-one-side", 0, "002 L5190-5199"},
@@ -105,6 +107,9 @@ func TestVerifyVectorWrongConfigs(t *testing.T) {
 			c.VectorReduce.Time = []kernel.VeReduceDigit{{Size: 2, Reduce: true}, {Size: 8}}
 			c.VectorReduce.OutPackets = 8
 		}},
+		{"no Valid Count Generator (time)", "ve-vcg-time", 1, 3, func(c *kernel.StageConfig) { c.VectorInit.VCG = nil }},
+		{"no Valid Count Generator (packet)", "ve-vcg-time-packet", 1, 3, func(c *kernel.StageConfig) { c.VectorInit.VCG = nil }},
+		{"VCG threshold", "ve-vcg-time", 1, 3, func(c *kernel.StageConfig) { c.VectorInit.VCG.Gates[0].V = 13 }},
 		{"stash not read", "ve-residual-max", 1, 9, func(c *kernel.StageConfig) {
 			c.VectorOp.Slots[0].Operands[0] = kernel.VeOperandConfig{Kind: kernel.VeConst}
 		}},
@@ -132,7 +137,7 @@ func TestVerifyVectorWrongConfigs(t *testing.T) {
 
 // vectorFuzzKernels are Vector Engine kernels whose configurations
 // TestVerifyVectorMutatedConfigs mutates: every stage kind of the block.
-var vectorFuzzKernels = []string{"ve-staged-pipeline", "ve-residual-max", "ve-vrf-add", "ve-reduce-time", "ve-reduce-packet", "ve-five-alu", "silu-decode", "ve-pair-one-side", "ve-pair-asymmetric"}
+var vectorFuzzKernels = []string{"ve-staged-pipeline", "ve-residual-max", "ve-vrf-add", "ve-reduce-time", "ve-reduce-packet", "ve-five-alu", "silu-decode", "ve-pair-one-side", "ve-pair-asymmetric", "ve-vcg-time", "ve-vcg-time-packet"}
 
 // TestVerifyVectorMutatedConfigs: hand-written Vector Engine
 // configurations with any value in any field give a verdict or an error,

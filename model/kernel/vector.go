@@ -76,6 +76,9 @@ type VectorInitConfig struct {
 	Lanes int `json:"lanes"`
 	// Packets is the number of packets per slice in the pass (Time::SIZE).
 	Packets int `json:"packets"`
+	// VCG is the Valid Count Generator's configuration when the pass
+	// reduces a padded axis (002 L5574-6582), nil otherwise.
+	VCG *VCGConfig `json:"vcg,omitempty"`
 }
 
 // String prints `i32 × 8 lanes, 1 packet`.
@@ -212,7 +215,7 @@ type VectorFinalConfig struct {
 
 // String prints `i32 × 8 lanes, 1 packet`.
 func (c VectorFinalConfig) String() string {
-	return VectorInitConfig(c).String()
+	return VectorInitConfig{DType: c.DType, Lanes: c.Lanes, Packets: c.Packets}.String()
 }
 
 // ToVRFConfig is the configuration of `to_vrf(addr)` (002 L280-285, L3033):

@@ -275,3 +275,68 @@ func (c *VectorUnzipConfig) GroupOf(t int) (group, pos int) {
 func (c VectorUnzipConfig) String() string {
 	return fmt.Sprintf("unzip over %s: %d × %d lanes → 2 groups of %d", c.Axis, c.InPackets, c.Lanes, c.InPackets/2)
 }
+
+// VCGCounter is one sequencer counter of the Valid Count Generator (002
+// L6211-6248): a limit, the original dimension it feeds (VCGPacket,
+// VCGGate0..2, or VCGNone) and its stride.
+type VCGCounter struct {
+	Limit  int `json:"limit"`
+	Dim    int `json:"dim"`
+	Stride int `json:"stride,omitempty"`
+}
+
+// The original dimensions of the VCG (002 L6184-6189, L6250-6258).
+const (
+	VCGNone   = -1
+	VCGPacket = 0
+	VCGGate0  = 1 // gate dims 0-2 are 1-3
+)
+
+// VCGGate is one gate dimension (002 L6300-6341): slices whose
+// s & Mask is below Match are valid, at Match (and above, when
+// Transposed) valid while the dimension's index is below V, above it
+// (standard) invalid. Mask 0, Match 1 disables the gate.
+type VCGGate struct {
+	Mask       int  `json:"mask"`
+	Match      int  `json:"match"`
+	V          int  `json:"v"`
+	Transposed bool `json:"transposed,omitempty"`
+}
+
+// VCGConfig is the Valid Count Generator's configuration (002
+// L6166-6341): up to 8 counters over a slice's flits (c_0 fastest), the
+// packet dimension's valid count VP and width StrideP (0: no packet
+// dimension, every flit full), and three gates. vc(s, t) = packet_vc(t) ×
+// gate_0 × gate_1 × gate_2 tells how many of flit t's lanes on slice s
+// are data (a prefix, 002 L6176-6179).
+type VCGConfig struct {
+	// Axis is the reduce axis the configuration tracks.
+	Axis     string       `json:"axis"`
+	Lanes    int          `json:"lanes"`
+	Counters []VCGCounter `json:"counters"`
+	StrideP  int          `json:"stride_p,omitempty"`
+	VP       int          `json:"v_p,omitempty"`
+	Gates    [3]VCGGate   `json:"gates"`
+}
+
+// DisabledVCGGate is a gate that passes every flit (002 L6331).
+var DisabledVCGGate = VCGGate{Mask: 0, Match: 1}
+
+// String prints `R: packet V=19 stride 8; gate 0 mask 0x7 match 5 V 2`.
+func (c VCGConfig) String() string {
+	var parts []string
+	if c.StrideP > 0 {
+		parts = append(parts, fmt.Sprintf("packet V=%d stride %d", c.VP, c.StrideP))
+	}
+	for g, x := range c.Gates {
+		if x == DisabledVCGGate {
+			continue
+		}
+		m := "standard"
+		if x.Transposed {
+			m = "transposed"
+		}
+		parts = append(parts, fmt.Sprintf("gate %d mask %#x match %d V %d %s", g, x.Mask, x.Match, x.V, m))
+	}
+	return c.Axis + ": " + strings.Join(parts, "; ")
+}
