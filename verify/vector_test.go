@@ -32,6 +32,7 @@ var vectorGolden = []struct {
 	{"ve-stash-narrow-widen", 0, "002 L5038-5050"},
 	{"ve-vrf-add", 0, "002 L5066-5081"},
 	{"ve-bias-minus-x", 0, "002 L5125-5133"},
+	{"ve-full-pipeline", 0, "vector-and-kernels.md VEC-EX-22"},
 	{"ve-reduce-time", 0, "002 L5404-5426"},
 	{"ve-reduce-packet", 0, "002 L5427-5449"},
 	{"ve-reduce-time-packet", 0, "002 L5450-5473"},
@@ -163,4 +164,99 @@ func TestVerifyVectorMutatedConfigs(t *testing.T) {
 			runMutated(t, "../workloads/kernels/"+name+".json", op, stage, which, val)
 		})
 	}
+}
+
+// runWith runs a golden kernel on the given input values (the rest of
+// each input 0) and returns its output's values.
+func runWith(t *testing.T, name string, inputs map[string]map[int]float64) []float64 {
+	t.Helper()
+	p := loadKernelT(t, "../workloads/kernels/"+name+".json")
+	require.NoError(t, engines.Lower(engines.Default(), p))
+	d, err := NewDevice(engines.Default(), p.Chips)
+	require.NoError(t, err)
+	for _, tn := range p.Tensors {
+		if tn.Role != kernel.Input {
+			continue
+		}
+		l, err := NewLogical(p, tn)
+		require.NoError(t, err)
+		for i, v := range inputs[tn.Name] {
+			l.Vals[i] = v
+		}
+		require.NoError(t, WriteHBMTensor(d, p, tn, l))
+	}
+	x, err := NewExecutor(d, p, ExecOptions{})
+	require.NoError(t, err)
+	require.NoError(t, x.Run())
+	out, _ := p.Tensor(p.Reference.Output)
+	got, err := ReadHBMTensor(d, p, out)
+	require.NoError(t, err)
+	return got.Vals
+}
+
+// TestVectorExampleValues: the values the manual's examples produce
+// (vector-and-kernels.md §3, §4.8: the catalog's derived values), run
+// through the golden kernels' configurations on the simulator.
+func TestVectorExampleValues(t *testing.T) {
+	at := func(vals ...float64) map[int]float64 {
+		m := map[int]float64{}
+		for i, v := range vals {
+			m[i] = v
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		cite   string
+		inputs map[string]map[int]float64
+		want   map[int]float64
+	}{
+		// VEC-EX-4: 0 → sigmoid(100) = 1 → 1; −300 → sigmoid(−200) → 0;
+		// −100 → sigmoid(0) = 0.5 → 1 (round half away, "FxpToFp and FpToFxp").
+		{"ve-staged-pipeline", "002 L4662-4676", map[string]map[int]float64{"x": at(0, -300, -100)}, at(1, 0, 1)},
+		// VEC-EX-3: ReLU.
+		{"ve-relu", "002 L4590-4607", map[string]map[int]float64{"x": at(-1.5, 0, 2)}, at(0, 0, 2)},
+		// VEC-EX-5: exp(sqrt(((5 + 1)·2)·3)) = e^6.
+		{"ve-five-alu", "002 L4905-4906", map[string]map[int]float64{"x": at(5)}, at(float64(float32(403.4288024902344)))},
+		// VEC-EX-8: max(2x, x).
+		{"ve-residual-max", "002 L4996-5008", map[string]map[int]float64{"x": at(-3, 4)}, at(-3, 8)},
+		// VEC-EX-9: max(x + 100, x), the sum wrapping.
+		{"ve-stash-fxp", "002 L5018-5028", map[string]map[int]float64{"x": at(5, 2147483600)}, at(105, 2147483600)},
+		// VEC-EX-10: max(sigmoid(x), x).
+		{"ve-stash-narrow-widen", "002 L5038-5050", map[string]map[int]float64{"x": at(-2, 3)}, at(float64(float32(0.11920292)), 3)},
+		// VEC-EX-11: 7 − x.
+		{"ve-bias-minus-x", "002 L5125-5133", map[string]map[int]float64{"x": at(10)}, at(-3)},
+		// VEC-EX-14, -15: x[a, i] at 2a + i (axes A, I): group 0 is I = 0.
+		{"ve-pair-add", "002 L5173-5181", map[string]map[int]float64{"x": {0: 2, 1: 5}}, at(7)},
+		{"ve-pair-one-side", "002 L5190-5199", map[string]map[int]float64{"x": {0: 2, 1: 5}}, at(25)},
+		// VEC-EX-17: exp(0)·3; VEC-EX-18: g1 − g0.
+		{"ve-pair-asymmetric", "002 L5237-5248", map[string]map[int]float64{"x": {0: 0, 1: 3}}, at(3)},
+		{"ve-pair-sub-reverse", "002 L5142-5152", map[string]map[int]float64{"x": {0: 1.5, 1: 4}}, at(2.5)},
+		// VEC-EX-22 (the vendor's full pipeline): clamp(round((x + 100)·2.5), 0, 1000).
+		{"ve-full-pipeline", "vector-and-kernels.md VEC-EX-22", map[string]map[int]float64{"x": at(0, -101, 400)}, at(250, 0, 1000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runWith(t, tc.name, tc.inputs)
+			for i, w := range tc.want {
+				assert.Equal(t, w, got[i], "%s: output %d (%s)", tc.name, i, tc.cite)
+			}
+		})
+	}
+	// VEC-EX-24: x[a, r] = r (at 16a + r) → 0 + … + 15 = 120.
+	x := map[int]float64{}
+	for r := 0; r < 16; r++ {
+		for a := 0; a < 8; a++ {
+			x[a*16+r] = float64(r)
+		}
+	}
+	assert.Equal(t, []float64{120, 120, 120, 120, 120, 120, 120, 120}, runWith(t, "ve-reduce-time", map[string]map[int]float64{"x": x}), "002 L5404-5426")
+	// VEC-EX-25: lanes [1, 2, 3, 4] → (1 + 2) + (3 + 4); [1e8, 1, −1e8, 1] → 0 by the tree (a left fold gives 1).
+	got := runWith(t, "ve-reduce-packet", map[string]map[int]float64{"x": {0: 1, 1: 2, 2: 3, 3: 4, 4: 1e8, 5: 1, 6: -1e8, 7: 1}})
+	assert.Equal(t, []float64{10, 0}, got[:2], "002 L5427-5449")
+	// VEC-EX-26: x[r] = r → 15.
+	x = map[int]float64{}
+	for r := 0; r < 16; r++ {
+		x[r] = float64(r)
+	}
+	assert.Equal(t, 15.0, runWith(t, "ve-reduce-time-packet", map[string]map[int]float64{"x": x})[0], "002 L5450-5473")
 }
