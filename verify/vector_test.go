@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,7 @@ var vectorGolden = []struct {
 	{"ve-vrf-add", 0, "002 L5066-5081"},
 	{"ve-bias-minus-x", 0, "002 L5125-5133"},
 	{"ve-full-pipeline", 0, "vector-and-kernels.md VEC-EX-22"},
+	{"ve-branch-relu", 0, "002 L4801, L5060-5062"},
 	{"ve-reduce-time", 0, "002 L5404-5426"},
 	{"ve-reduce-packet", 0, "002 L5427-5449"},
 	{"ve-reduce-time-packet", 0, "002 L5450-5473"},
@@ -111,6 +113,8 @@ func TestVerifyVectorWrongConfigs(t *testing.T) {
 		{"no Valid Count Generator (time)", "ve-vcg-time", 1, 3, func(c *kernel.StageConfig) { c.VectorInit.VCG = nil }},
 		{"no Valid Count Generator (packet)", "ve-vcg-time-packet", 1, 3, func(c *kernel.StageConfig) { c.VectorInit.VCG = nil }},
 		{"VCG threshold", "ve-vcg-time", 1, 3, func(c *kernel.StageConfig) { c.VectorInit.VCG.Gates[0].V = 13 }},
+		{"guard dropped", "ve-branch-relu", 1, 5, func(c *kernel.StageConfig) { c.VectorOp.Slots[0].Guard = kernel.GuardAlways }},
+		{"comparison bit", "ve-branch-relu", 1, 4, func(c *kernel.StageConfig) { c.VectorBranch.Cmps[3].Op = "Greater" }},
 		{"stash not read", "ve-residual-max", 1, 9, func(c *kernel.StageConfig) {
 			c.VectorOp.Slots[0].Operands[0] = kernel.VeOperandConfig{Kind: kernel.VeConst}
 		}},
@@ -232,6 +236,9 @@ func TestVectorExampleValues(t *testing.T) {
 		// VEC-EX-17: exp(0)·3; VEC-EX-18: g1 − g0.
 		{"ve-pair-asymmetric", "002 L5237-5248", map[string]map[int]float64{"x": {0: 0, 1: 3}}, at(3)},
 		{"ve-pair-sub-reverse", "002 L5142-5152", map[string]map[int]float64{"x": {0: 1.5, 1: 4}}, at(2.5)},
+		// Comparison sets the group bit of negative values; MulInt by 0 on
+		// group 1 only (002 L4801, L5062).
+		{"ve-branch-relu", "002 L4801, L5060-5062", map[string]map[int]float64{"x": at(-5, 7, 0, math.MinInt32)}, at(0, 7, 0, 0)},
 		// VEC-EX-22 (the vendor's full pipeline): clamp(round((x + 100)·2.5), 0, 1000).
 		{"ve-full-pipeline", "vector-and-kernels.md VEC-EX-22", map[string]map[int]float64{"x": at(0, -101, 400)}, at(250, 0, 1000)},
 	} {
