@@ -118,6 +118,13 @@ func TestLowerVectorExamples(t *testing.T) {
 		{"VRF and stash in one op", "f32", []string{branch, veStash, veTrim, `{"kind": "vector_fp_ternary", "param": "FmaF, (&w_vrf, Stash)", "tensor": "w_vrf"}`, vePad}, "VE-R21", "register-file", nil},
 		{"overlapping slots", "i32", []string{branch, veOp("vector_fxp", "AddFxp, [1, group(2, GroupId::Zero)]")}, "VE-R21", "overlapping", nil},
 		{"MaskMulF", "f32", []string{branch, veTrim, binary("MaskMulF(Mul0), 2.0f32"), vePad}, "nm", "", nil},
+		{"filter (002 L4973-4974)", "i32", []string{strings.Replace(branch, "Unconditional", "Comparison([False, False, False, Less(0)])", 1),
+			`{"kind": "vector_filter", "time": "1", "param": "ValidBranchIds::ValidGroup { id: GroupId::Zero }"}`}, "", "", nil},
+		{"filter without Time2", "i32", []string{branch, `{"kind": "vector_filter", "param": "0"}`}, "VE-R24", "Time2", nil},
+		{"filter mode", "i32", []string{branch, `{"kind": "vector_filter", "time": "1", "param": "ValidAlways"}`}, "VE-R24", "", nil},
+		{"filter before clip", "i32", []string{branch, `{"kind": "vector_filter", "time": "1", "param": "0"}`, veOp("vector_clip", "Max, 0")}, "VE-R4", "", nil},
+		{"comparison boundary of another type", "i32", []string{strings.Replace(branch, "Unconditional", "Comparison([Less(0.5f32), True, True, True])", 1)}, "VE-R25", "is an f32", nil},
+		{"AxisToggle of an axis the stream lacks", "i32", []string{strings.Replace(branch, "Unconditional", "AxisToggle { axis: Q }", 1)}, "VE-R25", "do not hold Q", nil},
 		{"branch Vrf", "i32", []string{strings.Replace(branch, "Unconditional", "Vrf", 1)}, "nm", "", nil},
 		{"branch ValidCount without a VCG: every lane valid", "i32", []string{strings.Replace(branch, "Unconditional", "ValidCount", 1)}, "", "", nil},
 	} {
