@@ -302,3 +302,26 @@ func TestParseVeZip(t *testing.T) {
 	_, err := ParseVeZip(StVectorFxp, "AddFxp")
 	assert.Error(t, err, "vector_fxp is no zip")
 }
+
+// FuzzParseVeZip: a zip op's Param reads back from its canonical and Rust
+// forms.
+func FuzzParseVeZip(f *testing.F) {
+	for _, s := range []string{"AddFxp", "SubF, Mode10", "FpBinaryOp::MulF(FpMulAlu::Mul0)", "BitXor, BinaryArgMode::Mode11"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, k := range []StageKind{StVectorLogicZip, StVectorFxpZip, StVectorFpZip, StVectorClipZip} {
+			c, err := ParseVeZip(k, s)
+			if err != nil {
+				continue
+			}
+			for _, txt := range []string{c.ZipParam(), c.ZipRust(k, dtype.I32), c.ZipRust(k, dtype.F32)} {
+				back, err := ParseVeZip(k, txt)
+				if err != nil {
+					t.Fatalf("%s %q: %q does not read back: %v", k, s, txt, err)
+				}
+				assert.Equal(t, c, back)
+			}
+		}
+	})
+}
