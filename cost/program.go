@@ -231,7 +231,7 @@ func (m *Model) priceChain(p *kernel.Program, i int, op *kernel.Op, oc *OpCost) 
 			}
 			return nil
 		}
-		if st.Kind != kernel.StVectorInit && st.Kind != kernel.StVectorBranch && st.Kind != kernel.StVectorFxp && st.Kind != kernel.StVectorFinal && st.Kind != kernel.StVectorInterSlice {
+		if !isVectorStage(st.Kind) {
 			vec = -1
 		}
 		switch st.Kind {
@@ -386,26 +386,16 @@ func (m *Model) priceChain(p *kernel.Program, i int, op *kernel.Op, oc *OpCost) 
 				Fill: float64(t.InRows * t.PacketsPerCol), Drain: float64(t.OutRows)})
 			steps = t.Iterations * t.OutRows
 
-		case kernel.StVectorInit, kernel.StVectorBranch, kernel.StVectorFxp, kernel.StVectorFinal:
-			// "1 cycle per packet" (002 L7247); each ALU adds one cycle of
-			// latency (002 L5275). Consecutive Vector Engine stages are one
-			// pipeline on one engine.
-			lat := 0.0
-			if st.Kind == kernel.StVectorFxp {
-				lat = float64(spec.Vector.ALULatencyCycles.Value)
-			}
+		case kernel.StVectorInit, kernel.StVectorFinal:
+			// Consecutive Vector Engine stages are one pipeline on one
+			// engine (cost/vector.go).
 			if vec < 0 {
-				n, err := VectorBinaryCycles(steps)
-				if err != nil {
-					return stageErr(i, k, st.Kind, err)
-				}
 				vec = len(m.stages)
-				add(StageCost{Engine: EngineVector, Stage: k, Cycles: float64(n), Span: float64(n)})
+				add(StageCost{Engine: EngineVector, Stage: k})
 			}
-			v := &m.stages[vec]
-			v.Span += lat
-			v.Fill += lat
-			v.Drain += lat
+			if err := m.vectorStage(&m.stages[vec], st, &steps); err != nil {
+				return stageErr(i, k, st.Kind, err)
+			}
 
 		case kernel.StVectorInterSlice:
 			if err := need(cfg != nil && cfg.VectorInterSlice != nil && vec >= 0); err != nil {
@@ -444,6 +434,15 @@ func (m *Model) priceChain(p *kernel.Program, i int, op *kernel.Op, oc *OpCost) 
 			}
 
 		default:
+			if isVectorStage(st.Kind) {
+				if vec < 0 {
+					return stageErr(i, k, st.Kind, errors.New("a Vector Engine stage outside a pass"))
+				}
+				if err := m.vectorStage(&m.stages[vec], st, &steps); err != nil {
+					return stageErr(i, k, st.Kind, err)
+				}
+				continue
+			}
 			return stageErr(i, k, st.Kind, errors.New("unknown stage kind"))
 		}
 	}

@@ -94,6 +94,9 @@ func checkStage(st *kernel.Stage) error {
 	if !ok {
 		return fmt.Errorf("unknown stage kind %q", st.Kind)
 	}
+	if err := checkVectorStage(st); err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		name string
 		want field
@@ -124,21 +127,9 @@ func checkStage(st *kernel.Stage) error {
 		if _, err := kernel.ParseAccumulationKind(st.Param); err != nil {
 			return err
 		}
-	case kernel.StVectorBranch:
-		if _, err := kernel.ParseBranchMode(st.Param); err != nil {
-			return err
-		}
 	case kernel.StVectorInterSlice:
 		if _, _, err := kernel.ParseInterSliceOp(st.Param); err != nil {
 			return err
-		}
-	case kernel.StVectorFxp:
-		_, c, err := kernel.ParseFxpParam(st.Param)
-		if err != nil {
-			return err
-		}
-		if (c != nil) == (st.Tensor != "") {
-			return fmt.Errorf("vector_fxp %q: the operand is either a constant or a VRF tensor (002 L214, L295), not both or neither", st.Param)
 		}
 	case kernel.StSwitch:
 		if _, err := switchConfig(st); err != nil {
@@ -213,7 +204,8 @@ func analyzeWith(p *kernel.Program, pre map[string]bool) (*analysis, error) {
 					return fmt.Errorf("stages[%d]: %w", k, err)
 				}
 				switch st.Kind {
-				case kernel.StBegin, kernel.StAlign, kernel.StVectorFxp:
+				case kernel.StBegin, kernel.StAlign, kernel.StVectorFxp, kernel.StVectorLogic, kernel.StVectorFpBinary,
+					kernel.StVectorFpTernary, kernel.StVectorFpDiv, kernel.StVectorClip:
 					if st.Tensor != "" {
 						if err := use(st.Tensor); err != nil {
 							return fmt.Errorf("stages[%d] (%s): %w", k, st.Kind, err)

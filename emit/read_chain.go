@@ -580,20 +580,6 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			return nil, nil
 		}
 		r.noArgs()
-	case "vector_intra_slice_branch":
-		st.Kind = kernel.StVectorBranch
-		if !noTF() {
-			return nil, nil
-		}
-		a, ok := r.oneRaw(m)
-		if !ok {
-			return nil, nil
-		}
-		if _, err := kernel.ParseBranchMode(a.text); err != nil {
-			r.fail(a.off, "%v", err)
-			return nil, nil
-		}
-		st.Param = strings.TrimSpace(strings.TrimPrefix(a.text, "BranchMode::"))
 	case "vector_intra_slice_tag":
 		// 0.6.0's unconditional entry (engine/vector/branch.rs).
 		st.Kind = kernel.StVectorBranch
@@ -609,35 +595,6 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			return nil, nil
 		}
 		st.Param = string(kernel.BranchUnconditional)
-	case "vector_fxp":
-		st.Kind = kernel.StVectorFxp
-		if !noTF() {
-			return nil, nil
-		}
-		args := r.rawArgs()
-		if r.err != nil {
-			return nil, nil
-		}
-		if len(args) != 2 {
-			r.fail(m.off, "vector_fxp takes (FxpBinaryOp::Op, operand), found %d arguments", len(args))
-			return nil, nil
-		}
-		op := strings.TrimSpace(strings.TrimPrefix(args[0].text, "FxpBinaryOp::"))
-		if v, ok := strings.CutPrefix(args[1].text, "&"); ok {
-			v = strings.TrimSpace(v)
-			t, found := r.variable(v)
-			if !found || t.Mem != kernel.VRF {
-				r.fail(args[1].off, "vector_fxp's operand %s is not a VRF tensor", v)
-				return nil, nil
-			}
-			st.Tensor, st.Param = t.Name, op
-		} else {
-			st.Param = op + ", " + args[1].text
-		}
-		if _, _, err := kernel.ParseFxpParam(st.Param); err != nil {
-			r.fail(args[0].off, "%v", err)
-			return nil, nil
-		}
 	case "vector_inter_slice_reduce":
 		if !r.interSlice(m, tf, st, s) {
 			return nil, nil
@@ -727,6 +684,12 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		t.Addr = addr
 		return st, t
 	default:
+		if _, ok := vectorMethods[m.text]; ok {
+			if !r.vectorStage(m, tf, s, st) { // rust_vector.go
+				return nil, nil
+			}
+			return st, nil
+		}
 		r.fail(m.off, "unknown chain stage %s", m.text)
 		return nil, nil
 	}
@@ -881,7 +844,8 @@ func (r *reader) finish() (*kernel.Program, error) {
 // scalar of add.
 func (r *reader) reference(d directive) *kernel.Reference {
 	at := d.off + len("// tcpmap:reference ")
-	v := d.value
+	head, rng, hasRange := strings.Cut(d.value, " ; inputs in ")
+	v, expr, hasExpr := strings.Cut(head, " = ")
 	arrow := strings.LastIndex(v, "->")
 	open, close := strings.IndexByte(v, '('), -1
 	if arrow >= 0 {
@@ -894,19 +858,19 @@ func (r *reader) reference(d directive) *kernel.Reference {
 	out := v[arrow+2:]
 	var valid map[string]int
 	if i := strings.Index(out, " valid("); i >= 0 {
-		// The padded axes' workload sizes: ` valid(I = 1500, K = 999)`.
+		// The padded axes' workload sizes: ` valid(I: 1500, K: 999)`.
 		list, ok := strings.CutSuffix(strings.TrimSpace(out[i+len(" valid("):]), ")")
 		if !ok {
-			r.fail(at+arrow+2+i, "want valid(AXIS = SIZE, ...) after the reference's output")
+			r.fail(at+arrow+2+i, "want valid(AXIS: SIZE, ...) after the reference's output")
 			return nil
 		}
 		valid = map[string]int{}
 		for _, kv := range strings.Split(list, ",") {
-			name, size, ok := strings.Cut(kv, "=")
+			name, size, ok := strings.Cut(kv, ":")
 			n, err := strconv.Atoi(strings.TrimSpace(size))
 			name = strings.TrimSpace(name)
 			if !ok || err != nil || name == "" {
-				r.fail(at+arrow+2+i, "valid size %q: want AXIS = SIZE", strings.TrimSpace(kv))
+				r.fail(at+arrow+2+i, "valid size %q: want AXIS: SIZE", strings.TrimSpace(kv))
 				return nil
 			}
 			valid[name] = n
@@ -936,6 +900,19 @@ func (r *reader) reference(d directive) *kernel.Reference {
 	if scalars > 1 {
 		r.fail(at+open, "a reference has at most one scalar")
 		return nil
+	}
+	if hasExpr {
+		ref.Expr = strings.TrimSpace(expr)
+	}
+	if hasRange {
+		lo, hi, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(rng), "["), "]"), ",")
+		a, errA := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		b, errB := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+		if !ok || errA != nil || errB != nil {
+			r.fail(at+len(head), "want `; inputs in [lo, hi]` in the reference directive")
+			return nil
+		}
+		ref.Range = []float64{a, b}
 	}
 	return ref
 }

@@ -619,9 +619,15 @@ func referenceText(r *kernel.Reference) string {
 		// The padded axes' workload sizes (kernel.Reference.Valid).
 		var vs []string
 		for _, a := range slices.Sorted(maps.Keys(r.Valid)) {
-			vs = append(vs, fmt.Sprintf("%s = %d", a, r.Valid[a]))
+			vs = append(vs, fmt.Sprintf("%s: %d", a, r.Valid[a]))
 		}
 		text += " valid(" + strings.Join(vs, ", ") + ")"
+	}
+	if r.Expr != "" {
+		text += " = " + r.Expr // `expr(x, w) -> out = x * w` (rust_vector.go)
+	}
+	if len(r.Range) == 2 {
+		text += fmt.Sprintf(" ; inputs in [%s, %s]", strconv.FormatFloat(r.Range[0], 'g', -1, 64), strconv.FormatFloat(r.Range[1], 'g', -1, 64))
 	}
 	return text
 }
@@ -899,12 +905,6 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 			return one("vector_intra_slice_tag(TagMode::Zero)")
 		}
 		return one("vector_intra_slice_branch(BranchMode::" + mode + ")") // 002 L212
-	case kernel.StVectorFxp:
-		if cs.dt != dtype.I32 {
-			return nil, fmt.Errorf("vector_fxp of a %s stream: fixed-point operations take i32", cs.dt)
-		}
-		op, operand := fxpParts(st)
-		return one("vector_fxp(FxpBinaryOp::" + op + ", " + operand + ")") // 002 L214, L295
 	case kernel.StVectorFinal:
 		return one("vector_final()") // 002 L216
 	case kernel.StVectorInterSlice:
@@ -931,6 +931,13 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		}
 		return one("commit" + tp(w.mapText(t.Element, roleNone)) + "(" + w.addr(t, false) + ")") // 002 L359, L2154
 	}
+	if _, ok := vectorSpellings[st.Kind]; ok || st.Kind == kernel.StVectorFxp {
+		call, err := w.vectorCall(st, &cs.dt) // rust_vector.go
+		if err != nil {
+			return nil, err
+		}
+		return one(call)
+	}
 	return nil, fmt.Errorf("unknown stage kind %q", st.Kind)
 }
 
@@ -944,15 +951,4 @@ func switchConfig(st *kernel.Stage) (kernel.SwitchConfig, error) {
 		return st.Config.Switch.Config, nil
 	}
 	return kernel.SwitchConfig{}, fmt.Errorf("the switch states no SwitchConfig (002 L3069: .switch(config) takes one); lower the program or state its param")
-}
-
-// fxpParts splits a vector_fxp stage into the op name and the operand text:
-// the constant of `AddFxp, 1` (002 L214) or `&vrf` (002 L295).
-func fxpParts(st *kernel.Stage) (op, operand string) {
-	name, c, hasConst := strings.Cut(st.Param, ",")
-	op = strings.TrimPrefix(strings.TrimSpace(name), "FxpBinaryOp::")
-	if hasConst {
-		return op, strings.TrimSpace(c)
-	}
-	return op, "&" + st.Tensor
 }

@@ -320,10 +320,13 @@ func sameSpatial(r *Rule, st *chainState, t *kernel.Tensor) error {
 }
 
 // vectorStage lists the stages that run inside a Vector Engine pass.
-var vectorStage = map[kernel.StageKind]bool{
-	kernel.StVectorBranch: true, kernel.StVectorFxp: true, kernel.StVectorFinal: true,
-	kernel.StVectorInterSlice: true,
-}
+var vectorStage = func() map[kernel.StageKind]bool {
+	m := map[kernel.StageKind]bool{kernel.StVectorFinal: true, kernel.StVectorInterSlice: true}
+	for _, k := range kernel.VectorStageKinds {
+		m[k] = true
+	}
+	return m
+}()
 
 func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainState, stage *kernel.Stage) error {
 	tensor, _ := p.Tensor(stage.Tensor)
@@ -527,51 +530,12 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 		if err != nil {
 			return err
 		}
+		st.ve = &vePass{stage: veStageInit, way: c.Lanes, input: VectorStream{DType: st.dt, Slice: st.slice, Time: st.time, Packet: st.packet}}
 		if !keep {
 			cfg.VectorInit = &c
-		}
-		st.ve = &vePass{stage: veStageInit}
-		return nil
-
-	case kernel.StVectorBranch:
-		if err := st.ve.enter(veStageBranch, stage.Kind, st.prev); err != nil {
-			return err
-		}
-		c, err := DeriveVectorBranch(stage.Param)
-		if err != nil {
-			return err
-		}
-		if !keep {
-			cfg.VectorBranch = &c
+			st.ve.init = cfg.VectorInit
 		}
 		return nil
-
-	case kernel.StVectorFxp:
-		if err := st.ve.enter(veStageFxp, stage.Kind, st.prev); err != nil {
-			return err
-		}
-		op, k, err := kernel.ParseFxpParam(stage.Param)
-		if err != nil {
-			return err
-		}
-		in := VectorFxpInput{DType: st.dt, Op: op, Const: k}
-		if tensor != nil {
-			if err := sameSpatial(ruleVRFSlices, st, tensor); err != nil {
-				return err
-			}
-			in.VRF = &VRFReadInput{Tensor: tensor.Name, DType: tensor.DType, Element: tensor.Element, Base: int(tensor.Addr),
-				Time: st.time, Packet: st.packet}
-		}
-		c, err := DeriveVectorFxp(spec, in)
-		if err != nil {
-			return err
-		}
-		if keep && cfg.VectorFxp != nil {
-			c = *cfg.VectorFxp
-		} else if !keep {
-			cfg.VectorFxp = &c
-		}
-		return st.ve.use(c.ALU)
 
 	case kernel.StVectorFinal:
 		if err := st.ve.enter(veStageOutput, stage.Kind, st.prev); err != nil {
@@ -601,6 +565,9 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 			cfg.ToVRF = &c
 		}
 		return nil
+	}
+	if vectorStage[stage.Kind] {
+		return lowerVectorIntra(spec, p.Axes, st, stage, tensor, cfg, keep)
 	}
 	return fmt.Errorf("unknown stage kind %q", stage.Kind)
 }

@@ -209,15 +209,14 @@ func (m *MemoryMap) Compute(spec *Spec, p *kernel.Program) error {
 				if st == nil || err != nil {
 					continue
 				}
+				if st.Kind.ReadsVRF() && st.Tensor != "" {
+					err = touch(st.Tensor, false)
+				}
 				switch st.Kind {
 				case kernel.StBegin, kernel.StAlign:
 					err = touch(st.Tensor, false)
 					if rhs := st.InterleavedTensor(); rhs != "" && err == nil {
 						err = touch(rhs, false)
-					}
-				case kernel.StVectorFxp:
-					if st.Tensor != "" {
-						err = touch(st.Tensor, false)
 					}
 				case kernel.StToTRF, kernel.StToVRF, kernel.StCommit:
 					err = touch(st.Tensor, true)

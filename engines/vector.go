@@ -1,7 +1,6 @@
 package engines
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -12,29 +11,18 @@ import (
 )
 
 // The Vector Engine (002 L4549-5277) and the Vector Register File (002 L140,
-// L1090, L3033), as far as the manual's Hello kernels need them (002
-// L158-298): a pass `vector_init → vector_intra_slice_branch → vector_fxp…
-// → vector_final` over one flit of eight 32-bit elements per packet, with a
-// constant or VRF operand, and `to_vrf`, which stores a collect stream into
-// each slice's VRF.
-//
-// Modelled: BranchMode::Unconditional; the Fxp ops AddFxp, AddFxpSat,
-// SubFxp, SubFxpSat, MulFxp, MulInt. The other branch modes, the shifts
-// (whose amounts ≥ 32 the manual does not define) and the other stages of
-// the intra-slice block are reported as ErrNotModelled.
-//
-// Semantics (vector-and-kernels.md §2.4; reference-notes L874-876): AddFxp,
-// SubFxp and MulInt wrap in two's complement; AddFxpSat and SubFxpSat clamp
-// to [−2^31, 2^31−1]; MulFxp is the Q31 product rounded half up,
-// (((a·b) >> 30) + 1) >> 1, with MIN × MIN → MAX (docs/spec-decisions.md
-// "MulFxp format").
+// L1090, L3033): the pass's entry and exit, the VRF operand reads and
+// to_vrf, which stores a collect stream into each slice's VRF. The
+// intra-slice block's stages are in vector_pass.go (order, derivation,
+// rules), vector_alu.go (the ALUs' bit-exact semantics) and vector_exec.go
+// (their semantics on a slice's stream).
 //
 // VRF layout (ToVRFConfig): a VRF tensor at addr holds its Element position
 // e at byte addr + e·size_of::<D>() of each slice's VRF (as a DmTensor does,
 // 002 L1093); to_vrf writes collect flit t at addr + 32·t, its Element being
 // the collect stream [Time, Packet] (002 L280-285). A VRF operand is read
-// one flit per packet (VRFReadConfig): lane l of the packet at time step t
-// reads Element position e(t) + l.
+// one packet per time step (VRFReadConfig): lane l of the packet at time
+// step t reads Element position e(t) + l.
 
 var (
 	ruleVEType = NewRule(Rule{ID: "VE-R1", Engine: "vector", Name: "element types",
@@ -52,9 +40,6 @@ var (
 	ruleVEALU = NewRule(Rule{ID: "VE-R5", Engine: "vector", Name: "ALU once per pass",
 		Cite: "002 L4750, L4823, L5253, L5260-5269",
 		Text: "each ALU is used at most once per pass: ops of the same ALU class need separate Tensor Unit invocations"})
-	ruleVEFxpType = NewRule(Rule{ID: "VE-R7", Engine: "vector", Name: "Fxp on i32",
-		Cite: "002 L4822",
-		Text: "the Fxp cluster computes integer and fixed-point arithmetic on i32"})
 	ruleVEExit = NewRule(Rule{ID: "VE-R20", Engine: "vector", Name: "pass exit",
 		Cite: "002 L4584-4588, L4975-4976",
 		Text: "a pass ends with vector_final, whose result continues to the Cast, Transpose or Commit Engine"})
@@ -77,53 +62,6 @@ var (
 		Cite: "002 L280-285, L5072-5073",
 		Text: "to_vrf produces, and the Vector Engine reads, a VrfTensor with the stream's Chip, Cluster and Slice mappings and element type"})
 )
-
-// The intra-slice stage order (002 L4733-4747): the position of each stage
-// this file models.
-const (
-	veStageInit   = 0  // vector_init, before the block
-	veStageBranch = 1  // Branch (002 L4735)
-	veStageFxp    = 3  // Fxp (002 L4737)
-	veStageOutput = 13 // Output, vector_final (002 L4747)
-)
-
-// vePass is the state of a Vector Engine pass while a chain is lowered: the
-// last stage entered and the ALUs in use.
-type vePass struct {
-	stage int
-	alus  []kernel.VeALU
-	inter int // the inter-slice reduction's order (engines/interslice.go)
-}
-
-// enter moves the pass to a stage of order pos, named kind.
-func (v *vePass) enter(pos int, kind kernel.StageKind, last kernel.StageKind) error {
-	if done, err := v.afterInterSlice(pos, kind); done || err != nil {
-		return err
-	}
-	if pos == veStageBranch {
-		if v.stage != veStageInit {
-			return ruleVEEntry.Violate("vector_intra_slice_branch after %s; it comes right after vector_init", last)
-		}
-	} else if v.stage == veStageInit {
-		return ruleVEEntry.Violate("%s right after vector_init; the intra-slice block starts with vector_intra_slice_branch", kind)
-	}
-	if pos < v.stage {
-		return ruleVEOrder.Violate("%s after %s: the stage order does not go back", kind, last)
-	}
-	v.stage = pos
-	return nil
-}
-
-// use takes an ALU for the pass.
-func (v *vePass) use(a kernel.VeALU) error {
-	for _, b := range v.alus {
-		if a == b {
-			return ruleVEALU.Violate("%s is already in use", a)
-		}
-	}
-	v.alus = append(v.alus, a)
-	return nil
-}
 
 // veLanes checks a Vector Engine stream: i32 or f32, packets of one flit of
 // eight elements. It returns the lanes.
@@ -175,19 +113,6 @@ func DeriveVectorInit(spec *Spec, in VectorInitInput) (kernel.VectorInitConfig, 
 	return kernel.VectorInitConfig{DType: in.DType, Lanes: lanes, Packets: in.Time.Size()}, nil
 }
 
-// DeriveVectorBranch reads the BranchMode of vector_intra_slice_branch
-// (002 L4794-4802). Only Unconditional is modelled.
-func DeriveVectorBranch(mode string) (kernel.VectorBranchConfig, error) {
-	m, err := kernel.ParseBranchMode(mode)
-	if err != nil {
-		return kernel.VectorBranchConfig{}, fmt.Errorf("vector: %w", err)
-	}
-	if m != kernel.BranchUnconditional {
-		return kernel.VectorBranchConfig{}, fmt.Errorf("vector: BranchMode::%s: %w", m, ErrNotModelled)
-	}
-	return kernel.VectorBranchConfig{Mode: m}, nil
-}
-
 // VRFReadInput is a VRF operand read by a Vector Engine stage.
 type VRFReadInput struct {
 	// Tensor names the VRF tensor; DType, Element and Base are its type,
@@ -218,15 +143,20 @@ func DeriveVRFRead(spec *Spec, in VRFReadInput) (kernel.VRFReadConfig, error) {
 	if !veTypeOK(spec, in.DType) {
 		return c, ruleVEType.Violate("VRF operand %q is %s, want one of %v", in.Tensor, in.DType, spec.Vector.Types.Value)
 	}
-	lanes := spec.Vector.Way8ElementsPerCycle.Value
-	if in.Packet.Size() != lanes {
-		return c, ruleVEFlit.Violate("packet %s has %d elements, want %d", in.Packet.Text(), in.Packet.Size(), lanes)
+	// One packet per time step: 8 elements in Way8, 4 in Way4 (002 L4731).
+	lanes := in.Packet.Size()
+	if lanes != spec.Vector.Way8ElementsPerCycle.Value && lanes != spec.Vector.Way4ElementsPerCycle.Value {
+		return c, ruleVEFlit.Violate("packet %s has %d elements, want %d (Way8) or %d (Way4)", in.Packet.Text(), lanes,
+			spec.Vector.Way8ElementsPerCycle.Value, spec.Vector.Way4ElementsPerCycle.Value)
 	}
 	if in.Element.Size()%lanes != 0 {
 		return c, ruleVEOperand.Violate("VRF Element %s has %d elements, not whole flits of %d", in.Element.Text(), in.Element.Size(), lanes)
 	}
-	outer, inner, err := ceSplit(in.Element, lanes)
-	if err != nil || !ceEquiv(inner, in.Packet) {
+	outer, inner, err := veSplit(in.Element, lanes)
+	if err == nil && !ceEquiv(inner, in.Packet) && !vrfLanesBroadcast(inner, in.Packet, in.Element) {
+		err = errors.New("lanes differ")
+	}
+	if err != nil {
 		got := "?"
 		if inner != nil {
 			got = inner.Text()
@@ -292,54 +222,6 @@ func DeriveVRFRead(spec *Spec, in VRFReadInput) (kernel.VRFReadConfig, error) {
 	return kernel.VRFReadConfig{Tensor: in.Tensor, Base: in.Base, ElemBytes: size, Lanes: lanes, Entries: entries}, nil
 }
 
-// veModelled lists the Fxp ops with semantics here.
-var veModelled = map[kernel.FxpOp]bool{
-	kernel.FxpAddFxp: true, kernel.FxpAddFxpSat: true, kernel.FxpSubFxp: true, kernel.FxpSubFxpSat: true,
-	kernel.FxpMulFxp: true, kernel.FxpMulInt: true,
-}
-
-// VectorFxpInput is a `vector_fxp(op, operand)` call: the stream's type,
-// the op and its operand, a constant or a VRF tensor.
-type VectorFxpInput struct {
-	DType dtype.DType
-	Op    kernel.FxpOp
-	Const *int32
-	VRF   *VRFReadInput
-}
-
-// DeriveVectorFxp checks a vector_fxp call and derives its configuration.
-func DeriveVectorFxp(spec *Spec, in VectorFxpInput) (kernel.VectorFxpConfig, error) {
-	var c kernel.VectorFxpConfig
-	if spec == nil {
-		return c, errors.New("vector: nil hardware spec")
-	}
-	alu, ok := in.Op.ALU()
-	if !ok {
-		return c, fmt.Errorf("vector: unknown FxpBinaryOp %q", in.Op)
-	}
-	if !veModelled[in.Op] {
-		return c, fmt.Errorf("vector: FxpBinaryOp::%s: %w", in.Op, ErrNotModelled)
-	}
-	if in.DType != dtype.I32 {
-		return c, ruleVEFxpType.Violate("vector_fxp(%s) on a %s stream", in.Op, in.DType)
-	}
-	if (in.Const == nil) == (in.VRF == nil) {
-		return c, fmt.Errorf("vector: vector_fxp(%s) takes one operand, a constant or a VRF tensor", in.Op)
-	}
-	c = kernel.VectorFxpConfig{Op: in.Op, ALU: alu, Const: in.Const}
-	if in.VRF != nil {
-		if in.VRF.DType != dtype.I32 {
-			return kernel.VectorFxpConfig{}, ruleVEFxpType.Violate("vector_fxp(%s) reads VRF %q of %s", in.Op, in.VRF.Tensor, in.VRF.DType)
-		}
-		r, err := DeriveVRFRead(spec, *in.VRF)
-		if err != nil {
-			return kernel.VectorFxpConfig{}, err
-		}
-		c.VRF = &r
-	}
-	return c, nil
-}
-
 // ToVRFInput is what `collect.to_vrf(addr)` derives from.
 type ToVRFInput struct {
 	DType dtype.DType
@@ -389,27 +271,15 @@ func DeriveToVRF(spec *Spec, in ToVRFInput) (kernel.ToVRFConfig, error) {
 // ---- semantics
 
 // FxpApply is one Fxp ALU operation on i32 operands a (the stream) and b
-// (the operand), vector-and-kernels.md §2.4 (002 L4826-4833 name them;
-// reference-notes L874-876 define them bit-exactly).
-func FxpApply(op kernel.FxpOp, a, b int32) (int32, error) {
-	switch op {
-	case kernel.FxpAddFxp: // wrapping add (002 L4826)
-		return a + b, nil
-	case kernel.FxpAddFxpSat: // saturating add (002 L4827)
-		return sat32(int64(a) + int64(b)), nil
-	case kernel.FxpSubFxp: // wrapping subtract (002 L4828)
-		return a - b, nil
-	case kernel.FxpSubFxpSat: // saturating subtract (002 L4829)
-		return sat32(int64(a) - int64(b)), nil
-	case kernel.FxpMulInt: // integer multiply, wrapping (002 L4833)
-		return a * b, nil
-	case kernel.FxpMulFxp: // Q31 multiply, round half up (002 L4832, reference-notes L875-876)
-		return sat32(((int64(a)*int64(b))>>30 + 1) >> 1), nil
+// (the operand), vector-and-kernels.md §2.4 (002 L4826-4836 name them;
+// reference-notes L874-876 define them bit-exactly; docs/spec-decisions.md
+// "MulFxp format", "Vector Engine shift amounts").
+func FxpApply(op string, a, b int32) (int32, error) {
+	fn, ok := veFns[veOpKey{"fxp", op, false}]
+	if !ok {
+		return 0, fmt.Errorf("vector: unknown FxpBinaryOp %q", op)
 	}
-	if _, ok := op.ALU(); ok {
-		return 0, fmt.Errorf("vector: FxpBinaryOp::%s: %w", op, ErrNotModelled)
-	}
-	return 0, fmt.Errorf("vector: unknown FxpBinaryOp %q", op)
+	return int32(fn(uint32(a), uint32(b), 0)), nil
 }
 
 // sat32 clamps v to the i32 range. For MulFxp only MIN × MIN reaches it:
@@ -422,43 +292,6 @@ func sat32(v int64) int32 {
 		return math.MinInt32
 	}
 	return int32(v)
-}
-
-// VectorFxp is vector_fxp's semantics on one packet: out[i] = op(in[i],
-// operand[i]) for each of the packet's lanes, elements little-endian i32
-// (the byte order of model/dtype, reference-notes L776-777). The operand is
-// the configuration's constant, or vrf, the VRF flit read for this packet
-// (VRFMemory.ReadFlit) when it has a VRF operand. out may alias in. It does
-// not allocate.
-func VectorFxp(c *kernel.VectorFxpConfig, in, vrf, out []byte) error {
-	if c == nil {
-		return errors.New("vector: nil vector_fxp configuration")
-	}
-	const lanes, size = 8, 4 // one flit of eight 32-bit values (002 L4551)
-	if len(in) != lanes*size || len(out) != lanes*size {
-		return fmt.Errorf("vector: packet of %d bytes in, %d out, want %d", len(in), len(out), lanes*size)
-	}
-	if (c.Const == nil) == (c.VRF == nil) {
-		return errors.New("vector: vector_fxp configuration needs exactly one operand")
-	}
-	if c.VRF != nil && len(vrf) != lanes*size {
-		return fmt.Errorf("vector: VRF flit of %d bytes, want %d", len(vrf), lanes*size)
-	}
-	for i := 0; i < lanes*size; i += size {
-		a := int32(binary.LittleEndian.Uint32(in[i:]))
-		var b int32
-		if c.Const != nil {
-			b = *c.Const
-		} else {
-			b = int32(binary.LittleEndian.Uint32(vrf[i:]))
-		}
-		r, err := FxpApply(c.Op, a, b)
-		if err != nil {
-			return err
-		}
-		binary.LittleEndian.PutUint32(out[i:], uint32(r))
-	}
-	return nil
 }
 
 // VRFMemory is one slice's Vector Register File for the simulator: 8 KB
@@ -518,4 +351,43 @@ func (m *VRFMemory) ReadFlit(c *kernel.VRFReadConfig, t int, dst []byte) error {
 	}
 	copy(dst, m.buf[a:a+n])
 	return nil
+}
+
+// vrfLanesBroadcast reports whether a VRF Element's innermost lanes serve
+// the stream's packet lane for lane with broadcast copies: digit for digit,
+// each is the packet's own term, or a broadcast digit where the packet
+// steps an axis the VRF tensor lacks (the VRF holds one value for all of
+// them, as m![8] holds a row's maximum for its 8 lanes: 002 L5066-5079
+// broadcasts the same way over Time), or padding against padding.
+func vrfLanesBroadcast(inner, packet, element *mapping.Expr) bool {
+	id, err := ceDigits(inner)
+	if err != nil {
+		return false
+	}
+	pd, err := ceDigits(packet)
+	if err != nil {
+		return false
+	}
+	ed, err := ceDigits(element)
+	if err != nil {
+		return false
+	}
+	if ceRefine(&id, &pd) != nil || len(id) != len(pd) {
+		return false
+	}
+	has := ceAxes(ed)
+	for k := range id {
+		i, p := id[k], pd[k]
+		if i.pos != p.pos || i.size != p.size {
+			return false
+		}
+		switch {
+		case i.sameRange(p) && i.size == p.size:
+		case i.kind == ceBcast && (p.kind != ceTerm || !has[p.axis]):
+		case i.kind == cePad && p.kind == cePad:
+		default:
+			return false
+		}
+	}
+	return true
 }

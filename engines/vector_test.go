@@ -30,35 +30,35 @@ const (
 // definitions; vector-and-kernels.md VEC-EX-1, -2, -20).
 func TestFxpApply(t *testing.T) {
 	for _, tc := range []struct {
-		op   kernel.FxpOp
+		op   string
 		a, b int32
 		want int32
 		cite string
 	}{
-		{kernel.FxpAddFxp, 41, 1, 42, "002 L214: AddFxp, 1"},
-		{kernel.FxpAddFxp, maxI32, 1, minI32, "VEC-EX-1: wraps (002 L4826)"},
-		{kernel.FxpAddFxp, -1, 1, 0, "VEC-EX-1"},
-		{kernel.FxpAddFxp, minI32, -1, maxI32, "002 L4826 wrapping"},
-		{kernel.FxpAddFxpSat, maxI32, 1, maxI32, "002 L4827 saturating"},
-		{kernel.FxpAddFxpSat, minI32, -1, minI32, "002 L4827"},
-		{kernel.FxpAddFxpSat, maxI32 - 1, 1, maxI32, "002 L4827: exactly MAX"},
-		{kernel.FxpAddFxpSat, 5, -7, -2, "002 L4827"},
-		{kernel.FxpSubFxp, 10, 3, 7, "VEC-EX-12 Mode01: 10 − 3"},
-		{kernel.FxpSubFxp, minI32, 1, maxI32, "002 L4828 wrapping"},
-		{kernel.FxpSubFxp, 0, minI32, minI32, "002 L4828: −MIN wraps to MIN"},
-		{kernel.FxpSubFxpSat, minI32, 1, minI32, "002 L4829 saturating"},
-		{kernel.FxpSubFxpSat, maxI32, -1, maxI32, "002 L4829"},
-		{kernel.FxpSubFxpSat, 0, minI32, maxI32, "002 L4829: −MIN saturates to MAX"},
-		{kernel.FxpMulInt, 3, -4, -12, "VEC-EX-2"},
-		{kernel.FxpMulInt, 65536, 65536, 0, "VEC-EX-2: 2^32 wraps (002 L4833)"},
-		{kernel.FxpMulInt, minI32, -1, minI32, "002 L4833: wraps"},
-		{kernel.FxpMulInt, 46341, 46341, int32(46341*46341 - 1<<32), "002 L4833: wraps"},
-		{kernel.FxpMulFxp, 0x40000000, 0x40000000, 0x20000000, "VEC-EX-20: 0.5 × 0.5 = 0.25"},
-		{kernel.FxpMulFxp, 0x40000000, -0x40000000, -0x20000000, "VEC-EX-20: 0.5 × −0.5"},
-		{kernel.FxpMulFxp, 1, 0x40000000, 1, "VEC-EX-20: half an ulp rounds up"},
-		{kernel.FxpMulFxp, -1, 0x40000000, 0, "VEC-EX-20: −half an ulp rounds up to 0"},
-		{kernel.FxpMulFxp, minI32, minI32, maxI32, "VEC-EX-20: MIN × MIN → MAX"},
-		{kernel.FxpMulFxp, minI32, maxI32, minI32 + 1, "(−1)·(1 − 2^-31) exactly"},
+		{"AddFxp", 41, 1, 42, "002 L214: AddFxp, 1"},
+		{"AddFxp", maxI32, 1, minI32, "VEC-EX-1: wraps (002 L4826)"},
+		{"AddFxp", -1, 1, 0, "VEC-EX-1"},
+		{"AddFxp", minI32, -1, maxI32, "002 L4826 wrapping"},
+		{"AddFxpSat", maxI32, 1, maxI32, "002 L4827 saturating"},
+		{"AddFxpSat", minI32, -1, minI32, "002 L4827"},
+		{"AddFxpSat", maxI32 - 1, 1, maxI32, "002 L4827: exactly MAX"},
+		{"AddFxpSat", 5, -7, -2, "002 L4827"},
+		{"SubFxp", 10, 3, 7, "VEC-EX-12 Mode01: 10 − 3"},
+		{"SubFxp", minI32, 1, maxI32, "002 L4828 wrapping"},
+		{"SubFxp", 0, minI32, minI32, "002 L4828: −MIN wraps to MIN"},
+		{"SubFxpSat", minI32, 1, minI32, "002 L4829 saturating"},
+		{"SubFxpSat", maxI32, -1, maxI32, "002 L4829"},
+		{"SubFxpSat", 0, minI32, maxI32, "002 L4829: −MIN saturates to MAX"},
+		{"MulInt", 3, -4, -12, "VEC-EX-2"},
+		{"MulInt", 65536, 65536, 0, "VEC-EX-2: 2^32 wraps (002 L4833)"},
+		{"MulInt", minI32, -1, minI32, "002 L4833: wraps"},
+		{"MulInt", 46341, 46341, int32(46341*46341 - 1<<32), "002 L4833: wraps"},
+		{"MulFxp", 0x40000000, 0x40000000, 0x20000000, "VEC-EX-20: 0.5 × 0.5 = 0.25"},
+		{"MulFxp", 0x40000000, -0x40000000, -0x20000000, "VEC-EX-20: 0.5 × −0.5"},
+		{"MulFxp", 1, 0x40000000, 1, "VEC-EX-20: half an ulp rounds up"},
+		{"MulFxp", -1, 0x40000000, 0, "VEC-EX-20: −half an ulp rounds up to 0"},
+		{"MulFxp", minI32, minI32, maxI32, "VEC-EX-20: MIN × MIN → MAX"},
+		{"MulFxp", minI32, maxI32, minI32 + 1, "(−1)·(1 − 2^-31) exactly"},
 	} {
 		t.Run(fmt.Sprintf("%s(%d,%d)", tc.op, tc.a, tc.b), func(t *testing.T) {
 			got, err := FxpApply(tc.op, tc.a, tc.b)
@@ -66,13 +66,8 @@ func TestFxpApply(t *testing.T) {
 			assert.Equal(t, tc.want, got, tc.cite)
 		})
 	}
-	for _, op := range []kernel.FxpOp{kernel.FxpLeftShift, kernel.FxpLeftShiftSat, kernel.FxpLogicRightShift, kernel.FxpArithRightShift, kernel.FxpArithRightShiftRound} {
-		_, err := FxpApply(op, 1, 1)
-		assert.ErrorIs(t, err, ErrNotModelled, "%s", op)
-	}
 	_, err := FxpApply("Nope", 1, 1)
 	require.Error(t, err)
-	assert.NotErrorIs(t, err, ErrNotModelled)
 }
 
 // TestFxpApplyOracle: every modelled op against exact big-integer
@@ -104,19 +99,19 @@ func TestFxpApplyOracle(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		a, b := pick(), pick()
 		A, B := big.NewInt(int64(a)), big.NewInt(int64(b))
-		want := map[kernel.FxpOp]int32{
-			kernel.FxpAddFxp:    wrap(new(big.Int).Add(A, B)),
-			kernel.FxpAddFxpSat: clamp(new(big.Int).Add(A, B)),
-			kernel.FxpSubFxp:    wrap(new(big.Int).Sub(A, B)),
-			kernel.FxpSubFxpSat: clamp(new(big.Int).Sub(A, B)),
-			kernel.FxpMulInt:    wrap(new(big.Int).Mul(A, B)),
+		want := map[string]int32{
+			"AddFxp":    wrap(new(big.Int).Add(A, B)),
+			"AddFxpSat": clamp(new(big.Int).Add(A, B)),
+			"SubFxp":    wrap(new(big.Int).Sub(A, B)),
+			"SubFxpSat": clamp(new(big.Int).Sub(A, B)),
+			"MulInt":    wrap(new(big.Int).Mul(A, B)),
 		}
 		// Q31: floor(a·b / 2^31 + 1/2) = floor((a·b + 2^30) / 2^31).
 		q := new(big.Int).Mul(A, B)
 		q.Add(q, big.NewInt(1<<30))
 		q.Div(q, big.NewInt(1<<31)) // Euclidean division: floor for a positive divisor
-		want[kernel.FxpMulFxp] = clamp(q)
-		for _, op := range []kernel.FxpOp{kernel.FxpAddFxp, kernel.FxpAddFxpSat, kernel.FxpSubFxp, kernel.FxpSubFxpSat, kernel.FxpMulInt, kernel.FxpMulFxp} {
+		want["MulFxp"] = clamp(q)
+		for _, op := range []string{"AddFxp", "AddFxpSat", "SubFxp", "SubFxpSat", "MulInt", "MulFxp"} {
 			got, err := FxpApply(op, a, b)
 			require.NoError(t, err)
 			require.Equal(t, want[op], got, "%s(%d, %d)", op, a, b)
@@ -133,32 +128,37 @@ func i32Packet(vs ...int32) []byte {
 }
 
 func TestVectorFxpPacket(t *testing.T) {
-	one := int32(1)
-	add := &kernel.VectorFxpConfig{Op: kernel.FxpAddFxp, ALU: kernel.ALUFxpAdd, Const: &one}
+	add := &kernel.VectorOpConfig{Op: "AddFxp", ALU: kernel.ALUFxpAdd, DType: dtype.I32, Arity: 2, Mode: "Mode01", Lanes: 8,
+		Slots: []kernel.VeSlotConfig{{Guard: kernel.GuardAlways, Operands: []kernel.VeOperandConfig{{Kind: kernel.VeConst, Bits: 1}}}}}
 	in := i32Packet(0, 1, -1, maxI32, 5, 6, 7, minI32)
 	out := make([]byte, 32)
-	require.NoError(t, VectorFxp(add, in, nil, out))
+	require.NoError(t, VectorOpApply(kernel.StVectorFxp, add, VEStream{Data: in, Lanes: 8}, VeSources{}, out))
 	assert.Equal(t, i32Packet(1, 2, 0, minI32, 6, 7, 8, minI32+1), out)
 
-	mul := &kernel.VectorFxpConfig{Op: kernel.FxpMulInt, ALU: kernel.ALUFxpMul, VRF: &kernel.VRFReadConfig{Lanes: 8, ElemBytes: 4}}
-	vrf := i32Packet(2, 3, 4, 5, -1, 65536, 0, 2)
-	require.NoError(t, VectorFxp(mul, in, vrf, in), "out may alias in")
+	rd := &kernel.VRFReadConfig{Lanes: 8, ElemBytes: 4, Entries: []kernel.SeqEntry{{Size: 1}}}
+	mul := &kernel.VectorOpConfig{Op: "MulInt", ALU: kernel.ALUFxpMul, DType: dtype.I32, Arity: 2, Mode: "Mode01", Lanes: 8,
+		Slots: []kernel.VeSlotConfig{{Guard: kernel.GuardAlways, Operands: []kernel.VeOperandConfig{{Kind: kernel.VeVRF, VRF: rd}}}}}
+	vrf, err := NewVRFMemory(Default())
+	require.NoError(t, err)
+	copy(vrf.Bytes(), i32Packet(2, 3, 4, 5, -1, 65536, 0, 2))
+	src := VeSources{VRF: vrf}
+	require.NoError(t, VectorOpApply(kernel.StVectorFxp, mul, VEStream{Data: in, Lanes: 8}, src, in), "out may alias in")
 	assert.Equal(t, i32Packet(0, 3, -4, maxI32-4, -5, 6*65536, 0, 0), in)
 
 	for _, tc := range []struct {
-		name         string
-		c            *kernel.VectorFxpConfig
-		in, vrf, out []byte
+		name    string
+		c       *kernel.VectorOpConfig
+		in, out []byte
+		src     VeSources
 	}{
-		{"nil config", nil, make([]byte, 32), nil, make([]byte, 32)},
-		{"short packet", add, make([]byte, 16), nil, make([]byte, 32)},
-		{"no VRF flit", mul, make([]byte, 32), nil, make([]byte, 32)},
-		{"two operands", &kernel.VectorFxpConfig{Op: kernel.FxpMulInt, Const: &one, VRF: mul.VRF}, make([]byte, 32), make([]byte, 32), make([]byte, 32)},
-		{"not modelled", &kernel.VectorFxpConfig{Op: kernel.FxpLeftShift, Const: &one}, make([]byte, 32), nil, make([]byte, 32)},
+		{"nil config", nil, make([]byte, 32), make([]byte, 32), VeSources{}},
+		{"short packet", add, make([]byte, 16), make([]byte, 32), VeSources{}},
+		{"no VRF", mul, make([]byte, 32), make([]byte, 32), VeSources{}},
+		{"no such op", &kernel.VectorOpConfig{Op: "AddF", DType: dtype.I32, Arity: 2, Mode: "Mode01", Lanes: 8}, make([]byte, 32), make([]byte, 32), VeSources{}},
 	} {
-		assert.Error(t, VectorFxp(tc.c, tc.in, tc.vrf, tc.out), tc.name)
+		assert.Error(t, VectorOpApply(kernel.StVectorFxp, tc.c, VEStream{Data: tc.in, Lanes: 8}, tc.src, tc.out), tc.name)
 	}
-	allocs := testing.AllocsPerRun(100, func() { _ = VectorFxp(mul, in, vrf, out) })
+	allocs := testing.AllocsPerRun(100, func() { _ = VectorOpApply(kernel.StVectorFxp, mul, VEStream{Data: in, Lanes: 8}, src, out) })
 	assert.Zero(t, allocs)
 }
 
@@ -327,20 +327,17 @@ func TestDeriveVectorInitAndBranch(t *testing.T) {
 		require.True(t, errors.As(err, &v), "%s: %v", tc.name, err)
 		assert.Equal(t, tc.rule, v.Rule.ID, tc.name)
 	}
-	b, err := DeriveVectorBranch("BranchMode::Unconditional")
+	b, err := DeriveVectorBranchSpec(Default(), kernel.BranchSpec{Mode: kernel.BranchUnconditional}, VectorStream{DType: dtype.I32, Time: m("1"), Packet: m("A % 8")})
 	require.NoError(t, err)
 	assert.Equal(t, kernel.BranchUnconditional, b.Mode)
-	_, err = DeriveVectorBranch("AxisToggle { axis: A }")
+	_, err = DeriveVectorBranchSpec(Default(), kernel.BranchSpec{Mode: kernel.BranchVrf}, VectorStream{DType: dtype.I32, Time: m("1"), Packet: m("A % 8")})
 	assert.ErrorIs(t, err, ErrNotModelled)
-	_, err = DeriveVectorBranch("Sometimes")
-	require.Error(t, err)
-	assert.NotErrorIs(t, err, ErrNotModelled)
 }
 
 // vectorEngineOf names the StageConfig field each stage kind sets.
 var vectorEngineOf = map[kernel.StageKind]string{
 	kernel.StFetch: "fetch", kernel.StCollect: "collect", kernel.StCommit: "commit",
-	kernel.StVectorInit: "vector_init", kernel.StVectorBranch: "vector_branch", kernel.StVectorFxp: "vector_fxp",
+	kernel.StVectorInit: "vector_init", kernel.StVectorBranch: "vector_branch", kernel.StVectorFxp: "vector_op",
 	kernel.StVectorFinal: "vector_final", kernel.StToVRF: "to_vrf",
 }
 
@@ -401,14 +398,14 @@ func TestLowerHelloVector(t *testing.T) {
 	}
 	p := loadKernel(t, "hello-add")
 	require.NoError(t, Lower(Default(), p))
-	fxp := p.Ops[1].Stages[5].Config.VectorFxp
+	fxp := p.Ops[1].Stages[5].Config.VectorOp
 	require.NotNil(t, fxp)
-	assert.Equal(t, "FxpBinaryOp::AddFxp (FxpAdd), 1", fxp.String())
+	assert.Equal(t, "AddFxp (FxpAdd) Mode01, 0x1", fxp.String())
 	q := loadKernel(t, "hello-mul")
 	require.NoError(t, Lower(Default(), q))
-	mul := q.Ops[3].Stages[5].Config.VectorFxp
+	mul := q.Ops[3].Stages[5].Config.VectorOp
 	require.NotNil(t, mul)
-	assert.Equal(t, "FxpBinaryOp::MulInt (FxpMul), vrf rhs_vrf @ 0 [1:0]", mul.String())
+	assert.Equal(t, "MulInt (FxpMul) Mode01, vrf rhs_vrf @ 0 [1:0]", mul.String())
 }
 
 // TestHelloMulSlice runs one slice of the lowered Hello multiplication's
@@ -419,7 +416,7 @@ func TestHelloMulSlice(t *testing.T) {
 	p := loadKernel(t, "hello-mul")
 	require.NoError(t, Lower(Default(), p))
 	toVRF := p.Ops[2].Stages[3].Config.ToVRF
-	fxp := p.Ops[3].Stages[5].Config.VectorFxp
+	fxp := p.Ops[3].Stages[5].Config.VectorOp
 	require.NotNil(t, toVRF)
 	require.NotNil(t, fxp)
 	vrf, err := NewVRFMemory(Default())
@@ -428,18 +425,18 @@ func TestHelloMulSlice(t *testing.T) {
 	rhs := []int32{5, 6, -7, 2, -1, 65536, 0, -8}
 	require.NoError(t, vrf.StoreFlit(toVRF, 0, i32Packet(rhs...)))
 	flit := make([]byte, 32)
-	require.NoError(t, vrf.ReadFlit(fxp.VRF, 0, flit))
+	require.NoError(t, vrf.ReadFlit(fxp.VRF(), 0, flit))
 	out := make([]byte, 32)
-	require.NoError(t, VectorFxp(fxp, i32Packet(lhs...), flit, out))
+	require.NoError(t, VectorOpApply(kernel.StVectorFxp, fxp, VEStream{Data: i32Packet(lhs...), Lanes: 8}, VeSources{VRF: vrf}, out))
 	for i := range lhs {
 		want := int32(uint32(int64(lhs[i]) * int64(rhs[i])))
 		assert.Equal(t, want, int32(binary.LittleEndian.Uint32(out[4*i:])), "lane %d", i)
 	}
 	assert.Error(t, vrf.StoreFlit(toVRF, 1, flit), "one flit only")
-	assert.Error(t, vrf.ReadFlit(fxp.VRF, 1, flit), "one step only")
+	assert.Error(t, vrf.ReadFlit(fxp.VRF(), 1, flit), "one step only")
 	allocs := testing.AllocsPerRun(100, func() {
 		_ = vrf.StoreFlit(toVRF, 0, flit)
-		_ = vrf.ReadFlit(fxp.VRF, 0, flit)
+		_ = vrf.ReadFlit(fxp.VRF(), 0, flit)
 	})
 	assert.Zero(t, allocs)
 }
@@ -475,8 +472,7 @@ func TestLowerVectorRules(t *testing.T) {
     {"name": "result"`, "VRF-R3", false},
 		{"VRF on other slices", "hello-mul", `{"name": "rhs_vrf", "mem": "vrf", "dtype": "i32", "role": "intermediate", "chip": "1", "cluster": "1 # 2", "slice": "A / 8 # 256"`,
 			`{"name": "rhs_vrf", "mem": "vrf", "dtype": "i32", "role": "intermediate", "chip": "1", "cluster": "1 # 2", "slice": "1 # 256, A / 8"`, "VRF-R5", false},
-		{"branch mode", "hello-add", `"param": "Unconditional"`, `"param": "Comparison([Less(0), True, True, True])"`, "", true},
-		{"shift op", "hello-add", `"param": "AddFxp, 1"`, `"param": "LeftShift, 1"`, "", true},
+		{"branch mode Vrf", "hello-add", `"param": "Unconditional"`, `"param": "Vrf"`, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := read(tc.file)

@@ -33,6 +33,9 @@ type Comparison struct {
 	Bound float64
 	// Mismatches counts the elements outside their bound.
 	Mismatches int
+	// Unchecked counts the elements an expression reference cannot bound
+	// (an interval across a pole or a domain edge): any value passes.
+	Unchecked int
 	// FirstBad is the first mismatching element in row-major order; nil
 	// when there is none.
 	FirstBad *Mismatch
@@ -125,7 +128,12 @@ func Compare(exp *Expected, got *Logical) Comparison {
 		return c
 	}
 	isInt := ref.DType.IsInt()
-	if !isInt && (exp.Abs == nil || len(exp.Abs.Vals) != len(ref.Vals)) {
+	explicit := exp.Lo != nil && exp.Hi != nil
+	if explicit && (len(exp.Lo.Vals) != len(ref.Vals) || len(exp.Hi.Vals) != len(ref.Vals)) {
+		c.Problem = "the reference's bounds do not match its values"
+		return c
+	}
+	if !isInt && !explicit && (exp.Abs == nil || len(exp.Abs.Vals) != len(ref.Vals)) {
 		c.Problem = "the reference has no magnitudes for the float bound"
 		return c
 	}
@@ -138,7 +146,15 @@ func Compare(exp *Expected, got *Logical) Comparison {
 	for i, r := range ref.Vals {
 		v := got.Vals[i]
 		lo, hi := r, r
-		if !isInt && !math.IsNaN(r) && !math.IsInf(r, 0) {
+		unchecked := false
+		switch {
+		case explicit:
+			lo, hi = exp.Lo.Vals[i], exp.Hi.Vals[i]
+			unchecked = math.IsInf(lo, -1) && math.IsInf(hi, 1)
+			if !isInt && !math.IsNaN(lo) && !math.IsNaN(hi) {
+				lo, hi = roundOut(lo, ref.DType, false), roundOut(hi, ref.DType, true)
+			}
+		case !isInt && !math.IsNaN(r) && !math.IsInf(r, 0):
 			e := (g*exp.Abs.Vals[i] + under) * (1 + 0x1p-50)
 			lo = dtype.Round(math.Nextafter(r-e, math.Inf(-1)), ref.DType)
 			hi = dtype.Round(math.Nextafter(r+e, math.Inf(1)), ref.DType)
@@ -146,6 +162,14 @@ func Compare(exp *Expected, got *Logical) Comparison {
 		var err float64
 		ok := false
 		switch {
+		case unchecked:
+			ok = true
+			c.Unchecked++
+		case explicit && math.IsNaN(lo):
+			ok = math.IsNaN(v)
+			if !ok {
+				err = math.Inf(1)
+			}
 		case math.IsNaN(r):
 			ok = math.IsNaN(v)
 			if !ok {
@@ -229,5 +253,8 @@ func (c Comparison) String() string {
 			c.Mismatches, c.N, c.FirstBad.Index, c.FirstBad.Ref, c.FirstBad.Got, c.FirstBad.Lo, c.FirstBad.Hi)
 	}
 	fmt.Fprintf(&b, "; max abs error %.3g, max rel error %.3g; bound %.3g at %s", c.MaxAbs, c.MaxRel, c.Bound, c.Worst)
+	if c.Unchecked > 0 {
+		fmt.Fprintf(&b, "; %d element%s unchecked (the bound crosses a pole or a domain edge)", c.Unchecked, map[bool]string{true: "", false: "s"}[c.Unchecked == 1])
+	}
 	return b.String()
 }

@@ -395,15 +395,14 @@ func tensorUses(p *kernel.Program) (writes, reads map[string][]int) {
 			add(writes, op.Dst, i)
 		case kernel.OpChain:
 			for _, st := range op.Stages {
+				if st.Kind.ReadsVRF() && st.Tensor != "" {
+					add(reads, st.Tensor, i)
+				}
 				switch st.Kind {
 				case kernel.StBegin, kernel.StAlign:
 					add(reads, st.Tensor, i)
 					if rhs := st.InterleavedTensor(); rhs != "" {
 						add(reads, rhs, i)
-					}
-				case kernel.StVectorFxp:
-					if st.Tensor != "" {
-						add(reads, st.Tensor, i)
 					}
 				case kernel.StToTRF, kernel.StToVRF, kernel.StCommit:
 					add(writes, st.Tensor, i)

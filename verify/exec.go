@@ -87,6 +87,9 @@ type Executor struct {
 	runs   []*sliceRun  // per worker
 	next   int          // the next op to run
 	macs   atomic.Int64
+	// veElems counts the elements entering Vector Engine passes
+	// (exec_vector.go).
+	veElems atomic.Int64
 
 	// everywhere marks the chains that run on every slice whatever the
 	// run set: their results feed a later chain's stages before a
@@ -814,6 +817,8 @@ type sliceRun struct {
 	trfCache map[int]int
 	trfSlab  []byte
 	scratch  [8]byte
+	// ve is the Vector Engine pass's per-slice state (exec_vector.go).
+	ve veSlice
 }
 
 // buffer returns a buffer of n bytes that is not buffer avoid (-1: none),

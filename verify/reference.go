@@ -36,6 +36,11 @@ type Expected struct {
 	// additions): each can underflow, and Compare adds one smallest normal
 	// f32 per op for it.
 	Ops int
+	// Lo and Hi, when set, bound each element explicitly (an expression
+	// reference's interval evaluation, refexpr.go): the output lies in
+	// [Lo, Hi] before its rounding to the output dtype; −∞ and +∞ together
+	// leave the element unchecked. Abs, Depth and Ops are then unused.
+	Lo, Hi *Logical
 }
 
 // Reference computes the output of p.Reference from the kernel's HBM input
@@ -75,6 +80,13 @@ func Reference(p *kernel.Program, inputs map[string]*Logical) (*Expected, error)
 	outT, ok := p.Tensor(r.Output)
 	if !ok {
 		return nil, fmt.Errorf("reference: unknown output tensor %q", r.Output)
+	}
+	if r.Op == kernel.RefExpr {
+		exp, err := refExpr(p, r, inputs)
+		if err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
+		}
+		return exp, nil
 	}
 	out, err := NewLogical(p, outT)
 	if err != nil {

@@ -122,7 +122,7 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 		if err != nil {
 			return nil, err
 		}
-		if err := RandomValues(rng, l); err != nil {
+		if err := RandomValuesIn(rng, l, p.Reference.Range); err != nil {
 			return nil, err
 		}
 		if err := padInput(p.Reference.Valid, outAxes, l); err != nil {
@@ -313,6 +313,41 @@ func padInput(valid map[string]int, outAxes map[string]bool, l *Logical) error {
 		case pad:
 			l.Vals[off] = poison
 		}
+	}
+	return nil
+}
+
+// RandomValuesIn is RandomValues with the values drawn uniformly from
+// [lo, hi] = rng[0], rng[1] instead, rounded to the dtype (integers: the
+// integers of [lo, hi] that the dtype holds); an empty range is
+// RandomValues.
+func RandomValuesIn(g *rand.Rand, l *Logical, rng []float64) error {
+	if len(rng) == 0 {
+		return RandomValues(g, l)
+	}
+	if len(rng) != 2 || !(rng[0] < rng[1]) {
+		return fmt.Errorf("tensor %q: range %v", l.Name, rng)
+	}
+	lo, hi := rng[0], rng[1]
+	switch {
+	case l.DType.IsFloat():
+		for i := range l.Vals {
+			l.Vals[i] = dtype.Round(lo+g.Float64()*(hi-lo), l.DType)
+		}
+	case l.DType.IsInt():
+		dlo, dhi, err := l.DType.IntRange()
+		if err != nil {
+			return err
+		}
+		a, b := max(int64(math.Ceil(lo)), dlo), min(int64(math.Floor(hi)), dhi)
+		if a > b {
+			return fmt.Errorf("tensor %q: no %s in [%v, %v]", l.Name, l.DType, lo, hi)
+		}
+		for i := range l.Vals {
+			l.Vals[i] = float64(a + int64(g.Uint64N(uint64(b-a+1))))
+		}
+	default:
+		return fmt.Errorf("tensor %q: no random values of dtype %s", l.Name, l.DType)
 	}
 	return nil
 }

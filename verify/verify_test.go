@@ -121,11 +121,11 @@ func TestVerifyWrongConfigs(t *testing.T) {
 			return &kernel.StageConfig{Align: &a}
 		}},
 		{"VRF operand address", "../workloads/kernels/hello-mul.json", 3, 5, func(c *kernel.StageConfig) *kernel.StageConfig {
-			f := *c.VectorFxp
-			r := *f.VRF
+			f := *c.VectorOp
+			r := *f.VRF()
 			r.Base += 32 // the flit after the operand
-			f.VRF = &r
-			return &kernel.StageConfig{VectorFxp: &f}
+			f.Slots = []kernel.VeSlotConfig{{Guard: kernel.GuardAlways, Operands: []kernel.VeOperandConfig{{Kind: kernel.VeVRF, VRF: &r}}}}
+			return &kernel.StageConfig{VectorOp: &f}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

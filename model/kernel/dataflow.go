@@ -47,7 +47,7 @@ func (a Access) Path() string {
 
 // Accesses lists the tensor reads and writes of every op in program order:
 // a DMA op reads its source and writes its destination; a chain reads the
-// tensors of begin, align and vector_fxp and writes those of to_trf, to_vrf
+// tensors of begin, align and the Vector Engine's VRF operands and writes those of to_trf, to_vrf
 // and commit (its terminal stage).
 func (p *Program) Accesses() []Access {
 	var out []Access
@@ -63,15 +63,14 @@ func (p *Program) Accesses() []Access {
 				if st == nil {
 					continue
 				}
+				if st.Kind.ReadsVRF() && st.Tensor != "" {
+					out = append(out, Access{Op: i, Stage: k, Tensor: st.Tensor})
+				}
 				switch st.Kind {
 				case StBegin, StAlign:
 					out = append(out, Access{Op: i, Stage: k, Tensor: st.Tensor})
 					if rhs := st.InterleavedTensor(); rhs != "" {
 						out = append(out, Access{Op: i, Stage: k, Tensor: rhs})
-					}
-				case StVectorFxp:
-					if st.Tensor != "" {
-						out = append(out, Access{Op: i, Stage: k, Tensor: st.Tensor})
 					}
 				case StToTRF, StToVRF, StCommit:
 					out = append(out, Access{Op: i, Stage: k, Tensor: st.Tensor, Write: true})

@@ -34,10 +34,12 @@ type programJSON struct {
 }
 
 type referenceJSON struct {
-	Op     RefOp    `json:"op"`
-	Inputs []string `json:"inputs"`
-	Output string   `json:"output"`
-	Scalar float64  `json:"scalar,omitempty"`
+	Op     RefOp     `json:"op"`
+	Inputs []string  `json:"inputs"`
+	Output string    `json:"output"`
+	Scalar float64   `json:"scalar,omitempty"`
+	Expr   string    `json:"expr,omitempty"`
+	Range  []float64 `json:"range,omitempty"`
 	// Valid is Reference.Valid (encoding/json writes map keys sorted).
 	Valid map[string]int `json:"valid,omitempty"`
 }
@@ -73,6 +75,7 @@ type stageJSON struct {
 	Time   string       `json:"time,omitempty"`
 	Packet string       `json:"packet,omitempty"`
 	Slice  string       `json:"slice,omitempty"`
+	Axis   string       `json:"axis,omitempty"`
 	Param  string       `json:"param,omitempty"`
 	Config *StageConfig `json:"config,omitempty"`
 }
@@ -107,13 +110,13 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 			o.Stages = append(o.Stages, &stageJSON{
 				Kind: s.Kind, Tensor: s.Tensor, DType: dtypeText(s.DType),
 				Time: text(s.Time), Packet: text(s.Packet), Slice: text(s.Slice),
-				Param: s.Param, Config: s.Config,
+				Axis: s.Axis, Param: s.Param, Config: s.Config,
 			})
 		}
 		w.Ops = append(w.Ops, o)
 	}
 	if r := p.Reference; r != nil {
-		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Valid: r.Valid}
+		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr, Range: r.Range, Valid: r.Valid}
 	}
 	return json.Marshal(w)
 }
@@ -157,7 +160,7 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 			}
 			at := fmt.Sprintf("ops[%d].stages[%d]", i, k)
 			op.Stages = append(op.Stages, &Stage{
-				Kind: sj.Kind, Tensor: sj.Tensor, Param: sj.Param, Config: sj.Config,
+				Kind: sj.Kind, Tensor: sj.Tensor, Axis: sj.Axis, Param: sj.Param, Config: sj.Config,
 				DType:  r.dtype(at+".dtype", sj.DType),
 				Time:   r.expr(at+".time", sj.Time),
 				Packet: r.expr(at+".packet", sj.Packet),
@@ -170,7 +173,7 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 		return r.err
 	}
 	if rj := w.Reference; rj != nil {
-		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Valid: rj.Valid}
+		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Expr: rj.Expr, Range: rj.Range, Valid: rj.Valid}
 	}
 	if err := q.Validate(); err != nil {
 		return err

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"tcpmap/model/dtype"
@@ -63,6 +64,12 @@ type Reference struct {
 	// padding holds anything and is not part of the result
 	// (docs/spec-decisions.md "Padded shapes").
 	Valid map[string]int
+	// Expr is the expression of RefExpr (refexpr.go) over Inputs.
+	Expr string
+	// Range, when set ([lo, hi]), is the interval the inputs' random
+	// values are drawn from (verify.RandomValuesIn), rounded to each
+	// input's type; unset, a dtype's default range.
+	Range []float64
 }
 
 // Memory is where a tensor lives (002 L133-141).
@@ -226,6 +233,11 @@ type Stage struct {
 	Param string
 	// Slice is the slice mapping after a switch.
 	Slice *mapping.Expr
+	// Axis is the axis a stage names as a type argument: the reduce label
+	// of vector_intra_slice_reduce::<R, OTime, OPacket> (002 L5359), the
+	// group axis of vector_intra_slice_unzip::<I, TileTime, SplitTime>
+	// (002 L4575).
+	Axis string
 	// Config is the stage's lowered engine configuration (engines.Lower);
 	// a hand-written kernel may state its own, which the simulator then runs
 	// as written.
@@ -248,11 +260,21 @@ type StageConfig struct {
 	// The Vector Engine's stages and the VRF load (model/kernel/vector.go).
 	VectorInit   *VectorInitConfig   `json:"vector_init,omitempty"`
 	VectorBranch *VectorBranchConfig `json:"vector_branch,omitempty"`
-	VectorFxp    *VectorFxpConfig    `json:"vector_fxp,omitempty"`
 	VectorFinal  *VectorFinalConfig  `json:"vector_final,omitempty"`
 	ToVRF        *ToVRFConfig        `json:"to_vrf,omitempty"`
 	// The Inter-Slice Block (model/kernel/interslice.go).
 	VectorInterSlice *InterSliceReduceConfig `json:"vector_inter_slice_reduce,omitempty"`
+	// The intra-slice block's other stages (model/kernel/vector_config.go):
+	// every ALU op stage (vector_logic, vector_fxp, vector_fp_*,
+	// vector_fp_div, vector_clip), the conversions, Narrow and Widen, the
+	// intra-slice reduce, the filter and the stash.
+	VectorOp      *VectorOpConfig      `json:"vector_op,omitempty"`
+	VectorConvert *VectorConvertConfig `json:"vector_convert,omitempty"`
+	VectorWay     *VectorWayConfig     `json:"vector_way,omitempty"`
+	VectorReduce  *VectorReduceConfig  `json:"vector_reduce,omitempty"`
+	VectorFilter  *VectorFilterConfig  `json:"vector_filter,omitempty"`
+	VectorStash   *VectorStashConfig   `json:"vector_stash,omitempty"`
+	VectorUnzip   *VectorUnzipConfig   `json:"vector_unzip,omitempty"`
 }
 
 // Tensor returns the program's tensor with the given name.
@@ -321,8 +343,18 @@ func (p *Program) validateReference(r *Reference) error {
 		if len(r.Inputs) < 1 {
 			return fmt.Errorf("add needs inputs")
 		}
+	case RefExpr:
+		if err := p.validateRefExpr(r); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("unknown op %q: want einsum, add or mul", r.Op)
+		return fmt.Errorf("unknown op %q: want einsum, add, mul or expr", r.Op)
+	}
+	if (r.Expr != "") != (r.Op == RefExpr) {
+		return fmt.Errorf("an expression goes with op expr")
+	}
+	if r.Range != nil && (len(r.Range) != 2 || !(r.Range[0] < r.Range[1]) || math.IsInf(r.Range[0], 0) || math.IsInf(r.Range[1], 0)) {
+		return fmt.Errorf("range %v: want [lo, hi] with finite lo < hi", r.Range)
 	}
 	if r.Scalar != 0 && (r.Op != RefAdd || len(r.Inputs) != 1) {
 		return fmt.Errorf("a scalar goes with add of one input")
@@ -469,9 +501,17 @@ func (p *Program) validateChain(stages []*Stage) error {
 				return fmt.Errorf("stages[%d] (begin): %w", i, err)
 			}
 		}
-		if st.Kind == StVectorFxp && st.Tensor != "" {
+		if st.Kind.ReadsVRF() && st.Tensor != "" {
 			if t, found := p.Tensor(st.Tensor); !found || t.Mem != VRF {
-				return fmt.Errorf("stages[%d] (vector_fxp): operand %q is not a VRF tensor", i, st.Tensor)
+				return fmt.Errorf("stages[%d] (%s): operand %q is not a VRF tensor", i, st.Kind, st.Tensor)
+			}
+		}
+		if st.Axis != "" {
+			if st.Kind != StVectorReduce && st.Kind != StVectorUnzip {
+				return fmt.Errorf("stages[%d] (%s): only vector_intra_slice_reduce and vector_intra_slice_unzip name an axis", i, st.Kind)
+			}
+			if _, ok := p.Axes.Size(st.Axis); !ok {
+				return fmt.Errorf("stages[%d] (%s): unknown axis %q", i, st.Kind, st.Axis)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"tcpmap/model/dtype"
@@ -55,25 +54,6 @@ func ParseBranchMode(s string) (BranchMode, error) {
 	return "", fmt.Errorf("unknown branch mode %q (want Unconditional, AxisToggle { axis }, ValidCount, Comparison([...]) or Vrf)", s)
 }
 
-// FxpOp is an FxpBinaryOp of `vector_fxp(op, operand)`, the Fxp cluster's
-// integer and fixed-point arithmetic on i32 (002 L4821-4836).
-type FxpOp string
-
-// The Fxp ops (002 L4826-4836).
-const (
-	FxpAddFxp               FxpOp = "AddFxp"               // wrapping add (002 L4826)
-	FxpAddFxpSat            FxpOp = "AddFxpSat"            // saturating add (002 L4827)
-	FxpSubFxp               FxpOp = "SubFxp"               // wrapping subtract (002 L4828)
-	FxpSubFxpSat            FxpOp = "SubFxpSat"            // saturating subtract (002 L4829)
-	FxpLeftShift            FxpOp = "LeftShift"            // logical left shift (002 L4830)
-	FxpLeftShiftSat         FxpOp = "LeftShiftSat"         // saturating left shift (002 L4831)
-	FxpMulFxp               FxpOp = "MulFxp"               // fixed-point multiply (002 L4832)
-	FxpMulInt               FxpOp = "MulInt"               // integer multiply (002 L4833)
-	FxpLogicRightShift      FxpOp = "LogicRightShift"      // logical right shift (002 L4834)
-	FxpArithRightShift      FxpOp = "ArithRightShift"      // arithmetic right shift (002 L4835)
-	FxpArithRightShiftRound FxpOp = "ArithRightShiftRound" // arithmetic right shift with rounding (002 L4836)
-)
-
 // VeALU names one ALU of the Vector Engine; each is used at most once per
 // pass (002 L4750, L5253).
 type VeALU string
@@ -86,48 +66,6 @@ const (
 	ALUFxpRshift VeALU = "FxpRshift"
 )
 
-// fxpALU is the ALU column of the Fxp op table (002 L4826-4836).
-var fxpALU = map[FxpOp]VeALU{
-	FxpAddFxp: ALUFxpAdd, FxpAddFxpSat: ALUFxpAdd, FxpSubFxp: ALUFxpAdd, FxpSubFxpSat: ALUFxpAdd,
-	FxpLeftShift: ALUFxpLshift, FxpLeftShiftSat: ALUFxpLshift,
-	FxpMulFxp: ALUFxpMul, FxpMulInt: ALUFxpMul,
-	FxpLogicRightShift: ALUFxpRshift, FxpArithRightShift: ALUFxpRshift, FxpArithRightShiftRound: ALUFxpRshift,
-}
-
-// ALU returns the ALU op runs on (002 L4826-4836), and false for an unknown
-// op.
-func (op FxpOp) ALU() (VeALU, bool) {
-	a, ok := fxpALU[op]
-	return a, ok
-}
-
-// ParseFxpParam reads the Param of a vector_fxp stage: the op, optionally
-// prefixed `FxpBinaryOp::`, then optionally `, <constant>`, the i32
-// constant operand broadcast to every element (002 L5057): `AddFxp, 1`
-// (002 L214). Without a constant the operand is the stage's VRF tensor
-// (`vector_fxp(FxpBinaryOp::MulInt, &rhs_vrf)`, 002 L295). Errors give the
-// column (1-based) of the offending text.
-func ParseFxpParam(s string) (op FxpOp, constant *int32, err error) {
-	name, rest, hasConst := strings.Cut(s, ",")
-	lead := len(name) - len(strings.TrimLeft(name, " \t"))
-	t := strings.TrimPrefix(strings.TrimSpace(name), "FxpBinaryOp::")
-	if _, ok := fxpALU[FxpOp(t)]; !ok {
-		return "", nil, fmt.Errorf("vector_fxp %q: column %d: unknown FxpBinaryOp %q (want AddFxp, AddFxpSat, SubFxp, SubFxpSat, LeftShift, LeftShiftSat, MulFxp, MulInt, LogicRightShift, ArithRightShift or ArithRightShiftRound)", s, lead+1, t)
-	}
-	if !hasConst {
-		return FxpOp(t), nil, nil
-	}
-	col := len(name) + 2 + len(rest) - len(strings.TrimLeft(rest, " \t"))
-	c := strings.TrimSpace(rest)
-	c = strings.TrimSuffix(c, "i32")
-	v, perr := strconv.ParseInt(c, 0, 32)
-	if perr != nil {
-		return "", nil, fmt.Errorf("vector_fxp %q: column %d: constant %q is not an i32", s, col, strings.TrimSpace(rest))
-	}
-	k := int32(v)
-	return FxpOp(t), &k, nil
-}
-
 // VectorInitConfig is the configuration of `vector_init()` (002
 // L4561-4565): the stream entering the Vector Engine, one flit of eight
 // 32-bit elements per packet (002 L4551).
@@ -138,6 +76,9 @@ type VectorInitConfig struct {
 	Lanes int `json:"lanes"`
 	// Packets is the number of packets per slice in the pass (Time::SIZE).
 	Packets int `json:"packets"`
+	// VCG is the Valid Count Generator's configuration when the pass
+	// reduces a padded axis (002 L5574-6582), nil otherwise.
+	VCG *VCGConfig `json:"vcg,omitempty"`
 }
 
 // String prints `i32 × 8 lanes, 1 packet`.
@@ -156,31 +97,51 @@ func plural(n int) string {
 // `vector_intra_slice_branch(mode)` (002 L4794-4802).
 type VectorBranchConfig struct {
 	Mode BranchMode `json:"mode"`
+	// DType is the stream's element type (Comparison compares as it).
+	DType dtype.DType `json:"dtype,omitempty"`
+	// Cmps are Comparison's four comparisons, bit i of the ExecutionId
+	// from Cmps[i] (002 L4801), boundaries as element bits.
+	Cmps []VeCmpConfig `json:"cmps,omitempty"`
+	// Toggle is AxisToggle's parity of the axis coordinate (002 L4799).
+	Toggle *VeToggleConfig `json:"toggle,omitempty"`
+}
+
+// VeCmpConfig is one lowered comparison: Op of InputCmp with the boundary's
+// element bits.
+type VeCmpConfig struct {
+	Op   string `json:"op"`
+	Bits uint32 `json:"bits,omitempty"`
+}
+
+// VeToggleConfig computes an element's axis coordinate parity for
+// BranchMode::AxisToggle: the coordinate is a sum of digit·stride terms of
+// the stream position's Slice, Time and lane digits, and only digits with
+// an odd stride change its parity. Time and Slice are mixed-radix loops
+// (outermost first) whose Stride is 1 for a digit that flips the parity and
+// 0 otherwise; Lanes holds each lane's parity.
+type VeToggleConfig struct {
+	Axis  string     `json:"axis"`
+	Slice []SeqEntry `json:"slice,omitempty"`
+	Time  []SeqEntry `json:"time,omitempty"`
+	Lanes []uint8    `json:"lanes"`
 }
 
 // String prints `BranchMode::Unconditional`.
-func (c VectorBranchConfig) String() string { return "BranchMode::" + string(c.Mode) }
-
-// VectorFxpConfig is the configuration of `vector_fxp(op, operand)`
-// (002 L4821-4836): the op, the ALU it occupies, and its second operand,
-// a constant broadcast to every element or a VRF tensor read element by
-// element (002 L5054-5058). Exactly one of Const and VRF is set.
-type VectorFxpConfig struct {
-	Op    FxpOp          `json:"op"`
-	ALU   VeALU          `json:"alu"`
-	Const *int32         `json:"const,omitempty"`
-	VRF   *VRFReadConfig `json:"vrf,omitempty"`
-}
-
-// String prints `FxpBinaryOp::AddFxp (FxpAdd), 1` or
-// `FxpBinaryOp::MulInt (FxpMul), vrf rhs_vrf @ 0 [1:0]`.
-func (c VectorFxpConfig) String() string {
-	s := fmt.Sprintf("FxpBinaryOp::%s (%s)", c.Op, c.ALU)
+func (c VectorBranchConfig) String() string {
+	s := "BranchMode::" + string(c.Mode)
 	switch {
-	case c.Const != nil:
-		s += fmt.Sprintf(", %d", *c.Const)
-	case c.VRF != nil:
-		s += ", " + c.VRF.String()
+	case c.Toggle != nil:
+		s += " { axis: " + c.Toggle.Axis + " }"
+	case len(c.Cmps) > 0:
+		var xs []string
+		for _, k := range c.Cmps {
+			if k.Op == "True" || k.Op == "False" {
+				xs = append(xs, k.Op)
+			} else {
+				xs = append(xs, fmt.Sprintf("%s(%#x)", k.Op, k.Bits))
+			}
+		}
+		s += "([" + strings.Join(xs, ", ") + "])"
 	}
 	return s
 }
@@ -254,7 +215,7 @@ type VectorFinalConfig struct {
 
 // String prints `i32 × 8 lanes, 1 packet`.
 func (c VectorFinalConfig) String() string {
-	return VectorInitConfig(c).String()
+	return VectorInitConfig{DType: c.DType, Lanes: c.Lanes, Packets: c.Packets}.String()
 }
 
 // ToVRFConfig is the configuration of `to_vrf(addr)` (002 L280-285, L3033):

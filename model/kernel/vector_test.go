@@ -11,49 +11,6 @@ import (
 	"tcpmap/model/dtype"
 )
 
-func TestParseFxpParam(t *testing.T) {
-	i := func(v int32) *int32 { return &v }
-	for _, tc := range []struct {
-		in    string
-		op    FxpOp
-		k     *int32
-		err   string
-		alu   VeALU
-		cited string
-	}{
-		{in: "AddFxp, 1", op: FxpAddFxp, k: i(1), alu: ALUFxpAdd, cited: "002 L214"},
-		{in: "FxpBinaryOp::AddFxp, 1", op: FxpAddFxp, k: i(1), alu: ALUFxpAdd, cited: "002 L214"},
-		{in: "FxpBinaryOp::MulInt", op: FxpMulInt, alu: ALUFxpMul, cited: "002 L295"},
-		{in: "MulInt, 2", op: FxpMulInt, k: i(2), alu: ALUFxpMul, cited: "002 L5265"},
-		{in: "SubFxp, -5", op: FxpSubFxp, k: i(-5), alu: ALUFxpAdd, cited: "002 L4828"},
-		{in: "AddFxpSat, 0x7fffffff", op: FxpAddFxpSat, k: i(2147483647), alu: ALUFxpAdd, cited: "002 L4827"},
-		{in: "AddFxp, 100i32", op: FxpAddFxp, k: i(100), alu: ALUFxpAdd, cited: "002 L4668"},
-		{in: "LeftShift, 3", op: FxpLeftShift, k: i(3), alu: ALUFxpLshift, cited: "002 L4830"},
-		{in: "ArithRightShiftRound, 1", op: FxpArithRightShiftRound, k: i(1), alu: ALUFxpRshift, cited: "002 L4836"},
-		{in: "AddF, 1", err: `column 1: unknown FxpBinaryOp "AddF"`},
-		{in: "  Nope", err: `column 3: unknown FxpBinaryOp "Nope"`},
-		{in: "AddFxp, 2147483648", err: `column 9: constant "2147483648" is not an i32`},
-		{in: "AddFxp,x", err: `column 8: constant "x" is not an i32`},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			op, k, err := ParseFxpParam(tc.in)
-			if tc.err != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tc.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.op, op, tc.cited)
-			assert.Equal(t, tc.k, k)
-			alu, ok := op.ALU()
-			require.True(t, ok)
-			assert.Equal(t, tc.alu, alu, "ALU column of 002 L4826-4836")
-		})
-	}
-	_, ok := FxpOp("Nope").ALU()
-	assert.False(t, ok)
-}
-
 func TestParseBranchMode(t *testing.T) {
 	for in, want := range map[string]BranchMode{
 		"Unconditional":                           BranchUnconditional,
@@ -74,13 +31,13 @@ func TestParseBranchMode(t *testing.T) {
 }
 
 func TestVectorConfigs(t *testing.T) {
-	k := int32(1)
 	cfg := &StageConfig{
 		VectorInit:   &VectorInitConfig{DType: dtype.I32, Lanes: 8, Packets: 1},
 		VectorBranch: &VectorBranchConfig{Mode: BranchUnconditional},
-		VectorFxp:    &VectorFxpConfig{Op: FxpAddFxp, ALU: ALUFxpAdd, Const: &k},
-		VectorFinal:  &VectorFinalConfig{DType: dtype.I32, Lanes: 8, Packets: 4},
-		ToVRF:        &ToVRFConfig{Base: 64, Flits: 2, ElemBytes: 4, ElementBytes: 64, CapacityBytes: 8192},
+		VectorOp: &VectorOpConfig{Op: "AddFxp", ALU: ALUFxpAdd, DType: dtype.I32, Arity: 2, Mode: "Mode01", Lanes: 8,
+			Slots: []VeSlotConfig{{Guard: GuardAlways, Operands: []VeOperandConfig{{Kind: VeConst, Bits: 1}}}}},
+		VectorFinal: &VectorFinalConfig{DType: dtype.I32, Lanes: 8, Packets: 4},
+		ToVRF:       &ToVRFConfig{Base: 64, Flits: 2, ElemBytes: 4, ElementBytes: 64, CapacityBytes: 8192},
 	}
 	b, err := json.Marshal(cfg)
 	require.NoError(t, err)
@@ -89,14 +46,15 @@ func TestVectorConfigs(t *testing.T) {
 	assert.Equal(t, cfg, &back)
 	assert.JSONEq(t, `{"vector_init": {"dtype": "i32", "lanes": 8, "packets": 1},
 		"vector_branch": {"mode": "Unconditional"},
-		"vector_fxp": {"op": "AddFxp", "alu": "FxpAdd", "const": 1},
+		"vector_op": {"op": "AddFxp", "alu": "FxpAdd", "dtype": "i32", "arity": 2, "mode": "Mode01", "lanes": 8,
+			"slots": [{"guard": -1, "operands": [{"kind": "const", "bits": 1}]}]},
 		"vector_final": {"dtype": "i32", "lanes": 8, "packets": 4},
 		"to_vrf": {"base": 64, "flits": 2, "elem_bytes": 4, "element_bytes": 64, "capacity_bytes": 8192}}`, string(b))
 
 	assert.Equal(t, "i32 × 8 lanes, 1 packet", cfg.VectorInit.String())
 	assert.Equal(t, "i32 × 8 lanes, 4 packets", cfg.VectorFinal.String())
 	assert.Equal(t, "BranchMode::Unconditional", cfg.VectorBranch.String())
-	assert.Equal(t, "FxpBinaryOp::AddFxp (FxpAdd), 1", cfg.VectorFxp.String())
+	assert.Equal(t, "AddFxp (FxpAdd) Mode01, 0x1", cfg.VectorOp.String())
 	assert.Equal(t, "to_vrf(64): 2 flits, 64 of 8192 bytes", cfg.ToVRF.String())
 	assert.Equal(t, 64+4*5, cfg.ToVRF.Offset(5))
 
@@ -108,8 +66,16 @@ func TestVectorConfigs(t *testing.T) {
 		assert.Equal(t, (tt%4)*8, r.Element(tt), "t=%d", tt)
 	}
 	assert.Equal(t, "vrf v @ 0 [3:0, 4:8]", r.String())
-	m := VectorFxpConfig{Op: FxpMulInt, ALU: ALUFxpMul, VRF: &r}
-	assert.Equal(t, "FxpBinaryOp::MulInt (FxpMul), vrf v @ 0 [3:0, 4:8]", m.String())
+	m := VectorOpConfig{Op: "MulInt", ALU: ALUFxpMul, Mode: "Mode01", Slots: []VeSlotConfig{{Guard: GuardGroup0, Operands: []VeOperandConfig{{Kind: VeVRF, VRF: &r}}}}}
+	assert.Equal(t, "MulInt (FxpMul) Mode01, group 0: vrf v @ 0 [3:0, 4:8]", m.String())
+	assert.Equal(t, &r, m.VRF())
+
+	// The reduce's output step drops the reduce digits: Time = [R / 2, A % 2,
+	// R % 2] (002 L5502-5517), flits 0, 1, 4, 5 → slot 0; 2, 3, 6, 7 → 1.
+	rc := VectorReduceConfig{Time: []VeReduceDigit{{Size: 2, Reduce: true}, {Size: 2}, {Size: 2, Reduce: true}}}
+	for tt, want := range []int{0, 0, 1, 1, 0, 0, 1, 1} {
+		assert.Equal(t, want, rc.OutStep(tt), "flit #%d (002 L5506-5515)", tt)
+	}
 }
 
 // TestHelloVectorKernelsParse: the golden vector kernels are valid programs
