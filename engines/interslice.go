@@ -457,19 +457,23 @@ const (
 	xsrIntraFirst        // reduced after the intra-slice block (002 L4628)
 )
 
-// enterInterSlice records the pass's inter-slice reduction (XSR-R4).
+// enterInterSlice records the pass's inter-slice reduction (XSR-R4) and
+// the packet mode it leaves: the Inter-Slice Block takes and gives Way8
+// packets of one flit (002 L4731, L6603-6604), so an InterFirst reduction
+// continues into vector_intra_slice_branch, a Way8 stage (002 L4735,
+// L6610), or vector_final.
 func (v *vePass) enterInterSlice(last kernel.StageKind) error {
 	if v.inter != xsrNone {
 		return ruleXSREntry.Violate("a second vector_inter_slice_reduce in one pass")
 	}
 	if v.stage == veStageInit {
-		v.inter = xsrInterFirst
+		v.inter, v.way = xsrInterFirst, 8
 		return nil
 	}
 	if _, ok := xsrEligible[v.stage]; !ok {
 		return ruleXSREntry.Violate("vector_inter_slice_reduce after %s; from the intra-slice block it follows only Branch, Logic, Fxp, FxpToFp, Widen, FpToFxp or Clip", last)
 	}
-	v.inter = xsrIntraFirst
+	v.inter, v.way = xsrIntraFirst, 8
 	return nil
 }
 

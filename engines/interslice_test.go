@@ -210,7 +210,7 @@ func TestInterSliceEntry(t *testing.T) {
 	require.NoError(t, v.enter(veStageBranch, kernel.StVectorBranch, kernel.StVectorInterSlice), "InterFirst → branch (002 L6610)")
 	v = &vePass{stage: veStageInit, inter: xsrInterFirst}
 	require.NoError(t, v.enter(veStageOutput, kernel.StVectorFinal, kernel.StVectorInterSlice), "InterFirst → vector_final (002 L6653)")
-	v = &vePass{stage: veStageFxp, inter: xsrIntraFirst}
+	v = &vePass{stage: veStageFxp, way: 8, inter: xsrIntraFirst}
 	assert.Error(t, v.enter(veStageFxp, kernel.StVectorFxp, kernel.StVectorInterSlice), "IntraFirst → intra again")
 	require.NoError(t, v.enter(veStageOutput, kernel.StVectorFinal, kernel.StVectorInterSlice), "IntraFirst → vector_final (002 L6729)")
 }
