@@ -209,6 +209,9 @@ func (s *Space) resized(sizes map[string]int) (*Space, error) {
 	r, err := NewSpace(p, s.Spec)
 	if r != nil {
 		r.NoDualChannel = s.NoDualChannel
+		if !s.SplitK() {
+			r = r.WithSplitK(false)
+		}
 	}
 	return r, err
 }
