@@ -32,8 +32,8 @@ func interSliceCall(st *kernel.Stage, dt dtype.DType, tps string) (string, error
 }
 
 // interSlice reads `vector_inter_slice_reduce::<SliceOut, TimeOut>(op)`
-// into st: the stream's Slice becomes SliceOut (002 L6584-6585), and the
-// op's enum must be the stream's element type's.
+// into st: the stream's Slice and Time become SliceOut and TimeOut (002
+// L6584-6585), and the op's enum must be the stream's element type's.
 func (r *reader) interSlice(m token, tf []typeArg, st *kernel.Stage, s *stream) bool {
 	st.Kind = kernel.StVectorInterSlice
 	if !r.nargs(m, tf, 2) {
@@ -58,6 +58,6 @@ func (r *reader) interSlice(m token, tf []typeArg, st *kernel.Stage, s *stream) 
 		return false
 	}
 	st.Param = kernel.InterSliceEnum(d) + "::" + string(op)
-	s.slic = st.Slice
+	s.slic, s.time = st.Slice, st.Time
 	return true
 }

@@ -912,6 +912,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		cs.time = st.Time // TimeOut (002 L6584-6585)
 		return one(call)
 	case kernel.StCommit:
 		t, _ := p.Tensor(st.Tensor)
@@ -936,6 +937,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		cs.time = vectorTime(st, cs.time)
 		return one(call)
 	}
 	return nil, fmt.Errorf("unknown stage kind %q", st.Kind)

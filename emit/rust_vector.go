@@ -152,6 +152,18 @@ func (w *rustWriter) vectorCall(st *kernel.Stage, dt *dtype.DType) (string, erro
 	return "", fmt.Errorf("unknown stage kind %q", st.Kind)
 }
 
+// vectorTime is the stream's Time after an intra-slice stage, as
+// engines.Lower tracks it: the Time a stage states (vector_split and
+// vector_concat's, the reduce's OTime, the filter's Time2, the unzip's
+// SplitTime), else the Time before it. A commit_trim under
+// furiosa-opt-std 0.6.0 is computed from it.
+func vectorTime(st *kernel.Stage, before *mapping.Expr) *mapping.Expr {
+	if st.Time != nil {
+		return st.Time
+	}
+	return before
+}
+
 // vectorMethods are the intra-slice calls the reader knows, by method name
 // (the `_with_mode` forms fold into their stage).
 var vectorMethods = func() map[string]kernel.StageKind {
@@ -190,6 +202,7 @@ func (r *reader) vectorStage(m token, tf []typeArg, s *stream, st *kernel.Stage)
 		return r.err == nil
 	case k == kernel.StVectorSplit || k == kernel.StVectorConcat:
 		st.Time, st.Packet = r.mapOf(tf[0]), r.mapOf(tf[1])
+		s.time = vectorTime(st, s.time)
 		r.noArgs()
 		return r.err == nil
 	case k == kernel.StVectorTrim || k == kernel.StVectorPad:
@@ -206,6 +219,7 @@ func (r *reader) vectorStage(m token, tf []typeArg, s *stream, st *kernel.Stage)
 			st.Param = tile.String()
 		}
 		st.Time = r.mapOf(tf[2])
+		s.time = vectorTime(st, s.time)
 		r.noArgs()
 		return r.err == nil
 	}
@@ -303,6 +317,7 @@ func (r *reader) vectorStage(m token, tf []typeArg, s *stream, st *kernel.Stage)
 		}
 		st.Param = strconv.Itoa(g)
 	}
+	s.time = vectorTime(st, s.time)
 	return r.err == nil
 }
 

@@ -101,3 +101,30 @@ func FuzzReadVector(f *testing.F) {
 		}
 	})
 }
+
+// TestOptCommitTrimAfterVectorStages: under furiosa-opt-std 0.6.0 the
+// commit_trim's packet is the inner |Element| / |Time| positions of the
+// committed element, with Time the stream's Time after the Vector Engine's
+// stages as engines.Lower tracks it: the unzip's SplitTime (ve-pair-add:
+// Time 1, so the whole A % 2 per step, not A % 2 over I's two steps), the
+// reduce's OTime (ve-reduce-time: R reduced to 1), the inter-slice reduce's
+// TimeOut (xsr-promotion: T0, T1 of four steps, so the packet P of eight,
+// 002 L6584-6585). The reader refuses the trim the Time before the stage
+// would give.
+func TestOptCommitTrimAfterVectorStages(t *testing.T) {
+	for _, tc := range []struct{ kernel, trim, stale string }{
+		{"ve-pair-add", ".commit_trim::<m![A % 2]>()", ".commit_trim::<m![1]>()"},
+		{"ve-reduce-time", ".commit_trim::<m![A % 2]>()", ""},
+		{"xsr-promotion", ".commit_trim::<m![P]>()", ".commit_trim::<m![P % 2]>()"},
+	} {
+		src, err := Rust(loadGolden(t, tc.kernel), RustOptions{API: Opt06})
+		require.NoError(t, err, tc.kernel)
+		assert.Contains(t, string(src), tc.trim, tc.kernel)
+		if tc.stale == "" {
+			continue
+		}
+		_, err = Read("k.rs", []byte(strings.Replace(string(src), tc.trim, tc.stale, 1)))
+		require.Error(t, err, tc.kernel)
+		assert.Contains(t, err.Error(), "commit_trim's packet is", tc.kernel)
+	}
+}
