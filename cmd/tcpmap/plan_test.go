@@ -25,14 +25,19 @@ func TestPlanDot(t *testing.T) {
 	for _, want := range []string{
 		"plan dot: A, A -> 1  (A=2048)",
 		"in the TRF",
-		"TrfTensor<bf16, m![1], m![1 # 2], m![1 # 256], m![1], m![A]> TrfAddress::Full",
-		".align::<m![A / 32], m![A % 32], _, _>",
+		// Split-K: the contracted A spreads over 8 slices (8 time steps of
+		// 32-element packets on each), whose partial sums the Inter-Slice
+		// Block adds (002 L6584-6598).
+		"       A  2048  contracted     1     1        1      8     8    1      32",
+		"TrfTensor<bf16, m![1], m![1 # 2], m![A / 256 # 256], m![1], m![A % 256]> TrfAddress::Full",
+		".align::<m![A / 32 % 8], m![A % 32], _, _>",
 		".contract::<m![1]>()",
+		".vector_init(...).vector_inter_slice_reduce(...).vector_final(...)",
 		"cost: ",
 		"top 2:",
-		"search: sat (tiles ≤ 512), 4 candidates, 4 legal",
-		// dot has no output axis: one Cluster/Slice placement.
-		"sat: 1 models (placements)",
+		"search: sat (tiles ≤ 512), 30 candidates, 30 legal",
+		// dot has no output axis: its placements are the split's.
+		"sat: 8 models (placements)",
 		"optimal: proven",
 	} {
 		assert.Contains(t, out, want)
