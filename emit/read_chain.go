@@ -187,6 +187,7 @@ type stream struct {
 	keptOff             int
 	trim                *mapping.Expr // commit_trim's Packet, for commit
 	trimOff             int
+	paired              bool // between vector_intra_slice_unzip and a zip op
 }
 
 // apiOnly are the chain methods of one API only: furiosa-opt-std 0.6.0
@@ -687,6 +688,16 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		if _, ok := vectorMethods[m.text]; ok {
 			if !r.vectorStage(m, tf, s, st) { // rust_vector.go
 				return nil, nil
+			}
+			// What the emitter refuses in an API, the reader refuses too.
+			if err := r.api.checkVector(st, s.paired); err != nil {
+				r.fail(m.off, "%s: %v", m.text, err)
+				return nil, nil
+			}
+			if st.Kind == kernel.StVectorUnzip {
+				s.paired = true
+			} else if kernel.ZipCluster(st.Kind) != "" {
+				s.paired = false
 			}
 			return st, nil
 		}

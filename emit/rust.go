@@ -723,6 +723,9 @@ type chainState struct {
 	time           *mapping.Expr
 	trf            *kernel.Tensor
 	contractPacket *mapping.Expr
+	// paired is set between vector_intra_slice_unzip and the zip op that
+	// merges the two groups.
+	paired bool
 }
 
 // chain prints a chain as the manual does (002 L342-359):
@@ -895,16 +898,22 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		}
 		return one("vector_init()") // 002 L211
 	case kernel.StVectorBranch:
-		mode := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(st.Param), "BranchMode::"))
 		if api == Opt06 {
 			// engine/vector/branch.rs: TagMode<D>::Zero is the unconditional
 			// mode; the others take other arguments or are withheld.
+			mode := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(st.Param), "BranchMode::"))
 			if m, err := kernel.ParseBranchMode(mode); err != nil || m != kernel.BranchUnconditional {
 				return nil, fmt.Errorf("branch mode %s: %s's tag unit spells only the unconditional mode (TagMode::Zero) the same way", mode, api.Library())
 			}
 			return one("vector_intra_slice_tag(TagMode::Zero)")
 		}
-		return one("vector_intra_slice_branch(BranchMode::" + mode + ")") // 002 L212
+		// vector_intra_slice_branch(BranchMode) with the mode's full
+		// spelling (002 L212, L4794-4802; vector_engine/branch.rs).
+		call, err := w.vectorCall(st, &cs.dt)
+		if err != nil {
+			return nil, err
+		}
+		return one(call)
 	case kernel.StVectorFinal:
 		return one("vector_final()") // 002 L216
 	case kernel.StVectorInterSlice:
@@ -933,6 +942,14 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		return one("commit" + tp(w.mapText(t.Element, roleNone)) + "(" + w.addr(t, false) + ")") // 002 L359, L2154
 	}
 	if _, ok := vectorSpellings[st.Kind]; ok || st.Kind == kernel.StVectorFxp {
+		if err := api.checkVector(st, cs.paired); err != nil {
+			return nil, err
+		}
+		if st.Kind == kernel.StVectorUnzip {
+			cs.paired = true
+		} else if kernel.ZipCluster(st.Kind) != "" {
+			cs.paired = false
+		}
 		call, err := w.vectorCall(st, &cs.dt) // rust_vector.go
 		if err != nil {
 			return nil, err
