@@ -125,6 +125,15 @@ var wrongCalls = []struct {
 	{"0.1 accumulate under 0.6", "opt-0.6/hello-gemm", ".contract_lane::<", ".accumulate::<", "E0599"},
 	{"fetch type under 0.6", "opt-0.6/hello-gemm", ".fetch::<m![I % 32, J / 8 % 4], m![K]>()", ".fetch::<bf16, m![I % 32, J / 8 % 4], m![K]>()", "E0107"},
 	{"host address under 0.6", "opt-0.6/hello-gemm", "let a_hbm = a.to_hbm(&mut ctx.pdma).await;", "let a_hbm = a.to_hbm(&mut ctx.pdma, 0).await;", "E0061"},
+	// The Vector Engine (furiosa-visa-std vector_engine/): float ops run
+	// Way4 only, the pair has no trim, an op's enum is the stream's type,
+	// a comparison is an InputCmp, vector_final needs Way8.
+	{"float op on Way8", "visa-0.1/ve-sigmoid", ".vector_trim_way4::<m![A % 2 # 4]>()\n", "\n", "E0599"},
+	{"vector_final on Way4", "visa-0.1/ve-sigmoid", ".vector_pad_way8::<m![A % 2 # 8]>()\n", "\n", "E0599"},
+	{"trim of the pair", "visa-0.1/ve-pair-add", ".vector_clip_zip(", ".vector_trim_way4::<m![A % 2 # 4]>().vector_clip_zip(", "E0599"},
+	{"i32 inter-slice op on f32", "visa-0.1/xsr-promotion", "(InterSliceReduceOpF32::Add)", "(InterSliceReduceOpI32::Add)", "E0308"},
+	{"bare comparison", "visa-0.1/ve-branch-relu", "InputCmp::I32(InputCmpI32::Less { boundary: 0 })", "Less(0)", "E0425"},
+	{"VE calls under 0.6", "opt-0.6/xsr-promotion", ".vector_inter_slice_reduce::", ".vector_intra_slice_branch(BranchMode::Unconditional).vector_inter_slice_reduce::", "E0599"},
 }
 
 // TestRustCheck type-checks, with rustc, every golden kernel

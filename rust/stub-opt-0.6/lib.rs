@@ -1118,6 +1118,32 @@ pub mod engine {
             ArithRightShiftRound,
         }
 
+        /// Inter-slice reduce operations on i32 (engine/vector/op/mod.rs).
+        #[derive(Debug, Clone, Copy)]
+        pub enum InterSliceReduceOpI32 {
+            /// Addition.
+            Add,
+            /// Saturating addition.
+            AddSat,
+            /// Maximum.
+            Max,
+            /// Minimum.
+            Min,
+        }
+
+        /// Inter-slice reduce operations on f32 (engine/vector/op/mod.rs).
+        #[derive(Debug, Clone, Copy)]
+        pub enum InterSliceReduceOpF32 {
+            /// Addition.
+            Add,
+            /// Maximum.
+            Max,
+            /// Minimum.
+            Min,
+            /// Multiplication.
+            Mul,
+        }
+
         /// Operands of a binary operation (engine/vector/operand.rs
         /// `IntoBranchedOperand`): a constant or a VRF tensor reference.
         pub trait IntoBranchedOperand<D: VeScalar> {}
@@ -1140,9 +1166,15 @@ pub mod engine {
             /// After a fixed-point operation.
             #[derive(Debug)]
             pub struct Fxp;
+            /// After an inter-slice reduce.
+            #[derive(Debug)]
+            pub struct InterSliceReduce;
             impl Stage for Tag {}
             impl Stage for Fxp {}
+            impl Stage for InterSliceReduce {}
             impl CanTransitionTo<Fxp> for Tag {}
+            impl CanTransitionTo<InterSliceReduce> for Tag {}
+            impl CanTransitionTo<InterSliceReduce> for Fxp {}
         }
 
         /// VE input after `vector_init()` (vector_tensor.rs).
@@ -1178,6 +1210,37 @@ pub mod engine {
                 stub()
             }
         }
+
+        // vector_inter_slice_reduce::<OutSlice, OutTime>(op), InterFirst from
+        // vector_init() or IntraFirst from an intra-slice stage
+        // (engine/vector/tensor/vector_tensor.rs; the entry order the
+        // library tracks in a const parameter is not restated).
+        macro_rules! inter_slice {
+            ($d:ty, $op:ty) => {
+                impl<'l, const T: Tu, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M> VectorInitTensor<'l, T, $d, Chip, Cluster, Slice, Time, Packet> {
+                    /// Inter-slice reduce as the first VE operation.
+                    pub fn vector_inter_slice_reduce<OutSlice: M, OutTime: M>(
+                        self,
+                        op: $op,
+                    ) -> VectorTensor<'l, T, stage::InterSliceReduce, $d, Chip, Cluster, OutSlice, OutTime, Packet> {
+                        stub()
+                    }
+                }
+                impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::InterSliceReduce>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+                    VectorTensor<'l, T, S, $d, Chip, Cluster, Slice, Time, Packet>
+                {
+                    /// Inter-slice reduce from an intra-slice stage.
+                    pub fn vector_inter_slice_reduce<OutSlice: M, OutTime: M>(
+                        self,
+                        op: $op,
+                    ) -> VectorTensor<'l, T, stage::InterSliceReduce, $d, Chip, Cluster, OutSlice, OutTime, Packet> {
+                        stub()
+                    }
+                }
+            };
+        }
+        inter_slice!(i32, InterSliceReduceOpI32);
+        inter_slice!(f32, InterSliceReduceOpF32);
 
         impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Fxp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
             VectorTensor<'l, T, S, i32, Chip, Cluster, Slice, Time, Packet>

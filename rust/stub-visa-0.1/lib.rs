@@ -933,9 +933,16 @@ pub mod stream_tensor {
     }
 }
 
-/// The Vector Engine (furiosa-visa-std/src/vector_engine/).
+/// The Vector Engine (furiosa-visa-std/src/vector_engine/: tensor/vector_tensor.rs,
+/// tensor/vector_tensor_pair.rs, op/mod.rs, op/arg_mode.rs, operand.rs,
+/// branch.rs, stage/markers.rs). The tensor types keep the stage `S`, the
+/// element type, the five mappings, the entry order and the packet mode of
+/// the vendor's `VectorTensor`; its stash and context parameters, which only
+/// gate `vector_stash`/`vector_filter` after a zip, are left out (tcpmap's
+/// engines check those, VE-R pair rules).
 pub mod vector_engine {
     use super::*;
+    use crate::__mapping::{AxisName, Pair};
     use crate::context::{Tu, TuContext};
     use crate::memory_tensor::VrfTensor;
     use crate::scalar::Scalar;
@@ -947,7 +954,32 @@ pub mod vector_engine {
     impl VeScalar for i32 {}
     impl VeScalar for f32 {}
 
-    /// Branch mode configuration (vector_engine/branch.rs).
+    /// The mapping of a tensor in the Vector Engine (tensor/mod.rs
+    /// `VeTensorShape`): `m![{Chip}, {Cluster}, {Slice}, {Time}, {Packet}]`.
+    pub type VeTensorShape<Chip, Cluster, Slice, Time, Packet> = Pair<Chip, Pair<Cluster, Pair<Slice, Pair<Time, Packet>>>>;
+
+    /// Which block a pass entered first (stage/markers.rs).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, ConstParamTy)]
+    pub enum VeOrder {
+        /// The intra-slice block first.
+        IntraFirst,
+        /// The inter-slice block first.
+        InterFirst,
+    }
+
+    /// Packet mode (stage/markers.rs): 8 lanes, or 4 after a Narrow.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, ConstParamTy)]
+    pub enum PacketMode {
+        /// Eight lanes.
+        Way8,
+        /// Four lanes (the float stages).
+        Way4,
+    }
+    use PacketMode::{Way4, Way8};
+
+    // ---- branch.rs
+
+    /// Branch mode configuration (branch.rs).
     #[derive(Debug, Clone)]
     pub enum BranchMode {
         /// No branching.
@@ -959,66 +991,334 @@ pub mod vector_engine {
         },
         /// Valid count generator.
         ValidCount,
+        /// Each branch id bit from a comparison.
+        Comparison([InputCmp; 4]),
         /// Execution ids from VRF.
         Vrf,
     }
 
-    /// Fixed-point binary operations (vector_engine/op).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum FxpBinaryOp {
-        /// Fixed-point add (wrapping).
-        AddFxp,
-        /// Fixed-point add (saturating).
-        AddFxpSat,
-        /// Fixed-point subtract (wrapping).
-        SubFxp,
-        /// Fixed-point subtract (saturating).
-        SubFxpSat,
-        /// Left shift.
-        LeftShift,
-        /// Left shift (saturating).
-        LeftShiftSat,
-        /// Fixed-point multiply.
-        MulFxp,
-        /// Integer multiply.
-        MulInt,
-        /// Logical right shift.
-        LogicRightShift,
-        /// Arithmetic right shift.
-        ArithRightShift,
-        /// Arithmetic right shift with rounding.
-        ArithRightShiftRound,
+    /// A comparison of the branch unit (branch.rs).
+    #[derive(Debug, Clone)]
+    pub enum InputCmp {
+        /// i32 comparison.
+        I32(InputCmpI32),
+        /// f32 comparison.
+        F32(InputCmpF32),
     }
 
-    /// The stash read marker (vector_engine/operand.rs).
+    macro_rules! input_cmp {
+        ($name:ident, $t:ty) => {
+            /// Comparisons of one element type (branch.rs).
+            #[derive(Debug, Clone)]
+            pub enum $name {
+                /// Equal to the boundary.
+                Equal { boundary: $t },
+                /// Less than the boundary.
+                Less { boundary: $t },
+                /// Greater than the boundary.
+                Greater { boundary: $t },
+                /// Less, unsigned.
+                LessUnsigned { boundary: $t },
+                /// Greater, unsigned.
+                GreaterUnsigned { boundary: $t },
+                /// Always set.
+                True,
+                /// Never set.
+                False,
+            }
+        };
+    }
+    input_cmp!(InputCmpI32, i32);
+    input_cmp!(InputCmpF32, f32);
+
+    /// The group bit of an execution id (branch.rs).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum GroupId {
+        /// Group 0.
+        Zero,
+        /// Group 1.
+        One,
+    }
+
+    /// Which execution ids an operand or filter admits (branch.rs).
+    #[derive(Debug, Clone, Default)]
+    pub enum ValidBranchIds {
+        /// Only one group.
+        ValidGroup {
+            /// The group.
+            id: GroupId,
+        },
+        /// Every element.
+        #[default]
+        ValidAlways,
+    }
+
+    impl From<GroupId> for ValidBranchIds {
+        fn from(id: GroupId) -> Self {
+            ValidBranchIds::ValidGroup { id }
+        }
+    }
+
+    // ---- op/mod.rs, op/arg_mode.rs, alu.rs
+
+    macro_rules! ve_enum {
+        ($(#[$m:meta])* $name:ident { $($v:ident),* $(,)? }) => {
+            $(#[$m])*
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+            pub enum $name { $(#[allow(missing_docs)] $v),* }
+        };
+    }
+    ve_enum!(/// Logic binary operations on i32 (op/mod.rs).
+        LogicBinaryOpI32 { BitAnd, BitOr, BitXor, LeftShift, LogicRightShift, ArithRightShift });
+    ve_enum!(/// Logic binary operations on f32 (op/mod.rs).
+        LogicBinaryOpF32 { BitAnd, BitOr, BitXor });
+    ve_enum!(/// Fixed-point binary operations (op/mod.rs).
+        FxpBinaryOp { AddFxp, AddFxpSat, SubFxp, SubFxpSat, LeftShift, LeftShiftSat, MulFxp, MulInt, LogicRightShift, ArithRightShift, ArithRightShiftRound });
+    ve_enum!(/// Float unary operations (op/mod.rs).
+        FpUnaryOp { Exp, NegExp, Sqrt, Tanh, Sigmoid, Erf, Log, Sin, Cos });
+    ve_enum!(/// The multiplier ALU of a float multiply (alu.rs).
+        FpMulAlu { Mul0, Mul1 });
+    ve_enum!(/// Float ternary operations (op/mod.rs).
+        FpTernaryOp { FmaF, MaskFmaF });
+    ve_enum!(/// Intra-slice reduce operations on i32 (op/mod.rs).
+        IntraSliceReduceOpI32 { AddSat, Max, Min });
+    ve_enum!(/// Intra-slice reduce operations on f32 (op/mod.rs).
+        IntraSliceReduceOpF32 { Add, Max, Min });
+    ve_enum!(/// Inter-slice reduce operations on i32 (op/mod.rs).
+        InterSliceReduceOpI32 { Add, AddSat, Max, Min });
+    ve_enum!(/// Inter-slice reduce operations on f32 (op/mod.rs).
+        InterSliceReduceOpF32 { Add, Max, Min, Mul });
+    ve_enum!(/// FpDiv binary operations (op/mod.rs).
+        FpDivBinaryOp { DivF });
+    ve_enum!(/// Clip binary operations on i32 (op/mod.rs).
+        ClipBinaryOpI32 { Min, Max, AbsMin, AbsMax, AddFxp, AddFxpSat });
+    ve_enum!(/// Clip binary operations on f32 (op/mod.rs).
+        ClipBinaryOpF32 { Min, Max, AbsMin, AbsMax, Add });
+    ve_enum!(/// Unary argument modes (op/arg_mode.rs).
+        UnaryArgMode { Mode0, Mode1 });
+    ve_enum!(/// Binary argument modes, ModeXY = op(argX, argY), 0 the stream, 1 the operand (op/arg_mode.rs).
+        BinaryArgMode { Mode00, Mode01, Mode10, Mode11 });
+    ve_enum!(/// Ternary argument modes (op/arg_mode.rs).
+        TernaryArgMode { Mode012, Mode002, Mode102, Mode112, Mode020, Mode021, Mode120 });
+
+    /// Float binary operations (op/mod.rs).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum FpBinaryOp {
+        /// Addition.
+        AddF,
+        /// Subtraction.
+        SubF,
+        /// Multiplication on a multiplier ALU.
+        MulF(FpMulAlu),
+        /// Masked multiplication.
+        MaskMulF(FpMulAlu),
+        /// Division.
+        DivF,
+    }
+
+    /// A float division with its mode (op/mod.rs `FpDivOp`, fields
+    /// crate-private): `vector_fp_div` takes it, built by
+    /// `FpDivBinaryOp::with_mode`.
+    #[derive(Debug, Clone, Copy)]
+    pub struct FpDivOp {
+        op: FpDivBinaryOp,
+        mode: BinaryArgMode,
+    }
+
+    impl FpDivBinaryOp {
+        /// Converts to FpDivOp with the argument mode.
+        pub fn with_mode(self, mode: BinaryArgMode) -> FpDivOp {
+            FpDivOp { op: self, mode }
+        }
+    }
+
+    // ---- operand.rs
+
+    /// The stash read marker (operand.rs).
     #[derive(Debug, Clone, Copy)]
     pub struct Stash;
 
-    /// Operands of a binary operation (vector_engine/operand.rs
-    /// `IntoOperands<D, TargetMapping>`, implemented through
-    /// `Into<VeBranchOperand>` for constants, `Stash` and `&VrfTensor`).
-    pub trait IntoOperands<D: VeScalar> {}
-    impl IntoOperands<i32> for i32 {}
-    impl IntoOperands<f32> for f32 {}
-    impl<D: VeScalar> IntoOperands<D> for Stash {}
-    impl<'a, D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M> IntoOperands<D> for &'a VrfTensor<D, Chip, Cluster, Slice, Element> {}
+    /// A right-hand operand: a constant, VRF data, or the stash (operand.rs).
+    #[derive(Debug, Clone)]
+    pub enum VeRhs<D: VeScalar, TargetMapping: M> {
+        /// A constant.
+        Const {
+            /// The value.
+            v: D,
+        },
+        /// VRF data transposed to the target's mapping.
+        Vrf {
+            /// The data.
+            data: PhantomData<TargetMapping>,
+        },
+        /// The stash.
+        Stash,
+    }
 
-    /// Pipeline stages of the Vector Engine (vector_engine/stage).
+    impl<D: VeScalar, TargetMapping: M> VeRhs<D, TargetMapping> {
+        /// A constant operand.
+        pub fn constant(v: D) -> Self {
+            VeRhs::Const { v }
+        }
+        /// A VRF operand, transposed (with broadcast) to the target mapping.
+        pub fn vrf<Chip: M, Cluster: M, Slice: M, Element: M>(vrf: &VrfTensor<D, Chip, Cluster, Slice, Element>) -> Self {
+            stub()
+        }
+    }
+
+    impl<TargetMapping: M> From<i32> for VeRhs<i32, TargetMapping> {
+        fn from(v: i32) -> Self {
+            VeRhs::Const { v }
+        }
+    }
+    impl<TargetMapping: M> From<f32> for VeRhs<f32, TargetMapping> {
+        fn from(v: f32) -> Self {
+            VeRhs::Const { v }
+        }
+    }
+    impl<D: VeScalar, TargetMapping: M> From<Stash> for VeRhs<D, TargetMapping> {
+        fn from(_: Stash) -> Self {
+            VeRhs::Stash
+        }
+    }
+    impl<D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M, TargetMapping: M> From<&VrfTensor<D, Chip, Cluster, Slice, Element>>
+        for VeRhs<D, TargetMapping>
+    {
+        fn from(vrf: &VrfTensor<D, Chip, Cluster, Slice, Element>) -> Self {
+            VeRhs::vrf(vrf)
+        }
+    }
+
+    /// An operand with the execution ids it applies to (operand.rs).
+    #[derive(Debug, Clone)]
+    pub struct VeBranchOperand<D: VeScalar, TargetMapping: M> {
+        /// The operand.
+        pub operand: VeRhs<D, TargetMapping>,
+        /// The ids it applies to.
+        pub valid_branch_ids: ValidBranchIds,
+    }
+
+    impl<D: VeScalar, TargetMapping: M> VeBranchOperand<D, TargetMapping> {
+        /// Applied to every group.
+        pub fn always(operand: VeRhs<D, TargetMapping>) -> Self {
+            VeBranchOperand { operand, valid_branch_ids: ValidBranchIds::ValidAlways }
+        }
+        /// Applied to one group.
+        pub fn group(operand: VeRhs<D, TargetMapping>, id: GroupId) -> Self {
+            VeBranchOperand { operand, valid_branch_ids: ValidBranchIds::ValidGroup { id } }
+        }
+    }
+
+    impl<R, D: VeScalar, Mapping: M> From<R> for VeBranchOperand<D, Mapping>
+    where
+        R: Into<VeRhs<D, Mapping>>,
+    {
+        fn from(rhs: R) -> Self {
+            VeBranchOperand::always(rhs.into())
+        }
+    }
+
+    /// Operands of a binary operation: one operand, or an array of guarded
+    /// ones (operand.rs `IntoOperands<D, TargetMapping>`).
+    pub trait IntoOperands<D: VeScalar, TargetMapping: M> {}
+    impl<T, D: VeScalar, TargetMapping: M> IntoOperands<D, TargetMapping> for T where T: Into<VeBranchOperand<D, TargetMapping>> {}
+    impl<D: VeScalar, TargetMapping: M, const N: usize> IntoOperands<D, TargetMapping> for [VeBranchOperand<D, TargetMapping>; N] {}
+
+    /// The operands of a ternary operation (operand.rs `TernaryOperand`).
+    #[derive(Debug, Clone)]
+    pub struct TernaryOperand<Mapping: M> {
+        /// First operand.
+        pub operand0: VeRhs<f32, Mapping>,
+        /// Second operand.
+        pub operand1: f32,
+        /// The ids it applies to.
+        pub valid_branch_ids: ValidBranchIds,
+    }
+    impl<R, Mapping: M> From<(R, f32)> for TernaryOperand<Mapping>
+    where
+        R: Into<VeRhs<f32, Mapping>>,
+    {
+        fn from((operand0, operand1): (R, f32)) -> Self {
+            TernaryOperand { operand0: operand0.into(), operand1, valid_branch_ids: ValidBranchIds::ValidAlways }
+        }
+    }
+
+    /// Operands of a ternary operation (operand.rs `IntoTernaryOperands`).
+    pub trait IntoTernaryOperands<TargetMapping: M> {}
+    impl<T, TargetMapping: M> IntoTernaryOperands<TargetMapping> for T where T: Into<TernaryOperand<TargetMapping>> {}
+    impl<TargetMapping: M, const N: usize> IntoTernaryOperands<TargetMapping> for [TernaryOperand<TargetMapping>; N] {}
+
+    /// One group's operand of a paired operation, `()` to skip the group
+    /// (operand.rs `IntoGroupOperand`).
+    pub trait IntoGroupOperand<D: VeScalar, Mapping: M> {}
+    impl<D: VeScalar, Mapping: M> IntoGroupOperand<D, Mapping> for () {}
+    impl<D: VeScalar, Mapping: M> IntoGroupOperand<D, Mapping> for Option<VeBranchOperand<D, Mapping>> {}
+    impl<T, D: VeScalar, Mapping: M> IntoGroupOperand<D, Mapping> for T where T: Into<VeBranchOperand<D, Mapping>> {}
+
+    /// One group's ternary operands, `()` to skip (operand.rs).
+    pub trait IntoGroupTernaryOperand<Mapping: M> {}
+    impl<Mapping: M> IntoGroupTernaryOperand<Mapping> for () {}
+    impl<T, Mapping: M> IntoGroupTernaryOperand<Mapping> for T where T: Into<TernaryOperand<Mapping>> {}
+
+    // ---- stage/markers.rs
+
+    /// Pipeline stages and their order (stage/markers.rs).
     pub mod stage {
         /// A stage.
         pub trait Stage {}
-        /// Stages that may go on to `S`.
-        pub trait CanTransitionTo<S> {}
-        /// After the branch unit.
-        #[derive(Debug)]
-        pub struct Branch;
-        /// After a fixed-point operation.
-        #[derive(Debug)]
-        pub struct Fxp;
-        impl Stage for Branch {}
-        impl Stage for Fxp {}
-        impl CanTransitionTo<Fxp> for Branch {}
+        /// The intra-slice stages.
+        pub trait IntraSliceStage: Stage {}
+        /// The inter-slice stages.
+        pub trait InterSliceStage: Stage {}
+        /// Stages `vector_stash` may follow.
+        pub trait Stashable: Stage {}
+        /// Stages that may go on to `Target`.
+        pub trait CanTransitionTo<Target: Stage> {}
+        macro_rules! stages {
+            ($($s:ident: $($tr:ident),*;)*) => {$(
+                #[doc = concat!("The ", stringify!($s), " stage.")]
+                #[derive(Debug, Clone, Copy)]
+                pub struct $s;
+                impl Stage for $s {}
+                $(impl $tr for $s {})*
+            )*};
+        }
+        stages! {
+            Branch: IntraSliceStage, Stashable;
+            Logic: IntraSliceStage, Stashable;
+            Fxp: IntraSliceStage, Stashable;
+            FxpToFp: IntraSliceStage;
+            Narrow: IntraSliceStage, Stashable;
+            Fp: IntraSliceStage, Stashable;
+            IntraSliceReduce: IntraSliceStage;
+            FpDiv: IntraSliceStage, Stashable;
+            Widen: IntraSliceStage;
+            FpToFxp: IntraSliceStage;
+            Clip: IntraSliceStage, Stashable;
+            InterSliceReduce: InterSliceStage;
+            Filter: ;
+            Output: ;
+        }
+        macro_rules! to {
+            ($t:ident <- $($s:ident),*) => { $(impl CanTransitionTo<$t> for $s {})* };
+        }
+        to!(Logic <- Branch, Logic);
+        to!(Fxp <- Branch, Logic, Fxp);
+        to!(FxpToFp <- Branch, Logic, Fxp);
+        to!(Narrow <- Branch, Logic, Fxp, FxpToFp);
+        to!(Fp <- Branch, Logic, Fxp, FxpToFp, Narrow, Fp);
+        to!(IntraSliceReduce <- Branch, Logic, Fxp, FxpToFp, Narrow, Fp);
+        to!(FpDiv <- Branch, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce);
+        to!(Widen <- Branch, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv);
+        to!(FpToFxp <- Branch, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv, Widen);
+        to!(Clip <- Branch, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv, Widen, FpToFxp, Clip);
+        to!(Branch <- InterSliceReduce);
+        to!(Filter <- InterSliceReduce, Branch, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv, Widen, FpToFxp, Clip);
+        to!(Output <- InterSliceReduce, Branch, Logic, Fxp, Filter, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv, Widen, FpToFxp, Clip, Output);
+        to!(InterSliceReduce <- Branch, Logic, Fxp, FxpToFp, Widen, FpToFxp, Clip);
     }
+
+    // ---- tensor/vector_tensor.rs
 
     /// VE input after `vector_init()`.
     #[derive(Debug)]
@@ -1027,45 +1327,391 @@ pub mod vector_engine {
         _m: PhantomData<(D, Chip, Cluster, Slice, Time, Packet)>,
     }
 
-    /// A tensor in the Vector Engine at stage `S` (vector_tensor.rs
-    /// `VectorTensor`; its stash, order, context and way parameters, which
-    /// the kernels never name, are left out).
+    /// A tensor in the Vector Engine at stage `S`, entered in order `O`, in
+    /// packet mode `W` (vector_tensor.rs `VectorTensor`).
     #[derive(Debug)]
-    pub struct VectorTensor<'l, const T: Tu, S, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M> {
+    pub struct VectorTensor<
+        'l,
+        const T: Tu,
+        S,
+        D: VeScalar,
+        Chip: M,
+        Cluster: M,
+        Slice: M,
+        Time: M,
+        Packet: M,
+        const O: VeOrder = { VeOrder::IntraFirst },
+        const W: PacketMode = { Way8 },
+    > {
         ctx: &'l mut TuContext<{ T }>,
         _m: PhantomData<(S, D, Chip, Cluster, Slice, Time, Packet)>,
     }
 
+    /// The two groups of two-group mode (vector_tensor_pair.rs `VectorTensorPair`).
+    #[derive(Debug)]
+    pub struct VectorTensorPair<'l, const T: Tu, D: VeScalar, S, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M, const W: PacketMode = { Way8 }> {
+        ctx: &'l mut TuContext<{ T }>,
+        _m: PhantomData<(D, S, Chip, Cluster, Slice, SplitTime, Packet)>,
+    }
+
+    /// The shape a method's operands are transposed to.
+    type Shape<Chip, Cluster, Slice, Time, Packet> = VeTensorShape<Chip, Cluster, Slice, Time, Packet>;
+
     impl<'l, const T: Tu, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
         VectorInitTensor<'l, T, D, Chip, Cluster, Slice, Time, Packet>
     {
-        /// Enters VE intra-slice pipeline (single stream).
+        /// Enters the intra-slice block (single stream).
         pub fn vector_intra_slice_branch(self, branch: BranchMode) -> VectorTensor<'l, T, stage::Branch, D, Chip, Cluster, Slice, Time, Packet> {
             stub()
         }
-    }
-
-    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Fxp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
-        VectorTensor<'l, T, S, i32, Chip, Cluster, Slice, Time, Packet>
-    {
-        /// Fixed-point binary operation (i32 only).
-        pub fn vector_fxp(
+        /// Enters the intra-slice block in two-group mode.
+        pub fn vector_intra_slice_unzip<I: AxisName, TileTime: M, SplitTime: M>(
             self,
-            op: FxpBinaryOp,
-            operand: impl IntoOperands<i32>,
-        ) -> VectorTensor<'l, T, stage::Fxp, i32, Chip, Cluster, Slice, Time, Packet> {
+        ) -> VectorTensorPair<'l, T, D, stage::Branch, Chip, Cluster, Slice, SplitTime, Packet> {
             stub()
         }
     }
 
-    impl<'l, const T: Tu, S: stage::Stage, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
-        VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet>
+    macro_rules! inter_slice_first {
+        ($d:ty, $op:ty) => {
+            impl<'l, const T: Tu, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M> VectorInitTensor<'l, T, $d, Chip, Cluster, Slice, Time, Packet> {
+                /// Inter-slice reduce as the first VE operation.
+                pub fn vector_inter_slice_reduce<Slice2: M, Time2: M>(
+                    self,
+                    op: $op,
+                ) -> VectorTensor<'l, T, stage::InterSliceReduce, $d, Chip, Cluster, Slice2, Time2, Packet, { VeOrder::InterFirst }> {
+                    stub()
+                }
+            }
+            impl<'l, const T: Tu, S: stage::IntraSliceStage + stage::CanTransitionTo<stage::InterSliceReduce>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+                VectorTensor<'l, T, S, $d, Chip, Cluster, Slice, Time, Packet, { VeOrder::IntraFirst }, { Way8 }>
+            {
+                /// Inter-slice reduce from an intra-slice stage (IntraFirst).
+                pub fn vector_inter_slice_reduce<Slice2: M, Time2: M>(
+                    self,
+                    op: $op,
+                ) -> VectorTensor<'l, T, stage::InterSliceReduce, $d, Chip, Cluster, Slice2, Time2, Packet, { VeOrder::IntraFirst }> {
+                    stub()
+                }
+            }
+        };
+    }
+    inter_slice_first!(i32, InterSliceReduceOpI32);
+    inter_slice_first!(f32, InterSliceReduceOpF32);
+
+    impl<'l, const T: Tu, S: stage::InterSliceStage + stage::CanTransitionTo<stage::Branch>, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+        VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, { VeOrder::InterFirst }, { Way8 }>
     {
-        /// Exits the Vector Engine pipeline and returns a stream tensor.
+        /// Enters the intra-slice block after an InterFirst reduce.
+        pub fn vector_intra_slice_branch(self, branch: BranchMode) -> VectorTensor<'l, T, stage::Branch, D, Chip, Cluster, Slice, Time, Packet, { VeOrder::InterFirst }> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, S: stage::Stage, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+        VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, O, { Way8 }>
+    {
+        /// Exits the Vector Engine (Way8 only).
         pub fn vector_final(self) -> VectorFinalTensor<'l, T, D, Chip, Cluster, Slice, Time, Packet> {
             stub()
         }
     }
+
+    impl<'l, const T: Tu, S: stage::Stashable, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder, const W: PacketMode>
+        VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, O, W>
+    {
+        /// Writes the stream to the stash.
+        pub fn vector_stash(self) -> Self {
+            stub()
+        }
+    }
+
+    /// Binary ops of one cluster on one element type and packet mode:
+    /// `name(op, operand)` and `name_with_mode(op, mode, operand)`.
+    macro_rules! binary_ops {
+        ($d:ty, $w:ident, $stage:ident, $op:ty, $name:ident, $with_mode:ident) => {
+            impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::$stage>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+                VectorTensor<'l, T, S, $d, Chip, Cluster, Slice, Time, Packet, O, { $w }>
+            {
+                #[doc = concat!("`", stringify!($name), "` (vector_tensor.rs).")]
+                pub fn $name(
+                    self,
+                    op: $op,
+                    operand: impl IntoOperands<$d, Shape<Chip, Cluster, Slice, Time, Packet>>,
+                ) -> VectorTensor<'l, T, stage::$stage, $d, Chip, Cluster, Slice, Time, Packet, O, { $w }> {
+                    stub()
+                }
+                #[doc = concat!("`", stringify!($with_mode), "` (vector_tensor.rs).")]
+                pub fn $with_mode(
+                    self,
+                    op: $op,
+                    mode: BinaryArgMode,
+                    operand: impl IntoOperands<$d, Shape<Chip, Cluster, Slice, Time, Packet>>,
+                ) -> VectorTensor<'l, T, stage::$stage, $d, Chip, Cluster, Slice, Time, Packet, O, { $w }> {
+                    stub()
+                }
+            }
+        };
+    }
+    binary_ops!(i32, Way8, Logic, LogicBinaryOpI32, vector_logic, vector_logic_with_mode);
+    binary_ops!(f32, Way8, Logic, LogicBinaryOpF32, vector_logic, vector_logic_with_mode);
+    binary_ops!(i32, Way8, Fxp, FxpBinaryOp, vector_fxp, vector_fxp_with_mode);
+    binary_ops!(f32, Way4, Fp, FpBinaryOp, vector_fp_binary, vector_fp_binary_with_mode);
+    binary_ops!(i32, Way8, Clip, ClipBinaryOpI32, vector_clip, vector_clip_with_mode);
+    binary_ops!(f32, Way8, Clip, ClipBinaryOpF32, vector_clip, vector_clip_with_mode);
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FxpToFp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+        VectorTensor<'l, T, S, i32, Chip, Cluster, Slice, Time, Packet, O, { Way8 }>
+    {
+        /// i32 to f32.
+        pub fn vector_fxp_to_fp(self, int_width: u32) -> VectorTensor<'l, T, stage::FxpToFp, f32, Chip, Cluster, Slice, Time, Packet, O, { Way8 }> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FpToFxp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+        VectorTensor<'l, T, S, f32, Chip, Cluster, Slice, Time, Packet, O, { Way8 }>
+    {
+        /// f32 to i32.
+        pub fn vector_fp_to_fxp(self, int_width: u32) -> VectorTensor<'l, T, stage::FpToFxp, i32, Chip, Cluster, Slice, Time, Packet, O, { Way8 }> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Narrow>, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+        VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, O, { Way8 }>
+    {
+        /// Narrow by split: Way8 to Way4, a factor 2 into Time.
+        pub fn vector_split<Time2: M, Packet2: M>(self) -> VectorTensor<'l, T, stage::Narrow, D, Chip, Cluster, Slice, Time2, Packet2, O, { Way4 }> {
+            stub()
+        }
+        /// Narrow by trim: the back four lanes dropped.
+        pub fn vector_trim_way4<Packet2: M>(self) -> VectorTensor<'l, T, stage::Narrow, D, Chip, Cluster, Slice, Time, Packet2, O, { Way4 }> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Widen>, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+        VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, O, { Way4 }>
+    {
+        /// Widen by concat: Way4 to Way8, a factor 2 out of Time.
+        pub fn vector_concat<Time2: M, Packet2: M>(self) -> VectorTensor<'l, T, stage::Widen, D, Chip, Cluster, Slice, Time2, Packet2, O, { Way8 }> {
+            stub()
+        }
+        /// Widen by pad: four padding lanes added.
+        pub fn vector_pad_way8<Packet2: M>(self) -> VectorTensor<'l, T, stage::Widen, D, Chip, Cluster, Slice, Time, Packet2, O, { Way8 }> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Fp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+        VectorTensor<'l, T, S, f32, Chip, Cluster, Slice, Time, Packet, O, { Way4 }>
+    {
+        /// Float unary operation.
+        pub fn vector_fp_unary(self, op: FpUnaryOp) -> VectorTensor<'l, T, stage::Fp, f32, Chip, Cluster, Slice, Time, Packet, O, { Way4 }> {
+            stub()
+        }
+        /// Float unary operation with a mode.
+        pub fn vector_fp_unary_with_mode(self, op: FpUnaryOp, mode: UnaryArgMode) -> VectorTensor<'l, T, stage::Fp, f32, Chip, Cluster, Slice, Time, Packet, O, { Way4 }> {
+            stub()
+        }
+        /// Float ternary operation.
+        pub fn vector_fp_ternary(
+            self,
+            op: FpTernaryOp,
+            operands: impl IntoTernaryOperands<Shape<Chip, Cluster, Slice, Time, Packet>>,
+        ) -> VectorTensor<'l, T, stage::Fp, f32, Chip, Cluster, Slice, Time, Packet, O, { Way4 }> {
+            stub()
+        }
+        /// Float ternary operation with a mode.
+        pub fn vector_fp_ternary_with_mode(
+            self,
+            op: FpTernaryOp,
+            mode: TernaryArgMode,
+            operands: impl IntoTernaryOperands<Shape<Chip, Cluster, Slice, Time, Packet>>,
+        ) -> VectorTensor<'l, T, stage::Fp, f32, Chip, Cluster, Slice, Time, Packet, O, { Way4 }> {
+            stub()
+        }
+    }
+
+    macro_rules! intra_slice_reduce {
+        ($d:ty, $op:ty) => {
+            impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::IntraSliceReduce>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+                VectorTensor<'l, T, S, $d, Chip, Cluster, Slice, Time, Packet, O, { Way4 }>
+            {
+                /// Intra-slice reduce over the axis `Reduce`.
+                pub fn vector_intra_slice_reduce<Reduce: AxisName, OTime: M, OPacket: M>(
+                    self,
+                    op: $op,
+                ) -> VectorTensor<'l, T, stage::IntraSliceReduce, $d, Chip, Cluster, Slice, OTime, OPacket, O, { Way4 }> {
+                    stub()
+                }
+            }
+        };
+    }
+    intra_slice_reduce!(i32, IntraSliceReduceOpI32);
+    intra_slice_reduce!(f32, IntraSliceReduceOpF32);
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FpDiv>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+        VectorTensor<'l, T, S, f32, Chip, Cluster, Slice, Time, Packet, O, { Way4 }>
+    {
+        /// Float division; `op` is an `FpDivOp` (`FpDivBinaryOp::DivF.with_mode(mode)`).
+        pub fn vector_fp_div(
+            self,
+            op: FpDivOp,
+            operand: impl IntoOperands<f32, Shape<Chip, Cluster, Slice, Time, Packet>>,
+        ) -> VectorTensor<'l, T, stage::FpDiv, f32, Chip, Cluster, Slice, Time, Packet, O, { Way4 }> {
+            stub()
+        }
+        /// Float division with a mode.
+        pub fn vector_fp_div_with_mode(
+            self,
+            op: FpDivBinaryOp,
+            mode: BinaryArgMode,
+            operand: impl IntoOperands<f32, Shape<Chip, Cluster, Slice, Time, Packet>>,
+        ) -> VectorTensor<'l, T, stage::FpDiv, f32, Chip, Cluster, Slice, Time, Packet, O, { Way4 }> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Filter>, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const O: VeOrder>
+        VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, O, { Way8 }>
+    {
+        /// Keeps the elements of the admitted execution ids.
+        pub fn vector_filter<Time2: M>(self, config: ValidBranchIds) -> VectorTensor<'l, T, stage::Filter, D, Chip, Cluster, Slice, Time2, Packet, O, { Way8 }> {
+            stub()
+        }
+    }
+
+    // ---- tensor/vector_tensor_pair.rs
+
+    /// Per-group binary ops of one cluster: `name(op, group0, group1)` and
+    /// `name_with_mode(op, mode, group0, group1)`.
+    macro_rules! pair_binary_ops {
+        ($d:ty, $w:ident, $stage:ident, $op:ty, $name:ident, $with_mode:ident) => {
+            impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::$stage>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+                VectorTensorPair<'l, T, $d, S, Chip, Cluster, Slice, SplitTime, Packet, { $w }>
+            {
+                #[doc = concat!("Per-group `", stringify!($name), "` (vector_tensor_pair.rs); `()` skips a group.")]
+                pub fn $name(
+                    self,
+                    op: $op,
+                    group0_operand: impl IntoGroupOperand<$d, Shape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                    group1_operand: impl IntoGroupOperand<$d, Shape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                ) -> VectorTensorPair<'l, T, $d, stage::$stage, Chip, Cluster, Slice, SplitTime, Packet, { $w }> {
+                    stub()
+                }
+                #[doc = concat!("Per-group `", stringify!($with_mode), "` (vector_tensor_pair.rs).")]
+                pub fn $with_mode(
+                    self,
+                    op: $op,
+                    mode: BinaryArgMode,
+                    group0_operand: impl IntoGroupOperand<$d, Shape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                    group1_operand: impl IntoGroupOperand<$d, Shape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                ) -> VectorTensorPair<'l, T, $d, stage::$stage, Chip, Cluster, Slice, SplitTime, Packet, { $w }> {
+                    stub()
+                }
+            }
+        };
+    }
+    pair_binary_ops!(i32, Way8, Logic, LogicBinaryOpI32, vector_logic, vector_logic_with_mode);
+    pair_binary_ops!(f32, Way8, Logic, LogicBinaryOpF32, vector_logic, vector_logic_with_mode);
+    pair_binary_ops!(i32, Way8, Fxp, FxpBinaryOp, vector_fxp, vector_fxp_with_mode);
+    pair_binary_ops!(f32, Way4, Fp, FpBinaryOp, vector_fp_binary, vector_fp_binary_with_mode);
+    pair_binary_ops!(f32, Way4, FpDiv, FpDivBinaryOp, vector_fp_div, vector_fp_div_with_mode);
+    pair_binary_ops!(i32, Way8, Clip, ClipBinaryOpI32, vector_clip, vector_clip_with_mode);
+    pair_binary_ops!(f32, Way8, Clip, ClipBinaryOpF32, vector_clip, vector_clip_with_mode);
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Fp>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+        VectorTensorPair<'l, T, f32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way4 }>
+    {
+        /// Per-group float unary operation; the flags say which groups apply it.
+        pub fn vector_fp_unary(self, op: FpUnaryOp, group0_apply: bool, group1_apply: bool) -> VectorTensorPair<'l, T, f32, stage::Fp, Chip, Cluster, Slice, SplitTime, Packet, { Way4 }> {
+            stub()
+        }
+        /// Per-group float unary operation with a mode.
+        pub fn vector_fp_unary_with_mode(
+            self,
+            op: FpUnaryOp,
+            mode: UnaryArgMode,
+            group0_apply: bool,
+            group1_apply: bool,
+        ) -> VectorTensorPair<'l, T, f32, stage::Fp, Chip, Cluster, Slice, SplitTime, Packet, { Way4 }> {
+            stub()
+        }
+        /// Per-group float ternary operation.
+        pub fn vector_fp_ternary(
+            self,
+            op: FpTernaryOp,
+            group0_operand: impl IntoGroupTernaryOperand<Shape<Chip, Cluster, Slice, SplitTime, Packet>>,
+            group1_operand: impl IntoGroupTernaryOperand<Shape<Chip, Cluster, Slice, SplitTime, Packet>>,
+        ) -> VectorTensorPair<'l, T, f32, stage::Fp, Chip, Cluster, Slice, SplitTime, Packet, { Way4 }> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FxpToFp>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+        VectorTensorPair<'l, T, i32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way8 }>
+    {
+        /// i32 to f32 on both groups.
+        pub fn vector_fxp_to_fp(self, int_width: u32) -> VectorTensorPair<'l, T, f32, stage::FxpToFp, Chip, Cluster, Slice, SplitTime, Packet, { Way8 }> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FpToFxp>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+        VectorTensorPair<'l, T, f32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way8 }>
+    {
+        /// f32 to i32 on both groups.
+        pub fn vector_fp_to_fxp(self, int_width: u32) -> VectorTensorPair<'l, T, i32, stage::FpToFxp, Chip, Cluster, Slice, SplitTime, Packet, { Way8 }> {
+            stub()
+        }
+    }
+
+    // The pair has vector_split and vector_concat only: no vector_trim_way4
+    // or vector_pad_way8 (vector_tensor_pair.rs leaves them out).
+    impl<'l, const T: Tu, D: VeScalar, S: stage::Stage + stage::CanTransitionTo<stage::Narrow>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+        VectorTensorPair<'l, T, D, S, Chip, Cluster, Slice, SplitTime, Packet, { Way8 }>
+    {
+        /// Narrow both groups by split.
+        pub fn vector_split<SplitTime2: M, Packet2: M>(self) -> VectorTensorPair<'l, T, D, stage::Narrow, Chip, Cluster, Slice, SplitTime2, Packet2, { Way4 }> {
+            stub()
+        }
+    }
+
+    impl<'l, const T: Tu, D: VeScalar, S: stage::Stage + stage::CanTransitionTo<stage::Widen>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+        VectorTensorPair<'l, T, D, S, Chip, Cluster, Slice, SplitTime, Packet, { Way4 }>
+    {
+        /// Widen both groups by concat.
+        pub fn vector_concat<SplitTime2: M, Packet2: M>(self) -> VectorTensorPair<'l, T, D, stage::Widen, Chip, Cluster, Slice, SplitTime2, Packet2, { Way8 }> {
+            stub()
+        }
+    }
+
+    /// The zip ops of one cluster: `name(op)` and `name_with_mode(op, mode)`
+    /// merge the groups into one stream (vector_tensor_pair.rs).
+    macro_rules! zip_ops {
+        ($d:ty, $w:ident, $stage:ident, $op:ty, $name:ident, $with_mode:ident) => {
+            impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::$stage>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+                VectorTensorPair<'l, T, $d, S, Chip, Cluster, Slice, Time, Packet, { $w }>
+            {
+                #[doc = concat!("`", stringify!($name), "`: op(group0, group1).")]
+                pub fn $name(self, op: $op) -> VectorTensor<'l, T, stage::$stage, $d, Chip, Cluster, Slice, Time, Packet, { VeOrder::IntraFirst }, { $w }> {
+                    stub()
+                }
+                #[doc = concat!("`", stringify!($with_mode), "` with the argument mode over the two groups.")]
+                pub fn $with_mode(self, op: $op, mode: BinaryArgMode) -> VectorTensor<'l, T, stage::$stage, $d, Chip, Cluster, Slice, Time, Packet, { VeOrder::IntraFirst }, { $w }> {
+                    stub()
+                }
+            }
+        };
+    }
+    zip_ops!(i32, Way8, Logic, LogicBinaryOpI32, vector_logic_zip, vector_logic_zip_with_mode);
+    zip_ops!(f32, Way8, Logic, LogicBinaryOpF32, vector_logic_zip, vector_logic_zip_with_mode);
+    zip_ops!(i32, Way8, Fxp, FxpBinaryOp, vector_fxp_zip, vector_fxp_zip_with_mode);
+    zip_ops!(f32, Way4, Fp, FpBinaryOp, vector_fp_zip, vector_fp_zip_with_mode);
+    zip_ops!(i32, Way8, Clip, ClipBinaryOpI32, vector_clip_zip, vector_clip_zip_with_mode);
+    zip_ops!(f32, Way8, Clip, ClipBinaryOpF32, vector_clip_zip, vector_clip_zip_with_mode);
 }
 
 /// The runtime (furiosa-visa-std/src/runtime/mod.rs).
