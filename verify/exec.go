@@ -389,6 +389,12 @@ type segment struct {
 	sw     *kernel.Switch
 	xsr    *kernel.InterSliceReduceConfig
 	swAt   int
+	// veLanes, when positive, is the packet width of the Vector Engine
+	// pass a segment continues after an inter-slice reduction: its slices
+	// run on whichever worker takes them, so the pass's state starts anew
+	// from the reduction's output (Way8 packets of one flit, no tags, no
+	// valid counts, no stash; 002 L6603-6610).
+	veLanes int
 	// slices are the global slices the segment runs on; groups (for a
 	// segment ending in a switch) are the (chip, cluster) rings it feeds,
 	// as the global index of each ring's slice 0.
@@ -520,7 +526,7 @@ func (x *Executor) planChain(i int, op *kernel.Op) (*chainPlan, error) {
 			seg.xsr, seg.swAt = c.VectorInterSlice, k
 			cp.segs = append(cp.segs, seg)
 			cp.switched = true
-			seg = &segment{}
+			seg = &segment{veLanes: c.VectorInterSlice.Lanes}
 			continue
 		case kernel.StCast:
 			err = need(c != nil && c.Cast != nil)
@@ -839,6 +845,9 @@ func (r *sliceRun) buffer(avoid, n int) ([]byte, int) {
 // result is the stream after the last stage (nil after a terminal stage).
 func (r *sliceRun) runStages(cp *chainPlan, seg *segment, g int, in []byte) ([]byte, error) {
 	cur := -1 // the buffer holding in; -1 when in is not one of ours
+	if seg.veLanes > 0 {
+		r.ve.reset(seg.veLanes)
+	}
 	for _, sp := range seg.stages {
 		out, k, err := r.stage(cp, sp, g, in, cur)
 		if err != nil {

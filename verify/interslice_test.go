@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/binary"
 	"math"
 	"testing"
 
@@ -232,4 +233,36 @@ func TestExecInterSliceTaint(t *testing.T) {
 	assert.True(t, x.tainted["vector_trf"][9], "slice 9 did not load its TRF")
 	assert.True(t, x.tainted["out_dm"][8], "slice 8's sum folds slice 9's partial sum")
 	assert.Equal(t, originTainted, x.origin["out"][2])
+}
+
+// TestExecInterSliceFreshWorker: the stages after an inter-slice reduction
+// run on whichever worker takes the slice, so their segment starts the
+// pass's state anew (Way8 packets of the reduction's lanes, 002
+// L6603-6610): a worker that never ran the chain's vector_init runs
+// xsr-reduce-then-add's vector_intra_slice_branch and vector_fxp on one
+// reduced flit (before, it read a pass of 0 lanes and failed now and then
+// under the scheduler).
+func TestExecInterSliceFreshWorker(t *testing.T) {
+	p := loadKernelT(t, "testdata/xsr-reduce-then-add.json")
+	spec := engines.Default()
+	require.NoError(t, engines.Lower(spec, p))
+	d, err := NewDevice(spec, p.Chips)
+	require.NoError(t, err)
+	x, err := NewExecutor(d, p, ExecOptions{})
+	require.NoError(t, err)
+	cp := x.plans[1]
+	require.Len(t, cp.segs, 2)
+	seg := cp.segs[1]
+	assert.Equal(t, 8, seg.veLanes)
+	r := &sliceRun{x: x}
+	out, err := r.runStages(cp, &segment{stages: seg.stages[:2], veLanes: seg.veLanes}, 0, flitOf32(7))
+	require.NoError(t, err)
+	assert.Equal(t, int32(107), int32(binary.LittleEndian.Uint32(out)))
+}
+
+// flitOf32 is a flit of eight i32 lanes, lane 0 = v and the others 0.
+func flitOf32(v uint32) []byte {
+	b := make([]byte, 32)
+	binary.LittleEndian.PutUint32(b, v)
+	return b
 }
