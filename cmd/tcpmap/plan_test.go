@@ -46,7 +46,7 @@ func TestPlanDot(t *testing.T) {
 
 func TestPlanJSONAndOut(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "plan.json")
-	code, out, _ := runCLI(t, "plan", "../../workloads/gemv.yaml", "--json", "--out", file, "--top", "3", "--planner", "exhaustive")
+	code, out, _ := runCLI(t, "plan", "../../workloads/dot.yaml", "--json", "--out", file, "--top", "3", "--planner", "exhaustive")
 	require.Equal(t, exitOK, code, out)
 	var o struct {
 		Plan         *plan.Plan        `json:"plan"`
@@ -287,7 +287,7 @@ func TestPlanTarget(t *testing.T) {
 		dual   bool
 	}{{"manual", true}, {"visa-0.1", false}, {"opt-0.6", false}} {
 		out := filepath.Join(dir, tc.target+".plan.json")
-		code, stdout, errOut := runCLI(t, "plan", "../../workloads/gemm.yaml", "--target", tc.target, "--out", out)
+		code, stdout, errOut := runCLI(t, "plan", "../../workloads/dot.yaml", "--target", tc.target, "--out", out)
 		require.Equal(t, exitOK, code, errOut)
 		assert.Contains(t, stdout, "target: "+tc.target+" (")
 		assert.Equal(t, tc.dual, collect64(out) > 0, "%s: 64-byte collect packets", tc.target)
