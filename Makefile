@@ -55,7 +55,7 @@ regress: build
 	./bin/tcpmap regress
 
 # Type-check, with rustc, every golden kernel and stored plan as emitted in
-# both Rust APIs, and the calibration files, against the stubs of the
+# both Rust APIs, and the manual's Hello kernels (faults fixed), against the stubs of the
 # vendor's libraries in rust/ (rust/README.md; about 15 s). Without rustc on
 # PATH it says so and passes.
 rust-check:
