@@ -1,6 +1,8 @@
 package constraints
 
 import (
+	mbits "math/bits"
+
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 )
@@ -239,17 +241,7 @@ func (s *Space) runUnits(t int) (axis, units int, ok bool) {
 	if pa <= 0 || pa&(pa-1) != 0 {
 		return 0, 0, false
 	}
-	return a, bits2(bits) - bits2(pa), true
-}
-
-// bits2 returns the exponent of 2 in n (n > 0).
-func bits2(n int) int {
-	k := 0
-	for n > 0 && n%2 == 0 {
-		n /= 2
-		k++
-	}
-	return k
+	return a, mbits.TrailingZeros(uint(bits)) - mbits.TrailingZeros(uint(pa)), true
 }
 
 // RunsFit reports whether every input's slice share of its innermost HBM
@@ -266,7 +258,7 @@ func (s *Space) RunsFit(c *Candidate) bool {
 			continue
 		}
 		// Unsplit, the run goes on into the outer axes.
-		if f := c.Factor(a, Cluster) * c.Factor(a, Slice); f > 1 && bits2(f) > units {
+		if f := c.Factor(a, Cluster) * c.Factor(a, Slice); f > 1 && mbits.TrailingZeros(uint(f)) > units {
 			return false
 		}
 	}

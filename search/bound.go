@@ -242,7 +242,7 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
 	}
 	dmnBytes := float64(s.Spec.DM.DMNBytesPerCycle.Value)
 	req := float64(s.Spec.DMA.RequestBytes.Value)
-	perDMN, perEngine := s.slicesServed(slices, s.switchRing(c))
+	perDMN, perEngine := s.slicesServed(slices, s.groupRing(c))
 	reqPerCycle := float64(s.Spec.DMA.BytesPerCycle.Value) / req
 	h := &s.Spec.HBM
 	channels := float64(h.Stacks.Value * h.ChannelsPerStack.Value)

@@ -214,7 +214,7 @@ func (b *build) groups() int {
 		es = append(es, b.xSliceDigits())
 	}
 	live := es[0].Size()
-	d := b.s.dmnGroups(live, b.s.switchRing(b.c))
+	d := b.s.dmnGroups(live, b.s.groupRing(b.c))
 	if r := b.s.Split(b.c); r > 1 {
 		// A group's live slices must not be the reduction group alone
 		// with padding above it: placeSlices would pad the reduced digit
@@ -257,11 +257,11 @@ func spreadSplit(e *mapping.Expr, d int) (outer, inner *mapping.Expr, err error)
 	return outer, inner, nil
 }
 
-// switchRing is the block of innermost slices that must stay whole
+// groupRing is the block of innermost slices that must stay whole
 // within a DMN group: the ring of a switched candidate (Space.Ring), the
 // reduction group of a split one (Space.Split: the Inter-Slice Block
 // reduces live innermost slices, XSR-R6), 1 otherwise.
-func (s *Space) switchRing(c *Candidate) int {
+func (s *Space) groupRing(c *Candidate) int {
 	if !c.Switch {
 		return s.Split(c)
 	}

@@ -231,19 +231,16 @@ func (r Relaxation) Sizes() map[string]int {
 // when no plan exists at the last.
 var padCaps = []float64{1.0 / 32, 1.0 / 8, 1.0 / 2, 1}
 
-// padAlign is the power of two below which an axis's factor of two leaves
-// it no 64-byte packet of bf16 (32 elements, 002 L4099) nor a wide spread
-// over slices: the axes SolvePadded pads.
-const padAlign = 32
-
 // alignedPadding returns the padding of s's axes at growth cap: each axis
-// whose factor of two is below padAlign padded to the next multiple of the
-// largest power of two within size·(1 + cap); nil when no axis grows.
+// whose factor of two is below a 64-byte packet's elements (32 bf16,
+// 002 L4099: below it an axis fills no packet and spreads over few slices)
+// padded to the next multiple of the largest power of two within
+// size·(1 + cap); nil when no axis grows.
 func (s *Space) alignedPadding(cap float64) *Relaxation {
 	r := &Relaxation{}
 	for _, ax := range s.P.Axes {
 		n := ax.Size
-		if n&-n >= padAlign {
+		if n&-n >= s.PacketElems(Single) {
 			continue
 		}
 		best := n
