@@ -304,3 +304,48 @@ func SolvePadded(s *Space, tries []Relaxation, run func(*Space, Options) (*Resul
 	}
 	return nil, nil, nil
 }
+
+// SolveAnyShape searches s with run and opts; when the whole space is
+// searched and holds no legal candidate, it plans the space padded (with
+// pad set): SolvePadded over AlignedPaddings, then, when none of those
+// plans, over the relaxations of Infeasible, which also says why the
+// space is empty (why, nil when it was not needed). The paddings' searches
+// share what is left of opts.Timeout. res is the padded search's result
+// (its Space the padded one) when a padding planned or its search stopped
+// early, relax that padding; otherwise res is s's own result.
+func SolveAnyShape(s *Space, run func(*Space, Options) (*Result, error), opts Options, pad bool) (res *Result, relax *Relaxation, why *Infeasibility, err error) {
+	start := time.Now()
+	if res, err = run(s, opts); err != nil || res.Best != nil || !res.Stats.Complete {
+		return res, nil, nil, err
+	}
+	left := opts
+	remaining := func() {
+		if opts.Timeout > 0 {
+			if left.Timeout = opts.Timeout - time.Since(start); left.Timeout <= 0 {
+				left.Timeout = time.Nanosecond
+			}
+		}
+	}
+	var pres *Result
+	if pad {
+		remaining()
+		if pres, relax, err = SolvePadded(s, AlignedPaddings(s), run, left); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if pres == nil {
+		if why, err = Infeasible(s, res, 0); err != nil {
+			return nil, nil, nil, err
+		}
+		if pad {
+			remaining()
+			if pres, relax, err = SolvePadded(s, why.Relaxations, run, left); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	if pres != nil {
+		return pres, relax, why, nil
+	}
+	return res, nil, why, nil
+}

@@ -156,51 +156,15 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 					}
 				},
 			}
-			start := time.Now()
-			res, err := run(s, opts)
+			res, relax, why, err := search.SolveAnyShape(s, run, opts, !noPad)
 			if err != nil {
 				stop()
 				return err
 			}
-			var why *search.Infeasibility
-			if res.Best == nil && res.Stats.Complete {
-				// A space proven empty: plan its padding, aligned first,
-				// else its nearest (Infeasible's relaxations, which also
-				// say why nothing is legal).
-				left := func() {
-					if timeout > 0 {
-						if opts.Timeout = timeout - time.Since(start); opts.Timeout <= 0 {
-							opts.Timeout = time.Nanosecond
-						}
-					}
-				}
-				var pres *search.Result
-				var relax *search.Relaxation
-				if !noPad {
-					left()
-					if pres, relax, err = search.SolvePadded(s, search.AlignedPaddings(s), run, opts); err != nil {
-						stop()
-						return err
-					}
-				}
-				if pres == nil {
-					if why, err = search.Infeasible(s, res, 0); err != nil {
-						stop()
-						return err
-					}
-					if !noPad {
-						left()
-						if pres, relax, err = search.SolvePadded(s, why.Relaxations, run, opts); err != nil {
-							stop()
-							return err
-						}
-					}
-				}
-				if pres != nil {
-					// A plan, or a padded search stopped early (its verdict).
-					fmt.Fprintf(stderr, "plan: no legal mapping at the workload's sizes; planned padded: %s\n", relax)
-					res, s = pres, pres.Space
-				}
+			if relax != nil {
+				// A plan, or a padded search stopped early (its verdict).
+				fmt.Fprintf(stderr, "plan: no legal mapping at the workload's sizes; planned padded: %s\n", relax)
+				s = res.Space
 			}
 			stop()
 			if res.Best == nil {
