@@ -67,8 +67,14 @@ func BenchmarkBuildGEMM(b *testing.B) {
 	}
 }
 
+// benchSolve plans w as `tcpmap plan` does: the whole mapspace (split-K
+// included) with tiled candidates of at most opts.MaxTiles tiles (the
+// command's default 512 when unset).
 func benchSolve(b *testing.B, w *workload.Workload, opts Options) {
-	s := newSpace(b, w)
+	s := newSplitSpace(b, w)
+	if opts.MaxTiles == 0 {
+		opts.MaxTiles = 512
+	}
 	b.ReportAllocs()
 	var r *Result
 	for b.Loop() {

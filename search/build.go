@@ -484,6 +484,26 @@ func (b *build) wOrder() []int {
 	return out
 }
 
+// trfOrder is the order of the stationary operand's time digits in its TRF
+// Element: its DM element's order, so that the sub context's fetch reads
+// the DM tensor's runs whole (a run cut to one element leaves no 8-byte
+// sub-context fetch, FE-R5, 002 L1757-1761): computation order for a DM
+// tensor in computation layout (wElement), else W's HBM order. The main
+// context's TRF Sequencer reads the Element in computation order whatever
+// its digits' order (TRF-R12, 002 L4083-4085, L4177).
+func (b *build) trfOrder() []int {
+	if b.c.Layout[b.w] == LayoutCompute {
+		return b.wOrder()
+	}
+	var out []int
+	for _, a := range b.wAxes {
+		if b.c.Factor(a, Time) > 1 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // digits returns the time digits of the axes.
 func (b *build) digits(axes []int) []*mapping.Expr {
 	out := make([]*mapping.Expr, 0, len(axes))

@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 
+	"tcpmap/engines"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -16,12 +17,12 @@ type subChain struct {
 	collectTime, collectPacket *mapping.Expr
 	// element is the TRF tensor's Element: the collect stream without its
 	// Row part (002 L4053-4055), i.e. the stationary operand's time digits
-	// in computation order, then its packet.
+	// in its DM element's order (trfOrder), then its packet.
 	element *mapping.Expr
 }
 
 func (b *build) subChain() (*subChain, error) {
-	t, pk := b.absorb(b.w, b.wOrder(), b.wPacket())
+	t, pk := b.absorb(b.w, b.trfOrder(), b.wPacket())
 	// Row is the outermost part of the collect stream (002 L4053-4055).
 	ft := b.pair(b.rowMapping(), t)
 	ct, cp, err := b.collect(ft, pk)
@@ -171,4 +172,47 @@ func (m *mainChain) stages(dm, trf, out string) []*kernel.Stage {
 		st = append(st, &kernel.Stage{Kind: kernel.StCast, DType: m.out, Packet: m.acc.cast})
 	}
 	return append(st, &kernel.Stage{Kind: kernel.StCommit, Tensor: out})
+}
+
+// subFetchKey identifies a sub-context fetch request: the DM Element it
+// reads and the stream it produces (the other fields of the request are
+// the space's: types, context, cluster and slice sizes).
+type subFetchKey struct{ element, time, packet string }
+
+// build builds c's program as Space.Build does, but first derives the
+// configuration of the stationary operand's TRF-load fetch alone (memoized
+// by its request): a fetch that breaks a rule (most often FE-R5, a run
+// too short for the sub context's 8-byte fetches, 002 L1757-1761) makes
+// the candidate illegal before the rest of its program is built and
+// lowered. The verdict is the lowering's: the same request reaches the
+// same engines.ConfigFetch there.
+func (e *evaluator) build(c *Candidate) (*kernel.Program, error) {
+	b, err := e.s.newBuild(c)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := b.subChain()
+	if err != nil {
+		return nil, err
+	}
+	el := b.wElement()
+	k := subFetchKey{el.Text(), sc.fetchTime.Text(), sc.fetchPacket.Text()}
+	ferr, ok := e.subFetch[k]
+	if !ok {
+		_, ferr = engines.ConfigFetch(e.s.Spec, engines.FetchRequest{
+			InType: sc.dt, OutType: sc.dt, Element: el, Time: sc.fetchTime, Packet: sc.fetchPacket,
+			Context: kernel.CtxSub, ClusterSize: e.s.Clusters(), SliceSize: e.s.Slices(),
+		})
+		if ferr != nil {
+			ferr = fmt.Errorf("the stationary operand's TRF load (sub context): %w", ferr)
+		}
+		if e.subFetch == nil || len(e.subFetch) >= maxMemoEntries {
+			e.subFetch = map[subFetchKey]error{}
+		}
+		e.subFetch[k] = ferr
+	}
+	if ferr != nil {
+		return nil, ferr
+	}
+	return b.program()
 }

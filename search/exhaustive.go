@@ -186,6 +186,9 @@ type evaluator struct {
 	// strict prunes only candidates whose bound exceeds the cutoff (ties
 	// are priced: the SAT planner breaks them by the candidate's text).
 	strict bool
+	// subFetch caches the verdict of the sub context's TRF-load fetch by
+	// its request (build).
+	subFetch map[subFetchKey]error
 }
 
 func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {
@@ -231,7 +234,7 @@ func (e *evaluator) evaluate(idx int, c *Candidate, cutoff *Evaluated) *Evaluate
 // evaluateWhy is evaluate that also returns the rule that rejected an
 // illegal candidate.
 func (e *evaluator) evaluateWhy(idx int, c *Candidate, cutoff *Evaluated) (*Evaluated, string) {
-	p, err := e.s.Build(c)
+	p, err := e.build(c)
 	if err != nil {
 		return nil, e.reject(err)
 	}

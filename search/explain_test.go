@@ -177,11 +177,11 @@ func TestExplainHelloGEMV(t *testing.T) {
 
 // The manual's Hello GEMM mapping (002 L479-481, L509-518) is legal and
 // completes to the manual's kernel; the optimum search is cut short after
-// 500 candidate evaluations (not a wall-clock budget: the same search on
+// 3000 candidate evaluations (not a wall-clock budget: the same search on
 // any machine), so the mapping is compared with its proven lower bound.
 func TestExplainHelloGEMM(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, loadWorkload(t, helloGEMMWorkload))
+	s := newSplitSpace(t, loadWorkload(t, helloGEMMWorkload))
 	m, err := constraints.LoadMapSpec("testdata/explain/hello-gemm.yaml", s.P)
 	require.NoError(t, err)
 	x, err := Explain(s, m, ExplainOptions{MaxTiles: 1, MaxEvaluations: 3000})

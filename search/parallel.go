@@ -32,7 +32,7 @@ type boundOut struct {
 // tryBound builds, lowers and prices c with DMA lower bounds. It does not
 // touch the statistics (account does).
 func (e *evaluator) tryBound(c *Candidate) boundOut {
-	p, err := e.s.Build(c)
+	p, err := e.build(c)
 	if err != nil {
 		return boundOut{err: err}
 	}
@@ -110,7 +110,7 @@ type exactOut struct {
 // tryExact builds, lowers and prices c exactly, without touching the
 // statistics (accountExact does).
 func (e *evaluator) tryExact(c *Candidate) exactOut {
-	p, err := e.s.Build(c)
+	p, err := e.build(c)
 	if err != nil {
 		return exactOut{err: err}
 	}

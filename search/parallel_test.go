@@ -1,8 +1,11 @@
 package search
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
+	"tcpmap/engines"
 	"tcpmap/model/workload"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +65,51 @@ func requireWorkersDeterministic(t *testing.T, s *Space, opts Options) *Result {
 		assert.Equal(t, a, b, "workers %d", n)
 	}
 	return base
+}
+
+// The evaluator's build, which rejects a candidate whose TRF-load fetch
+// breaks a rule before building the rest of its program, rejects exactly
+// the candidates that Build followed by lowering rejects at that fetch,
+// and accepts the others unchanged (the same program).
+func TestEvaluatorBuildPrecheck(t *testing.T) {
+	t.Parallel()
+	s := newSplitSpace(t, loadWorkload(t, splitSpaces[2].src)) // skinny GEMM
+	var st Stats
+	st.Illegal = map[string]*RuleStat{}
+	ev, err := newEvaluator(s, &st)
+	require.NoError(t, err)
+	low := newLowerer(s.Spec)
+	step := 1
+	if testing.Short() {
+		step = 41 // a sample of the space's candidates
+	}
+	n, early := 0, 0
+	s.Enumerate(func(c Candidate) bool {
+		n++
+		if n%step != 0 {
+			return true
+		}
+		p1, err1 := ev.build(&c)
+		p2, err2 := s.Build(&c)
+		if err2 == nil {
+			err2 = low.lower(p2)
+		}
+		if err1 != nil {
+			require.Error(t, err2, "%s: rejected early (%v) but legal", c.String(s.P), err1)
+			if strings.Contains(err1.Error(), "TRF load (sub context)") {
+				early++
+				var v1, v2 *engines.Violation
+				require.True(t, errors.As(err1, &v1))
+				require.True(t, errors.As(err2, &v2), "%v", err2)
+			}
+			return true
+		}
+		err1 = low.lower(p1)
+		require.Equal(t, err2 == nil, err1 == nil, "%s: %v / %v", c.String(s.P), err1, err2)
+		if err2 == nil {
+			assert.Equal(t, p2.Ops, p1.Ops)
+		}
+		return true
+	})
+	assert.Positive(t, early, "no candidate of the space was rejected at its TRF load")
 }
