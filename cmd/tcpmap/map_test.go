@@ -144,3 +144,18 @@ func TestMapEquiv(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.JSONEq(t, `{"equivalent": true, "left": "m![B / 64, B % 64]", "right": "m![B]"}`, out)
 }
+
+// Huge axes: equiv answers from the canonical factorizations instead of
+// enumerating 2^40 positions, and refuses, with the limit, what only
+// enumeration would decide (issue: `map equiv --loose` hung).
+func TestMapEquivHuge(t *testing.T) {
+	code, out, _ := runCLI(t, "map", "equiv", "--loose", "--axes", "A=1099511627776", "m![A]", "m![A / 2, A % 2]")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "equivalent\n", out)
+	code, out, _ = runCLI(t, "map", "equiv", "--axes", "A=1099511627776", "m![A # 1099511627778]", "m![A #{0} 1099511627778]")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, out, "canonical factorizations differ")
+	code, _, errOut := runCLI(t, "map", "equiv", "--axes", "A=1099511627776,B=4", "m![$(A:1, B:1)]", "m![$(B:1, A:1)]")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "more positions than the limit")
+}

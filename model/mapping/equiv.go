@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -24,31 +25,104 @@ func Equiv(a, b *Expr) (bool, int) { return equiv(a, b, false) }
 func EquivLoose(a, b *Expr) (bool, int) { return equiv(a, b, true) }
 
 func equiv(a, b *Expr, loose bool) (bool, int) {
+	eq, at, _ := equivLimit(a, b, loose, -1)
+	return eq, at
+}
+
+// EquivLimit is [Equiv] (loose: [EquivLoose]) that enumerates at most
+// limit positions. When the canonical factorizations decide the question
+// it answers without enumerating; otherwise beyond limit positions it
+// returns ErrEnumerationLimit, unless the factorizations already proved
+// the expressions different (then it returns false and at = -1 when the
+// first difference lies beyond limit).
+func EquivLimit(a, b *Expr, loose bool, limit int) (eq bool, at int, err error) {
+	return equivLimit(a, b, loose, limit)
+}
+
+// ErrEnumerationLimit is EquivLimit's answer when only enumerating more
+// positions than its limit would decide.
+var ErrEnumerationLimit = errors.New("deciding needs enumerating more positions than the limit")
+
+func equivLimit(a, b *Expr, loose bool, limit int) (bool, int, error) {
 	if a.Err() != nil || b.Err() != nil {
-		return false, 0
+		return false, 0, nil
 	}
 	if a.size != b.size {
-		return false, min(a.size, b.size)
+		return false, min(a.size, b.size), nil
 	}
-	if !loose && a.size > 4096 && !a.hasLinear() && !b.hasLinear() {
+	if a == b || a.Text() == b.Text() {
+		return true, -1, nil // one spelling, one map
+	}
+	if limit >= 0 && (a.hasLinear() || b.hasLinear()) {
+		limit >>= 10 // MapAll allocates: about a thousand times the cost of Eval
+	}
+	differ := false
+	if (a.size > 4096 || limit >= 0 && a.size > limit) && !a.hasLinear() && !b.hasLinear() {
 		// Fast path: canonical factors are unique per Map (see Factorize),
-		// so equal factor lists prove equivalence without enumeration.
-		if fa, err := Factorize(a); err == nil {
-			if fb, err := Factorize(b); err == nil && fa.Equal(fb) {
-				return true, -1
+		// so equal factor lists prove equivalence without enumeration, and
+		// different ones prove a difference (found by enumeration, which
+		// stops at it). Loosely, every padding cell is one cell: compare
+		// the expressions with every padding made Top.
+		fa, fb := a, b
+		if loose {
+			fa, fb = topPads(a), topPads(b)
+		}
+		if xa, err := Factorize(fa); err == nil {
+			if xb, err := Factorize(fb); err == nil {
+				if xa.Equal(xb) {
+					return true, -1, nil
+				}
+				differ = true
 			}
 		}
 	}
-	return equivEnum(a, b, loose)
+	if limit < 0 || a.size <= limit {
+		eq, at := equivEnum(a, b, loose, a.size)
+		return eq, at, nil
+	}
+	eq, at := equivEnum(a, b, loose, limit)
+	switch {
+	case !eq:
+		return false, at, nil
+	case differ:
+		return false, -1, nil
+	}
+	return false, -1, fmt.Errorf("%d positions: %w (%d)", a.size, ErrEnumerationLimit, limit)
 }
 
-// equivEnum is equiv by enumeration of every position.
-func equivEnum(a, b *Expr, loose bool) (bool, int) {
-	if a.size != b.size {
-		return false, min(a.size, b.size)
+// topPads returns e with every padding of kind Top (e itself when it has
+// none of another kind): the expression EquivLoose compares.
+func topPads(e *Expr) *Expr {
+	if e == nil || e.kind == KindInvalid {
+		return e
 	}
+	var kids []*Expr
+	for i, k := range e.kids {
+		if t := topPads(k); t != k {
+			if kids == nil {
+				kids = slices.Clone(e.kids)
+			}
+			kids[i] = t
+		}
+	}
+	if kids == nil && (e.kind != KindPadding || e.pad == Top) {
+		return e
+	}
+	c := *e
+	if kids != nil {
+		c.kids = kids
+	}
+	if c.kind == KindPadding {
+		c.pad = Top
+	}
+	return &c
+}
+
+// equivEnum is equiv by enumeration of the first n positions (n ≤ the
+// sizes, which are equal).
+func equivEnum(a, b *Expr, loose bool, n int) (bool, int) {
 	if a.hasLinear() || b.hasLinear() {
-		for i := 0; i < a.size; i++ {
+		for i := range n {
 			if !cellsEqual(a.MapAll(i), b.MapAll(i), loose) {
 				return false, i
 			}
@@ -57,7 +131,7 @@ func equivEnum(a, b *Expr, loose bool) (bool, int) {
 	}
 	pa, pb, err := compilePair(a, b)
 	if err != nil { // cannot happen for valid expressions; fall back to Map
-		for i := 0; i < a.size; i++ {
+		for i := range n {
 			if !cellsEqual([]Cell{a.Map(i)}, []Cell{b.Map(i)}, loose) {
 				return false, i
 			}
@@ -65,7 +139,7 @@ func equivEnum(a, b *Expr, loose bool) (bool, int) {
 		return true, -1
 	}
 	da, db := make([]int, pa.Slots()), make([]int, pb.Slots())
-	for i := 0; i < a.size; i++ {
+	for i := range n {
 		ka, pka := pa.Eval(i, da)
 		kb, pkb := pb.Eval(i, db)
 		if ka != kb {

@@ -485,7 +485,11 @@ func sharedAtoms(e *Expr) bool {
 
 // verifyFactors returns the first position where fs and e differ, or -1.
 func verifyFactors(e *Expr, fs Factors) int {
-	_, at := equivEnum(e, fs.Expr(), false)
+	x := fs.Expr()
+	if e.size != x.size {
+		return min(e.size, x.size)
+	}
+	_, at := equivEnum(e, x, false, e.size)
 	return at
 }
 

@@ -225,3 +225,44 @@ func TestEquivPadKinds(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, 8, at, "different sizes differ at the smaller size")
 }
+
+// EquivLimit decides huge expressions by their canonical factorizations
+// (loosely with every padding made Top), enumerates up to its limit, and
+// refuses beyond it only when neither decides.
+func TestEquivLimit(t *testing.T) {
+	huge := axes(t, "A=1099511627776, B=4")
+	for _, tc := range []struct {
+		name, a, b string
+		loose      bool
+		eq         bool
+		at         int
+		refused    bool
+	}{
+		{name: "same spelling", a: "A", b: "A", loose: true, eq: true, at: -1},
+		{name: "split and whole", a: "A / 2, A % 2", b: "A", eq: true, at: -1},
+		{name: "split and whole, loose", a: "A / 2, A % 2", b: "A", loose: true, eq: true, at: -1},
+		{name: "pad kinds, loose", a: "A # 1099511627778", b: "A #{0} 1099511627778", loose: true, eq: true, at: -1},
+		{name: "inner pad kinds, loose", a: "A / 2, A % 2 # 4", b: "A / 2, A % 2 #{0} 4", loose: true, eq: true, at: -1},
+		{name: "inner pad kinds differ early", a: "A / 2, A % 2 # 4", b: "A / 2, A % 2 #{0} 4", eq: false, at: 2},
+		{name: "outer pad kinds differ beyond the limit", a: "A # 1099511627778", b: "A #{0} 1099511627778", eq: false, at: -1},
+		{name: "transposed", a: "A % 2, A / 2", b: "A", eq: false, at: 1},
+		{name: "linear, undecided", a: "$(A:1, B:1)", b: "$(B:1, A:1)", refused: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eq, at, err := EquivLimit(parse(t, tc.a, huge), parse(t, tc.b, huge), tc.loose, 1<<16)
+			if tc.refused {
+				require.ErrorIs(t, err, ErrEnumerationLimit)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.eq, eq)
+			assert.Equal(t, tc.at, at)
+		})
+	}
+	// Small expressions are enumerated whole, as Equiv does.
+	a := axes(t, "A=8")
+	eq, at, err := EquivLimit(parse(t, "A # 16", a), parse(t, "A #{0} 16", a), false, 1<<16)
+	require.NoError(t, err)
+	assert.False(t, eq)
+	assert.Equal(t, 8, at)
+}
