@@ -36,6 +36,11 @@ func Check(spec *Spec, p *kernel.Program) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	// Before anything sized by it is allocated (the simulator holds each
+	// chip's memories): the system's chips (002 L129, L1079).
+	if n := spec.Chip.ChipsPerSystem.Value; p.Chips > n {
+		return &kernel.FieldError{Path: "chips", Err: ruleError(ruleChips.Violate("the program runs on %d chips; the system has %d (chip.chips_per_system; --hw names a spec of a larger system)", p.Chips, n).With("chips", p.Chips).With("limit", n))}
+	}
 	if err := p.CheckDataflow(); err != nil {
 		return err
 	}
@@ -63,6 +68,11 @@ func Check(spec *Spec, p *kernel.Program) error {
 // ruleError words a violation with its rule's ID first: `MEM-C1 memory: ...
 // (002 L138)`.
 func ruleError(v *Violation) error { return fmt.Errorf("%s %w", v.Rule.ID, v) }
+
+// ruleChips: a program runs on the system's chips.
+var ruleChips = NewRule(Rule{ID: "CHIP-R1", Engine: "memory", Name: "chips of the system",
+	Cite: "002 L129, L1079",
+	Text: "a program's #[device(chip = N)] is at most the system's NUM_CHIPS (chip.chips_per_system)"})
 
 // ruleMemTRFAddr: a TRF tensor has no byte address of its own.
 var ruleMemTRFAddr = NewRule(Rule{ID: "MEM-A1", Engine: "memory", Name: "TRF tensors are placed by address mode",

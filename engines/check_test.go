@@ -55,6 +55,8 @@ func TestCheck(t *testing.T) {
 		{"DM tensors overlapping while live", `"element": "J", "addr": 4096}`, `"element": "J", "addr": 2048}`,
 			"tensors[4].addr", "SCH-R7", `dm tensors "matrix_dm" (bytes 0..4096, live ops 0..3) and "vector_dm" (bytes 2048..6144, live ops 1..2) overlap (002 L154-155, L7056)`},
 		{"structure (Validate)", `"chips": 1`, `"chips": 0`, "", "", `chips must be at least 1, got 0`},
+		{"chips beyond the system's (2^62 drove the simulator to 9 GB)", `"chips": 1`, `"chips": 4611686018427387904`,
+			"chips", "CHIP-R1", `the program runs on 4611686018427387904 chips; the system has 1 (chip.chips_per_system; --hw names a spec of a larger system) (002 L129, L1079)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := strings.Replace(src, tc.old, tc.new, 1)
