@@ -6,6 +6,7 @@ import (
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
+	"tcpmap/model/plan"
 )
 
 // benchSetup lowers a kernel and stores random inputs on a fresh device.
@@ -84,6 +85,23 @@ func BenchmarkVerifyHelloGEMV(b *testing.B) {
 		}
 		if _, err := Verify(engines.Default(), p, Options{Seed: 1}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerifySampledPrefillPV verifies the stored Llama 3 70B prefill
+// P·V plan (264 ops, 16.8 M outputs) on one sampled slice: the reference is
+// computed only at that slice's outputs (ReferenceFor).
+func BenchmarkVerifySampledPrefillPV(b *testing.B) {
+	pl, err := plan.Read("../results/plans/llama3-70b-prefill-pv.plan.json.gz")
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := engines.Default()
+	for b.Loop() {
+		rep, err := Verify(spec, pl.Program, Options{Seed: 1, Sample: 1})
+		if err != nil || !rep.Pass {
+			b.Fatalf("%v %v", err, rep)
 		}
 	}
 }

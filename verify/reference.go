@@ -73,6 +73,15 @@ type Expected struct {
 // Reference is parallel over GOMAXPROCS goroutines; its loops run the
 // contraction with the smallest combined strides innermost.
 func Reference(p *kernel.Program, inputs map[string]*Logical) (*Expected, error) {
+	return ReferenceFor(p, inputs, nil)
+}
+
+// ReferenceFor is Reference computed only at the output elements need
+// marks (nil: every element); the others hold 0 for an einsum or mul, and
+// what Reference gives for the other ops. Verify with sampled slices
+// compares only their elements, and an einsum's reference over a whole
+// prefill output would cost more than the sampled simulation itself.
+func ReferenceFor(p *kernel.Program, inputs map[string]*Logical, need []bool) (*Expected, error) {
 	if p == nil || p.Reference == nil {
 		return nil, fmt.Errorf("reference: the kernel states no reference")
 	}
@@ -116,6 +125,12 @@ func Reference(p *kernel.Program, inputs map[string]*Logical) (*Expected, error)
 			if err := noExtraAxes(out, ins); err != nil {
 				return nil, fmt.Errorf("reference: mul: %w", err)
 			}
+		}
+		if need != nil {
+			if len(need) != len(out.Vals) {
+				return nil, fmt.Errorf("reference: %d elements marked, the output has %d", len(need), len(out.Vals))
+			}
+			return einsumAt(p, out, ins, isInt, need), nil
 		}
 		return einsum(p, out, ins, isInt), nil
 	case kernel.RefAdd:
@@ -300,6 +315,108 @@ func einsum(p *kernel.Program, out *Logical, ins []*Logical, isInt bool) *Expect
 	abs := &Logical{Name: "|" + out.Name + "|", DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}
 	e.Abs = abs
 	parallel(n, func(lo, hi int) { n.runFloat(lo, hi, out.Vals, abs.Vals, a.Vals, b.Vals) })
+	return e
+}
+
+// einsumAt is einsum at the output elements need marks: each element's
+// sum over the contracted axes, from the element's coordinates. The sum's
+// order differs from einsum's nest (Compare's bound holds for any order;
+// integer sums wrap to the same value in any order).
+func einsumAt(p *kernel.Program, out *Logical, ins []*Logical, isInt bool, need []bool) *Expected {
+	a, b := ins[0], one
+	if len(ins) == 2 {
+		b = ins[1]
+	}
+	type level struct{ size, so, sa, sb int }
+	var outer, inner []level
+	contractions := 1
+	for _, ax := range p.Axes.List() {
+		so, inO := strideOf(out, ax.Name)
+		sa, inA := strideOf(a, ax.Name)
+		sb, inB := strideOf(b, ax.Name)
+		if !inO && !inA && !inB || ax.Size == 1 {
+			if !inO && (inA || inB) {
+				contractions *= ax.Size
+			}
+			continue
+		}
+		l := level{ax.Size, so, sa, sb}
+		if inO {
+			outer = append(outer, l)
+		} else {
+			contractions *= ax.Size
+			inner = append(inner, l)
+		}
+	}
+	// The contracted axes with the smallest combined stride innermost.
+	sort.SliceStable(inner, func(i, j int) bool { return inner[i].sa+inner[i].sb > inner[j].sa+inner[j].sb })
+	e := &Expected{Out: out}
+	if len(ins) == 2 {
+		e.Depth, e.Ops = contractions, 2*contractions-1
+	} else {
+		e.Depth, e.Ops = contractions-1, contractions-1
+	}
+	var abs []float64
+	if !isInt {
+		e.Abs = &Logical{Name: "|" + out.Name + "|", DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}
+		abs = e.Abs.Vals
+	}
+	var ai, bi []int64
+	if isInt {
+		ai, bi = toInt(a.Vals), toInt(b.Vals)
+	}
+	one1 := func(o int, coord []int) {
+		ia, ib := 0, 0
+		for _, l := range outer {
+			c := o / l.so % l.size
+			ia, ib = ia+c*l.sa, ib+c*l.sb
+		}
+		clear(coord)
+		var s, t float64
+		var si int64
+		for {
+			if isInt {
+				si += ai[ia] * bi[ib]
+			} else {
+				pr := a.Vals[ia] * b.Vals[ib]
+				s += pr
+				t += math.Abs(pr)
+			}
+			k := len(inner) - 1
+			for ; k >= 0; k-- {
+				l := inner[k]
+				coord[k]++
+				ia, ib = ia+l.sa, ib+l.sb
+				if coord[k] < l.size {
+					break
+				}
+				coord[k] = 0
+				ia, ib = ia-l.size*l.sa, ib-l.size*l.sb
+			}
+			if k < 0 {
+				break
+			}
+		}
+		if isInt {
+			out.Vals[o] = float64(wrap(si, uint(out.DType.Bits())))
+		} else {
+			out.Vals[o], abs[o] = s, t
+		}
+	}
+	n := len(out.Vals)
+	w := min(runtime.GOMAXPROCS(0), max(1, n))
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Go(func() {
+			coord := make([]int, len(inner))
+			for o := n * k / w; o < n*(k+1)/w; o++ {
+				if need[o] {
+					one1(o, coord)
+				}
+			}
+		})
+	}
+	wg.Wait()
 	return e
 }
 

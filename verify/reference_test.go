@@ -330,6 +330,26 @@ func TestReferenceRandomEinsums(t *testing.T) {
 		if e.Abs != nil {
 			require.Equal(t, abs, e.Abs.Vals, "iter %d", iter)
 		}
+		// ReferenceFor (Verify with sampled slices): the same values at
+		// the marked elements, zero elsewhere, the same rounding depth.
+		need := make([]bool, len(vals))
+		for i := range need {
+			need[i] = rng.Intn(2) == 0
+		}
+		ef, err := ReferenceFor(p, m, need)
+		require.NoError(t, err, "iter %d", iter)
+		assert.Equal(t, e.Depth, ef.Depth, "iter %d", iter)
+		assert.Equal(t, e.Ops, ef.Ops, "iter %d", iter)
+		for i := range need {
+			want, wantAbs := 0.0, 0.0
+			if need[i] {
+				want, wantAbs = vals[i], abs[i]
+			}
+			require.Equal(t, want, ef.Out.Vals[i], "iter %d element %d", iter, i)
+			if ef.Abs != nil {
+				require.Equal(t, wantAbs, ef.Abs.Vals[i], "iter %d element %d", iter, i)
+			}
+		}
 	}
 }
 

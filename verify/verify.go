@@ -158,19 +158,29 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 	if err != nil {
 		return nil, err
 	}
-	exp, err := Reference(p, inputs)
+	// With sampled slices the reference is computed only where a sampled
+	// slice produced the element (the others are not compared).
+	var need []bool
+	if run != nil {
+		origin := x.origin[outT.Name]
+		need = make([]bool, len(got.Vals))
+		for i := range got.Vals {
+			pos := from[i]
+			need[i] = pos >= 0 && origin != nil && origin[pos] > 0 && origin[pos] != originHBM && run[origin[pos]-1]
+		}
+	}
+	exp, err := ReferenceFor(p, inputs, need)
 	if err != nil {
 		return nil, err
 	}
 	rep.Compared = len(got.Vals) - maskPadding(p.Reference.Valid, got, exp)
 	if run != nil {
-		origin := x.origin[outT.Name]
 		rep.Compared = 0
 		for i := range got.Vals {
 			if math.IsNaN(got.Vals[i]) && math.IsNaN(exp.Out.Vals[i]) && padded(p.Reference.Valid, got, i) {
 				continue // padding (maskPadding)
 			}
-			if pos := from[i]; pos >= 0 && origin != nil && origin[pos] > 0 && origin[pos] != originHBM && run[origin[pos]-1] {
+			if need[i] {
 				rep.Compared++
 				continue
 			}
