@@ -34,6 +34,26 @@ type Skew struct {
 type Axes struct {
 	list  []Axis
 	skews []Skew
+	// idx indexes list by name once it is long (indexFrom), so that
+	// declaring and looking up n axes stays linear in n.
+	idx map[string]int
+}
+
+// indexFrom is the number of axes from which Axes keeps an index.
+const indexFrom = 32
+
+// add appends ax to a's list (a must own its list) and keeps the index.
+func (a *Axes) add(ax Axis) {
+	a.list = append(a.list, ax)
+	switch {
+	case a.idx != nil:
+		a.idx[ax.Name] = len(a.list) - 1
+	case len(a.list) >= indexFrom:
+		a.idx = make(map[string]int, 2*len(a.list))
+		for i, x := range a.list {
+			a.idx[x.Name] = i
+		}
+	}
 }
 
 // NewAxes declares the given axes in order. It rejects invalid names,
@@ -50,7 +70,7 @@ func NewAxes(list ...Axis) (Axes, error) {
 		if ax.Size < 1 || ax.Size > MaxSize {
 			return Axes{}, fmt.Errorf("axis %s: size %d must be between 1 and %d", ax.Name, ax.Size, MaxSize)
 		}
-		a.list = append(a.list, ax)
+		a.add(ax)
 	}
 	return a, nil
 }
@@ -76,8 +96,11 @@ func (a Axes) WithSkew(s Skew) (Axes, error) {
 	if s.Base == s.By {
 		return Axes{}, fmt.Errorf("skewed axis %s: %s - %s skews an axis by itself", s.Name, s.Base, s.By)
 	}
-	out := Axes{list: append([]Axis(nil), a.list...), skews: append([]Skew(nil), a.skews...)}
-	out.list = append(out.list, Axis{Name: s.Name, Size: bs})
+	out := Axes{skews: append([]Skew(nil), a.skews...)}
+	for _, ax := range a.list {
+		out.add(ax)
+	}
+	out.add(Axis{Name: s.Name, Size: bs})
 	out.skews = append(out.skews, s)
 	return out, nil
 }
@@ -146,7 +169,7 @@ func ParseAxes(src string) (Axes, error) {
 			if n < 1 {
 				return Axes{}, synErr(vcol, "axis %s: size must be at least 1", name)
 			}
-			a.list = append(a.list, Axis{Name: name, Size: n})
+			a.add(Axis{Name: name, Size: n})
 		} else {
 			base, _, err := ident()
 			if err != nil {
@@ -209,6 +232,12 @@ func checkAxisName(name string, skewed bool) error {
 
 // Size returns the size of the named axis (plain or skewed).
 func (a Axes) Size(name string) (int, bool) {
+	if a.idx != nil {
+		if i, ok := a.idx[name]; ok {
+			return a.list[i].Size, true
+		}
+		return 0, false
+	}
 	for _, ax := range a.list {
 		if ax.Name == name {
 			return ax.Size, true
@@ -256,6 +285,10 @@ func (a Axes) Len() int { return len(a.list) }
 // Slot returns the declaration position of the named axis, the slot that
 // [Program.Eval] writes its coordinate to.
 func (a Axes) Slot(name string) (int, bool) {
+	if a.idx != nil {
+		i, ok := a.idx[name]
+		return i, ok
+	}
 	for i, ax := range a.list {
 		if ax.Name == name {
 			return i, true

@@ -2,6 +2,8 @@ package mapping
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -265,4 +267,33 @@ func TestEquivLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, eq)
 	assert.Equal(t, 8, at)
+}
+
+// Axes keeps an index once it is long: lookups agree with the declaration
+// order, duplicates are still found, a skew extends the index.
+func TestAxesIndexed(t *testing.T) {
+	var decl []string
+	for i := range 100 {
+		decl = append(decl, fmt.Sprintf("X%d=%d", i, i+1))
+	}
+	a := axes(t, strings.Join(decl, ", "))
+	for i := range 100 {
+		n, ok := a.Size(fmt.Sprintf("X%d", i))
+		assert.True(t, ok)
+		assert.Equal(t, i+1, n)
+		s, ok := a.Slot(fmt.Sprintf("X%d", i))
+		assert.True(t, ok)
+		assert.Equal(t, i, s)
+	}
+	_, ok := a.Size("Y")
+	assert.False(t, ok)
+	_, err := ParseAxes(strings.Join(decl, ", ") + ", X7=3")
+	assert.ErrorContains(t, err, `duplicate axis "X7"`)
+	sk, err := a.WithSkew(Skew{Name: "X3'", Base: "X3", By: "X2"})
+	require.NoError(t, err)
+	s, ok := sk.Slot("X3'")
+	assert.True(t, ok)
+	assert.Equal(t, 100, s)
+	_, ok = a.Size("X3'")
+	assert.False(t, ok, "the original is unchanged")
 }
