@@ -419,3 +419,19 @@ func TestTiledEvaluateTranslated(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkEvaluateTiled512 prices a 512-tile program (about 2,000 ops,
+// the size of the tiled prefill plans that once took 32 s to price).
+func BenchmarkEvaluateTiled512(b *testing.B) {
+	p := tiledGEMM(b, 512)
+	b.ReportMetric(float64(len(p.Ops)), "ops")
+	for b.Loop() {
+		m, err := NewModel(engines.Default())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Evaluate(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

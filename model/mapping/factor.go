@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // FactorKind classifies a [Factor].
@@ -203,11 +204,59 @@ func Factorize(e *Expr) (Factors, error) {
 		if e.size > verifyLimit {
 			return nil, fmt.Errorf("%s: %w: composite atoms of size %d are too large to verify", e, ErrNotFactorizable, e.size)
 		}
-		if at := verifyFactors(e, fs); at >= 0 {
+		if at := verifiedAt(e, fs); at >= 0 {
 			return nil, fmt.Errorf("%s: %w: the factors %v differ from the mapping at position %d", e, ErrNotFactorizable, fs, at)
 		}
 	}
 	return fs, nil
+}
+
+// verified remembers verifyFactors' answers by the expression's text and
+// its axes' sizes (verifyKey: the same text over the same axes is the same
+// map, and factors builds the same list from it): a kernel's ops repeat a few expressions, and each
+// check enumerates up to verifyLimit positions. Bounded: a full cache is
+// emptied.
+var verified struct {
+	sync.Mutex
+	at map[string]int
+}
+
+// maxVerified bounds the verified cache.
+const maxVerified = 4096
+
+// verifyKey is e's text followed by the size (and skew) of each axis it
+// names.
+func verifyKey(e *Expr) string {
+	var b strings.Builder
+	b.WriteString(e.Text())
+	e.walk(func(x *Expr) {
+		if x.kind == KindSymbol {
+			fmt.Fprintf(&b, "|%s=%d", x.name, x.size)
+			if x.skew != nil {
+				fmt.Fprintf(&b, "=%s-%s", x.skew.Base, x.skew.By)
+			}
+		}
+	})
+	return b.String()
+}
+
+// verifiedAt is verifyFactors(e, fs), cached by verifyKey.
+func verifiedAt(e *Expr, fs Factors) int {
+	key := verifyKey(e)
+	verified.Lock()
+	at, ok := verified.at[key]
+	verified.Unlock()
+	if ok {
+		return at
+	}
+	at = verifyFactors(e, fs)
+	verified.Lock()
+	if verified.at == nil || len(verified.at) >= maxVerified {
+		verified.at = map[string]int{}
+	}
+	verified.at[key] = at
+	verified.Unlock()
+	return at
 }
 
 // factors builds the canonical factor list structurally (before the

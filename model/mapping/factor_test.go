@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -132,4 +133,22 @@ func TestSplitAtGolden(t *testing.T) {
 	// split_at(m![A # 9], 4) with A = 6 panics "not divisible" in the reference: an error here.
 	_, _, err = SplitAt(parse(t, "A # 9", axes(t, "A=6")), 4)
 	assert.ErrorContains(t, err, "does not divide")
+}
+
+// Factorize caches its position-by-position checks by text and axis sizes:
+// one text over axes of other sizes is another map, checked anew.
+func TestFactorizeVerifyCacheKeysSizes(t *testing.T) {
+	for _, r := range []int{14, 13, 14, 12} {
+		a := axes(t, fmt.Sprintf("R=%d", r))
+		e := parse(t, "[R # 16 / 4, R # 16 % 4]", a)
+		fs, err := Factorize(e)
+		require.NoError(t, err, "R=%d", r)
+		ok, at := Equiv(e, fs.Expr())
+		assert.True(t, ok, "R=%d: differs at %d", r, at)
+		for _, f := range fs {
+			if f.Kind == FactorTerm {
+				assert.Equal(t, r, f.AxisSize, "R=%d", r)
+			}
+		}
+	}
 }
