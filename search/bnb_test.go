@@ -85,3 +85,18 @@ func TestBnBFinish(t *testing.T) {
 		})
 	}
 }
+
+// A memory budget stops the search as a timeout does, and says so: with
+// a budget of one byte the watcher stops the first search that runs past
+// its first sample (workloads/gemm.yaml's whole space takes seconds).
+func TestMemoryBudgetStops(t *testing.T) {
+	t.Parallel()
+	s := newSplitSpace(t, workloadFile(t, "gemm.yaml"))
+	for _, run := range []func(*Space, Options) (*Result, error){Solve, Exhaustive} {
+		res, err := run(s, Options{MemoryBudget: 1})
+		require.NoError(t, err)
+		assert.False(t, res.Stats.Complete)
+		assert.Equal(t, StoppedMemory, res.Stats.Stopped)
+		assert.False(t, res.Proof.Proven)
+	}
+}

@@ -78,6 +78,8 @@ const widenTiles = 8
 // some, is searched again with widenTiles times the bound (the plan's
 // max_tiles says which).
 func Solve(s *Space, opts Options) (*Result, error) {
+	opts, stop := withMemoryBudget(opts)
+	defer stop()
 	start := time.Now()
 	before := s.Capped()
 	res, err := solve(s, opts)

@@ -53,6 +53,10 @@ type Options struct {
 	// Workers is how many candidates the SAT planner evaluates at once
 	// (0: GOMAXPROCS, at most 8). The result does not depend on it.
 	Workers int
+	// MemoryBudget stops the search, as Timeout does, once the Go heap
+	// holds more than this many bytes (0: no limit); Stats.Stopped is then
+	// StoppedMemory.
+	MemoryBudget uint64
 }
 
 // Why a search stopped before its end (Stats.Stopped).
@@ -60,6 +64,7 @@ const (
 	StoppedTimeout   = "timeout"     // Options.Timeout passed
 	StoppedInterrupt = "interrupted" // Options.Context is done
 	StoppedBudget    = "evaluations" // Options.MaxEvaluations reached
+	StoppedMemory    = "memory"      // Options.MemoryBudget exceeded
 )
 
 // stopped reports whether the options' context is done.
@@ -68,6 +73,8 @@ func (o *Options) stopped() bool { return o.Context != nil && o.Context.Err() !=
 // stopReason says why a search that stopped early stopped.
 func (o *Options) stopReason(evaluated int) string {
 	switch {
+	case o.stopped() && memoryStopped(o.Context):
+		return StoppedMemory
 	case o.stopped():
 		return StoppedInterrupt
 	case o.MaxEvaluations > 0 && evaluated >= o.MaxEvaluations:
@@ -106,8 +113,8 @@ type Stats struct {
 	// Complete is set when every candidate was evaluated (neither
 	// Timeout nor MaxEvaluations stopped the search).
 	Complete bool
-	// Stopped says why an incomplete search stopped: StoppedTimeout or
-	// StoppedInterrupt ("" when Complete).
+	// Stopped says why an incomplete search stopped: StoppedTimeout,
+	// StoppedInterrupt, StoppedBudget or StoppedMemory ("" when Complete).
 	Stopped string
 	// Restricted is set when Options.Where restricted the space.
 	Restricted bool
@@ -275,6 +282,8 @@ func (e *evaluator) exactProgram(idx int, c *Candidate, p *kernel.Program) (*Eva
 
 // Exhaustive enumerates the whole space and returns the best candidates.
 func Exhaustive(s *Space, opts Options) (*Result, error) {
+	opts, stop := withMemoryBudget(opts)
+	defer stop()
 	start := time.Now()
 	if opts.MaxTiles > 0 {
 		s = s.WithMaxTiles(opts.MaxTiles) // the caller's space keeps its own bound

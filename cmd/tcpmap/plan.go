@@ -67,6 +67,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 		workers  int
 		planner  string
 		target   string
+		memory   int
 	)
 	cmd := &cobra.Command{
 		Use:         "plan WORKLOAD.yaml",
@@ -111,8 +112,11 @@ searched; the rules that empty it are named) or invalid input, 2 usage
 errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if top < 1 {
-				return usageError{fmt.Errorf("--top must be at least 1, got %d", top)}
+			if top < 1 || top > maxTop {
+				return usageError{fmt.Errorf("--top must be between 1 and %d, got %d", maxTop, top)}
+			}
+			if memory < 0 {
+				return usageError{fmt.Errorf("--memory must not be negative, got %d", memory)}
 			}
 			if planner != "sat" && planner != "exhaustive" {
 				return usageError{fmt.Errorf("--planner %q: want sat or exhaustive", planner)}
@@ -147,6 +151,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			defer stop()
 			opts := search.Options{
 				Top: top, Timeout: timeout, MaxEvaluations: maxEvals, MaxTiles: maxTiles, NoPrune: noPrune, Workers: workers,
+				MemoryBudget: uint64(memory) << 20,
 				Context: ctx, ProgressEvery: planProgressEvery,
 				Progress: func(st search.Stats) {
 					fmt.Fprintf(stderr, "plan: %d candidates, %d legal, %d priced, %.1fs\n",
@@ -214,7 +219,8 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 		},
 	}
 	cmd.Flags().StringVar(&op, "op", "", "the einsum op of a graph workload to plan")
-	cmd.Flags().IntVar(&top, "top", 1, "list the `N` best candidates")
+	cmd.Flags().IntVar(&top, "top", 1, fmt.Sprintf("list the `N` best candidates (at most %d)", maxTop))
+	cmd.Flags().IntVar(&memory, "memory", defaultMemoryMiB, "stop the search with the best plan so far once its heap holds `MiB` mebibytes (0: no limit)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop after `D` (e.g. 30s) with the best candidate so far")
 	cmd.Flags().IntVar(&maxEvals, "max-evaluations", 0, "stop after `N` candidate evaluations with the best so far: the same plan on any machine (0: no limit)")
 	cmd.Flags().StringVar(&out, "out", "", "write the plan and its kernel program to `PLAN.json`")
@@ -410,9 +416,18 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 	}
 }
 
+// maxTop bounds --top: each kept candidate holds its priced program.
+const maxTop = 1000
+
+// defaultMemoryMiB is --memory's default: a search stops well below the
+// machine's 24 GiB (env: the 2-core, 24 GiB machine this project runs on).
+const defaultMemoryMiB = 8 << 10
+
 // stoppedText says why a search stopped early (search.Stats.Stopped).
 func stoppedText(why string) string {
 	switch why {
+	case search.StoppedMemory:
+		return "stopped at the --memory budget"
 	case search.StoppedInterrupt:
 		return "interrupted"
 	case search.StoppedBudget:

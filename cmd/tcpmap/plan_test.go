@@ -97,6 +97,10 @@ func TestPlanErrors(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--top")
 
+	code, _, errOut = runCLI(t, "plan", "../../workloads/dot.yaml", "--top", "1001")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--top must be between 1 and 1000")
+
 	code, _, _ = runCLI(t, "plan")
 	assert.Equal(t, exitUsage, code)
 
@@ -161,6 +165,16 @@ func TestPlanTimeout(t *testing.T) {
 	assert.Equal(t, "stopped", o.Verdict)
 	assert.Equal(t, search.StoppedTimeout, o.Stopped)
 	assert.Nil(t, o.Plan)
+}
+
+// TestPlanMemory: a search past its --memory budget stops as one past
+// --timeout does (gemm.yaml's search takes seconds; the heap is past one
+// MiB at the watcher's first sample), says so and exits 3.
+func TestPlanMemory(t *testing.T) {
+	code, out, errOut := runCLI(t, "plan", "../../workloads/gemm.yaml", "--memory", "1")
+	assert.Equal(t, exitAborted, code, out)
+	assert.Contains(t, out, "optimal: no plan (stopped at the --memory budget after ")
+	assert.NotContains(t, out+errOut, "no legal mapping")
 }
 
 // TestPlanInterrupt: Ctrl-C during a search stops it as --timeout does:
