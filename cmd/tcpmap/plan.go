@@ -152,7 +152,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			opts := search.Options{
 				Top: top, Timeout: timeout, MaxEvaluations: maxEvals, MaxTiles: maxTiles, NoPrune: noPrune, Workers: workers,
 				MemoryBudget: uint64(memory) << 20,
-				Context: ctx, ProgressEvery: planProgressEvery,
+				Context:      ctx, ProgressEvery: planProgressEvery,
 				Progress: func(st search.Stats) {
 					fmt.Fprintf(stderr, "plan: %d candidates, %d legal, %d priced, %.1fs\n",
 						st.Candidates, st.Legal, st.CostEvaluations, st.Wall.Seconds())
