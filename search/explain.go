@@ -38,6 +38,9 @@ type ExplainOptions struct {
 	// none): unlike Timeout, where it stops does not depend on the
 	// machine's speed.
 	MaxEvaluations int
+	// MemoryBudget bounds each search's heap (Options.MemoryBudget; 0:
+	// none).
+	MemoryBudget uint64
 }
 
 // Explanation is what Explain found.
@@ -113,7 +116,7 @@ func Explain(s *Space, m *MapSpec, opts ExplainOptions) (*Explanation, error) {
 			return x, nil
 		}
 	}
-	so := Options{MaxTiles: opts.MaxTiles, Timeout: opts.Timeout, MaxEvaluations: opts.MaxEvaluations}
+	so := Options{MaxTiles: opts.MaxTiles, Timeout: opts.Timeout, MaxEvaluations: opts.MaxEvaluations, MemoryBudget: opts.MemoryBudget}
 	so.Where = m.Where(s.P)
 	// With the slices fixed, the enumeration prunes the space at its first
 	// stage and the exhaustive planner evaluates only the mapping's
