@@ -59,6 +59,12 @@ func ReadBaseline(path string) (*Baseline, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseBaseline(path, data)
+}
+
+// ParseBaseline parses a baseline file's bytes; path is the name errors
+// carry.
+func ParseBaseline(path string, data []byte) (*Baseline, error) {
 	var b Baseline
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -63,3 +63,43 @@ func TestKernelFileLocations(t *testing.T) {
 	_, _, err = LoadKernel("testdata/no-such-kernel.json")
 	assert.Error(t, err)
 }
+
+// FuzzParseKernel: a kernel file's bytes (the golden kernels, corrupted)
+// parse to a program or to an error that names the file, never a panic.
+func FuzzParseKernel(f *testing.F) {
+	for _, name := range []string{"hello-gemv", "hello-add", "ve-pair-add"} {
+		if data, err := os.ReadFile("../workloads/kernels/" + name + ".json"); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, _, err := ParseKernel("k.json", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "k.json") {
+				t.Fatalf("error without the file: %v", err)
+			}
+			return
+		}
+		if p == nil {
+			t.Fatal("no program and no error")
+		}
+	})
+}
+
+// FuzzParseSlices: --slices parses to a sample size that prints back to
+// itself, or to an error; never a panic.
+func FuzzParseSlices(f *testing.F) {
+	for _, s := range []string{"all", "sample:1", "sample:64", "sample:", "sample:-3", "sample:99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := ParseSlices(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseSlices(SlicesString(k))
+		if err != nil || back != k {
+			t.Fatalf("%q → %d → %q → %d, %v", s, k, SlicesString(k), back, err)
+		}
+	})
+}

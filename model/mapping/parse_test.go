@@ -297,3 +297,22 @@ func TestAxesIndexed(t *testing.T) {
 	_, ok = a.Size("X3'")
 	assert.False(t, ok, "the original is unchanged")
 }
+
+// FuzzParseAxes: an axis declaration (--axes) parses to axes that print
+// back (String) to a declaration parsing to the same axes, or to an error;
+// never a panic.
+func FuzzParseAxes(f *testing.F) {
+	for _, s := range []string{"A=8,B=512", "A = 8, B = 512,", "A=4,B=4,B'=B-A", "A=1099511627776", "A=0", "A=8,A=8", "B'=B-A"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAxes(s)
+		if err != nil {
+			return
+		}
+		b, err := ParseAxes(a.String())
+		require.NoError(t, err, "%q → %q", s, a.String())
+		assert.Equal(t, a.String(), b.String())
+		assert.Equal(t, a.List(), b.List())
+	})
+}

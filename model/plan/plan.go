@@ -303,23 +303,29 @@ func Read(path string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if data, err = io.ReadAll(io.LimitReader(zr, MaxInflated+1)); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(data) > MaxInflated {
-			return nil, fmt.Errorf("%s: inflates beyond %d bytes", path, MaxInflated)
-		}
-	}
-	p, err := Unmarshal(data)
+	p, err := Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
+}
+
+// Decode decodes a plan file's bytes, gunzipping compressed ones (told by
+// the gzip magic bytes) up to MaxInflated bytes.
+func Decode(data []byte) (*Plan, error) {
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, err
+		}
+		if data, err = io.ReadAll(io.LimitReader(zr, MaxInflated+1)); err != nil {
+			return nil, err
+		}
+		if len(data) > MaxInflated {
+			return nil, fmt.Errorf("inflates beyond %d bytes", MaxInflated)
+		}
+	}
+	return Unmarshal(data)
 }
 
 // Encode returns the bytes Write writes to path: the plan's JSON

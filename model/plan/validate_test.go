@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"math"
@@ -131,5 +133,41 @@ func FuzzUnmarshal(f *testing.F) {
 		require.NoError(t, err)
 		_, err = Unmarshal(out)
 		require.NoError(t, err)
+	})
+}
+
+// FuzzDecode: the plan file's bytes, gzip-compressed or not (the stored
+// plans compressed and corrupted), decode to a valid plan or an error,
+// never a panic, and a compressed plan decodes as its JSON does.
+func FuzzDecode(f *testing.F) {
+	for _, name := range []string{"gemv", "dot"} {
+		if data, err := os.ReadFile("../../results/plans/" + name + ".plan.json"); err == nil {
+			f.Add(data)
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			_, _ = zw.Write(data)
+			_ = zw.Close()
+			f.Add(b.Bytes())
+			f.Add(b.Bytes()[:b.Len()/2])
+		}
+	}
+	f.Add([]byte{0x1f, 0x8b})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Decode(data)
+		if err != nil {
+			return
+		}
+		require.NoError(t, p.Validate())
+		if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+			return
+		}
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		_, err = zw.Write(data)
+		require.NoError(t, err)
+		require.NoError(t, zw.Close())
+		q, err := Decode(b.Bytes())
+		require.NoError(t, err)
+		assert.Equal(t, p, q)
 	})
 }
