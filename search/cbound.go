@@ -97,6 +97,22 @@ func (s *Space) serialBound(c *Candidate) float64 {
 		packets *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
 	}
 	main := packets / float64(steps)
+	if r := s.Split(c); r > 1 {
+		// The Vector Engine's pass of a split candidate streams each
+		// chain's partial sums at eight 32-bit lanes a cycle (002 L5272)
+		// and adds the Inter-Slice Block's ring tail of one cycle per
+		// slice of the group (002 L6739-6749; cost.InterSliceReduceCycles).
+		v := &s.Spec.Vector
+		outs := 1
+		for a, ax := range s.P.Axes {
+			if ax.Class != Contracted {
+				outs *= c.Factor(a, Time) * c.Factor(a, Row) * c.Factor(a, Packet)
+			}
+		}
+		lanes := v.Way8ElementsPerCycle.Value
+		tail := (r*v.InterSliceCycles256Slices.Value + v.InterSliceSlices.Value - 1) / v.InterSliceSlices.Value
+		main = max(main, float64((outs+lanes-1)/lanes+tail))
+	}
 	sub := s.subCycles(c) / float64(tiles[w])
 	out := load[TensorOut].cycles(startup)
 	dw, dx := load[w].cycles(startup), load[x].cycles(startup)
