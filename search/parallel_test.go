@@ -81,7 +81,7 @@ func TestEvaluatorBuildPrecheck(t *testing.T) {
 	low := newLowerer(s.Spec)
 	step := 1
 	if testing.Short() {
-		step = 41 // a sample of the space's candidates
+		step = 97 // a sample of the space's candidates
 	}
 	n, early := 0, 0
 	s.Enumerate(func(c Candidate) bool {
