@@ -298,7 +298,10 @@ func (s *Space) slicesServed(live, Ring int) (dmn, engine int) {
 //
 // In HBM, with a plain layout, the innermost axes multiply up to and
 // including the first one Cluster and Slice split (tiles only shorten
-// runs). In DM, the output's packet is innermost and the commit writes it
+// runs), a contracted axis split across slices (SplitK) included: the DMA
+// reads each slice's share as its own runs, even where neighbouring
+// slices' shares continue one another in HBM (cost.DMAModel prices the
+// 32-byte shares of gemm.yaml's in0 split 128 ways at 92 B/cycle). In DM, the output's packet is innermost and the commit writes it
 // whole (outElement): with Interleaved accumulation it is Row # 8
 // (002 L4447-4448), so with fewer than 8 rows its live part ends after the
 // row digits — a run no longer than the innermost HBM axis's Row factor,
@@ -318,11 +321,6 @@ func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 	for i := len(order) - 1; i >= 0; i-- {
 		a := order[i]
 		split := c.Factor(a, Cluster) * c.Factor(a, Slice)
-		if s.P.Axes[a].Class == Contracted {
-			// Its slice digits are the innermost (SplitK): neighbouring
-			// slices' runs continue one another.
-			split = c.Factor(a, Cluster)
-		}
 		run *= float64(s.P.Axes[a].Size / split)
 		if split > 1 {
 			break
