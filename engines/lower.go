@@ -27,6 +27,12 @@ var (
 	ruleChainBegin = NewRule(Rule{ID: "CHAIN-R3", Engine: "fetch", Name: "begin reads a DM tensor",
 		Cite: "002 L1704-1705",
 		Text: "begin(view) starts a chain from a DM tensor, and fetch::<D2, Time2, Packet2> keeps its Chip, Cluster and Slice mappings"})
+	ruleChainCollect = NewRule(Rule{ID: "CHAIN-R4", Engine: "collect", Name: "to_trf and align take the collect stream",
+		Cite: "002 L4049-4065, L3888-3894",
+		Text: "to_trf and align are methods of CollectTensor: the stage before them is collect"})
+	ruleChainTRFType = NewRule(Rule{ID: "CHAIN-R5", Engine: "trf", Name: "TRF tensor of the stream's type",
+		Cite: "002 L4056-4059, L3891-3894",
+		Text: "to_trf on a CollectTensor<D> returns a TrfTensor<D>, and align pairs a CollectTensor<D> with a TrfTensor<D>: the TRF tensor has the stream's element type"})
 )
 
 // chainState is the stream tensor's type between two stages.
@@ -37,6 +43,7 @@ type chainState struct {
 	time, packet         *mapping.Expr
 	row                  *mapping.Expr // the computation Row, after align
 	contract             *kernel.ContractConfig
+	align                *kernel.AlignConfig // the chain's align, once lowered
 	prev                 kernel.StageKind
 	ve                   *vePass // the open Vector Engine pass, between vector_init and vector_final
 	// inter is the interleaving of a begin_interleaved chain's fetch
@@ -84,9 +91,12 @@ func Lower(spec *Spec, p *kernel.Program) error {
 		default:
 			if op.DMA == nil {
 				op.DMA, err = lowerDMA(spec, p, op)
-				if err != nil {
-					err = &LowerError{Op: i, Stage: -1, Kind: string(op.Kind), Err: err}
-				}
+			}
+			if err == nil {
+				err = checkDMAOp(spec, p, op)
+			}
+			if err != nil {
+				err = &LowerError{Op: i, Stage: -1, Kind: string(op.Kind), Err: err}
 			}
 		}
 		if err != nil {
@@ -94,6 +104,39 @@ func Lower(spec *Spec, p *kernel.Program) error {
 		}
 	}
 	return nil
+}
+
+// checkDMAOp checks op's DMA command against its tensors (CheckDMAOp).
+func checkDMAOp(spec *Spec, p *kernel.Program, op *kernel.Op) error {
+	src, _ := p.Tensor(op.Src)
+	dst, _ := p.Tensor(op.Dst)
+	side := func(t *kernel.Tensor) (DMASide, error) {
+		s := DMASide{Name: t.Name, Media: kernel.MediaDM, Chip: t.Chip, Cluster: t.Cluster, Slice: t.Slice}
+		b := t
+		if t.View != "" {
+			if v, ok := p.Tensor(t.View); ok {
+				b = v // a tile view addresses its argument's bytes
+			}
+		}
+		n, err := b.DType.BytesFor(b.Element.Size())
+		if err != nil {
+			return s, err
+		}
+		s.Lo, s.Hi = b.Addr, b.Addr+int64(n)
+		if t.Mem == kernel.HBM {
+			s.Media = kernel.MediaHBM
+		}
+		return s, nil
+	}
+	s, err := side(src)
+	if err != nil {
+		return err
+	}
+	d, err := side(dst)
+	if err != nil {
+		return err
+	}
+	return CheckDMAOp(spec, op.DMA, DMAOp{Src: s, Dst: d, ElemBits: src.DType.SizeBits(), Chips: p.Chips})
 }
 
 func dmaTensor(t *kernel.Tensor) DMATensor {
@@ -366,6 +409,11 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 				return err
 			}
 			cfg.Fetch = c
+		} else if cfg.Fetch == nil {
+			return fmt.Errorf("the stated configuration has no fetch part")
+		}
+		if err := CheckFetchConfig(spec, cfg.Fetch, FetchStated{Context: ctx, InType: st.dt, OutType: out, Time: stage.Time, Packet: stage.Packet}); err != nil {
+			return err
 		}
 		st.dt, st.time, st.packet = out, stage.Time, stage.Packet
 		return nil
@@ -401,6 +449,8 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		}
 		if !keep {
 			cfg.Collect = &plan.Collect
+		} else if cfg.Collect == nil || *cfg.Collect != plan.Collect {
+			return ruleColStated.Violate("stated %v, the stream's type and mappings give %s", cfg.Collect, &plan.Collect)
 		}
 		st.time, st.packet = stage.Time, stage.Packet
 		return nil
@@ -409,19 +459,33 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		if err := sameSpatial(ruleChainTRF, st, tensor); err != nil {
 			return err
 		}
+		if st.prev != kernel.StCollect {
+			return ruleChainCollect.Violate("to_trf after %s", st.prev)
+		}
+		if tensor.DType != st.dt {
+			return ruleChainTRFType.Violate("TRF tensor %q is %s, the stream is %s", tensor.Name, tensor.DType, st.dt)
+		}
+		c, err := DeriveToTRF(spec, ToTRFInput{DType: st.dt, Time: st.time, Packet: st.packet,
+			Row: tensor.Row, Element: tensor.Element, Address: tensor.TrfAddress})
+		if err != nil {
+			return err
+		}
 		if !keep {
-			c, err := DeriveToTRF(spec, ToTRFInput{DType: st.dt, Time: st.time, Packet: st.packet,
-				Row: tensor.Row, Element: tensor.Element, Address: tensor.TrfAddress})
-			if err != nil {
-				return err
-			}
 			cfg.ToTRF = &c
+		} else if cfg.ToTRF == nil || *cfg.ToTRF != c {
+			return ruleTRFStated.Violate("stated %v, the stream and TRF tensor %q give %s", cfg.ToTRF, tensor.Name, c)
 		}
 		return nil
 
 	case kernel.StAlign:
 		if err := sameSpatial(ruleChainTRF, st, tensor); err != nil {
 			return err
+		}
+		if st.prev != kernel.StCollect {
+			return ruleChainCollect.Violate("align after %s", st.prev)
+		}
+		if tensor.DType != st.dt {
+			return ruleChainTRFType.Violate("TRF tensor %q is %s, the stream is %s", tensor.Name, tensor.DType, st.dt)
 		}
 		if !keep {
 			c, err := DeriveAlign(spec, AlignInput{DType: st.dt, Time: st.time, Packet: st.packet,
@@ -430,8 +494,14 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 				return err
 			}
 			cfg.Align = &c
+		} else if cfg.Align == nil {
+			return fmt.Errorf("the stated configuration has no align part")
+		}
+		if err := CheckAlignConfig(spec, cfg.Align, AlignStated{InSteps: st.time.Size(), Rows: tensor.Row.Size(), OutTime: stage.Time}); err != nil {
+			return err
 		}
 		st.row, st.time, st.packet = tensor.Row, stage.Time, stage.Packet
+		st.align = cfg.Align
 		return nil
 
 	case kernel.StContract:
@@ -442,6 +512,11 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		}
 		if !keep {
 			cfg.Contract = &c
+		} else if cfg.Contract == nil || *cfg.Contract != c {
+			return ruleRedStated.Violate("stated %v, the stream's type and mappings give %s", cfg.Contract, c)
+		}
+		if st.align != nil && st.align.StreamAdapter.Rows != c.Rows {
+			return ruleCEAlignment.Violate("the Aligner broadcasts to %d Rows, the contraction has %d", st.align.StreamAdapter.Rows, c.Rows)
 		}
 		st.contract = &c
 		st.packet, st.dt = stage.Packet, c.Out
@@ -455,36 +530,45 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		if err != nil {
 			return err
 		}
+		c, err := DeriveAccumulate(spec, AccumulateInput{Contract: *st.contract, Row: st.row, Time: st.time,
+			Packet: st.packet, OutTime: stage.Time, OutPacket: stage.Packet, Kind: kind})
+		if err != nil {
+			return err
+		}
 		if !keep {
-			c, err := DeriveAccumulate(spec, AccumulateInput{Contract: *st.contract, Row: st.row, Time: st.time,
-				Packet: st.packet, OutTime: stage.Time, OutPacket: stage.Packet, Kind: kind})
-			if err != nil {
-				return err
-			}
 			cfg.Accumulate = &c
+		} else if cfg.Accumulate == nil {
+			return fmt.Errorf("the stated configuration has no accumulate part")
+		}
+		if err := CheckAccumulateConfig(cfg.Accumulate, c); err != nil {
+			return err
 		}
 		st.time, st.packet = stage.Time, stage.Packet
 		return nil
 
 	case kernel.StCast:
+		c, err := DeriveCast(spec, CastInput{From: st.dt, To: stage.DType, Packet: st.packet, OutPacket: stage.Packet})
+		if err != nil {
+			return err
+		}
 		if !keep {
-			c, err := DeriveCast(spec, CastInput{From: st.dt, To: stage.DType, Packet: st.packet, OutPacket: stage.Packet})
-			if err != nil {
-				return err
-			}
 			cfg.Cast = &c
+		} else if cfg.Cast == nil || *cfg.Cast != c {
+			return ruleCastStated.Violate("stated %v, the stream's type and mappings give %s", cfg.Cast, c)
 		}
 		st.dt, st.packet = stage.DType, stage.Packet
 		return nil
 
 	case kernel.StTranspose:
+		c, err := DeriveTranspose(spec, TransposeInput{DType: st.dt, Time: st.time, Packet: st.packet,
+			OutTime: stage.Time, OutPacket: stage.Packet})
+		if err != nil {
+			return err
+		}
 		if !keep {
-			c, err := DeriveTranspose(spec, TransposeInput{DType: st.dt, Time: st.time, Packet: st.packet,
-				OutTime: stage.Time, OutPacket: stage.Packet})
-			if err != nil {
-				return err
-			}
 			cfg.Transpose = &c
+		} else if cfg.Transpose == nil || *cfg.Transpose != c {
+			return ruleTrStated.Violate("stated %v, the stream's type and mappings give %v", cfg.Transpose, c)
 		}
 		st.time, st.packet = stage.Time, stage.Packet
 		return nil
@@ -503,8 +587,10 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 				return err
 			}
 			cfg.Commit = c
+		} else if cfg.Commit == nil {
+			return fmt.Errorf("the stated configuration has no commit part")
 		}
-		return nil
+		return CheckCommitConfig(spec, cfg.Commit, CommitStated{Context: ctx, DType: st.dt, Time: st.time, Slice: tensor.Slice})
 	}
 	stage.Config = nil
 	return fmt.Errorf("unknown stage kind %q", stage.Kind)

@@ -261,13 +261,13 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 			if err != nil {
 				return fmt.Errorf("%s: packet %d: read: %w", d, q, err)
 			}
-			tainted := (srcTaint != nil && srcTaint[sg]) || (src.Mem == kernel.HBM && x.hbmTainted[src.Name])
+			tainted := (srcTaint != nil && sg >= 0 && srcTaint[sg]) || (src.Mem == kernel.HBM && x.hbmTainted[src.Name])
 			dg, err := x.dmaWrite(d.Dst, int64(da), stride, b)
 			if err != nil {
 				return fmt.Errorf("%s: packet %d: write: %w", d, q, err)
 			}
 			switch {
-			case dstTaint != nil:
+			case dstTaint != nil && dg >= 0:
 				if !written[dg] {
 					written[dg] = true
 					dstTaint[dg] = false

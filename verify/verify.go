@@ -92,19 +92,27 @@ type Report struct {
 // elements is exact for them: each element is compared against the full
 // reference as with every slice simulated.
 func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error) {
+	rep, _, err := verifyOutput(spec, p, opts)
+	return rep, err
+}
+
+// verifyOutput is Verify, also returning the simulated output as compared
+// (elements out of the comparison are NaN): the mutation study compares it
+// bit by bit with the unmutated kernel's.
+func verifyOutput(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, *Logical, error) {
 	if spec == nil || p == nil {
-		return nil, errors.New("verify: nil spec or program")
+		return nil, nil, errors.New("verify: nil spec or program")
 	}
 	if p.Reference == nil {
-		return nil, fmt.Errorf("kernel %q states no reference: nothing to verify against", p.Name)
+		return nil, nil, fmt.Errorf("kernel %q states no reference: nothing to verify against", p.Name)
 	}
 	if err := engines.Lower(spec, p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	outT, _ := p.Tensor(p.Reference.Output)
 	dev, err := NewDevice(spec, p.Chips)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	outAxes := map[string]bool{}
@@ -120,16 +128,16 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 		}
 		l, err := NewLogical(p, t)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := RandomValuesIn(rng, l, p.Reference.Range); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := padInput(p.Reference.Valid, outAxes, l); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := WriteHBMTensor(dev, p, t, l); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		inputs[t.Name] = l
 	}
@@ -138,7 +146,7 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 	if opts.Sample > 0 {
 		sample, err := SliceSample(dev, p, opts.Sample, opts.Seed)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		run = make([]bool, dev.TotalSlices())
 		for _, g := range sample {
@@ -148,19 +156,19 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 	}
 	x, err := NewExecutor(dev, p, ExecOptions{Run: run, Workers: opts.Workers})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := x.Run(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep.MACs = x.MACs()
 	got, from, err := readHBMTensor(dev, p, outT)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	exp, err := Reference(p, inputs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep.Compared = len(got.Vals) - maskPadding(p.Reference.Valid, got, exp)
 	if run != nil {
@@ -183,12 +191,12 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 			}
 		}
 		if rep.Compared == 0 {
-			return nil, fmt.Errorf("kernel %q: no output element comes from the %d sampled slices alone (the kernel moves data across slices); verify with every slice", p.Name, opts.Sample)
+			return nil, nil, fmt.Errorf("kernel %q: no output element comes from the %d sampled slices alone (the kernel moves data across slices); verify with every slice", p.Name, opts.Sample)
 		}
 	}
 	rep.Comparison = Compare(exp, got)
 	rep.Pass = rep.Comparison.Pass
-	return rep, nil
+	return rep, got, nil
 }
 
 // SliceSample chooses k slices at random (from seed) among the slices the
