@@ -1,7 +1,10 @@
 package engines
 
 import (
+	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
@@ -27,9 +30,12 @@ var (
 	ruleChainBegin = NewRule(Rule{ID: "CHAIN-R3", Engine: "fetch", Name: "begin reads a DM tensor",
 		Cite: "002 L1704-1705",
 		Text: "begin(view) starts a chain from a DM tensor, and fetch::<D2, Time2, Packet2> keeps its Chip, Cluster and Slice mappings"})
-	ruleChainCollect = NewRule(Rule{ID: "CHAIN-R4", Engine: "collect", Name: "to_trf and align take the collect stream",
-		Cite: "002 L4049-4065, L3888-3894",
-		Text: "to_trf and align are methods of CollectTensor: the stage before them is collect"})
+	ruleChainCollect = NewRule(Rule{ID: "CHAIN-R4", Engine: "collect", Name: "to_trf, to_vrf and align take the collect stream",
+		Cite: "002 L4049-4065, L3888-3894, L3033",
+		Text: "to_trf and align are methods of CollectTensor, and the Collect Engine loads TRF via .to_trf() and VRF via .to_vrf(): the stage before them is collect"})
+	ruleChainStated = NewRule(Rule{ID: "CHAIN-R6", Engine: "lower", Name: "a stated configuration follows from the program",
+		Cite: "002 L1224, L1809, L2238",
+		Text: "the compiler derives every register configuration from the kernel's types and mappings (users do not specify sequencer configurations, fetch_size or commit_in_size): a configuration the kernel states may differ from the derived one only in its sequencers' loops and bases, which the simulator runs as written"})
 	ruleChainTRFType = NewRule(Rule{ID: "CHAIN-R5", Engine: "trf", Name: "TRF tensor of the stream's type",
 		Cite: "002 L4056-4059, L3891-3894",
 		Text: "to_trf on a CollectTensor<D> returns a TrfTensor<D>, and align pairs a CollectTensor<D> with a TrfTensor<D>: the TRF tensor has the stream's element type"})
@@ -306,14 +312,172 @@ func liveDigits(e *mapping.Expr) *mapping.Expr {
 }
 
 func lowerChain(spec *Spec, p *kernel.Program, op *kernel.Op, i int) error {
+	derived := deriveChain(spec, p, op)
 	st := chainState{dual: chainDual(spec, p, op.Stages)}
 	for k, stage := range op.Stages {
+		stated := stage.Config != nil
 		if err := lowerStage(spec, p, op.Context, &st, stage); err != nil {
 			return &LowerError{Op: i, Stage: k, Kind: string(stage.Kind), Err: err}
+		}
+		if stated && derived != nil {
+			if err := sameDerived(stage.Config, derived[k]); err != nil {
+				return &LowerError{Op: i, Stage: k, Kind: string(stage.Kind), Err: err}
+			}
 		}
 		st.prev = stage.Kind
 	}
 	return nil
+}
+
+// deriveChain derives every stage configuration of a chain that states
+// some, on a copy: the configurations CHAIN-R6 compares the stated ones
+// with. It returns nil when the chain states none, or when the derivation
+// fails (the stated configurations are then checked only by the rules of
+// their engines).
+func deriveChain(spec *Spec, p *kernel.Program, op *kernel.Op) []*kernel.StageConfig {
+	stated := false
+	cp := make([]*kernel.Stage, len(op.Stages))
+	for k, s := range op.Stages {
+		if s == nil {
+			return nil
+		}
+		stated = stated || s.Config != nil
+		c := *s
+		c.Config = nil
+		cp[k] = &c
+	}
+	if !stated {
+		return nil
+	}
+	st := chainState{dual: chainDual(spec, p, cp)}
+	out := make([]*kernel.StageConfig, len(cp))
+	for k, s := range cp {
+		if err := lowerStage(spec, p, op.Context, &st, s); err != nil {
+			return nil
+		}
+		st.prev = s.Kind
+		out[k] = s.Config
+	}
+	return out
+}
+
+// statedFree are the JSON keys of the configuration fields a stated
+// configuration may choose (CHAIN-R6): the sequencers' loops (but not the
+// number of positions they walk, configTree) and bases, the
+// fields that follow from them (which their engines' rules check), the
+// accumulator's loops (RED-R16) and the switch's snoop bitmaps (its
+// routing table, 002 L3086-3088).
+var statedFree = map[string]bool{
+	"sequencer": true, "entries": true, "base": true, "loops": true, "bitmaps": true,
+	"steps": true, "contiguous_run": true, "contiguous_sram_access_size": true,
+	"fetch_size": true, "fetch_elems": true, "fetches_per_packet": true,
+	"commit_size": true, "writes_per_step": true,
+}
+
+// sameDerived checks CHAIN-R6: the stated configuration equals the derived
+// one outside the fields statedFree names.
+func sameDerived(stated, derived *kernel.StageConfig) error {
+	if stated == nil && derived == nil {
+		return nil
+	}
+	a, b := configTree(stated), configTree(derived)
+	if path, ok := firstDiff(a, b, ""); !ok {
+		return ruleChainStated.Violate("the stated configuration's %s differs from the derived one", strings.TrimPrefix(path, "."))
+	}
+	return nil
+}
+
+// configTree is the JSON tree of a configuration without the free fields.
+func configTree(c *kernel.StageConfig) any {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	var t any
+	if json.Unmarshal(b, &t) != nil {
+		return nil
+	}
+	var strip func(x any)
+	strip = func(x any) {
+		switch v := x.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if l, ok := e.([]any); ok && (k == "entries" || k == "loops") {
+					// A sequencer's loops are free, the positions they
+					// walk are not.
+					v[k] = positions(l)
+					continue
+				}
+				if statedFree[k] {
+					delete(v, k)
+					continue
+				}
+				strip(e)
+			}
+		case []any:
+			for _, e := range v {
+				strip(e)
+			}
+		}
+	}
+	strip(t)
+	return t
+}
+
+// positions is the product of the sizes of a JSON list of loops.
+func positions(l []any) float64 {
+	n := 1.0
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			if s, ok := m["size"].(float64); ok {
+				n *= s
+			}
+		}
+	}
+	return n
+}
+
+// firstDiff returns the path of the first difference of two JSON trees,
+// and whether they are equal.
+func firstDiff(a, b any, path string) (string, bool) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return path, false
+		}
+		keys := make([]string, 0, len(x)+len(y))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		for k := range y {
+			if _, ok := x[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p, ok := firstDiff(x[k], y[k], path+"."+k); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return path, false
+		}
+		for i := range x {
+			if p, ok := firstDiff(x[i], y[i], fmt.Sprintf("%s[%d]", path, i)); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	}
+	if a != b {
+		return path, false
+	}
+	return "", true
 }
 
 // chainDual reports whether a chain runs in dual channel mode: its collect
@@ -640,6 +804,9 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 		if err := sameSpatial(ruleVRFSlices, st, tensor); err != nil {
 			return err
 		}
+		if st.prev != kernel.StCollect {
+			return ruleChainCollect.Violate("to_vrf after %s", st.prev)
+		}
 		if tensor.DType != st.dt {
 			return ruleVRFSlices.Violate("tensor %q is %s, the stream is %s", tensor.Name, tensor.DType, st.dt)
 		}
@@ -649,6 +816,8 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 		}
 		if !keep {
 			cfg.ToVRF = &c
+		} else if cfg.ToVRF == nil || int64(cfg.ToVRF.Base) != tensor.Addr {
+			return ruleVRFAddr.Violate("stated %v; VRF tensor %q is at address %d", cfg.ToVRF, tensor.Name, tensor.Addr)
 		}
 		return nil
 	}
