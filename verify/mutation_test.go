@@ -301,6 +301,9 @@ func mutants(data []byte) ([]mutant, error) {
 				if err := emit(root, fmt.Sprintf("%s[%d]", p, i), "deleted"); err != nil {
 					return nil, err
 				}
+				if m, ok := v[i].(map[string]any); ok && m["size"] == json.Number("1") {
+					out[len(out)-1].inert = "a loop of one iteration deleted (002 L1390-1401, L2570-2577, L4169-4177)"
+				}
 			}
 		}
 	}
