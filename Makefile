@@ -72,7 +72,7 @@ rust-check:
 # equivalent; it fails below 97 % of the non-equivalent mutants killed and
 # lists the survivors. The manual's GEMM-sized kernels and the larger plans
 # take a seeded sample of their mutants. `go test ./verify` runs a fixed
-# 1-in-40 sample of the light kernels' mutants (verify/mutation_test.go).
+# 1-in-300 sample of the light kernels' mutants (verify/mutation_test.go).
 mutation:
 	TCPMAP_MUTATION=1 $(GO) test -count=1 -timeout 40m -v -run '^TestMutation$$' ./verify
 
