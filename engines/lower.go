@@ -118,17 +118,12 @@ func checkDMAOp(spec *Spec, p *kernel.Program, op *kernel.Op) error {
 	dst, _ := p.Tensor(op.Dst)
 	side := func(t *kernel.Tensor) (DMASide, error) {
 		s := DMASide{Name: t.Name, Media: kernel.MediaDM, Chip: t.Chip, Cluster: t.Cluster, Slice: t.Slice}
-		b := t
-		if t.View != "" {
-			if v, ok := p.Tensor(t.View); ok {
-				b = v // a tile view addresses its argument's bytes
-			}
-		}
-		n, err := b.DType.BytesFor(b.Element.Size())
+		// A tile view's extent is its own mapping's, from its address.
+		n, err := t.DType.BytesFor(t.Element.Size())
 		if err != nil {
 			return s, err
 		}
-		s.Lo, s.Hi = b.Addr, b.Addr+int64(n)
+		s.Lo, s.Hi = t.Addr, t.Addr+int64(n)
 		if t.Mem == kernel.HBM {
 			s.Media = kernel.MediaHBM
 		}
