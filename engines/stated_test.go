@@ -113,3 +113,22 @@ func TestStatedConfigRules(t *testing.T) {
 		})
 	}
 }
+
+// TestStatedSubContextCommitSize: a sub-context commit writes 8 bytes at a
+// time (002 L2247-2248, L2330): hello-add's main-context commit, of
+// commit_size 32, stated for the sub context breaks CM-R3.
+func TestStatedSubContextCommitSize(t *testing.T) {
+	p := loadKernel(t, "hello-add")
+	spec := Default()
+	require.NoError(t, Lower(spec, p))
+	c := *p.Ops[1].Stages[7].Config.Commit
+	require.Equal(t, kernel.CtxMain, c.Context)
+	want := CommitStated{Context: kernel.CtxMain, DType: c.DType}
+	require.NoError(t, CheckCommitConfig(spec, &c, want))
+	c.Context, want.Context = kernel.CtxSub, kernel.CtxSub
+	require.Equal(t, 32, c.CommitSize)
+	err := CheckCommitConfig(spec, &c, want)
+	var v *Violation
+	require.ErrorAs(t, err, &v)
+	require.Equal(t, "CM-R3", v.Rule.ID, "%v", err)
+}
