@@ -85,7 +85,7 @@ var (
 		Cite: "002 L2414, L2426-2427, L2836-2837",
 		Text: "DM writes need 8-byte aligned addresses and HBM-to-DM transfers 8-byte aligned read addresses: a DM tensor a DMA writes, and an HBM tensor a DMA moves to DM, start on 8 bytes"})
 	ruleMemChips = NewRule(Rule{ID: "MEM-A4", Engine: "memory", Name: "the kernel's chips",
-		Cite: "002 L224, L1029-1035",
+		Cite: "002 L62, L199, L1031",
 		Text: "#[device(chip = N)] runs the kernel on N chips, and the tensors' Chip dimension spans them: the largest Chip::SIZE is N"})
 )
 

@@ -1190,7 +1190,7 @@ var (
 		Cite: "002 L2510-2512, L2567-2582, L2469",
 		Text: "a descriptor moves every position of its loops, stride0 bytes per packet: bytes = Π sizes × the position's bytes, packets = bytes / stride0, ceil(stride0 / 256) requests per packet"})
 	ruleDMAPacketRun = NewRule(Rule{ID: "DMA-R14", Engine: "dma", Name: "a packet is contiguous",
-		Cite: "002 L2512, L2578-2580",
+		Cite: "002 L2512, L2579",
 		Text: "each innermost hardware iteration moves stride0 consecutive bytes on both sides (`cycle 0 processes all values for (A, B, C) = (0, 0, 0..255) as a single packet`): the entries a packet covers step one position's bytes times the positions inside them"})
 	ruleDMADMN = NewRule(Rule{ID: "DMA-R15", Engine: "dma", Name: "DM media names its DMN",
 		Cite: "002 L2514-2518, L2541, L2867-2868",

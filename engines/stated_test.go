@@ -35,7 +35,7 @@ func TestStatedConfigRules(t *testing.T) {
 			func(t *testing.T, p *kernel.Program) { p.Tensors[0].Addr += 2 }},
 		{"DM tensor a DMA writes off 8 bytes", "hello-dot", "MEM-A3", "002 L2426, L2836",
 			func(t *testing.T, p *kernel.Program) { p.Tensors[4].Addr += 4 }},
-		{"DMA entry inside the packet", "hello-dot", "DMA-R14", "002 L2512, L2578-2580",
+		{"DMA entry inside the packet", "hello-dot", "DMA-R14", "002 L2512, L2579",
 			func(t *testing.T, p *kernel.Program) {
 				d := &p.Ops[0].DMA.Descriptors[0]
 				d.Entries[len(d.Entries)-1].SrcStride *= 2
@@ -86,7 +86,7 @@ func TestStatedConfigRules(t *testing.T) {
 			}},
 		{"DMA media contradicting the op's tensors", "hello-dot", "DMA-R12", "002 L2514, L2550",
 			func(t *testing.T, p *kernel.Program) { p.Ops[0].DMA.Descriptors[0].Dst.Kind = kernel.MediaHBM }},
-		{"two chips, every Chip mapping of size 1", "hello-dot", "MEM-A4", "002 L224",
+		{"two chips, every Chip mapping of size 1", "hello-dot", "MEM-A4", "002 L62, L1031",
 			func(t *testing.T, p *kernel.Program) { p.Chips = 2 }},
 		{"stated collect off its derivation", "hello-dot", "COL-R7", "002 L3543-3564",
 			func(t *testing.T, p *kernel.Program) { stage(p, 3, 2).Collect.PadBytes++ }},
