@@ -595,3 +595,50 @@ func ceAxes(ds []ceDigit) map[string]bool {
 	}
 	return m
 }
+
+// AlignStated is what a chain says about its align: the collect stream's
+// Time::SIZE, the TRF tensor's Row::SIZE and the computation Time.
+type AlignStated struct {
+	InSteps int
+	Rows    int
+	OutTime *mapping.Expr
+}
+
+// CheckAlignConfig checks an align configuration's two paths against each
+// other and against the chain: both produce the computation mapping
+// [Row, OutTime, OutPacket] (CE-R1: the same Rows and steps; the TRF
+// Sequencer runs exactly as long as the stream), the Rows are the TRF
+// tensor's Row::SIZE (SA-R5), and the Stream Adapter's sizes follow from
+// its flit collection (SA-R3) and time broadcast (SA-R6).
+func CheckAlignConfig(spec *Spec, c *kernel.AlignConfig, want AlignStated) error {
+	if spec == nil || c == nil {
+		return errors.New("aligner: nil spec or configuration")
+	}
+	sa, ts := &c.StreamAdapter, &c.TRFSequencer
+	if sa.Rows != want.Rows || ts.Rows != want.Rows {
+		return ruleSARows.Violate("the Stream Adapter broadcasts to %d Rows and the TRF Sequencer reads %d; the TRF tensor's Row has %d", sa.Rows, ts.Rows, want.Rows).
+			With("rows", sa.Rows)
+	}
+	if !ceContains(spec.Contraction.Rows.Value, sa.Rows) {
+		return ruleSARows.Violate("%d Rows, want one of %v", sa.Rows, spec.Contraction.Rows.Value).With("rows", sa.Rows)
+	}
+	if sa.OutSteps != ts.Steps() {
+		return ruleCEAlignment.Violate("the Stream Adapter produces %d computation steps, the TRF Sequencer reads %d", sa.OutSteps, ts.Steps()).
+			With("out_steps", sa.OutSteps)
+	}
+	if want.OutTime != nil && sa.OutSteps != want.OutTime.Size() {
+		return ruleCEAlignment.Violate("%d computation steps, the computation Time has %d", sa.OutSteps, want.OutTime.Size()).With("out_steps", sa.OutSteps)
+	}
+	if sa.InSteps != want.InSteps {
+		return ruleSACollect.Violate("the Stream Adapter reads %d flits, the collect stream has %d", sa.InSteps, want.InSteps).With("in_steps", sa.InSteps)
+	}
+	if sa.CollectFlits < 1 || sa.FlitBytes < 1 || sa.DataBytes != sa.CollectFlits*sa.FlitBytes || sa.InSteps%sa.CollectFlits != 0 {
+		return ruleSACollect.Violate("collect_flits %d of %d bytes stated as %d data bytes, from %d flits", sa.CollectFlits, sa.FlitBytes, sa.DataBytes, sa.InSteps).
+			With("collect_flits", sa.CollectFlits)
+	}
+	if sa.TimeBroadcast < 1 || sa.OutSteps != sa.InSteps/sa.CollectFlits*sa.TimeBroadcast {
+		return ruleSATiling.Violate("%d computation steps from %d flits collected %d at a time, broadcast %d times", sa.OutSteps, sa.InSteps, sa.CollectFlits, sa.TimeBroadcast).
+			With("time_broadcast", sa.TimeBroadcast)
+	}
+	return nil
+}

@@ -110,3 +110,8 @@ func CastPacket(c *kernel.CastConfig, in, out []byte) error {
 	}
 	return nil
 }
+
+// ruleCastStated: cast has nothing to choose.
+var ruleCastStated = NewRule(Rule{ID: "CAST-R4", Engine: "cast", Name: "cast follows from its types",
+	Cite: "002 L6756-6784",
+	Text: "cast::<D, Packet>() converts the stream's type to D packet by packet: its element counts follow from the types and the Packet mappings"})

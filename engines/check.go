@@ -44,8 +44,15 @@ func Check(spec *Spec, p *kernel.Program) error {
 	if err := p.CheckDataflow(); err != nil {
 		return err
 	}
+	if v := checkChips(p); v != nil {
+		return &kernel.FieldError{Path: "chips", Err: ruleError(v)}
+	}
+	dmaAligned := dmaAlignedTensors(p)
 	for i, t := range p.Tensors {
 		if v := checkAddress(spec, t); v != nil {
+			return &kernel.FieldError{Path: fmt.Sprintf("tensors[%d].addr", i), Err: ruleError(v)}
+		}
+		if v := checkAlignment(t, dmaAligned[t.Name]); v != nil {
 			return &kernel.FieldError{Path: fmt.Sprintf("tensors[%d].addr", i), Err: ruleError(v)}
 		}
 	}
@@ -78,6 +85,65 @@ var ruleChips = NewRule(Rule{ID: "CHIP-R1", Engine: "memory", Name: "chips of th
 var ruleMemTRFAddr = NewRule(Rule{ID: "MEM-A1", Engine: "memory", Name: "TRF tensors are placed by address mode",
 	Cite: "002 L4044-4060, L4151-4155",
 	Text: "to_trf takes a TrfAddress (FirstHalf, SecondHalf or Full), not a byte address: a TRF tensor occupies its mode's region, and its addr is 0"})
+
+// Placement rules of tensors.
+var (
+	ruleMemElemAlign = NewRule(Rule{ID: "MEM-A2", Engine: "memory", Name: "element alignment",
+		Cite: "002 L1070-1072",
+		Text: "alignment constraints apply to the Element dimension: the starting address must be a multiple of size_of::<D>()"})
+	ruleMemDMAAlign = NewRule(Rule{ID: "MEM-A3", Engine: "memory", Name: "8-byte DMA alignment",
+		Cite: "002 L2414, L2426-2427, L2836-2837",
+		Text: "DM writes need 8-byte aligned addresses and HBM-to-DM transfers 8-byte aligned read addresses: a DM tensor a DMA writes, and an HBM tensor a DMA moves to DM, start on 8 bytes"})
+	ruleMemChips = NewRule(Rule{ID: "MEM-A4", Engine: "memory", Name: "the kernel's chips",
+		Cite: "002 L62, L199, L1031",
+		Text: "#[device(chip = N)] runs the kernel on N chips, and the tensors' Chip dimension spans them: the largest Chip::SIZE is N"})
+)
+
+// checkChips checks MEM-A4: some tensor's Chip mapping spans the kernel's
+// chips, none more.
+func checkChips(p *kernel.Program) *Violation {
+	n := 0
+	for _, t := range p.Tensors {
+		if t.Chip != nil {
+			n = max(n, t.Chip.Size())
+		}
+	}
+	if n != p.Chips {
+		return ruleMemChips.Violate("kernel %q runs on %d chips, its tensors' Chip mappings span %d", p.Name, p.Chips, n).With("chips", p.Chips)
+	}
+	return nil
+}
+
+// dmaAlignedTensors names the tensors MEM-A3 applies to: the DM
+// destination of every DMA, and the HBM source of every to_dm.
+func dmaAlignedTensors(p *kernel.Program) map[string]bool {
+	out := map[string]bool{}
+	for _, op := range p.Ops {
+		switch op.Kind {
+		case kernel.OpToDM:
+			out[op.Src], out[op.Dst] = true, true
+		case kernel.OpDMToDM:
+			out[op.Dst] = true
+		}
+	}
+	return out
+}
+
+// checkAlignment checks MEM-A2 and, for a tensor a DMA writes to DM or
+// reads into DM, MEM-A3. A tile view's address is inside its argument
+// (kernel.Tensor.View) and follows the tile, so only MEM-A2 applies to it.
+func checkAlignment(t *kernel.Tensor, dma bool) *Violation {
+	if t.Mem == kernel.TRF {
+		return nil // placed by address mode (MEM-A1)
+	}
+	if b := int64(t.DType.SizeBits()); b >= 8 && t.Addr%(b/8) != 0 {
+		return ruleMemElemAlign.Violate("%s tensor %q of %s at address %d, not a multiple of %d", t.Mem, t.Name, t.DType, t.Addr, b/8).With("addr", int(t.Addr))
+	}
+	if dma && t.View == "" && t.Addr%8 != 0 {
+		return ruleMemDMAAlign.Violate("%s tensor %q at address %d, not a multiple of 8", t.Mem, t.Name, t.Addr).With("addr", int(t.Addr))
+	}
+	return nil
+}
 
 // checkAddress checks that t's address lies inside its memory: the chip's
 // HBM (002 L137), the slice's DM (002 L138) or VRF (002 L140); a TRF

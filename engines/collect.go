@@ -179,3 +179,8 @@ func CollectApply(c *kernel.Collect, dst, src []byte) error {
 	}
 	return nil
 }
+
+// ruleColStated: collect has nothing to choose.
+var ruleColStated = NewRule(Rule{ID: "COL-R7", Engine: "collect", Name: "collect follows from its types",
+	Cite: "002 L3543-3564, L3555",
+	Text: "collect::<Time2, Packet2>() pads and splits each packet into 32-byte flits (one 64-byte flit in dual channel mode): its flits, padding and time follow from the stream's type and mappings"})

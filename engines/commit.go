@@ -327,3 +327,84 @@ func containsInt(xs []int, x int) bool {
 	}
 	return false
 }
+
+// ruleCommitStated ties a stated commit configuration to its chain and its
+// fields to one another.
+var ruleCommitStated = NewRule(Rule{ID: "CM-R11", Engine: "commit", Name: "context, type and steps",
+	Cite: "002 L2149-2164, L2192-2193, L2239-2248",
+	Text: "commit::<Element>(addr) runs in its chain's context on the stream's type; the Commit Sequencer writes one truncated packet of commit_in_size bytes per Time step, in commit_in_size / commit_size writes"})
+
+// CommitStated is what a chain says about its commit: its context, the
+// stream's type and Time mapping, and the DM tensor's Slice mapping.
+type CommitStated struct {
+	Context kernel.Context
+	DType   dtype.DType
+	Time    *mapping.Expr
+	Slice   *mapping.Expr
+}
+
+// CheckCommitConfig checks a commit configuration against the chain that
+// states it (CM-R11) and the commit rules on its sizes: the input packet
+// (CM-R1), commit_in_size (CM-R2), commit_size (CM-R3), the strides
+// (CM-R6) and the slice bitmap (CM-R10).
+func CheckCommitConfig(spec *Spec, cfg *kernel.CommitConfig, want CommitStated) error {
+	if spec == nil || cfg == nil {
+		return errors.New("commit: nil spec or configuration")
+	}
+	if cfg.Context != want.Context {
+		return ruleCommitStated.Violate("the configuration is for the %q context, the chain runs in %q", cfg.Context, want.Context)
+	}
+	if cfg.DType != want.DType {
+		return ruleCommitStated.Violate("the configuration commits %s, the stream is %s", cfg.DType, want.DType)
+	}
+	if flit := spec.Commit.InputPacketBytes.Value; cfg.InPacketBytes != flit {
+		return ruleCommitInPacket.Violate("input packet of %d bytes, want %d", cfg.InPacketBytes, flit).With("in_packet_bytes", cfg.InPacketBytes)
+	}
+	if !containsInt(spec.Commit.CommitInSizes.Value, cfg.CommitInSize) {
+		return ruleCommitInSize.Violate("commit_in_size of %d bytes is not one of %v", cfg.CommitInSize, spec.Commit.CommitInSizes.Value).With("commit_in_size", cfg.CommitInSize)
+	}
+	bits := cfg.DType.SizeBits()
+	if bits <= 0 || cfg.CommitInElems*bits != cfg.CommitInSize*8 || cfg.Seq.PacketSize != cfg.CommitInElems {
+		return ruleCommitInSize.Violate("commit_in_size %d bytes stated as %d %s elements, the sequencer's packet is %d", cfg.CommitInSize, cfg.CommitInElems, cfg.DType, cfg.Seq.PacketSize).
+			With("commit_in_elems", cfg.CommitInElems)
+	}
+	if want.Time != nil && cfg.Steps != want.Time.Size() {
+		return ruleCommitStated.Violate("%d steps, the stream's Time has %d", cfg.Steps, want.Time.Size()).With("steps", cfg.Steps)
+	}
+	if cfg.Seq.Steps() != cfg.Steps {
+		return ruleCommitStated.Violate("the sequencer %s writes %d packets, the stream has %d steps", cfg.Seq, cfg.Seq.Steps(), cfg.Steps).With("steps", cfg.Steps)
+	}
+	run := contiguousRun(cfg.Seq)
+	if cfg.ContiguousRun != run || cfg.ContiguousBytes != run*bits/8 {
+		return ruleCommitSize.Violate("contiguous run stated as %d elements (%d bytes), the sequencer %s has %d", cfg.ContiguousRun, cfg.ContiguousBytes, cfg.Seq, run).
+			With("contiguous_run", cfg.ContiguousRun)
+	}
+	size := gcd(cfg.ContiguousBytes, cfg.CommitInSize)
+	if cfg.Context == kernel.CtxSub {
+		sub := spec.Commit.SubCommitSize.Value
+		if size%sub != 0 {
+			return ruleCommitSize.Violate("sub-context commit_size must be %d bytes; gcd(contiguous %d, commit_in_size %d) = %d", sub, cfg.ContiguousBytes, cfg.CommitInSize, size).With("commit_size", size)
+		}
+		size = sub
+	}
+	if cfg.CommitSize != size || !containsInt(spec.Commit.MainCommitSizes.Value, size) {
+		return ruleCommitSize.Violate("commit_size %d bytes; gcd(contiguous %d, commit_in_size %d) in the %s context gives %d", cfg.CommitSize, cfg.ContiguousBytes, cfg.CommitInSize, cfg.Context, size).
+			With("commit_size", cfg.CommitSize)
+	}
+	if cfg.WritesPerStep != cfg.CommitInSize/cfg.CommitSize {
+		return ruleCommitSize.Violate("%d writes per step of %d bytes from a %d-byte packet", cfg.WritesPerStep, cfg.CommitSize, cfg.CommitInSize).With("writes_per_step", cfg.WritesPerStep)
+	}
+	if err := checkCommitStrides(spec, cfg); err != nil {
+		return err
+	}
+	if cfg.SliceBitmap != nil && want.Slice != nil {
+		bm, err := DeriveSliceBitmap(want.Slice)
+		if err != nil {
+			return err
+		}
+		if bm != *cfg.SliceBitmap {
+			return ruleCommitBitmap.Violate("the slice bitmap enables other slices than the DM tensor's Slice m![%s]", want.Slice)
+		}
+	}
+	return nil
+}

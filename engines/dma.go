@@ -1180,3 +1180,182 @@ func HBMToDMPacketBytes(spec *Spec) int {
 	_, _, pa := dmaAlign(spec, kernel.MediaHBM, kernel.MediaDM)
 	return pa
 }
+
+// Rules that tie a DMA command to the op that states it.
+var (
+	ruleDMAOpMedia = NewRule(Rule{ID: "DMA-R12", Engine: "dma", Name: "media of the op's tensors",
+		Cite: "002 L2514, L2550",
+		Text: "a DMA moves one tensor to another: each descriptor reads the source tensor's medium (HBM or DM) and writes the destination's"})
+	ruleDMACounts = NewRule(Rule{ID: "DMA-R13", Engine: "dma", Name: "the loops are the transfer",
+		Cite: "002 L2510-2512, L2567-2582, L2469",
+		Text: "a descriptor moves every position of its loops, stride0 bytes per packet: bytes = Π sizes × the position's bytes, packets = bytes / stride0, ceil(stride0 / 256) requests per packet"})
+	ruleDMAPacketRun = NewRule(Rule{ID: "DMA-R14", Engine: "dma", Name: "a packet is contiguous",
+		Cite: "002 L2512, L2579",
+		Text: "each innermost hardware iteration moves stride0 consecutive bytes on both sides (`cycle 0 processes all values for (A, B, C) = (0, 0, 0..255) as a single packet`): the entries a packet covers step one position's bytes times the positions inside them"})
+	ruleDMADMN = NewRule(Rule{ID: "DMA-R15", Engine: "dma", Name: "DM media names its DMN",
+		Cite: "002 L2514-2518, L2541, L2867-2868",
+		Text: "DM(chip, cluster, dmn) names the DMN of the descriptor's DM base: slice (base / slice_stride) / 32 of that chip's cluster (docs/spec-decisions.md \"DMA: DM addresses, slice_stride and DMN_stride\")"})
+)
+
+// DMAOp is what a program says about one DMA op: its source and
+// destination tensors (HBM or DM), their element type, the program's chip
+// count and the bytes of the tensors' memories each side may touch.
+type DMAOp struct {
+	Src, Dst DMASide
+	// ElemBits is the element type's width.
+	ElemBits int
+	// Chips is the program's chip count.
+	Chips int
+}
+
+// DMASide is one tensor of a DMA op.
+type DMASide struct {
+	Name string
+	// Media is the tensor's medium.
+	Media kernel.MediaKind
+	// Lo and Hi bound the bytes the tensor occupies: HBM bytes [Lo, Hi) of
+	// each chip, or DM bytes [Lo, Hi) of each slice.
+	Lo, Hi int64
+	// Chip, Cluster and Slice are the tensor's mappings (Cluster and Slice
+	// nil for HBM): a side reaches only their live positions.
+	Chip, Cluster, Slice *mapping.Expr
+}
+
+// livePos reports whether position k of e holds data.
+func livePos(e *mapping.Expr, k int64) bool {
+	return e != nil && k >= 0 && k < int64(e.Size()) && e.Map(int(k)).Kind == mapping.Live
+}
+
+// CheckDMAOp checks a DMA command against the op that states it: the
+// command's own rules (CheckDMACommand), then per descriptor the media of
+// the op's tensors (DMA-R12), the counts its loops give (DMA-R13), packets
+// of consecutive bytes (DMA-R14), the DMN its DM media names (DMA-R15), and
+// that every byte it reads lies in the source tensor and every byte it
+// writes in the destination (DMA-R5, DMA-R6).
+func CheckDMAOp(spec *Spec, cmd *kernel.DMACommand, op DMAOp) error {
+	if err := CheckDMACommand(spec, cmd); err != nil {
+		return err
+	}
+	if len(cmd.Descriptors) == 0 {
+		return ruleDMACounts.Violate("a command without descriptors moves nothing")
+	}
+	stride := int64(spec.DMA.SliceStrideBytes.Value)
+	per := int64(spec.Cluster.SlicesPerDMN.Value)
+	if s := int64(cmd.SliceStride); s != stride {
+		return ruleDMADMN.Violate("slice_stride %d, the DM virtual address space of a slice is %d bytes", s, stride).With("slice_stride", cmd.SliceStride)
+	}
+	if s := int64(cmd.DMNStride); s != per*stride {
+		return ruleDMADMN.Violate("DMN_stride %d, %d slices of %d bytes are %d", s, per, stride, per*stride).With("dmn_stride", cmd.DMNStride)
+	}
+	if h := homogeneous(cmd.Descriptors); cmd.Homogeneous != h {
+		return ruleDMAForm.Violate("the command states homogeneous = %v; its descriptors are %s", cmd.Homogeneous, map[bool]string{true: "homogeneous", false: "heterogeneous"}[h])
+	}
+	eb := max(op.ElemBits, 8)
+	req := spec.DMA.RequestBytes.Value
+	execs := map[kernel.DmnIndex]int{}
+	for x := range cmd.Descriptors {
+		d := &cmd.Descriptors[x]
+		// A DMN's engine runs its descriptors in sequence (002 L2565):
+		// Exec numbers them 0, 1, ... in command order.
+		if d.Exec != execs[d.Dmn] {
+			return ruleDMAForm.Violate("descriptor %d is execution #%d of DMN %s, which runs #%d next", x, d.Exec, d.Dmn, execs[d.Dmn]).With("exec", d.Exec)
+		}
+		execs[d.Dmn]++
+		if d.Src.Kind != op.Src.Media || d.Dst.Kind != op.Dst.Media {
+			return ruleDMAOpMedia.Violate("descriptor %d moves %s to %s; %q is in %s, %q in %s", x, d.Src.Kind, d.Dst.Kind, op.Src.Name, op.Src.Media, op.Dst.Name, op.Dst.Media)
+		}
+		if d.ElemBits != eb {
+			return ruleDMACounts.Violate("descriptor %d walks %d-bit positions, the tensors' are %d bits", x, d.ElemBits, eb).With("elem_bits", d.ElemBits)
+		}
+		bytes := int64(d.Size()) * int64(eb/8)
+		if int64(d.Bytes) != bytes || d.Stride0 < 1 || int64(d.Packets)*int64(d.Stride0) != bytes {
+			return ruleDMACounts.Violate("descriptor %d states %d bytes in %d packets of %d; its loops %v move %d bytes", x, d.Bytes, d.Packets, d.Stride0, d.Entries, bytes).
+				With("bytes", d.Bytes).With("packets", d.Packets)
+		}
+		if rpp := (d.Stride0 + req - 1) / req; d.RequestsPerPacket != rpp || d.Requests != d.Packets*rpp {
+			return ruleDMACounts.Violate("descriptor %d states %d requests (%d per packet); %d packets of %d bytes are %d requests", x, d.Requests, d.RequestsPerPacket, d.Packets, d.Stride0, d.Packets*rpp).
+				With("requests", d.Requests)
+		}
+		if err := checkPacketRun(d, eb/8); err != nil {
+			return ruleDMAPacketRun.Violate("descriptor %d: %v", x, err)
+		}
+		for side, m := range []kernel.DMAMedia{d.Src, d.Dst} {
+			t, base, rule := op.Src, d.SrcBase, ruleDMATensor
+			if side == 1 {
+				t, base, rule = op.Dst, d.DstBase, ruleDMAWrite
+			}
+			strideOf := func(e kernel.DMAEntry) int64 {
+				if side == 0 {
+					return int64(e.SrcStride)
+				}
+				return int64(e.DstStride)
+			}
+			if m.Dmn.Chip >= op.Chips || !livePos(t.Chip, int64(m.Dmn.Chip)) {
+				return rule.Violate("descriptor %d: %s, but %q holds no data on chip %d (Chip m![%s]; the kernel runs on %d chips)", x, m, t.Name, m.Dmn.Chip, t.Chip, op.Chips).With("chip", m.Dmn.Chip)
+			}
+			if m.Kind == kernel.MediaHBM && (m.Dmn.Cluster != 0 || m.Dmn.DMN != 0) {
+				return ruleDMAForm.Violate("descriptor %d: HBM media name a chip only (\"HBM\"(<ChipIndex>), 002 L2514), not cluster %d DMN %d", x, m.Dmn.Cluster, m.Dmn.DMN)
+			}
+			// The range of bytes the side touches: the slice part (DM
+			// strides that are multiples of slice_stride) apart from the
+			// byte part.
+			var sLo, sHi, bLo, bHi int64
+			b := int64(base)
+			if m.Kind == kernel.MediaDM {
+				sLo, sHi = b/stride, b/stride
+				b %= stride
+			}
+			bLo, bHi = b, b+int64(eb/8)-1
+			for _, e := range d.Entries {
+				s, n := strideOf(e), int64(e.Size-1)
+				lo, hi := &bLo, &bHi
+				if m.Kind == kernel.MediaDM && s != 0 && s%stride == 0 {
+					lo, hi, s = &sLo, &sHi, s/stride
+				}
+				if s < 0 {
+					*lo += n * s
+				} else {
+					*hi += n * s
+				}
+			}
+			if bLo < t.Lo || bHi >= t.Hi {
+				return rule.Violate("descriptor %d %s bytes [%d, %d] of %s, %q holds [%d, %d)", x, map[int]string{0: "reads", 1: "writes"}[side], bLo, bHi, m, t.Name, t.Lo, t.Hi).
+					With("address", int(bLo))
+			}
+			if m.Kind != kernel.MediaDM {
+				continue
+			}
+			if !livePos(t.Cluster, int64(m.Dmn.Cluster)) || !livePos(t.Slice, sLo) || !livePos(t.Slice, sHi) {
+				return rule.Violate("descriptor %d reaches slices %d-%d of %s; %q lives on Cluster m![%s], Slice m![%s]", x, sLo, sHi, m, t.Name, t.Cluster, t.Slice).
+					With("slice", int(sHi))
+			}
+			if int64(m.Dmn.DMN) != sLo/per {
+				return ruleDMADMN.Violate("descriptor %d: %s, but its DM base is slice %d, of DMN %d", x, m, sLo, sLo/per).With("dmn", m.Dmn.DMN)
+			}
+		}
+	}
+	return nil
+}
+
+// checkPacketRun checks DMA-R14: the positions one packet covers are
+// consecutive on both sides. The innermost entries that step exactly the
+// bytes of the positions inside them form one consecutive run; stride0
+// must divide it, so that no packet straddles the run's end.
+func checkPacketRun(d *kernel.DMADescriptor, eb int) error {
+	if eb < 1 || d.Stride0%eb != 0 {
+		return fmt.Errorf("stride0 %d is not whole %d-byte positions", d.Stride0, eb)
+	}
+	n := d.Stride0 / eb // positions per packet
+	run := 1
+	for k := len(d.Entries) - 1; k >= 0; k-- {
+		e := d.Entries[k]
+		if e.Size != 1 && (e.SrcStride != run*eb || e.DstStride != run*eb) {
+			break
+		}
+		run *= e.Size
+	}
+	if run%n != 0 {
+		return fmt.Errorf("the innermost entries %v step a consecutive run of %d positions, which %d-byte packets (%d positions) do not divide", d.Entries, run, d.Stride0, n)
+	}
+	return nil
+}

@@ -316,3 +316,80 @@ func CheckFetchCast(spec *Spec, from, to dtype.DType, fetchSize int) error {
 	}
 	return nil
 }
+
+// Rules of a fetch configuration a kernel states (issue 18: a stated
+// configuration is run as written, so every field the hardware derives from
+// another must agree with it).
+var (
+	ruleFetchContext = NewRule(Rule{ID: "FE-R12", Engine: "fetch", Name: "context",
+		Cite: "002 L1757-1759",
+		Text: "a fetch runs in its chain's context, main or sub; the context decides the fetch_size values allowed"})
+	ruleFetchTypes = NewRule(Rule{ID: "FE-R13", Engine: "fetch", Name: "types and packet",
+		Cite: "002 L1700-1724, L1711",
+		Text: "begin(dm).fetch::<D2, Time, Packet>() reads the DM tensor's type D and produces D2 in packets of Packet::SIZE elements, Time::SIZE of them; the adapter casts exactly when D2 is not D"})
+	ruleFetchBatching = NewRule(Rule{ID: "FE-R14", Engine: "fetch", Name: "fetches per packet",
+		Cite: "002 L2050-2057, L2060, L2071",
+		Text: "the Fetch Adapter batches fetches_per_packet = ceil(packet_size / fetch_size) fetches into one packet"})
+)
+
+// FetchStated is what a chain says about its fetch: the context the chain
+// runs in, the DM tensor's type, and the stage's type and mappings.
+type FetchStated struct {
+	Context         kernel.Context
+	InType, OutType dtype.DType
+	Time, Packet    *mapping.Expr
+}
+
+// CheckFetchConfig checks a fetch configuration against the stage that
+// states it and against the rules that tie its fields together: the
+// context (FE-R12), the types, packet and step counts (FE-R13),
+// fetch_size as the manual determines it, the largest supported divisor of
+// gcd(packet_size, contiguous_sram_access_size) for the context (FE-R5,
+// 002 L1757-1761), and the batching factor (FE-R14).
+func CheckFetchConfig(spec *Spec, cfg *kernel.FetchConfig, want FetchStated) error {
+	if spec == nil || cfg == nil {
+		return errors.New("fetch: nil spec or configuration")
+	}
+	if cfg.Context != want.Context {
+		return ruleFetchContext.Violate("the configuration is for the %q context, the chain runs in %q", cfg.Context, want.Context)
+	}
+	if cfg.InType != want.InType || cfg.OutType != want.OutType {
+		return ruleFetchTypes.Violate("the configuration fetches %s -> %s, the chain %s -> %s", cfg.InType, cfg.OutType, want.InType, want.OutType)
+	}
+	if cfg.Adapter.Cast != (cfg.InType != cfg.OutType) {
+		return ruleFetchTypes.Violate("adapter cast %v for %s -> %s", cfg.Adapter.Cast, cfg.InType, cfg.OutType)
+	}
+	if want.Packet != nil && cfg.PacketElems != want.Packet.Size() {
+		return ruleFetchTypes.Violate("packet of %d elements, the stage's Packet has %d", cfg.PacketElems, want.Packet.Size()).With("packet_elems", cfg.PacketElems)
+	}
+	if pb, err := cfg.OutType.BytesFor(cfg.PacketElems); err != nil || pb != cfg.PacketBytes {
+		return ruleFetchTypes.Violate("packet of %d %s elements stated as %d bytes", cfg.PacketElems, cfg.OutType, cfg.PacketBytes).With("packet_bytes", cfg.PacketBytes)
+	}
+	if cfg.Steps != cfg.Seq.Steps() {
+		return ruleFetchTypes.Violate("%d steps, the sequencer %s walks %d packets", cfg.Steps, cfg.Seq, cfg.Seq.Steps()).With("steps", cfg.Steps)
+	}
+	if want.Time != nil && want.Packet != nil && cfg.Seq.Steps()*cfg.Seq.PacketSize != want.Time.Size()*want.Packet.Size() {
+		return ruleFetchTypes.Violate("the sequencer %s visits %d elements, the stream [Time, Packet] holds %d", cfg.Seq, cfg.Seq.Steps()*cfg.Seq.PacketSize, want.Time.Size()*want.Packet.Size())
+	}
+	inBits := cfg.InType.SizeBits()
+	run := contiguousRun(cfg.Seq)
+	if cfg.ContiguousRun != run || cfg.ContiguousBytes != run*inBits/8 {
+		return ruleFetchSize.Violate("contiguous run stated as %d elements (%d bytes), the sequencer %s has %d", cfg.ContiguousRun, cfg.ContiguousBytes, cfg.Seq, run).
+			With("contiguous_run", cfg.ContiguousRun)
+	}
+	derived := kernel.FetchConfig{Seq: cfg.Seq, ContiguousRun: run}
+	req := FetchRequest{InType: cfg.InType, OutType: cfg.OutType, Context: cfg.Context}
+	if err := chooseFetchSize(spec, req, &derived); err != nil {
+		return err
+	}
+	if cfg.FetchSize != derived.FetchSize || cfg.FetchElems != derived.FetchElems {
+		return ruleFetchSize.Violate("fetch_size %d bytes (%d elements); for packet %d and contiguous run %d of %s in the %s context it is %d bytes",
+			cfg.FetchSize, cfg.FetchElems, cfg.Seq.PacketSize, run, cfg.InType, cfg.Context, derived.FetchSize).With("fetch_size", cfg.FetchSize)
+	}
+	n := (cfg.Seq.PacketSize + cfg.FetchElems - 1) / cfg.FetchElems
+	if cfg.FetchesPerPacket != n || cfg.Adapter.FetchesPerPacket != n {
+		return ruleFetchBatching.Violate("fetches_per_packet %d (adapter %d), ceil(%d / %d) = %d", cfg.FetchesPerPacket, cfg.Adapter.FetchesPerPacket, cfg.Seq.PacketSize, cfg.FetchElems, n).
+			With("fetches_per_packet", cfg.Adapter.FetchesPerPacket)
+	}
+	return CheckFetchAlign(spec, cfg)
+}

@@ -1,7 +1,10 @@
 package engines
 
 import (
+	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
@@ -27,6 +30,15 @@ var (
 	ruleChainBegin = NewRule(Rule{ID: "CHAIN-R3", Engine: "fetch", Name: "begin reads a DM tensor",
 		Cite: "002 L1704-1705",
 		Text: "begin(view) starts a chain from a DM tensor, and fetch::<D2, Time2, Packet2> keeps its Chip, Cluster and Slice mappings"})
+	ruleChainCollect = NewRule(Rule{ID: "CHAIN-R4", Engine: "collect", Name: "to_trf, to_vrf and align take the collect stream",
+		Cite: "002 L4049-4065, L3888-3894, L3033",
+		Text: "to_trf and align are methods of CollectTensor, and the Collect Engine loads TRF via .to_trf() and VRF via .to_vrf(): the stage before them is collect"})
+	ruleChainStated = NewRule(Rule{ID: "CHAIN-R6", Engine: "lower", Name: "a stated configuration follows from the program",
+		Cite: "002 L1224, L1809, L2238",
+		Text: "the compiler derives every register configuration from the kernel's types and mappings (users do not specify sequencer configurations, fetch_size or commit_in_size): a configuration the kernel states may differ from the derived one only in its sequencers' loops and bases, which the simulator runs as written"})
+	ruleChainTRFType = NewRule(Rule{ID: "CHAIN-R5", Engine: "trf", Name: "TRF tensor of the stream's type",
+		Cite: "002 L4056-4059, L3891-3894",
+		Text: "to_trf on a CollectTensor<D> returns a TrfTensor<D>, and align pairs a CollectTensor<D> with a TrfTensor<D>: the TRF tensor has the stream's element type"})
 )
 
 // chainState is the stream tensor's type between two stages.
@@ -37,6 +49,7 @@ type chainState struct {
 	time, packet         *mapping.Expr
 	row                  *mapping.Expr // the computation Row, after align
 	contract             *kernel.ContractConfig
+	align                *kernel.AlignConfig // the chain's align, once lowered
 	prev                 kernel.StageKind
 	ve                   *vePass // the open Vector Engine pass, between vector_init and vector_final
 	// inter is the interleaving of a begin_interleaved chain's fetch
@@ -84,9 +97,12 @@ func Lower(spec *Spec, p *kernel.Program) error {
 		default:
 			if op.DMA == nil {
 				op.DMA, err = lowerDMA(spec, p, op)
-				if err != nil {
-					err = &LowerError{Op: i, Stage: -1, Kind: string(op.Kind), Err: err}
-				}
+			}
+			if err == nil {
+				err = checkDMAOp(spec, p, op)
+			}
+			if err != nil {
+				err = &LowerError{Op: i, Stage: -1, Kind: string(op.Kind), Err: err}
 			}
 		}
 		if err != nil {
@@ -94,6 +110,34 @@ func Lower(spec *Spec, p *kernel.Program) error {
 		}
 	}
 	return nil
+}
+
+// checkDMAOp checks op's DMA command against its tensors (CheckDMAOp).
+func checkDMAOp(spec *Spec, p *kernel.Program, op *kernel.Op) error {
+	src, _ := p.Tensor(op.Src)
+	dst, _ := p.Tensor(op.Dst)
+	side := func(t *kernel.Tensor) (DMASide, error) {
+		s := DMASide{Name: t.Name, Media: kernel.MediaDM, Chip: t.Chip, Cluster: t.Cluster, Slice: t.Slice}
+		// A tile view's extent is its own mapping's, from its address.
+		n, err := t.DType.BytesFor(t.Element.Size())
+		if err != nil {
+			return s, err
+		}
+		s.Lo, s.Hi = t.Addr, t.Addr+int64(n)
+		if t.Mem == kernel.HBM {
+			s.Media = kernel.MediaHBM
+		}
+		return s, nil
+	}
+	s, err := side(src)
+	if err != nil {
+		return err
+	}
+	d, err := side(dst)
+	if err != nil {
+		return err
+	}
+	return CheckDMAOp(spec, op.DMA, DMAOp{Src: s, Dst: d, ElemBits: src.DType.SizeBits(), Chips: p.Chips})
 }
 
 func dmaTensor(t *kernel.Tensor) DMATensor {
@@ -263,14 +307,172 @@ func liveDigits(e *mapping.Expr) *mapping.Expr {
 }
 
 func lowerChain(spec *Spec, p *kernel.Program, op *kernel.Op, i int) error {
+	derived := deriveChain(spec, p, op)
 	st := chainState{dual: chainDual(spec, p, op.Stages)}
 	for k, stage := range op.Stages {
+		stated := stage.Config != nil
 		if err := lowerStage(spec, p, op.Context, &st, stage); err != nil {
 			return &LowerError{Op: i, Stage: k, Kind: string(stage.Kind), Err: err}
+		}
+		if stated && derived != nil {
+			if err := sameDerived(stage.Config, derived[k]); err != nil {
+				return &LowerError{Op: i, Stage: k, Kind: string(stage.Kind), Err: err}
+			}
 		}
 		st.prev = stage.Kind
 	}
 	return nil
+}
+
+// deriveChain derives every stage configuration of a chain that states
+// some, on a copy: the configurations CHAIN-R6 compares the stated ones
+// with. It returns nil when the chain states none, or when the derivation
+// fails (the stated configurations are then checked only by the rules of
+// their engines).
+func deriveChain(spec *Spec, p *kernel.Program, op *kernel.Op) []*kernel.StageConfig {
+	stated := false
+	cp := make([]*kernel.Stage, len(op.Stages))
+	for k, s := range op.Stages {
+		if s == nil {
+			return nil
+		}
+		stated = stated || s.Config != nil
+		c := *s
+		c.Config = nil
+		cp[k] = &c
+	}
+	if !stated {
+		return nil
+	}
+	st := chainState{dual: chainDual(spec, p, cp)}
+	out := make([]*kernel.StageConfig, len(cp))
+	for k, s := range cp {
+		if err := lowerStage(spec, p, op.Context, &st, s); err != nil {
+			return nil
+		}
+		st.prev = s.Kind
+		out[k] = s.Config
+	}
+	return out
+}
+
+// statedFree are the JSON keys of the configuration fields a stated
+// configuration may choose (CHAIN-R6): the sequencers' loops (but not the
+// number of positions they walk, configTree) and bases, the
+// fields that follow from them (which their engines' rules check), the
+// accumulator's loops (RED-R16) and the switch's snoop bitmaps (its
+// routing table, 002 L3086-3088).
+var statedFree = map[string]bool{
+	"sequencer": true, "entries": true, "base": true, "loops": true, "bitmaps": true,
+	"steps": true, "contiguous_run": true, "contiguous_sram_access_size": true,
+	"fetch_size": true, "fetch_elems": true, "fetches_per_packet": true,
+	"commit_size": true, "writes_per_step": true,
+}
+
+// sameDerived checks CHAIN-R6: the stated configuration equals the derived
+// one outside the fields statedFree names.
+func sameDerived(stated, derived *kernel.StageConfig) error {
+	if stated == nil && derived == nil {
+		return nil
+	}
+	a, b := configTree(stated), configTree(derived)
+	if path, ok := firstDiff(a, b, ""); !ok {
+		return ruleChainStated.Violate("the stated configuration's %s differs from the derived one", strings.TrimPrefix(path, "."))
+	}
+	return nil
+}
+
+// configTree is the JSON tree of a configuration without the free fields.
+func configTree(c *kernel.StageConfig) any {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	var t any
+	if json.Unmarshal(b, &t) != nil {
+		return nil
+	}
+	var strip func(x any)
+	strip = func(x any) {
+		switch v := x.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if l, ok := e.([]any); ok && (k == "entries" || k == "loops") {
+					// A sequencer's loops are free, the positions they
+					// walk are not.
+					v[k] = positions(l)
+					continue
+				}
+				if statedFree[k] {
+					delete(v, k)
+					continue
+				}
+				strip(e)
+			}
+		case []any:
+			for _, e := range v {
+				strip(e)
+			}
+		}
+	}
+	strip(t)
+	return t
+}
+
+// positions is the product of the sizes of a JSON list of loops.
+func positions(l []any) float64 {
+	n := 1.0
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			if s, ok := m["size"].(float64); ok {
+				n *= s
+			}
+		}
+	}
+	return n
+}
+
+// firstDiff returns the path of the first difference of two JSON trees,
+// and whether they are equal.
+func firstDiff(a, b any, path string) (string, bool) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return path, false
+		}
+		keys := make([]string, 0, len(x)+len(y))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		for k := range y {
+			if _, ok := x[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p, ok := firstDiff(x[k], y[k], path+"."+k); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return path, false
+		}
+		for i := range x {
+			if p, ok := firstDiff(x[i], y[i], fmt.Sprintf("%s[%d]", path, i)); !ok {
+				return p, false
+			}
+		}
+		return "", true
+	}
+	if a != b {
+		return path, false
+	}
+	return "", true
 }
 
 // chainDual reports whether a chain runs in dual channel mode: its collect
@@ -366,6 +568,11 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 				return err
 			}
 			cfg.Fetch = c
+		} else if cfg.Fetch == nil {
+			return fmt.Errorf("the stated configuration has no fetch part")
+		}
+		if err := CheckFetchConfig(spec, cfg.Fetch, FetchStated{Context: ctx, InType: st.dt, OutType: out, Time: stage.Time, Packet: stage.Packet}); err != nil {
+			return err
 		}
 		st.dt, st.time, st.packet = out, stage.Time, stage.Packet
 		return nil
@@ -401,6 +608,8 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		}
 		if !keep {
 			cfg.Collect = &plan.Collect
+		} else if cfg.Collect == nil || *cfg.Collect != plan.Collect {
+			return ruleColStated.Violate("stated %v, the stream's type and mappings give %s", cfg.Collect, &plan.Collect)
 		}
 		st.time, st.packet = stage.Time, stage.Packet
 		return nil
@@ -409,19 +618,33 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		if err := sameSpatial(ruleChainTRF, st, tensor); err != nil {
 			return err
 		}
+		if st.prev != kernel.StCollect {
+			return ruleChainCollect.Violate("to_trf after %s", st.prev)
+		}
+		if tensor.DType != st.dt {
+			return ruleChainTRFType.Violate("TRF tensor %q is %s, the stream is %s", tensor.Name, tensor.DType, st.dt)
+		}
+		c, err := DeriveToTRF(spec, ToTRFInput{DType: st.dt, Time: st.time, Packet: st.packet,
+			Row: tensor.Row, Element: tensor.Element, Address: tensor.TrfAddress})
+		if err != nil {
+			return err
+		}
 		if !keep {
-			c, err := DeriveToTRF(spec, ToTRFInput{DType: st.dt, Time: st.time, Packet: st.packet,
-				Row: tensor.Row, Element: tensor.Element, Address: tensor.TrfAddress})
-			if err != nil {
-				return err
-			}
 			cfg.ToTRF = &c
+		} else if cfg.ToTRF == nil || *cfg.ToTRF != c {
+			return ruleTRFStated.Violate("stated %v, the stream and TRF tensor %q give %s", cfg.ToTRF, tensor.Name, c)
 		}
 		return nil
 
 	case kernel.StAlign:
 		if err := sameSpatial(ruleChainTRF, st, tensor); err != nil {
 			return err
+		}
+		if st.prev != kernel.StCollect {
+			return ruleChainCollect.Violate("align after %s", st.prev)
+		}
+		if tensor.DType != st.dt {
+			return ruleChainTRFType.Violate("TRF tensor %q is %s, the stream is %s", tensor.Name, tensor.DType, st.dt)
 		}
 		if !keep {
 			c, err := DeriveAlign(spec, AlignInput{DType: st.dt, Time: st.time, Packet: st.packet,
@@ -430,8 +653,14 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 				return err
 			}
 			cfg.Align = &c
+		} else if cfg.Align == nil {
+			return fmt.Errorf("the stated configuration has no align part")
+		}
+		if err := CheckAlignConfig(spec, cfg.Align, AlignStated{InSteps: st.time.Size(), Rows: tensor.Row.Size(), OutTime: stage.Time}); err != nil {
+			return err
 		}
 		st.row, st.time, st.packet = tensor.Row, stage.Time, stage.Packet
+		st.align = cfg.Align
 		return nil
 
 	case kernel.StContract:
@@ -442,6 +671,11 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		}
 		if !keep {
 			cfg.Contract = &c
+		} else if cfg.Contract == nil || *cfg.Contract != c {
+			return ruleRedStated.Violate("stated %v, the stream's type and mappings give %s", cfg.Contract, c)
+		}
+		if st.align != nil && st.align.StreamAdapter.Rows != c.Rows {
+			return ruleCEAlignment.Violate("the Aligner broadcasts to %d Rows, the contraction has %d", st.align.StreamAdapter.Rows, c.Rows)
 		}
 		st.contract = &c
 		st.packet, st.dt = stage.Packet, c.Out
@@ -455,36 +689,45 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 		if err != nil {
 			return err
 		}
+		c, err := DeriveAccumulate(spec, AccumulateInput{Contract: *st.contract, Row: st.row, Time: st.time,
+			Packet: st.packet, OutTime: stage.Time, OutPacket: stage.Packet, Kind: kind})
+		if err != nil {
+			return err
+		}
 		if !keep {
-			c, err := DeriveAccumulate(spec, AccumulateInput{Contract: *st.contract, Row: st.row, Time: st.time,
-				Packet: st.packet, OutTime: stage.Time, OutPacket: stage.Packet, Kind: kind})
-			if err != nil {
-				return err
-			}
 			cfg.Accumulate = &c
+		} else if cfg.Accumulate == nil {
+			return fmt.Errorf("the stated configuration has no accumulate part")
+		}
+		if err := CheckAccumulateConfig(cfg.Accumulate, c); err != nil {
+			return err
 		}
 		st.time, st.packet = stage.Time, stage.Packet
 		return nil
 
 	case kernel.StCast:
+		c, err := DeriveCast(spec, CastInput{From: st.dt, To: stage.DType, Packet: st.packet, OutPacket: stage.Packet})
+		if err != nil {
+			return err
+		}
 		if !keep {
-			c, err := DeriveCast(spec, CastInput{From: st.dt, To: stage.DType, Packet: st.packet, OutPacket: stage.Packet})
-			if err != nil {
-				return err
-			}
 			cfg.Cast = &c
+		} else if cfg.Cast == nil || *cfg.Cast != c {
+			return ruleCastStated.Violate("stated %v, the stream's type and mappings give %s", cfg.Cast, c)
 		}
 		st.dt, st.packet = stage.DType, stage.Packet
 		return nil
 
 	case kernel.StTranspose:
+		c, err := DeriveTranspose(spec, TransposeInput{DType: st.dt, Time: st.time, Packet: st.packet,
+			OutTime: stage.Time, OutPacket: stage.Packet})
+		if err != nil {
+			return err
+		}
 		if !keep {
-			c, err := DeriveTranspose(spec, TransposeInput{DType: st.dt, Time: st.time, Packet: st.packet,
-				OutTime: stage.Time, OutPacket: stage.Packet})
-			if err != nil {
-				return err
-			}
 			cfg.Transpose = &c
+		} else if cfg.Transpose == nil || *cfg.Transpose != c {
+			return ruleTrStated.Violate("stated %v, the stream's type and mappings give %v", cfg.Transpose, c)
 		}
 		st.time, st.packet = stage.Time, stage.Packet
 		return nil
@@ -503,8 +746,10 @@ func lowerStage(spec *Spec, p *kernel.Program, ctx kernel.Context, st *chainStat
 				return err
 			}
 			cfg.Commit = c
+		} else if cfg.Commit == nil {
+			return fmt.Errorf("the stated configuration has no commit part")
 		}
-		return nil
+		return CheckCommitConfig(spec, cfg.Commit, CommitStated{Context: ctx, DType: st.dt, Time: st.time, Slice: tensor.Slice})
 	}
 	stage.Config = nil
 	return fmt.Errorf("unknown stage kind %q", stage.Kind)
@@ -554,6 +799,9 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 		if err := sameSpatial(ruleVRFSlices, st, tensor); err != nil {
 			return err
 		}
+		if st.prev != kernel.StCollect {
+			return ruleChainCollect.Violate("to_vrf after %s", st.prev)
+		}
 		if tensor.DType != st.dt {
 			return ruleVRFSlices.Violate("tensor %q is %s, the stream is %s", tensor.Name, tensor.DType, st.dt)
 		}
@@ -563,6 +811,8 @@ func lowerVectorStage(spec *Spec, p *kernel.Program, st *chainState, stage *kern
 		}
 		if !keep {
 			cfg.ToVRF = &c
+		} else if cfg.ToVRF == nil || int64(cfg.ToVRF.Base) != tensor.Addr {
+			return ruleVRFAddr.Violate("stated %v; VRF tensor %q is at address %d", cfg.ToVRF, tensor.Name, tensor.Addr)
 		}
 		return nil
 	}

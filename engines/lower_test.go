@@ -135,14 +135,15 @@ func TestLowerKeepsStatedConfig(t *testing.T) {
 	require.NoError(t, Lower(Default(), p))
 	fetch := p.Ops[3].Stages[1]
 	require.NotNil(t, fetch.Config.Fetch)
+	// A wrong base, consistent with every other field (a stride would
+	// change the contiguous run, which FE-R5 ties to fetch_size).
 	wrong := *fetch.Config.Fetch
-	wrong.Seq.Entries = append([]kernel.SeqEntry(nil), wrong.Seq.Entries...)
-	wrong.Seq.Entries[0].Stride = 2
+	wrong.Seq.Base = 2
 
 	q := loadKernel(t, "hello-dot")
 	q.Ops[3].Stages[1].Config = &kernel.StageConfig{Fetch: &wrong}
 	require.NoError(t, Lower(Default(), q))
-	assert.Equal(t, 2, q.Ops[3].Stages[1].Config.Fetch.Seq.Entries[0].Stride)
+	assert.Equal(t, 2, q.Ops[3].Stages[1].Config.Fetch.Seq.Base)
 	assert.NotNil(t, q.Ops[3].Stages[2].Config.Collect)
 }
 

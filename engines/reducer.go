@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
@@ -679,4 +680,43 @@ func (r *Reducer) Step(t int, x, w []byte) ([]byte, error) {
 		}
 	}
 	return r.out[:k], nil
+}
+
+// Rules of a stated Reducer configuration.
+var (
+	ruleRedStated = NewRule(Rule{ID: "RED-R15", Engine: "reducer", Name: "contract follows from its types",
+		Cite: "002 L4310-4317, L4383-4399",
+		Text: "contract::<OutPacket>() widens i4/i8 to i32 and f8/bf16 to f32; its width (64 bytes of the input type), tree depth and columns follow from the stream's type and Packet and the OutPacket"})
+	ruleRedAccStated = NewRule(Rule{ID: "RED-R16", Engine: "reducer", Name: "accumulate takes the contraction's output",
+		Cite: "002 L4318-4324, L4406-4441",
+		Text: "accumulate::<OutTime, OutPacket>(kind) accumulates the contraction's Rows and its m valid columns of its tree outputs, in the kind the stage names"})
+)
+
+// CheckAccumulateConfig checks a stated accumulate configuration against
+// the one the contraction before it, the stage's kind and its mappings give
+// (RED-R16): the loops are the configuration the Reducer runs, and may be
+// stated otherwise; every other field follows from them, the kind and the
+// contraction.
+func CheckAccumulateConfig(a *kernel.AccumulateConfig, derived kernel.AccumulateConfig) error {
+	if a == nil {
+		return errors.New("reducer: nil accumulate configuration")
+	}
+	got, want := *a, derived
+	got.Loops, want.Loops = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		return ruleRedAccStated.Violate("stated %s (%d Rows, %d of %d columns, out_len %d, %d iterations, inner %d, %d groups, %d beats); the contraction, kind and mappings give %s (%d Rows, %d of %d columns, out_len %d, %d iterations, inner %d, %d groups, %d beats)",
+			a, a.Rows, a.Valid, a.Columns, a.OutLen, a.Iterations, a.InnerTime, a.Groups, a.Beats,
+			derived, derived.Rows, derived.Valid, derived.Columns, derived.OutLen, derived.Iterations, derived.InnerTime, derived.Groups, derived.Beats)
+	}
+	n, m := 1, 1
+	for _, l := range a.Loops {
+		n *= l.Size
+	}
+	for _, l := range derived.Loops {
+		m *= l.Size
+	}
+	if n != m || len(a.Loops) != len(derived.Loops) {
+		return ruleRedAccStated.Violate("loops %v walk %d computation steps, the computation Time %d", a.Loops, n, m)
+	}
+	return nil
 }

@@ -219,3 +219,8 @@ func TransposeBlock(c *kernel.TransposeConfig, in, out []byte) error {
 	}
 	return nil
 }
+
+// ruleTrStated: transpose has nothing to choose.
+var ruleTrStated = NewRule(Rule{ID: "TR-R10", Engine: "transpose", Name: "transpose follows from its mappings",
+	Cite: "002 L6820-6886",
+	Text: "transpose::<Time, Packet>() transposes blocks whose rows, columns and alignment follow from the stream's type and the in and out mappings"})

@@ -578,3 +578,8 @@ func (m *TRFMemory) ReadPacket(c *kernel.ToTRFConfig, s *kernel.TRFSequencerConf
 	}
 	return nil
 }
+
+// ruleTRFStated: to_trf has nothing to choose.
+var ruleTRFStated = NewRule(Rule{ID: "TRF-R14", Engine: "trf", Name: "to_trf follows from its types",
+	Cite: "002 L4052-4061, L4141-4147, L4151-4167",
+	Text: "to_trf::<Row, Element>(address) splits the collect stream into Row and Element: its rows, bytes per Row, capacity and reg_types follow from the stream's type, the TRF tensor's mappings and the address mode"})

@@ -58,6 +58,9 @@ var (
 	ruleVRFAlign = NewRule(Rule{ID: "VRF-R4", Engine: "vrf", Name: "alignment",
 		Cite: "002 L1071",
 		Text: "the starting address is a multiple of size_of::<D>()"})
+	ruleVRFAddr = NewRule(Rule{ID: "VRF-R6", Engine: "vrf", Name: "to_vrf(addr) stores at the tensor's address",
+		Cite: "002 L244, L285",
+		Text: "to_vrf(addr) loads the collect stream into the VRF at addr, the address of the VRF tensor it returns"})
 	ruleVRFSlices = NewRule(Rule{ID: "VRF-R5", Engine: "vrf", Name: "on the stream's slices",
 		Cite: "002 L280-285, L5072-5073",
 		Text: "to_vrf produces, and the Vector Engine reads, a VrfTensor with the stream's Chip, Cluster and Slice mappings and element type"})

@@ -105,6 +105,10 @@ type Executor struct {
 	tainted    map[string][]bool
 	hbmTainted map[string]bool
 	origin     map[string][]int32
+	// originSrc[t][pos] is where the reference output's element position
+	// pos was last copied from in DM: the global slice << 32 | the byte
+	// address in it; -1 when not from DM (or a sub-byte element).
+	originSrc map[string][]int64
 }
 
 // Origins of an HBM output element other than a slice (Executor.Origin).
@@ -131,7 +135,7 @@ func NewExecutor(dev *Device, p *kernel.Program, opts ExecOptions) (*Executor, e
 		return nil, err
 	}
 	x := &Executor{spec: dev.spec, prog: p, dev: dev, run: opts.Run, allocs: map[string]*Allocation{},
-		plans: make([]*chainPlan, len(p.Ops)), tainted: map[string][]bool{}, hbmTainted: map[string]bool{}, origin: map[string][]int32{},
+		plans: make([]*chainPlan, len(p.Ops)), tainted: map[string][]bool{}, hbmTainted: map[string]bool{}, origin: map[string][]int32{}, originSrc: map[string][]int64{},
 		everywhere: runEverywhere(p)}
 	for i := range allocs {
 		x.allocs[allocs[i].Tensor.Name] = &allocs[i]
@@ -238,6 +242,11 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 		if origin = x.origin[out.Name]; origin == nil {
 			origin = make([]int32, n)
 			x.origin[out.Name] = origin
+			srcs := make([]int64, n)
+			for i := range srcs {
+				srcs[i] = -1
+			}
+			x.originSrc[out.Name] = srcs
 		}
 		elemBits = int64(out.DType.SizeBits())
 	}
@@ -261,13 +270,13 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 			if err != nil {
 				return fmt.Errorf("%s: packet %d: read: %w", d, q, err)
 			}
-			tainted := (srcTaint != nil && srcTaint[sg]) || (src.Mem == kernel.HBM && x.hbmTainted[src.Name])
+			tainted := (srcTaint != nil && sg >= 0 && srcTaint[sg]) || (src.Mem == kernel.HBM && x.hbmTainted[src.Name])
 			dg, err := x.dmaWrite(d.Dst, int64(da), stride, b)
 			if err != nil {
 				return fmt.Errorf("%s: packet %d: write: %w", d, q, err)
 			}
 			switch {
-			case dstTaint != nil:
+			case dstTaint != nil && dg >= 0:
 				if !written[dg] {
 					written[dg] = true
 					dstTaint[dg] = false
@@ -290,8 +299,14 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 				hi := (int64(da)+int64(d.Stride0)-out.Addr)*8 + elemBits - 1
 				hi /= elemBits
 				base := int64(d.Dst.Dmn.Chip) * per
+				srcs := x.originSrc[out.Name]
 				for e := max(lo, 0); e < min(hi, per); e++ {
 					origin[base+e] = o
+					srcs[base+e] = -1
+					if src.Mem != kernel.HBM && elemBits >= 8 {
+						b := int64(sa)%int64(stride) + out.Addr + e*elemBits/8 - int64(da)
+						srcs[base+e] = int64(sg)<<32 | b
+					}
 				}
 			}
 		}

@@ -186,8 +186,18 @@ func TestExecDMAInterpretation(t *testing.T) {
 	require.NoError(t, engines.Lower(engines.Default(), p))
 	d := p.Ops[0].DMA.Descriptors[0]
 	d.DstBase += 256 * p.Ops[0].DMA.SliceStride
-	p.Ops[0].DMA = &kernel.DMACommand{Descriptors: []kernel.DMADescriptor{d}, SliceStride: p.Ops[0].DMA.SliceStride}
+	p.Ops[0].DMA = &kernel.DMACommand{Descriptors: []kernel.DMADescriptor{d}, SliceStride: p.Ops[0].DMA.SliceStride, DMNStride: p.Ops[0].DMA.DMNStride, Homogeneous: true}
+	// The validator rejects it (DMA-R6: a write outside the destination);
+	// the executor, run on it regardless, names the slice it cannot find.
 	_, err := Verify(engines.Default(), p, Options{})
+	var v *engines.Violation
+	require.ErrorAs(t, err, &v)
+	assert.Equal(t, "DMA-R6", v.Rule.ID)
+	dev, err := NewDevice(engines.Default(), 1)
+	require.NoError(t, err)
+	x, err := NewExecutor(dev, p, ExecOptions{})
+	require.NoError(t, err)
+	err = x.Run()
 	assert.ErrorContains(t, err, "ops[0] (to_dm): ")
 	assert.ErrorContains(t, err, "names no slice of the device")
 }

@@ -55,6 +55,8 @@ func TestExecInterleavedFetchRunsItsConfig(t *testing.T) {
 		for k, e := range f.Seq.Entries {
 			if e.Stride == f.Interleave.Stride && e.Size == 2 {
 				f.Seq.Entries[k].Stride = 32 // the next row of lhs, not rhs
+				f.ContiguousRun = f.Seq.ContiguousRun()
+				f.ContiguousBytes = f.ContiguousRun * f.InType.SizeBits() / 8
 				found = true
 			}
 		}

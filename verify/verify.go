@@ -13,6 +13,7 @@ import (
 	"tcpmap/engines"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 )
 
 // Options configure Verify.
@@ -61,6 +62,10 @@ type Report struct {
 	// Compared is the number of output elements compared: all of them, or
 	// with sampling those the sampled slices produce.
 	Compared int
+	// Unverified counts, when sampling, the output elements a sampled
+	// slice holds (through the output's DM source) that the kernel copied
+	// from a slice that did not run: they are not computed, so they fail.
+	Unverified int
 	// MACs is the number of multiply-accumulates simulated.
 	MACs int64
 	// Comparison is the element-by-element comparison with the reference.
@@ -92,19 +97,27 @@ type Report struct {
 // elements is exact for them: each element is compared against the full
 // reference as with every slice simulated.
 func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error) {
+	rep, _, err := verifyOutput(spec, p, opts)
+	return rep, err
+}
+
+// verifyOutput is Verify, also returning the simulated output as compared
+// (elements out of the comparison are NaN): the mutation study compares it
+// bit by bit with the unmutated kernel's.
+func verifyOutput(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, *Logical, error) {
 	if spec == nil || p == nil {
-		return nil, errors.New("verify: nil spec or program")
+		return nil, nil, errors.New("verify: nil spec or program")
 	}
 	if p.Reference == nil {
-		return nil, fmt.Errorf("kernel %q states no reference: nothing to verify against", p.Name)
+		return nil, nil, fmt.Errorf("kernel %q states no reference: nothing to verify against", p.Name)
 	}
 	if err := engines.Lower(spec, p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	outT, _ := p.Tensor(p.Reference.Output)
 	dev, err := NewDevice(spec, p.Chips)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
 	outAxes := map[string]bool{}
@@ -120,16 +133,16 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 		}
 		l, err := NewLogical(p, t)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := RandomValuesIn(rng, l, p.Reference.Range); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := padInput(p.Reference.Valid, outAxes, l); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := WriteHBMTensor(dev, p, t, l); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		inputs[t.Name] = l
 	}
@@ -138,7 +151,7 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 	if opts.Sample > 0 {
 		sample, err := SliceSample(dev, p, opts.Sample, opts.Seed)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		run = make([]bool, dev.TotalSlices())
 		for _, g := range sample {
@@ -148,30 +161,41 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 	}
 	x, err := NewExecutor(dev, p, ExecOptions{Run: run, Workers: opts.Workers})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := x.Run(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep.MACs = x.MACs()
 	got, from, err := readHBMTensor(dev, p, outT)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// With sampled slices the reference is computed only where a sampled
-	// slice produced the element (the others are not compared).
-	var need []bool
+	// With sampled slices the reference is computed only at the elements
+	// compared: those a sampled slice produced (clean) or holds (want).
+	var need, clean, want []bool
+	var holder []int64
+	var srcs []int64
 	if run != nil {
-		origin := x.origin[outT.Name]
+		var origin []int32
+		origin, srcs = x.origin[outT.Name], x.originSrc[outT.Name]
+		if want, err = sampledElements(dev, p, got, run); err != nil {
+			return nil, nil, err
+		}
+		if holder, err = dmHolders(dev, p, got); err != nil {
+			return nil, nil, err
+		}
 		need = make([]bool, len(got.Vals))
+		clean = make([]bool, len(got.Vals))
 		for i := range got.Vals {
 			pos := from[i]
-			need[i] = pos >= 0 && origin != nil && origin[pos] > 0 && origin[pos] != originHBM && run[origin[pos]-1]
+			clean[i] = pos >= 0 && origin != nil && origin[pos] > 0 && origin[pos] != originHBM && run[origin[pos]-1]
+			need[i] = clean[i] || want[i]
 		}
 	}
 	exp, err := ReferenceFor(p, inputs, need)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep.Compared = len(got.Vals) - maskPadding(p.Reference.Valid, got, exp)
 	if run != nil {
@@ -180,7 +204,27 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 			if math.IsNaN(got.Vals[i]) && math.IsNaN(exp.Out.Vals[i]) && padded(p.Reference.Valid, got, i) {
 				continue // padding (maskPadding)
 			}
+			// Every element, sampled or not, must be copied from the DM
+			// byte that holds it: a DMA that reads another slice or
+			// address is a failure whether or not that slice ran.
+			if h := holder[i]; h >= 0 {
+				if pos := from[i]; pos < 0 || srcs == nil || srcs[pos] != h {
+					got.Vals[i] = math.NaN()
+					rep.Unverified++
+					rep.Compared++
+					continue
+				}
+			}
 			if need[i] {
+				// An element a sampled slice holds but the kernel copied
+				// from elsewhere (a slice that did not run, tainted data,
+				// nowhere) is not computed: it is flagged, a NaN where
+				// the reference has a value, so that sampling never turns
+				// a FAIL into a PASS.
+				if !clean[i] {
+					got.Vals[i] = math.NaN()
+					rep.Unverified++
+				}
 				rep.Compared++
 				continue
 			}
@@ -193,12 +237,165 @@ func Verify(spec *engines.Spec, p *kernel.Program, opts Options) (*Report, error
 			}
 		}
 		if rep.Compared == 0 {
-			return nil, fmt.Errorf("kernel %q: no output element comes from the %d sampled slices alone (the kernel moves data across slices); verify with every slice", p.Name, opts.Sample)
+			return nil, nil, fmt.Errorf("kernel %q: no output element comes from the %d sampled slices alone (the kernel moves data across slices); verify with every slice", p.Name, opts.Sample)
 		}
 	}
 	rep.Comparison = Compare(exp, got)
-	rep.Pass = rep.Comparison.Pass
-	return rep, nil
+	rep.Pass = rep.Comparison.Pass && rep.Unverified == 0
+	return rep, got, nil
+}
+
+// sampledElements marks the output's logical elements that a sampled
+// slice holds: the elements of the DM source of every to_hbm op writing
+// the output (or a tile view of it) on the slices run marks, through the
+// source's mappings (a tensor position holds the sum of its dimensions'
+// indices, model/kernel.Tensor). A correct kernel copies each of them from
+// such a slice.
+func sampledElements(d *Device, p *kernel.Program, out *Logical, run []bool) ([]bool, error) {
+	want := make([]bool, out.Len())
+	for _, op := range p.Ops {
+		if op.Kind != kernel.OpToHBM {
+			continue
+		}
+		dst, ok := p.Tensor(op.Dst)
+		if !ok || dst.Base() != p.Reference.Output {
+			continue
+		}
+		src, ok := p.Tensor(op.Src)
+		if !ok || src.Cluster == nil || src.Slice == nil || src.Chip == nil {
+			continue
+		}
+		if !spatialOnce(src) {
+			// A source held on several slices (a broadcast spatial
+			// mapping) may be copied from any of them: its elements are
+			// compared where they come from, not flagged.
+			continue
+		}
+		for c := 0; c < src.Chip.Size(); c++ {
+			cc := src.Chip.Map(c)
+			if cc.Kind != mapping.Live {
+				continue
+			}
+			for k := 0; k < src.Cluster.Size(); k++ {
+				kc := src.Cluster.Map(k)
+				if kc.Kind != mapping.Live {
+					continue
+				}
+				for sl := 0; sl < src.Slice.Size(); sl++ {
+					g, ok := d.SliceIndex(c, k, sl)
+					if !ok || !run[g] {
+						continue
+					}
+					sc := src.Slice.Map(sl)
+					if sc.Kind != mapping.Live {
+						continue
+					}
+					base := append(append(append([]mapping.Coord(nil), cc.Index.Coords()...), kc.Index.Coords()...), sc.Index.Coords()...)
+					for e := 0; e < src.Element.Size(); e++ {
+						ec := src.Element.Map(e)
+						if ec.Kind != mapping.Live {
+							continue
+						}
+						idx := mapping.IndexOf(append(append([]mapping.Coord(nil), base...), ec.Index.Coords()...)...)
+						if off, ok := out.Offset(idx); ok {
+							want[off] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return want, nil
+}
+
+// dmHolders returns, for each logical element of the output, the DM byte
+// the to_hbm ops writing the output should copy it from: the global slice
+// << 32 | the byte address of the element in its DM source; -1 when no
+// source holds it, -2 when several positions do (a broadcast: any of them
+// will do) or the source's elements are narrower than a byte.
+func dmHolders(d *Device, p *kernel.Program, out *Logical) ([]int64, error) {
+	h := make([]int64, out.Len())
+	for i := range h {
+		h[i] = -1
+	}
+	stride := make(map[string]int, len(out.Axes))
+	s := 1
+	for i := len(out.Axes) - 1; i >= 0; i-- {
+		stride[out.Axes[i].Name] = s
+		s *= out.Axes[i].Size
+	}
+	for _, op := range p.Ops {
+		if op.Kind != kernel.OpToHBM {
+			continue
+		}
+		dst, ok := p.Tensor(op.Dst)
+		if !ok || dst.Base() != p.Reference.Output {
+			continue
+		}
+		src, ok := p.Tensor(op.Src)
+		if !ok || src.Chip == nil || src.Cluster == nil || src.Slice == nil {
+			continue
+		}
+		bits := int64(src.DType.SizeBits())
+		e := mapping.Pair(mapping.Pair(mapping.Pair(src.Chip, src.Cluster), src.Slice), src.Element)
+		prog, err := mapping.Compile(e, p.Axes)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", src.Name, err)
+		}
+		slot := make([]int, prog.Coords()) // the output stride of each axis slot
+		for name, st := range stride {
+			if k, ok := p.Axes.Slot(name); ok && k < len(slot) {
+				slot[k] = st
+			}
+		}
+		coords := make([]int, prog.Slots())
+		E, S, K := src.Element.Size(), src.Slice.Size(), src.Cluster.Size()
+		for pos := 0; pos < prog.Size(); pos++ {
+			if kind, _ := prog.Eval(pos, coords); kind != mapping.Live {
+				continue
+			}
+			off := 0
+			for k, st := range slot {
+				off += coords[k] * st
+			}
+			if off < 0 || off >= len(h) {
+				continue
+			}
+			el, sl, cl, ch := pos%E, pos/E%S, pos/(E*S)%K, pos/(E*S*K)
+			g, ok := d.SliceIndex(ch, cl, sl)
+			if !ok || bits < 8 {
+				h[off] = -2
+				continue
+			}
+			v := int64(g)<<32 | (src.Addr + int64(el)*bits/8)
+			switch h[off] {
+			case -1:
+				h[off] = v
+			case v:
+			default:
+				h[off] = -2
+			}
+		}
+	}
+	return h, nil
+}
+
+// spatialOnce reports whether each element of DM tensor t lives on one
+// slice: its Chip, Cluster and Slice mappings factorize without a broadcast
+// factor.
+func spatialOnce(t *kernel.Tensor) bool {
+	for _, e := range []*mapping.Expr{t.Chip, t.Cluster, t.Slice} {
+		fs, err := mapping.Factorize(e)
+		if err != nil {
+			return false
+		}
+		for _, f := range fs {
+			if f.Kind == mapping.FactorBroadcast {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // SliceSample chooses k slices at random (from seed) among the slices the
@@ -391,6 +588,9 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "%s %s (seed %d, slices %s)\n", verdict, r.Kernel, r.Seed, r.Slices)
 	fmt.Fprintf(&b, "  %s\n", r.Comparison)
 	fmt.Fprintf(&b, "  compared %d of %d output elements; %d MACs simulated\n", r.Compared, r.Comparison.N, r.MACs)
+	if r.Unverified > 0 {
+		fmt.Fprintf(&b, "  %d output elements the sampled slices hold were copied from slices that did not run: not verified, counted as failures\n", r.Unverified)
+	}
 	if len(r.Simulated) > 0 {
 		fmt.Fprintf(&b, "  simulated slices: %s\n", strings.Join(r.Simulated, "; "))
 	}
@@ -430,8 +630,9 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		Worst      string    `json:"worst,omitempty"`
 		Mismatches int       `json:"mismatches"`
 		FirstBad   *mismatch `json:"first_mismatch,omitempty"`
+		Unverified int       `json:"unverified,omitempty"`
 	}{r.Kernel, r.Pass, r.Seed, r.Slices, r.Simulated, c.Name, c.DType.String(), c.N, r.Compared, r.MACs, c.Problem,
-		jsonFloat(c.MaxAbs), jsonFloat(c.MaxRel), jsonFloat(c.Bound), c.Worst, c.Mismatches, first})
+		jsonFloat(c.MaxAbs), jsonFloat(c.MaxRel), jsonFloat(c.Bound), c.Worst, c.Mismatches, first, r.Unverified})
 }
 
 // jsonFloat is a float64 whose JSON form is a string when it is not finite.

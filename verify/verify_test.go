@@ -105,6 +105,9 @@ func TestVerifyWrongConfigs(t *testing.T) {
 			f := *c.Fetch
 			f.Seq.Entries = append([]kernel.SeqEntry(nil), f.Seq.Entries...)
 			f.Seq.Entries[0].Stride = 33 // J / 32 steps 32 elements
+			// The fields that follow from the sequencer follow it (FE-R5).
+			f.ContiguousRun = f.Seq.ContiguousRun()
+			f.ContiguousBytes = f.ContiguousRun * f.InType.SizeBits() / 8
 			return &kernel.StageConfig{Fetch: &f}
 		}},
 		{"switch route", "testdata/gemv-transpose.json", 3, 2, func(c *kernel.StageConfig) *kernel.StageConfig {
