@@ -28,10 +28,10 @@ import (
 //     tensor is replicated over slices (docs/spec-decisions.md "DMA:
 //     broadcast reads");
 //   - output axes go to Slice (the slice mapping padded to 256, `1 # 256`,
-//     `m![I / 32, J / 32]`, 002 L318, L479, its live slices spread over the
+//     `m![I / 32, J / 32]`, 002 L318, L483, its live slices spread over the
 //     cluster's DMNs, build.go placeSlices), to Cluster (padded to 2,
 //     002 L317), to Time, and the stationary operand's own axes also to Row
-//     (`J % 8`, 002 L481);
+//     (`J % 8`, 002 L484);
 //   - contracted axes go to Packet (64 bytes = mac_width: `K % 32` for bf16,
 //     002 L4099) and Time (`K / 32`), reduced spatially by the tree and
 //     temporally by the accumulator (002 L4384-4392, L4447-4448);
@@ -41,8 +41,8 @@ import (
 //
 // Within one axis the levels nest major to minor in the order Tile, Chip,
 // Cluster, Slice, Time, Row, Packet: the Hello GEMM's J = 512 is
-// Slice J / 32 (16), Time J / 8 % 4 (4), Row J % 8 (8) (002 L480-481,
-// L509).
+// Slice J / 32 (16), Time J / 8 % 4 (4), Row J % 8 (8) (002 L483-484,
+// L503).
 
 // Level is a level of the hardware an axis's factor can be placed at.
 type Level uint8
@@ -116,7 +116,7 @@ const (
 	// contracted axes (Space.PartialReduce), the packet may also hold
 	// contracted axes innermost: the tree sums those Packet % 2^n at depth
 	// n and keeps the columns, Packet / 2^n (002 L4392; the partial
-	// reduction `contract::<m![K % 16 / 4]>()`, 002 L4455-4470), the rest
+	// reduction `contract::<m![K % 16 / 4]>()`, 002 L4455-4476), the rest
 	// of the contracted axes are in Time. An einsum that contracts a short
 	// axis, like RoPE's f = 2 (002 L8279-L8283), gets full packets so.
 	PacketColumns

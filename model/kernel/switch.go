@@ -8,7 +8,7 @@ import (
 )
 
 // SwitchTopology names a Switch Engine topology: the variants of the
-// Virtual ISA's SwitchConfig (002 L3090-3092: "Forwarding, Broadcast01,
+// Virtual ISA's SwitchConfig (002 L3058: "Forwarding, Broadcast01,
 // Broadcast1, Transpose, InterTranspose, and Custom Topologies").
 type SwitchTopology uint8
 
@@ -406,7 +406,7 @@ func (b SnoopBitmap) Slices() []int {
 }
 
 // String prints the accepted slices as the manual's bitmap tables do:
-// `{0, 1, 16, 17}` (002 L3393). Runs of more than 16 consecutive slices
+// `{0, 1, 16, 17}` (002 L3419). Runs of more than 16 consecutive slices
 // print as `a..b` so that a full-ring bitmap stays readable.
 func (b SnoopBitmap) String() string { return "{" + b.list(", ", "..", 16) + "}" }
 
