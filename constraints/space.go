@@ -638,7 +638,7 @@ func (s *Space) Check(c *Candidate) error {
 	if slice > s.slices || cluster > s.clusters {
 		return fmt.Errorf("%d slices on %d clusters, the chip has %d × %d", slice, cluster, s.clusters, s.slices)
 	}
-	if !contains(s.rows, row) {
+	if !slices.Contains(s.rows, row) {
 		return fmt.Errorf("%d rows, want one of %v", row, s.rows)
 	}
 	if packet != s.PacketElems(c.Mode) {
@@ -774,15 +774,6 @@ func (s *Space) SwitchBlockAbove(c *Candidate, keep int) (blk [MaxAxes]int32, ti
 // RoleName names role r as messages print it.
 func RoleName(r Role) string {
 	return [...]string{"contracted", "batch", "streamed free", "stationary free"}[r]
-}
-
-func contains(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Enumerate calls yield with every candidate of the space in a fixed order,
@@ -1061,7 +1052,7 @@ func (e *enumerator) rowsOf(c Candidate, fw []int, i, used int) {
 		return
 	}
 	if i == len(fw) {
-		if contains(e.s.rows, used) {
+		if slices.Contains(e.s.rows, used) {
 			e.times(c)
 		}
 		return

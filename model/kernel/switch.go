@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -241,7 +242,7 @@ func ParseSwitchConfig(src string) (SwitchConfig, error) {
 		if f == "" {
 			return c, p.errAt(fpos, "want a field name or '}'")
 		}
-		if !contains(fields, f) {
+		if !slices.Contains(fields, f) {
 			want := "no fields"
 			if len(fields) > 0 {
 				want = strings.Join(fields, ", ")
@@ -301,15 +302,6 @@ func ParseSwitchConfig(src string) (SwitchConfig, error) {
 		return c, p.errAt(p.pos, fmt.Sprintf("unexpected %q after the configuration", p.src[p.pos:]))
 	}
 	return c, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 type cfgParser struct {
