@@ -1,6 +1,7 @@
-// Package emit prints kernel programs and plans: Rust Virtual ISA kernels in
-// the vendor's APIs, plan JSON for other tools, timeline traces and reports.
-// It computes no costs.
+// Package emit prints kernel programs: Rust Virtual ISA kernels in the
+// vendor's APIs, and the program's JSON form. It computes no costs. (Plan
+// files are model/plan's; timeline traces and cost reports are cost's,
+// cost.WriteTrace and cost.Report.)
 //
 // # Rust kernels
 //
