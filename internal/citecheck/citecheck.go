@@ -10,13 +10,14 @@
 // the quote and the citation.
 //
 // [Scan] finds the citations in the comments of every Go file under a
-// directory, [LoadManual] reads the seeds, and [Manual.Check] tells
+// directory (and, for their lines only, in non-test string literals), [LoadManual] reads the seeds, and [Manual.Check] tells
 // whether a citation's lines exist and whether its quote is found at
 // them. The rules a quote is checked by are documented on [Manual.Check].
 package citecheck
 
 import (
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -73,7 +74,8 @@ var (
 )
 
 // Scan returns the citations in the comments of the Go files under root,
-// in file and line order. Directories named testdata or starting with a
+// and in the string literals of its non-test files (their lines only: no
+// quote is attached to a citation in a string), in file order. Directories named testdata or starting with a
 // dot are skipped.
 func Scan(root string) ([]Citation, error) {
 	var out []Citation
@@ -116,6 +118,26 @@ func Scan(root string) ([]Citation, error) {
 			}
 			out = append(out, scanText(b.String(), rel, fset.Position(g.Pos()).Line)...)
 		}
+		if strings.HasSuffix(path, "_test.go") {
+			return nil // tests hold deliberately bad citations in strings
+		}
+		// String literals: rule citations and error messages. Only their
+		// lines are checked; a quote inside a string is not attached.
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			for _, c := range scanText(v, rel, fset.Position(lit.Pos()).Line) {
+				c.Quote, c.Code = "", false
+				out = append(out, c)
+			}
+			return true
+		})
 		return nil
 	})
 	return out, err

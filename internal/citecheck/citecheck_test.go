@@ -35,8 +35,9 @@ func manual(t *testing.T, root string) *Manual {
 	return m
 }
 
-// TestTreeCitations checks every citation in the tree's comments: its lines
-// exist in the seed (every citation), and its quoted snippet, if any, is
+// TestTreeCitations checks every citation in the tree's comments and in its
+// non-test string literals: its lines exist in the seed (every citation),
+// and its quoted snippet (comments only), if any, is
 // found at the cited lines, within Tolerance (1) line, white space and case
 // ignored (see Manual.Check for the rules).
 func TestTreeCitations(t *testing.T) {
