@@ -3,16 +3,18 @@
 //
 // A citation names a seed of the manual and its lines: "002 L1630",
 // "002 L1234-1240", "(002, L1996)", "002 L4391, L4533". A quoted
-// citation is one that comes with a snippet of the manual in double
-// quotes, either just before it ("Type casting requires ..." (002 L1996))
-// or just after it (002 L1630: "..."). Only spaces, commas, an opening
-// parenthesis before a citation or a colon after one may stand between
-// the quote and the citation.
+// citation is one that comes with a snippet of the manual in double quotes
+// or backquotes, either just before it ("Type casting requires ..."
+// (002 L1996)) or just after it (002 L1630: "..."). Only spaces, commas
+// and an opening parenthesis, or a colon after the citation, may stand
+// between the quote and the citation.
 //
 // [Scan] finds the citations in the comments of every Go file under a
-// directory (and, for their lines only, in non-test string literals), [LoadManual] reads the seeds, and [Manual.Check] tells
-// whether a citation's lines exist and whether its quote is found at
-// them. The rules a quote is checked by are documented on [Manual.Check].
+// directory (and, for their lines only, in non-test string literals),
+// [LoadManual] reads the seeds, and [Manual.Check] tells whether a
+// citation's lines exist and whether its quote is found at them, within
+// [Tolerance] lines. The rules a quote is checked by are documented on
+// [Manual.Check].
 package citecheck
 
 import (
@@ -32,12 +34,16 @@ import (
 
 // Tolerance is how many lines a quote may lie outside the lines it cites:
 // the quoted text must be found within lines lo-Tolerance … hi+Tolerance
-// of a cited range lo-hi.
+// of a cited range lo-hi. One line forgives a quote that starts at the end
+// of the line before; a wider window would pass the wrong citations this
+// check exists for (the Hello GEMM's `type Row = m![J % 8]` cited at L481
+// is at L484).
 const Tolerance = 1
 
 // Range is a span of cited lines, inclusive; Lo == Hi for a single line.
 type Range struct{ Lo, Hi int }
 
+// String prints the range as a citation does: "L12" or "L12-14".
 func (r Range) String() string {
 	if r.Lo == r.Hi {
 		return "L" + strconv.Itoa(r.Lo)
@@ -45,7 +51,7 @@ func (r Range) String() string {
 	return fmt.Sprintf("L%d-%d", r.Lo, r.Hi)
 }
 
-// Citation is one citation found in a comment.
+// Citation is one citation found in a comment or a string literal.
 type Citation struct {
 	File   string  // path relative to the scanned root, slash-separated
 	Line   int     // line of the citation in File
@@ -56,6 +62,7 @@ type Citation struct {
 	Code   bool    // the quote is in backquotes (code), not double quotes
 }
 
+// String prints where the citation is and how it is written.
 func (c Citation) String() string {
 	return fmt.Sprintf("%s:%d: %s", c.File, c.Line, c.Text)
 }
@@ -75,8 +82,8 @@ var (
 
 // Scan returns the citations in the comments of the Go files under root,
 // and in the string literals of its non-test files (their lines only: no
-// quote is attached to a citation in a string), in file order. Directories named testdata or starting with a
-// dot are skipped.
+// quote is attached to a citation in a string), in file order.
+// Directories named testdata or starting with a dot are skipped.
 func Scan(root string) ([]Citation, error) {
 	var out []Citation
 	fset := token.NewFileSet()

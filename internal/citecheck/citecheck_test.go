@@ -89,6 +89,11 @@ func TestCheck(t *testing.T) {
 	cite := func(lo, hi int, q string) Citation {
 		return Citation{File: "f.go", Line: 1, Seed: "002", Ranges: []Range{{lo, hi}}, Text: "002", Quote: q}
 	}
+	code := func(lo, hi int, q string) Citation {
+		c := cite(lo, hi, q)
+		c.Code = true
+		return c
+	}
 	for _, tc := range []struct {
 		c   Citation
 		err string
@@ -101,6 +106,10 @@ func TestCheck(t *testing.T) {
 		{cite(7, 8, ""), `outside seed 002 (L1-7)`},
 		{cite(3, 2, ""), `reversed`},
 		{Citation{Seed: "005", Ranges: []Range{{1, 1}}}, `seed 005 is not in the manual`},
+		{code(6, 6, "tile::<dim, n, _>(t)"), ""}, // schematic code: not in the manual
+		{code(6, 6, "casting ... data"), ""},     // elided code is schematic too
+		{code(6, 6, "four"), ""},                 // a name
+		{code(6, 7, "type casting"), `is at 002 L2`},
 	} {
 		err := m.Check(tc.c)
 		if tc.err == "" {
