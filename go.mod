@@ -6,6 +6,7 @@ require (
 	github.com/go-air/gini v1.0.4
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
+	gonum.org/v1/gonum v0.17.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 

@@ -18,7 +18,7 @@ import (
 
 // The mapping-file reader and the unsat cores over it: a full or partial
 // mapping, written in the manual's notation (the Hello GEMM's `type Slice =
-// m![I / 32, J / 32]`, `type Row = m![J % 8]`, 002 L479-481), becomes
+// m![I / 32, J / 32]`, `type Row = m![J % 8]`, 002 L483-484), becomes
 // assumption literals over the skeleton encoding (sat.go): a structurally
 // impossible mapping is UNSAT, and the solver's failed assumptions,
 // minimized by deletion, name the skeleton rules and the mapping fields
@@ -93,7 +93,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 // each an m![...] expression over the problem's axes. A level's expression
 // is complete: an axis it leaves out has factor 1 there. Its digits' strides
 // must be those of the nesting tile, cluster, slice, time, row, packet
-// (major to minor within an axis, 002 L480-481, L509), and the time
+// (major to minor within an axis, 002 L483-484, L503), and the time
 // expression's axes, major first, are the computation's time order. A
 // time without a tile field leaves the tiling free (time is then the
 // computation time of one tile). Padding (`1 # 2`, 002 L317) uses no
@@ -515,7 +515,7 @@ func (m *MapSpec) Where(p *Problem) func(Stage, *Candidate) bool {
 				return false
 			}
 			// Each digit's stride: the levels nest Tile, Cluster, Slice,
-			// Time, Row, Packet within an axis (002 L480-481, L509).
+			// Time, Row, Packet within an axis (002 L483-484, L503).
 			for _, mf := range mapFields {
 				d := m.Dims[mf.level]
 				if d == nil {

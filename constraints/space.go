@@ -28,10 +28,10 @@ import (
 //     tensor is replicated over slices (docs/spec-decisions.md "DMA:
 //     broadcast reads");
 //   - output axes go to Slice (the slice mapping padded to 256, `1 # 256`,
-//     `m![I / 32, J / 32]`, 002 L318, L479, its live slices spread over the
+//     `m![I / 32, J / 32]`, 002 L318, L483, its live slices spread over the
 //     cluster's DMNs, build.go placeSlices), to Cluster (padded to 2,
 //     002 L317), to Time, and the stationary operand's own axes also to Row
-//     (`J % 8`, 002 L481);
+//     (`J % 8`, 002 L484);
 //   - contracted axes go to Packet (64 bytes = mac_width: `K % 32` for bf16,
 //     002 L4099) and Time (`K / 32`), reduced spatially by the tree and
 //     temporally by the accumulator (002 L4384-4392, L4447-4448);
@@ -41,8 +41,8 @@ import (
 //
 // Within one axis the levels nest major to minor in the order Tile, Chip,
 // Cluster, Slice, Time, Row, Packet: the Hello GEMM's J = 512 is
-// Slice J / 32 (16), Time J / 8 % 4 (4), Row J % 8 (8) (002 L480-481,
-// L509).
+// Slice J / 32 (16), Time J / 8 % 4 (4), Row J % 8 (8) (002 L483-484,
+// L503).
 
 // Level is a level of the hardware an axis's factor can be placed at.
 type Level uint8
@@ -116,7 +116,7 @@ const (
 	// contracted axes (Space.PartialReduce), the packet may also hold
 	// contracted axes innermost: the tree sums those Packet % 2^n at depth
 	// n and keeps the columns, Packet / 2^n (002 L4392; the partial
-	// reduction `contract::<m![K % 16 / 4]>()`, 002 L4455-4470), the rest
+	// reduction `contract::<m![K % 16 / 4]>()`, 002 L4455-4476), the rest
 	// of the contracted axes are in Time. An einsum that contracts a short
 	// axis, like RoPE's f = 2 (002 L8279-L8283), gets full packets so.
 	PacketColumns
@@ -638,7 +638,7 @@ func (s *Space) Check(c *Candidate) error {
 	if slice > s.slices || cluster > s.clusters {
 		return fmt.Errorf("%d slices on %d clusters, the chip has %d × %d", slice, cluster, s.clusters, s.slices)
 	}
-	if !contains(s.rows, row) {
+	if !slices.Contains(s.rows, row) {
 		return fmt.Errorf("%d rows, want one of %v", row, s.rows)
 	}
 	if packet != s.PacketElems(c.Mode) {
@@ -774,15 +774,6 @@ func (s *Space) SwitchBlockAbove(c *Candidate, keep int) (blk [MaxAxes]int32, ti
 // RoleName names role r as messages print it.
 func RoleName(r Role) string {
 	return [...]string{"contracted", "batch", "streamed free", "stationary free"}[r]
-}
-
-func contains(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Enumerate calls yield with every candidate of the space in a fixed order,
@@ -1061,7 +1052,7 @@ func (e *enumerator) rowsOf(c Candidate, fw []int, i, used int) {
 		return
 	}
 	if i == len(fw) {
-		if contains(e.s.rows, used) {
+		if slices.Contains(e.s.rows, used) {
 			e.times(c)
 		}
 		return

@@ -26,8 +26,8 @@
 //     address bit mapping and channel XOR, row switches after FR-FCFS
 //     batching, tCCD, read-modify-write, the 0.75 TB/s read and write caps,
 //     DMN interleaving at 128 B/cycle per DMN; DMAModel.DMABound is its cheap
-//     lower bound; DMBanks, BankRun,
-//     SeqBankRun and BankStarvation give the 64-access bank-starvation
+//     lower bound; DMBanks, SeqBankRun
+//     (a BankRunResult) and BankStarvation give the 64-access bank-starvation
 //     hazard.
 //
 // Cycle counts are steady-state occupancies at the core clock (1 GHz, the

@@ -11,8 +11,8 @@ import (
 // Fetch Engine cost (002 L1689-2144). Every slice runs the same sequencer on
 // its own DM in lockstep, so one slice's cycles are the fetch's cycles; the
 // Slice dimension of a mapping buys parallelism by shrinking Time
-// (002 L2133). The 256 B/cycle "peak DM bandwidth with DMN interleaving"
-// (002 L2133, L3788) is the DMN path of DMA requests, not a per-slice fetch
+// (002 L2133). The 256 B/cycle of "Peak DM bandwidth ... with proper DMN
+// interleaving" (002 L2133, L3788) is the DMN path of DMA requests, not a per-slice fetch
 // limit: a slice reads at most one fetch_size (≤ 32 B) per cycle from its own
 // 128 B/cycle banks (docs/spec-decisions.md "Fetch bandwidth").
 

@@ -36,8 +36,9 @@ func TestReducerManual(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 16, got.Cycles)
 	assert.Equal(t, 16, got.TemporalLatency, "the block completes with flit 15")
-	// Full tensor reduction, in slice: "Spatial | A % 32 | depth 5 | 5",
-	// "Temporal | A / 32 % 8 | 8 iterations | 8" (002 L4365-4368).
+	// Full tensor reduction, in slice: "Spatial | A % 32 | Reducer tree
+	// (depth 5) | 5" (002 L4367), "Temporal | A / 32 % 8 | Reducer
+	// accumulator (8 iterations) | 8" (002 L4368).
 	got, err = ReducerCycles(spec, dtype.BF16, 5, 1, 8, 8, 1)
 	require.NoError(t, err)
 	assert.Equal(t, 5, got.SpatialLatency, "002 L4367")

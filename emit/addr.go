@@ -30,7 +30,3 @@ func addrText(v int64, hbm bool) string {
 	}
 	return strconv.FormatInt(v, 10)
 }
-
-// maxAddr bounds the addresses the reader accepts: 2^62, far above any
-// device memory, so that the constant arithmetic cannot overflow.
-const maxAddr = int64(1) << 62

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/emit/rustapi"
+	"tcpmap/emit/rustread"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -26,7 +28,7 @@ func TestRustNames(t *testing.T) {
 		renameTensor(p, "out_dm", "LHS")
 		renameTensor(p, "out", "Out")
 	})
-	for _, api := range APIs {
+	for _, api := range rustapi.APIs {
 		t.Run(string(api), func(t *testing.T) {
 			src, err := Rust(p, RustOptions{API: api})
 			require.NoError(t, err)
@@ -41,7 +43,7 @@ func TestRustNames(t *testing.T) {
 			} {
 				assert.Contains(t, string(src), w)
 			}
-			got, err := Read("k.rs", src)
+			got, err := rustread.Read("k.rs", src)
 			require.NoError(t, err)
 			assert.JSONEq(t, programJSON(t, p), programJSON(t, got))
 		})
@@ -63,7 +65,7 @@ func TestReadNameLines(t *testing.T) {
 		{"clash", "// tcpmap:name lhs_dm rhs\n", "two tensors are renamed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Read("k.rs", []byte(tc.line+string(src)))
+			_, err := rustread.Read("k.rs", []byte(tc.line+string(src)))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -78,7 +80,7 @@ func TestRustSkewedAxes(t *testing.T) {
 		require.NoError(t, err)
 		p.Axes = a
 	})
-	for _, api := range APIs {
+	for _, api := range rustapi.APIs {
 		_, err := Rust(p, RustOptions{API: api})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "axes!: skewed axis B' = B - A")
@@ -129,7 +131,7 @@ func TestRustAPIRefusals(t *testing.T) {
 		})
 	}
 	// A linear combination is in neither m! grammar.
-	for _, api := range APIs {
+	for _, api := range rustapi.APIs {
 		w := &rustWriter{api: api}
 		a, err := mapping.ParseAxes("N=5, F=3")
 		require.NoError(t, err)
@@ -212,9 +214,9 @@ func TestReadPlaceLines(t *testing.T) {
 			s := string(tc.src)
 			require.Contains(t, s, tc.old)
 			s = strings.Replace(s, tc.old, tc.new, 1)
-			_, err := Read("k.rs", []byte(s))
+			_, err := rustread.Read("k.rs", []byte(s))
 			require.Error(t, err)
-			var e *Error
+			var e *rustread.Error
 			require.ErrorAs(t, err, &e)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -233,7 +235,7 @@ func TestPipelinedLoop(t *testing.T) {
 	l, ok := kernel.Recognize(pl.Program)
 	require.True(t, ok)
 	require.True(t, l.Pipelined())
-	for _, api := range APIs {
+	for _, api := range rustapi.APIs {
 		t.Run(string(api), func(t *testing.T) {
 			src, err := Rust(pl.Program, RustOptions{API: api})
 			require.NoError(t, err)
@@ -244,7 +246,7 @@ func TestPipelinedLoop(t *testing.T) {
 				assert.Contains(t, string(src), "[32896, 34944][(t - 1) % 2]")
 				assert.Contains(t, string(src), "[TrfAddress::FirstHalf, TrfAddress::SecondHalf][t % 2].clone()")
 			}
-			got, err := Read("k.rs", src)
+			got, err := rustread.Read("k.rs", src)
 			require.NoError(t, err)
 			assert.JSONEq(t, programJSON(t, byName(pl.Program)), programJSON(t, byName(got)))
 			for _, bad := range []struct{ old, new, want string }{
@@ -254,7 +256,7 @@ func TestPipelinedLoop(t *testing.T) {
 				{"        if t == 0 {\n", "        {\n", "a statement of a pipelined loop is in a block"},
 			} {
 				require.Contains(t, string(src), bad.old)
-				_, err := Read("k.rs", []byte(strings.Replace(string(src), bad.old, bad.new, 1)))
+				_, err := rustread.Read("k.rs", []byte(strings.Replace(string(src), bad.old, bad.new, 1)))
 				require.Error(t, err, bad.old)
 				assert.Contains(t, err.Error(), bad.want)
 			}
@@ -267,7 +269,7 @@ func TestPipelinedLoop(t *testing.T) {
 // library's collect refuses it at run time, and which plan target avoids
 // it; a kernel of 32-byte collects (the dot product) says nothing.
 func TestRustDualCollectNote(t *testing.T) {
-	for _, api := range APIs {
+	for _, api := range rustapi.APIs {
 		src, err := Rust(loadGolden(t, "hello-gemv"), RustOptions{API: api})
 		require.NoError(t, err)
 		assert.Contains(t, string(src), "// Note: the chains producing out_dm collect 64-byte packets\n")

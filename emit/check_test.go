@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"tcpmap/emit/rustread"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 )
@@ -62,7 +63,7 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.SetBytes(int64(len(src)))
 	for i := 0; i < b.N; i++ {
-		if _, err := Read("gemm.rs", src); err != nil {
+		if _, err := rustread.Read("gemm.rs", src); err != nil {
 			b.Fatal(err)
 		}
 	}

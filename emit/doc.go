@@ -1,11 +1,13 @@
-// Package emit prints kernel programs and plans: Rust Virtual ISA kernels in
-// the vendor's APIs, plan JSON for other tools, timeline traces and reports.
-// It computes no costs.
+// Package emit prints kernel programs: Rust Virtual ISA kernels in the
+// vendor's APIs, and the program's JSON form. It computes no costs. (Plan
+// files are model/plan's; timeline traces and cost reports are cost's,
+// cost.WriteTrace and cost.Report.)
 //
 // # Rust kernels
 //
 // Rust prints a kernel.Program as a Rust source file in the API of one of
-// the vendor's libraries (API, RustOptions.API): furiosa-visa-std 0.1.0,
+// the vendor's libraries (API, RustOptions.API; the two APIs and what each
+// can spell are package emit/rustapi's): furiosa-visa-std 0.1.0,
 // the API of the manual's Hello kernels (002 L175-525, the default), or
 // furiosa-opt-std 0.6.0, whose compiler places tensors (the plan's
 // placement is kept in `// tcpmap:place` header lines). The file has axes!,
@@ -19,11 +21,9 @@
 // deterministic, and type-checks against the stubs of both libraries in
 // rust/ (`make rust-check`).
 //
-// Read parses such a file, in either API, or one of the manual's own Hello
-// kernels, back into a kernel.Program; emit then read gives the same
-// program. Errors are *Error values with the file, line and column.
-// ReadFile reads a kernel program from a .rs or .json file, for the
-// commands that take a kernel.
+// Package emit/rustread reads such a file, in either API, or one of the
+// manual's own Hello kernels, back into a kernel.Program; emit then read
+// gives the same program.
 //
 // JSON prints a program's JSON form (kernel.Program.MarshalJSON), indented.
 //
@@ -36,12 +36,13 @@
 // # Files
 //
 //   - rust.go: Rust, the alias choice and the kernel printer;
-//   - api.go: the two APIs and what each can spell;
+//   - rust_vector.go, interslice.go, interleave.go: the Vector Engine's
+//     calls, the Inter-Slice Block's, an interleaved begin;
+//   - api.go: the API names, from package rustapi;
 //   - names.go: tensor names as Rust identifiers;
 //   - loop.go: the loop form of a tiled kernel;
 //   - host.go: the host program and the host oracle;
 //   - check.go: what Rust refuses, and CheckAddresses;
 //   - addr.go: how addresses are written;
-//   - lex.go, read.go, read_chain.go, read_loop.go, read_api.go: the reader;
 //   - json.go: JSON.
 package emit

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/emit/rustread"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
@@ -292,35 +293,32 @@ func TestManualCopies(t *testing.T) {
 // positions).
 func canonicalTokens(t testing.TB, src string) []string {
 	t.Helper()
-	toks, _, off, err := lex(src)
+	toks, off, err := rustread.Tokens(src)
 	require.NoError(t, err, "offset %d", off)
 	var axes mapping.Axes
 	env := mapping.Env{}
 	var out []string
 	for i := 0; i < len(toks); i++ {
 		tk := toks[i]
-		if tk.kind == tEOF {
-			break
-		}
-		if tk.text == "axes" && toks[i+1].text == "!" {
-			end := strings.IndexByte(src[toks[i+2].off:], ']') + toks[i+2].off
-			a, err := mapping.ParseAxes(src[toks[i+2].off+1 : end])
+		if tk.Text == "axes" && i+2 < len(toks) && toks[i+1].Text == "!" {
+			end := strings.IndexByte(src[toks[i+2].Off:], ']') + toks[i+2].Off
+			a, err := mapping.ParseAxes(src[toks[i+2].Off+1 : end])
 			require.NoError(t, err)
 			axes = a
 		}
-		if tk.text == "m" && toks[i+1].text == "!" && toks[i+2].text == "[" {
+		if tk.Text == "m" && i+2 < len(toks) && toks[i+1].Text == "!" && toks[i+2].Text == "[" {
 			depth, j := 0, i+2
 			for ; j < len(toks); j++ {
-				if toks[j].text == "[" {
+				if toks[j].Text == "[" {
 					depth++
-				} else if toks[j].text == "]" {
+				} else if toks[j].Text == "]" {
 					depth--
 					if depth == 0 {
 						break
 					}
 				}
 			}
-			text := src[toks[i+2].off+1 : toks[j].off]
+			text := src[toks[i+2].Off+1 : toks[j].Off]
 			e, err := mapping.Parse(text, axes, env)
 			require.NoError(t, err, "m![%s]", text)
 			out = append(out, "m!["+e.String()+"]")
@@ -331,7 +329,7 @@ func canonicalTokens(t testing.TB, src string) []string {
 			i = j
 			continue
 		}
-		out = append(out, tk.text)
+		out = append(out, tk.Text)
 	}
 	return out
 }
@@ -399,30 +397,19 @@ func TestGoldenManualKernels(t *testing.T) {
 	}
 }
 
-// unwrap removes the mdbook wrapper `#![allow(unused)] fn main() { ... }`
-// around the GEMV and GEMM listings (002 L401-402, L465; L473-474, L525),
-// which is the book's rendering, not part of the kernel file.
-func unwrap(src string) string {
-	if rest, ok := strings.CutPrefix(src, "#![allow(unused)]\nfn main() {\n"); ok {
-		rest = strings.TrimRight(rest, "\n")
-		return strings.TrimSuffix(rest, "}") + "\n"
-	}
-	return src
-}
-
 // TestReadManualKernels reads the manual's own kernel files back into the
 // programs the manual states.
 func TestReadManualKernels(t *testing.T) {
 	for _, c := range manualCases {
 		t.Run(c.name, func(t *testing.T) {
 			want := parseProgram(t, c.program)
-			got, err := Read(c.name+".rs", []byte(unwrap(manualText(t, c.name))))
+			got, err := rustread.Read(c.name+".rs", []byte(unwrap(manualText(t, c.name))))
 			if c.hostless {
 				// Without a host program the inputs' HBM addresses are
 				// unknown; Read refuses rather than guessing.
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "no host program launches the kernel")
-				var re *Error
+				var re *rustread.Error
 				require.ErrorAs(t, err, &re)
 				return
 			}

@@ -3,6 +3,7 @@ package emit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -384,7 +385,7 @@ var hostTypes = map[API][]dtype.DType{
 // hostType refuses a kernel argument or result the host program cannot
 // create with HostTensor::rand or compare.
 func (w *rustWriter) hostType(t *kernel.Tensor) error {
-	if !hasDType(hostTypes[w.api], t.DType) {
+	if !slices.Contains(hostTypes[w.api], t.DType) {
 		return fmt.Errorf("host tensor %q: %s has no random %s host tensors (HostTensor::rand needs StandardUniform: Distribution<%s>)",
 			t.Name, w.api.Library(), t.DType, t.DType)
 	}

@@ -2,9 +2,9 @@ package emit
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
+	"tcpmap/emit/rustapi"
 	"tcpmap/model/kernel"
 )
 
@@ -157,7 +157,7 @@ func (w *rustWriter) loopKernel() error {
 	} else {
 		w.line("    for t in 0..%d {", steps)
 		for k := range l.Axes {
-			w.line("        let %s = %s;", lp.vars[k], indexText("t", l.Stride(k+1), l.Axes[k].Count, k == 0))
+			w.line("        let %s = %s;", lp.vars[k], rustapi.TileIndex("t", l.Stride(k+1), l.Axes[k].Count, k == 0))
 		}
 	}
 	open := false
@@ -223,7 +223,7 @@ func (w *rustWriter) blockIndices(rest []*kernel.LoopOp, g guard) {
 	}
 	for k := range l.Axes {
 		if used[k] {
-			w.line("            let %s = %s;", lp.vars[k], indexText(lp.tile, l.Stride(k+1), l.Axes[k].Count, k == 0))
+			w.line("            let %s = %s;", lp.vars[k], rustapi.TileIndex(lp.tile, l.Stride(k+1), l.Axes[k].Count, k == 0))
 		}
 	}
 }
@@ -289,22 +289,6 @@ func (w *rustWriter) viewLine(v *kernel.LoopView) {
 		w.mapTextOf(v.Maps[len(v.Maps)-1], roleNone, out), sb.String())
 }
 
-// indexText is axis k's index of the tile base (`t` or `t - 1`): base /
-// stride % count, without the parts that do nothing.
-func indexText(base string, stride, count int, outermost bool) string {
-	s := base
-	if strings.Contains(base, " ") && (stride > 1 || !outermost) {
-		s = "(" + base + ")"
-	}
-	if stride > 1 {
-		s += " / " + strconv.Itoa(stride)
-	}
-	if !outermost {
-		s += " % " + strconv.Itoa(count)
-	}
-	return s
-}
-
 // condText is when an op of guard g fires. Without lead ops: at the steps
 // where the indices of the axes from its level on are 0 (`t % S == 0`,
 // `t == 0` for once). In a pipelined loop of N tiles, which runs N + 1
@@ -337,7 +321,7 @@ func condText(l *kernel.TileLoop, g guard) string {
 // modulo the slot's tensors, the tile (of base `t` or `t - 1`) over the
 // producer's stride.
 func parityText(l *kernel.TileLoop, base string, level, m int) string {
-	return indexText(base, l.Stride(level), m, false)
+	return rustapi.TileIndex(base, l.Stride(level), m, false)
 }
 
 // bind is the start of a statement producing t: `let t: Type = `, or

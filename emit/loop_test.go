@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/emit/rustread"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/verify"
@@ -19,15 +20,9 @@ import (
 
 var updateTiled = flag.Bool("update-tiled", false, "rewrite emit/testdata/tiled-*.rs from the emitter")
 
-// tiledKernels are the planner's tiled kernels (search.Build of tiled
-// candidates of IK,KJ->IJ with I = J = 256, K = 2048 bf16, unlowered):
-// one tiled axis single- and double-buffered, two tiled axes
-// double-buffered.
-var tiledKernels = []string{"tiled-1axis-single", "tiled-1axis-double", "tiled-2axis-double"}
-
 func loadTiled(t *testing.T, name string) (*kernel.Program, []byte) {
 	t.Helper()
-	p, err := ReadFile(filepath.Join("testdata", name+".json"))
+	p, err := rustread.ReadFile(filepath.Join("testdata", name+".json"))
 	require.NoError(t, err)
 	b, err := json.Marshal(p)
 	require.NoError(t, err)
@@ -56,7 +51,7 @@ func TestTiledLoopGolden(t *testing.T) {
 			assert.True(t, strings.Contains(string(src), "for t in 0.."), "a loop")
 			// The straight-line form would bind a view per tile.
 			assert.False(t, strings.Contains(string(src), "_t1:"), "one view per body op")
-			got, err := Read(name+".rs", src)
+			got, err := rustread.Read(name+".rs", src)
 			require.NoError(t, err, "%s", src)
 			b, err := json.Marshal(got)
 			require.NoError(t, err)
@@ -134,7 +129,7 @@ func TestTiledLoopVerify(t *testing.T) {
 			require.NoError(t, err)
 			file := filepath.Join(dir, name+".rs")
 			require.NoError(t, os.WriteFile(file, src, 0o644))
-			q, err := ReadFile(file)
+			q, err := rustread.ReadFile(file)
 			require.NoError(t, err)
 			rep, err := verify.Verify(engines.Default(), q, verify.Options{Seed: 1})
 			require.NoError(t, err)
@@ -185,9 +180,9 @@ func TestTiledLoopReadErrors(t *testing.T) {
 			s := string(src)
 			require.True(t, strings.Contains(s, tc.old), "the kernel lacks %q", tc.old)
 			s = strings.Replace(s, tc.old, tc.new, 1)
-			_, err := Read("k.rs", []byte(s))
+			_, err := rustread.Read("k.rs", []byte(s))
 			require.Error(t, err)
-			var e *Error
+			var e *rustread.Error
 			require.True(t, errors.As(err, &e), "%v", err)
 			assert.Greater(t, e.Line, 0)
 			assert.Contains(t, err.Error(), tc.want)
@@ -197,7 +192,7 @@ func TestTiledLoopReadErrors(t *testing.T) {
 
 // BenchmarkTiledLoop: emitting and reading back the two-axis tile loop.
 func BenchmarkTiledLoop(b *testing.B) {
-	p, err := ReadFile(filepath.Join("testdata", "tiled-2axis-double.json"))
+	p, err := rustread.ReadFile(filepath.Join("testdata", "tiled-2axis-double.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -206,7 +201,7 @@ func BenchmarkTiledLoop(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Read("k.rs", src); err != nil {
+		if _, err := rustread.Read("k.rs", src); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -226,7 +221,7 @@ func TestTiledLoopLowered(t *testing.T) {
 			g, err := os.ReadFile(filepath.Join("testdata", name+".rs"))
 			require.NoError(t, err)
 			assert.True(t, string(g) == string(src), "the lowered program prints as the unlowered one")
-			q, err := Read("k.rs", src)
+			q, err := rustread.Read("k.rs", src)
 			require.NoError(t, err)
 			assert.Equal(t, programJSON(t, orig), programJSON(t, q))
 		})

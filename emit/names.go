@@ -1,7 +1,6 @@
 package emit
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -95,7 +94,7 @@ func rustNames(p *kernel.Program) (*kernel.Program, []namePair, error) {
 	if len(pairs) == 0 {
 		return p, nil, nil
 	}
-	q, err := renamed(p, func(n string) string {
+	q, err := p.Rename(func(n string) string {
 		if s, ok := ident[n]; ok {
 			return s
 		}
@@ -104,53 +103,7 @@ func rustNames(p *kernel.Program) (*kernel.Program, []namePair, error) {
 	return q, pairs, err
 }
 
-// renamed is a copy of p with every tensor name, and every reference to
-// one, mapped by f; the rest is shared.
-func renamed(p *kernel.Program, f func(string) string) (*kernel.Program, error) {
-	q := *p
-	q.Tensors = make([]*kernel.Tensor, len(p.Tensors))
-	for i, t := range p.Tensors {
-		c := *t
-		c.Name = f(t.Name)
-		if c.View != "" {
-			c.View = f(c.View)
-		}
-		q.Tensors[i] = &c
-	}
-	q.Ops = make([]*kernel.Op, len(p.Ops))
-	for i, op := range p.Ops {
-		o := *op
-		if o.Src != "" {
-			o.Src = f(o.Src)
-		}
-		if o.Dst != "" {
-			o.Dst = f(o.Dst)
-		}
-		o.Stages = make([]*kernel.Stage, len(op.Stages))
-		for k, st := range op.Stages {
-			s := *st
-			if s.Tensor != "" {
-				s.Tensor = f(s.Tensor)
-			}
-			o.Stages[k] = &s
-		}
-		q.Ops[i] = &o
-	}
-	if r := p.Reference; r != nil {
-		c := *r
-		c.Inputs = make([]string, len(r.Inputs))
-		for i, in := range r.Inputs {
-			c.Inputs[i] = f(in)
-		}
-		c.Output = f(r.Output)
-		q.Reference = &c
-	}
-	seen := map[string]bool{}
-	for _, t := range q.Tensors {
-		if seen[t.Name] {
-			return nil, fmt.Errorf("two tensors are renamed to %q", t.Name)
-		}
-		seen[t.Name] = true
-	}
-	return &q, nil
+// isIdentChar reports whether c may continue a Rust identifier (ASCII).
+func isIdentChar(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

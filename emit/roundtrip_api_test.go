@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/emit/rustapi"
+	"tcpmap/emit/rustread"
 	"tcpmap/model/kernel"
 	"tcpmap/model/plan"
 )
@@ -22,7 +24,7 @@ func storedPrograms(t testing.TB, short bool) map[string]*kernel.Program {
 	kernels, err := filepath.Glob("../workloads/kernels/*.json")
 	require.NoError(t, err)
 	for _, f := range kernels {
-		p, err := ReadFile(f)
+		p, err := rustread.ReadFile(f)
 		require.NoError(t, err)
 		out[filepath.Base(f)] = p
 	}
@@ -138,12 +140,12 @@ func TestAPIRefusalsStored(t *testing.T) {
 		require.True(t, ok, key)
 		_, ok = progs[name]
 		require.True(t, ok, "%s: no stored program %s", key, name)
-		require.Contains(t, APIs, API(api), key)
+		require.Contains(t, rustapi.APIs, API(api), key)
 		count[name]++
 	}
 	var both []string
 	for name, n := range count {
-		if n == len(APIs) {
+		if n == len(rustapi.APIs) {
 			both = append(both, name)
 		}
 	}
@@ -156,7 +158,7 @@ func TestAPIRefusalsStored(t *testing.T) {
 // program, up to the order of its tensor list.
 func TestRoundTripAPIs(t *testing.T) {
 	for name, p := range storedPrograms(t, testing.Short()) {
-		for _, api := range APIs {
+		for _, api := range rustapi.APIs {
 			t.Run(name+"/"+string(api), func(t *testing.T) {
 				src := emitStored(t, name, p, api)
 				if src == nil {
@@ -168,7 +170,7 @@ func TestRoundTripAPIs(t *testing.T) {
 				if _, ok := kernel.Recognize(p); ok {
 					assert.Contains(t, string(src), "    for t in 0..", "a tiled program prints as a loop")
 				}
-				got, err := Read("k.rs", src)
+				got, err := rustread.Read("k.rs", src)
 				require.NoError(t, err)
 				assert.JSONEq(t, programJSON(t, byName(p)), programJSON(t, byName(got)))
 			})

@@ -1,7 +1,6 @@
 package emit
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,40 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"tcpmap/model/kernel"
+	"tcpmap/emit/rustread"
 )
-
-// goldenKernels are the shipped kernel programs.
-var goldenKernels = []string{"hello-add", "hello-mul", "hello-dot", "hello-gemv", "hello-gemm"}
-
-func loadGolden(t testing.TB, name string) *kernel.Program {
-	t.Helper()
-	p, err := ReadFile(filepath.Join("..", "workloads", "kernels", name+".json"))
-	require.NoError(t, err)
-	return p
-}
-
-// programJSON is a program's JSON form without its lowered configurations,
-// which the Rust text does not carry.
-func programJSON(t testing.TB, p *kernel.Program) string {
-	t.Helper()
-	q := *p
-	q.Ops = nil
-	for _, op := range p.Ops {
-		o := *op
-		o.DMA = nil
-		o.Stages = nil
-		for _, st := range op.Stages {
-			s := *st
-			s.Config = nil
-			o.Stages = append(o.Stages, &s)
-		}
-		q.Ops = append(q.Ops, &o)
-	}
-	b, err := json.Marshal(&q)
-	require.NoError(t, err)
-	return string(b)
-}
 
 // TestRoundTripGolden: every shipped kernel program (workloads/kernels)
 // and the simulator's test kernels (verify/testdata) emit in the default
@@ -61,7 +28,7 @@ func TestRoundTripGolden(t *testing.T) {
 			// The simulator's test kernels may test what the emitter
 			// refuses; the shipped ones must emit.
 			other := strings.HasPrefix(file, "../verify/")
-			p, err := ReadFile(file)
+			p, err := rustread.ReadFile(file)
 			if err != nil && other {
 				t.Skipf("not a kernel program: %v", err)
 			}
@@ -78,7 +45,7 @@ func TestRoundTripGolden(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			got, err := Read("k.rs", src)
+			got, err := rustread.Read("k.rs", src)
 			require.NoError(t, err, "%s", src)
 			assert.JSONEq(t, programJSON(t, p), programJSON(t, got))
 		})

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"tcpmap/emit/rustapi"
 	"tcpmap/engines"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
@@ -65,7 +66,7 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	if p == nil {
 		return nil, fmt.Errorf("emit: nil program")
 	}
-	api, err := ParseAPI(string(opts.API.orDefault()))
+	api, err := ParseAPI(string(opts.API.OrDefault()))
 	if err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
@@ -87,7 +88,7 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	if err := checkAxes(p.Axes, api); err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
-	if err := api.checkTensors(p); err != nil {
+	if err := api.CheckTensors(p); err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
 	// Tensor names become Rust identifiers (names.go).
@@ -500,13 +501,13 @@ func (w *rustWriter) file(opts RustOptions) error {
 	// have them (002 L175-182); the tool the library's #[device] expands
 	// to is registered.
 	w.line("#![feature(register_tool)]")
-	w.line("#![register_tool(%s)]", w.api.tool())
-	w.line("extern crate %s;", w.api.crate())
+	w.line("#![register_tool(%s)]", w.api.Tool())
+	w.line("extern crate %s;", w.api.Crate())
 	w.line("extern crate tokio;")
 	w.line("extern crate rand;")
 	w.line("use rand::SeedableRng;")
 	w.line("use rand::rngs::SmallRng;")
-	w.line("use %s::prelude::*;", w.api.crate())
+	w.line("use %s::prelude::*;", w.api.Crate())
 	w.line("")
 	w.line("axes![%s];", axesText(p.Axes))
 	for _, r := range roleOrder {
@@ -794,7 +795,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 			cs.dt = st.DType
 		}
 		cs.time = st.Time
-		if err := api.checkFetch(from, cs.dt); err != nil {
+		if err := api.CheckFetch(from, cs.dt); err != nil {
 			return nil, err
 		}
 		if api == Opt06 {
@@ -828,7 +829,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		t, _ := p.Tensor(st.Tensor)
 		return one("to_trf(" + w.trfMode(t) + ")") // 002 L347, L4056
 	case kernel.StToVRF:
-		if !isVE(cs.dt) {
+		if !rustapi.VeScalar(cs.dt) {
 			return nil, fmt.Errorf("to_vrf of a %s stream: the VRF holds i32 or f32 (VeScalar)", cs.dt)
 		}
 		if api == Opt06 {
@@ -837,7 +838,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		t, _ := p.Tensor(st.Tensor)
 		return one("to_vrf(" + w.addr(t, false) + ")") // 002 L285
 	case kernel.StAlign:
-		if err := api.checkContraction(cs.dt); err != nil {
+		if err := api.CheckContraction(cs.dt); err != nil {
 			return nil, err
 		}
 		cs.trf, _ = p.Tensor(st.Tensor)
@@ -884,7 +885,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		// 002 L357, L4321.
 		return one("accumulate" + tp(w.mapText(st.Time, roleNone), w.mapText(st.Packet, roleNone)) + "(AccumulationKind::" + string(kind) + ")")
 	case kernel.StCast:
-		if err := api.checkCast(cs.dt, st.DType); err != nil {
+		if err := api.CheckCast(cs.dt, st.DType); err != nil {
 			return nil, err
 		}
 		cs.dt = st.DType
@@ -893,7 +894,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		cs.time = st.Time
 		return one("transpose" + tp(w.mapText(st.Time, roleTime), w.mapText(st.Packet, rolePacket)) + "()") // 002 L6832
 	case kernel.StVectorInit:
-		if !isVE(cs.dt) {
+		if !rustapi.VeScalar(cs.dt) {
 			return nil, fmt.Errorf("vector_init of a %s stream: the Vector Engine takes i32 or f32 (VeScalar)", cs.dt)
 		}
 		return one("vector_init()") // 002 L211
@@ -942,7 +943,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		return one("commit" + tp(w.mapText(t.Element, roleNone)) + "(" + w.addr(t, false) + ")") // 002 L359, L2154
 	}
 	if _, ok := vectorSpellings[st.Kind]; ok || st.Kind == kernel.StVectorFxp {
-		if err := api.checkVector(st, cs.paired); err != nil {
+		if err := api.CheckVector(st, cs.paired); err != nil {
 			return nil, err
 		}
 		if st.Kind == kernel.StVectorUnzip {
@@ -954,7 +955,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		cs.time = vectorTime(st, cs.time)
+		cs.time = st.VectorTime(cs.time)
 		return one(call)
 	}
 	return nil, fmt.Errorf("unknown stage kind %q", st.Kind)

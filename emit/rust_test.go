@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/emit/rustread"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -38,7 +39,7 @@ func TestRustHeader(t *testing.T) {
 	assert.Contains(t, s, "// tcpmap:reference add(input, 1) -> out\n")
 	assert.Contains(t, s, "// tcpmap:cost 4096 cycles (predicted)\n")
 	assert.Contains(t, s, "// tcpmap:version 1.2.3\n")
-	q, err := Read("other-name.rs", src)
+	q, err := rustread.Read("other-name.rs", src)
 	require.NoError(t, err)
 	assert.Equal(t, "hello-add", q.Name)
 	assert.Equal(t, &kernel.Reference{Op: kernel.RefAdd, Inputs: []string{"input"}, Output: "out", Scalar: 1}, q.Reference)
@@ -75,29 +76,6 @@ func mutated(t testing.TB, name string, f func(p *kernel.Program)) *kernel.Progr
 	p := loadGolden(t, name)
 	f(p)
 	return p
-}
-
-func tensor(p *kernel.Program, name string) *kernel.Tensor {
-	t, _ := p.Tensor(name)
-	return t
-}
-
-func lastChain(p *kernel.Program) *kernel.Op {
-	for i := len(p.Ops) - 1; i >= 0; i-- {
-		if p.Ops[i].Kind == kernel.OpChain {
-			return p.Ops[i]
-		}
-	}
-	return nil
-}
-
-func stageOf(op *kernel.Op, k kernel.StageKind) *kernel.Stage {
-	for _, st := range op.Stages {
-		if st.Kind == k {
-			return st
-		}
-	}
-	return nil
 }
 
 // TestRustRefuses lists the programs Rust cannot print faithfully.
@@ -154,41 +132,6 @@ func TestRustRefuses(t *testing.T) {
 	}
 }
 
-func renameTensor(p *kernel.Program, from, to string) {
-	tensor(p, from).Name = to
-	for _, op := range p.Ops {
-		if op.Src == from {
-			op.Src = to
-		}
-		if op.Dst == from {
-			op.Dst = to
-		}
-		for _, st := range op.Stages {
-			if st.Tensor == from {
-				st.Tensor = to
-			}
-		}
-	}
-	if r := p.Reference; r != nil {
-		for i, in := range r.Inputs {
-			if in == from {
-				r.Inputs[i] = to
-			}
-		}
-		if r.Output == from {
-			r.Output = to
-		}
-	}
-}
-
-// addSwitch puts the GEMV's Broadcast01 (002 L391-399) into its sub chain,
-// between fetch and collect.
-func addSwitch(p *kernel.Program, param string) {
-	sub := p.Ops[2]
-	sw := &kernel.Stage{Kind: kernel.StSwitch, Slice: mapping.MustParse("I", p.Axes, nil), Time: mapping.Identity(), Param: param}
-	sub.Stages = append(sub.Stages[:2], append([]*kernel.Stage{sw}, sub.Stages[2:]...)...)
-}
-
 // TestRustSwitch prints the GEMV's switch as the manual's switch examples
 // do (002 L3196-3202), from the stage's param or from a lowered
 // configuration.
@@ -238,7 +181,7 @@ func TestAliasEscape(t *testing.T) {
 	src, err := Rust(p, RustOptions{})
 	require.NoError(t, err)
 	assert.Contains(t, string(src), ".collect::<m![{Time}, J % 32 / 16], m![J % 16]>()")
-	q, err := Read("x.rs", src)
+	q, err := rustread.Read("x.rs", src)
 	require.NoError(t, err)
 	assert.JSONEq(t, programJSON(t, p), programJSON(t, q))
 }

@@ -1,22 +1,16 @@
 package emit
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/emit/rustread"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
-
-// vectorGolden are Vector Engine kernels of every stage kind.
-// (in the default API, furiosa-visa-std 0.1.0, which spells them; the
-// kernels it refuses are apiRefusals').
-var vectorGolden = []string{"ve-staged-pipeline", "ve-residual-max", "ve-vrf-add", "ve-reduce-packet", "ve-pair-add",
-	"ve-pair-one-side", "ve-branch-relu", "ve-vcg-time", "silu-decode", "ve-stash-narrow-widen", "ve-bias-minus-x"}
 
 // TestRustVectorCalls: the Vector Engine's calls print as the manual
 // writes them (002 L4662-4676, L4996-5008, L5071-5079, L5419-5421,
@@ -51,68 +45,10 @@ func TestRustVectorCalls(t *testing.T) {
 	assert.Contains(t, string(src), " ; inputs in [-4, -1]\n")
 }
 
-// TestReadVectorErrors: malformed Vector Engine calls are errors at their
-// position.
-func TestReadVectorErrors(t *testing.T) {
-	good, err := Rust(loadGolden(t, "ve-staged-pipeline"), RustOptions{})
-	require.NoError(t, err)
-	for _, tc := range []struct{ old, new, msg string }{
-		{"FxpBinaryOp::AddFxp, 100", "FxpBinaryOp::AddF, 100", `unknown FxpBinaryOp "AddF"`},
-		{".vector_fxp_to_fp(31)", ".vector_fxp_to_fp(x)", "int_width"},
-		{"vector_trim_way4::<m![A % 2 # 4]>()", "vector_trim_way4()", "takes 1 type arguments"},
-		{"ClipBinaryOpI32::Max, 0)", "ClipBinaryOpI32::Max, BinaryArgMode::Mode10, 0)", "a mode goes with the _with_mode call"},
-		{"BranchMode::Unconditional", "BranchMode::Sometimes", "unknown branch mode"},
-		{"FpUnaryOp::Sigmoid", "FpUnaryOp::Sigmoid, 1", "a unary op takes no operand"},
-	} {
-		src := strings.Replace(string(good), tc.old, tc.new, 1)
-		require.NotEqual(t, string(good), src, tc.old)
-		_, err := Read("k.rs", []byte(src))
-		var re *Error
-		require.True(t, errors.As(err, &re), "%s: %v", tc.new, err)
-		assert.Contains(t, err.Error(), tc.msg, tc.new)
-	}
-}
-
-// FuzzReadVector: FuzzRead seeded with the Vector Engine kernels: Read
-// never panics, and what it accepts reads back from its emitted text.
-func FuzzReadVector(f *testing.F) {
-	for _, name := range vectorGolden {
-		src, err := Rust(loadGolden(f, name), RustOptions{Version: "f", Cost: "1"})
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(src)
-	}
-	f.Fuzz(func(t *testing.T, src []byte) {
-		p, err := Read("fuzz.rs", src)
-		if err != nil {
-			var re *Error
-			if !errors.As(err, &re) {
-				t.Fatalf("error without a position: %v", err)
-			}
-			return
-		}
-		if err := p.Validate(); err != nil {
-			t.Fatalf("Read accepted an invalid program: %v", err)
-		}
-		out, err := Rust(p, RustOptions{})
-		if err != nil {
-			return
-		}
-		q, err := Read("fuzz.rs", out)
-		if err != nil {
-			t.Fatalf("emitted text does not read back: %v\n%s", err, out)
-		}
-		if a, b := programJSON(t, p), programJSON(t, q); a != b {
-			t.Fatalf("round trip differs:\n%s\n%s", a, b)
-		}
-	})
-}
-
 // TestOptCommitTrimAfterVectorStages: under furiosa-opt-std 0.6.0 the
 // commit_trim's packet is the inner |Element| / |Time| positions of the
 // committed element, with Time the stream's Time after the Vector Engine's
-// stages as engines.Lower tracks it (vectorTime): the inter-slice reduce's
+// stages as engines.Lower tracks it (kernel.Stage.VectorTime): the inter-slice reduce's
 // TimeOut in xsr-promotion (T0, T1 of four steps, so the packet P of eight,
 // 002 L6584-6585; the Time before it, sixteen steps, gave P % 2), which
 // the reader refuses; the reduce's OTime, the unzip's SplitTime, the
@@ -121,7 +57,7 @@ func TestOptCommitTrimAfterVectorStages(t *testing.T) {
 	src, err := Rust(loadGolden(t, "xsr-promotion"), RustOptions{API: Opt06})
 	require.NoError(t, err)
 	assert.Contains(t, string(src), ".commit_trim::<m![P]>()")
-	_, err = Read("k.rs", []byte(strings.Replace(string(src), ".commit_trim::<m![P]>()", ".commit_trim::<m![P % 2]>()", 1)))
+	_, err = rustread.Read("k.rs", []byte(strings.Replace(string(src), ".commit_trim::<m![P]>()", ".commit_trim::<m![P % 2]>()", 1)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "commit_trim's packet is")
 
@@ -149,6 +85,6 @@ func TestOptCommitTrimAfterVectorStages(t *testing.T) {
 		if tc.time != "" {
 			st.Time = parse(tc.time)
 		}
-		assert.Equal(t, tc.want, vectorTime(st, before).String(), tc.kind)
+		assert.Equal(t, tc.want, st.VectorTime(before).String(), tc.kind)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/emit/rustapi"
+	"tcpmap/emit/rustread"
 	"tcpmap/model/mapping"
 )
 
@@ -164,7 +166,7 @@ func TestRustCheck(t *testing.T) {
 	}
 	progs := storedPrograms(t, false)
 	for _, name := range tiledKernels {
-		p, err := ReadFile(filepath.Join("testdata", name+".json"))
+		p, err := rustread.ReadFile(filepath.Join("testdata", name+".json"))
 		require.NoError(t, err)
 		progs[name] = p
 	}
@@ -174,7 +176,7 @@ func TestRustCheck(t *testing.T) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		for _, api := range APIs {
+		for _, api := range rustapi.APIs {
 			if _, refused := apiRefusals[n+"/"+string(api)]; refused {
 				continue // TestRoundTripAPIs checks the refusal
 			}
@@ -297,7 +299,7 @@ func TestCalibrationFiles(t *testing.T) {
 	}
 	for _, c := range manualCases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Read(c.name+".rs", []byte(calibration(t, c.name)))
+			got, err := rustread.Read(c.name+".rs", []byte(calibration(t, c.name)))
 			if c.hostless {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "no host program launches the kernel")

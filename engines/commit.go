@@ -126,7 +126,7 @@ func ConfigCommit(spec *Spec, req CommitRequest) (*kernel.CommitConfig, error) {
 	cfg.Steps = req.Time.Size()
 	cfg.ContiguousRun = contiguousRun(cfg.Seq)
 	cfg.ContiguousBytes = cfg.ContiguousRun * bitsPer / 8
-	cfg.CommitSize = gcd(cfg.ContiguousBytes, cfg.CommitInSize)
+	cfg.CommitSize = dtype.GCD(cfg.ContiguousBytes, cfg.CommitInSize)
 	if req.Context == kernel.CtxSub {
 		sub := spec.Commit.SubCommitSize.Value
 		if cfg.CommitSize%sub != 0 {

@@ -266,7 +266,7 @@ func TestDMAManualExamples(t *testing.T) {
 				checkDMASides(t, d,
 					dmaSideWant{[]int{2, 32, 2, 256}, []int{256, dmaSliceStride, dmaDMNStride, 1}, k * 64 * dmaSliceStride, 256},
 					dmaSideWant{[]int{2, 32, 2, 256}, []int{256, 15 * 256, 512, 1}, hb, 256})
-				assert.Equal(t, 2*32*2, d.Packets) // "2 * 32 * 2 packets" (002 L2802)
+				assert.Equal(t, 2*32*2, d.Packets) // "2 * 32 * 2 packets" (002 L2799)
 			case d.Exec == 0:
 				checkDMASides(t, d,
 					dmaSideWant{[]int{2, 32, 1, 256}, []int{256, dmaSliceStride, dmaDMNStride, 1}, 3 * 64 * dmaSliceStride, 256},
@@ -429,7 +429,7 @@ func TestDMARules(t *testing.T) {
 	})
 	t.Run("broadcast read of an axis the source lacks (spec decision)", func(t *testing.T) {
 		// docs/spec-decisions.md "DMA: broadcast reads": the GEMV's vector
-		// is moved to every I slice (002 L482-490).
+		// is moved to every I slice (002 L439-442).
 		c := base()
 		c.src[3] = "B"
 		require.NoError(t, run(c))

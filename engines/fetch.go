@@ -269,7 +269,7 @@ func chooseFetchSize(spec *Spec, req FetchRequest, cfg *kernel.FetchConfig) erro
 	inBits, outBits := req.InType.SizeBits(), req.OutType.SizeBits()
 	maxOut := spec.Fetch.MaxCastOutputBytes.Value
 	packet, run := cfg.Seq.PacketSize, cfg.ContiguousRun
-	g := gcd(packet, run)
+	g := dtype.GCD(packet, run)
 	if req.Context == kernel.CtxSub {
 		f := spec.Fetch.SubFetchSize.Value
 		if req.InType == dtype.I4 && req.OutType == dtype.I32 {

@@ -301,7 +301,7 @@ func (m *MemoryMap) footprintOf(spec *Spec, p *kernel.Program, i int, t *kernel.
 	elems := t.Element.Size()
 	if t.View != "" && t.Mem == kernel.HBM {
 		// A tile view's mapping keeps its parent's strides with the tiled
-		// digit padded (`1 # 4`, 002 L813-831): its elements end at its
+		// digit padded (`B = 2 # 4`, 002 L813-831): its elements end at its
 		// last live position, inside the parent, not Size() past its
 		// address.
 		var err error

@@ -706,16 +706,3 @@ func contiguousRun(cfg kernel.SeqConfig) int {
 	}
 	return cfg.ContiguousRun()
 }
-
-func gcd(a, b int) int {
-	if a < 0 {
-		a = -a
-	}
-	if b < 0 {
-		b = -b
-	}
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}

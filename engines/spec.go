@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1228,15 +1229,6 @@ func last(l []int) int {
 	return l[len(l)-1]
 }
 
-func contains[T comparable](l []T, x T) bool {
-	for _, y := range l {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 // check runs every per-value and cross-value check.
 func (p *parser) check(s *Spec) {
 	// Generic: citations, notes on assumptions, positive numbers.
@@ -1347,13 +1339,13 @@ func (p *parser) checkStream(s *Spec) {
 	f := &s.Fetch
 	if p.increasing(&f.MainFetchSizes) {
 		for _, x := range f.MainFetchSizes.Value {
-			if !contains(sq.PacketBytes.Value, x) {
+			if !slices.Contains(sq.PacketBytes.Value, x) {
 				p.fail(&f.MainFetchSizes, "fetch size %d is not a sequencer base packet size %v", x, sq.PacketBytes.Value)
 			}
 		}
 	}
 	for _, v := range []*Int{&f.SubFetchSize, &f.SubFetchSizeI4ToI32} {
-		if !contains(sq.PacketBytes.Value, v.Value) {
+		if !slices.Contains(sq.PacketBytes.Value, v.Value) {
 			p.fail(v, "fetch size %d is not a sequencer base packet size %v", v.Value, sq.PacketBytes.Value)
 		}
 	}
@@ -1378,7 +1370,7 @@ func (p *parser) checkStream(s *Spec) {
 			p.fail(l, "largest size %d, want stream.flit_bytes = %d", last(l.Value), flit)
 		}
 	}
-	if !contains(cm.MainCommitSizes.Value, cm.SubCommitSize.Value) {
+	if !slices.Contains(cm.MainCommitSizes.Value, cm.SubCommitSize.Value) {
 		p.fail(&cm.SubCommitSize, "%d is not one of commit.main_commit_sizes %v", cm.SubCommitSize.Value, cm.MainCommitSizes.Value)
 	}
 	p.eq(&cm.StrideMultipleBytes, s.DM.BankWidthBytes.Value, "dm.bank_width_bytes (writes are whole bank words, 002 L2414)")
@@ -1389,7 +1381,7 @@ func (p *parser) checkStream(s *Spec) {
 	p.eq(&sa.OutPacketBytes, s.Stream.MACWidthBytes.Value, "stream.mac_width_bytes")
 	if p.increasing(&sa.CollectFlits) {
 		p.eq(&sa.FlitBufferBytes, last(sa.CollectFlits.Value)*flit, "max collect_flits × stream.flit_bytes")
-		if !contains(sa.CollectFlits.Value, sa.DefaultCollectFlits.Value) {
+		if !slices.Contains(sa.CollectFlits.Value, sa.DefaultCollectFlits.Value) {
 			p.fail(&sa.DefaultCollectFlits, "%d is not one of collect_flits %v", sa.DefaultCollectFlits.Value, sa.CollectFlits.Value)
 		}
 	}
@@ -1497,7 +1489,7 @@ func (p *parser) checkReducer(s *Spec) {
 		p.eq(lat[i].v, t.v.Value, "reducer.tree_depth.%s (one cycle per level, 002 L4543)", t.name)
 	}
 	for _, name := range s.Contraction.InputTypes.Value {
-		if !contains([]string{"i4", "i8", "f8", "bf16"}, name) {
+		if !slices.Contains([]string{"i4", "i8", "f8", "bf16"}, name) {
 			p.fail(&s.Contraction.InputTypes, "input type %q has no reducer.tree_depth entry", name)
 		}
 	}

@@ -413,8 +413,9 @@ func TestHBMChannel(t *testing.T) {
 
 	// Example 4 (002 L2682-2716): per DMN (cluster i, dmn j)
 	// [B%256=256:1024, C/256=4:256, A%32=32:2^21, A/32=2:2^26, C%256=256:1]
-	// @ i·2^20 + j·2^18; "524288 total requests over 32 channels" → "16384
-	// requests per channel" (002 L2706-2709).
+	// @ i·2^20 + j·2^18; "524288 total requests, distributed evenly across
+	// 32 HBM channels" → "Each channel handles: 16384 requests"
+	// (002 L2706-2709).
 	t.Run("Example4", func(t *testing.T) {
 		n := count(func(y func(uint64)) {
 			for i := range uint64(2) {

@@ -24,7 +24,7 @@ import (
 //
 //	Slice    the output axes' slice digits, spread over the cluster's DMNs
 //	         and padded to its slices (`m![I / 32, J / 32]`, `m![1 # 256]`,
-//	         002 L318, L480; `m![I / 2, I % 2 # 32]`, placeSlices)
+//	         002 L318, L483; `m![I / 2, I % 2 # 32]`, placeSlices)
 //	Cluster  the cluster digit, or `1 # 2` (002 L317)
 //	TRF      Row = the stationary operand's row digits (`J % 8`), Element =
 //	         its time digits in computation order, then the packet

@@ -1,7 +1,9 @@
-// Package search holds the planners: SAT-backed branch and bound over the
-// constraints mapspace, the exhaustive baseline, graph planning and autotune
-// sweeps. It asks engines for legality and cost for prices; it never
-// re-derives an engine rule.
+// Package search holds the planners of one contraction (an einsum, or one
+// einsum op of a graph): SAT-backed branch and bound over the constraints
+// mapspace and the exhaustive baseline. Planning a whole graph (a plan per op
+// and a layout per tensor edge) and autotune sweeps are not built. It asks
+// engines for legality and cost for prices; it never re-derives an engine
+// rule.
 //
 // What exists (the mapspace itself — Problem, Candidate, the level table,
 // Space with its Check, Enumerate and capacity rules, the SAT encoding, the

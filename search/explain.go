@@ -11,7 +11,7 @@ import (
 
 // Explaining a user's mapping (issue 6 §5): is a full or partial mapping,
 // written in the manual's notation (the Hello GEMM's `type Slice =
-// m![I / 32, J / 32]`, `type Row = m![J % 8]`, 002 L479-481), legal; if
+// m![I / 32, J / 32]`, `type Row = m![J % 8]`, 002 L483-484), legal; if
 // not, which rules it violates; if so, what it costs and how far it is
 // from the optimum.
 //

@@ -49,7 +49,7 @@ func TestExplainStructural(t *testing.T) {
 		// 512 slices on I: a cluster has 256 (002 L131).
 		{"512 slices", gemm, "slice: m![I]\n", "SPACE-SLICES", "002 L131, L318", "slice: I", 1, false},
 		// Row on the contracted K: rows hold the stationary operand's own
-		// output axes (002 L481, L4099-4105).
+		// output axes (002 L484, L4099-4105).
 		{"row on a contracted axis", gemm, "stationary: in1\nrow: m![K % 8]\n", "SPACE-ROLES", "002 L104-120, L4099-4105, L4384-4392", "row: K % 8", 2, false},
 		// A packet of 16 bf16 elements when a full 32-element packet
 		// divides K: only the 64-byte packet (002 L4099).
@@ -175,7 +175,7 @@ func TestExplainHelloGEMV(t *testing.T) {
 	assert.InDelta(t, best.Report.Cycles/x.Optimum.Best.Report.Cycles, x.Distance(), 1e-12)
 }
 
-// The manual's Hello GEMM mapping (002 L479-481, L509-518) is legal and
+// The manual's Hello GEMM mapping (002 L480-484, L503-518) is legal and
 // completes to the manual's kernel; the optimum search is cut short after
 // 1200 candidate evaluations (not a wall-clock budget: the same search on
 // any machine), so the mapping is compared with its proven lower bound.
@@ -237,7 +237,7 @@ func TestExplainEngines(t *testing.T) {
 
 	// I % 16 on Slice and no tile loop: the slice digit of I would be its
 	// innermost, but the levels of an axis nest slice above time and row
-	// (002 L480-481), and only a tile loop (major to the slice) could take
+	// (002 L483-484), and only a tile loop (major to the slice) could take
 	// the rest of I: no candidate has the mapping.
 	g := newSpace(t, workloadFile(t, "gemv.yaml"))
 	m, err = constraints.ParseMapSpec("map.yaml", []byte("slice: m![I % 16]\ntile: m![1]\n"), g.P)

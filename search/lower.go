@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"tcpmap/model/dtype"
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
@@ -63,16 +64,9 @@ func newLowerer(spec *engines.Spec) *lowerer {
 			l.relocAlign = 0
 			break
 		}
-		l.relocAlign = l.relocAlign / gcd64(l.relocAlign, int64(a)) * int64(a)
+		l.relocAlign = l.relocAlign / dtype.GCD(l.relocAlign, int64(a)) * int64(a)
 	}
 	return l
-}
-
-func gcd64(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // lower lowers p in place, or returns the first op's error as

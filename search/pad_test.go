@@ -8,6 +8,7 @@ import (
 
 	"tcpmap/constraints"
 	"tcpmap/emit"
+	"tcpmap/emit/rustread"
 	"tcpmap/engines"
 	"tcpmap/model/workload"
 	"tcpmap/search"
@@ -69,7 +70,7 @@ func TestPaddedPlansVerify(t *testing.T) {
 			// The Rust kernel states the padding, and reads back with it.
 			rs, err := emit.Rust(pr.Best.Program, emit.RustOptions{})
 			require.NoError(t, err)
-			back, err := emit.Read(tc.name+".rs", rs)
+			back, err := rustread.Read(tc.name+".rs", rs)
 			require.NoError(t, err)
 			assert.Equal(t, pr.Space.P.Valid(), back.Reference.Valid)
 		})

@@ -119,7 +119,7 @@ func TestAllocate(t *testing.T) {
 		byName[a.Tensor.Name] = a
 	}
 	// lhs_dm: 2048 bf16 at 0 (002 L340), on the one live slice of
-	// `1 # 2`, `1 # 256` (002 L321-322), from its DMA (op 0) to the main
+	// `1 # 2`, `1 # 256` (002 L317-318), from its DMA (op 0) to the main
 	// chain (op 3).
 	lhs := byName["lhs_dm"]
 	assert.Equal(t, Extent{0, 4096}, lhs.Extent)

@@ -111,7 +111,7 @@ func TestCostErrors(t *testing.T) {
 }
 
 // TestCostRustKernel: a kernel emitted as Rust prices the same as its JSON
-// form (the .rs loader reads it back through emit.ReadFile).
+// form (the .rs loader reads it back through rustread.ReadFile).
 func TestCostRustKernel(t *testing.T) {
 	dir := t.TempDir()
 	code, _, errOut := runCLI(t, "emit", goldenDot, "--lang", "rust", "--out", dir)

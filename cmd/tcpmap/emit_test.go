@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/emit"
+	"tcpmap/emit/rustread"
 )
 
 func TestEmitRust(t *testing.T) {
@@ -42,7 +43,7 @@ func TestEmitRust(t *testing.T) {
 	got, err := os.ReadFile(res.Files[0].Path)
 	require.NoError(t, err)
 	assert.Len(t, got, res.Files[0].Bytes)
-	p, err := emit.ReadFile("../../workloads/kernels/hello-gemv.json")
+	p, err := rustread.ReadFile("../../workloads/kernels/hello-gemv.json")
 	require.NoError(t, err)
 	want, err := emit.JSON(p)
 	require.NoError(t, err)
@@ -111,7 +112,7 @@ func TestEmitAPI(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	got, err := os.ReadFile(filepath.Join(dir, "hello-gemm.json"))
 	require.NoError(t, err)
-	p, err := emit.ReadFile("../../workloads/kernels/hello-gemm.json")
+	p, err := rustread.ReadFile("../../workloads/kernels/hello-gemm.json")
 	require.NoError(t, err)
 	want, err := emit.JSON(p)
 	require.NoError(t, err)

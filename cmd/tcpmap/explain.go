@@ -207,7 +207,7 @@ func writeExplain(w io.Writer, o *explainOutput) error {
 	case "timeout":
 		pf("%s: undecided: the search stopped at --timeout before any completion of the mapping proved legal (%d evaluated)\n", subject, o.Evaluated)
 	case "none":
-		pf("%s: illegal: no candidate of the mapspace agrees with the mapping: within an axis the levels nest tile, cluster, slice, time, row, packet major to minor (002 L480-481, L509), and the time expression's axes are the computation's time order\n", subject)
+		pf("%s: illegal: no candidate of the mapspace agrees with the mapping: within an axis the levels nest tile, cluster, slice, time, row, packet major to minor (002 L483-484, L503), and the time expression's axes are the computation's time order\n", subject)
 	default:
 		pf("%s: illegal: every completion is rejected by the engines\n", subject)
 		for _, r := range o.Engines {

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"tcpmap/emit"
+	"tcpmap/emit/rustread"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/model/plan"
@@ -66,7 +66,7 @@ func parseInput(path string, data []byte) (*input, error) {
 	case len(body) == 0:
 		return nil, fmt.Errorf("%s: empty file: want a kernel program (JSON or Rust) or a plan", path)
 	case body[0] != '{' && body[0] != '[':
-		p, err := emit.Read(path, data)
+		p, err := rustread.Read(path, data)
 		if err != nil {
 			return nil, err
 		}

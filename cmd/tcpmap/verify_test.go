@@ -106,7 +106,7 @@ func TestVerifyCmdErrors(t *testing.T) {
 }
 
 // TestVerifyRustKernel: a kernel emitted as Rust verifies like its JSON
-// form (read back through emit.ReadFile).
+// form (read back through rustread.ReadFile).
 func TestVerifyRustKernel(t *testing.T) {
 	dir := t.TempDir()
 	code, _, errs := runCLI(t, "emit", "../../workloads/kernels/hello-gemv.json", "--lang", "rust", "--out", dir)

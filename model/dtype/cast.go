@@ -85,8 +85,8 @@ var commitCast = []Pair{{F32, BF16}}
 
 // contraction is the multiplier widening (002 L4391, L4533; RN L904).
 var contraction = []Pair{
-	{I4, I32}, {I5, I32}, {I8, I32}, {I9, I32}, // 002 L4391 "i4/i8 → i32"; RN L904 adds i5, i9
-	{F8E4M3, F32}, {F8E5M2, F32}, {BF16, F32}, // 002 L4391 "f8/bf16 → f32"
+	{I4, I32}, {I5, I32}, {I8, I32}, {I9, I32}, // 002 L4391, L3782 "i4/i8 → i32"; RN L904 adds i5, i9
+	{F8E4M3, F32}, {F8E5M2, F32}, {BF16, F32}, // 002 L4391, L3782 "f8/bf16 → f32"
 }
 
 // legal[site][from][to], built from the tables above.

@@ -205,13 +205,18 @@ func (d DType) ByteSize() (num, den int) {
 	if b == 0 {
 		return 0, 1
 	}
-	g := gcd(b, 8)
+	g := GCD(b, 8)
 	return b / g, 8 / g
 }
 
-func gcd(a, b int) int {
+// GCD returns the greatest common divisor of a and b, non-negative;
+// GCD(0, 0) is 0. The standard library has one only for big.Int.
+func GCD[T ~int | ~int8 | ~int16 | ~int32 | ~int64](a, b T) T {
 	for b != 0 {
 		a, b = b, a%b
+	}
+	if a < 0 {
+		return -a
 	}
 	return a
 }

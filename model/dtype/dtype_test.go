@@ -188,7 +188,7 @@ func TestSizeErrors(t *testing.T) {
 func TestByteSize(t *testing.T) {
 	for _, d := range All {
 		num, den := d.ByteSize()
-		assert.Equal(t, 1, gcd(num, den), "%s reduced", d)
+		assert.Equal(t, 1, GCD(num, den), "%s reduced", d)
 		assert.Equal(t, d.SizeBits()*den, 8*num, "%s: num/den = SizeBits/8", d)
 	}
 	num, den := I4.ByteSize()
@@ -215,4 +215,13 @@ func TestBufLen(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, tt.bytes, got, "%s × %d", tt.d, tt.n)
 	}
+}
+
+func TestGCD(t *testing.T) {
+	for _, tc := range []struct{ a, b, want int }{
+		{12, 18, 6}, {18, 12, 6}, {7, 0, 7}, {0, 7, 7}, {0, 0, 0}, {-12, 18, 6}, {12, -18, 6}, {-4, -6, 2},
+	} {
+		assert.Equal(t, tc.want, GCD(tc.a, tc.b), "GCD(%d, %d)", tc.a, tc.b)
+	}
+	assert.Equal(t, int64(1<<20), GCD(int64(1)<<40, int64(1)<<20))
 }

@@ -12,7 +12,7 @@ import (
 // Derivation, rules and semantics are in engines/interslice.go.
 
 // StVectorInterSlice is the stage `vector_inter_slice_reduce::<SliceOut,
-// TimeOut>(op)` (002 L6586-6598): its Slice and Time are SliceOut and
+// TimeOut>(op)` (002 L6586-6601): its Slice and Time are SliceOut and
 // TimeOut, its Param the op (`AddSat`, `InterSliceReduceOpF32::Add`).
 const StVectorInterSlice StageKind = "vector_inter_slice_reduce"
 

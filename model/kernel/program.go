@@ -18,9 +18,9 @@ type Program struct {
 	// Name names the kernel.
 	Name string
 	// Axes declares the axes every mapping of the program uses
-	// (`axes![A = 2048]`, 002 L590-595).
+	// (`axes![A = 2048]`, 002 L145, L588-595).
 	Axes mapping.Axes
-	// Chips is the number of chips of `#[device(chip = N)]` (002 L224).
+	// Chips is the number of chips of `#[device(chip = N)]` (002 L1084).
 	Chips int
 	// Tensors are the program's tensors: HBM inputs and outputs and every
 	// DM, TRF and VRF tensor the ops produce, each named once.

@@ -3,12 +3,13 @@ package kernel
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // SwitchTopology names a Switch Engine topology: the variants of the
-// Virtual ISA's SwitchConfig (002 L3090-3092: "Forwarding, Broadcast01,
+// Virtual ISA's SwitchConfig (002 L3058: "Forwarding, Broadcast01,
 // Broadcast1, Transpose, InterTranspose, and Custom Topologies").
 type SwitchTopology uint8
 
@@ -241,7 +242,7 @@ func ParseSwitchConfig(src string) (SwitchConfig, error) {
 		if f == "" {
 			return c, p.errAt(fpos, "want a field name or '}'")
 		}
-		if !contains(fields, f) {
+		if !slices.Contains(fields, f) {
 			want := "no fields"
 			if len(fields) > 0 {
 				want = strings.Join(fields, ", ")
@@ -301,15 +302,6 @@ func ParseSwitchConfig(src string) (SwitchConfig, error) {
 		return c, p.errAt(p.pos, fmt.Sprintf("unexpected %q after the configuration", p.src[p.pos:]))
 	}
 	return c, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 type cfgParser struct {
@@ -406,7 +398,7 @@ func (b SnoopBitmap) Slices() []int {
 }
 
 // String prints the accepted slices as the manual's bitmap tables do:
-// `{0, 1, 16, 17}` (002 L3393). Runs of more than 16 consecutive slices
+// `{0, 1, 16, 17}` (002 L3419). Runs of more than 16 consecutive slices
 // print as `a..b` so that a full-ring bitmap stays readable.
 func (b SnoopBitmap) String() string { return "{" + b.list(", ", "..", 16) + "}" }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"tcpmap/model/dtype"
+	"tcpmap/model/mapping"
 )
 
 // The Vector Engine's configuration data (002 L4549-5277) and the VRF's
@@ -243,4 +244,16 @@ func (c *ToVRFConfig) Offset(e int) int { return c.Base + e*c.ElemBytes }
 // String prints `to_vrf(0): 1 flit, 32 of 8192 bytes`.
 func (c ToVRFConfig) String() string {
 	return fmt.Sprintf("to_vrf(%d): %d flit%s, %d of %d bytes", c.Base, c.Flits, plural(c.Flits), c.ElementBytes, c.CapacityBytes)
+}
+
+// VectorTime is the stream's Time after an intra-slice stage, as
+// engines.Lower tracks it: the Time the stage states (vector_split and
+// vector_concat's, the reduce's OTime, the filter's Time2, the unzip's
+// SplitTime), else before, the Time before it. The emitter and the Rust
+// reader compute a commit_trim under furiosa-opt-std 0.6.0 from it.
+func (st *Stage) VectorTime(before *mapping.Expr) *mapping.Expr {
+	if st.Time != nil {
+		return st.Time
+	}
+	return before
 }

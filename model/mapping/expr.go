@@ -108,7 +108,7 @@ func (e *Expr) Kind() Kind {
 
 // Size is the number of buffer positions (reference-notes §2.3 `size()`):
 // Symbol → axis size, Stride → inner/s, Modulo → m, Resize → r, Padding → p,
-// Pair → product, Broadcast → n, Linear → 1 + Σ (|e_k| - 1)·n_k (002 L1005).
+// Pair → product, Broadcast → n, Linear → 1 + Σ (|e_k| - 1)·n_k (002 L1009).
 // It is 0 for an invalid expression.
 func (e *Expr) Size() int {
 	if e == nil {
@@ -480,7 +480,7 @@ func NewLinear(es []*Expr, ns []int) (*Expr, error) {
 		if x.size-1 > 0 && ns[k] > (MaxSize-size)/(x.size-1) {
 			return nil, fmt.Errorf("linear combination size exceeds %d", MaxSize)
 		}
-		size += (x.size - 1) * ns[k] // 002 L1005
+		size += (x.size - 1) * ns[k] // 002 L1009
 	}
 	return (&Expr{kind: KindLinear, kids: append([]*Expr(nil), es...), coefs: append([]int(nil), ns...), size: size}).sealed(), nil
 }

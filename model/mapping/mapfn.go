@@ -360,7 +360,7 @@ func (lv level) clone() level {
 // MapAll returns every cell position i holds. For expressions without a
 // linear combination it is []Cell{e.Map(i)}. For $(e1:n1, ..., ed:nd) it
 // enumerates every (s_1..s_d) with Σ s_k·n_k = i and sums the indices of
-// e_k.Map(s_k) (002 L1005 and the sliding example 002 L1011-1016: position 4
+// e_k.Map(s_k) (002 L1009 and the sliding example 002 L1011-1016: position 4
 // of $(N:1, F:2) holds {N: 4}, {F: 1, N: 2} and {F: 2}). The result lists the
 // distinct live indices in String order; a position reached only through
 // padding cells gives those padding cells; a position no combination reaches

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
@@ -12,7 +13,7 @@ import (
 
 func subset(a, b []string) bool {
 	for _, x := range a {
-		if !contains(b, x) {
+		if !slices.Contains(b, x) {
 			return false
 		}
 	}
@@ -24,7 +25,7 @@ func setEq(a, b []string) bool { return len(a) == len(b) && subset(a, b) && subs
 func minus(a, b []string) []string {
 	out := []string{}
 	for _, x := range a {
-		if !contains(b, x) {
+		if !slices.Contains(b, x) {
 			out = append(out, x)
 		}
 	}
@@ -35,7 +36,7 @@ func union(lists ...[]string) []string {
 	out := []string{}
 	for _, l := range lists {
 		for _, x := range l {
-			if !contains(out, x) {
+			if !slices.Contains(out, x) {
 				out = append(out, x)
 			}
 		}
@@ -129,13 +130,13 @@ func (g *graph) checkOp(op *Op, n *opNodes) {
 		}
 		sameDType(0, ins[0])
 	case KindSoftmax, KindRMSNorm:
-		if !contains(ins[0].Axes, op.Axis) {
+		if !slices.Contains(ins[0].Axes, op.Axis) {
 			notPresent("axis", op.Axis, ins[0])
 		}
 		wantOut(0, ins[0].Axes, "the input's axes")
 	case KindCausalMask:
 		for _, p := range []struct{ name, axis string }{{"query", op.Query}, {"key", op.Key}} {
-			if !contains(ins[0].Axes, p.axis) {
+			if !slices.Contains(ins[0].Axes, p.axis) {
 				errParam(p.name, "axis %s not present in input %s", p.axis, shape(ins[0]))
 			}
 		}
@@ -148,7 +149,7 @@ func (g *graph) checkOp(op *Op, n *opNodes) {
 		wantOut(0, ins[0].Axes, "the input's axes")
 	case KindReduce, KindCumsum:
 		for i, a := range op.Axes {
-			if !contains(ins[0].Axes, a) {
+			if !slices.Contains(ins[0].Axes, a) {
 				at, field := n.param("axes")
 				if items := at.Content; i < len(items) {
 					at, field = items[i], index(field, i)
@@ -162,11 +163,11 @@ func (g *graph) checkOp(op *Op, n *opNodes) {
 			wantOut(0, ins[0].Axes, "the input's axes")
 		}
 	case KindTopK:
-		if !contains(ins[0].Axes, op.Axis) {
+		if !slices.Contains(ins[0].Axes, op.Axis) {
 			notPresent("axis", op.Axis, ins[0])
 			return
 		}
-		if contains(ins[0].Axes, op.K) {
+		if slices.Contains(ins[0].Axes, op.K) {
 			errParam("k", "k axis %s is already an axis of input %s", op.K, shape(ins[0]))
 			return
 		}
@@ -182,7 +183,7 @@ func (g *graph) checkOp(op *Op, n *opNodes) {
 		}
 	case KindOneHot:
 		intIndex(0)
-		if contains(ins[0].Axes, op.Axis) {
+		if slices.Contains(ins[0].Axes, op.Axis) {
 			errParam("axis", "depth axis %s is already an axis of input %s", op.Axis, shape(ins[0]))
 			return
 		}
@@ -193,7 +194,7 @@ func (g *graph) checkOp(op *Op, n *opNodes) {
 			return
 		}
 		for _, a := range op.Axes {
-			if !contains(ins[0].Axes, a) {
+			if !slices.Contains(ins[0].Axes, a) {
 				errParam("axes", "axis %s not present in input %s", a, shape(ins[0]))
 				return
 			}
@@ -234,7 +235,7 @@ func (g *graph) checkOp(op *Op, n *opNodes) {
 		wantOut(0, union(minus(ins[0].Axes, ins[1].Axes), op.Axes), "the data's axes not in the index, plus the addressed axes")
 		sameDType(0, ins[0])
 	case KindUpdateSlice:
-		if !contains(ins[0].Axes, op.Axis) {
+		if !slices.Contains(ins[0].Axes, op.Axis) {
 			errParam("axis", "axis %s not present in %s", op.Axis, shape(ins[0]))
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,7 +58,7 @@ func (d *decoder) syntaxErr(err error) {
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	if contains(parserProblems, msg) {
+	if slices.Contains(parserProblems, msg) {
 		e.Line++
 	}
 	e.Msg = msg
@@ -131,7 +132,7 @@ func (d *decoder) fields(n *yaml.Node, field string, required, optional []string
 	}
 	out := map[string]kv{}
 	for _, p := range pairs {
-		if !contains(required, p.key.Value) && !contains(optional, p.key.Value) {
+		if !slices.Contains(required, p.key.Value) && !slices.Contains(optional, p.key.Value) {
 			d.errAt(p.key, join(field, p.key.Value), "unknown field (allowed: %s)", strings.Join(append(append([]string{}, required...), optional...), ", "))
 			continue
 		}
@@ -245,7 +246,7 @@ func (d *decoder) names(n *yaml.Node, field, what string) ([]string, []*yaml.Nod
 			good = false
 			continue
 		}
-		if contains(out, s) {
+		if slices.Contains(out, s) {
 			d.errAt(it, index(field, i), "%s %s repeated", what, s)
 			good = false
 			continue

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -140,16 +141,7 @@ func validName(s string) bool {
 
 func (e *Einsum) inInput(a string) bool {
 	for _, in := range e.Inputs {
-		if contains(in, a) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, a string) bool {
-	for _, b := range list {
-		if a == b {
+		if slices.Contains(in, a) {
 			return true
 		}
 	}
@@ -163,7 +155,7 @@ func (e *Einsum) Axes() []string {
 	var out []string
 	for _, in := range append(append([][]string{}, e.Inputs...), e.Output) {
 		for _, a := range in {
-			if !contains(out, a) {
+			if !slices.Contains(out, a) {
 				out = append(out, a)
 			}
 		}
@@ -176,7 +168,7 @@ func (e *Einsum) Axes() []string {
 func (e *Einsum) Contracted() []string {
 	var out []string
 	for _, a := range e.Axes() {
-		if !contains(e.Output, a) {
+		if !slices.Contains(e.Output, a) {
 			out = append(out, a)
 		}
 	}
@@ -190,7 +182,7 @@ func (e *Einsum) Batch() []string {
 	for _, a := range e.Output {
 		all := true
 		for _, in := range e.Inputs {
-			all = all && contains(in, a)
+			all = all && slices.Contains(in, a)
 		}
 		if all {
 			out = append(out, a)
@@ -205,7 +197,7 @@ func (e *Einsum) Free() []string {
 	var out []string
 	for _, a := range e.Output {
 		for _, in := range e.Inputs {
-			if !contains(in, a) {
+			if !slices.Contains(in, a) {
 				out = append(out, a)
 				break
 			}
@@ -223,7 +215,7 @@ func (e *Einsum) Broadcast(i int) []string {
 	}
 	var out []string
 	for _, x := range e.Output {
-		if !contains(e.Inputs[i], x) {
+		if !slices.Contains(e.Inputs[i], x) {
 			out = append(out, x)
 		}
 	}

@@ -3,6 +3,8 @@ package workload
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
 	"gopkg.in/yaml.v3"
 )
 
@@ -415,48 +417,24 @@ func cycleSize(comp []int, c int) int {
 	return n
 }
 
-// sccs returns the strongly connected component of every node (Tarjan).
+// sccs returns the strongly connected component of every node, numbered
+// arbitrarily (gonum's Tarjan).
 func sccs(succ [][]int) []int {
-	n := len(succ)
-	idx := make([]int, n)
-	low := make([]int, n)
-	on := make([]bool, n)
-	comp := make([]int, n)
-	for i := range idx {
-		idx[i] = -1
-	}
-	var stack []int
-	next, ncomp := 0, 0
-	var visit func(v int)
-	visit = func(v int) {
-		idx[v], low[v] = next, next
-		next++
-		stack = append(stack, v)
-		on[v] = true
-		for _, u := range succ[v] {
-			if idx[u] < 0 {
-				visit(u)
-				low[v] = min(low[v], low[u])
-			} else if on[u] {
-				low[v] = min(low[v], idx[u])
-			}
-		}
-		if low[v] == idx[v] {
-			for {
-				u := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				on[u] = false
-				comp[u] = ncomp
-				if u == v {
-					break
-				}
-			}
-			ncomp++
-		}
-	}
+	g := simple.NewDirectedGraph()
 	for v := range succ {
-		if idx[v] < 0 {
-			visit(v)
+		g.AddNode(simple.Node(v))
+	}
+	for v, us := range succ {
+		for _, u := range us {
+			if u != v { // a simple graph has no self-loops; they join no component
+				g.SetEdge(simple.Edge{F: simple.Node(v), T: simple.Node(u)})
+			}
+		}
+	}
+	comp := make([]int, len(succ))
+	for c, nodes := range topo.TarjanSCC(g) {
+		for _, n := range nodes {
+			comp[n.ID()] = c
 		}
 	}
 	return comp

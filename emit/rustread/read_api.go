@@ -1,8 +1,9 @@
-package emit
+package rustread
 
 import (
 	"strings"
 
+	"tcpmap/emit/rustapi"
 	"tcpmap/model/kernel"
 )
 
@@ -24,17 +25,17 @@ func (r *reader) crateDecl() {
 	c := r.tok()
 	if c.kind == tIdent {
 		switch c.text {
-		case Visa01.crate():
-			r.setAPI(Visa01, c.off)
-		case Opt06.crate():
-			r.setAPI(Opt06, c.off)
+		case rustapi.Visa01.Crate():
+			r.setAPI(rustapi.Visa01, c.off)
+		case rustapi.Opt06.Crate():
+			r.setAPI(rustapi.Opt06, c.off)
 		}
 	}
 	r.skipTo(";")
 }
 
 // setAPI records the file's API, named at off.
-func (r *reader) setAPI(a API, off int) {
+func (r *reader) setAPI(a rustapi.API, off int) {
 	switch {
 	case r.apiSet && r.api != a:
 		r.fail(off, "the file names both %s and %s", r.api.Library(), a.Library())
@@ -139,7 +140,7 @@ func (r *reader) placeOf(name string, at int, trf bool) (int64, kernel.TrfAddres
 	}
 	pl := r.places[name]
 	if pl == nil {
-		r.fail(at, "no // tcpmap:place line for %s: %s takes no address, and the file keeps the plan's placement in its header", name, Opt06.Library())
+		r.fail(at, "no // tcpmap:place line for %s: %s takes no address, and the file keeps the plan's placement in its header", name, rustapi.Opt06.Library())
 		return 0, ""
 	}
 	if trf != (len(pl.modes) > 0) {
@@ -177,7 +178,7 @@ func (r *reader) checkPlaces() {
 		if d.name != "place" || r.err != nil {
 			continue
 		}
-		if r.api != Opt06 {
+		if r.api != rustapi.Opt06 {
 			r.fail(d.off, "a tcpmap:place line in a %s file, whose text places its tensors", r.api.Library())
 			return
 		}
@@ -214,7 +215,7 @@ func (r *reader) rename(p *kernel.Program) *kernel.Program {
 	if r.err != nil || len(orig) == 0 {
 		return p
 	}
-	q, err := renamed(p, func(n string) string {
+	q, err := p.Rename(func(n string) string {
 		if o, ok := orig[n]; ok {
 			return o
 		}

@@ -1,10 +1,11 @@
-package emit
+package rustread
 
 import (
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"tcpmap/emit/rustapi"
 	"tcpmap/engines"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
@@ -28,7 +29,7 @@ func (r *reader) turbofish() []typeArg {
 		t := r.tok()
 		switch {
 		case t.kind == tIdent && t.text == "m" && r.peek(1).text == "!":
-			out = append(out, typeArg{expr: r.mapArg(roleNone), off: t.off})
+			out = append(out, typeArg{expr: r.mapArg(), off: t.off})
 		case t.kind == tIdent:
 			r.next()
 			out = append(out, typeArg{name: t.text, off: t.off})
@@ -193,10 +194,10 @@ type stream struct {
 // apiOnly are the chain methods of one API only: furiosa-opt-std 0.6.0
 // splits fetch, the contraction and commit into several calls and spells
 // the branch unit's entry as a tag (api.go).
-var apiOnly = map[string]API{
-	"align": Visa01, "contract": Visa01, "accumulate": Visa01, "vector_intra_slice_branch": Visa01,
-	"fetch_cast": Opt06, "contract_outer": Opt06, "contract_packet": Opt06, "contract_time": Opt06,
-	"contract_lane": Opt06, "commit_trim": Opt06, "vector_intra_slice_tag": Opt06,
+var apiOnly = map[string]rustapi.API{
+	"align": rustapi.Visa01, "contract": rustapi.Visa01, "accumulate": rustapi.Visa01, "vector_intra_slice_branch": rustapi.Visa01,
+	"fetch_cast": rustapi.Opt06, "contract_outer": rustapi.Opt06, "contract_packet": rustapi.Opt06, "contract_time": rustapi.Opt06,
+	"contract_lane": rustapi.Opt06, "commit_trim": rustapi.Opt06, "vector_intra_slice_tag": rustapi.Opt06,
 }
 
 // chain parses `ctx.main|sub.begin(x.view()).stage()...;` (002 L203-217).
@@ -286,7 +287,7 @@ func (r *reader) nargs(m token, tf []typeArg, want ...int) bool {
 		}
 	}
 	sig := signatures[m.text]
-	if r.api == Opt06 && signaturesOpt[m.text] != "" {
+	if r.api == rustapi.Opt06 && signaturesOpt[m.text] != "" {
 		sig = signaturesOpt[m.text]
 	}
 	if tf == nil {
@@ -346,7 +347,7 @@ func (r *reader) after(m token, s *stream, prev string) bool {
 // furiosa-visa-std 0.1.0 (`(ADDR)`), or `()` and the place line under
 // furiosa-opt-std 0.6.0.
 func (r *reader) stageAddr(m token) int64 {
-	if r.api == Opt06 {
+	if r.api == rustapi.Opt06 {
 		r.noArgs()
 		a, _ := r.placeOf(r.binding, m.off, false)
 		return a
@@ -398,7 +399,7 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		// Packet>() keeps the element type, which a fetch_cast after it
 		// converts.
 		st.Kind = kernel.StFetch
-		if r.api == Opt06 {
+		if r.api == rustapi.Opt06 {
 			if !r.nargs(m, tf, 2) {
 				return nil, nil
 			}
@@ -420,7 +421,7 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		if r.err != nil {
 			return nil, nil
 		}
-		if err := r.api.checkFetch(s.dt, d); err != nil {
+		if err := r.api.CheckFetch(s.dt, d); err != nil {
 			r.fail(m.off, "%v", err)
 			return nil, nil
 		}
@@ -441,7 +442,7 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			r.failIn(a.off, a.text, err)
 			return nil, nil
 		}
-		if r.api == Visa01 && cfg.Topology == kernel.SwitchForwarding {
+		if r.api == rustapi.Visa01 && cfg.Topology == kernel.SwitchForwarding {
 			r.fail(a.off, "%s's SwitchConfig has no Forwarding", r.api.Library())
 			return nil, nil
 		}
@@ -566,7 +567,7 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		st.DType, st.Packet = r.dtypeOf(tf[0]), r.mapOf(tf[1])
 		r.noArgs()
 		if r.err == nil {
-			if err := r.api.checkCast(s.dt, st.DType); err != nil {
+			if err := r.api.CheckCast(s.dt, st.DType); err != nil {
 				r.fail(m.off, "%v", err)
 				return nil, nil
 			}
@@ -661,7 +662,7 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 			from = &kernel.Tensor{Mem: kernel.DM, Role: kernel.Intermediate, DType: s.dt, Chip: s.chip, Cluster: s.cluster,
 				Slice: s.slic, Element: r.mapOf(tf[0])}
 		}
-		if r.api == Opt06 && (s.trim == nil || s.last != "commit_trim") {
+		if r.api == rustapi.Opt06 && (s.trim == nil || s.last != "commit_trim") {
 			r.fail(m.off, "%s's commit follows commit_trim", r.api.Library())
 			return nil, nil
 		}
@@ -670,7 +671,7 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		if t == nil {
 			return nil, nil
 		}
-		if r.api == Opt06 {
+		if r.api == rustapi.Opt06 {
 			// Packet' is Element's inner |Element| / |Time| positions.
 			var want *mapping.Expr
 			if s.time != nil && s.time.Size() > 0 && t.Element.Size()%s.time.Size() == 0 {
@@ -690,7 +691,7 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 				return nil, nil
 			}
 			// What the emitter refuses in an API, the reader refuses too.
-			if err := r.api.checkVector(st, s.paired); err != nil {
+			if err := r.api.CheckVector(st, s.paired); err != nil {
 				r.fail(m.off, "%s: %v", m.text, err)
 				return nil, nil
 			}
@@ -719,7 +720,7 @@ func describeExpr(e *mapping.Expr) string {
 // 0.1.0, the alternating halves of a tile loop's double buffer
 // (read_loop.go), or `()` and the place line under furiosa-opt-std 0.6.0.
 func (r *reader) trfArg(m token) kernel.TrfAddress {
-	if r.api == Opt06 {
+	if r.api == rustapi.Opt06 {
 		r.noArgs()
 		_, mode := r.placeOf(r.binding, m.off, true)
 		return mode
@@ -802,7 +803,7 @@ func (r *reader) finish() (*kernel.Program, error) {
 			r.output.Name = name
 			r.names[name] = true
 			r.tailOp.Dst = name
-			if r.api == Opt06 {
+			if r.api == rustapi.Opt06 {
 				r.output.Addr, _ = r.placeOf(name, r.outAt, false)
 			}
 		}
@@ -821,10 +822,10 @@ func (r *reader) finish() (*kernel.Program, error) {
 			a, ok := r.hostAddr[r.launchArgs[i]]
 			if !ok {
 				r.fail(r.launchOff, "launch passes %s, which the host program does not move to HBM with to_hbm(&mut ctx.pdma%s)", r.launchArgs[i],
-					map[bool]string{true: ", ADDR", false: ""}[r.api == Visa01])
+					map[bool]string{true: ", ADDR", false: ""}[r.api == rustapi.Visa01])
 				return nil, r.err
 			}
-			if r.api == Opt06 {
+			if r.api == rustapi.Opt06 {
 				a, _ = r.placeOf(t.Name, r.launchOff, false)
 			}
 			t.Addr = a

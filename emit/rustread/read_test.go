@@ -1,4 +1,4 @@
-package emit
+package rustread
 
 import (
 	"errors"
@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/emit"
+	"tcpmap/emit/rustapi"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
@@ -163,7 +165,7 @@ func TestRoundTripVariations(t *testing.T) {
 		base := goldenKernels[i%len(goldenKernels)]
 		p := vary(t, rng, base)
 		canonicalOrder(p)
-		src, err := Rust(p, RustOptions{Version: "t"})
+		src, err := emit.Rust(p, emit.RustOptions{Version: "t"})
 		require.NoError(t, err, "variation %d of %s", i, base)
 		q, err := Read("v.rs", src)
 		require.NoError(t, err, "variation %d of %s:\n%s", i, base, src)
@@ -173,7 +175,7 @@ func TestRoundTripVariations(t *testing.T) {
 
 // TestReadErrors: errors name the line and column of the offending text.
 func TestReadErrors(t *testing.T) {
-	good, err := Rust(loadGolden(t, "hello-dot"), RustOptions{})
+	good, err := emit.Rust(loadGolden(t, "hello-dot"), emit.RustOptions{})
 	require.NoError(t, err)
 	src := string(good)
 	for _, c := range []struct {
@@ -220,7 +222,7 @@ func TestReadErrors(t *testing.T) {
 
 // TestReadForms reads the forms the manual uses besides the emitted one.
 func TestReadForms(t *testing.T) {
-	good, err := Rust(loadGolden(t, "hello-gemm"), RustOptions{})
+	good, err := emit.Rust(loadGolden(t, "hello-gemm"), emit.RustOptions{})
 	require.NoError(t, err)
 	want := programJSON(t, loadGolden(t, "hello-gemm"))
 	for _, c := range []struct{ name, old, new string }{
@@ -255,7 +257,7 @@ func TestReadForms(t *testing.T) {
 // and column.
 func TestReadFile(t *testing.T) {
 	dir := t.TempDir()
-	src, err := Rust(loadGolden(t, "hello-dot"), RustOptions{})
+	src, err := emit.Rust(loadGolden(t, "hello-dot"), emit.RustOptions{})
 	require.NoError(t, err)
 	rs := filepath.Join(dir, "k.rs")
 	require.NoError(t, os.WriteFile(rs, src, 0o644))
@@ -304,32 +306,32 @@ func (r *reader) readAxesOnly(src string) (mapping.Axes, error) {
 // it can be emitted, reads back the same.
 func FuzzRead(f *testing.F) {
 	for _, name := range goldenKernels {
-		src, err := Rust(loadGolden(f, name), RustOptions{Version: "f", Cost: "1"})
+		src, err := emit.Rust(loadGolden(f, name), emit.RustOptions{Version: "f", Cost: "1"})
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(src)
-		if b, err := os.ReadFile(filepath.Join("testdata", "manual", name+".rs")); err == nil {
+		if b, err := os.ReadFile(filepath.Join("..", "testdata", "manual", name+".rs")); err == nil {
 			f.Add([]byte(unwrap(string(b))))
 		}
 	}
-	// The tile loops (loop.go), a pipelined one, and furiosa-opt-std
-	// 0.6.0's spellings (api.go).
+	// The tile loops (emit/loop.go), a pipelined one, and furiosa-opt-std
+	// 0.6.0's spellings (emit/rustapi).
 	for _, name := range tiledKernels {
-		if b, err := os.ReadFile(filepath.Join("testdata", name+".rs")); err == nil {
+		if b, err := os.ReadFile(filepath.Join("..", "testdata", name+".rs")); err == nil {
 			f.Add(b)
 		}
 	}
 	for _, name := range []string{"hello-add", "hello-gemm"} {
-		src, err := Rust(loadGolden(f, name), RustOptions{API: Opt06})
+		src, err := emit.Rust(loadGolden(f, name), emit.RustOptions{API: emit.Opt06})
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(src)
 	}
-	if pl, err := plan.Read("../results/plans/llama3-70b-decode-qk.plan.json"); err == nil {
-		for _, api := range APIs {
-			if src, err := Rust(pl.Program, RustOptions{API: api}); err == nil {
+	if pl, err := plan.Read("../../results/plans/llama3-70b-decode-qk.plan.json"); err == nil {
+		for _, api := range rustapi.APIs {
+			if src, err := emit.Rust(pl.Program, emit.RustOptions{API: api}); err == nil {
 				f.Add(src)
 			}
 		}
@@ -348,7 +350,7 @@ func FuzzRead(f *testing.F) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("Read accepted an invalid program: %v", err)
 		}
-		out, err := Rust(p, RustOptions{})
+		out, err := emit.Rust(p, emit.RustOptions{})
 		if err != nil {
 			return
 		}
@@ -365,7 +367,7 @@ func FuzzRead(f *testing.F) {
 // TestReadDeepNesting: deeply nested constants are an error, not a stack
 // overflow.
 func TestReadDeepNesting(t *testing.T) {
-	good, err := Rust(loadGolden(t, "hello-dot"), RustOptions{})
+	good, err := emit.Rust(loadGolden(t, "hello-dot"), emit.RustOptions{})
 	require.NoError(t, err)
 	deep := strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000)
 	src := strings.Replace(string(good), "(&mut ctx.tdma, 1 << 12)", "(&mut ctx.tdma, "+deep+")", 1)

@@ -1,4 +1,4 @@
-package emit
+package rustread
 
 import (
 	"fmt"
@@ -310,4 +310,26 @@ func charEnd(src string, i int) int {
 		return j + n + 1
 	}
 	return 0
+}
+
+// Token is a token of a Rust source as the reader sees it: its text and
+// the byte offset of its first character.
+type Token struct {
+	Text string
+	Off  int
+}
+
+// Tokens splits src into the tokens Read parses, comments dropped; on a
+// lexical error, off is the byte offset of the error.
+func Tokens(src string) (toks []Token, off int, err error) {
+	ts, _, off, err := lex(src)
+	if err != nil {
+		return nil, off, err
+	}
+	for _, t := range ts {
+		if t.kind != tEOF {
+			toks = append(toks, Token{Text: t.text, Off: t.off})
+		}
+	}
+	return toks, 0, nil
 }

@@ -1,10 +1,11 @@
-package emit
+package rustread
 
 import (
 	"sort"
 	"strconv"
 	"strings"
 
+	"tcpmap/emit/rustapi"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
@@ -67,7 +68,7 @@ func (r *reader) handleDecl(name token, ann *kernel.Tensor, annOff int) {
 	}
 	typ := memType[ann.Mem]
 	var addr int64
-	if r.api == Opt06 {
+	if r.api == rustapi.Opt06 {
 		r.expect(typ)
 		r.expect("::")
 		r.expect("new")
@@ -100,7 +101,7 @@ func (r *reader) handleDecl(name token, ann *kernel.Tensor, annOff int) {
 			r.fail(name.off, "%s is bound twice", name.text)
 			return
 		}
-		if r.api == Opt06 {
+		if r.api == rustapi.Opt06 {
 			addr, _ = r.placeOf(name.text, name.off, false)
 		}
 		r.output.Name = name.text
@@ -149,7 +150,7 @@ func (r *reader) indexLet(v string) indexDef {
 	return d
 }
 
-// tileBase parses `t`, `(t - 1)` or, alone, `t - 1` (indexText).
+// tileBase parses `t`, `(t - 1)` or, alone, `t - 1` (rustapi.TileIndex).
 func (r *reader) tileBase(v string) string {
 	paren := r.accept("(")
 	r.expect(v)
@@ -309,7 +310,7 @@ func (r *reader) scopeIndex() {
 		return
 	}
 	if d.base != lp.tile {
-		r.fail(d.off, "the ops of this block work on tile %s: index %s is %s", lp.tile, d.name, indexText(lp.tile, d.stride, d.count, d.count == 0))
+		r.fail(d.off, "the ops of this block work on tile %s: index %s is %s", lp.tile, d.name, rustapi.TileIndex(lp.tile, d.stride, d.count, d.count == 0))
 		return
 	}
 	lp.scope[d.name] = true
@@ -525,7 +526,7 @@ func (r *reader) loopStatement() {
 		m := max(len(lp.parity), len(lp.parityModes))
 		if m > 0 {
 			if lp.parityStride != lp.l.Stride(lp.level) || lp.parityTile != lp.tile {
-				r.fail(lp.parityOff, "the buffer index is %s: its op fires every %d steps for tile %s", indexText(lp.tile, lp.l.Stride(lp.level), m, false), lp.l.Stride(lp.level), lp.tile)
+				r.fail(lp.parityOff, "the buffer index is %s: its op fires every %d steps for tile %s", rustapi.TileIndex(lp.tile, lp.l.Stride(lp.level), m, false), lp.l.Stride(lp.level), lp.tile)
 				return
 			}
 			for k := range m {
@@ -561,10 +562,10 @@ func (r *reader) tileView(name token) {
 	r.expect(",")
 	dt := r.dtypeArg()
 	r.expect(",")
-	chip := r.mapArg(roleChip)
+	chip := r.mapArg()
 	r.expect(",")
 	elemOff := r.tok().off
-	elem := r.mapArg(roleNone)
+	elem := r.mapArg()
 	r.accept(",")
 	r.expect(">")
 	r.expect("=")
@@ -597,7 +598,7 @@ func (r *reader) tileView(name token) {
 		r.expect("::")
 		r.expect("<")
 		dimOff := r.tok().off
-		dim := r.mapArg(roleNone)
+		dim := r.mapArg()
 		r.expect(",")
 		one := r.tok()
 		if x, ok := r.intLit(one); !ok || x != 1 {
@@ -607,7 +608,7 @@ func (r *reader) tileView(name token) {
 		r.next()
 		r.expect(",")
 		mOff := r.tok().off
-		m := r.mapArg(roleNone)
+		m := r.mapArg()
 		r.expect(">")
 		r.expect("(")
 		iv := r.ident()
@@ -680,7 +681,7 @@ func (r *reader) tileView(name token) {
 // viewText is how the file's API writes a view's mapping.
 func (r *reader) viewText(e *mapping.Expr) string {
 	s := e.String()
-	if r.api == Visa01 {
+	if r.api == rustapi.Visa01 {
 		s = strings.ReplaceAll(s, "#{!}", "#")
 	}
 	return s
@@ -689,7 +690,7 @@ func (r *reader) viewText(e *mapping.Expr) string {
 // sameView reports whether the mapping read is the view's, as the file's
 // API writes it.
 func (r *reader) sameView(read, view *mapping.Expr) bool {
-	if r.api == Visa01 {
+	if r.api == rustapi.Visa01 {
 		return read.String() == r.viewText(view)
 	}
 	return read.Equal(view)

@@ -1,4 +1,4 @@
-package emit
+package rustread
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"tcpmap/emit/rustapi"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -108,7 +109,7 @@ type reader struct {
 	kernelFn bool // a #[device] attribute precedes the next fn
 
 	// The API (read_api.go).
-	api    API
+	api    rustapi.API
 	apiSet bool
 	places map[string]*place
 
@@ -222,7 +223,7 @@ func (r *reader) read() (*kernel.Program, error) {
 		return nil, r.err
 	}
 	r.toks, r.dirs = toks, dirs
-	r.api = Visa01
+	r.api = rustapi.Visa01
 	if r.readPlaces(); r.err != nil {
 		return nil, r.err
 	}
@@ -423,7 +424,7 @@ func (r *reader) typeAlias() {
 	r.next()
 	name := r.ident()
 	r.expect("=")
-	e := r.mapArg(roleNone)
+	e := r.mapArg()
 	r.expect(";")
 	if r.err != nil {
 		return
@@ -436,7 +437,7 @@ func (r *reader) typeAlias() {
 }
 
 // mapArg parses a mapping in type position: `m![...]` or an alias.
-func (r *reader) mapArg(_ role) *mapping.Expr {
+func (r *reader) mapArg() *mapping.Expr {
 	t := r.tok()
 	if r.err != nil {
 		return nil
@@ -503,19 +504,19 @@ func (r *reader) tensorType() *kernel.Tensor {
 	r.expect("<")
 	x.DType = r.dtypeArg()
 	r.expect(",")
-	x.Chip = r.mapArg(roleChip)
+	x.Chip = r.mapArg()
 	if mem != kernel.HBM {
 		r.expect(",")
-		x.Cluster = r.mapArg(roleCluster)
+		x.Cluster = r.mapArg()
 		r.expect(",")
-		x.Slice = r.mapArg(roleSlice)
+		x.Slice = r.mapArg()
 	}
 	if mem == kernel.TRF {
 		r.expect(",")
-		x.Row = r.mapArg(roleRow)
+		x.Row = r.mapArg()
 	}
 	r.expect(",")
-	x.Element = r.mapArg(roleNone)
+	x.Element = r.mapArg()
 	r.accept(",")
 	r.expect(">")
 	if r.err != nil {
@@ -665,11 +666,11 @@ func (r *reader) hostFn() {
 			text(k+4) == "." && text(k+5) == "to_hbm" && text(k+6) == "(" && text(k+7) == "&" && text(k+8) == "mut" &&
 			text(k+10) == "." && text(k+11) == "pdma" && (text(k+12) == "," || text(k+12) == ")") {
 			v := int64(-1)
-			if (text(k+12) == ",") != (r.api == Visa01) {
-				r.fail(body[k+5].off, "%s's to_hbm takes %s", r.api.Library(), map[bool]string{true: "(&mut ctx.pdma, ADDR)", false: "(&mut ctx.pdma), no address"}[r.api == Visa01])
+			if (text(k+12) == ",") != (r.api == rustapi.Visa01) {
+				r.fail(body[k+5].off, "%s's to_hbm takes %s", r.api.Library(), map[bool]string{true: "(&mut ctx.pdma, ADDR)", false: "(&mut ctx.pdma), no address"}[r.api == rustapi.Visa01])
 				return
 			}
-			if r.api == Visa01 {
+			if r.api == rustapi.Visa01 {
 				sub := &reader{file: r.file, src: r.src, toks: append(append([]token(nil), body[k+13:]...), token{kind: tEOF, off: body[len(body)-1].off})}
 				v = sub.constExpr()
 				if sub.err != nil {
@@ -932,7 +933,7 @@ func (r *reader) expression(name token, ann *kernel.Tensor, annOff int, tail boo
 	// The address (002 L202), which furiosa-opt-std 0.6.0 does not take:
 	// the tensor's place line has it, the result's once it is named.
 	var addr int64
-	if r.api == Visa01 {
+	if r.api == rustapi.Visa01 {
 		r.expect(",")
 		addr = r.constExpr()
 	} else if !tail && r.err == nil {
@@ -1012,3 +1013,7 @@ func (r *reader) expression(name token, ann *kernel.Tensor, annOff int, tail boo
 		r.fail(m.off, "unknown method %s (want to_dm or to_hbm, or a chain on %s)", m.text, r.ctxName)
 	}
 }
+
+// maxAddr bounds the addresses the reader accepts: 2^62, far above any
+// device memory, so that the constant arithmetic cannot overflow.
+const maxAddr = int64(1) << 62

@@ -1,0 +1,56 @@
+package kernel
+
+import "fmt"
+
+// Rename returns a copy of p with every tensor name, and every reference
+// to one (views, op sources and destinations, stage tensors, the
+// reference's inputs and output), mapped by f; the rest is shared with p.
+// It is an error when f maps two tensors to one name.
+func (p *Program) Rename(f func(string) string) (*Program, error) {
+	q := *p
+	q.Tensors = make([]*Tensor, len(p.Tensors))
+	for i, t := range p.Tensors {
+		c := *t
+		c.Name = f(t.Name)
+		if c.View != "" {
+			c.View = f(c.View)
+		}
+		q.Tensors[i] = &c
+	}
+	q.Ops = make([]*Op, len(p.Ops))
+	for i, op := range p.Ops {
+		o := *op
+		if o.Src != "" {
+			o.Src = f(o.Src)
+		}
+		if o.Dst != "" {
+			o.Dst = f(o.Dst)
+		}
+		o.Stages = make([]*Stage, len(op.Stages))
+		for k, st := range op.Stages {
+			s := *st
+			if s.Tensor != "" {
+				s.Tensor = f(s.Tensor)
+			}
+			o.Stages[k] = &s
+		}
+		q.Ops[i] = &o
+	}
+	if r := p.Reference; r != nil {
+		c := *r
+		c.Inputs = make([]string, len(r.Inputs))
+		for i, in := range r.Inputs {
+			c.Inputs[i] = f(in)
+		}
+		c.Output = f(r.Output)
+		q.Reference = &c
+	}
+	seen := map[string]bool{}
+	for _, t := range q.Tensors {
+		if seen[t.Name] {
+			return nil, fmt.Errorf("two tensors are renamed to %q", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	return &q, nil
+}
