@@ -379,7 +379,7 @@ func CheckCommitConfig(spec *Spec, cfg *kernel.CommitConfig, want CommitStated) 
 		return ruleCommitSize.Violate("contiguous run stated as %d elements (%d bytes), the sequencer %s has %d", cfg.ContiguousRun, cfg.ContiguousBytes, cfg.Seq, run).
 			With("contiguous_run", cfg.ContiguousRun)
 	}
-	size := gcd(cfg.ContiguousBytes, cfg.CommitInSize)
+	size := dtype.GCD(cfg.ContiguousBytes, cfg.CommitInSize)
 	if cfg.Context == kernel.CtxSub {
 		sub := spec.Commit.SubCommitSize.Value
 		if size%sub != 0 {
