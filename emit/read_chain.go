@@ -582,20 +582,10 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		}
 		r.noArgs()
 	case "vector_intra_slice_tag":
-		// 0.6.0's unconditional entry (engine/vector/branch.rs).
-		st.Kind = kernel.StVectorBranch
-		if !noTF() {
+		// 0.6.0's entry, TagMode::Zero or Comparison (read_opt06_vector.go).
+		if !r.optTag(m, tf, st) {
 			return nil, nil
 		}
-		a, ok := r.oneRaw(m)
-		if !ok {
-			return nil, nil
-		}
-		if a.text != "TagMode::Zero" {
-			r.fail(a.off, "vector_intra_slice_tag takes TagMode::Zero, the unconditional mode, found %q", a.text)
-			return nil, nil
-		}
-		st.Param = string(kernel.BranchUnconditional)
 	case "vector_inter_slice_reduce":
 		if !r.interSlice(m, tf, st, s) {
 			return nil, nil
@@ -685,8 +675,8 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		t.Addr = addr
 		return st, t
 	default:
-		if _, ok := vectorMethods[m.text]; ok {
-			if !r.vectorStage(m, tf, s, st) { // rust_vector.go
+		if r.isVectorMethod(m.text) {
+			if !r.readVectorStage(m, tf, s, st) { // read_opt06_vector.go
 				return nil, nil
 			}
 			// What the emitter refuses in an API, the reader refuses too.
