@@ -17,7 +17,7 @@ import (
 var optVectorMethods = func() map[string]kernel.StageKind {
 	m := map[string]kernel.StageKind{}
 	for name, k := range vectorMethods {
-		if _, renamed := optRenamed[k]; renamed || k == kernel.StVectorBranch || k == kernel.StVectorUnzip || kernel.ZipCluster(k) != "" {
+		if _, renamed := optRenamed[k]; renamed || k == kernel.StVectorBranch {
 			continue
 		}
 		m[name] = k

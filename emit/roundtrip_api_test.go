@@ -61,10 +61,9 @@ const (
 	// furiosa-visa-std 0.1.0's VectorTensorPair has no vector_trim_way4
 	// (vector_tensor_pair.rs), which the manual's pair examples call.
 	visaPairTrim = "vector_trim_way4 of the two-group pair: furiosa-visa-std 0.1.0's VectorTensorPair has no vector_trim_way4"
-	// tcpmap spells every single-stream intra-slice stage under
-	// furiosa-opt-std 0.6.0, and not its two-group pair (VectorTensorPair)
-	// yet.
-	optPair = "not emitted under furiosa-opt-std 0.6.0: tcpmap does not spell the two-group pair"
+	// furiosa-opt-std 0.6.0's VectorTensorPair has no vector_narrow_trim
+	// either (vector_tensor_pair.rs leaves it out on purpose).
+	optPairTrim = "vector_trim_way4 of the two-group pair: furiosa-opt-std 0.6.0's VectorTensorPair has no vector_narrow_trim"
 )
 
 // apiRefusals are the stored programs an API cannot spell, or tcpmap does
@@ -75,13 +74,11 @@ var apiRefusals = map[string]string{
 	"softmax-decode.json/visa-0.1":      `ops[2] (chain): the type of m_vrf: m![8]: ` + visaLaneBroadcast,
 	"softmax-attention.json/visa-0.1":   `ops[2] (chain): the type of m_vrf: m![S % 8, 8]: ` + visaLaneBroadcast,
 	"rmsnorm-decode.json/visa-0.1":      `ops[3] (chain): the type of q_vrf: m![8]: ` + visaLaneBroadcast,
-	"ve-pair-add.json/opt-0.6":          `ops[1] (chain): stages[4] (vector_intra_slice_unzip): ` + optPair,
-	"ve-pair-asymmetric.json/opt-0.6":   `ops[1] (chain): stages[4] (vector_intra_slice_unzip): ` + optPair,
+	"ve-pair-asymmetric.json/opt-0.6":   `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
 	"ve-pair-asymmetric.json/visa-0.1":  `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
-	"ve-pair-fp-mul.json/opt-0.6":       `ops[1] (chain): stages[4] (vector_intra_slice_unzip): ` + optPair,
+	"ve-pair-fp-mul.json/opt-0.6":       `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
 	"ve-pair-fp-mul.json/visa-0.1":      `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
-	"ve-pair-one-side.json/opt-0.6":     `ops[1] (chain): stages[4] (vector_intra_slice_unzip): ` + optPair,
-	"ve-pair-sub-reverse.json/opt-0.6":  `ops[1] (chain): stages[4] (vector_intra_slice_unzip): ` + optPair,
+	"ve-pair-sub-reverse.json/opt-0.6":  `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
 	"ve-pair-sub-reverse.json/visa-0.1": `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
 }
 
@@ -100,9 +97,8 @@ func emitStored(t *testing.T, name string, p *kernel.Program, api API) []byte {
 }
 
 // refusedByBoth are the stored programs neither API emits: the manual's
-// pair examples that trim the pair, which furiosa-visa-std 0.1.0 cannot
-// type, and whose two-group pair tcpmap does not spell under
-// furiosa-opt-std 0.6.0 yet.
+// pair examples that trim the pair, which neither library's
+// VectorTensorPair can (vector_tensor_pair.rs of both leaves out the trim).
 var refusedByBoth = []string{"ve-pair-asymmetric.json", "ve-pair-fp-mul.json", "ve-pair-sub-reverse.json"}
 
 // TestAPIRefusalsStored: every entry of apiRefusals names a stored program,

@@ -901,7 +901,7 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		if api == Opt06 {
 			// vector_intra_slice_tag(TagMode) (engine/vector/branch.rs;
 			// rust_opt06_vector.go).
-			if err := optCheckVector(st); err != nil {
+			if err := optCheckVector(st, false); err != nil {
 				return nil, err
 			}
 			call, err := w.optVectorCall(st, &cs.dt)

@@ -26,8 +26,10 @@ import (
 //     constant, `.rf(guard, &vrf)` or `.rf(guard, Stash)` for the register
 //     port, which comes last;
 //   - vector_filter takes a TagGuard: `TagGuard::group(GroupId::Zero)`;
-//   - the conversions, the reduce, the logic, fxp, fp and clip ops and
-//     vector_stash keep their 0.1.0 spelling.
+//   - the conversions, the reduce, the logic, fxp, fp and clip ops,
+//     vector_stash and the two-group pair (vector_intra_slice_unzip, the
+//     per-group ops with one operand or `()` per group, the _zip ops) keep
+//     their 0.1.0 spelling.
 //
 // What 0.6.0 cannot say is refused by optCheckVector with the op and the
 // reason.
@@ -49,14 +51,18 @@ func optMethod(k kernel.StageKind) string {
 }
 
 // optCheckVector refuses the intra-slice stages furiosa-opt-std 0.6.0
-// cannot express, or tcpmap does not spell in it: the two-group pair, a
-// unary op's argument mode, the ops 0.6.0 dropped, and operand layouts
-// its Branched builder has no form for.
-func optCheckVector(st *kernel.Stage) error {
+// cannot express, or tcpmap does not spell in it: a trim, pad, stash,
+// filter or reduce of the two-group pair (paired is set between
+// vector_intra_slice_unzip and the zip op), a per-group operand other
+// than a constant or a VRF tensor, a unary op's argument mode, the ops
+// 0.6.0 dropped, and operand layouts its Branched builder has no form for.
+func optCheckVector(st *kernel.Stage, paired bool) error {
 	lib := Opt06.Library()
 	switch k := st.Kind; {
-	case k == kernel.StVectorUnzip || kernel.ZipCluster(k) != "":
-		return fmt.Errorf("not emitted under %s: tcpmap does not spell the two-group pair (vector_intra_slice_unzip, VectorTensorPair, the _zip ops) in it yet", lib)
+	case paired && (k == kernel.StVectorTrim || k == kernel.StVectorPad):
+		return fmt.Errorf("%s of the two-group pair: %s's VectorTensorPair has no %s (vector_tensor_pair.rs leaves it out on purpose: the bypass form zero-pads the groups' execution ids on the back 4 lanes); vector_narrow_split and vector_widen_concat move the pair between Way8 and Way4", k, lib, optMethod(k))
+	case paired && (k == kernel.StVectorStash || k == kernel.StVectorFilter || k == kernel.StVectorReduce):
+		return fmt.Errorf("%s of the two-group pair: %s's VectorTensorPair has no %s (vector_tensor_pair.rs); zip the groups first", k, lib, k)
 	case k == kernel.StVectorBranch:
 		b, err := kernel.ParseBranch(st.Param)
 		if err != nil {
@@ -74,14 +80,26 @@ func optCheckVector(st *kernel.Stage) error {
 		if err != nil {
 			return err
 		}
-		if c.Pair {
-			return fmt.Errorf("not emitted under %s: a per-group call of the two-group pair", lib)
-		}
 		if k == kernel.StVectorFpUnary && c.Mode != "" {
 			return fmt.Errorf("%s's unary ops carry no argument mode (op/arg_mode.rs: ArgMode::Unary is op(mainstream)); %s %s", lib, c.Op, c.Mode)
 		}
 		if strings.HasPrefix(c.Op, "Mask") {
 			return fmt.Errorf("%s has no %s (op/mod.rs: FpBinaryOp is AddF, SubF, MulF, DivF; FpTernaryOp is FmaF)", lib, c.Op)
+		}
+		if c.Pair {
+			for _, g := range c.Groups {
+				if len(g) > 1 || len(g) == 1 && g[0].Guard != kernel.GuardAlways {
+					return fmt.Errorf("%s: a per-group operand of the two-group pair is one unguarded operand or () (operand.rs: IntoGroupOperand takes no Branched layout)", lib)
+				}
+				for _, s := range g {
+					for i, o := range s.Operands {
+						if o.Kind == kernel.VeStash || i > 0 && o.Kind != kernel.VeConst {
+							return fmt.Errorf("%s: a per-group operand of the two-group pair is a constant or a VRF tensor, and a ternary one's operand1 a constant (operand.rs: IntoGroupOperand, IntoGroupTernaryOperand read no stash)", lib)
+						}
+					}
+				}
+			}
+			return nil
 		}
 		_, err = optOperand(c.Slots)
 		return err
@@ -118,13 +136,24 @@ func (w *rustWriter) optVectorCall(st *kernel.Stage, dt *dtype.DType) (string, e
 			return "", err
 		}
 		info, _ := kernel.LookupVeOp(k, c.Op)
+		name := string(k)
+		if c.Mode != "" {
+			name += "_with_mode"
+		}
+		if c.Pair {
+			// One operand per group, `()` to skip one; the unary op's
+			// booleans (vector_tensor_pair.rs). vector_fp_div has no op.
+			args := c.Rust(k, *dt)
+			if k == kernel.StVectorFpDiv {
+				args = strings.TrimPrefix(args, kernel.RustVeOp(k, *dt, c.Op)+", ")
+			}
+			return name + "(" + args + ")", nil
+		}
 		var args []string
 		if k != kernel.StVectorFpDiv {
 			args = append(args, kernel.RustVeOp(k, *dt, c.Op))
 		}
-		name := string(k)
 		if c.Mode != "" {
-			name += "_with_mode"
 			args = append(args, kernel.RustArgMode(info.Arity, c.Mode))
 		}
 		if len(c.Slots) > 0 {
@@ -146,7 +175,8 @@ func (w *rustWriter) optVectorCall(st *kernel.Stage, dt *dtype.DType) (string, e
 		}
 		return string(k) + tp(w.mapText(st.Time, roleNone)) + "(" + optGuard(g) + ")", nil
 	}
-	// The conversions, the reduce and vector_stash are spelled as in 0.1.0.
+	// The conversions, the reduce, vector_stash, the unzip and the zip ops
+	// are spelled as in 0.1.0.
 	return w.vectorCall(st, dt)
 }
 

@@ -160,7 +160,7 @@ func (w *rustWriter) vectorCall(st *kernel.Stage, dt *dtype.DType) (string, erro
 // Narrow or Widen of the pair by trim or pad is refused there.
 func (a API) checkVector(st *kernel.Stage, paired bool) error {
 	if a == Opt06 {
-		return optCheckVector(st)
+		return optCheckVector(st, paired)
 	}
 	if paired && (st.Kind == kernel.StVectorTrim || st.Kind == kernel.StVectorPad) {
 		return fmt.Errorf("%s of the two-group pair: %s's VectorTensorPair has no %s (vector_tensor_pair.rs leaves it out; the manual's pair examples, 002 L5222-5248, call it); vector_split and vector_concat move the pair between Way8 and Way4", st.Kind, a.Library(), st.Kind)

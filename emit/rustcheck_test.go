@@ -137,7 +137,8 @@ var wrongCalls = []struct {
 	// furiosa-opt-std 0.6.0's intra-slice typestate (vector_tensor.rs,
 	// operand.rs, stash_slot.rs): the stash is read once and at the way it
 	// was written, a Branched layout fills its rf port last, the narrow
-	// layer is renamed, vector_fp_div takes no op, float ops run Way4 only.
+	// layer is renamed, vector_fp_div takes no op, float ops run Way4 only,
+	// the pair has no trim and its per-group operands read no stash.
 	{"stash read twice under 0.6", "opt-0.6/ve-stash-fxp", ".vector_clip(ClipBinaryOpI32::Max, Stash)", ".vector_clip(ClipBinaryOpI32::Max, Stash).vector_clip(ClipBinaryOpI32::Min, Stash)", "E0277"},
 	{"Way8 stash read at Way4 under 0.6", "opt-0.6/ve-residual-max", "(FpBinaryOp::MulF(FpMulAlu::Mul0), 2.0f32)", "(FpBinaryOp::MulF(FpMulAlu::Mul0), Stash)", "E0277"},
 	{"imm after rf under 0.6", "opt-0.6/ve-branch-relu", "Branched::imm(TagGuard::group(GroupId::One), 0)", "Branched::rf(TagGuard::all(), Stash).imm(TagGuard::group(GroupId::One), 0)", "E0599"},
@@ -145,6 +146,8 @@ var wrongCalls = []struct {
 	{"fp_div op under 0.6", "opt-0.6/rmsnorm-decode", ".vector_fp_div(8192.0f32)", ".vector_fp_div(FpDivBinaryOp::DivF, 8192.0f32)", "E0061"},
 	{"float op on Way8 under 0.6", "opt-0.6/ve-sigmoid", ".vector_narrow_trim::<m![A % 2 # 4]>()\n", "\n", "E0599"},
 	{"bare comparison under 0.6", "opt-0.6/ve-branch-relu", "Cmp::Less(0)", "Less(0)", "E0425"},
+	{"trim of the pair under 0.6", "opt-0.6/ve-pair-add", ".vector_clip_zip(", ".vector_narrow_trim::<m![1 # 4]>().vector_clip_zip(", "E0599"},
+	{"stash as a group operand under 0.6", "opt-0.6/ve-pair-one-side", "(FxpBinaryOp::MulInt, 10, ())", "(FxpBinaryOp::MulInt, Stash, ())", "E0277"},
 }
 
 // TestRustCheck type-checks, with rustc, every golden kernel

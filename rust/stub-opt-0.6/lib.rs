@@ -1051,9 +1051,8 @@ pub mod engine {
     /// inter-slice reducer), the intra-slice stages of a single stream with
     /// their typestate (stage, stash slot, entry order, context, way), the
     /// operand forms (a constant, `&VrfTensor`, `Stash`, a `Branched`
-    /// layout) and `vector_final`. The two-group pair
-    /// (vector_tensor_pair.rs) is not restated: tcpmap does not emit it
-    /// under 0.6.0.
+    /// layout) and `vector_final`, and the two-group pair
+    /// (vector_tensor_pair.rs: unzip, the per-group ops, the `_zip` ops).
     pub mod vector {
         use crate::__mapping::{AxisName, Pair, M};
         use crate::backend::Backend;
@@ -2019,6 +2018,211 @@ pub mod engine {
                 stub()
             }
         }
+
+        // ---- the two-group pair (engine/vector/tensor/vector_tensor_pair.rs, operand.rs)
+
+        /// A per-group operand of a pair op: a constant, `&VrfTensor`, or `()` to skip the group
+        /// (no `Branched` layout, no `Stash`: a pair op spends its guards on the groups and reads no stash).
+        pub trait IntoGroupOperand<D: VeScalar, Mapping: M>: sealed::SlotSealed {}
+        impl<D: VeScalar, Mapping: M> IntoGroupOperand<D, Mapping> for () {}
+        impl<Mapping: M> IntoGroupOperand<i32, Mapping> for i32 {}
+        impl<Mapping: M> IntoGroupOperand<f32, Mapping> for f32 {}
+        impl<D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M, Mapping: M> IntoGroupOperand<D, Mapping>
+            for &VrfTensor<D, Chip, Cluster, Slice, Element>
+        {
+        }
+
+        /// A per-group ternary operand: `(operand0, operand1)` with a constant or `&vrf` operand0, or `()`
+        /// (the pass-through of an already built `GroupTernaryOperand` is not restated).
+        pub trait IntoGroupTernaryOperand<Mapping: M>: sealed::SlotSealed {}
+        impl<Mapping: M> IntoGroupTernaryOperand<Mapping> for () {}
+        impl<T, Mapping: M> IntoGroupTernaryOperand<Mapping> for (T, f32)
+        where
+            (T, f32): IntoTernaryOperand<f32, Mapping>,
+            T: Plain,
+        {
+        }
+
+        /// Two groups of interleaved data, processed together until a `_zip` op merges them.
+        #[derive(Debug)]
+        pub struct VectorTensorPair<
+            'l,
+            const T: Tu,
+            D: VeScalar,
+            S: stage::Stage,
+            Chip: M,
+            Cluster: M,
+            Slice: M,
+            SplitTime: M,
+            Packet: M,
+            const W: Way = { Way::Way8 },
+        > {
+            ctx: &'l mut TuContext<{ T }>,
+            _m: PhantomData<(D, S, Chip, Cluster, Slice, SplitTime, Packet)>,
+        }
+
+        impl<'l, const T: Tu, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+            VectorInitTensor<'l, T, D, Chip, Cluster, Slice, Time, Packet>
+        {
+            /// Enters the intra-slice pipeline (two-group / unzip).
+            pub fn vector_intra_slice_unzip<I: AxisName, TileTime: M, SplitTime: M>(
+                self,
+            ) -> VectorTensorPair<'l, T, D, stage::Tag, Chip, Cluster, Slice, SplitTime, Packet> {
+                stub()
+            }
+        }
+
+        /// Shorthand for a pair of the same `'l`, `T`, `Chip`, `Cluster`, `Slice`.
+        macro_rules! vp {
+            ($d:ty, $s:ty, $time:ty, $packet:ty, $w:expr) => {
+                VectorTensorPair<'l, T, $d, $s, Chip, Cluster, Slice, $time, $packet, { $w }>
+            };
+        }
+
+        // A cluster's per-group binary op on one scalar and way.
+        macro_rules! pair_binary {
+            ($name:ident, $with_mode:ident, $stage:ident, $d:ty, $op:ty, $w:expr) => {
+                impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::$stage>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+                    VectorTensorPair<'l, T, $d, S, Chip, Cluster, Slice, SplitTime, Packet, { $w }>
+                {
+                    /// The binary op on both groups, each with its own operand.
+                    pub fn $name(
+                        self,
+                        op: $op,
+                        group0_operand: impl IntoGroupOperand<$d, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                        group1_operand: impl IntoGroupOperand<$d, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                    ) -> vp!($d, stage::$stage, SplitTime, Packet, $w) {
+                        stub()
+                    }
+                    /// The binary op on both groups with an explicit mode.
+                    pub fn $with_mode(
+                        self,
+                        op: $op,
+                        mode: BinaryArgMode,
+                        group0_operand: impl IntoGroupOperand<$d, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                        group1_operand: impl IntoGroupOperand<$d, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                    ) -> vp!($d, stage::$stage, SplitTime, Packet, $w) {
+                        stub()
+                    }
+                }
+            };
+        }
+        pair_binary!(vector_logic, vector_logic_with_mode, Logic, i32, LogicBinaryOpI32, Way::Way8);
+        pair_binary!(vector_logic, vector_logic_with_mode, Logic, f32, LogicBinaryOpF32, Way::Way8);
+        pair_binary!(vector_fxp, vector_fxp_with_mode, Fxp, i32, FxpBinaryOp, Way::Way8);
+        pair_binary!(vector_fp_binary, vector_fp_binary_with_mode, Fp, f32, FpBinaryOp, Way::Way4);
+        pair_binary!(vector_clip, vector_clip_with_mode, Clip, i32, ClipBinaryOpI32, Way::Way8);
+        pair_binary!(vector_clip, vector_clip_with_mode, Clip, f32, ClipBinaryOpF32, Way::Way8);
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FxpToFp>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, i32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way8 }>
+        {
+            /// Converts both groups from i32 to f32.
+            pub fn vector_fxp_to_fp(self, int_width: u32) -> vp!(f32, stage::FxpToFp, SplitTime, Packet, Way::Way8) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, D: VeScalar, S: stage::Stage + stage::CanTransitionTo<stage::Narrow>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, D, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way8 }>
+        {
+            /// Narrow layer (split) of both groups (the pair has no `vector_narrow_trim`).
+            pub fn vector_narrow_split<SplitTime2: M, Packet2: M>(self) -> vp!(D, stage::Narrow, SplitTime2, Packet2, Way::Way4) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Fp>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, f32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way4 }>
+        {
+            /// A unary op on the groups it is applied to.
+            pub fn vector_fp_unary(self, op: FpUnaryOp, group0_apply: bool, group1_apply: bool) -> vp!(f32, stage::Fp, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+            /// A ternary op on both groups.
+            pub fn vector_fp_ternary(
+                self,
+                op: FpTernaryOp,
+                group0_operand: impl IntoGroupTernaryOperand<VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                group1_operand: impl IntoGroupTernaryOperand<VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+            ) -> vp!(f32, stage::Fp, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+            /// A ternary op on both groups with an explicit mode.
+            pub fn vector_fp_ternary_with_mode(
+                self,
+                op: FpTernaryOp,
+                mode: TernaryArgMode,
+                group0_operand: impl IntoGroupTernaryOperand<VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                group1_operand: impl IntoGroupTernaryOperand<VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+            ) -> vp!(f32, stage::Fp, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FpDiv>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, f32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way4 }>
+        {
+            /// Division of both groups (the op, `DivF`, is implicit).
+            pub fn vector_fp_div(
+                self,
+                group0_operand: impl IntoGroupOperand<f32, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                group1_operand: impl IntoGroupOperand<f32, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+            ) -> vp!(f32, stage::FpDiv, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+            /// Division of both groups with an explicit mode.
+            pub fn vector_fp_div_with_mode(
+                self,
+                mode: BinaryArgMode,
+                group0_operand: impl IntoGroupOperand<f32, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                group1_operand: impl IntoGroupOperand<f32, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+            ) -> vp!(f32, stage::FpDiv, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, D: VeScalar, S: stage::Stage + stage::CanTransitionTo<stage::Widen>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, D, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way4 }>
+        {
+            /// Widen layer (concat) of both groups (the pair has no `vector_widen_pad`).
+            pub fn vector_widen_concat<SplitTime2: M, Packet2: M>(self) -> vp!(D, stage::Widen, SplitTime2, Packet2, Way::Way8) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FpToFxp>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, f32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way8 }>
+        {
+            /// Converts both groups from f32 to i32.
+            pub fn vector_fp_to_fxp(self, int_width: u32) -> vp!(i32, stage::FpToFxp, SplitTime, Packet, Way::Way8) {
+                stub()
+            }
+        }
+
+        // A cluster's zip: op(group0, group1), a single Zipped stream.
+        macro_rules! pair_zip {
+            ($name:ident, $with_mode:ident, $stage:ident, $d:ty, $op:ty, $w:expr) => {
+                impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::$stage>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+                    VectorTensorPair<'l, T, $d, S, Chip, Cluster, Slice, Time, Packet, { $w }>
+                {
+                    /// Merges the two groups with the op.
+                    pub fn $name(self, op: $op) -> vt!(stage::$stage, $d, Time, Packet, Fresh, VeOrder::IntraFirst, stage::Zipped, $w) {
+                        stub()
+                    }
+                    /// Merges the two groups with the op and an explicit mode (0 group 0, 1 group 1).
+                    pub fn $with_mode(self, op: $op, mode: BinaryArgMode) -> vt!(stage::$stage, $d, Time, Packet, Fresh, VeOrder::IntraFirst, stage::Zipped, $w) {
+                        stub()
+                    }
+                }
+            };
+        }
+        pair_zip!(vector_logic_zip, vector_logic_zip_with_mode, Logic, i32, LogicBinaryOpI32, Way::Way8);
+        pair_zip!(vector_logic_zip, vector_logic_zip_with_mode, Logic, f32, LogicBinaryOpF32, Way::Way8);
+        pair_zip!(vector_fxp_zip, vector_fxp_zip_with_mode, Fxp, i32, FxpBinaryOp, Way::Way8);
+        pair_zip!(vector_fp_zip, vector_fp_zip_with_mode, Fp, f32, FpBinaryOp, Way::Way4);
+        pair_zip!(vector_clip_zip, vector_clip_zip_with_mode, Clip, i32, ClipBinaryOpI32, Way::Way8);
+        pair_zip!(vector_clip_zip, vector_clip_zip_with_mode, Clip, f32, ClipBinaryOpF32, Way::Way8);
     }
 }
 
