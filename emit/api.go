@@ -29,7 +29,8 @@ const (
 	// and `fetch_cast::<D>()` converts, the contraction is contract_outer /
 	// contract_packet / contract_time / contract_lane, a commit is
 	// `commit_trim::<Packet>().commit::<Element>()`, the Vector Engine enters
-	// by `vector_intra_slice_tag(TagMode::Zero)`. The plan's placement is
+	// by `vector_intra_slice_tag(TagMode)` and its stages are renamed and
+	// retyped (rust_opt06_vector.go). The plan's placement is
 	// kept in `// tcpmap:place` lines (docs/spec-decisions.md "Emitted Rust:
 	// placement under furiosa-opt-std 0.6.0").
 	Opt06 API = "opt-0.6"
