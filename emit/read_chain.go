@@ -197,6 +197,9 @@ var apiOnly = map[string]API{
 	"align": Visa01, "contract": Visa01, "accumulate": Visa01, "vector_intra_slice_branch": Visa01,
 	"fetch_cast": Opt06, "contract_outer": Opt06, "contract_packet": Opt06, "contract_time": Opt06,
 	"contract_lane": Opt06, "commit_trim": Opt06, "vector_intra_slice_tag": Opt06,
+	// The narrow and widen layers, renamed in 0.6.0 (rust_opt06_vector.go).
+	"vector_split": Visa01, "vector_trim_way4": Visa01, "vector_concat": Visa01, "vector_pad_way8": Visa01,
+	"vector_narrow_split": Opt06, "vector_narrow_trim": Opt06, "vector_widen_concat": Opt06, "vector_widen_pad": Opt06,
 }
 
 // chain parses `ctx.main|sub.begin(x.view()).stage()...;` (002 L203-217).

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -71,6 +72,40 @@ func TestOptVectorForms(t *testing.T) {
 			got, err := Read("k.rs", src)
 			require.NoError(t, err)
 			assert.JSONEq(t, programJSON(t, byName(p)), programJSON(t, byName(got)))
+		})
+	}
+}
+
+// TestOptVectorReadRefusals: the reader refuses, with the op, a 0.6.0
+// intra-slice call it cannot take back to a stage: a 0.1.0 name, a
+// Branched layout the builder cannot make or that fills its port before
+// an immediate, an op given to vector_fp_div, an unknown comparison.
+func TestOptVectorReadRefusals(t *testing.T) {
+	emitted := func(name string) string {
+		p, err := ReadFile(filepath.Join("..", "workloads", "kernels", name+".json"))
+		require.NoError(t, err)
+		src, err := Rust(p, RustOptions{API: Opt06, Version: "test"})
+		require.NoError(t, err)
+		return string(src)
+	}
+	relu, rms := emitted("ve-branch-relu"), emitted("rmsnorm-decode")
+	guarded := "Branched::imm(TagGuard::group(GroupId::One), 0)"
+	for _, tc := range []struct {
+		name, src, old, new, want string
+	}{
+		{"0.1.0 trim", emitted("ve-sigmoid"), ".vector_narrow_trim::<", ".vector_trim_way4::<", "vector_trim_way4 is a method of furiosa-visa-std 0.1.0"},
+		{"0.1.0 split", rms, ".vector_narrow_split::<", ".vector_split::<", "vector_split is a method of furiosa-visa-std 0.1.0"},
+		{"port before an immediate", relu, guarded, "Branched::rf(TagGuard::all(), Stash).imm(TagGuard::group(GroupId::One), 0)", "in its last slot"},
+		{"stash on an immediate", relu, guarded, "Branched::imm(TagGuard::all(), Stash)", "a Branched layout is"},
+		{"a pattern guard", relu, guarded, "Branched::imm(TagGuard::matches([BitReq::One, BitReq::Ignore, BitReq::Ignore, BitReq::Ignore]), 0)", "a Branched layout is"},
+		{"fp_div with its op", rms, ".vector_fp_div(8192.0f32)", ".vector_fp_div(FpDivBinaryOp::DivF, 8192.0f32)", "vector_fp_div"},
+		{"unknown comparison", relu, "Cmp::Less(0)", "Cmp::Lesser(0)", "comparison"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Contains(t, tc.src, tc.old)
+			_, err := Read("k.rs", []byte(strings.Replace(tc.src, tc.old, tc.new, 1)))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
 }
