@@ -197,6 +197,14 @@ func TestRustCheck(t *testing.T) {
 			add(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, ".gz"), ".json"), ".plan"), api, src)
 		}
 	}
+	// The 0.6.0 forms no stored kernel holds (rust_opt06_vector_test.go).
+	for i, c := range optVectorForms {
+		if c.refused == "" {
+			src, err := Rust(optFormProgram(t, c.kernel, c.kind, c.newKind, c.param), RustOptions{API: Opt06, Version: "check"})
+			require.NoError(t, err, c.name)
+			add(fmt.Sprintf("form-%d", i), Opt06, src)
+		}
+	}
 	calSrc := map[string]string{}
 	for _, c := range manualCases {
 		src := calibration(t, c.name)
