@@ -110,7 +110,7 @@ func TestRustAPIRefusals(t *testing.T) {
 			}
 		}, `tensor "lhs": furiosa-opt-std 0.6.0 has no scalar type f16`},
 		{"branch mode under 0.6.0", "hello-add", Opt06, func(p *kernel.Program) { stageOf(lastChain(p), kernel.StVectorBranch).Param = "ValidCount" },
-			"ops[1] (chain): stages[4] (vector_branch): branch mode ValidCount: furiosa-opt-std 0.6.0's tag unit spells only the unconditional mode"},
+			"ops[1] (chain): stages[4] (vector_branch): branch mode ValidCount: furiosa-opt-std 0.6.0 withholds it"},
 		{"Forwarding under 0.1.0", "hello-gemv", Visa01, func(p *kernel.Program) { addSwitch(p, "Forwarding") },
 			"ops[2] (chain): stages[2] (switch): furiosa-visa-std 0.1.0's SwitchConfig has no Forwarding"},
 		{"identity cast under 0.6.0", "hello-dot", Opt06, func(p *kernel.Program) {
@@ -208,7 +208,7 @@ func TestReadPlaceLines(t *testing.T) {
 		{"commit_trim", src06, ".commit_trim::<m![J % 8]>()", ".commit_trim::<m![J % 16]>()", "commit_trim's packet is m![J % 16]; the commit writes m![J % 8]"},
 		{"no commit_trim", src06, ".commit_trim::<m![J % 8]>()", "", "commit follows commit_trim"},
 		{"fetch_cast", src06, ".fetch::<m![I % 32, J / 8 % 4], m![K]>()", ".fetch::<m![I % 32, J / 8 % 4], m![K]>().fetch_cast::<i8>()", "cannot convert bf16 to i8"},
-		{"tag", add06, "TagMode::Zero", "TagMode::One", "vector_intra_slice_tag takes TagMode::Zero"},
+		{"tag", add06, "TagMode::Zero", "TagMode::One", "vector_intra_slice_tag: tcpmap reads TagMode::Zero and TagMode::Comparison"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := string(tc.src)

@@ -900,13 +900,16 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 		return one("vector_init()") // 002 L211
 	case kernel.StVectorBranch:
 		if api == Opt06 {
-			// engine/vector/branch.rs: TagMode<D>::Zero is the unconditional
-			// mode; the others take other arguments or are withheld.
-			mode := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(st.Param), "BranchMode::"))
-			if m, err := kernel.ParseBranchMode(mode); err != nil || m != kernel.BranchUnconditional {
-				return nil, fmt.Errorf("branch mode %s: %s's tag unit spells only the unconditional mode (TagMode::Zero) the same way", mode, api.Library())
+			// vector_intra_slice_tag(TagMode) (engine/vector/branch.rs;
+			// rust_opt06_vector.go).
+			if err := rustapi.Opt06.CheckVector(st, false); err != nil {
+				return nil, err
 			}
-			return one("vector_intra_slice_tag(TagMode::Zero)")
+			call, err := w.optVectorCall(st, &cs.dt)
+			if err != nil {
+				return nil, err
+			}
+			return one(call)
 		}
 		// vector_intra_slice_branch(BranchMode) with the mode's full
 		// spelling (002 L212, L4794-4802; vector_engine/branch.rs).
@@ -952,6 +955,9 @@ func (w *rustWriter) stage(st *kernel.Stage, cs *chainState) ([]string, error) {
 			cs.paired = false
 		}
 		call, err := w.vectorCall(st, &cs.dt) // rust_vector.go
+		if api == Opt06 {
+			call, err = w.optVectorCall(st, &cs.dt) // rust_opt06_vector.go
+		}
 		if err != nil {
 			return nil, err
 		}

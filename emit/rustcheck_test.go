@@ -136,6 +136,20 @@ var wrongCalls = []struct {
 	{"i32 inter-slice op on f32", "visa-0.1/xsr-promotion", "(InterSliceReduceOpF32::Add)", "(InterSliceReduceOpI32::Add)", "E0308"},
 	{"bare comparison", "visa-0.1/ve-branch-relu", "InputCmp::I32(InputCmpI32::Less { boundary: 0 })", "Less(0)", "E0425"},
 	{"VE calls under 0.6", "opt-0.6/xsr-promotion", ".vector_inter_slice_reduce::", ".vector_intra_slice_branch(BranchMode::Unconditional).vector_inter_slice_reduce::", "E0599"},
+	// furiosa-opt-std 0.6.0's intra-slice typestate (vector_tensor.rs,
+	// operand.rs, stash_slot.rs): the stash is read once and at the way it
+	// was written, a Branched layout fills its rf port last, the narrow
+	// layer is renamed, vector_fp_div takes no op, float ops run Way4 only,
+	// the pair has no trim and its per-group operands read no stash.
+	{"stash read twice under 0.6", "opt-0.6/ve-stash-fxp", ".vector_clip(ClipBinaryOpI32::Max, Stash)", ".vector_clip(ClipBinaryOpI32::Max, Stash).vector_clip(ClipBinaryOpI32::Min, Stash)", "E0277"},
+	{"Way8 stash read at Way4 under 0.6", "opt-0.6/ve-residual-max", "(FpBinaryOp::MulF(FpMulAlu::Mul0), 2.0f32)", "(FpBinaryOp::MulF(FpMulAlu::Mul0), Stash)", "E0277"},
+	{"imm after rf under 0.6", "opt-0.6/ve-branch-relu", "Branched::imm(TagGuard::group(GroupId::One), 0)", "Branched::rf(TagGuard::all(), Stash).imm(TagGuard::group(GroupId::One), 0)", "E0599"},
+	{"0.1 split under 0.6", "opt-0.6/ve-vcg-time", ".vector_narrow_split::<", ".vector_split::<", "E0599"},
+	{"fp_div op under 0.6", "opt-0.6/rmsnorm-decode", ".vector_fp_div(8192.0f32)", ".vector_fp_div(FpDivBinaryOp::DivF, 8192.0f32)", "E0061"},
+	{"float op on Way8 under 0.6", "opt-0.6/ve-sigmoid", ".vector_narrow_trim::<m![A % 2 # 4]>()\n", "\n", "E0599"},
+	{"bare comparison under 0.6", "opt-0.6/ve-branch-relu", "Cmp::Less(0)", "Less(0)", "E0425"},
+	{"trim of the pair under 0.6", "opt-0.6/ve-pair-add", ".vector_clip_zip(", ".vector_narrow_trim::<m![1 # 4]>().vector_clip_zip(", "E0599"},
+	{"stash as a group operand under 0.6", "opt-0.6/ve-pair-one-side", "(FxpBinaryOp::MulInt, 10, ())", "(FxpBinaryOp::MulInt, Stash, ())", "E0277"},
 }
 
 // TestRustCheck type-checks, with rustc, every golden kernel
@@ -183,6 +197,14 @@ func TestRustCheck(t *testing.T) {
 			src, err := Rust(progs[n], RustOptions{API: api, Version: "check"})
 			require.NoError(t, err, "%s in %s", n, api)
 			add(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, ".gz"), ".json"), ".plan"), api, src)
+		}
+	}
+	// The 0.6.0 forms no stored kernel holds (rust_opt06_vector_test.go).
+	for i, c := range optVectorForms {
+		if c.refused == "" {
+			src, err := Rust(optFormProgram(t, c.kernel, c.kind, c.newKind, c.param), RustOptions{API: Opt06, Version: "check"})
+			require.NoError(t, err, c.name)
+			add(fmt.Sprintf("form-%d", i), Opt06, src)
 		}
 	}
 	calSrc := map[string]string{}

@@ -192,32 +192,20 @@ func (a API) CheckContraction(d dtype.DType) error {
 	return fmt.Errorf("%s does not contract %s streams (ContractionCast)", a.Library(), d)
 }
 
-// CheckVector refuses the intra-slice stages an API's stub does not
-// restate: under furiosa-opt-std 0.6.0 every stage but vector_fxp with one
-// unguarded constant or VRF operand and no mode. 0.6.0 renames and retypes
-// the others (vector_narrow_split, vector_narrow_trim, the widen calls,
-// operands through Branched/TagGuard, a typestate stash;
-// engine/vector/tensor/vector_tensor.rs, operand.rs, branch.rs at
-// d4d05a7), and tcpmap does not spell them yet (docs/spec-decisions.md
-// "Emitted Rust: the Vector Engine in the two APIs"). The two-group pair
-// has no vector_trim_way4 or vector_pad_way8 under furiosa-visa-std 0.1.0
+// CheckVector refuses the intra-slice stages an API cannot express or
+// tcpmap does not spell in it: under furiosa-opt-std 0.6.0 what
+// optCheckVector refuses (opt06_vector.go). The two-group pair has no
+// vector_trim_way4 or vector_pad_way8 under furiosa-visa-std 0.1.0
 // (vector_tensor_pair.rs at a837582 leaves them out on purpose), so a
 // Narrow or Widen of the pair by trim or pad is refused there.
 func (a API) CheckVector(st *kernel.Stage, paired bool) error {
-	if a != Opt06 {
-		if paired && (st.Kind == kernel.StVectorTrim || st.Kind == kernel.StVectorPad) {
-			return fmt.Errorf("%s of the two-group pair: %s's VectorTensorPair has no %s (vector_tensor_pair.rs leaves it out; the manual's pair examples, 002 L5222-5248, call it); vector_split and vector_concat move the pair between Way8 and Way4", st.Kind, a.Library(), st.Kind)
-		}
-		return nil
+	if a == Opt06 {
+		return optCheckVector(st, paired)
 	}
-	if st.Kind == kernel.StVectorFxp {
-		c, err := kernel.ParseVeCall(st.Kind, st.Param, st.Tensor)
-		if err == nil && c.Mode == "" && !c.Pair && len(c.Slots) == 1 && c.Slots[0].Guard == kernel.GuardAlways &&
-			len(c.Slots[0].Operands) == 1 && c.Slots[0].Operands[0].Kind != kernel.VeStash {
-			return nil
-		}
+	if paired && (st.Kind == kernel.StVectorTrim || st.Kind == kernel.StVectorPad) {
+		return fmt.Errorf("%s of the two-group pair: %s's VectorTensorPair has no %s (vector_tensor_pair.rs leaves it out; the manual's pair examples, 002 L5222-5248, call it); vector_split and vector_concat move the pair between Way8 and Way4", st.Kind, a.Library(), st.Kind)
 	}
-	return fmt.Errorf("not emitted under %s: tcpmap spells its intra-slice block only as far as vector_intra_slice_tag(TagMode::Zero) and vector_fxp with one constant or VRF operand (its other stages are renamed and retyped, engine/vector/tensor/vector_tensor.rs)", a.Library())
+	return nil
 }
 
 // TileIndex is an axis's index of the tile base (`t` or `t - 1`) as a

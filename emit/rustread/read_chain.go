@@ -198,6 +198,9 @@ var apiOnly = map[string]rustapi.API{
 	"align": rustapi.Visa01, "contract": rustapi.Visa01, "accumulate": rustapi.Visa01, "vector_intra_slice_branch": rustapi.Visa01,
 	"fetch_cast": rustapi.Opt06, "contract_outer": rustapi.Opt06, "contract_packet": rustapi.Opt06, "contract_time": rustapi.Opt06,
 	"contract_lane": rustapi.Opt06, "commit_trim": rustapi.Opt06, "vector_intra_slice_tag": rustapi.Opt06,
+	// The narrow and widen layers, renamed in 0.6.0 (rustapi.OptRenamed).
+	"vector_split": rustapi.Visa01, "vector_trim_way4": rustapi.Visa01, "vector_concat": rustapi.Visa01, "vector_pad_way8": rustapi.Visa01,
+	"vector_narrow_split": rustapi.Opt06, "vector_narrow_trim": rustapi.Opt06, "vector_widen_concat": rustapi.Opt06, "vector_widen_pad": rustapi.Opt06,
 }
 
 // chain parses `ctx.main|sub.begin(x.view()).stage()...;` (002 L203-217).
@@ -583,20 +586,10 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		}
 		r.noArgs()
 	case "vector_intra_slice_tag":
-		// 0.6.0's unconditional entry (engine/vector/branch.rs).
-		st.Kind = kernel.StVectorBranch
-		if !noTF() {
+		// 0.6.0's entry, TagMode::Zero or Comparison (read_opt06_vector.go).
+		if !r.optTag(m, tf, st) {
 			return nil, nil
 		}
-		a, ok := r.oneRaw(m)
-		if !ok {
-			return nil, nil
-		}
-		if a.text != "TagMode::Zero" {
-			r.fail(a.off, "vector_intra_slice_tag takes TagMode::Zero, the unconditional mode, found %q", a.text)
-			return nil, nil
-		}
-		st.Param = string(kernel.BranchUnconditional)
 	case "vector_inter_slice_reduce":
 		if !r.interSlice(m, tf, st, s) {
 			return nil, nil
@@ -686,8 +679,8 @@ func (r *reader) stage(m token, tf []typeArg, s *stream, ann *kernel.Tensor, ann
 		t.Addr = addr
 		return st, t
 	default:
-		if _, ok := vectorMethods[m.text]; ok {
-			if !r.vectorStage(m, tf, s, st) { // rust_vector.go
+		if r.isVectorMethod(m.text) {
+			if !r.readVectorStage(m, tf, s, st) { // read_opt06_vector.go
 				return nil, nil
 			}
 			// What the emitter refuses in an API, the reader refuses too.

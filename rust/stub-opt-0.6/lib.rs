@@ -1046,9 +1046,15 @@ pub mod engine {
         }
     }
 
-    /// The Vector Engine (engine/vector/, d4d05a7).
+    /// The Vector Engine (engine/vector/, d4d05a7; stage/markers.rs and
+    /// op/mod.rs at 423b285): the entry (`vector_init`, the tag unit, the
+    /// inter-slice reducer), the intra-slice stages of a single stream with
+    /// their typestate (stage, stash slot, entry order, context, way), the
+    /// operand forms (a constant, `&VrfTensor`, `Stash`, a `Branched`
+    /// layout) and `vector_final`, and the two-group pair
+    /// (vector_tensor_pair.rs: unzip, the per-group ops, the `_zip` ops).
     pub mod vector {
-        use crate::__mapping::M;
+        use crate::__mapping::{AxisName, Pair, M};
         use crate::backend::Backend;
         use crate::context::{Tu, TuContext};
         use crate::scalar::Scalar;
@@ -1057,13 +1063,72 @@ pub mod engine {
         use crate::tensor::tu::TuTensor;
         use core::marker::PhantomData;
 
+        pub use self::stage::{VeOrder, Way};
+        pub use self::stash_slot::{Fresh, Occupied, Spent, StashState};
+
         /// Scalar types the Vector Engine supports: i32 and f32 (engine/vector/scalar.rs).
         pub trait VeScalar: Scalar {}
         impl VeScalar for i32 {}
         impl VeScalar for f32 {}
 
-        /// A comparison for the tag unit (`Cmp<D>`).
-        #[derive(Debug, Clone)]
+        /// A VE stream's five-axis mapping (engine/vector/tensor/mod.rs
+        /// `m![{ Chip }, { Cluster }, { Slice }, { Time }, { Packet }]`).
+        pub type VeTensorShape<Chip, Cluster, Slice, Time, Packet> = Pair<Chip, Pair<Cluster, Pair<Slice, Pair<Time, Packet>>>>;
+
+        // ---- the guard vocabulary (furiosa-opt-common-ir/src/lib.rs, re-exported by engine/vector/branch.rs)
+
+        /// One of the two groups: bit 3 of the execution id.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum GroupId {
+            /// Group 0.
+            Zero,
+            /// Group 1.
+            One,
+        }
+
+        /// Requirement on one execution-id bit.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub enum BitReq {
+            /// The bit must be 1.
+            One,
+            /// The bit must be 0.
+            Zero,
+            /// The bit is unconstrained.
+            #[default]
+            Ignore,
+        }
+
+        /// Predicate gating one operand slot on the element's execution id.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub struct TagGuard([BitReq; 4], bool);
+
+        impl TagGuard {
+            /// Applies to every element.
+            pub const fn all() -> Self {
+                Self([BitReq::Ignore; 4], false)
+            }
+            /// Applies where the execution id satisfies `bits`.
+            pub const fn matches(bits: [BitReq; 4]) -> Self {
+                Self(bits, false)
+            }
+            /// Applies where the execution id does not satisfy `bits`.
+            pub const fn not_matches(bits: [BitReq; 4]) -> Self {
+                Self(bits, true)
+            }
+            /// Applies to one group.
+            pub const fn group(id: GroupId) -> Self {
+                let bit3 = match id {
+                    GroupId::Zero => BitReq::Zero,
+                    GroupId::One => BitReq::One,
+                };
+                Self([BitReq::Ignore, BitReq::Ignore, BitReq::Ignore, bit3], false)
+            }
+        }
+
+        // ---- the tag unit (engine/vector/branch.rs)
+
+        /// One comparison of the tag unit, typed by the stream it reads (`Cmp<D>`).
+        #[derive(Debug, Clone, Copy, PartialEq)]
         pub enum Cmp<D: VeScalar> {
             /// Equal to the boundary.
             Equal(D),
@@ -1071,27 +1136,79 @@ pub mod engine {
             Less(D),
             /// Greater than the boundary.
             Greater(D),
-            /// Always true.
+            /// Less, the bit patterns read as unsigned.
+            LessUnsigned(D),
+            /// Greater, the bit patterns read as unsigned.
+            GreaterUnsigned(D),
+            /// Always set the bit.
             True,
-            /// Always false.
+            /// Never set the bit.
             False,
         }
 
-        /// Tag mode configuration (engine/vector/branch.rs `TagMode<D: VeScalar>`).
+        /// Tag mode configuration (`TagMode<D: VeScalar>`; `ValidCount` and `Vrf` are withheld).
         #[derive(Debug, Clone)]
         pub enum TagMode<D: VeScalar> {
             /// No branching: every element with tag 0.
             Zero,
             /// Toggle the group id on an axis index.
             AxisToggle {
-                /// The axis.
+                /// The axis (furiosa-mapping's `Ident`, not restated: tcpmap does not emit it).
                 axis: &'static str,
             },
             /// Each tag bit from a comparison.
             Comparison([Cmp<D>; 4]),
         }
 
-        /// Fixed-point binary operations (engine/vector/op/mod.rs).
+        /// What a slot's register-file port reads.
+        #[derive(Debug)]
+        pub enum RfPort<D: VeScalar, Mapping: M> {
+            /// An external register.
+            External(PhantomData<(D, Mapping)>),
+            /// The stash.
+            Stash,
+        }
+
+        // ---- ops (engine/vector/op/mod.rs, op/arg_mode.rs, alu.rs)
+
+        /// The Fp cluster's two multipliers (engine/vector/alu.rs).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FpMulAlu {
+            /// Multiplier 0.
+            Mul0,
+            /// Multiplier 1.
+            Mul1,
+        }
+
+        /// Logic cluster binary operations for i32.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum LogicBinaryOpI32 {
+            /// Bitwise AND.
+            BitAnd,
+            /// Bitwise OR.
+            BitOr,
+            /// Bitwise XOR.
+            BitXor,
+            /// Left shift.
+            LeftShift,
+            /// Logical right shift.
+            LogicRightShift,
+            /// Arithmetic right shift.
+            ArithRightShift,
+        }
+
+        /// Logic cluster binary operations for f32.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum LogicBinaryOpF32 {
+            /// Bitwise AND.
+            BitAnd,
+            /// Bitwise OR.
+            BitOr,
+            /// Bitwise XOR.
+            BitXor,
+        }
+
+        /// Fixed-point binary operations.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum FxpBinaryOp {
             /// Fixed-point add (wrapping).
@@ -1118,7 +1235,72 @@ pub mod engine {
             ArithRightShiftRound,
         }
 
-        /// Inter-slice reduce operations on i32 (engine/vector/op/mod.rs).
+        /// Fp unary operations.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FpUnaryOp {
+            /// e^x.
+            Exp,
+            /// e^(-x).
+            NegExp,
+            /// Square root.
+            Sqrt,
+            /// Hyperbolic tangent.
+            Tanh,
+            /// Sigmoid.
+            Sigmoid,
+            /// Error function.
+            Erf,
+            /// Natural logarithm.
+            Log,
+            /// Sine.
+            Sin,
+            /// Cosine.
+            Cos,
+        }
+
+        /// Fp binary operations.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FpBinaryOp {
+            /// Addition.
+            AddF,
+            /// Subtraction.
+            SubF,
+            /// Multiplication on one of the two multipliers.
+            MulF(FpMulAlu),
+            /// Division.
+            DivF,
+        }
+
+        /// Fp ternary operations.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FpTernaryOp {
+            /// Fused multiply-add.
+            FmaF,
+        }
+
+        /// Intra-slice reduce operations for i32.
+        #[derive(Debug, Clone, Copy)]
+        pub enum IntraSliceReduceOpI32 {
+            /// Saturating addition.
+            AddSat,
+            /// Maximum.
+            Max,
+            /// Minimum.
+            Min,
+        }
+
+        /// Intra-slice reduce operations for f32.
+        #[derive(Debug, Clone, Copy)]
+        pub enum IntraSliceReduceOpF32 {
+            /// Addition.
+            Add,
+            /// Maximum.
+            Max,
+            /// Minimum.
+            Min,
+        }
+
+        /// Inter-slice reduce operations on i32.
         #[derive(Debug, Clone, Copy)]
         pub enum InterSliceReduceOpI32 {
             /// Addition.
@@ -1131,7 +1313,7 @@ pub mod engine {
             Min,
         }
 
-        /// Inter-slice reduce operations on f32 (engine/vector/op/mod.rs).
+        /// Inter-slice reduce operations on f32.
         #[derive(Debug, Clone, Copy)]
         pub enum InterSliceReduceOpF32 {
             /// Addition.
@@ -1144,53 +1326,458 @@ pub mod engine {
             Mul,
         }
 
-        /// Operands of a binary operation (engine/vector/operand.rs
-        /// `IntoBranchedOperand`): a constant or a VRF tensor reference.
-        pub trait IntoBranchedOperand<D: VeScalar> {}
-        impl IntoBranchedOperand<i32> for i32 {}
-        impl IntoBranchedOperand<f32> for f32 {}
-        impl<'a, D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M, B: Backend> IntoBranchedOperand<D>
-            for &'a VrfTensor<D, Chip, Cluster, Slice, Element, B>
+        /// FpDiv binary operations (implicit in `vector_fp_div`).
+        #[derive(Debug, Clone, Copy)]
+        pub enum FpDivBinaryOp {
+            /// Division.
+            DivF,
+        }
+
+        /// Clip binary operations for i32.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ClipBinaryOpI32 {
+            /// Minimum.
+            Min,
+            /// Maximum.
+            Max,
+            /// Absolute minimum.
+            AbsMin,
+            /// Absolute maximum.
+            AbsMax,
+            /// Fixed-point add (wrapping).
+            AddFxp,
+            /// Fixed-point add (saturating).
+            AddFxpSat,
+        }
+
+        /// Clip binary operations for f32.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ClipBinaryOpF32 {
+            /// Minimum.
+            Min,
+            /// Maximum.
+            Max,
+            /// Absolute minimum.
+            AbsMin,
+            /// Absolute maximum.
+            AbsMax,
+            /// Addition.
+            Add,
+        }
+
+        /// Binary argument mode: ModeXY is op(argX, argY), 0 the stream, 1 operand0.
+        #[derive(Debug, Clone, Copy)]
+        pub enum BinaryArgMode {
+            /// op(mainstream, mainstream).
+            Mode00,
+            /// op(mainstream, operand0).
+            Mode01,
+            /// op(operand0, mainstream).
+            Mode10,
+            /// op(operand0, operand0).
+            Mode11,
+        }
+
+        /// Ternary argument mode: ModeXYZ, 0 the stream, 1 operand0, 2 operand1.
+        #[derive(Debug, Clone, Copy)]
+        pub enum TernaryArgMode {
+            /// op(m, o0, o1).
+            Mode012,
+            /// op(m, m, o1).
+            Mode002,
+            /// op(o0, m, o1).
+            Mode102,
+            /// op(o0, o0, o1).
+            Mode112,
+            /// op(m, o1, m).
+            Mode020,
+            /// op(m, o1, o0).
+            Mode021,
+            /// op(o0, o1, m).
+            Mode120,
+        }
+
+        /// Pipeline stages, contexts, entry order and way (engine/vector/stage/markers.rs).
+        pub mod stage {
+            use core::marker::ConstParamTy;
+
+            /// Tensor context markers.
+            pub trait VeTensorContext {}
+            /// A single stream.
+            #[derive(Debug, Clone, Copy)]
+            pub struct Standalone;
+            impl VeTensorContext for Standalone {}
+            /// One group of a pair.
+            #[derive(Debug, Clone, Copy)]
+            pub struct Group;
+            impl VeTensorContext for Group {}
+            /// The zipped pair.
+            #[derive(Debug, Clone, Copy)]
+            pub struct Zipped;
+            impl VeTensorContext for Zipped {}
+            /// Contexts that can commit.
+            pub trait Commitable: VeTensorContext {}
+            impl Commitable for Standalone {}
+            impl Commitable for Zipped {}
+
+            /// Which VE block was entered first.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, ConstParamTy)]
+            pub enum VeOrder {
+                /// The intra-slice chain.
+                IntraFirst,
+                /// The inter-slice reducer.
+                InterFirst,
+            }
+
+            /// 8-way or 4-way packets.
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, ConstParamTy)]
+            pub enum Way {
+                /// The full 8-element flit.
+                Way8,
+                /// The front 4 elements (float ops).
+                Way4,
+            }
+
+            /// A stage.
+            pub trait Stage {}
+            /// Intra-slice stages: Tag through Clip.
+            pub trait IntraSliceStage: Stage {}
+            /// Inter-slice stages.
+            pub trait InterSliceStage: Stage {}
+            /// Stages that may stash: Tag, Logic, Fxp, Narrow, Fp, FpDiv, Clip.
+            pub trait Stashable: Stage {}
+            /// Stage transitions.
+            pub trait CanTransitionTo<Target: Stage> {}
+
+            macro_rules! stages {
+                ($($s:ident: $($tr:ident),*;)*) => {$(
+                    /// A stage marker.
+                    #[derive(Debug, Clone, Copy)]
+                    pub struct $s;
+                    impl Stage for $s {}
+                    $(impl $tr for $s {})*
+                )*};
+            }
+            stages! {
+                Tag: IntraSliceStage, Stashable;
+                Logic: IntraSliceStage, Stashable;
+                Fxp: IntraSliceStage, Stashable;
+                FxpToFp: IntraSliceStage;
+                Narrow: IntraSliceStage, Stashable;
+                Fp: IntraSliceStage, Stashable;
+                IntraSliceReduce: IntraSliceStage;
+                FpDiv: IntraSliceStage, Stashable;
+                Widen: IntraSliceStage;
+                FpToFxp: IntraSliceStage;
+                Clip: IntraSliceStage, Stashable;
+                InterSliceReduce: InterSliceStage;
+                Filter: ;
+                Output: ;
+            }
+
+            macro_rules! transitions {
+                ($($to:ident <- $($from:ident),*;)*) => {$($(impl CanTransitionTo<$to> for $from {})*)*};
+            }
+            transitions! {
+                Logic <- Tag, Logic;
+                Fxp <- Tag, Logic, Fxp;
+                FxpToFp <- Tag, Logic, Fxp;
+                Narrow <- Tag, Logic, Fxp, FxpToFp;
+                Fp <- Tag, Logic, Fxp, FxpToFp, Narrow, Fp;
+                IntraSliceReduce <- Tag, Logic, Fxp, FxpToFp, Narrow, Fp;
+                FpDiv <- Tag, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce;
+                Widen <- Tag, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv;
+                FpToFxp <- Tag, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv, Widen;
+                Clip <- Tag, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv, Widen, FpToFxp, Clip;
+                Tag <- InterSliceReduce;
+                Filter <- InterSliceReduce, Tag, Logic, Fxp, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv, Widen, FpToFxp, Clip;
+                Output <- InterSliceReduce, Tag, Logic, Fxp, Filter, FxpToFp, Narrow, Fp, IntraSliceReduce, FpDiv, Widen, FpToFxp, Clip, Output;
+                InterSliceReduce <- Logic, Fxp, FxpToFp, Widen, FpToFxp, Clip;
+            }
+        }
+
+        /// The stash slot's typestate (engine/vector/stash_slot.rs):
+        /// `Fresh --vector_stash--> Occupied<D, Mapping, W> --Stash read--> Spent`.
+        pub mod stash_slot {
+            use super::{VeScalar, Way};
+            use crate::__mapping::M;
+            use core::marker::PhantomData;
+
+            mod sealed {
+                pub trait Sealed {}
+            }
+            /// Occupancy of the stash slot.
+            pub trait StashState: core::fmt::Debug + sealed::Sealed {}
+            /// Never written.
+            #[derive(Debug)]
+            pub struct Fresh;
+            impl StashState for Fresh {}
+            impl sealed::Sealed for Fresh {}
+            /// Written and read.
+            #[derive(Debug)]
+            pub struct Spent;
+            impl StashState for Spent {}
+            impl sealed::Sealed for Spent {}
+            /// Holds a tensor written at way `W`.
+            pub struct Occupied<D: VeScalar, Mapping: M, const W: Way> {
+                data: PhantomData<(D, Mapping)>,
+            }
+            impl<D: VeScalar, Mapping: M, const W: Way> core::fmt::Debug for Occupied<D, Mapping, W> {
+                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    f.write_str("Occupied")
+                }
+            }
+            impl<D: VeScalar, Mapping: M, const W: Way> StashState for Occupied<D, Mapping, W> {}
+            impl<D: VeScalar, Mapping: M, const W: Way> sealed::Sealed for Occupied<D, Mapping, W> {}
+        }
+
+        // ---- operands (engine/vector/operand.rs)
+
+        mod sealed {
+            pub trait Sealed {}
+            pub trait SlotSealed {}
+        }
+
+        /// The operand that reads the stash (read-once).
+        #[derive(Debug, Clone, Copy)]
+        pub struct Stash;
+
+        /// An operand that leaves the stash slot alone (everything but `Stash`).
+        pub trait Plain: sealed::Sealed {}
+
+        /// How an operand moves the stash slot, for a reader of scalar `RD` on a way-`W` pipeline.
+        pub trait StashTransition<S: StashState, RD: VeScalar, const W: Way> {
+            /// The stash typestate after this operand.
+            type Next: StashState;
+        }
+        impl<S: StashState, RD: VeScalar, T: Plain, const W: Way> StashTransition<S, RD, W> for T {
+            type Next = S;
+        }
+        impl<D: VeScalar, StashMapping: M, const W: Way> StashTransition<Occupied<D, StashMapping, W>, D, W> for Stash {
+            type Next = Spent;
+        }
+        impl<D: VeScalar, StashMapping: M, const W: Way> StashTransition<Occupied<D, StashMapping, W>, D, W> for (Stash, f32) {
+            type Next = Spent;
+        }
+
+        /// The builder's stash slot is empty.
+        #[derive(Debug, Clone, Copy)]
+        pub struct NoStash;
+        /// The builder's rf port reads the stash.
+        #[derive(Debug, Clone, Copy)]
+        pub struct WithStash;
+        /// One immediate register spoken for.
+        #[derive(Debug, Clone, Copy)]
+        pub struct OneReg;
+        /// Two immediate registers spoken for.
+        #[derive(Debug, Clone, Copy)]
+        pub struct TwoRegs;
+        /// Three immediate registers spoken for.
+        #[derive(Debug, Clone, Copy)]
+        pub struct ThreeRegs;
+        /// The rf port filled, last.
+        #[derive(Debug, Clone, Copy)]
+        pub struct AtRf;
+
+        /// A position with an immediate register left.
+        pub trait CanAppendImm {
+            /// The position after one more immediate.
+            type Next;
+        }
+        impl CanAppendImm for OneReg {
+            type Next = TwoRegs;
+        }
+        impl CanAppendImm for TwoRegs {
+            type Next = ThreeRegs;
+        }
+        /// A position whose rf port is free.
+        pub trait CanFillRf {}
+        impl CanFillRf for OneReg {}
+        impl CanFillRf for TwoRegs {}
+        impl CanFillRf for ThreeRegs {}
+
+        /// What one arity's slots carry.
+        pub trait RegPayload<D: VeScalar, Mapping: M>: sealed::SlotSealed {
+            /// What the rf port slot carries.
+            type Port;
+        }
+        impl<Mapping: M> RegPayload<i32, Mapping> for i32 {
+            type Port = RfPort<i32, Mapping>;
+        }
+        impl<Mapping: M> RegPayload<f32, Mapping> for f32 {
+            type Port = RfPort<f32, Mapping>;
+        }
+        impl<Mapping: M> RegPayload<f32, Mapping> for (f32, f32) {
+            type Port = (RfPort<f32, Mapping>, f32);
+        }
+
+        /// Opens a guarded operand.
+        #[derive(Debug)]
+        pub enum Branched {}
+
+        impl Branched {
+            /// Opens with one immediate register, applied where `guard` matches.
+            pub fn imm<D: VeScalar, Mapping: M, Reg: RegPayload<D, Mapping>>(
+                guard: TagGuard,
+                v: Reg,
+            ) -> VeOperandBuilder<D, Mapping, Reg, NoStash, OneReg> {
+                stub()
+            }
+            /// Opens with the rf port, applied where `guard` matches.
+            pub fn rf<D: VeScalar, Mapping: M, Reg: RegPayload<D, Mapping>, A: PortArg<D, Mapping, Reg>>(
+                guard: TagGuard,
+                arg: A,
+            ) -> VeOperandBuilder<D, Mapping, Reg, A::Mark, AtRf> {
+                stub()
+            }
+        }
+
+        /// One VE pass's slots, built by `Branched`.
+        #[derive(Debug)]
+        pub struct VeOperandBuilder<D: VeScalar, Mapping: M, Reg: RegPayload<D, Mapping>, StashMark = NoStash, Slot = OneReg> {
+            _mark: PhantomData<(D, Mapping, Reg, StashMark, Slot)>,
+        }
+
+        impl<D: VeScalar, Mapping: M, Reg: RegPayload<D, Mapping>, StashMark, Slot: CanAppendImm>
+            VeOperandBuilder<D, Mapping, Reg, StashMark, Slot>
+        {
+            /// The next immediate register.
+            pub fn imm(self, guard: TagGuard, v: Reg) -> VeOperandBuilder<D, Mapping, Reg, StashMark, Slot::Next> {
+                stub()
+            }
+        }
+
+        impl<D: VeScalar, Mapping: M, Reg: RegPayload<D, Mapping>, StashMark, Slot: CanFillRf>
+            VeOperandBuilder<D, Mapping, Reg, StashMark, Slot>
+        {
+            /// The rf port, last.
+            pub fn rf<A: PortArg<D, Mapping, Reg>>(self, guard: TagGuard, arg: A) -> VeOperandBuilder<D, Mapping, Reg, A::Mark, AtRf> {
+                stub()
+            }
+        }
+
+        /// A unary op, bare or with its guard.
+        pub trait IntoGuardedUnaryOp: sealed::SlotSealed {}
+        impl IntoGuardedUnaryOp for FpUnaryOp {}
+        impl IntoGuardedUnaryOp for (TagGuard, FpUnaryOp) {}
+        impl sealed::SlotSealed for FpUnaryOp {}
+        impl sealed::SlotSealed for TagGuard {}
+
+        /// What the rf port reads: `&vrf` or `Stash`, with `operand1` for a ternary pass.
+        pub trait PortArg<D: VeScalar, Mapping: M, Reg: RegPayload<D, Mapping>>: sealed::SlotSealed {
+            /// `WithStash` for a stash read, `NoStash` otherwise.
+            type Mark;
+        }
+        impl<D: VeScalar, Mapping: M, Chip: M, Cluster: M, Slice: M, Element: M> PortArg<D, Mapping, D>
+            for &VrfTensor<D, Chip, Cluster, Slice, Element>
+        where
+            D: RegPayload<D, Mapping, Port = RfPort<D, Mapping>>,
+        {
+            type Mark = NoStash;
+        }
+        impl<D: VeScalar, Mapping: M> PortArg<D, Mapping, D> for Stash
+        where
+            D: RegPayload<D, Mapping, Port = RfPort<D, Mapping>>,
+        {
+            type Mark = WithStash;
+        }
+        impl<Mapping: M, Chip: M, Cluster: M, Slice: M, Element: M> PortArg<f32, Mapping, (f32, f32)>
+            for (&VrfTensor<f32, Chip, Cluster, Slice, Element>, f32)
+        {
+            type Mark = NoStash;
+        }
+        impl<Mapping: M> PortArg<f32, Mapping, (f32, f32)> for (Stash, f32) {
+            type Mark = WithStash;
+        }
+
+        impl<D: VeScalar, Mapping: M, Reg: RegPayload<D, Mapping>, Slot> sealed::Sealed for VeOperandBuilder<D, Mapping, Reg, NoStash, Slot> {}
+        impl<D: VeScalar, Mapping: M, Reg: RegPayload<D, Mapping>, Slot> Plain for VeOperandBuilder<D, Mapping, Reg, NoStash, Slot> {}
+        impl<D: VeScalar, StashMapping: M, Mapping: M, Reg: RegPayload<D, Mapping>, const W: Way>
+            StashTransition<Occupied<D, StashMapping, W>, D, W> for VeOperandBuilder<D, Mapping, Reg, WithStash, AtRf>
+        {
+            type Next = Spent;
+        }
+
+        impl sealed::Sealed for i32 {}
+        impl Plain for i32 {}
+        impl sealed::Sealed for f32 {}
+        impl Plain for f32 {}
+        impl<D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M> sealed::Sealed for &VrfTensor<D, Chip, Cluster, Slice, Element> {}
+        impl<D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M> Plain for &VrfTensor<D, Chip, Cluster, Slice, Element> {}
+        impl<A: Plain, B: Plain> sealed::Sealed for (A, B) {}
+        impl<A: Plain, B: Plain> Plain for (A, B) {}
+
+        impl sealed::SlotSealed for i32 {}
+        impl sealed::SlotSealed for f32 {}
+        impl sealed::SlotSealed for Stash {}
+        impl sealed::SlotSealed for () {}
+        impl<D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M> sealed::SlotSealed for &VrfTensor<D, Chip, Cluster, Slice, Element> {}
+        impl<A: sealed::SlotSealed, B: sealed::SlotSealed> sealed::SlotSealed for (A, B) {}
+        impl<D: VeScalar, Mapping: M, Reg: RegPayload<D, Mapping>, StashMark, Slot> sealed::SlotSealed
+            for VeOperandBuilder<D, Mapping, Reg, StashMark, Slot>
         {
         }
 
-        /// Pipeline stages of the Vector Engine (engine/vector/stage/markers.rs).
-        pub mod stage {
-            /// A stage.
-            pub trait Stage {}
-            /// Stages that may go on to `S`.
-            pub trait CanTransitionTo<S> {}
-            /// After the tag unit.
-            #[derive(Debug)]
-            pub struct Tag;
-            /// After a fixed-point operation.
-            #[derive(Debug)]
-            pub struct Fxp;
-            /// After an inter-slice reduce.
-            #[derive(Debug)]
-            pub struct InterSliceReduce;
-            impl Stage for Tag {}
-            impl Stage for Fxp {}
-            impl Stage for InterSliceReduce {}
-            impl CanTransitionTo<Fxp> for Tag {}
-            impl CanTransitionTo<InterSliceReduce> for Tag {}
-            impl CanTransitionTo<InterSliceReduce> for Fxp {}
+        /// How a binary operand fills one pass's slots.
+        pub trait IntoBranchedOperand<D: VeScalar, TargetMapping: M>: Sized + sealed::SlotSealed {}
+        impl<Mapping: M> IntoBranchedOperand<i32, Mapping> for i32 {}
+        impl<Mapping: M> IntoBranchedOperand<f32, Mapping> for f32 {}
+        impl<D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M, Mapping: M> IntoBranchedOperand<D, Mapping>
+            for &VrfTensor<D, Chip, Cluster, Slice, Element>
+        {
+        }
+        impl<D: VeScalar, Mapping: M> IntoBranchedOperand<D, Mapping> for Stash {}
+        impl<D: VeScalar, Mapping: M, StashMark, Slot> IntoBranchedOperand<D, Mapping> for VeOperandBuilder<D, Mapping, D, StashMark, Slot> where
+            D: RegPayload<D, Mapping, Port = RfPort<D, Mapping>>
+        {
         }
 
-        /// VE input after `vector_init()` (vector_tensor.rs).
+        /// How a ternary operand fills one pass's slots.
+        pub trait IntoTernaryOperand<D: VeScalar, TargetMapping: M>: Sized + sealed::SlotSealed {}
+        impl<Mapping: M> IntoTernaryOperand<f32, Mapping> for (f32, f32) {}
+        impl<Chip: M, Cluster: M, Slice: M, Element: M, Mapping: M> IntoTernaryOperand<f32, Mapping>
+            for (&VrfTensor<f32, Chip, Cluster, Slice, Element>, f32)
+        {
+        }
+        impl<Mapping: M> IntoTernaryOperand<f32, Mapping> for (Stash, f32) {}
+        impl<Mapping: M, StashMark, Slot> IntoTernaryOperand<f32, Mapping> for VeOperandBuilder<f32, Mapping, (f32, f32), StashMark, Slot> {}
+
+        // ---- tensors (engine/vector/tensor/vector_tensor.rs)
+
+        /// VE input after `vector_init()`.
         #[derive(Debug)]
         pub struct VectorInitTensor<'l, const T: Tu, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M> {
             ctx: &'l mut TuContext<{ T }>,
             _m: PhantomData<(D, Chip, Cluster, Slice, Time, Packet)>,
         }
 
-        /// A tensor in the Vector Engine at stage `S` (vector_tensor.rs
-        /// `VectorTensor`; the stash, order, context and way parameters, which
-        /// kernels never name, are left out).
+        /// A tensor in the Vector Engine: stage `S`, stash slot `Stash`,
+        /// entry order `VE_ORDER`, context `FS`, way `W`.
         #[derive(Debug)]
-        pub struct VectorTensor<'l, const T: Tu, S, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M> {
+        pub struct VectorTensor<
+            'l,
+            const T: Tu,
+            S: stage::Stage,
+            D: VeScalar,
+            Chip: M,
+            Cluster: M,
+            Slice: M,
+            Time: M,
+            Packet: M,
+            Stash: StashState,
+            const VE_ORDER: VeOrder,
+            FS: stage::VeTensorContext = stage::Standalone,
+            const W: Way = { Way::Way8 },
+        > {
             ctx: &'l mut TuContext<{ T }>,
-            _m: PhantomData<(S, D, Chip, Cluster, Slice, Time, Packet)>,
+            _m: PhantomData<(S, D, Chip, Cluster, Slice, Time, Packet, Stash, FS)>,
+        }
+
+        /// Shorthand for this module's signatures: a tensor of the same `'l`, `T`, `Chip`, `Cluster`, `Slice`.
+        macro_rules! vt {
+            ($s:ty, $d:ty, $time:ty, $packet:ty, $st:ty, $o:expr, $fs:ty, $w:expr) => {
+                VectorTensor<'l, T, $s, $d, Chip, Cluster, Slice, $time, $packet, $st, { $o }, $fs, { $w }>
+            };
         }
 
         impl<'l, const T: Tu, P: super::CanApplyVectorInit, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, B: Backend>
@@ -1205,16 +1792,29 @@ pub mod engine {
         impl<'l, const T: Tu, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
             VectorInitTensor<'l, T, D, Chip, Cluster, Slice, Time, Packet>
         {
-            /// Enters VE intra-slice pipeline (single stream).
-            pub fn vector_intra_slice_tag(self, branch: TagMode<D>) -> VectorTensor<'l, T, stage::Tag, D, Chip, Cluster, Slice, Time, Packet> {
+            /// Enters the intra-slice pipeline (single stream).
+            pub fn vector_intra_slice_tag(
+                self,
+                branch: TagMode<D>,
+            ) -> vt!(stage::Tag, D, Time, Packet, Fresh, VeOrder::IntraFirst, stage::Standalone, Way::Way8) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::InterSliceStage + stage::CanTransitionTo<stage::Tag>, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::Commitable>
+            VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, St, { VeOrder::InterFirst }, FS, { Way::Way8 }>
+        {
+            /// Enters the intra-slice pipeline from the inter-slice output.
+            pub fn vector_intra_slice_tag(
+                self,
+                branch: TagMode<D>,
+            ) -> vt!(stage::Tag, D, Time, Packet, Fresh, VeOrder::InterFirst, stage::Standalone, Way::Way8) {
                 stub()
             }
         }
 
         // vector_inter_slice_reduce::<OutSlice, OutTime>(op), InterFirst from
-        // vector_init() or IntraFirst from an intra-slice stage
-        // (engine/vector/tensor/vector_tensor.rs; the entry order the
-        // library tracks in a const parameter is not restated).
+        // vector_init() or IntraFirst from an intra-slice stage.
         macro_rules! inter_slice {
             ($d:ty, $op:ty) => {
                 impl<'l, const T: Tu, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M> VectorInitTensor<'l, T, $d, Chip, Cluster, Slice, Time, Packet> {
@@ -1222,18 +1822,28 @@ pub mod engine {
                     pub fn vector_inter_slice_reduce<OutSlice: M, OutTime: M>(
                         self,
                         op: $op,
-                    ) -> VectorTensor<'l, T, stage::InterSliceReduce, $d, Chip, Cluster, OutSlice, OutTime, Packet> {
+                    ) -> VectorTensor<'l, T, stage::InterSliceReduce, $d, Chip, Cluster, OutSlice, OutTime, Packet, Fresh, { VeOrder::InterFirst }> {
                         stub()
                     }
                 }
-                impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::InterSliceReduce>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
-                    VectorTensor<'l, T, S, $d, Chip, Cluster, Slice, Time, Packet>
+                impl<
+                    'l,
+                    const T: Tu,
+                    S: stage::IntraSliceStage + stage::CanTransitionTo<stage::InterSliceReduce>,
+                    Chip: M,
+                    Cluster: M,
+                    Slice: M,
+                    Time: M,
+                    Packet: M,
+                    St: StashState,
+                    FS: stage::Commitable,
+                > VectorTensor<'l, T, S, $d, Chip, Cluster, Slice, Time, Packet, St, { VeOrder::IntraFirst }, FS, { Way::Way8 }>
                 {
                     /// Inter-slice reduce from an intra-slice stage.
                     pub fn vector_inter_slice_reduce<OutSlice: M, OutTime: M>(
                         self,
                         op: $op,
-                    ) -> VectorTensor<'l, T, stage::InterSliceReduce, $d, Chip, Cluster, OutSlice, OutTime, Packet> {
+                    ) -> VectorTensor<'l, T, stage::InterSliceReduce, $d, Chip, Cluster, OutSlice, OutTime, Packet, Fresh, { VeOrder::IntraFirst }> {
                         stub()
                     }
                 }
@@ -1242,26 +1852,377 @@ pub mod engine {
         inter_slice!(i32, InterSliceReduceOpI32);
         inter_slice!(f32, InterSliceReduceOpF32);
 
-        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Fxp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
-            VectorTensor<'l, T, S, i32, Chip, Cluster, Slice, Time, Packet>
+        impl<'l, const T: Tu, S: stage::Stashable, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, const W: Way, const O: VeOrder>
+            VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, Fresh, O, stage::Standalone, W>
         {
-            /// Fixed-point binary operation (i32 only).
-            pub fn vector_fxp<Op>(self, op: FxpBinaryOp, operand: Op) -> VectorTensor<'l, T, stage::Fxp, i32, Chip, Cluster, Slice, Time, Packet>
-            where
-                Op: IntoBranchedOperand<i32>,
-            {
+            /// Writes the stream to the stash (write-once).
+            pub fn vector_stash(self) -> vt!(S, D, Time, Packet, Occupied<D, VeTensorShape<Chip, Cluster, Slice, Time, Packet>, W>, O, stage::Standalone, W) {
                 stub()
             }
         }
 
-        impl<'l, const T: Tu, S: stage::Stage, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
-            VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet>
+        impl<'l, const T: Tu, S: stage::Stage, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::Commitable, const O: VeOrder>
+            VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, St, O, FS, { Way::Way8 }>
         {
             /// Exits the Vector Engine pipeline and returns a stream tensor.
             pub fn vector_final(self) -> super::VectorFinalTensor<'l, T, D, Chip, Cluster, Slice, Time, Packet> {
                 stub()
             }
         }
+
+        // The binary ops of one cluster on one scalar and way: `$name(op,
+        // operand)` and `$name_with_mode(op, mode, operand)`.
+        macro_rules! binary {
+            ($name:ident, $with_mode:ident, $stage:ident, $d:ty, $op:ty, $w:expr) => {
+                impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::$stage>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::VeTensorContext, const O: VeOrder>
+                    VectorTensor<'l, T, S, $d, Chip, Cluster, Slice, Time, Packet, St, O, FS, { $w }>
+                {
+                    /// The cluster's binary operation.
+                    pub fn $name<Op>(self, op: $op, operand: Op) -> vt!(stage::$stage, $d, Time, Packet, Op::Next, O, stage::Standalone, $w)
+                    where
+                        Op: IntoBranchedOperand<$d, VeTensorShape<Chip, Cluster, Slice, Time, Packet>> + StashTransition<St, $d, { $w }>,
+                    {
+                        stub()
+                    }
+                    /// The cluster's binary operation with an explicit mode.
+                    pub fn $with_mode<Op>(self, op: $op, mode: BinaryArgMode, operand: Op) -> vt!(stage::$stage, $d, Time, Packet, Op::Next, O, stage::Standalone, $w)
+                    where
+                        Op: IntoBranchedOperand<$d, VeTensorShape<Chip, Cluster, Slice, Time, Packet>> + StashTransition<St, $d, { $w }>,
+                    {
+                        stub()
+                    }
+                }
+            };
+        }
+        binary!(vector_logic, vector_logic_with_mode, Logic, i32, LogicBinaryOpI32, Way::Way8);
+        binary!(vector_logic, vector_logic_with_mode, Logic, f32, LogicBinaryOpF32, Way::Way8);
+        binary!(vector_fxp, vector_fxp_with_mode, Fxp, i32, FxpBinaryOp, Way::Way8);
+        binary!(vector_fp_binary, vector_fp_binary_with_mode, Fp, f32, FpBinaryOp, Way::Way4);
+        binary!(vector_clip, vector_clip_with_mode, Clip, i32, ClipBinaryOpI32, Way::Way8);
+        binary!(vector_clip, vector_clip_with_mode, Clip, f32, ClipBinaryOpF32, Way::Way8);
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FxpToFp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::VeTensorContext, const O: VeOrder>
+            VectorTensor<'l, T, S, i32, Chip, Cluster, Slice, Time, Packet, St, O, FS, { Way::Way8 }>
+        {
+            /// Converts i32 to f32.
+            pub fn vector_fxp_to_fp(self, int_width: u32) -> vt!(stage::FxpToFp, f32, Time, Packet, St, O, stage::Standalone, Way::Way8) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Narrow>, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::VeTensorContext, const O: VeOrder>
+            VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, St, O, FS, { Way::Way8 }>
+        {
+            /// Narrow layer (split): 8-element packets to 4, the factor of 2 into Time.
+            pub fn vector_narrow_split<Time2: M, Packet2: M>(self) -> vt!(stage::Narrow, D, Time2, Packet2, St, O, FS, Way::Way4) {
+                stub()
+            }
+            /// Strips the back-4 dummy lanes of an 8-element packet.
+            pub fn vector_narrow_trim<Packet2: M>(self) -> vt!(stage::Narrow, D, Time, Packet2, St, O, FS, Way::Way4) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Fp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::VeTensorContext, const O: VeOrder>
+            VectorTensor<'l, T, S, f32, Chip, Cluster, Slice, Time, Packet, St, O, FS, { Way::Way4 }>
+        {
+            /// Fp unary operation, applied where its guard matches.
+            pub fn vector_fp_unary<Op: IntoGuardedUnaryOp>(self, op: Op) -> vt!(stage::Fp, f32, Time, Packet, St, O, stage::Standalone, Way::Way4) {
+                stub()
+            }
+            /// Fp ternary operation.
+            pub fn vector_fp_ternary<Op>(self, op: FpTernaryOp, operands: Op) -> vt!(stage::Fp, f32, Time, Packet, Op::Next, O, stage::Standalone, Way::Way4)
+            where
+                Op: IntoTernaryOperand<f32, VeTensorShape<Chip, Cluster, Slice, Time, Packet>> + StashTransition<St, f32, { Way::Way4 }>,
+            {
+                stub()
+            }
+            /// Fp ternary operation with an explicit mode.
+            pub fn vector_fp_ternary_with_mode<Op>(
+                self,
+                op: FpTernaryOp,
+                mode: TernaryArgMode,
+                operands: Op,
+            ) -> vt!(stage::Fp, f32, Time, Packet, Op::Next, O, stage::Standalone, Way::Way4)
+            where
+                Op: IntoTernaryOperand<f32, VeTensorShape<Chip, Cluster, Slice, Time, Packet>> + StashTransition<St, f32, { Way::Way4 }>,
+            {
+                stub()
+            }
+        }
+
+        macro_rules! intra_reduce {
+            ($d:ty, $op:ty) => {
+                impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::IntraSliceReduce>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::VeTensorContext, const O: VeOrder>
+                    VectorTensor<'l, T, S, $d, Chip, Cluster, Slice, Time, Packet, St, O, FS, { Way::Way4 }>
+                {
+                    /// Intra-slice reduce.
+                    pub fn vector_intra_slice_reduce<Reduce: AxisName, OutTime: M, OutPacket: M>(
+                        self,
+                        op: $op,
+                    ) -> vt!(stage::IntraSliceReduce, $d, OutTime, OutPacket, St, O, stage::Standalone, Way::Way4) {
+                        stub()
+                    }
+                }
+            };
+        }
+        intra_reduce!(i32, IntraSliceReduceOpI32);
+        intra_reduce!(f32, IntraSliceReduceOpF32);
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FpDiv>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::VeTensorContext, const O: VeOrder>
+            VectorTensor<'l, T, S, f32, Chip, Cluster, Slice, Time, Packet, St, O, FS, { Way::Way4 }>
+        {
+            /// Floating-point division (the op, `DivF`, is implicit).
+            pub fn vector_fp_div<Op>(self, operand: Op) -> vt!(stage::FpDiv, f32, Time, Packet, Op::Next, O, FS, Way::Way4)
+            where
+                Op: IntoBranchedOperand<f32, VeTensorShape<Chip, Cluster, Slice, Time, Packet>> + StashTransition<St, f32, { Way::Way4 }>,
+            {
+                stub()
+            }
+            /// Floating-point division with an explicit mode.
+            pub fn vector_fp_div_with_mode<Op>(self, mode: BinaryArgMode, operand: Op) -> vt!(stage::FpDiv, f32, Time, Packet, Op::Next, O, FS, Way::Way4)
+            where
+                Op: IntoBranchedOperand<f32, VeTensorShape<Chip, Cluster, Slice, Time, Packet>> + StashTransition<St, f32, { Way::Way4 }>,
+            {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Widen>, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::VeTensorContext, const O: VeOrder>
+            VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, St, O, FS, { Way::Way4 }>
+        {
+            /// Widen layer (concat): two time steps' 4-element packets into one 8-element packet.
+            pub fn vector_widen_concat<Time2: M, Packet2: M>(self) -> vt!(stage::Widen, D, Time2, Packet2, St, O, FS, Way::Way8) {
+                stub()
+            }
+            /// Pads a 4-element packet back to 8.
+            pub fn vector_widen_pad<Packet2: M>(self) -> vt!(stage::Widen, D, Time, Packet2, St, O, FS, Way::Way8) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FpToFxp>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, FS: stage::VeTensorContext, const O: VeOrder>
+            VectorTensor<'l, T, S, f32, Chip, Cluster, Slice, Time, Packet, St, O, FS, { Way::Way8 }>
+        {
+            /// Converts f32 to i32.
+            pub fn vector_fp_to_fxp(self, int_width: u32) -> vt!(stage::FpToFxp, i32, Time, Packet, St, O, stage::Standalone, Way::Way8) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Filter>, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M, St: StashState, const O: VeOrder>
+            VectorTensor<'l, T, S, D, Chip, Cluster, Slice, Time, Packet, St, O, stage::Standalone, { Way::Way8 }>
+        {
+            /// Filter by branch id.
+            pub fn vector_filter<Time2: M>(self, config: TagGuard) -> vt!(stage::Filter, D, Time2, Packet, St, O, stage::Standalone, Way::Way8) {
+                stub()
+            }
+        }
+
+        // ---- the two-group pair (engine/vector/tensor/vector_tensor_pair.rs, operand.rs)
+
+        /// A per-group operand of a pair op: a constant, `&VrfTensor`, or `()` to skip the group
+        /// (no `Branched` layout, no `Stash`: a pair op spends its guards on the groups and reads no stash).
+        pub trait IntoGroupOperand<D: VeScalar, Mapping: M>: sealed::SlotSealed {}
+        impl<D: VeScalar, Mapping: M> IntoGroupOperand<D, Mapping> for () {}
+        impl<Mapping: M> IntoGroupOperand<i32, Mapping> for i32 {}
+        impl<Mapping: M> IntoGroupOperand<f32, Mapping> for f32 {}
+        impl<D: VeScalar, Chip: M, Cluster: M, Slice: M, Element: M, Mapping: M> IntoGroupOperand<D, Mapping>
+            for &VrfTensor<D, Chip, Cluster, Slice, Element>
+        {
+        }
+
+        /// A per-group ternary operand: `(operand0, operand1)` with a constant or `&vrf` operand0, or `()`
+        /// (the pass-through of an already built `GroupTernaryOperand` is not restated).
+        pub trait IntoGroupTernaryOperand<Mapping: M>: sealed::SlotSealed {}
+        impl<Mapping: M> IntoGroupTernaryOperand<Mapping> for () {}
+        impl<T, Mapping: M> IntoGroupTernaryOperand<Mapping> for (T, f32)
+        where
+            (T, f32): IntoTernaryOperand<f32, Mapping>,
+            T: Plain,
+        {
+        }
+
+        /// Two groups of interleaved data, processed together until a `_zip` op merges them.
+        #[derive(Debug)]
+        pub struct VectorTensorPair<
+            'l,
+            const T: Tu,
+            D: VeScalar,
+            S: stage::Stage,
+            Chip: M,
+            Cluster: M,
+            Slice: M,
+            SplitTime: M,
+            Packet: M,
+            const W: Way = { Way::Way8 },
+        > {
+            ctx: &'l mut TuContext<{ T }>,
+            _m: PhantomData<(D, S, Chip, Cluster, Slice, SplitTime, Packet)>,
+        }
+
+        impl<'l, const T: Tu, D: VeScalar, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+            VectorInitTensor<'l, T, D, Chip, Cluster, Slice, Time, Packet>
+        {
+            /// Enters the intra-slice pipeline (two-group / unzip).
+            pub fn vector_intra_slice_unzip<I: AxisName, TileTime: M, SplitTime: M>(
+                self,
+            ) -> VectorTensorPair<'l, T, D, stage::Tag, Chip, Cluster, Slice, SplitTime, Packet> {
+                stub()
+            }
+        }
+
+        /// Shorthand for a pair of the same `'l`, `T`, `Chip`, `Cluster`, `Slice`.
+        macro_rules! vp {
+            ($d:ty, $s:ty, $time:ty, $packet:ty, $w:expr) => {
+                VectorTensorPair<'l, T, $d, $s, Chip, Cluster, Slice, $time, $packet, { $w }>
+            };
+        }
+
+        // A cluster's per-group binary op on one scalar and way.
+        macro_rules! pair_binary {
+            ($name:ident, $with_mode:ident, $stage:ident, $d:ty, $op:ty, $w:expr) => {
+                impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::$stage>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+                    VectorTensorPair<'l, T, $d, S, Chip, Cluster, Slice, SplitTime, Packet, { $w }>
+                {
+                    /// The binary op on both groups, each with its own operand.
+                    pub fn $name(
+                        self,
+                        op: $op,
+                        group0_operand: impl IntoGroupOperand<$d, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                        group1_operand: impl IntoGroupOperand<$d, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                    ) -> vp!($d, stage::$stage, SplitTime, Packet, $w) {
+                        stub()
+                    }
+                    /// The binary op on both groups with an explicit mode.
+                    pub fn $with_mode(
+                        self,
+                        op: $op,
+                        mode: BinaryArgMode,
+                        group0_operand: impl IntoGroupOperand<$d, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                        group1_operand: impl IntoGroupOperand<$d, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                    ) -> vp!($d, stage::$stage, SplitTime, Packet, $w) {
+                        stub()
+                    }
+                }
+            };
+        }
+        pair_binary!(vector_logic, vector_logic_with_mode, Logic, i32, LogicBinaryOpI32, Way::Way8);
+        pair_binary!(vector_logic, vector_logic_with_mode, Logic, f32, LogicBinaryOpF32, Way::Way8);
+        pair_binary!(vector_fxp, vector_fxp_with_mode, Fxp, i32, FxpBinaryOp, Way::Way8);
+        pair_binary!(vector_fp_binary, vector_fp_binary_with_mode, Fp, f32, FpBinaryOp, Way::Way4);
+        pair_binary!(vector_clip, vector_clip_with_mode, Clip, i32, ClipBinaryOpI32, Way::Way8);
+        pair_binary!(vector_clip, vector_clip_with_mode, Clip, f32, ClipBinaryOpF32, Way::Way8);
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FxpToFp>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, i32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way8 }>
+        {
+            /// Converts both groups from i32 to f32.
+            pub fn vector_fxp_to_fp(self, int_width: u32) -> vp!(f32, stage::FxpToFp, SplitTime, Packet, Way::Way8) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, D: VeScalar, S: stage::Stage + stage::CanTransitionTo<stage::Narrow>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, D, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way8 }>
+        {
+            /// Narrow layer (split) of both groups (the pair has no `vector_narrow_trim`).
+            pub fn vector_narrow_split<SplitTime2: M, Packet2: M>(self) -> vp!(D, stage::Narrow, SplitTime2, Packet2, Way::Way4) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::Fp>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, f32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way4 }>
+        {
+            /// A unary op on the groups it is applied to.
+            pub fn vector_fp_unary(self, op: FpUnaryOp, group0_apply: bool, group1_apply: bool) -> vp!(f32, stage::Fp, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+            /// A ternary op on both groups.
+            pub fn vector_fp_ternary(
+                self,
+                op: FpTernaryOp,
+                group0_operand: impl IntoGroupTernaryOperand<VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                group1_operand: impl IntoGroupTernaryOperand<VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+            ) -> vp!(f32, stage::Fp, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+            /// A ternary op on both groups with an explicit mode.
+            pub fn vector_fp_ternary_with_mode(
+                self,
+                op: FpTernaryOp,
+                mode: TernaryArgMode,
+                group0_operand: impl IntoGroupTernaryOperand<VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                group1_operand: impl IntoGroupTernaryOperand<VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+            ) -> vp!(f32, stage::Fp, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FpDiv>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, f32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way4 }>
+        {
+            /// Division of both groups (the op, `DivF`, is implicit).
+            pub fn vector_fp_div(
+                self,
+                group0_operand: impl IntoGroupOperand<f32, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                group1_operand: impl IntoGroupOperand<f32, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+            ) -> vp!(f32, stage::FpDiv, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+            /// Division of both groups with an explicit mode.
+            pub fn vector_fp_div_with_mode(
+                self,
+                mode: BinaryArgMode,
+                group0_operand: impl IntoGroupOperand<f32, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+                group1_operand: impl IntoGroupOperand<f32, VeTensorShape<Chip, Cluster, Slice, SplitTime, Packet>>,
+            ) -> vp!(f32, stage::FpDiv, SplitTime, Packet, Way::Way4) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, D: VeScalar, S: stage::Stage + stage::CanTransitionTo<stage::Widen>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, D, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way4 }>
+        {
+            /// Widen layer (concat) of both groups (the pair has no `vector_widen_pad`).
+            pub fn vector_widen_concat<SplitTime2: M, Packet2: M>(self) -> vp!(D, stage::Widen, SplitTime2, Packet2, Way::Way8) {
+                stub()
+            }
+        }
+
+        impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::FpToFxp>, Chip: M, Cluster: M, Slice: M, SplitTime: M, Packet: M>
+            VectorTensorPair<'l, T, f32, S, Chip, Cluster, Slice, SplitTime, Packet, { Way::Way8 }>
+        {
+            /// Converts both groups from f32 to i32.
+            pub fn vector_fp_to_fxp(self, int_width: u32) -> vp!(i32, stage::FpToFxp, SplitTime, Packet, Way::Way8) {
+                stub()
+            }
+        }
+
+        // A cluster's zip: op(group0, group1), a single Zipped stream.
+        macro_rules! pair_zip {
+            ($name:ident, $with_mode:ident, $stage:ident, $d:ty, $op:ty, $w:expr) => {
+                impl<'l, const T: Tu, S: stage::Stage + stage::CanTransitionTo<stage::$stage>, Chip: M, Cluster: M, Slice: M, Time: M, Packet: M>
+                    VectorTensorPair<'l, T, $d, S, Chip, Cluster, Slice, Time, Packet, { $w }>
+                {
+                    /// Merges the two groups with the op.
+                    pub fn $name(self, op: $op) -> vt!(stage::$stage, $d, Time, Packet, Fresh, VeOrder::IntraFirst, stage::Zipped, $w) {
+                        stub()
+                    }
+                    /// Merges the two groups with the op and an explicit mode (0 group 0, 1 group 1).
+                    pub fn $with_mode(self, op: $op, mode: BinaryArgMode) -> vt!(stage::$stage, $d, Time, Packet, Fresh, VeOrder::IntraFirst, stage::Zipped, $w) {
+                        stub()
+                    }
+                }
+            };
+        }
+        pair_zip!(vector_logic_zip, vector_logic_zip_with_mode, Logic, i32, LogicBinaryOpI32, Way::Way8);
+        pair_zip!(vector_logic_zip, vector_logic_zip_with_mode, Logic, f32, LogicBinaryOpF32, Way::Way8);
+        pair_zip!(vector_fxp_zip, vector_fxp_zip_with_mode, Fxp, i32, FxpBinaryOp, Way::Way8);
+        pair_zip!(vector_fp_zip, vector_fp_zip_with_mode, Fp, f32, FpBinaryOp, Way::Way4);
+        pair_zip!(vector_clip_zip, vector_clip_zip_with_mode, Clip, i32, ClipBinaryOpI32, Way::Way8);
+        pair_zip!(vector_clip_zip, vector_clip_zip_with_mode, Clip, f32, ClipBinaryOpF32, Way::Way8);
     }
 }
 
