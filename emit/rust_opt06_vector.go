@@ -106,4 +106,3 @@ func (w *rustWriter) optVectorCall(st *kernel.Stage, dt *dtype.DType) (string, e
 	// are spelled as in 0.1.0.
 	return w.vectorCall(st, dt)
 }
-
