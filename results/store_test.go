@@ -23,8 +23,8 @@ func record(t testing.TB, i int) *Record {
 	require.NoError(t, err)
 	m := 256 << (i % 4)
 	return &Record{
-		Key:      Key{Workload: HashBytes([]byte("w" + strconv.Itoa(i))), HW: HashBytes([]byte("hw")), Options: HashBytes([]byte("o")), Cost: "1"},
-		Sweep:    "test", Point: i, Workload: "gemm", Einsum: "M K, K N -> M N",
+		Key:   Key{Workload: HashBytes([]byte("w" + strconv.Itoa(i))), HW: HashBytes([]byte("hw")), Options: HashBytes([]byte("o")), Cost: "1"},
+		Sweep: "test", Point: i, Workload: "gemm", Einsum: "M K, K N -> M N",
 		Axes: fmt.Sprintf("M=%d, N=256, K=256", m), DType: "bf16",
 		Params: map[string]string{"M": strconv.Itoa(m), "dtype": "bf16"},
 		Status: StatusPlanned, Cycles: float64(1000 + 7*i%13), Bottleneck: []string{"dma/hbm", "main/switch"}[i%2],
