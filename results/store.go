@@ -186,6 +186,9 @@ func open(path string, upTo int) (*Store, error) {
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
 	}
+	// Transactions take the write lock when they begin (BEGIN IMMEDIATE),
+	// so two processes migrating one new store wait for each other.
+	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -224,6 +227,17 @@ func (s *Store) migrate(upTo int) error {
 		tx, err := s.db.Begin()
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.path, err)
+		}
+		// Another process may have migrated the store meanwhile.
+		var now int
+		if err := tx.QueryRow(`PRAGMA user_version`).Scan(&now); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("%s: %w", s.path, err)
+		}
+		if now > v {
+			tx.Rollback()
+			v = now - 1
+			continue
 		}
 		if _, err := tx.Exec(migrations[v]); err != nil {
 			tx.Rollback()
