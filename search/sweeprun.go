@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -211,4 +213,42 @@ feed:
 		return sum, storeErr
 	}
 	return sum, nil
+}
+
+// ShardEnv are the variables a batch engine sets to a task's index, read
+// in this order when --shard gives only the count: a Kubernetes Indexed
+// Job's JOB_COMPLETION_INDEX (0-based) and a Slurm job array's
+// SLURM_ARRAY_TASK_ID (the array's own numbering: run `--array=0-N-1`).
+var ShardEnv = []string{"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"}
+
+// ParseShard reads a --shard value: `I/N` (shard I of N, 0 ≤ I < N) or `N`,
+// whose index comes from the first of ShardEnv that getenv finds set.
+func ParseShard(s string, getenv func(string) string) (index, count int, err error) {
+	is, ns, both := strings.Cut(s, "/")
+	if !both {
+		ns = is
+	}
+	count, err = strconv.Atoi(ns)
+	if err != nil || count < 1 {
+		return 0, 0, fmt.Errorf("--shard %q: want I/N or N with N a whole number ≥ 1", s)
+	}
+	if both {
+		index, err = strconv.Atoi(is)
+		if err != nil || index < 0 || index >= count {
+			return 0, 0, fmt.Errorf("--shard %q: the index must be from 0 to %d", s, count-1)
+		}
+		return index, count, nil
+	}
+	for _, name := range ShardEnv {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		index, err = strconv.Atoi(v)
+		if err != nil || index < 0 || index >= count {
+			return 0, 0, fmt.Errorf("--shard %d: %s=%q is not a shard index from 0 to %d", count, name, v, count-1)
+		}
+		return index, count, nil
+	}
+	return 0, 0, fmt.Errorf("--shard %d names no index and neither %s is set: give --shard I/%d", count, strings.Join(ShardEnv, " nor "), count)
 }

@@ -278,3 +278,36 @@ options: {max_evaluations: 300}
 	assert.Equal(t, "A, A -> 1", r.Einsum)
 	assert.Equal(t, float64(1024), r.MACs)
 }
+
+func TestParseShard(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, tc := range []struct {
+		arg      string
+		env      map[string]string
+		i, n     int
+		errMatch string
+	}{
+		{"1/4", nil, 1, 4, ""},
+		{"0/1", nil, 0, 1, ""},
+		{"4", map[string]string{"JOB_COMPLETION_INDEX": "3"}, 3, 4, ""},
+		{"4", map[string]string{"SLURM_ARRAY_TASK_ID": "2"}, 2, 4, ""},
+		{"4", map[string]string{"JOB_COMPLETION_INDEX": "0", "SLURM_ARRAY_TASK_ID": "2"}, 0, 4, ""},
+		{"4", nil, 0, 0, "neither JOB_COMPLETION_INDEX nor SLURM_ARRAY_TASK_ID is set"},
+		{"4", map[string]string{"SLURM_ARRAY_TASK_ID": "4"}, 0, 0, `SLURM_ARRAY_TASK_ID="4" is not a shard index from 0 to 3`},
+		{"4/4", nil, 0, 0, "the index must be from 0 to 3"},
+		{"a/4", nil, 0, 0, "the index must be"},
+		{"0/0", nil, 0, 0, "want I/N or N"},
+		{"", nil, 0, 0, "want I/N or N"},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			i, n, err := ParseShard(tc.arg, env(tc.env))
+			if tc.errMatch != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.errMatch)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, [2]int{tc.i, tc.n}, [2]int{i, n})
+		})
+	}
+}
