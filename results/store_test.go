@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot/plotter"
 )
 
 // record makes a planned result for point i of a fake sweep.
@@ -338,4 +339,9 @@ func countRows(t *testing.T, path string) int {
 		return 0
 	}
 	return n
+}
+
+func TestParetoFront(t *testing.T) {
+	pts := plotter.XYs{{X: 3, Y: 1}, {X: 1, Y: 5}, {X: 2, Y: 2}, {X: 2, Y: 4}, {X: 4, Y: 1}, {X: 1, Y: 6}}
+	assert.Equal(t, plotter.XYs{{X: 1, Y: 5}, {X: 2, Y: 2}, {X: 3, Y: 1}}, ParetoFront(pts))
 }

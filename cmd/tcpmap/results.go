@@ -92,7 +92,7 @@ wall_seconds).`,
 	}
 	cmd.PersistentFlags().StringVar(&f.db, "db", results.DefaultPath, "the result store `FILE`")
 	cmd.AddCommand(newResultsListCmd(g, f), newResultsShowCmd(g, f), newResultsBestCmd(g, f),
-		newResultsExportCmd(f), newResultsMergeCmd(g))
+		newResultsExportCmd(f), newResultsMergeCmd(g), newResultsPlotCmd(g, f))
 	return cmd
 }
 
@@ -370,5 +370,71 @@ conflicts.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the merged store `FILE`")
+	return cmd
+}
+
+func newResultsPlotCmd(g *globals, f *resultsFlags) *cobra.Command {
+	var x, out, title string
+	var seriesBy, pareto []string
+	cmd := &cobra.Command{
+		Use:   "plot --x PARAM --out PREFIX",
+		Short: "Plot the results the filters select (SVG and PNG, gonum/plot)",
+		Long: `plot draws the planned results the filters select and writes each plot as
+PREFIX-NAME.svg and PREFIX-NAME.png (replaced atomically):
+
+  cycles      the predicted cycles against the swept parameter --x, one line
+              per combination of the --series parameters
+  peak        the MAC utilization (% of the chip's peak) against --x
+  roofline    every result on the roofline: attained MACs per cycle against
+              MACs per HBM byte (the inputs read and output written once),
+              under each hardware spec's roofs
+  bottleneck  the results' bottlenecks, stacked per value of --x
+  pareto      with --pareto A,B: every result on two objectives (columns or
+              parameters, both minimized) and the front no result beats on
+              both
+
+Every parameter that varies among the results must be --x or a --series
+parameter (fix the others with --where).`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if x == "" || out == "" {
+				return usageError{fmt.Errorf("plot: --x PARAM and --out PREFIX are required")}
+			}
+			var po results.PlotOptions
+			switch len(pareto) {
+			case 0:
+			case 2:
+				po.Pareto = [2]string{pareto[0], pareto[1]}
+			default:
+				return usageError{fmt.Errorf("--pareto: want two objectives A,B, got %d", len(pareto))}
+			}
+			if err := checkOutput("--out", out+"-"+results.PlotCycles+".svg"); err != nil {
+				return err
+			}
+			st, rs, err := f.query(false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			po.X, po.Series, po.Title = x, seriesBy, title
+			files, err := results.Plot(rs, po, out)
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return writeJSON(c.OutOrStdout(), map[string][]string{"files": files})
+			}
+			for _, file := range files {
+				fmt.Fprintf(c.OutOrStdout(), "wrote %s\n", file)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&x, "x", "", "the swept parameter on the horizontal axis (an axis name, hw.<field>, …)")
+	cmd.Flags().StringSliceVar(&seriesBy, "series", nil, "one line per combination of these `PARAMS` (comma-separated)")
+	cmd.Flags().StringSliceVar(&pareto, "pareto", nil, "also plot the Pareto front of two objectives `A,B` (e.g. cycles,hw.dm.bytes_per_slice)")
+	cmd.Flags().StringVar(&out, "out", "", "write PREFIX-cycles.svg, PREFIX-cycles.png, … (`PREFIX` may hold a folder)")
+	cmd.Flags().StringVar(&title, "title", "", "the plots' title (default: the sweep's name)")
+	f.add(cmd)
 	return cmd
 }

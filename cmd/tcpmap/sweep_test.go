@@ -214,3 +214,46 @@ func TestSweepCLIShardsMerge(t *testing.T) {
 		assert.Equal(t, a, b, q)
 	}
 }
+
+func TestResultsPlotCLI(t *testing.T) {
+	withFakePlanner(t)
+	dir := t.TempDir()
+	spec, db := writeSweep(t, dir, cliSweep), filepath.Join(dir, "r.db")
+	code, _, errOut := runCLI(t, "sweep", spec, "--db", db)
+	require.Equal(t, exitOK, code, errOut)
+	prefix := filepath.Join(dir, "plots", "cli")
+	require.NoError(t, os.Mkdir(filepath.Dir(prefix), 0o755))
+
+	code, _, errOut = runCLI(t, "results", "plot", "--db", db, "--x", "M", "--series", "K", "--out", prefix)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "dtype (2 values) vary too: fix each with --where NAME=VALUE or add it to --series")
+
+	code, out, errOut := runCLI(t, "results", "plot", "--db", db, "--x", "M", "--series", "K,dtype", "--out", prefix, "--pareto", "cycles,M")
+	require.Equal(t, exitOK, code, errOut)
+	for _, name := range []string{"cycles", "peak", "roofline", "bottleneck", "pareto"} {
+		for _, ext := range []string{".svg", ".png"} {
+			file := prefix + "-" + name + ext
+			assert.Contains(t, out, "wrote "+file)
+			data, err := os.ReadFile(file)
+			require.NoError(t, err)
+			assert.Greater(t, len(data), 1000, file)
+		}
+	}
+	svg, err := os.ReadFile(prefix + "-cycles.svg")
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "K=128 dtype=i8")
+	assert.Contains(t, string(svg), "M (elements)")
+
+	// The same plots again: byte-identical files.
+	first, err := os.ReadFile(prefix + "-roofline.png")
+	require.NoError(t, err)
+	code, _, _ = runCLI(t, "results", "plot", "--db", db, "--x", "M", "--series", "K,dtype", "--out", prefix, "--pareto", "cycles,M")
+	require.Equal(t, exitOK, code)
+	again, err := os.ReadFile(prefix + "-roofline.png")
+	require.NoError(t, err)
+	assert.Equal(t, first, again)
+
+	code, _, errOut = runCLI(t, "results", "plot", "--db", db, "--x", "Q", "--out", prefix)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, "--x Q is not a parameter of the results (they have K, M, dtype)")
+}
