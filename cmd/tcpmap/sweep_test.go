@@ -257,3 +257,44 @@ func TestResultsPlotCLI(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "--x Q is not a parameter of the results (they have K, M, dtype)")
 }
+
+// TestSweepRealPlannerAndRegressDB plans a small sweep with the planner
+// (within an evaluation budget) and re-prices its store.
+func TestSweepRealPlannerAndRegressDB(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeSweep(t, dir, `name: dots
+workload: {einsum: "A,A->", axes: {A: 1024}, dtype: bf16}
+grid: {A: [1024, 2048, 4096]}
+options: {max_evaluations: 300}
+`)
+	db := filepath.Join(dir, "r.db")
+	code, out, errOut := runCLI(t, "sweep", spec, "--db", db, "--workers", "2")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "3 planned (3 with a plan")
+
+	code, out, errOut = runCLI(t, "regress", "--db", db)
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, out, "dots A=2048")
+	assert.Contains(t, out, "+0.00%")
+	assert.Contains(t, out, "3 points re-priced, 0 drifted (over 0.5% or another bottleneck); Kendall's tau of stored vs current cycles: 1.0000")
+
+	code, out, _ = runCLI(t, "regress", "--db", db, "--where", "A=1024", "--json")
+	require.Equal(t, exitOK, code)
+	var reg search.StoreRegression
+	require.NoError(t, json.Unmarshal([]byte(out), &reg))
+	assert.Len(t, reg.Points, 1)
+	assert.Nil(t, reg.Tau)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"regress", "--db", db, "--update"}, "--update does not apply"},
+		{[]string{"regress", "--where", "A=1"}, "the result filters apply with --db only"},
+		{[]string{"regress", "--db", db, "--plans", dir}, "--plans does not apply"},
+	} {
+		code, _, errOut := runCLI(t, tc.args...)
+		assert.Equal(t, exitUsage, code, tc.args)
+		assert.Contains(t, errOut, tc.want)
+	}
+}
