@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -207,7 +208,13 @@ type sweepProgress struct {
 func newSweepProgress(stderr io.Writer, name string) *sweepProgress {
 	p := &sweepProgress{w: stderr, done: make(chan struct{})}
 	if tw, ok := stderrTerminal(); ok {
-		p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(tw), progressbar.OptionSetDescription("sweep "+name),
+		// The bar writes its own control sequences straight to the
+		// terminal; the sweep's name (read from a file) is escaped first.
+		var esc strings.Builder
+		e := newEscaper(&esc)
+		io.WriteString(e, "sweep "+name)
+		e.Flush()
+		p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(tw), progressbar.OptionSetDescription(esc.String()),
 			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("points"),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionClearOnFinish())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"tcpmap/results"
 	"tcpmap/search"
@@ -296,5 +297,46 @@ options: {max_evaluations: 300}
 		code, _, errOut := runCLI(t, tc.args...)
 		assert.Equal(t, exitUsage, code, tc.args)
 		assert.Contains(t, errOut, tc.want)
+	}
+}
+
+// TestBatchManifests checks that the shipped Kubernetes and Slurm manifests
+// (docs/batch) run the sweep with as many shards as they start tasks, and
+// name a sweep file that parses.
+func TestBatchManifests(t *testing.T) {
+	withFakePlanner(t)
+	job, err := os.ReadFile("../../docs/batch/sweep-indexed-job.yaml")
+	require.NoError(t, err)
+	var j struct {
+		Spec struct {
+			CompletionMode string `yaml:"completionMode"`
+			Completions    int    `yaml:"completions"`
+			Template       struct {
+				Spec struct {
+					Containers []struct {
+						Args []string `yaml:"args"`
+					} `yaml:"containers"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	require.NoError(t, yaml.Unmarshal(job, &j))
+	assert.Equal(t, "Indexed", j.Spec.CompletionMode)
+	args := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " ")
+	assert.Contains(t, args, fmt.Sprintf("--shard %d ", j.Spec.Completions))
+	assert.Contains(t, args, "${JOB_COMPLETION_INDEX}")
+
+	sb, err := os.ReadFile("../../docs/batch/sweep-array.sbatch")
+	require.NoError(t, err)
+	assert.Contains(t, string(sb), "#SBATCH --array=0-7\n")
+	assert.Contains(t, string(sb), "--shard 8 ")
+	assert.Contains(t, string(sb), "${SLURM_ARRAY_TASK_ID}")
+
+	for _, s := range []string{args, string(sb)} {
+		i := strings.Index(s, "workloads/sweeps/")
+		require.GreaterOrEqual(t, i, 0)
+		file := strings.Fields(s[i:])[0]
+		code, _, errOut := runCLI(t, "sweep", "../../"+file, "--shard", "0/1000000", "--db", filepath.Join(t.TempDir(), "x.db"))
+		assert.Equal(t, exitOK, code, errOut)
 	}
 }
