@@ -145,6 +145,12 @@ func RunSweep(sw *Sweep, o SweepOptions) (*SweepSummary, error) {
 		go func() {
 			defer wg.Done()
 			for p := range jobs {
+				if ctx.Err() != nil {
+					mu.Lock()
+					sum.Left++
+					mu.Unlock()
+					continue
+				}
 				r, err := plan(ctx, p)
 				if errors.Is(err, ErrInterrupted) || (err == nil && ctx.Err() != nil && r.Stopped == StoppedInterrupt) {
 					mu.Lock()
@@ -189,7 +195,7 @@ feed:
 		mu.Lock()
 		stop := storeErr != nil
 		mu.Unlock()
-		if stop {
+		if stop || ctx.Err() != nil {
 			sum.Left += len(todo) - i
 			break
 		}
