@@ -193,16 +193,20 @@ func RunSweep(sw *Sweep, o SweepOptions) (*SweepSummary, error) {
 feed:
 	for i, p := range todo {
 		mu.Lock()
-		stop := storeErr != nil
-		mu.Unlock()
-		if stop || ctx.Err() != nil {
+		stop := storeErr != nil || ctx.Err() != nil
+		if stop {
 			sum.Left += len(todo) - i
+		}
+		mu.Unlock()
+		if stop {
 			break
 		}
 		select {
 		case jobs <- p:
 		case <-ctx.Done():
+			mu.Lock()
 			sum.Left += len(todo) - i
+			mu.Unlock()
 			break feed
 		}
 	}
