@@ -13,7 +13,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"tcpmap/internal/atomicfile"
 )
@@ -28,7 +27,8 @@ type PlotOptions struct {
 	// value among the results plotted.
 	Series []string
 	// Pareto, when both are set, adds the Pareto front of the two
-	// objectives (numeric columns or parameters, both minimized).
+	// objectives (numeric columns or parameters, both minimized), one
+	// front per series.
 	Pareto [2]string
 	// Title heads every plot (default: the sweep's name).
 	Title string
@@ -40,7 +40,7 @@ const (
 	PlotPeak       = "peak"       // % of the MAC peak against X
 	PlotRoofline   = "roofline"   // every point on the hardware's roofline
 	PlotBottleneck = "bottleneck" // the points' bottlenecks, stacked per X value
-	PlotPareto     = "pareto"     // the Pareto front of two objectives
+	PlotPareto     = "pareto"     // the Pareto front of two objectives, per series
 )
 
 // plotSize is every plot's size.
@@ -98,7 +98,7 @@ func Plot(rs []*Record, o PlotOptions, prefix string) ([]string, error) {
 		return nil, err
 	}
 	if o.Pareto[0] != "" && o.Pareto[1] != "" {
-		p, err = paretoPlot(planned, o)
+		p, err = paretoPlot(series, o)
 		if err := add(PlotPareto, p, err); err != nil {
 			return nil, err
 		}
@@ -498,42 +498,39 @@ func bottleneckPlot(rs []*Record, o PlotOptions) (*plot.Plot, error) {
 	return p, nil
 }
 
-// paretoPlot scatters every result on the two objectives and draws the
-// front of the results no other result beats on both.
-func paretoPlot(rs []*Record, o PlotOptions) (*plot.Plot, error) {
+// paretoPlot scatters every result on the two objectives and draws, for
+// each series, the front of the results no other result of the series
+// beats on both.
+func paretoPlot(ss []*series, o PlotOptions) (*plot.Plot, error) {
 	a, b := o.Pareto[0], o.Pareto[1]
-	var pts plotter.XYs
-	for _, r := range rs {
-		x, y := xValue(r, a), xValue(r, b)
-		if math.IsNaN(x) || math.IsNaN(y) {
-			return nil, fmt.Errorf("--pareto %s,%s: result %s has no numeric %s or %s", a, b, r.Key.ID()[:12], a, b)
-		}
-		pts = append(pts, plotter.XY{X: x, Y: y})
-	}
-	front := ParetoFront(pts)
-	p := newPlot(fmt.Sprintf("%s: Pareto front of %s and %s (both minimized)", o.Title, a, b), unit(a), unit(b))
-	sc, err := plotter.NewScatter(pts)
-	if err != nil {
-		return nil, err
-	}
-	sc.Color = color.Gray{Y: 140}
-	sc.Shape = draw.CircleGlyph{}
-	l, fs, err := plotter.NewLinePoints(front)
-	if err != nil {
-		return nil, err
-	}
-	l.Color, fs.Color = plotutil.Color(0), plotutil.Color(0)
-	l.StepStyle = plotter.PostStep
-	fs.Shape = draw.CircleGlyph{}
-	fs.Radius = vg.Points(3.5)
-	p.Add(sc, l, fs)
-	p.Legend.Add(fmt.Sprintf("results (%d)", len(pts)), sc)
-	p.Legend.Add(fmt.Sprintf("Pareto front (%d)", len(front)), l, fs)
-	p.Legend.Left = false
+	p := newPlot(fmt.Sprintf("%s: Pareto fronts of %s and %s (both minimized)", o.Title, a, b), unit(a), unit(b))
 	var xs, ys []float64
-	for _, q := range pts {
-		xs, ys = append(xs, q.X), append(ys, q.Y)
+	for i, s := range ss {
+		var pts plotter.XYs
+		for _, r := range s.rs {
+			x, y := xValue(r, a), xValue(r, b)
+			if math.IsNaN(x) || math.IsNaN(y) {
+				return nil, fmt.Errorf("--pareto %s,%s: result %s has no numeric %s or %s", a, b, r.Key.ID()[:12], a, b)
+			}
+			pts = append(pts, plotter.XY{X: x, Y: y})
+			xs, ys = append(xs, x), append(ys, y)
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, err
+		}
+		sc.Color, sc.Shape = plotutil.Color(i), plotutil.Shape(i)
+		l, err := plotter.NewLine(ParetoFront(pts))
+		if err != nil {
+			return nil, err
+		}
+		l.Color = plotutil.Color(i)
+		l.StepStyle = plotter.PostStep
+		l.Width = vg.Points(1.5)
+		p.Add(sc, l)
+		p.Legend.Add(fmt.Sprintf("%s (front: %d of %d)", s.label, len(ParetoFront(pts)), len(pts)), sc, l)
 	}
+	p.Legend.Left = false
 	logAxis(&p.X, xs)
 	logAxis(&p.Y, ys)
 	return p, nil

@@ -311,3 +311,28 @@ func TestParseShard(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSweepRerunFromStore is the rerun of the shipped 200-point
+// gemm-shapes sweep when the store holds every point: read and expand the
+// sweep file, open the store, find every key, plan nothing.
+func BenchmarkSweepRerunFromStore(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.db")
+	sw, err := LoadSweep("../workloads/sweeps/gemm-shapes.yaml", engines.Default())
+	require.NoError(b, err)
+	st, err := results.Open(path)
+	require.NoError(b, err)
+	_, err = RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: (&fakePlanner{}).plan})
+	require.NoError(b, err)
+	require.NoError(b, st.Close())
+	b.ResetTimer()
+	for b.Loop() {
+		sw, err := LoadSweep("../workloads/sweeps/gemm-shapes.yaml", engines.Default())
+		require.NoError(b, err)
+		st, err := results.Open(path)
+		require.NoError(b, err)
+		sum, err := RunSweep(sw, SweepOptions{Store: st, Workers: 1, Planner: (&fakePlanner{}).plan})
+		require.NoError(b, err)
+		require.Equal(b, 200, sum.Cached)
+		require.NoError(b, st.Close())
+	}
+}
