@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,17 +181,6 @@ func (d *sweepDecoder) errAt(n *yaml.Node, field, format string, args ...any) {
 // maxSweepPoints bounds a sweep's expansion.
 const maxSweepPoints = 100000
 
-// yamlErrLine reads the line yaml.v3 puts in its errors.
-var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
-// yamlParserProblems are the messages of yaml.v3's parser (not its
-// scanner), whose lines it prints 0-based.
-var yamlParserProblems = []string{
-	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
-	"did not find expected '-' indicator", "did not find expected <document start>",
-	"did not find expected key", "did not find expected node content",
-}
-
 // LoadSweep reads and expands the sweep file at path against the base
 // hardware spec.
 func LoadSweep(path string, base *engines.Spec) (*Sweep, error) {
@@ -227,15 +215,7 @@ func (d *sweepDecoder) document(data []byte) *yaml.Node {
 			d.errAt(nil, "", "empty file")
 			return nil
 		}
-		e := &workload.Error{File: d.file, Field: "yaml", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-		if m := yamlErrLine.FindStringSubmatch(err.Error()); m != nil {
-			e.Line, _ = strconv.Atoi(m[1])
-			e.Msg = err.Error()[len(m[0]):]
-			if contains(yamlParserProblems, e.Msg) {
-				e.Line++ // yaml.v3 prints its parser's lines 0-based
-			}
-		}
-		d.errs = append(d.errs, e)
+		d.errs = append(d.errs, workload.SyntaxError(d.file, err))
 		return nil
 	}
 	var extra yaml.Node
