@@ -293,6 +293,7 @@ options: {max_evaluations: 300}
 		{[]string{"regress", "--db", db, "--update"}, "--update does not apply"},
 		{[]string{"regress", "--where", "A=1"}, "the result filters apply with --db only"},
 		{[]string{"regress", "--db", db, "--plans", dir}, "--plans does not apply"},
+		{[]string{"regress", "--db", db, "--hw", rngdPath}, "--hw does not apply"},
 	} {
 		code, _, errOut := runCLI(t, tc.args...)
 		assert.Equal(t, exitUsage, code, tc.args)
