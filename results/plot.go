@@ -32,7 +32,26 @@ type PlotOptions struct {
 	Pareto [2]string
 	// Title heads every plot (default: the sweep's name).
 	Title string
+	// Only, when set, names the plots to draw (PlotCycles, …); the
+	// default is every plot (the Pareto plot when Pareto is set).
+	Only []string
 }
+
+// wants reports whether the options ask for the named plot.
+func (o *PlotOptions) wants(name string) bool {
+	if len(o.Only) == 0 {
+		return name != PlotPareto || (o.Pareto[0] != "" && o.Pareto[1] != "")
+	}
+	for _, n := range o.Only {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// PlotNames are the plots Plot draws, in order.
+var PlotNames = []string{PlotCycles, PlotPeak, PlotRoofline, PlotBottleneck, PlotPareto}
 
 // Plot names: Plot writes PREFIX-NAME.svg and PREFIX-NAME.png for each.
 const (
@@ -62,8 +81,22 @@ func Plot(rs []*Record, o PlotOptions, prefix string) ([]string, error) {
 	if o.X == "" {
 		return nil, fmt.Errorf("plot: name the swept parameter for the horizontal axis (--x)")
 	}
-	if err := checkVaried(planned, o); err != nil {
-		return nil, err
+	for _, n := range o.Only {
+		if !contains(PlotNames, n) {
+			return nil, fmt.Errorf("plot: no plot %q (want %s)", n, strings.Join(PlotNames, ", "))
+		}
+	}
+	if o.wants(PlotPareto) && (o.Pareto[0] == "" || o.Pareto[1] == "") {
+		return nil, fmt.Errorf("plot: the pareto plot needs two objectives (--pareto A,B)")
+	}
+	// Lines need one point per X in each series; the other plots take any
+	// points.
+	if o.wants(PlotCycles) || o.wants(PlotPeak) {
+		if err := checkVaried(planned, o); err != nil {
+			return nil, err
+		}
+	} else if _, ok := planned[0].Params[o.X]; !ok && numericColumns[o.X] == nil {
+		return nil, fmt.Errorf("plot: --x %s is not a parameter of the results (they have %s)", o.X, strings.Join(ParamNames(planned), ", "))
 	}
 	if o.Title == "" {
 		o.Title = planned[0].Sweep
@@ -81,25 +114,25 @@ func Plot(rs []*Record, o PlotOptions, prefix string) ([]string, error) {
 		return nil
 	}
 	series := groupSeries(planned, o)
-	p, err := linePlot(series, o, "cycles", "predicted cycles", func(r *Record) float64 { return r.Cycles }, true)
-	if err := add(PlotCycles, p, err); err != nil {
-		return nil, err
-	}
-	p, err = linePlot(series, o, "% of MAC peak", "MAC utilization (% of the chip's peak)", func(r *Record) float64 { return 100 * r.MACUtilization }, false)
-	if err := add(PlotPeak, p, err); err != nil {
-		return nil, err
-	}
-	p, err = rooflinePlot(series, o)
-	if err := add(PlotRoofline, p, err); err != nil {
-		return nil, err
-	}
-	p, err = bottleneckPlot(planned, o)
-	if err := add(PlotBottleneck, p, err); err != nil {
-		return nil, err
-	}
-	if o.Pareto[0] != "" && o.Pareto[1] != "" {
-		p, err = paretoPlot(series, o)
-		if err := add(PlotPareto, p, err); err != nil {
+	for _, name := range PlotNames {
+		if !o.wants(name) {
+			continue
+		}
+		var p *plot.Plot
+		var err error
+		switch name {
+		case PlotCycles:
+			p, err = linePlot(series, o, "cycles", "predicted cycles", func(r *Record) float64 { return r.Cycles }, true)
+		case PlotPeak:
+			p, err = linePlot(series, o, "% of MAC peak", "MAC utilization (% of the chip's peak)", func(r *Record) float64 { return 100 * r.MACUtilization }, false)
+		case PlotRoofline:
+			p, err = rooflinePlot(series, o)
+		case PlotBottleneck:
+			p, err = bottleneckPlot(planned, o)
+		case PlotPareto:
+			p, err = paretoPlot(series, o)
+		}
+		if err := add(name, p, err); err != nil {
 			return nil, err
 		}
 	}
@@ -555,4 +588,13 @@ func ParetoFront(pts plotter.XYs) plotter.XYs {
 		}
 	}
 	return front
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

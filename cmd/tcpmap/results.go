@@ -375,7 +375,7 @@ conflicts.`,
 
 func newResultsPlotCmd(g *globals, f *resultsFlags) *cobra.Command {
 	var x, out, title string
-	var seriesBy, pareto []string
+	var seriesBy, pareto, only []string
 	cmd := &cobra.Command{
 		Use:   "plot --x PARAM --out PREFIX",
 		Short: "Plot the results the filters select (SVG and PNG, gonum/plot)",
@@ -393,8 +393,10 @@ PREFIX-NAME.svg and PREFIX-NAME.png (replaced atomically):
               parameters, both minimized) and the front no result beats on
               both
 
-Every parameter that varies among the results must be --x or a --series
-parameter (fix the others with --where).`,
+--plots names the plots to draw (default: all, pareto with --pareto). For the
+cycles and peak lines, every parameter that varies among the results at one
+--x must be a --series parameter (fix the others with --where); the roofline
+and bottleneck plots take any results.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if x == "" || out == "" {
@@ -416,7 +418,7 @@ parameter (fix the others with --where).`,
 				return err
 			}
 			defer st.Close()
-			po.X, po.Series, po.Title = x, seriesBy, title
+			po.X, po.Series, po.Title, po.Only = x, seriesBy, title, only
 			files, err := results.Plot(rs, po, out)
 			if err != nil {
 				return err
@@ -434,6 +436,7 @@ parameter (fix the others with --where).`,
 	cmd.Flags().StringSliceVar(&seriesBy, "series", nil, "one line per combination of these `PARAMS` (comma-separated)")
 	cmd.Flags().StringSliceVar(&pareto, "pareto", nil, "also plot the Pareto front of two objectives `A,B` (e.g. cycles,hw.dm.bytes_per_slice)")
 	cmd.Flags().StringVar(&out, "out", "", "write PREFIX-cycles.svg, PREFIX-cycles.png, … (`PREFIX` may hold a folder)")
+	cmd.Flags().StringSliceVar(&only, "plots", nil, "draw only these `PLOTS` (cycles, peak, roofline, bottleneck, pareto)")
 	cmd.Flags().StringVar(&title, "title", "", "the plots' title (default: the sweep's name)")
 	f.add(cmd)
 	return cmd

@@ -254,6 +254,14 @@ func TestResultsPlotCLI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, first, again)
 
+	// The roofline and bottleneck plots take points that overlap on --x.
+	code, out, errOut = runCLI(t, "results", "plot", "--db", db, "--x", "M", "--plots", "roofline,bottleneck", "--out", prefix+"-all")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, 4, strings.Count(out, "wrote "))
+	code, _, errOut = runCLI(t, "results", "plot", "--db", db, "--x", "M", "--plots", "pie", "--out", prefix)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut, `no plot "pie"`)
+
 	code, _, errOut = runCLI(t, "results", "plot", "--db", db, "--x", "Q", "--out", prefix)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "--x Q is not a parameter of the results (they have K, M, dtype)")
