@@ -211,7 +211,7 @@ func TestMain(m *testing.M) {
 		if err == nil {
 			var st *results.Store
 			if st, err = results.Open(path); err == nil {
-				_, err = RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: (&fakePlanner{delay: 20 * time.Millisecond}).plan})
+				_, err = RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: (&fakePlanner{delay: 100 * time.Millisecond}).plan})
 			}
 		}
 		fmt.Fprintln(os.Stderr, "the sweep ended before it was killed:", err)
