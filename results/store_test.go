@@ -277,7 +277,11 @@ const killPoints = 400
 // with its parameters) and that writing the rest completes.
 func TestKill9(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k.db")
-	for round := 0; round < 3; round++ {
+	rounds := 3
+	if testing.Short() {
+		rounds = 2
+	}
+	for round := 0; round < rounds; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), killHelperEnv+"="+path)
 		cmd.Stderr = os.Stderr

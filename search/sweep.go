@@ -178,8 +178,9 @@ func (d *sweepDecoder) errAt(n *yaml.Node, field, format string, args ...any) {
 	d.errs = append(d.errs, e)
 }
 
-// maxSweepPoints bounds a sweep's expansion.
-const maxSweepPoints = 100000
+// maxSweepPoints bounds a sweep's expansion (a variable: the fuzzer
+// lowers it to keep each input fast).
+var maxSweepPoints = 100000
 
 // LoadSweep reads and expands the sweep file at path against the base
 // hardware spec.
@@ -799,7 +800,7 @@ func (d *sweepDecoder) series(kind string, n *yaml.Node, field string) []value {
 		}
 	case "range":
 		step := xs[2]
-		if (hi-lo)/step >= maxSweepPoints {
+		if (hi-lo)/step >= int64(maxSweepPoints) {
 			d.errAt(n, field, "more than %d values", maxSweepPoints)
 			return nil
 		}

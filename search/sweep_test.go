@@ -170,6 +170,7 @@ func FuzzParseSweep(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	spec := engines.Default()
+	maxSweepPoints = 500
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 4096 {
 			return
