@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -348,4 +350,34 @@ func TestBatchManifests(t *testing.T) {
 		code, _, errOut := runCLI(t, "sweep", "../../"+file, "--shard", "0/1000000", "--db", filepath.Join(t.TempDir(), "x.db"))
 		assert.Equal(t, exitOK, code, errOut)
 	}
+}
+
+// TestSweepProgressBar drives the terminal's progress bar (into a buffer).
+func TestSweepProgressBar(t *testing.T) {
+	withFakePlanner(t)
+	var bar strings.Builder
+	old := stderrTerminal
+	stderrTerminal = func() (io.Writer, bool) { return &bar, true }
+	t.Cleanup(func() { stderrTerminal = old })
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "sweep", writeSweep(t, dir, strings.Replace(cliSweep, "name: cli", "name: \"cli\\e[31m\"", 1)), "--db", filepath.Join(dir, "r.db"))
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, bar.String(), "/12, ")
+	assert.Contains(t, bar.String(), `sweep cli\x1b[31m`, "the name is escaped")
+	assert.NotContains(t, errOut, "sweep: ", "no plain progress lines on a terminal")
+}
+
+// TestSweepProgressLines: off a terminal, a line every period.
+func TestSweepProgressLines(t *testing.T) {
+	sweepPlanner = func(ctx context.Context, p *search.SweepPoint) (*results.Record, error) {
+		time.Sleep(15 * time.Millisecond)
+		return fakePointPlanner(ctx, p)
+	}
+	old := sweepProgressEvery
+	sweepProgressEvery = 20 * time.Millisecond
+	t.Cleanup(func() { sweepPlanner, sweepProgressEvery = nil, old })
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "sweep", writeSweep(t, dir, cliSweep), "--db", filepath.Join(dir, "r.db"), "--workers", "1")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `sweep: \d+/12 points \(0 from the store\), [0-9.]+ points/s, ETA \S+\n`, errOut)
 }
