@@ -189,3 +189,16 @@ func FuzzParseSweep(f *testing.F) {
 		}
 	})
 }
+
+// TestDocsSweepExample: the sweep file docs/sweeps.md shows is valid.
+func TestDocsSweepExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/sweeps.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
+	require.True(t, ok)
+	src, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	sw, err := ParseSweep([]byte(src), "../docs/sweeps.md", engines.Default())
+	require.NoError(t, err)
+	assert.Len(t, sw.Points, 288)
+}
