@@ -22,6 +22,8 @@ func TestHWRefused(t *testing.T) {
 		{"workload", "check", "../../workloads/dot.yaml"},
 		{"version"},
 		{"hw", "check", rngdPath},
+		{"results", "list"},
+		{"results", "merge", "a.db", "--out", "b.db"},
 	} {
 		for _, hw := range []string{rngdPath, missing} {
 			code, out, errOut := runCLI(t, append(args, "--hw", hw)...)
@@ -49,6 +51,7 @@ func TestHWHonoured(t *testing.T) {
 		{"emit", goldenDot, "--out", dir},
 		{"regress", "--kernels", kernels, "--plans", plansOf(kernels), "--baseline", baseline, "--update"},
 		{"hw", "show"},
+		{"sweep", "../../workloads/sweeps/hw-dm-size.yaml", "--db", filepath.Join(dir, "s.db")},
 		{"derive", "commit", "--dtype", "i8", "--axes", "M=4,K=2,W=8", "--buf", "m![K, M, W # 16]", "--time", "m![K]", "--packet", "m![M, W]"},
 	} {
 		code, out, errOut := runCLI(t, append(args, "--hw", missing)...)

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"tcpmap/model/plan"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"tcpmap/cost"
 	"tcpmap/engines"
+	"tcpmap/model/plan"
+	"tcpmap/search"
 )
 
 func init() { subcommands = append(subcommands, newRegressCmd) }
@@ -71,8 +73,9 @@ func currentBaseline(spec *engines.Spec, dir, plansDir string) (*cost.Baseline, 
 }
 
 func newRegressCmd(g *globals) *cobra.Command {
-	var baseline, kernels, plans string
+	var baseline, kernels, plans, db string
 	var update bool
+	rf := &resultsFlags{}
 	cmd := &cobra.Command{
 		Use:         "regress",
 		Annotations: readsHW,
@@ -88,9 +91,24 @@ the repository root.
 Before pricing anything it opens the baseline (or, with --update, checks that
 it can be written) and checks that --kernels and --plans are directories: a
 missing one is an error, not a list of drifts. Every kernel and plan is
-validated as cost validates it.`,
+validated as cost validates it.
+
+--db STORE re-prices instead every plan in a result store (tcpmap sweep), each
+on the hardware spec it was planned on (the store keeps it; --hw does not
+apply), and prints each point's stored and current cycles and their change,
+the points that drifted by more than 0.5% or changed bottleneck, and Kendall's
+rank correlation (tau) of the old cycles against the new over all points: a
+change of the model that reorders the plans shows there even when no single
+number moves much. The filters of tcpmap results (--workload, --sweep,
+--where, …) select the points. Exit status 1 when a point drifted.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if db != "" {
+				return regressStore(c, g, rf, db, update)
+			}
+			if rf.workload != "" || rf.sweep != "" || rf.bottleneck != "" || rf.status != "" || len(rf.where) > 0 {
+				return usageError{fmt.Errorf("regress: the result filters apply with --db only")}
+			}
 			// Inputs and outputs first: pricing takes a while.
 			if err := checkInputDir("--kernels", kernels); err != nil {
 				return err
@@ -172,5 +190,71 @@ validated as cost validates it.`,
 	cmd.Flags().StringVar(&kernels, "kernels", "workloads/kernels", "`DIR` of golden kernel programs (*.json)")
 	cmd.Flags().StringVar(&plans, "plans", "results/plans", "`DIR` of stored workload plans (*.plan.json)")
 	cmd.Flags().BoolVar(&update, "update", false, "rewrite the baseline with the current predictions")
+	cmd.Flags().StringVar(&db, "db", "", "re-price the plans of the result store `STORE` instead")
+	rf.add(cmd)
 	return cmd
+}
+
+// regressStore is `regress --db`.
+func regressStore(c *cobra.Command, g *globals, rf *resultsFlags, db string, update bool) error {
+	switch {
+	case update:
+		return usageError{fmt.Errorf("regress --db: --update does not apply (a store is re-planned with tcpmap sweep --force)")}
+	case g.hw != "":
+		return usageError{fmt.Errorf("regress --db: --hw does not apply: each stored plan is re-priced on the hardware spec it was planned on")}
+	}
+	for _, name := range []string{"baseline", "kernels", "plans"} {
+		if c.Flags().Changed(name) {
+			return usageError{fmt.Errorf("regress --db: --%s does not apply", name)}
+		}
+	}
+	rf.db = db
+	flt, err := rf.filter()
+	if err != nil {
+		return err
+	}
+	st, err := openStore(db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	reg, err := search.RegressStore(st, flt, cost.DefaultTolerance)
+	if err != nil {
+		return err
+	}
+	out := c.OutOrStdout()
+	if g.json {
+		if err := writeJSON(out, reg); err != nil {
+			return err
+		}
+	} else {
+		ew := &errWriter{w: out}
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "id\tpoint\tstored cycles\tcurrent cycles\tchange\tbottleneck\t")
+		for _, d := range reg.Points {
+			mark := ""
+			if d.Drifted {
+				mark = "DRIFT"
+			}
+			bott := d.NewBottleneck
+			if d.OldBottleneck != d.NewBottleneck {
+				bott = d.OldBottleneck + " → " + d.NewBottleneck
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f\t%+.2f%%\t%s\t%s\n", d.ID[:12], d.Point, d.Old, d.New, 100*d.Change, bott, mark)
+		}
+		tw.Flush()
+		tau := "n/a (fewer than two points)"
+		if reg.Tau != nil {
+			tau = fmt.Sprintf("%.4f", *reg.Tau)
+		}
+		fmt.Fprintf(ew, "regress %s: %d points re-priced, %d drifted (over %.1f%% or another bottleneck); Kendall's tau of stored vs current cycles: %s\n",
+			db, len(reg.Points), reg.Drifted, 100*reg.Tolerance, tau)
+		if ew.err != nil {
+			return ew.err
+		}
+	}
+	if reg.Drifted > 0 {
+		return exitError{exitFail}
+	}
+	return nil
 }

@@ -49,9 +49,15 @@ var parserProblems = []string{
 	"found undefined tag handle",
 }
 
-func (d *decoder) syntaxErr(err error) {
+func (d *decoder) syntaxErr(err error) { d.errs = append(d.errs, SyntaxError(d.file, err)) }
+
+// SyntaxError turns a yaml.v3 decoding error of file into an Error at the
+// 1-based line the problem is on (yaml.v3 prints its parser's lines
+// 0-based and its scanner's 1-based), field "yaml". Every YAML reader of
+// tcpmap reports its syntax errors through it.
+func SyntaxError(file string, err error) *Error {
 	msg := err.Error()
-	e := &Error{File: d.file, Field: "yaml"}
+	e := &Error{File: file, Field: "yaml"}
 	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
@@ -62,7 +68,7 @@ func (d *decoder) syntaxErr(err error) {
 		e.Line++
 	}
 	e.Msg = msg
-	d.errs = append(d.errs, e)
+	return e
 }
 
 func kindName(n *yaml.Node) string {

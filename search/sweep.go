@@ -1,0 +1,153 @@
+package search
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"tcpmap/constraints"
+	"tcpmap/engines"
+	"tcpmap/model/workload"
+	"tcpmap/results"
+)
+
+// A sweep file (`tcpmap sweep SPEC.yaml`, workloads/sweeps/*.yaml) names
+// one or more workloads and the parameters to vary over them:
+//
+//	name: gemm-shapes            # the sweep's name in the result store
+//	workload:                    # or workloads: [ ... ] (each point is planned for each)
+//	  file: ../gemm.yaml         # a workload file (relative to the sweep file), op: for a graph
+//	  # or inline: einsum: MK,KN->MN, axes: {M: 256, ...}, dtype: bf16, chips: 1, name: gemm
+//	grid:                        # every combination, the first parameter outermost
+//	  M: {pow2: [256, 8192]}     # an axis: a list, a number, pow2: [lo, hi], range: [lo, hi, step]
+//	  dtype: [bf16, i8]
+//	  hw.dm.bytes_per_slice: [262144, 524288]   # any field of engines/rngd.yaml
+//	  timeout: [10s, 60s]        # a planner option
+//	points:                      # explicit points; with a grid, each is crossed with it
+//	  - {hw.dm.bytes_per_slice: 131072, hw.dm.rows_per_bank: 1024}
+//	exclude:                     # points matching every entry of one of these are left out
+//	  - {M: 8192, N: 8192}
+//	options: {timeout: 60s, max_evaluations: 0, max_tiles: 0, target: manual, planner: sat, pad: true}
+//
+// ParseSweep reads such a file into its points; errors name the file, line
+// and column (workload.Error).
+
+// Sweep is a parsed sweep file: its points, in order.
+type Sweep struct {
+	// Name names the sweep in the result store; File is the sweep file.
+	Name, File string
+	// Points are the expanded points: workloads outermost, then the
+	// explicit points, then the grid, first parameter outermost; the
+	// excluded points and repeated ones (the same key) are left out.
+	Points []*SweepPoint
+	// Excluded counts the points exclude removed, Duplicates the points
+	// that repeat an earlier point's key.
+	Excluded, Duplicates int
+}
+
+// SweepPoint is one point of a sweep: a contraction, a hardware spec and
+// the planner's options, with its content key.
+type SweepPoint struct {
+	// Index is the point's position in Sweep.Points.
+	Index int
+	// Params are the swept parameters' values by name, as the sweep file
+	// spells them (results.Record.Params).
+	Params map[string]string
+	// Workload is the workload with the point's axis sizes and dtype; Op
+	// the einsum op of a graph. Problem is its contraction.
+	Workload *workload.Workload
+	Op       string
+	Problem  *constraints.Problem
+	// Spec is the hardware spec with the point's hw.* overrides; SpecJSON
+	// its canonical JSON (results.Key.HW hashes it).
+	Spec     *engines.Spec
+	SpecJSON []byte
+	// Options are the planner options of the point.
+	Options PointOptions
+	// Key is the point's content key.
+	Key results.Key
+	// Line and Col locate the point in the sweep file (its explicit point,
+	// or the grid).
+	Line, Col int
+}
+
+// Text names the point: its workload and parameters (`gemm M=256 N=512`).
+func (p *SweepPoint) Text() string {
+	name := p.Workload.Name
+	if p.Op != "" {
+		name += "/" + p.Op
+	}
+	parts := []string{name}
+	for _, k := range sortedParamNames(p.Params) {
+		if k != "workload" {
+			parts = append(parts, k+"="+p.Params[k])
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Shard returns the shard of n that plans the point: its key's hash modulo
+// n, so that the partition does not depend on the order of the sweep file.
+func (p *SweepPoint) Shard(n int) int {
+	id := p.Key.ID()
+	v, _ := strconv.ParseUint(id[:15], 16, 64)
+	return int(v % uint64(n))
+}
+
+// PointOptions are the planner options of a sweep point; every field
+// enters the point's key (results.Key.Options).
+type PointOptions struct {
+	Planner        string        `json:"planner"`
+	Target         string        `json:"target"`
+	Timeout        time.Duration `json:"timeout"`
+	MaxEvaluations int           `json:"max_evaluations"`
+	MaxTiles       int           `json:"max_tiles"`
+	Pad            bool          `json:"pad"`
+}
+
+// Targets are the values of the target option (the `tcpmap plan
+// --target` values): whether dual-channel collect packets are planned.
+var Targets = []string{"manual", "visa-0.1", "opt-0.6"}
+
+// canonicalProblem is what a point's workload hash covers: the
+// contraction as the planner sees it, without file names or positions.
+type canonicalProblem struct {
+	Einsum string             `json:"einsum"`
+	Axes   []canonicalAxis    `json:"axes"`
+	In     []canonicalOperand `json:"in"`
+	Out    canonicalOperand   `json:"out"`
+	Acc    string             `json:"acc"`
+	Chips  int                `json:"chips"`
+}
+
+type canonicalAxis struct {
+	Name  string `json:"name"`
+	Size  int    `json:"size"`
+	Valid int    `json:"valid,omitempty"`
+	Class string `json:"class"`
+}
+
+type canonicalOperand struct {
+	Name   string   `json:"name"`
+	Axes   []string `json:"axes"`
+	DType  string   `json:"dtype"`
+	Layout string   `json:"layout"`
+}
+
+// ProblemHash is the content hash of a contraction (results.Key.Workload).
+func ProblemHash(p *constraints.Problem) (string, error) {
+	c := canonicalProblem{Einsum: p.Einsum(), Acc: p.Acc.String(), Chips: p.Chips}
+	for _, a := range p.Axes {
+		c.Axes = append(c.Axes, canonicalAxis{Name: a.Name, Size: a.Size, Valid: a.Valid, Class: a.Class.String()})
+	}
+	op := func(o *constraints.Operand) canonicalOperand {
+		l := ""
+		if o.Layout != nil {
+			l = o.Layout.Text()
+		}
+		return canonicalOperand{Name: o.Name, Axes: o.Axes, DType: o.DType.String(), Layout: l}
+	}
+	c.In = []canonicalOperand{op(&p.In[0]), op(&p.In[1])}
+	c.Out = op(&p.Out)
+	return results.Hash(c)
+}
