@@ -41,12 +41,14 @@ unit:
 	$(GO) test -race -short -count=1 $(PKGS)
 
 # The tests the race detector skips or samples (raceEnabled in
-# verify/race_on_test.go), run whole without it: the manual's GEMM sizes
-# simulated on every slice, and every mutated configuration.
+# verify/race_on_test.go and search/race_on_test.go), run whole without it:
+# the manual's GEMM sizes simulated on every slice, every mutated
+# configuration, and every planned plan kept on the simulator.
 RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 
 unit-norace:
 	$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify
+	$(GO) test -short -count=1 -run '^TestPlansVerifyOnSimulator$$' ./search
 
 long:
 	$(GO) test -count=1 -timeout 60m $(PKGS)
