@@ -12,7 +12,7 @@ build:
 
 # The main job: plan the manual's GEMM (workloads/gemm.yaml) with the SAT
 # branch and bound over its whole mapspace, tiles included, and prove the
-# plan optimal under the cost model (about 3 s on the loaded 2-core machine:
+# plan optimal under the cost model (about 2 s on the 2-core machine:
 # the mapspace splits contracted axes across slices, whose bounds count the
 # Vector Engine's pass and each slice's own HBM runs).
 run: build
