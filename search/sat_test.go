@@ -14,6 +14,9 @@ import (
 // and reduced BMMs neither planner's DMA bound prunes a legal candidate).
 // The larger spaces run without -short (`make test-long`).
 func TestSolveMatchesExhaustive(t *testing.T) {
+	if raceDetector {
+		t.Skip("whole-space cross-check: `make test` runs it without the race detector (unit-norace)")
+	}
 	t.Parallel()
 	for _, w := range []struct {
 		name, src   string

@@ -105,6 +105,9 @@ func tiled(tiles []int, stationary uint8, double bool) func(search.Stage, *searc
 // tiled rows run; `make test-long` proves every untiled plan and runs
 // every row.
 func TestPlansVerifyOnSimulator(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the simulator under the race detector: `make test` runs it without it (unit-norace)")
+	}
 	t.Parallel()
 	spec := engines.Default()
 	for _, tc := range []struct {
@@ -194,9 +197,6 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 			// The winner and the runners-up kept (Top), each through its
 			// plan JSON as `tcpmap plan --out` hands it to `tcpmap verify`.
 			for i, x := range res.Top {
-				if raceEnabled && i > 0 {
-					break // the runners-up under unit-norace
-				}
 				pl, err := res.PlanOf(x)
 				require.NoError(t, err)
 				data, err := pl.Marshal()
