@@ -17,6 +17,12 @@ import (
 // cancelled.
 var ErrMemoryBudget = errors.New("memory budget reached")
 
+// DefaultMemoryBudget is the heap budget of the searches the commands run
+// (plan's --memory default, explain's, each sweep point's; the heap is the
+// process's, shared by the points a sweep plans at once): well below the
+// 24 GiB of the machine the project runs on.
+const DefaultMemoryBudget = 8 << 30
+
 // memoryEvery is how often the watcher samples the heap.
 const memoryEvery = 50 * time.Millisecond
 

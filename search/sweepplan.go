@@ -25,7 +25,7 @@ func PlanPoint(ctx context.Context, p *SweepPoint) (*results.Record, error) {
 		run = Exhaustive
 	}
 	opts := Options{Top: 1, Timeout: p.Options.Timeout, MaxEvaluations: p.Options.MaxEvaluations,
-		MaxTiles: p.Options.MaxTiles, Workers: 1, Context: ctx, MemoryBudget: SweepMemoryBudget}
+		MaxTiles: p.Options.MaxTiles, Workers: 1, Context: ctx, MemoryBudget: DefaultMemoryBudget}
 	res, relax, why, err := SolveAnyShape(s, run, opts, p.Options.Pad)
 	if err != nil {
 		return nil, err
@@ -95,8 +95,3 @@ func axesText(p *SweepPoint) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// SweepMemoryBudget bounds the heap of each point's search (Options.
-// MemoryBudget; the heap is the process's, shared by the points planned at
-// once): well below the 24 GiB of the machine the project runs on.
-const SweepMemoryBudget = 8 << 30

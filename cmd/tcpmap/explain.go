@@ -94,7 +94,7 @@ at --timeout.`,
 					return err
 				}
 			}
-			x, err := search.Explain(s, m, search.ExplainOptions{MaxTiles: maxTiles, Timeout: timeout, MemoryBudget: defaultMemoryMiB << 20})
+			x, err := search.Explain(s, m, search.ExplainOptions{MaxTiles: maxTiles, Timeout: timeout, MemoryBudget: search.DefaultMemoryBudget})
 			if errors.Is(err, search.ErrExplainTimeout) {
 				fmt.Fprintf(c.ErrOrStderr(), "tcpmap: %v\n", err)
 				return exitError{exitAborted}

@@ -419,9 +419,8 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 // maxTop bounds --top: each kept candidate holds its priced program.
 const maxTop = 1000
 
-// defaultMemoryMiB is --memory's default: a search stops well below the
-// machine's 24 GiB (env: the 2-core, 24 GiB machine this project runs on).
-const defaultMemoryMiB = 8 << 10
+// defaultMemoryMiB is --memory's default (search.DefaultMemoryBudget).
+const defaultMemoryMiB = search.DefaultMemoryBudget >> 20
 
 // stoppedText says why a search stopped early (search.Stats.Stopped).
 func stoppedText(why string) string {
