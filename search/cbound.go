@@ -1,5 +1,7 @@
 package search
 
+import "tcpmap/cost"
+
 // A lower bound on one candidate's cycles from its fields alone, before its
 // program is built: the path its ops must follow through the schedule
 // (cost/schedule.go), each op at its own lower bound. The skeleton bounds
@@ -100,18 +102,18 @@ func (s *Space) serialBound(c *Candidate) float64 {
 	if r := s.Split(c); r > 1 {
 		// The Vector Engine's pass of a split candidate streams each
 		// chain's partial sums at eight 32-bit lanes a cycle (002 L5272)
-		// and adds the Inter-Slice Block's ring tail of one cycle per
-		// slice of the group (002 L6739-6749; cost.InterSliceReduceCycles).
-		v := &s.Spec.Vector
+		// and adds the Inter-Slice Block's ring tail (002 L6739-6749):
+		// cost.InterSliceReduceCycles of that stream.
 		outs := 1
 		for a, ax := range s.P.Axes {
 			if ax.Class != Contracted {
 				outs *= c.Factor(a, Time) * c.Factor(a, Row) * c.Factor(a, Packet)
 			}
 		}
-		lanes := v.Way8ElementsPerCycle.Value
-		tail := (r*v.InterSliceCycles256Slices.Value + v.InterSliceSlices.Value - 1) / v.InterSliceSlices.Value
-		main = max(main, float64((outs+lanes-1)/lanes+tail))
+		lanes := s.Spec.Vector.Way8ElementsPerCycle.Value
+		if n, err := cost.InterSliceReduceCycles(s.Spec, (outs+lanes-1)/lanes, r); err == nil {
+			main = max(main, float64(n))
+		}
 	}
 	sub := s.subCycles(c) / float64(tiles[w])
 	out := load[TensorOut].cycles(startup)
