@@ -24,7 +24,9 @@ func AlignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 // MaxRows returns the most Rows any candidate can use: a TRF Row holds
 // TRFRowCapacity bytes (8 KB × 8 / rows single-buffered, 002 L4118,
 // L4151-4155), and every Row holds the stationary operand's contracted
-// axes whole, which are never tiled (tile.go). 0 when no Row count fits.
+// axes whole, or one K chunk of them where the space tiles them (TileK:
+// at best the axes over the most chunks, kChunks). 0 when no Row count
+// fits.
 func (s *Space) MaxRows() int {
 	bits := int64(s.ebits)
 	for _, ax := range s.P.Axes {
@@ -32,6 +34,7 @@ func (s *Space) MaxRows() int {
 			bits *= int64(ax.Size)
 		}
 	}
+	bits = (bits + int64(s.kChunks()) - 1) / int64(s.kChunks())
 	best := 0
 	for _, r := range s.rows {
 		capacity, err := engines.TRFRowCapacity(s.Spec, kernel.TrfFull, r)
@@ -43,10 +46,11 @@ func (s *Space) MaxRows() int {
 }
 
 // DMFloor returns the fewest bytes one tile of tensor t occupies in a
-// slice's DM under c, whatever the tiling: tiles split only the Time
-// factors of output axes (tile.go), so a tile holds the slice's share of
-// the contracted axes (whole unless split across slices, SplitK) and the
-// Row and Packet factors of the others (footprint).
+// slice's DM under c, whatever the tiling of its output axes: those tiles
+// split only Time factors (tile.go), so a tile holds the slice's share of
+// the contracted axes (whole unless split across slices, SplitK, or
+// chunked by c's contracted Tile factors, TileK) and the Row and Packet
+// factors of the others (footprint).
 func (s *Space) DMFloor(c *Candidate, t int) int64 {
 	o := s.OperandOf(t)
 	n := int64(o.DType.SizeBits())
@@ -55,7 +59,7 @@ func (s *Space) DMFloor(c *Candidate, t int) int64 {
 			continue
 		}
 		if ax.Class == Contracted {
-			n *= int64(ax.Size / c.Factor(a, Slice))
+			n *= int64(ax.Size / (c.Factor(a, Slice) * c.Factor(a, Tile)))
 		} else {
 			n *= int64(c.Factor(a, Row) * c.Factor(a, Packet))
 		}
@@ -80,6 +84,7 @@ func (s *Space) DMUnitsOf(t, ring int) int {
 			c.Split[a][l] = 1
 		}
 	}
+	s.chunkK(&c)
 	floorOf := func(u int) int64 {
 		f := s.DMFloor(&c, u)
 		if u < 2 {
@@ -152,6 +157,8 @@ func (s *Space) DMUnitsSplit(t, ring int) int {
 			}
 		}
 	}
+	s.chunkK(&whole)
+	s.chunkK(&split)
 	floorOf := func(c *Candidate, u int) int64 {
 		f := s.DMFloor(c, u)
 		if u < 2 {
@@ -166,6 +173,47 @@ func (s *Space) DMUnitsSplit(t, ring int) int {
 		}
 	}
 	return log2Ratio(limit, floorOf(&whole, t))
+}
+
+// kChunks is the most K chunks any candidate of the space has: the
+// largest divisor of the contracted axes' sizes within MaxKTiles where the
+// space tiles them (TileK), else 1.
+func (s *Space) kChunks() int {
+	if !s.tileK {
+		return 1
+	}
+	var c Candidate
+	for a := range s.P.Axes {
+		for l := range NumLevels {
+			c.Split[a][l] = 1
+		}
+	}
+	s.chunkK(&c)
+	return s.KTiles(&c)
+}
+
+// chunkK gives c's contracted axes the largest Tile factors within
+// MaxKTiles, in total, where the space tiles them (TileK): the candidate
+// whose floors (DMFloor) are the smallest any K chunking gives. A tile
+// factor divides what the axis's Slice factor leaves.
+func (s *Space) chunkK(c *Candidate) {
+	if !s.tileK {
+		return
+	}
+	left := MaxKTiles
+	for a, ax := range s.P.Axes {
+		if ax.Class != Contracted {
+			continue
+		}
+		best := 1
+		for _, d := range divisors(ax.Size / c.Factor(a, Slice)) {
+			if d <= left {
+				best = d
+			}
+		}
+		c.Split[a][Tile] = int32(best)
+		left /= best
+	}
 }
 
 // TRFUnitsSplit is the TRF clause's room for a space that splits
@@ -185,6 +233,8 @@ func (s *Space) TRFUnitsSplit() int {
 	if err != nil {
 		return -64
 	}
+	// A Row holds one K chunk where the space tiles K (TileK).
+	bits = (bits + int64(s.kChunks()) - 1) / int64(s.kChunks())
 	return log2Ratio(8*int64(capacity), bits)
 }
 

@@ -26,6 +26,10 @@ const (
 	// slices (Space.SplitK: the Inter-Slice Block adds the slices' partial
 	// sums, 002 L6583-6755).
 	whenSplit
+	// whenTiledK: only where the space tiles contracted axes (Space.TileK:
+	// each K chunk's partial sums go to DM and the Vector Engine adds them,
+	// the manual's split reduce, 002 L7151-7177).
+	whenTiledK
 )
 
 // roleLevels is the table, by role and level (002 L104-120: an einsum's
@@ -44,11 +48,14 @@ const (
 //     and the TRF's Rows (002 L4100-4105, L4162-4167); its weights are read
 //     one per Row, never as packet lanes.
 //
-// Tile loops run over output axes only (a contracted axis is never tiled:
-// the accumulator holds one tile's sums, 002 L4447-4492). Chip is open to
-// every role and held at 1 by Check: one chip is mapped.
+// Tile loops run over output axes, and over contracted axes where the
+// space tiles them (TileK): the accumulator holds one chunk's sums
+// (002 L4447-4492), so each K chunk commits its f32/i32 partial sums to DM
+// and a split reduce adds them (interleaved fetch and a Vector Engine
+// binary op, 002 L7151-7177). Chip is open to every role and held at 1 by
+// Check: one chip is mapped.
 var roleLevels = [NumRoles][NumLevels]levelUse{
-	RoleC:  {Chip: always, Slice: whenSplit, Time: always, Packet: withContracted},
+	RoleC:  {Tile: whenTiledK, Chip: always, Slice: whenSplit, Time: always, Packet: withContracted},
 	RoleB:  {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
 	RoleFX: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
 	RoleFW: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Row: always},
@@ -66,6 +73,8 @@ func (s *Space) opens(r Role, l Level, k PacketContent) bool {
 		return k == PacketContracted || s.partial
 	case whenSplit:
 		return s.splitK
+	case whenTiledK:
+		return s.tileK
 	}
 	return false
 }
@@ -92,6 +101,10 @@ func (s *Space) mayTake(a int, l Level) bool {
 		case never:
 		case whenSplit:
 			if s.splitK {
+				return true
+			}
+		case whenTiledK:
+			if s.tileK {
 				return true
 			}
 		default:
@@ -121,6 +134,10 @@ func (s *Space) roleClauses(c *Formula, rule Lit, r Role, l Level, at, cols Lit,
 		}
 	case whenSplit:
 		if !s.splitK {
+			clause()
+		}
+	case whenTiledK:
+		if !s.tileK {
 			clause()
 		}
 	}

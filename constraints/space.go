@@ -380,6 +380,8 @@ type Space struct {
 	// splitK is set when contracted axes may be split across slices
 	// (SplitK).
 	splitK bool
+	// tileK is set when contracted axes may be tiled (TileK).
+	tileK bool
 	// copyOut is set when the output may be rewritten in HBM order by a
 	// copy chain (CopiesOutput).
 	copyOut bool
@@ -431,6 +433,45 @@ func (s *Space) WithSplitK(on bool) *Space {
 	t := *s
 	t.splitK = on && s.splitK
 	return &t
+}
+
+// TileK reports whether the space tiles contracted axes (K chunks): when
+// a Row cannot hold the stationary operand's contracted axes whole (8 KB
+// × 8 / Row::SIZE, 002 L4118, L4151-4155), a tile loop over K chunks
+// reloads the TRF with each chunk; each chunk's main chain commits its
+// partial sums (the f32 or i32 accumulator type, 002 L4391) to DM, and a
+// split reduce adds them: an interleaved fetch of the running sum and the
+// new partial sums, unzipped into a pair and added by the Vector Engine
+// (002 L7151-7177, L1843-1867, L5154-5178), the last one cast to the
+// output type and committed. The K chunks are the innermost tile loops (an
+// output tile's sums complete before the next tile), at most MaxKTiles of
+// them, not combined with split-K (SplitK) or a copied output
+// (LayoutCopy).
+func (s *Space) TileK() bool { return s.tileK }
+
+// WithTileK returns a copy of s whose contracted axes are tiled or not.
+func (s *Space) WithTileK(on bool) *Space {
+	t := *s
+	t.tileK = on && s.tileK
+	return &t
+}
+
+// MaxKTiles bounds a candidate's K chunks (the product of its contracted
+// axes' Tile factors): each chunk past the first adds a split-reduce pass
+// over the output tile, and eight chunks let a Row of 8 KB hold a
+// contracted axis of 32768 bf16 (FFN widths such as 28672, 002 L7988).
+const MaxKTiles = 8
+
+// KTiles returns c's K chunks: the product of the contracted axes' Tile
+// factors (1: K is not tiled).
+func (s *Space) KTiles(c *Candidate) int {
+	r := 1
+	for a, ax := range s.P.Axes {
+		if ax.Class == Contracted {
+			r *= c.Factor(a, Tile)
+		}
+	}
+	return r
 }
 
 // Split returns the slices each output's partial sums are spread over:
@@ -504,6 +545,9 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	// The Inter-Slice Block adds f32 and i32 partial sums (XSR-R1,
 	// 002 L6735), the accumulator types (002 L4391).
 	s.splitK = len(contracted) > 0 && (p.Acc == dtype.F32 || p.Acc == dtype.I32)
+	// The split reduce adds f32 and i32 partial sums (the Vector Engine's
+	// AddF / AddFxp, 002 L4826, L4893, in pair mode, L5154-5178).
+	s.tileK = s.splitK
 	// The innermost axis with more than one coordinate (a size-1 axis has
 	// no digit in the layout and sorts last in hbm).
 	for _, a := range slices.Backward(s.hbm[TensorOut]) {
@@ -684,6 +728,23 @@ func (s *Space) Check(c *Candidate) error {
 	}
 	if c.DoubleBuffer && len(seen) == 0 {
 		return fmt.Errorf("double buffering without tiles")
+	}
+	if k := s.KTiles(c); k > 1 {
+		// K chunks: innermost tile loops, within MaxKTiles, alone (TileK).
+		out := false
+		for _, a := range slices.Backward(c.Tiles()) {
+			if p.Axes[a].Class != Contracted {
+				out = true
+			} else if out {
+				return fmt.Errorf("tile order %v: the contracted tile loops are innermost (TileK)", c.Tiles())
+			}
+		}
+		if k > MaxKTiles {
+			return fmt.Errorf("%d K chunks, at most %d (TileK)", k, MaxKTiles)
+		}
+		if s.Split(c) > 1 || c.Layout[TensorOut] == LayoutCopy {
+			return fmt.Errorf("K chunks with a contracted axis split across slices or a copied output (TileK)")
+		}
 	}
 	if c.Switch {
 		if r := s.Ring(c); r < 2 || r > s.Spec.Switch.MaxRingSize.Value {

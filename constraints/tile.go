@@ -11,8 +11,9 @@ import (
 // output axes repeats the program on tiles of them. The DM holds 512 KB per
 // slice (002 L138), the TRF 8 KB per Row, halved for a tensor in one of the
 // two halves that double buffering alternates between (002 L139,
-// L4151-4158; engines.TRFRowCapacity). Contracted axes are never tiled: the
-// partial sums of two tiles would need the Vector Engine to add them.
+// L4151-4158; engines.TRFRowCapacity). Contracted axes are tiled only
+// where the space tiles them (TileK): the partial sums of two K chunks go
+// through DM and the Vector Engine adds them.
 //
 // The space holds, for a candidate that does not fit untiled, every
 // minimal tiling that fits (no fitting tiling has componentwise fewer
@@ -28,6 +29,11 @@ type footprint struct {
 	// tensor's share of it.
 	dm     int64
 	tensor [NumTensors]int64
+	// partial is the bytes of the K chunks' partial-sum buffers (TileK),
+	// one set whatever the buffering: two for two chunks (the first
+	// chunk's sums and the second's), three for more (the new chunk's and
+	// two running sums the split-reduce passes alternate between).
+	partial int64
 	// trf is the bytes of one Row's TRF Element.
 	trf int64
 	// rows is Row::SIZE.
@@ -98,6 +104,14 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 		f.tensor[i] = AlignUp(b, DMAlign)
 		f.dm += f.tensor[i]
 	}
+	if k := s.KTiles(c); k > 1 {
+		b, err := s.P.Acc.BytesFor(out)
+		if err != nil {
+			return f, err
+		}
+		f.partial = int64(PartialBuffers(k)) * AlignUp(int64(b), DMAlign)
+		f.dm += f.partial
+	}
 	t, err := tensorBytes(&p.In[w], elems(&p.In[w], true))
 	if err != nil {
 		return f, err
@@ -130,7 +144,7 @@ func (s *Space) Fits(c *Candidate, nbuf int) bool {
 	if err != nil {
 		return false
 	}
-	dm := int64(0)
+	dm := f.partial
 	for t, b := range f.tensor {
 		if moved[t] {
 			b *= int64(nbuf)
@@ -138,6 +152,18 @@ func (s *Space) Fits(c *Candidate, nbuf int) bool {
 		dm += b
 	}
 	return dm <= int64(s.Spec.DM.BytesPerSlice.Value) && f.trf <= int64(capacity)
+}
+
+// PartialBuffers returns the partial-sum DM buffers of k K chunks
+// (footprint.partial): none untiled, two for two chunks, three for more.
+func PartialBuffers(k int) int {
+	switch {
+	case k <= 1:
+		return 0
+	case k == 2:
+		return 2
+	}
+	return 3
 }
 
 // maxChunks bounds the steps of a software-pipelined chunk loop the space
@@ -195,6 +221,15 @@ func (e *enumerator) tilings(c Candidate) {
 		}
 		return
 	}
+	// K chunks (TileK), after the output axes: the innermost tile loops.
+	nOut := len(axes)
+	if s.tileK && s.Split(&c) == 1 {
+		for a := range s.P.Axes {
+			if s.Role(a, c.Stationary) == RoleC && c.Factor(a, Time) > 1 {
+				axes = append(axes, a)
+			}
+		}
+	}
 	if e.tiled == 0 || len(axes) == 0 {
 		return
 	}
@@ -205,18 +240,22 @@ func (e *enumerator) tilings(c Candidate) {
 		}
 		for _, v := range vs {
 			d := c
-			var tiled []int
+			var tiled, kTiled []int
 			for i, a := range axes {
 				if v[i] > 1 {
 					d.Split[a][Tile] = int32(v[i])
 					d.Split[a][Time] /= int32(v[i])
-					tiled = append(tiled, a)
+					if i < nOut {
+						tiled = append(tiled, a)
+					} else {
+						kTiled = append(kTiled, a)
+					}
 				}
 			}
 			d.DoubleBuffer = nbuf == 2
 			permute(tiled, func(ord []int) bool {
 				x := d
-				SetOrder(&x.TileOrder, ord)
+				SetOrder(&x.TileOrder, append(append([]int(nil), ord...), kTiled...))
 				e.orders(x)
 				return !e.stop
 			})
@@ -249,9 +288,13 @@ func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) (out [][]int, 
 			return
 		}
 		used := product(cur[:i])
+		contracted := s.P.Axes[axes[i]].Class == Contracted
 		for _, t := range divisors(c.Factor(axes[i], Time)) {
 			if used*t > s.maxTiles {
 				capped = true
+				break
+			}
+			if contracted && s.kTiles(axes, cur[:i])*t > MaxKTiles {
 				break
 			}
 			cur[i] = t
@@ -284,6 +327,18 @@ func (s *Space) minimalTilings(c Candidate, axes []int, nbuf int) (out [][]int, 
 		return false
 	})
 	return out, capped
+}
+
+// kTiles is the product of the contracted axes' entries of a tile-count
+// vector over axes (prefix cur).
+func (s *Space) kTiles(axes, cur []int) int {
+	n := 1
+	for k, t := range cur {
+		if s.P.Axes[axes[k]].Class == Contracted {
+			n *= t
+		}
+	}
+	return n
 }
 
 // dominates reports u ≤ v componentwise with u ≠ v.

@@ -691,14 +691,25 @@ func (b *build) accumulate() (*accumulation, error) {
 // order, then its output packet innermost, which the commit writes whole
 // (002 L359-360, L512).
 func (b *build) outElement() (*mapping.Expr, error) {
-	acc, err := b.accumulate()
+	rest, packet, err := b.outParts()
 	if err != nil {
 		return nil, err
 	}
-	rest := acc.rest
+	return b.pair(rest, packet), nil
+}
+
+// outParts returns the output DM tensor's element mapping (outElement) in
+// its two parts: the digits the accumulator writes in Time, and its
+// output packet.
+func (b *build) outParts() (rest, packet *mapping.Expr, err error) {
+	acc, err := b.accumulate()
+	if err != nil {
+		return nil, nil, err
+	}
+	rest = acc.rest
 	red, err := b.splitOut()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if red != nil {
 		// The reduced stream's Time (a promoted digit went to the Slice).
@@ -706,10 +717,45 @@ func (b *build) outElement() (*mapping.Expr, error) {
 	}
 	if b.c.Layout[TensorOut] == LayoutHBM {
 		if rest, err = b.hbmSorted(rest); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return b.pair(rest, acc.packet), nil
+	return rest, acc.packet, nil
+}
+
+// splitReduce returns the split reduce of a K-chunked candidate (TileK)
+// and the program's axes with its interleave axis declared; nil for a
+// candidate whose K is not chunked.
+func (b *build) splitReduce() (*splitReduce, mapping.Axes, error) {
+	if b.s.KTiles(b.c) == 1 {
+		return nil, b.p.Decl, nil
+	}
+	rest, packet, err := b.outParts()
+	if err != nil {
+		return nil, mapping.Axes{}, err
+	}
+	acc, err := b.accumulate()
+	if err != nil {
+		return nil, mapping.Axes{}, err
+	}
+	// The interleave axis: a name the contraction does not use.
+	name := "Kc"
+	for n := 2; ; n++ {
+		if _, taken := b.p.Decl.Size(name); !taken {
+			break
+		}
+		name = fmt.Sprintf("Kc%d", n)
+	}
+	decl, err := mapping.NewAxes(append(b.p.Decl.List(), mapping.Axis{Name: name, Size: 2})...)
+	if err != nil {
+		return nil, mapping.Axes{}, err
+	}
+	for _, sk := range b.p.Decl.Skews() {
+		if decl, err = decl.WithSkew(sk); err != nil {
+			return nil, mapping.Axes{}, err
+		}
+	}
+	return &splitReduce{acc: b.p.Acc, out: b.p.Out.DType, axis: name, time: rest, packet: packet, cast: acc.cast}, decl, nil
 }
 
 // copyElement is the output DM tensor's element mapping under LayoutCopy:
@@ -1093,6 +1139,24 @@ func (b *build) program() (*kernel.Program, error) {
 		tt, _ := dmTensor(&p.Out, staging, oe)
 		tt.DType = outType
 	}
+	// K chunks (TileK): the partial-sum buffers in the accumulator's type,
+	// ps0 the new chunk's and ps1 (ps2) the running sums, in address order
+	// (an interleaved fetch's second tensor lies above its first, FE-R8).
+	sr, decl, err := b.splitReduce()
+	if err != nil {
+		return nil, err
+	}
+	prog.Axes = decl
+	nk := b.s.KTiles(c)
+	var partials []string
+	for k := range constraints.PartialBuffers(nk) {
+		tt, _ := dmTensor(&p.Out, fmt.Sprintf("%s_ps%d", p.Out.Name, k), oe)
+		tt.DType = p.Acc
+		if red != nil {
+			tt.Slice = red.SliceOut
+		}
+		partials = append(partials, tt.Name)
+	}
 	// Addresses: consecutive, aligned, inside one slice's DM.
 	limit := int64(b.s.Spec.DM.BytesPerSlice.Value)
 	at := int64(0)
@@ -1217,16 +1281,46 @@ func (b *build) program() (*kernel.Program, error) {
 		if loadedW {
 			so.sub = &kernel.Op{Context: kernel.CtxSub, Kind: kernel.OpChain, Stages: sub.stages(cur(gw, gw.bufs), cur(gw, gw.trf))}
 		}
-		gout.loads++
+		// The K chunk of the step: the contracted tile loops are the
+		// innermost (TileK).
+		chunk := step % nk
+		if chunk == 0 {
+			gout.loads++
+		}
 		commit := cur(gout, gout.bufs)
 		if cp != nil {
 			commit = staging
 		}
-		so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
-			Stages: main.stages(cur(gx, gx.bufs), cur(gw, gw.trf), commit)})
+		if nk == 1 {
+			so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
+				Stages: main.stages(cur(gx, gx.bufs), cur(gw, gw.trf), commit)})
+		} else {
+			// Chunk 0 commits the running sum ps1; chunk k ≥ 1 commits ps0,
+			// and the split reduce adds it to the running sum into the
+			// other running sum, or, for the last chunk, casts and commits
+			// the output tile.
+			sums := partials[1:]
+			if chunk == 0 {
+				so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
+					Stages: main.stagesTo(cur(gx, gx.bufs), cur(gw, gw.trf), sums[0], false)})
+			} else {
+				so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
+					Stages: main.stagesTo(cur(gx, gx.bufs), cur(gw, gw.trf), partials[0], false)})
+				last := chunk == nk-1
+				dst := commit
+				if !last {
+					dst = sums[chunk%len(sums)]
+				}
+				so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
+					Stages: sr.stages(partials[0], sums[(chunk-1)%len(sums)], dst, last)})
+			}
+		}
 		if cp != nil {
 			so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
 				Stages: cp.stages(staging, cur(gout, gout.bufs))})
+		}
+		if chunk != nk-1 {
+			continue
 		}
 		dst, err := viewName(gout, idx)
 		if err != nil {

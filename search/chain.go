@@ -154,6 +154,12 @@ func (b *build) switchedChain(m *mainChain, xo []int, pk *mapping.Expr) (*mainCh
 }
 
 func (m *mainChain) stages(dm, trf, out string) []*kernel.Stage {
+	return m.stagesTo(dm, trf, out, true)
+}
+
+// stagesTo is stages; without cast, the chain commits the accumulator's
+// type (a K chunk's partial sums, TileK).
+func (m *mainChain) stagesTo(dm, trf, out string, cast bool) []*kernel.Stage {
 	st := []*kernel.Stage{
 		{Kind: kernel.StBegin, Tensor: dm},
 		{Kind: kernel.StFetch, DType: m.dt, Time: m.fetchTime, Packet: m.fetchPacket},
@@ -168,7 +174,7 @@ func (m *mainChain) stages(dm, trf, out string) []*kernel.Stage {
 		{Kind: kernel.StAccumulate, Time: m.acc.time, Packet: m.acc.packet, Param: string(m.kind)},
 	}...)
 	st = append(st, m.vector...)
-	if m.acc.cast != nil {
+	if cast && m.acc.cast != nil {
 		st = append(st, &kernel.Stage{Kind: kernel.StCast, DType: m.out, Packet: m.acc.cast})
 	}
 	return append(st, &kernel.Stage{Kind: kernel.StCommit, Tensor: out})
@@ -215,4 +221,46 @@ func (e *evaluator) build(c *Candidate) (*kernel.Program, error) {
 		return nil, ferr
 	}
 	return b.program()
+}
+
+// splitReduce is the split reduce of a K-chunked candidate (TileK,
+// 002 L7151-7177): begin_interleaved over the new chunk's partial sums
+// and the running sum (002 L1843-1867), whose fetch Time holds the
+// interleave axis innermost; the pair's two groups unzipped
+// (vector_intra_slice_unzip, 002 L5154-5165) and added by the Clip
+// cluster's Add (f32) or AddFxp (i32) in pair mode (vector_clip_zip,
+// 002 L4963, L4972, L5178; the Way8 stage takes the 8-lane packet whole,
+// as the manual's pair example adds i32, 002 L5176-5178); the last pass
+// casts to the output type (002 L6782) and commits the output tile.
+type splitReduce struct {
+	acc, out dtype.DType
+	// axis is the interleave axis (a name the program declares, size 2);
+	// time the partial-sum tensor's element without its packet, packet
+	// the packet (the accumulator's output packet); cast the cast's packet
+	// (nil when the output is the accumulator's type).
+	axis         string
+	time, packet *mapping.Expr
+	cast         *mapping.Expr
+}
+
+func (r *splitReduce) stages(first, second, out string, last bool) []*kernel.Stage {
+	i := mapping.Sym(r.axis, 2)
+	ft := mapping.Pair(r.time, i)
+	zip := "Add"
+	if r.acc != dtype.F32 {
+		zip = "AddFxp"
+	}
+	st := []*kernel.Stage{
+		{Kind: kernel.StBegin, Tensor: first, Param: kernel.BeginInterleave{Axis: r.axis, Tensor: second}.String()},
+		{Kind: kernel.StFetch, DType: r.acc, Time: ft, Packet: r.packet},
+		{Kind: kernel.StCollect, Time: ft, Packet: r.packet},
+		{Kind: kernel.StVectorInit},
+		{Kind: kernel.StVectorUnzip, Time: r.time, Axis: r.axis, Param: mapping.Pair(r.time, mapping.Broadcast(1).Pad(2, mapping.Top)).Text()},
+		{Kind: kernel.StVectorClipZip, Param: zip},
+		{Kind: kernel.StVectorFinal},
+	}
+	if last && r.cast != nil {
+		st = append(st, &kernel.Stage{Kind: kernel.StCast, DType: r.out, Packet: r.cast})
+	}
+	return append(st, &kernel.Stage{Kind: kernel.StCommit, Tensor: out})
 }

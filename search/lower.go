@@ -135,6 +135,7 @@ func (l *lowerer) lowerOne(p *kernel.Program, op *kernel.Op) *opLowered {
 		s := *st
 		o.Stages = append(o.Stages, &s)
 		add(st.Tensor)
+		add(st.InterleavedTensor())
 	}
 	q.Ops = []*kernel.Op{&o}
 	err := engines.Lower(l.spec, q)
@@ -288,6 +289,11 @@ func (l *lowerer) opKey(p *kernel.Program, op *kernel.Op, reloc bool) string {
 		b.WriteString(string(st.Kind))
 		if st.Tensor != "" {
 			tensor(st.Tensor)
+		}
+		if it := st.InterleavedTensor(); it != "" {
+			// An interleaved begin's second tensor (its address sets the
+			// sequencer's interleave step).
+			tensor(it)
 		}
 		b.WriteByte(',')
 		if st.DType != 0 {
