@@ -12,7 +12,8 @@ import "tcpmap/cost"
 // The builder's program (build.go) runs, for each tile step s, the to_dm
 // of each input whose tile changed, the sub-context TRF load when the
 // stationary input W was loaded, the main chain and the to_hbm of the
-// output tile. The scheduler starts an op no earlier than the end of an
+// output tile (with K chunks, TileK, after the last chunk of the tile
+// only). The scheduler starts an op no earlier than the end of an
 // earlier op it conflicts with (SCH-R3..R6, 002 L7069-7070):
 //
 //   - the TRF load reads what W's to_dm wrote, the main chain what the
@@ -122,8 +123,11 @@ func (s *Space) serialBound(c *Candidate) float64 {
 	// The sub context loads W tiles[w] times, each after W's to_dm, and
 	// the last main chain follows the last load.
 	subPath := dw + float64(tiles[w])*sub + main + out
+	// With K chunks (TileK) an output tile is stored once, after its
+	// last chunk: every nk-th step.
+	nk := s.KTiles(c)
 	if c.DoubleBuffer || steps == 1 {
-		all := load[TensorOut].scale(float64(steps))
+		all := load[TensorOut].scale(float64(steps / nk))
 		for t := range 2 {
 			all = all.add(load[t].scale(float64(s.loads(counts[:nt], held[t][:nt]))))
 		}
@@ -136,8 +140,11 @@ func (s *Space) serialBound(c *Candidate) float64 {
 	total := first
 	for st := 1; st < steps; st++ {
 		lw, lx := s.reloads(counts[:nt], held[w][:nt], st), s.reloads(counts[:nt], held[x][:nt], st)
-		p := out
-		batch := load[TensorOut]
+		p, batch := 0.0, dmaLoad{}
+		if st%nk == 0 {
+			// The step before stored its output tile.
+			p, batch = out, load[TensorOut]
+		}
 		if lw {
 			p = max(p, dw+sub)
 			batch = batch.add(load[w])
@@ -145,6 +152,10 @@ func (s *Space) serialBound(c *Candidate) float64 {
 		if lx {
 			p = max(p, dx)
 			batch = batch.add(load[x])
+		}
+		if batch == (dmaLoad{}) {
+			total += main // nothing moves between the two chains
+			continue
 		}
 		total += max(p, batch.cycles(startup)) + main
 	}

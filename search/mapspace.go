@@ -118,3 +118,7 @@ func wrap(cs *constraints.Space, memo *exprMemo) *Space {
 	cs.SetLayoutOracle(s)
 	return s
 }
+
+// WithTileK returns a copy of s with K-chunked candidates or without
+// (constraints.Space.WithTileK); the copy shares the memo.
+func (s *Space) WithTileK(on bool) *Space { return wrap(s.Space.WithTileK(on), s.memo) }

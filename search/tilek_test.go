@@ -10,86 +10,114 @@ import (
 	"tcpmap/verify"
 )
 
-// K chunks (Space.TileK): a contracted axis tiled, each chunk's partial
-// sums committed to DM and added by the split reduce (interleaved fetch,
-// pair-mode add, 002 L7151-7177).
+// K chunks (Space.TileK): a contracted axis tiled in the innermost tile
+// loops, each chunk's partial sums committed to DM and added by the split
+// reduce (interleaved fetch, pair-mode Add, 002 L7151-7177). Tested on
+// spaces small enough to enumerate: every bound holds for every legal
+// chunked candidate, the planner proves the exhaustive optimum, and the
+// chunked plans verify on the simulator.
 
 // tileKSpaces need K chunks for 8 Rows: a Row of 8 KB (002 L4118,
-// L4151-4155) holds 4096 bf16, K = 8192 is two chunks of it.
+// L4151-4155) holds 4096 bf16, so K = 8192 is two chunks or more.
 var tileKSpaces = []struct {
 	name, src string
 	long      bool
 }{
-	{"long-k-gemm", "name: long-k-gemm\neinsum: IK,KJ->IJ\naxes: {I: 16, J: 8, K: 8192}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n", false},
+	{"long-k-gemm", "name: long-k-gemm\neinsum: IK,KJ->IJ\naxes: {I: 8, J: 8, K: 8192}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n", false},
+	{"long-k-gemm-i32", "name: long-k-gemm-i32\neinsum: IK,KJ->IJ\naxes: {I: 8, J: 16, K: 16384}\ndtype: {in: i8, acc: i32, out: i32}\nchips: 1\n", true},
 }
 
-func TestTileKExperiment(t *testing.T) {
+// TestTileKSolveMatchesExhaustive: with K chunks in the space the SAT
+// branch and bound (its TRF and DM clauses widened by the most chunks,
+// Space.kChunks) still proves the exhaustive optimum, and the optimum
+// chunks K: 8 Rows over two K chunks beat 4 Rows over the whole K.
+func TestTileKSolveMatchesExhaustive(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("the exhaustive searches run without the race detector (make test's unit-norace)")
+	}
 	for _, w := range tileKSpaces {
-		s := newSpace(t, loadWorkload(t, w.src))
-		require.True(t, s.TileK())
-		n, legal := 0, 0
-		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
-			legal++
-			if s.KTiles(c) == 1 {
-				return
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			if w.long {
+				longOnly(t)
 			}
-			n++
-			if n <= 3 {
-				rep, err := verify.Verify(engines.Default(), x.Program, verify.Options{Seed: 3, Sample: 2})
-				require.NoError(t, err, c.String(s.P))
-				assert.True(t, rep.Pass, "%s: %s", c.String(s.P), rep)
-				t.Logf("%s: %.0f cycles", c.String(s.P), x.Report.Cycles)
-			}
+			s := newSpace(t, loadWorkload(t, w.src))
+			require.True(t, s.TileK())
+			_, sat := requireSolveMatchesExhaustive(t, s)
+			t.Logf("optimum %.0f cycles: %s", sat.Best.Report.Cycles, sat.Best.Candidate.String(s.P))
+			// Without K chunks the space's optimum is no better.
+			r, err := Solve(s.WithTileK(false), Options{})
+			require.NoError(t, err)
+			require.NotNil(t, r.Best)
+			assert.GreaterOrEqual(t, r.Best.Report.Cycles, sat.Best.Report.Cycles)
+			t.Logf("unchunked optimum %.0f cycles: %s", r.Best.Report.Cycles, r.Best.Candidate.String(s.P))
 		})
-		t.Logf("%d legal, %d K-chunked", legal, n)
 	}
 }
 
-func TestTileKDebug(t *testing.T) {
-	s := newSpace(t, loadWorkload(t, tileKSpaces[0].src))
-	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
-	require.NoError(t, err)
-	n, legal := 0, 0
-	errs := map[string]int{}
-	s.Enumerate(func(c Candidate) bool {
-		if s.KTiles(&c) == 1 {
-			return true
-		}
-		n++
-		prog, err := ev.build(&c)
-		if err == nil {
-			err = engines.Lower(engines.Default(), prog)
-		}
-		if err == nil {
-			legal++
-			if legal <= 4 {
-				lp, _ := ev.build(&c)
-				require.NoError(t, ev.low.lower(lp))
-				r, cerr := ev.model.Evaluate(lp)
-				if cerr == nil {
-					cerr = r.Err()
+// TestTileKBoundsAdmissible: every lower bound of every legal chunked
+// candidate (sampled under -short) is at most its price.
+func TestTileKBoundsAdmissible(t *testing.T) {
+	t.Parallel()
+	for _, w := range tileKSpaces {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			if w.long {
+				longOnly(t)
+			}
+			s := newSpace(t, loadWorkload(t, w.src))
+			chunked := 0
+			eachLegal(t, s, func(c *Candidate, x *Evaluated) {
+				if s.KTiles(c) > 1 {
+					chunked++
+					requireBoundsBelow(t, s, c, x.Report.Cycles)
 				}
-				require.NoError(t, cerr, c.String(s.P))
-				x, why := ev.evaluateWhy(0, &c, nil)
-				require.NotNil(t, x, "%s: %s", c.String(s.P), why)
-				rep, err := verify.Verify(engines.Default(), x.Program, verify.Options{Seed: 3, Sample: 2})
-				require.NoError(t, err, c.String(s.P))
-				assert.True(t, rep.Pass, "%s: %s", c.String(s.P), rep)
-				t.Logf("LEGAL %s: %.0f cycles", c.String(s.P), x.Report.Cycles)
+			})
+			assert.Positive(t, chunked, "legal chunked candidates")
+		})
+	}
+}
+
+// TestTileKPlansVerify: chunked plans run on the simulator: each chunk's
+// partial sums through DM, the split reduce's interleaved fetch and
+// pair-mode add, match the reference, with every slice simulated and with
+// a sample. The first legal candidate of each chunk count and buffering.
+func TestTileKPlansVerify(t *testing.T) {
+	t.Parallel()
+	for _, w := range tileKSpaces {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			if w.long {
+				longOnly(t)
 			}
-		}
-		if err != nil {
-			msg := err.Error()
-			key := msg
-			if len(key) > 60 {
-				key = key[:60]
+			s := newSpace(t, loadWorkload(t, w.src))
+			ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+			require.NoError(t, err)
+			type kind struct {
+				k      int
+				double bool
 			}
-			if errs[key] == 0 {
-				t.Logf("%s: %s", c.String(s.P), msg)
-			}
-			errs[key]++
-		}
-		return true
-	})
-	t.Logf("%d K-chunked enumerated, %d distinct errors: %v", n, len(errs), errs)
+			verified := map[kind]bool{}
+			s.Enumerate(func(c Candidate) bool {
+				kd := kind{s.KTiles(&c), c.DoubleBuffer}
+				if kd.k == 1 || verified[kd] {
+					return true
+				}
+				x := ev.evaluate(0, &c, nil)
+				if x == nil {
+					return true
+				}
+				verified[kd] = true
+				for _, sample := range []int{0, 2} {
+					rep, err := verify.Verify(engines.Default(), x.Program, verify.Options{Seed: 5, Sample: sample})
+					require.NoError(t, err, c.String(s.P))
+					assert.True(t, rep.Pass, "%s (sample %d): %s", c.String(s.P), sample, rep)
+				}
+				return true
+			})
+			assert.GreaterOrEqual(t, len(verified), 3, "chunk counts and bufferings verified: %v", verified)
+			t.Logf("verified %v", verified)
+		})
+	}
 }
