@@ -97,11 +97,13 @@ func (p *Plan) validateWorkload() (mapping.Axes, *workload.Einsum, error) {
 	if err != nil {
 		return axes, nil, fieldErr("workload.axes", "%v", err)
 	}
-	if got, want := axes.String(), p.Program.Axes.String(); got != want {
-		return axes, nil, fieldErr("workload.axes", "%q, but the program's axes are %q", got, want)
-	}
 	names := axes.Names()
 	used := ein.Axes()
+	// The program may declare axes of its own after the workload's (the
+	// interleave axis of a K-chunked plan's split reduce).
+	if got, want := axes.String(), p.Program.Axes.String(); got != want && !extends(p.Program.Axes, axes, used) {
+		return axes, nil, fieldErr("workload.axes", "%q, but the program's axes are %q", got, want)
+	}
 	for _, a := range used {
 		if !slices.Contains(names, a) {
 			return axes, nil, fieldErr("workload.einsum", "axis %s is not among the workload's axes %q", a, w.Axes)
@@ -371,4 +373,20 @@ func (p *Plan) validateSearch() error {
 		return fieldErr("search.gap", "%v: want a share within [0, 1]", gap)
 	}
 	return nil
+}
+
+// extends reports whether prog declares the workload's axes w first, in
+// order and with their sizes and skews, and then only axes the einsum
+// does not use.
+func extends(prog, w mapping.Axes, used []string) bool {
+	pl, wl := prog.List(), w.List()
+	if len(pl) < len(wl) || !slices.Equal(pl[:len(wl)], wl) || !slices.Equal(prog.Skews(), w.Skews()) {
+		return false
+	}
+	for _, ax := range pl[len(wl):] {
+		if slices.Contains(used, ax.Name) {
+			return false
+		}
+	}
+	return true
 }

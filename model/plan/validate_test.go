@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 )
 
 // TestValidateStoredPlans: the plans the planner stored are valid (the
@@ -46,6 +47,7 @@ func TestValidate(t *testing.T) {
 		{"unknown bound", func(p *Plan) { p.Cost.Bound = "fast" }, "cost.bound", `"fast": want one of compute, memory`},
 		{"negative HBM bytes", func(p *Plan) { p.Cost.HBMBytes = -1 }, "cost.hbm_bytes", "negative"},
 		{"workload axes contradict the program", func(p *Plan) { p.Workload.Axes = "A=4096" }, "workload.axes", `"A=4096", but the program's axes are "A=2048"`},
+		{"program axis ahead of the workload's", func(p *Plan) { p.Program.Axes = mustAxes(t, "Kc=2, A=2048") }, "workload.axes", `"A=2048", but the program's axes are "Kc=2, A=2048"`},
 		{"einsum of another axis", func(p *Plan) { p.Workload.Einsum = "B, B -> 1" }, "workload.einsum", "axis B is not among the workload's axes"},
 		{"einsum unreadable", func(p *Plan) { p.Workload.Einsum = "A A" }, "workload.einsum", "want `IN0, IN1 -> OUT`"},
 		{"einsum contradicts the program's tensors", func(p *Plan) { p.Workload.Einsum = "A, A -> A" }, "workload.einsum", `operand 2 has axes [A], but the program's tensor "out" holds []`},
@@ -85,6 +87,21 @@ func TestValidate(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestValidateProgramAxes: a program may declare axes of its own after
+// the workload's (a K-chunked plan's interleave axis, Kc).
+func TestValidateProgramAxes(t *testing.T) {
+	p := sample(t)
+	p.Program.Axes = mustAxes(t, "A=2048, Kc=2")
+	assert.NoError(t, p.Validate())
+}
+
+func mustAxes(t *testing.T, s string) mapping.Axes {
+	t.Helper()
+	a, err := mapping.ParseAxes(s)
+	require.NoError(t, err)
+	return a
 }
 
 // TestUnmarshalValidates: Unmarshal refuses an invalid plan with the
