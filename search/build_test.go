@@ -34,16 +34,24 @@ func workloadFile(t testing.TB, name string) *workload.Workload {
 	return w
 }
 
-// newSpace returns w's mapspace without split-K candidates: the tests of
-// other properties keep their spaces (and run times) as they were; the
-// split-K tests (splitk_test.go) use newSplitSpace.
+// newSpace returns w's mapspace without split-K candidates and without K
+// chunks: the tests of other properties keep their spaces (and run times)
+// as they were; the split-K tests (splitk_test.go) use newSplitSpace, the
+// K-chunk tests (tilek_test.go) newTileKSpace.
 func newSpace(t testing.TB, w *workload.Workload) *Space {
+	t.Helper()
+	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false)
+}
+
+// newTileKSpace returns w's mapspace with K chunks (Space.TileK) and
+// without split-K candidates.
+func newTileKSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
 	return newSplitSpace(t, w).WithSplitK(false)
 }
 
-// newSplitSpace returns w's whole mapspace, split-K candidates included
-// (Space.SplitK).
+// newSplitSpace returns w's whole mapspace, split-K candidates and K
+// chunks included (Space.SplitK, Space.TileK).
 func newSplitSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
 	p, err := constraints.NewProblem(w, "")

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"math/bits"
 	"tcpmap/constraints"
 	"testing"
@@ -40,6 +41,9 @@ func TestSkeletonCapacity(t *testing.T) {
 		name, src string
 		dm        int
 		rows      int // the expected maxRows
+		// rowsK and in1K are maxRows and in1's DM units with K chunks
+		// (TileK): a Row holds one of at most 8 chunks (Space.kChunks).
+		rowsK, in1K int
 	}{
 		// K = 8192 bf16 is 16 KB a Row: at most 4 Rows (8 KB × 8 / 4,
 		// 002 L4118, L4151-4155).
@@ -48,98 +52,107 @@ einsum: IK,KJ->IJ
 axes: {I: 16, J: 64, K: 8192}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
-`, 0, 4},
+`, 0, 4, 8, 0},
 		// 1 KB of DM: in0's and in1's 64 contracted bf16 (128 B each,
 		// at 128-byte boundaries) and the output's one element leave in1
 		// 1024 − 128 − 128 = 768 bytes: 2 units of Row and Packet on J
-		// (128 · 2² ≤ 768 < 128 · 2³).
+		// (128 · 2² ≤ 768 < 128 · 2³). With K in 8 chunks in1's floor is
+		// 8 elements, 16 B (the others still take 128 B at their
+		// boundaries): 5 units (16 · 2⁵ ≤ 768 < 16 · 2⁶).
 		{"tiled-gemm", `name: tiled-gemm
 einsum: IK,KJ->IJ
 axes: {I: 8, J: 64, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
-`, 1024, 8},
+`, 1024, 8, 8, 5},
 	} {
-		t.Run(w.name, func(t *testing.T) {
-			// long-k without split-K (its K = 8192 split across slices
-			// makes the space too large to enumerate under -race); the
-			// split clauses on tiled-gemm.
-			s := newSplitSpace(t, loadWorkload(t, w.src))
-			if w.name == "long-k" {
-				s = s.WithSplitK(false)
-			}
-			if w.dm > 0 {
-				s = smallDM(s, w.dm)
-			}
-			require.Equal(t, w.rows, s.MaxRows())
-			// A switched candidate's streamed input is shared by its ring
-			// (the SAT DM clause's switched limit).
-			limits, switched := [NumTensors]int{}, [NumTensors]int{}
-			for t := range NumTensors {
-				limits[t] = s.DMUnits(t)
-				switched[t] = s.DMUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
-			}
-			n, split := 0, 0
-			var most [NumTensors]int
-			s.Enumerate(func(c Candidate) bool {
-				n++
-				rows := 1
-				// splitW is the room the contracted axes split across
-				// slices make (SplitK): ⌈log2 p⌉ a unit, as the SAT
-				// encoding's clauses add it.
-				splitW := 0
-				for a, ax := range s.P.Axes {
-					rows *= c.Factor(a, Row)
-					if ax.Class == Contracted {
-						for f := c.Factor(a, Slice); f > 1; {
-							for p := 2; p <= f; p++ {
-								if f%p == 0 {
-									splitW += bits.Len(uint(p - 1))
-									f /= p
-									break
+		for _, tileK := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/tileK=%v", w.name, tileK), func(t *testing.T) {
+				// long-k without split-K (its K = 8192 split across slices
+				// makes the space too large to enumerate under -race); the
+				// split clauses on tiled-gemm.
+				s := newSplitSpace(t, loadWorkload(t, w.src))
+				if w.name == "long-k" {
+					s = s.WithSplitK(false)
+				}
+				if w.dm > 0 {
+					s = smallDM(s, w.dm)
+				}
+				s = s.WithTileK(tileK)
+				rowsWant, in1Want := w.rows, 2
+				if tileK {
+					rowsWant, in1Want = w.rowsK, w.in1K
+				}
+				require.Equal(t, rowsWant, s.MaxRows())
+				// A switched candidate's streamed input is shared by its ring
+				// (the SAT DM clause's switched limit).
+				limits, switched := [NumTensors]int{}, [NumTensors]int{}
+				for t := range NumTensors {
+					limits[t] = s.DMUnits(t)
+					switched[t] = s.DMUnitsOf(t, s.Spec.Switch.MaxRingSize.Value)
+				}
+				n, split := 0, 0
+				var most [NumTensors]int
+				s.Enumerate(func(c Candidate) bool {
+					n++
+					rows := 1
+					// splitW is the room the contracted axes split across
+					// slices make (SplitK): ⌈log2 p⌉ a unit, as the SAT
+					// encoding's clauses add it.
+					splitW := 0
+					for a, ax := range s.P.Axes {
+						rows *= c.Factor(a, Row)
+						if ax.Class == Contracted {
+							for f := c.Factor(a, Slice); f > 1; {
+								for p := 2; p <= f; p++ {
+									if f%p == 0 {
+										splitW += bits.Len(uint(p - 1))
+										f /= p
+										break
+									}
 								}
 							}
 						}
 					}
-				}
-				if s.Split(&c) > 1 {
-					split++
-					require.LessOrEqual(t, bits.TrailingZeros(uint(rows)), s.TRFUnitsSplit()+splitW, named{s, &c})
-				} else {
-					require.LessOrEqual(t, rows, s.MaxRows(), named{s, &c})
-				}
-				for k := range NumTensors {
-					o := s.OperandOf(k)
-					u := 0
-					for a, ax := range s.P.Axes {
-						if o.Has(ax.Name) && ax.Class != Contracted {
-							u += bits.TrailingZeros(uint(c.Factor(a, Row) * c.Factor(a, Packet)))
+					if s.Split(&c) > 1 {
+						split++
+						require.LessOrEqual(t, bits.TrailingZeros(uint(rows)), s.TRFUnitsSplit()+splitW, named{s, &c})
+					} else {
+						require.LessOrEqual(t, rows, s.MaxRows(), named{s, &c})
+					}
+					for k := range NumTensors {
+						o := s.OperandOf(k)
+						u := 0
+						for a, ax := range s.P.Axes {
+							if o.Has(ax.Name) && ax.Class != Contracted {
+								u += bits.TrailingZeros(uint(c.Factor(a, Row) * c.Factor(a, Packet)))
+							}
+						}
+						limit := limits[k]
+						if c.Switch {
+							limit = switched[k]
+						}
+						if s.Split(&c) > 1 && k != TensorOut {
+							limit = s.DMUnitsSplit(k, 1) + splitW
+						}
+						require.LessOrEqual(t, u, limit, "tensor %d of %s", k, named{s, &c})
+						if !c.Switch {
+							most[k] = max(most[k], u)
+							require.LessOrEqual(t, s.DMFloor(&c, k), int64(s.Spec.DM.BytesPerSlice.Value))
 						}
 					}
-					limit := limits[k]
-					if c.Switch {
-						limit = switched[k]
-					}
-					if s.Split(&c) > 1 && k != TensorOut {
-						limit = s.DMUnitsSplit(k, 1) + splitW
-					}
-					require.LessOrEqual(t, u, limit, "tensor %d of %s", k, named{s, &c})
-					if !c.Switch {
-						most[k] = max(most[k], u)
-						require.LessOrEqual(t, s.DMFloor(&c, k), int64(s.Spec.DM.BytesPerSlice.Value))
-					}
+					return true
+				})
+				require.Positive(t, n)
+				if w.dm == 1024 {
+					assert.Equal(t, in1Want, limits[TensorIn1], "in1's DM units")
 				}
-				return true
+				if s.SplitK() {
+					assert.Positive(t, split, "split candidates (SplitK)")
+				}
+				t.Logf("%d candidates (%d split); DM unit limits %v, most used %v", n, split, limits, most)
 			})
-			require.Positive(t, n)
-			if w.dm == 1024 {
-				assert.Equal(t, 2, limits[TensorIn1], "in1's DM units")
-			}
-			if s.SplitK() {
-				assert.Positive(t, split, "split candidates (SplitK)")
-			}
-			t.Logf("%d candidates (%d split); DM unit limits %v, most used %v", n, split, limits, most)
-		})
+		}
 	}
 }
 

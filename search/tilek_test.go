@@ -42,7 +42,7 @@ func TestTileKSolveMatchesExhaustive(t *testing.T) {
 			if w.long {
 				longOnly(t)
 			}
-			s := newSpace(t, loadWorkload(t, w.src))
+			s := newTileKSpace(t, loadWorkload(t, w.src))
 			require.True(t, s.TileK())
 			_, sat := requireSolveMatchesExhaustive(t, s)
 			t.Logf("optimum %.0f cycles: %s", sat.Best.Report.Cycles, sat.Best.Candidate.String(s.P))
@@ -66,7 +66,7 @@ func TestTileKBoundsAdmissible(t *testing.T) {
 			if w.long {
 				longOnly(t)
 			}
-			s := newSpace(t, loadWorkload(t, w.src))
+			s := newTileKSpace(t, loadWorkload(t, w.src))
 			chunked := 0
 			eachLegal(t, s, func(c *Candidate, x *Evaluated) {
 				if s.KTiles(c) > 1 {
@@ -91,7 +91,7 @@ func TestTileKPlansVerify(t *testing.T) {
 			if w.long {
 				longOnly(t)
 			}
-			s := newSpace(t, loadWorkload(t, w.src))
+			s := newTileKSpace(t, loadWorkload(t, w.src))
 			ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 			require.NoError(t, err)
 			type kind struct {
