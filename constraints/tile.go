@@ -200,6 +200,41 @@ func (e *enumerator) pipelinedChunks(c Candidate, axes []int) {
 	}
 }
 
+// pipelinedKChunks enumerates, for a candidate that fits untiled, its
+// software-pipelined K chunks (TileK): one contracted axis's Time split
+// into 2..MaxKTiles (a power of two) double-buffered chunks, so that the
+// DMA and the sub context move chunk k+1 of both inputs (each holds the
+// contracted axes) while the main context computes chunk k; the split
+// reduce adds the chunks' partial sums.
+func (e *enumerator) pipelinedKChunks(c Candidate) {
+	s := e.s
+	if !s.tileK || s.Split(&c) > 1 || e.stop {
+		return
+	}
+	for a := range s.P.Axes {
+		if s.Role(a, c.Stationary) != RoleC {
+			continue
+		}
+		for _, n := range divisors(c.Factor(a, Time)) {
+			if n < 2 || n > MaxKTiles || n > s.maxTiles || !isPow2(n) {
+				continue
+			}
+			d := c
+			d.Split[a][Tile] = int32(n)
+			d.Split[a][Time] /= int32(n)
+			d.DoubleBuffer = true
+			SetOrder(&d.TileOrder, []int{a})
+			if !s.Fits(&d, 2) {
+				continue
+			}
+			e.orders(d)
+			if e.stop {
+				return
+			}
+		}
+	}
+}
+
 // tilings enumerates c untiled when it fits, and otherwise its minimal
 // fitting tilings; each goes on to the time orders. The DMA packets of a
 // DM tensor need no tiles of their own: the lowering cuts a tensor longer
@@ -218,6 +253,7 @@ func (e *enumerator) tilings(c Candidate) {
 			e.orders(c)
 		} else {
 			e.pipelinedChunks(c, axes)
+			e.pipelinedKChunks(c)
 		}
 		return
 	}

@@ -69,3 +69,35 @@ chips: 1
 	assert.Equal(t, 3*outF32, f4.partial)
 	assert.Equal(t, 0, PartialBuffers(1))
 }
+
+// TestPipelinedKChunks: a candidate that fits untiled also comes with
+// software-pipelined K chunks (double-buffered, a power of two of them up
+// to MaxKTiles), as it comes with pipelined chunks of its output axes; a
+// space without TileK has none.
+func TestPipelinedKChunks(t *testing.T) {
+	s := levelSpace(t, `name: short-k
+einsum: IK,KJ->IJ
+axes: {I: 8, J: 16, K: 256}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`)
+	counts := map[int]int{}
+	s.Enumerate(func(c Candidate) bool {
+		if k := s.KTiles(&c); k > 1 {
+			require.NoError(t, s.Check(&c))
+			require.True(t, c.DoubleBuffer, "pipelined K chunks are double-buffered")
+			counts[k]++
+		}
+		return true
+	})
+	for k := range counts {
+		assert.LessOrEqual(t, k, MaxKTiles)
+		assert.Zero(t, k&(k-1), "%d chunks: a power of two", k)
+	}
+	assert.Positive(t, counts[2])
+	assert.Positive(t, counts[MaxKTiles])
+	s.WithTileK(false).Enumerate(func(c Candidate) bool {
+		require.Equal(t, 1, s.KTiles(&c))
+		return true
+	})
+}

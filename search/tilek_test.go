@@ -44,8 +44,10 @@ func TestTileKSolveMatchesExhaustive(t *testing.T) {
 			}
 			s := newTileKSpace(t, loadWorkload(t, w.src))
 			require.True(t, s.TileK())
-			_, sat := requireSolveMatchesExhaustive(t, s)
-			t.Logf("optimum %.0f cycles: %s", sat.Best.Report.Cycles, sat.Best.Candidate.String(s.P))
+			ex, sat := requireSolveMatchesExhaustive(t, s)
+			t.Logf("optimum %.0f cycles: %s; exact cost evaluations: exhaustive %d, sat %d (%.1f×)",
+				sat.Best.Report.Cycles, sat.Best.Candidate.String(s.P), ex.Stats.CostEvaluations, sat.Stats.CostEvaluations,
+				float64(ex.Stats.CostEvaluations)/float64(max(sat.Stats.CostEvaluations, 1)))
 			// Without K chunks the space's optimum is no better.
 			r, err := Solve(s.WithTileK(false), Options{})
 			require.NoError(t, err)
