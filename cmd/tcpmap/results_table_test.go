@@ -75,6 +75,17 @@ func plansTable(dir string) (string, error) {
 			}
 			feat = append(feat, t)
 		}
+		for _, a := range m.Axes {
+			if a.Class != "contracted" {
+				continue
+			}
+			if a.Slice > 1 {
+				feat = append(feat, fmt.Sprintf("split-K %s×%d", a.Name, a.Slice))
+			}
+			if a.Tile > 1 {
+				feat = append(feat, fmt.Sprintf("%d %s chunks", a.Tile, a.Name))
+			}
+		}
 		feat = append(feat, m.Packet+" "+m.Content)
 		search := s.Optimal
 		switch {
