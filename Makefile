@@ -43,13 +43,14 @@ unit:
 # The tests the race detector skips or samples (raceEnabled in
 # verify/race_on_test.go and search/race_on_test.go), run whole without it:
 # the manual's GEMM sizes simulated on every slice, every mutated
-# configuration, the planned plans on the simulator, and the SAT planner
-# against the exhaustive one.
+# configuration, the planned plans on the simulator, the SAT planner
+# against the exhaustive one (with K chunks too), and the SAT capacity
+# clauses over the K-chunked spaces.
 RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 
 unit-norace:
 	$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify
-	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive)$$' ./search
+	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestSkeletonCapacityTileK)$$' ./search
 
 long:
 	$(GO) test -count=1 -timeout 60m $(PKGS)

@@ -34,9 +34,26 @@ chips: 1
 // TestSkeletonCapacity: the SAT encoding's capacity limits (Row count by
 // the TRF, Row and Packet factors by the DM) hold for every candidate the
 // enumerator yields, and they bind: the spaces are chosen so that some
-// skeletons are excluded.
+// skeletons are excluded. Without K chunks; TestSkeletonCapacityTileK
+// checks the limits widened by them.
 func TestSkeletonCapacity(t *testing.T) {
 	t.Parallel()
+	skeletonCapacity(t, false)
+}
+
+// TestSkeletonCapacityTileK is TestSkeletonCapacity with K chunks in the
+// spaces (TileK): a Row holds one of at most 8 chunks. Its enumeration is
+// the larger: it runs without the race detector (make test's
+// unit-norace).
+func TestSkeletonCapacityTileK(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("run without the race detector (make test's unit-norace)")
+	}
+	skeletonCapacity(t, true)
+}
+
+func skeletonCapacity(t *testing.T, tileK bool) {
 	for _, w := range []struct {
 		name, src string
 		dm        int
@@ -66,7 +83,7 @@ dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `, 1024, 8, 8, 5},
 	} {
-		for _, tileK := range []bool{false, true} {
+		{
 			t.Run(fmt.Sprintf("%s/tileK=%v", w.name, tileK), func(t *testing.T) {
 				// long-k without split-K (its K = 8192 split across slices
 				// makes the space too large to enumerate under -race); the
