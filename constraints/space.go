@@ -464,11 +464,14 @@ const MaxKTiles = 8
 
 // KTiles returns c's K chunks: the product of the contracted axes' Tile
 // factors (1: K is not tiled).
-func (s *Space) KTiles(c *Candidate) int {
+func (s *Space) KTiles(c *Candidate) int { return s.contracted(c, Tile) }
+
+// contracted is the product of the contracted axes' factors at level l.
+func (s *Space) contracted(c *Candidate, l Level) int {
 	r := 1
 	for a, ax := range s.P.Axes {
 		if ax.Class == Contracted {
-			r *= c.Factor(a, Tile)
+			r *= c.Factor(a, l)
 		}
 	}
 	return r
@@ -476,15 +479,7 @@ func (s *Space) KTiles(c *Candidate) int {
 
 // Split returns the slices each output's partial sums are spread over:
 // the product of the contracted axes' Slice factors (1: not split).
-func (s *Space) Split(c *Candidate) int {
-	r := 1
-	for a, ax := range s.P.Axes {
-		if ax.Class == Contracted {
-			r *= c.Factor(a, Slice)
-		}
-	}
-	return r
-}
+func (s *Space) Split(c *Candidate) int { return s.contracted(c, Slice) }
 
 // MaxTiles is the bound on a tiled candidate's tiles the space enumerates
 // with.

@@ -176,12 +176,18 @@ const maxChunks = 64
 // k-1 while the main context computes chunk k (build.go's issue order,
 // 002 L7058-7068, L7087). The first chunk's load and the last one's store
 // stay exposed, the rest of the transfers hide under the compute.
-func (e *enumerator) pipelinedChunks(c Candidate, axes []int) {
+func (e *enumerator) pipelinedChunks(c Candidate, axes []int) { e.pipelined(c, axes, maxChunks) }
+
+// pipelined enumerates c with one of the axes' Time split into 2..limit
+// double-buffered chunks, a power of two (chunk counts between them add
+// steps without changing what overlaps: a canonical subset).
+func (e *enumerator) pipelined(c Candidate, axes []int, limit int) {
 	for _, a := range axes {
 		for _, n := range divisors(c.Factor(a, Time)) {
-			// Powers of two: chunk counts between them add steps without
-			// changing what overlaps (a canonical subset).
-			if n < 2 || n > maxChunks || n > e.s.maxTiles || !isPow2(n) {
+			if e.stop {
+				return
+			}
+			if n < 2 || n > limit || n > e.s.maxTiles || !isPow2(n) {
 				continue
 			}
 			d := c
@@ -189,12 +195,8 @@ func (e *enumerator) pipelinedChunks(c Candidate, axes []int) {
 			d.Split[a][Time] /= int32(n)
 			d.DoubleBuffer = true
 			SetOrder(&d.TileOrder, []int{a})
-			if !e.s.Fits(&d, 2) {
-				continue
-			}
-			e.orders(d)
-			if e.stop {
-				return
+			if e.s.Fits(&d, 2) {
+				e.orders(d)
 			}
 		}
 	}
@@ -208,31 +210,16 @@ func (e *enumerator) pipelinedChunks(c Candidate, axes []int) {
 // reduce adds the chunks' partial sums.
 func (e *enumerator) pipelinedKChunks(c Candidate) {
 	s := e.s
-	if !s.tileK || s.Split(&c) > 1 || e.stop {
+	if !s.tileK || s.Split(&c) > 1 {
 		return
 	}
+	var axes []int
 	for a := range s.P.Axes {
-		if s.Role(a, c.Stationary) != RoleC {
-			continue
-		}
-		for _, n := range divisors(c.Factor(a, Time)) {
-			if n < 2 || n > MaxKTiles || n > s.maxTiles || !isPow2(n) {
-				continue
-			}
-			d := c
-			d.Split[a][Tile] = int32(n)
-			d.Split[a][Time] /= int32(n)
-			d.DoubleBuffer = true
-			SetOrder(&d.TileOrder, []int{a})
-			if !s.Fits(&d, 2) {
-				continue
-			}
-			e.orders(d)
-			if e.stop {
-				return
-			}
+		if s.Role(a, c.Stationary) == RoleC {
+			axes = append(axes, a)
 		}
 	}
+	e.pipelined(c, axes, MaxKTiles)
 }
 
 // tilings enumerates c untiled when it fits, and otherwise its minimal
