@@ -149,9 +149,10 @@ type pattern struct {
 }
 
 // patterns lists the patterns of a loop over axes, in the order Recognize
-// prefers them: the phases of the innermost levels first, PhaseFirst
-// before PhaseLast, PhaseRest and PhaseMiddle, the splits last; a lead op
-// after the op that is not.
+// prefers them among those that put an op in the same steps: the phases of
+// the innermost levels first, PhaseFirst before PhaseLast, PhaseRest and
+// PhaseMiddle, the splits last; a lead op (PhaseFirst only) after the op
+// that is not.
 func patterns(l *TileLoop, piped bool) []pattern {
 	n := len(l.Axes)
 	var base []pattern
@@ -183,7 +184,9 @@ func patterns(l *TileLoop, piped bool) []pattern {
 			}
 		}
 		out = append(out, pt)
-		if piped {
+		// A lead op loads the next tile ahead: at the first tile of its
+		// level only (002 L4151-4158).
+		if piped && len(pt.phases) == 1 && pt.phases[0] == PhaseFirst {
 			lead := pt
 			lead.lead = true
 			out = append(out, lead)
@@ -230,14 +233,19 @@ func (rc *recognizer) loops(axes []LoopAxis, piped bool, try func(*TileLoop) boo
 					k++
 				}
 			}
+			// Each group's patterns that fit, those that put its ops in
+			// the earliest steps first (an op between two anchors belongs
+			// to the step before: a split reduce's pass after its chunk's
+			// main chain, not before the next chunk's loads).
 			cands := make([][]pattern, len(rc.members))
 			ok := true
 			for g, ms := range rc.members {
+				var early []int
 				for _, pt := range pats {
 					if len(pt.tiles) != len(ms) || g == a && (pt.lead != aLead || len(pt.tiles) != steps) {
 						continue
 					}
-					fits := true
+					fits, sum := true, 0
 					for k, i := range ms {
 						st := pt.tiles[k] + shift(pt.lead)
 						lo, hi := 0, last
@@ -251,15 +259,18 @@ func (rc *recognizer) loops(axes []LoopAxis, piped bool, try func(*TileLoop) boo
 							fits = false
 							break
 						}
+						sum += st
 					}
 					if fits {
 						cands[g] = append(cands[g], pt)
+						early = append(early, sum)
 					}
 				}
 				if len(cands[g]) == 0 {
 					ok = false
 					break
 				}
+				sort.Stable(byEarly{cands[g], early})
 			}
 			if !ok {
 				continue
@@ -288,6 +299,19 @@ func (rc *recognizer) loops(axes []LoopAxis, piped bool, try func(*TileLoop) boo
 		}
 	}
 	return false
+}
+
+// byEarly sorts patterns by the sum of their ops' steps.
+type byEarly struct {
+	p   []pattern
+	sum []int
+}
+
+func (b byEarly) Len() int           { return len(b.p) }
+func (b byEarly) Less(i, j int) bool { return b.sum[i] < b.sum[j] }
+func (b byEarly) Swap(i, j int) {
+	b.p[i], b.p[j] = b.p[j], b.p[i]
+	b.sum[i], b.sum[j] = b.sum[j], b.sum[i]
 }
 
 // bodyOp is a body op being recognized: its group and phase, and its
