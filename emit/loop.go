@@ -41,8 +41,20 @@ import (
 // Rust. A software-pipelined loop (kernel.TileLoop.Pipelined) runs one step
 // more, `for t in 0..=N`: its lead ops (the next tile's loads) work on tile
 // t under `if t < N`, the others on tile t - 1 under `if t >= 1`, each block
-// computing the indices of its tile. See docs/spec-decisions.md "Emitted
-// Rust: tile loops".
+// computing the indices of its tile.
+//
+// A K-chunked loop (the contracted axes' tiles innermost, docs/spec-
+// decisions.md "K chunks: the split reduce's spelling and buffers") has
+// ops that fire at a phase of their level's tiles (kernel.LoopOp.Phase):
+// chunk 0's main chain under `if t % 4 == 0`, the other chunks' under `if
+// t % 4 != 0`, the split reduce's passes into the running sum under `if t
+// % 4 != 0 && t % 4 != 3` and its last pass and the store of the output
+// tile under `if t % 4 == 3` (bounds on t at level 0: `t == 0`, `t >= 1`,
+// ...). The running sum is one variable assigned by chunk 0's chain and by
+// the passes, `begin_interleaved::<Kc, _, _, _, _, _>(out_ps0.view(),
+// out_ps1.view())`, its two buffers indexed by the chunk (`[a, b][t % 2]`,
+// `[a, b][t % 5 % 2]`). See docs/spec-decisions.md "Emitted Rust: tile
+// loops".
 
 // loopPrinter holds the loop being printed.
 type loopPrinter struct {

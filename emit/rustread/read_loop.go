@@ -12,9 +12,10 @@ import (
 
 // Reading the loop form of a tiled kernel (loop.go): the loop's body is
 // read with the statements of a straight-line kernel, each op taking the
-// level and lead of the `if` around it, into a kernel.TileLoop; finish
-// unrolls it (kernel.TileLoop.Unroll) once the host program has given the
-// HBM addresses the tile views offset.
+// level, phase and lead of the `if` around it, into a kernel.TileLoop (a
+// slot, which a K-chunked loop's running sum is, may be assigned by several
+// statements); finish unrolls it (kernel.TileLoop.Unroll) once the host
+// program has given the HBM addresses the tile views offset.
 
 // loopRead is the state of the loop being read.
 type loopRead struct {
@@ -33,8 +34,10 @@ type loopRead struct {
 	phase kernel.Phase
 	lead  bool
 	tile  string
-	// slots are the slots the body has assigned, by variable.
-	slots map[string]*slotRead
+	// slots are the slots the body has assigned, by variable, and the
+	// variables in the order of their first assignments.
+	slots     map[string]*slotRead
+	slotOrder []string
 	// opsAt and intermAt are len(r.prog.Ops) and len(r.interm) before the
 	// body.
 	opsAt    int
@@ -622,6 +625,7 @@ func (r *reader) loopStatement() {
 		lp.l.Slots = append(lp.l.Slots, s)
 		if t.kind == tIdent {
 			lp.slots[t.text] = &slotRead{slot: s, ann: x, level: lp.level, tile: lp.tile, off: lp.parityOff, producers: 1}
+			lp.slotOrder = append(lp.slotOrder, t.text)
 		}
 	}
 }
@@ -669,7 +673,8 @@ func (r *reader) reassigned(v token, sr *slotRead, first *kernel.Tensor, ops, in
 // m with S and P strides of levels.
 func (r *reader) checkSlots() {
 	lp := r.lp
-	for _, sr := range lp.slots {
+	for _, v := range lp.slotOrder {
+		sr := lp.slots[v]
 		s := sr.slot
 		m := len(s.Tensors)
 		if m < 2 {

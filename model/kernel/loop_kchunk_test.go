@@ -18,7 +18,7 @@ import (
 
 // bodyText is a body op as the tests name it: context, kind, what it
 // produces or stores, level, phase and lead.
-func bodyText(l *TileLoop, b *LoopOp) string {
+func bodyText(b *LoopOp) string {
 	out := b.Op.Dst
 	if b.Op.Kind == OpChain {
 		out = b.Op.Stages[len(b.Op.Stages)-1].Tensor
@@ -89,7 +89,7 @@ func TestRecognizeKChunked(t *testing.T) {
 			assert.Equal(t, tc.counts, counts)
 			var body []string
 			for _, b := range l.Body {
-				body = append(body, bodyText(l, b))
+				body = append(body, bodyText(b))
 			}
 			assert.Equal(t, tc.body, body)
 			var slots []string
