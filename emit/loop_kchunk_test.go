@@ -134,6 +134,28 @@ func TestTiledKLoopReadErrors(t *testing.T) {
 	}
 }
 
+// TestTiledKLoopSpellings: a block's condition is read by the steps at
+// which it holds, so another spelling of a phase's steps reads as that
+// phase: the same program.
+func TestTiledKLoopSpellings(t *testing.T) {
+	for _, tc := range []struct{ file, old, new string }{
+		{"tiledk-k5-2tile-double", "if t >= 1 && (t - 1) % 5 != 0 {", "if t >= 1 && (t - 1) % 5 >= 1 {"},
+		{"tiledk-k5-2tile-double", "if t >= 1 && (t - 1) % 5 == 0 {", "if t < 10 && t >= 1 && (t - 1) % 5 < 1 {"},
+		{"tiledk-k4-double", "if t >= 2 && t < 4 {", "if t != 4 && t >= 2 {"},
+		{"tiledk-k2-single", "if t == 1 {", "if t >= 1 {"},
+	} {
+		t.Run(tc.new, func(t *testing.T) {
+			p, _ := loadTiled(t, tc.file)
+			src, err := Rust(p, RustOptions{})
+			require.NoError(t, err)
+			require.Contains(t, string(src), tc.old)
+			q, err := rustread.Read("k.rs", []byte(strings.Replace(string(src), tc.old, tc.new, 1)))
+			require.NoError(t, err)
+			assert.JSONEq(t, programJSON(t, p), programJSON(t, q))
+		})
+	}
+}
+
 // BenchmarkTiledKLoop: emitting and reading back the 2-tile, 5-chunk
 // double-buffered loop.
 func BenchmarkTiledKLoop(b *testing.B) {
