@@ -252,7 +252,10 @@ func TestPipelinedLoop(t *testing.T) {
 			for _, bad := range []struct{ old, new, want string }{
 				{"let sctx = t - 1;", "let sctx = t;", "the ops of this block work on tile t - 1"},
 				{"if t < 2 {", "if t < 3 {", "the condition of a loop level"},
-				{"if t >= 1 {", "if t >= 2 {", "the condition of a loop level"},
+				{"if t >= 1 {", "if t != 1 {", "the condition of a loop level"},
+				// The steps of another phase (the last tile's ops after
+				// the lead ops), whose ops are then out of order.
+				{"if t >= 1 {", "if t >= 2 {", ""},
 				{"        if t == 0 {\n", "        {\n", "a statement of a pipelined loop is in a block"},
 			} {
 				require.Contains(t, string(src), bad.old)

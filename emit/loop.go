@@ -41,17 +41,28 @@ import (
 // Rust. A software-pipelined loop (kernel.TileLoop.Pipelined) runs one step
 // more, `for t in 0..=N`: its lead ops (the next tile's loads) work on tile
 // t under `if t < N`, the others on tile t - 1 under `if t >= 1`, each block
-// computing the indices of its tile. See docs/spec-decisions.md "Emitted
-// Rust: tile loops".
+// computing the indices of its tile.
+//
+// A K-chunked loop (the contracted axes' tiles innermost, docs/spec-
+// decisions.md "K chunks: the split reduce's spelling and buffers") has
+// ops that fire at a phase of their level's tiles (kernel.LoopOp.Phase):
+// chunk 0's main chain under `if t % 4 == 0`, the other chunks' under `if
+// t % 4 != 0`, the split reduce's passes into the running sum under `if t
+// % 4 != 0 && t % 4 != 3` and its last pass and the store of the output
+// tile under `if t % 4 == 3` (bounds on t at level 0: `t == 0`, `t >= 1`,
+// ...). The running sum is one variable assigned by chunk 0's chain and by
+// the passes, `begin_interleaved::<Kc, _, _, _, _, _>(out_ps0.view(),
+// out_ps1.view())`, its two buffers indexed by the chunk (`[a, b][t % 2]`,
+// `[a, b][t % 5 % 2]`). See docs/spec-decisions.md "Emitted Rust: tile
+// loops".
 
 // loopPrinter holds the loop being printed.
 type loopPrinter struct {
 	l *kernel.TileLoop
-	// vars are the axes' index variables; level is each slot's producing
-	// op's level and lead whether it is a lead op.
+	// vars are the axes' index variables; level is the level of each
+	// slot's first producing op in the body.
 	vars  []string
 	level map[string]int
-	lead  map[string]bool
 	// tile is the expression of the tile the ops being printed work on:
 	// "t", or "t - 1" for the non-lead ops of a pipelined loop.
 	tile string
@@ -65,7 +76,7 @@ func loopForm(p *kernel.Program) (*loopPrinter, *kernel.Program) {
 	if !ok {
 		return nil, nil
 	}
-	lp := &loopPrinter{l: l, level: map[string]int{}, lead: map[string]bool{}, tile: "t"}
+	lp := &loopPrinter{l: l, level: map[string]int{}, tile: "t"}
 	bp := &kernel.Program{Name: p.Name, Axes: p.Axes, Chips: p.Chips, Reference: p.Reference}
 	taken := map[string]bool{"t": true, "ctx": true}
 	for _, t := range p.Tensors {
@@ -107,18 +118,27 @@ func loopForm(p *kernel.Program) (*loopPrinter, *kernel.Program) {
 		if op.Kind == kernel.OpChain {
 			out = op.Stages[len(op.Stages)-1].Tensor
 		}
-		if op.Kind == kernel.OpToHBM && l.View(op.Dst) == nil {
-			return nil, nil // the loop stores tiles of the result only
+		if op.Kind == kernel.OpToHBM && l.View(op.Dst) == nil && !isResult(bp, op.Dst) {
+			return nil, nil // the loop stores tiles of the result, or the whole result
 		}
-		lp.level[out] = lo.Level
-		lp.lead[out] = lo.Lead
+		if _, seen := lp.level[out]; !seen {
+			lp.level[out] = lo.Level
+		}
 	}
 	return lp, bp
 }
 
-// guard is when a body op fires: its level and whether it is a lead op.
+// isResult reports whether name is p's result.
+func isResult(p *kernel.Program, name string) bool {
+	t, ok := p.Tensor(name)
+	return ok && t.Mem == kernel.HBM && t.Role == kernel.Output
+}
+
+// guard is when a body op fires: its level, phase and whether it is a lead
+// op.
 type guard struct {
 	level int
+	phase kernel.Phase
 	lead  bool
 }
 
@@ -169,11 +189,11 @@ func (w *rustWriter) loopKernel() error {
 		}
 	}
 	for i, lo := range l.Body {
-		g := guard{lo.Level, lo.Lead}
+		g := guard{lo.Level, lo.Phase, lo.Lead}
 		if !open || g != cur {
 			closeIf()
 			lp.tile = "t"
-			if piped || lo.Level < n {
+			if piped || lo.Level < n || lo.Phase != kernel.PhaseFirst {
 				w.line("        if %s {", condText(l, g))
 				open, cur = true, g
 				if piped && !lo.Lead {
@@ -210,7 +230,7 @@ func (w *rustWriter) blockIndices(rest []*kernel.LoopOp, g guard) {
 	lp, l := w.lp, w.lp.l
 	used := make([]bool, len(l.Axes))
 	for _, lo := range rest {
-		if (guard{lo.Level, lo.Lead}) != g {
+		if (guard{lo.Level, lo.Phase, lo.Lead}) != g {
 			break
 		}
 		for _, nm := range []string{lo.Op.Src, lo.Op.Dst} {
@@ -257,11 +277,16 @@ func (w *rustWriter) loopOp(op *kernel.Op) error {
 		w.viewLine(v)
 	}
 	if op.Kind == kernel.OpToHBM {
-		v := l.View(op.Dst)
-		w.viewLine(v)
 		// The tile of the result is written through its mutable view:
-		// DmTensorView::to_hbm_view (memory_tensor.rs; tensor/memory.rs).
-		w.line("%s%s.view().to_hbm_view(&mut ctx.tdma, %s);", w.ind, op.Src, v.Name)
+		// DmTensorView::to_hbm_view (memory_tensor.rs; tensor/memory.rs);
+		// a loop that tiles no axis of the result (K chunks only) writes
+		// the whole result through view_mut().
+		dst := op.Dst + ".view_mut()"
+		if v := l.View(op.Dst); v != nil {
+			w.viewLine(v)
+			dst = v.Name
+		}
+		w.line("%s%s.view().to_hbm_view(&mut ctx.tdma, %s);", w.ind, op.Src, dst)
 		return nil
 	}
 	return w.op(op, false)
@@ -289,39 +314,99 @@ func (w *rustWriter) viewLine(v *kernel.LoopView) {
 		w.mapTextOf(v.Maps[len(v.Maps)-1], roleNone, out), sb.String())
 }
 
-// condText is when an op of guard g fires. Without lead ops: at the steps
-// where the indices of the axes from its level on are 0 (`t % S == 0`,
-// `t == 0` for once). In a pipelined loop of N tiles, which runs N + 1
-// steps: a lead op at the steps t < N whose tile t is such a step, the
-// others at the steps t ≥ 1 whose tile t - 1 is.
+// condText is when an op of guard g fires, over the loop's steps t: the
+// steps of its tiles (a lead op's tile is its step, another op's in a
+// pipelined loop the step before: t - 1). At level 0 the tiles are an
+// interval (every tile, the first, the last, all but the first, all but
+// the first and the last) written with bounds on t: `t == 0`, `t == 1`
+// (the first tile, for the ops after the lead ops of a pipelined loop),
+// `t >= 1`, `t < N`, `t >= 2 && t < N`. At an inner level the phase is a
+// residue of the tile modulo the level's stride S: `t % S == 0` (the
+// first), `t % S == S - 1` (the last), `t % S != 0` (the others), both
+// `!=` (neither), after `t < N && ` for a lead op of a pipelined loop or
+// `t >= 1 && ` with `(t - 1) % S` for the others (docs/spec-decisions.md
+// "Emitted Rust: tile loops").
 func condText(l *kernel.TileLoop, g guard) string {
 	s, n := l.Stride(g.level), l.Steps()
-	if !l.Pipelined() {
-		if s == n {
-			return "t == 0"
+	piped := l.Pipelined()
+	shift, last := 0, n-1 // the step of tile 0, the last step
+	if piped {
+		last = n
+		if !g.lead {
+			shift = 1
 		}
-		return fmt.Sprintf("t %% %d == 0", s)
 	}
-	switch {
-	case g.lead && s == n:
-		return "t == 0"
-	case g.lead && s == 1:
-		return fmt.Sprintf("t < %d", n)
-	case g.lead:
-		return fmt.Sprintf("t < %d && t %% %d == 0", n, s)
-	case s == n:
-		return "t == 1"
-	case s == 1:
-		return "t >= 1"
+	if s == n {
+		// An interval of tiles [a, b].
+		a, b := 0, n-1
+		switch g.phase {
+		case kernel.PhaseFirst:
+			if g.level == 0 {
+				b = 0
+			}
+		case kernel.PhaseLast:
+			a = n - 1
+		case kernel.PhaseRest:
+			a = 1
+		case kernel.PhaseMiddle:
+			a, b = 1, n-2
+		}
+		a, b = a+shift, b+shift
+		var atoms []string
+		switch {
+		case a == b:
+			return fmt.Sprintf("t == %d", a)
+		case a > 0:
+			atoms = append(atoms, fmt.Sprintf("t >= %d", a))
+		}
+		if b < last {
+			atoms = append(atoms, fmt.Sprintf("t < %d", b+1))
+		}
+		return strings.Join(atoms, " && ")
 	}
-	return fmt.Sprintf("t >= 1 && (t - 1) %% %d == 0", s)
+	var atoms []string
+	base := "t"
+	if piped {
+		if g.lead {
+			atoms = append(atoms, fmt.Sprintf("t < %d", n))
+		} else {
+			atoms = append(atoms, "t >= 1")
+			base = "(t - 1)"
+		}
+	}
+	res := func(op string, k int) string { return fmt.Sprintf("%s %% %d %s %d", base, s, op, k) }
+	switch g.phase {
+	case kernel.PhaseFirst:
+		if s > 1 {
+			atoms = append(atoms, res("==", 0))
+		}
+	case kernel.PhaseLast:
+		atoms = append(atoms, res("==", s-1))
+	case kernel.PhaseRest:
+		atoms = append(atoms, res("!=", 0))
+	case kernel.PhaseMiddle:
+		atoms = append(atoms, res("!=", 0), res("!=", s-1))
+	}
+	return strings.Join(atoms, " && ")
 }
 
-// parityText is the index of a slot's tensor: its producer's fire count
-// modulo the slot's tensors, the tile (of base `t` or `t - 1`) over the
-// producer's stride.
-func parityText(l *kernel.TileLoop, base string, level, m int) string {
-	return rustapi.TileIndex(base, l.Stride(level), m, false)
+// slotIndex is the index of a slot's tensor for the tile base (`t` or `t
+// - 1`): t / S % m (a double buffer alternating with its producer's fires)
+// or t % P / S % m (a running sum alternating with the K chunk): the slot's
+// formula (kernel.LoopSlot.Index).
+func slotIndex(s *kernel.LoopSlot, base string) string {
+	if s.Period == 0 {
+		return rustapi.TileIndex(base, s.Stride, len(s.Tensors), false)
+	}
+	b := base
+	if strings.Contains(base, " ") {
+		b = "(" + base + ")"
+	}
+	b += fmt.Sprintf(" %% %d", s.Period)
+	if s.Stride > 1 {
+		b += fmt.Sprintf(" / %d", s.Stride)
+	}
+	return b + fmt.Sprintf(" %% %d", len(s.Tensors))
 }
 
 // bind is the start of a statement producing t: `let t: Type = `, or
@@ -341,7 +426,7 @@ func (w *rustWriter) addr(t *kernel.Tensor, hbm bool) string {
 			for k, x := range s.Tensors {
 				parts[k] = addrText(x.Addr, hbm)
 			}
-			return "[" + strings.Join(parts, ", ") + "][" + parityText(w.lp.l, w.lp.tile, w.lp.level[t.Name], len(s.Tensors)) + "]"
+			return "[" + strings.Join(parts, ", ") + "][" + slotIndex(s, w.lp.tile) + "]"
 		}
 	}
 	return addrText(t.Addr, hbm)
@@ -357,7 +442,7 @@ func (w *rustWriter) trfMode(t *kernel.Tensor) string {
 			for k, x := range s.Tensors {
 				parts[k] = "TrfAddress::" + string(x.TrfAddress)
 			}
-			return "[" + strings.Join(parts, ", ") + "][" + parityText(w.lp.l, w.lp.tile, w.lp.level[t.Name], len(s.Tensors)) + "].clone()"
+			return "[" + strings.Join(parts, ", ") + "][" + slotIndex(s, w.lp.tile) + "].clone()"
 		}
 	}
 	return "TrfAddress::" + string(t.TrfAddress)

@@ -565,7 +565,9 @@ func dualCollects(p *kernel.Program) []string {
 // (furiosa-opt-std 0.6.0 takes no address; docs/spec-decisions.md "Emitted
 // Rust: placement under furiosa-opt-std 0.6.0"): `// tcpmap:place NAME
 // ADDR`, a TrfAddress for a TRF tensor, a list for a double buffer of the
-// tile loop.
+// tile loop, followed by its index over the producing op's tile t
+// (`[t % 2]`) when it is not the count of the first producing op's fires
+// (a K-chunked loop's running sum).
 func (w *rustWriter) placement() {
 	w.line("// The plan's placement, which %s leaves to its compiler (tcpmap reads it back):", w.api.Library())
 	for _, t := range w.p.Tensors {
@@ -573,10 +575,16 @@ func (w *rustWriter) placement() {
 			continue
 		}
 		var vals []string
+		index := ""
 		if w.lp != nil {
 			if s := w.lp.l.Slot(t.Name); s != nil && len(s.Tensors) > 1 {
 				for _, x := range s.Tensors {
 					vals = append(vals, placeText(x))
+				}
+				// The buffers alternate with the producing op's fires,
+				// unless the index says otherwise (a running sum).
+				if s.Period != 0 || s.Stride != w.lp.l.Stride(w.lp.level[s.Name]) {
+					index = "[" + slotIndex(s, "t") + "]"
 				}
 			}
 		}
@@ -584,7 +592,7 @@ func (w *rustWriter) placement() {
 			w.line("// tcpmap:place %s %s", t.Name, placeText(t))
 			continue
 		}
-		w.line("// tcpmap:place %s [%s]", t.Name, strings.Join(vals, ", "))
+		w.line("// tcpmap:place %s [%s]%s", t.Name, strings.Join(vals, ", "), index)
 	}
 }
 

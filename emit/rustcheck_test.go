@@ -120,6 +120,11 @@ var wrongCalls = []struct {
 	{"slot read before it is assigned", "visa-0.1/tiled-2axis-double", " = unsafe { TrfTensor::from_addr(TrfAddress::FirstHalf) };", ";", "E0381"},
 	{"store through &mut view", "visa-0.1/tiled-2axis-double", "out_dm.view().to_hbm_view(&mut ctx.tdma, out_t);", "out_dm.to_hbm(&mut ctx.tdma, &mut out_t);", "E0308"},
 	{"result without mut", "visa-0.1/tiled-2axis-double", "let mut out: HbmTensor", "let out: HbmTensor", "E0596"},
+	// begin_interleaved takes two DM tensors of one type (context.rs of
+	// both libraries): the split reduce's f32 partial sums, not one of
+	// them and the bf16 output tile.
+	{"interleaved tensors of two types", "visa-0.1/tiledk-k2-single", "(out_ps0.view(), out_ps1.view())", "(out_ps0.view(), out_dm.view())", "E0308"},
+	{"interleaved tensors of two types under 0.6", "opt-0.6/tiledk-k2-single", "(out_ps0.view(), out_ps1.view())", "(out_ps0.view(), out_dm.view())", "E0308"},
 	{"from_addr outside unsafe", "visa-0.1/tiled-2axis-double", "unsafe { HbmTensor::from_addr(2 << 28) }", "HbmTensor::from_addr(2 << 28)", "E0133"},
 	{"Bottom padding under 0.1", "visa-0.1/tiled-2axis-double", "m![1 # 2, I % 64, J]>(i)", "m![1 #{!} 2, I % 64, J]>(i)", "is not in the furiosa-visa-std 0.1.0 grammar"},
 	{"address under 0.6", "opt-0.6/hello-gemm", "b.to_dm(&mut ctx.tdma)", "b.to_dm(&mut ctx.tdma, 1 << 16)", "E0061"},

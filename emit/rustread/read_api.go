@@ -46,11 +46,14 @@ func (r *reader) setAPI(a rustapi.API, off int) {
 }
 
 // place is the value of a `// tcpmap:place` line: an address or a
-// TrfAddress, or a list of them for a double buffer.
+// TrfAddress, or a list of them for a double buffer, with the tokens of
+// its index over the producing op's tile t when it is not the count of the
+// op's fires (`[t % 2]`: a K-chunked loop's running sum).
 type place struct {
 	addrs []int64
 	modes []kernel.TrfAddress
 	list  bool
+	index []token
 	off   int
 	used  bool
 }
@@ -113,6 +116,13 @@ func (r *reader) readPlaces() {
 			if sub.err == nil && len(pl.addrs)+len(pl.modes) < 2 {
 				sub.fail(at, "a list of placements is a double buffer: two or more")
 			}
+			if sub.err == nil && sub.is("[") {
+				open := sub.i
+				end := sub.skipBalanced("[")
+				if sub.err == nil {
+					pl.index = append(append([]token(nil), sub.toks[open+1:end]...), token{kind: tEOF, off: sub.toks[end].off})
+				}
+			}
 		} else {
 			elem()
 		}
@@ -151,7 +161,10 @@ func (r *reader) placeOf(name string, at int, trf bool) (int64, kernel.TrfAddres
 		r.fail(pl.off, "the placement of %s is %s", name, want)
 		return 0, ""
 	}
-	if pl.used {
+	// A slot of the tile loop that another statement produces again (a
+	// running sum) takes its place again.
+	again := r.lp != nil && !r.lp.done && r.lp.slots[name] != nil
+	if pl.used && !again {
 		r.fail(at, "%s is placed twice", name)
 		return 0, ""
 	}
@@ -163,7 +176,19 @@ func (r *reader) placeOf(name string, at int, trf bool) (int64, kernel.TrfAddres
 			return 0, ""
 		}
 		lp.parity, lp.parityModes = pl.addrs, pl.modes
-		lp.parityStride, lp.parityTile, lp.parityOff = lp.l.Stride(lp.level), lp.tile, pl.off
+		lp.parityStride, lp.parityPeriod, lp.parityTile, lp.parityOff = lp.l.Stride(lp.level), 0, lp.tile, pl.off
+		if pl.index != nil {
+			sub := &reader{file: r.file, src: r.src, toks: pl.index, lp: &loopRead{loopVar: "t"}}
+			base, stride, period := sub.slotIndex(len(pl.addrs) + len(pl.modes))
+			if sub.err == nil && (base != "t" || sub.tok().kind != tEOF) {
+				sub.fail(pl.index[0].off, "a place line's buffer index is over the producing op's tile t: t [%% P] [/ S] %% M")
+			}
+			if sub.err != nil {
+				r.err = sub.err
+				return 0, ""
+			}
+			lp.parityStride, lp.parityPeriod = stride, period
+		}
 	}
 	if trf {
 		return 0, pl.modes[0]

@@ -12,9 +12,10 @@ import (
 
 // Reading the loop form of a tiled kernel (loop.go): the loop's body is
 // read with the statements of a straight-line kernel, each op taking the
-// level and lead of the `if` around it, into a kernel.TileLoop; finish
-// unrolls it (kernel.TileLoop.Unroll) once the host program has given the
-// HBM addresses the tile views offset.
+// level, phase and lead of the `if` around it, into a kernel.TileLoop (a
+// slot, which a K-chunked loop's running sum is, may be assigned by several
+// statements); finish unrolls it (kernel.TileLoop.Unroll) once the host
+// program has given the HBM addresses the tile views offset.
 
 // loopRead is the state of the loop being read.
 type loopRead struct {
@@ -26,25 +27,44 @@ type loopRead struct {
 	// statements being read see.
 	index map[string]int
 	scope map[string]bool
-	// The block being read: its ops' level and lead, and the tile they
-	// work on ("t", or "t - 1" for the non-lead ops of a pipelined loop).
+	// The block being read: its ops' level, phase and lead, and the tile
+	// they work on ("t", or "t - 1" for the non-lead ops of a pipelined
+	// loop).
 	level int
+	phase kernel.Phase
 	lead  bool
 	tile  string
+	// slots are the slots the body has assigned, by variable, and the
+	// variables in the order of their first assignments.
+	slots     map[string]*slotRead
+	slotOrder []string
 	// opsAt and intermAt are len(r.prog.Ops) and len(r.interm) before the
 	// body.
 	opsAt    int
 	intermAt int
-	// parity is the list of the last `[a, b][t / S % m]` address or
-	// TrfAddress read (or place list), its stride and tile; nil when the
-	// last was plain.
+	// parity is the list of the last `[a, b][t / S % m]` (or `[t % P / S
+	// % m]`) address or TrfAddress read (or place list), its stride,
+	// period and tile; nil when the last was plain.
 	parity       []int64
 	parityModes  []kernel.TrfAddress
 	parityStride int
+	parityPeriod int
 	parityTile   string
 	parityOff    int
 	// done is set at the loop's closing brace.
 	done bool
+}
+
+// slotRead is a slot of the loop being read: its declared type, its first
+// producing statement's level and tile and where its buffer index was read,
+// and how many statements produce it.
+type slotRead struct {
+	slot      *kernel.LoopSlot
+	ann       *kernel.Tensor
+	level     int
+	tile      string
+	off       int
+	producers int
 }
 
 // memType is the library's type of a tensor in each memory.
@@ -212,7 +232,7 @@ func (r *reader) forLoop() {
 		return
 	}
 	lp := &loopRead{off: start.off, loopVar: v.text, piped: piped, l: &kernel.TileLoop{}, index: map[string]int{},
-		scope: map[string]bool{}, opsAt: len(r.prog.Ops), intermAt: len(r.interm), tile: v.text}
+		scope: map[string]bool{}, opsAt: len(r.prog.Ops), intermAt: len(r.interm), tile: v.text, slots: map[string]*slotRead{}}
 	// The axes, from the index lets anywhere in the body: each variable
 	// is one axis's index, t / S % C, its stride S the product of the
 	// counts of the axes inside it; the outermost has no count.
@@ -298,6 +318,7 @@ func (r *reader) forLoop() {
 			return
 		}
 	}
+	r.checkSlots()
 	lp.done = true
 }
 
@@ -322,31 +343,70 @@ type condAtom struct {
 	mod  int // 0 without `%`
 	op   string
 	k    int64
+	off  int
 }
 
-// loopIf parses a block `if COND { ... }` (condText): without pipelining
-// `t == 0` (once) or `t % S == 0` (when the indices of the axes of stride
-// < S are 0); pipelined, a lead block `t == 0`, `t < N` or `t < N && t %
-// S == 0`, and a block of tile t - 1 `t == 1`, `t >= 1` or `t >= 1 && (t
-// - 1) % S == 0`.
+// eval is the atom's value at step t; false for ok when its base t - 1
+// would underflow at t = 0 (Rust's usize).
+func (a condAtom) eval(t int64) (v, ok bool) {
+	x := t
+	if a.base != "t" {
+		if t == 0 {
+			return false, false
+		}
+		x = t - 1
+	}
+	if a.mod > 0 {
+		x %= int64(a.mod)
+	}
+	switch a.op {
+	case "==":
+		return x == a.k, true
+	case "!=":
+		return x != a.k, true
+	case "<":
+		return x < a.k, true
+	case ">=":
+		return x >= a.k, true
+	}
+	return false, false
+}
+
+// loopIf parses a block `if COND { ... }` (condText): a conjunction of
+// comparisons of the step t (or t - 1) [% S] with ==, !=, < or >= and an
+// integer, which must fire at the steps of one level's phase (a lead op's
+// at its tiles, another's in a pipelined loop at the steps after them):
+// `t == 0` (once), `t % S == 0` (when the indices of the axes of stride
+// < S are 0), `t % S == S - 1` (when they are all last), `t % S != 0`,
+// `t >= 1 && t < N - 1`; pipelined, a lead block `t == 0`, `t < N` or `t <
+// N && t % S == 0`, and a block of tile t - 1 `t == 1`, `t >= 1` or `t >=
+// 1 && (t - 1) % S == 0` (and the other phases so). A residue's base is
+// the block's tile.
 func (r *reader) loopIf() {
 	lp := r.lp
 	at := r.expect("if")
 	var atoms []condAtom
 	for r.err == nil {
-		a := condAtom{base: r.tileBase(lp.loopVar)}
+		a := condAtom{off: r.tok().off}
+		a.base = r.tileBase(lp.loopVar)
 		if r.accept("%") {
 			a.mod = int(r.constAtom())
+			if r.err == nil && a.mod < 1 {
+				r.fail(a.off, "a residue modulo %d", a.mod)
+				return
+			}
 		}
 		switch {
 		case r.is("=") && r.peek(1).text == "=":
 			a.op = "=="
+		case r.is("!") && r.peek(1).text == "=":
+			a.op = "!="
 		case r.is("<"):
 			a.op = "<"
 		case r.is(">") && r.peek(1).text == "=":
 			a.op = ">="
 		default:
-			r.fail(r.tok().off, "want ==, < or >=, found %s", describe(r.tok()))
+			r.fail(r.tok().off, "want ==, !=, < or >=, found %s", describe(r.tok()))
 			return
 		}
 		r.next()
@@ -371,23 +431,32 @@ func (r *reader) loopIf() {
 	if r.err != nil {
 		return
 	}
-	level, lead, ok := r.blockOf(atoms)
+	level, phase, lead, ok := r.blockOf(atoms)
+	if r.err != nil {
+		return
+	}
 	if !ok {
-		forms := "t == 0 or t % S == 0"
+		forms := "t == 0, t % S == 0, t % S == S - 1, t % S != 0 or t >= 1 && t < N"
 		if lp.piped {
-			forms = "t == 0, t < N, t < N && t % S == 0, t == 1, t >= 1 or t >= 1 && (t - 1) % S == 0"
+			forms = "t == 0, t < N, t < N && t % S == 0, t == 1, t >= 1, t >= 1 && (t - 1) % S == 0 or t >= 1 && (t - 1) % S != 0"
 		}
-		r.fail(at.off, "want the condition of a loop level (%s, S a level's stride: %s)", strings.ReplaceAll(forms, "t", lp.loopVar), strides(lp.l))
+		r.fail(at.off, "want the condition of a loop level's phase (%s, S a level's stride: %s)", strings.ReplaceAll(forms, "t", lp.loopVar), strides(lp.l))
 		return
 	}
 	r.expect("{")
 	if r.err != nil {
 		return
 	}
-	lp.level, lp.lead = level, lead
+	lp.level, lp.phase, lp.lead = level, phase, lead
 	lp.tile = lp.loopVar
 	if lp.piped && !lead {
 		lp.tile = lp.loopVar + " - 1"
+	}
+	for _, a := range atoms {
+		if a.mod > 0 && a.base != lp.tile {
+			r.fail(a.off, "the ops of this block work on tile %s: its residue is %s %% %d", lp.tile, rustapi.TileIndex(lp.tile, 1, 2, true), a.mod)
+			return
+		}
 	}
 	outer := lp.scope
 	lp.scope = map[string]bool{}
@@ -406,67 +475,62 @@ func (r *reader) loopIf() {
 		}
 	}
 	r.expect("}")
-	lp.level, lp.lead, lp.tile, lp.scope = len(lp.l.Axes), false, lp.loopVar, outer
+	lp.level, lp.phase, lp.lead, lp.tile, lp.scope = len(lp.l.Axes), kernel.PhaseFirst, false, lp.loopVar, outer
 }
 
-// blockOf classifies a block's condition.
-func (r *reader) blockOf(atoms []condAtom) (level int, lead, ok bool) {
+// blockOf classifies a block's condition by the steps it holds at: the
+// level, phase and lead whose op fires at exactly those (a lead op at the
+// first of its level's tiles only, kernel.Recognize's). No two differ in
+// their steps.
+func (r *reader) blockOf(atoms []condAtom) (level int, phase kernel.Phase, lead, ok bool) {
 	lp := r.lp
-	n, steps := len(lp.l.Axes), int64(lp.l.Steps())
-	t, t1 := lp.loopVar, lp.loopVar+" - 1"
-	levelOf := func(s int) (int, bool) {
-		for lv := 1; lv < n; lv++ {
-			if lp.l.Stride(lv) == s {
-				return lv, true
+	n, steps := len(lp.l.Axes), lp.l.Steps()
+	last := steps - 1
+	if lp.piped {
+		last = steps
+	}
+	holds := make([]bool, last+1)
+	for t := range holds {
+		holds[t] = true
+		for _, a := range atoms {
+			v, ok := a.eval(int64(t))
+			if !ok {
+				r.fail(a.off, "%s - 1 underflows at %s = 0: guard the block with %s >= 1 first", lp.loopVar, lp.loopVar, lp.loopVar)
+				return 0, 0, false, false
+			}
+			if !v {
+				holds[t] = false
+				break
 			}
 		}
-		return 0, false
 	}
-	is := func(a condAtom, base string, mod int, op string, k int64) bool {
-		return a.base == base && a.mod == mod && a.op == op && a.k == k
-	}
-	once := func(a condAtom, k int64) bool { return is(a, t, 0, "==", k) }
-	if !lp.piped {
-		if len(atoms) != 1 {
-			return 0, false, false
-		}
-		a := atoms[0]
-		if once(a, 0) {
-			return 0, false, true
-		}
-		if a.base == t && a.mod > 0 && a.op == "==" && a.k == 0 {
-			lv, ok := levelOf(a.mod)
-			return lv, false, ok
-		}
-		return 0, false, false
-	}
-	switch len(atoms) {
-	case 1:
-		a := atoms[0]
-		switch {
-		case once(a, 0):
-			return 0, true, true
-		case once(a, 1):
-			return 0, false, true
-		case is(a, t, 0, "<", steps):
-			return n, true, true
-		case is(a, t, 0, ">=", 1):
-			return n, false, true
-		}
-	case 2:
-		a, b := atoms[0], atoms[1]
-		if b.mod == 0 || b.op != "==" || b.k != 0 {
-			return 0, false, false
-		}
-		lv, ok := levelOf(b.mod)
-		switch {
-		case is(a, t, 0, "<", steps) && b.base == t:
-			return lv, true, ok
-		case is(a, t, 0, ">=", 1) && b.base == t1:
-			return lv, false, ok
+	for lv := n; lv >= 0; lv-- {
+		for _, ph := range []kernel.Phase{kernel.PhaseFirst, kernel.PhaseLast, kernel.PhaseRest, kernel.PhaseMiddle} {
+			for _, ld := range []bool{true, false} {
+				if ld && (!lp.piped || ph != kernel.PhaseFirst) {
+					continue
+				}
+				lo := &kernel.LoopOp{Level: lv, Phase: ph, Lead: ld}
+				if lp.l.Stride(lv) < ph.MinStride() || !lp.piped && lv == n && ph == kernel.PhaseFirst {
+					continue // not a phase of the level; no block
+				}
+				shift := 0
+				if lp.piped && !ld {
+					shift = 1
+				}
+				same := true
+				for t := 0; t <= last && same; t++ {
+					tile := t - shift
+					fires := tile >= 0 && tile < steps && lp.l.Fires(lo, tile)
+					same = fires == holds[t]
+				}
+				if same {
+					return lv, ph, ld, true
+				}
+			}
 		}
 	}
-	return 0, false, false
+	return 0, 0, false, false
 }
 
 func strides(l *kernel.TileLoop) string {
@@ -496,6 +560,21 @@ func (r *reader) loopStatement() {
 		r.fail(t.off, "a let in the tile loop binds a tile view or an index; the tensors the loop produces are declared before it")
 		return
 	case t.kind == tIdent && r.peek(1).text == "=" && r.peek(2).text != "=":
+		if sr, again := lp.slots[t.text]; again {
+			// Another statement producing the slot (a running sum: chunk
+			// 0's main chain and the split reduce's passes).
+			r.next()
+			r.next()
+			r.names[t.text] = false
+			first := r.vars[t.text]
+			r.expression(t, sr.ann, t.off, false)
+			r.expect(";")
+			if r.err != nil {
+				return
+			}
+			r.reassigned(t, sr, first, ops, interm)
+			return
+		}
 		ann, ok := r.pending[t.text]
 		if !ok {
 			r.fail(t.off, "%s is assigned but not declared with let mut before the loop", t.text)
@@ -520,18 +599,19 @@ func (r *reader) loopStatement() {
 		return
 	}
 	op := r.prog.Ops[ops]
-	lp.l.Body = append(lp.l.Body, &kernel.LoopOp{Op: op, Level: lp.level, Lead: lp.lead})
+	lp.l.Body = append(lp.l.Body, &kernel.LoopOp{Op: op, Level: lp.level, Lead: lp.lead, Phase: lp.phase})
 	for _, x := range r.interm[interm:] {
 		s := &kernel.LoopSlot{Name: x.Name}
 		m := max(len(lp.parity), len(lp.parityModes))
 		if m > 0 {
-			if lp.parityStride != lp.l.Stride(lp.level) || lp.parityTile != lp.tile {
-				r.fail(lp.parityOff, "the buffer index is %s: its op fires every %d steps for tile %s", rustapi.TileIndex(lp.tile, lp.l.Stride(lp.level), m, false), lp.l.Stride(lp.level), lp.tile)
+			if lp.parityTile != lp.tile {
+				r.fail(lp.parityOff, "the buffer index is %s: its op works on tile %s", rustapi.TileIndex(lp.tile, lp.l.Stride(lp.level), m, false), lp.tile)
 				return
 			}
+			s.Stride, s.Period = lp.parityStride, lp.parityPeriod
 			for k := range m {
 				c := *x
-				c.Name = x.Name + strconv.Itoa(k)
+				c.Name = kernel.SlotTensorName(x.Name, k, m)
 				if lp.parity != nil {
 					c.Addr = lp.parity[k]
 				} else {
@@ -543,6 +623,82 @@ func (r *reader) loopStatement() {
 			s.Tensors = []*kernel.Tensor{x}
 		}
 		lp.l.Slots = append(lp.l.Slots, s)
+		if t.kind == tIdent {
+			lp.slots[t.text] = &slotRead{slot: s, ann: x, level: lp.level, tile: lp.tile, off: lp.parityOff, producers: 1}
+			lp.slotOrder = append(lp.slotOrder, t.text)
+		}
+	}
+}
+
+// reassigned finishes a statement that produces a slot again: its tensor
+// is the slot's (the same type and placement, the same buffers and index),
+// and the op names the slot.
+func (r *reader) reassigned(v token, sr *slotRead, first *kernel.Tensor, ops, interm int) {
+	lp := r.lp
+	if len(r.prog.Ops) != ops+1 || len(r.interm) != interm+1 {
+		r.fail(v.off, "a statement of the tile loop is one op")
+		return
+	}
+	x := r.interm[interm]
+	s := sr.slot
+	m := max(len(lp.parity), len(lp.parityModes))
+	same := sameType(x, s.Tensors[0]) && m == len(s.Tensors)
+	if same && m == 0 {
+		same = x.Addr == s.Tensors[0].Addr && x.TrfAddress == s.Tensors[0].TrfAddress
+	}
+	for k := 0; same && k < m; k++ {
+		if lp.parity != nil {
+			same = lp.parity[k] == s.Tensors[k].Addr
+		} else {
+			same = lp.parityModes[k] == s.Tensors[k].TrfAddress
+		}
+	}
+	if same && m > 0 {
+		same = lp.parityStride == s.Stride && lp.parityPeriod == s.Period && lp.parityTile == lp.tile
+	}
+	if !same {
+		r.fail(v.off, "%s is produced again with another type, placement or buffer index than its first statement's", v.text)
+		return
+	}
+	r.interm = r.interm[:interm]
+	r.vars[v.text] = first
+	r.names[v.text] = true
+	sr.producers++
+	lp.l.Body = append(lp.l.Body, &kernel.LoopOp{Op: r.prog.Ops[ops], Level: lp.level, Lead: lp.lead, Phase: lp.phase})
+}
+
+// checkSlots checks each slot's buffer index once the body is read: a
+// slot one op produces alternates with its fires (t / S % m, S the stride
+// of its level); one that several produce (a running sum), t [% P] / S %
+// m with S and P strides of levels.
+func (r *reader) checkSlots() {
+	lp := r.lp
+	for _, v := range lp.slotOrder {
+		sr := lp.slots[v]
+		s := sr.slot
+		m := len(s.Tensors)
+		if m < 2 {
+			continue
+		}
+		if sr.producers == 1 {
+			if st := lp.l.Stride(sr.level); s.Stride != st || s.Period != 0 {
+				r.fail(sr.off, "the buffer index is %s: its op fires every %d steps for tile %s", rustapi.TileIndex(sr.tile, st, m, false), st, sr.tile)
+				return
+			}
+			continue
+		}
+		isStride := func(x int) bool {
+			for lv := range len(lp.l.Axes) + 1 {
+				if lp.l.Stride(lv) == x {
+					return true
+				}
+			}
+			return false
+		}
+		if !isStride(s.Stride) || s.Period != 0 && (!isStride(s.Period) || s.Period <= s.Stride) {
+			r.fail(sr.off, "the buffer index of %s takes strides of the loop's levels (%s), the period above the stride", s.Name, strides(lp.l))
+			return
+		}
 	}
 }
 
@@ -713,6 +869,13 @@ func (r *reader) storeTile() {
 	r.expect("tdma")
 	r.expect(",")
 	vt := r.ident()
+	whole := r.accept(".")
+	if whole {
+		// The whole result of a loop that tiles none of its axes (K
+		// chunks only): out.view_mut().
+		r.expect("view_mut")
+		r.noArgs()
+	}
 	r.expect(")")
 	r.expect(";")
 	if r.err != nil {
@@ -721,6 +884,14 @@ func (r *reader) storeTile() {
 	src, ok := r.variable(st.text)
 	if !ok || src.Mem != kernel.DM {
 		r.fail(st.off, "to_hbm_view stores a DM tensor, not %s", st.text)
+		return
+	}
+	if whole {
+		if r.output == nil || r.output.Name != vt.text {
+			r.fail(vt.off, "%s.view_mut() is no view of the result: the loop stores tiles of the result, or the result", vt.text)
+			return
+		}
+		r.prog.Ops = append(r.prog.Ops, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToHBM, Src: src.Name, Dst: vt.text})
 		return
 	}
 	v := r.lp.l.View(vt.text)
@@ -756,23 +927,55 @@ func (r *reader) parityAddr() int64 {
 	return vals[0]
 }
 
-// parityIndex parses `[t / S % m]` or `[(t - 1) / S % m]`, m the list's
-// length (parityText).
+// parityIndex parses `[t / S % m]`, `[t % P / S % m]` or either with
+// base (t - 1), m the list's length (slotIndex; kernel.LoopSlot.Index).
 func (r *reader) parityIndex(m int) {
 	lp := r.lp
 	lp.parityOff = r.tok().off
 	r.expect("[")
-	lp.parityTile = r.tileBase(lp.loopVar)
-	lp.parityStride = 1
-	if r.accept("/") {
-		lp.parityStride = int(r.constAtom())
-	}
-	r.expect("%")
-	at := r.tok()
-	if v := r.constAtom(); r.err == nil && int(v) != m {
-		r.fail(at.off, "the index takes %d buffers modulo %d", m, v)
-	}
+	lp.parityTile, lp.parityStride, lp.parityPeriod = r.slotIndex(m)
 	r.expect("]")
+}
+
+// slotIndex parses a slot's buffer index `t [% P] [/ S] % m` (base t or
+// t - 1) and returns its tile base, stride and period.
+func (r *reader) slotIndex(m int) (base string, stride, period int) {
+	lp := r.lp
+	base = r.tileBase(lp.loopVar)
+	var ops []string
+	var vals []int64
+	var offs []int
+	for r.err == nil && (r.is("%") || r.is("/")) {
+		ops = append(ops, r.next().text)
+		offs = append(offs, r.tok().off)
+		vals = append(vals, r.constAtom())
+	}
+	if r.err != nil {
+		return
+	}
+	form := strings.Join(ops, " ")
+	stride = 1
+	switch form {
+	case "%":
+	case "/ %":
+		stride = int(vals[0])
+	case "% %":
+		period = int(vals[0])
+	case "% / %":
+		period, stride = int(vals[0]), int(vals[1])
+	default:
+		r.fail(r.tok().off, "want the buffer index %s [%% P] [/ S] %% %d", lp.loopVar, m)
+		return
+	}
+	k := len(vals) - 1
+	if int(vals[k]) != m {
+		r.fail(offs[k], "the index takes %d buffers modulo %d", m, vals[k])
+		return
+	}
+	if stride < 1 || stride > maxLoopSteps || period < 0 || period > maxLoopSteps {
+		r.fail(offs[0], "want a stride of 1 to %d and a period of 0 to %d", maxLoopSteps, maxLoopSteps)
+	}
+	return
 }
 
 // parityTrf parses `[TrfAddress::FirstHalf, TrfAddress::SecondHalf][t / S

@@ -329,6 +329,13 @@ func FuzzRead(f *testing.F) {
 		}
 		f.Add(src)
 	}
+	// A K-chunked loop under 0.6.0: its running sum's place line carries
+	// its index.
+	if p, err := ReadFile(filepath.Join("..", "testdata", "tiledk-k5-2tile-double.json")); err == nil {
+		if src, err := emit.Rust(p, emit.RustOptions{API: emit.Opt06}); err == nil {
+			f.Add(src)
+		}
+	}
 	if pl, err := plan.Read("../../results/plans/llama3-70b-decode-qk.plan.json"); err == nil {
 		for _, api := range rustapi.APIs {
 			if src, err := emit.Rust(pl.Program, emit.RustOptions{API: api}); err == nil {

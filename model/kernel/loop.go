@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -64,21 +63,112 @@ type LoopView struct {
 	Maps []*mapping.Expr
 }
 
-// LoopSlot is an on-chip tensor of the body: the k-th time its producing op
-// fires it produces Tensors[k % len(Tensors)].
+// LoopSlot is an on-chip tensor of the body: an op that produces it for
+// tile t produces Tensors[Index(t)], t % Period / Stride % len(Tensors)
+// (no `% Period` for Period 0). A double buffer alternates with its
+// producer's fires: Stride is the stride of the producer's level, Period 0
+// (002 L4151-4158). A K-chunked loop's running sum alternates with the
+// chunk: Stride 1, Period the chunk count (docs/spec-decisions.md "K
+// chunks: the split reduce's spelling and buffers").
 type LoopSlot struct {
 	Name    string
 	Tensors []*Tensor
+	Stride  int
+	Period  int
 }
 
-// LoopOp is one op of the body. It fires at the tiles whose indices of the
-// axes Level.. are all 0: Level len(Axes) fires at every tile, Level 0 at
-// the first only. A lead op fires for the tile after the step's (see
-// TileLoop).
+// Index is the position in Tensors of the tensor produced for tile t.
+func (s *LoopSlot) Index(t int) int {
+	if len(s.Tensors) < 2 || s.Stride < 1 {
+		return 0
+	}
+	if s.Period > 0 {
+		t %= s.Period
+	}
+	return t / s.Stride % len(s.Tensors)
+}
+
+// Phase is when, among the tiles of its level, a body op fires: by the
+// index c of the tile over the axes Level.. (t % Stride(Level)), of
+// Stride(Level) values. The phases other than PhaseFirst spell a
+// K-chunked loop (constraints.Space.TileK): its contracted axes are the
+// innermost, their tiles the K chunks of one output tile, and chunk 0's
+// main chain, the other chunks' main chains, the split reduce's passes and
+// its last pass with the store of the output tile fire at different chunks
+// (docs/spec-decisions.md "K chunks: the split reduce's spelling and
+// buffers").
+type Phase uint8
+
+const (
+	// PhaseFirst fires at c = 0: the indices of the axes Level.. are all
+	// 0. At Level len(Axes) (no axes inside) it fires at every tile.
+	PhaseFirst Phase = iota
+	// PhaseRest fires at c ≠ 0: every chunk but the first.
+	PhaseRest
+	// PhaseMiddle fires at 0 < c < Stride(Level) - 1: every chunk but the
+	// first and the last.
+	PhaseMiddle
+	// PhaseLast fires at c = Stride(Level) - 1: the indices of the axes
+	// Level.. are all their last.
+	PhaseLast
+)
+
+// String names the phase.
+func (ph Phase) String() string {
+	switch ph {
+	case PhaseFirst:
+		return "first"
+	case PhaseRest:
+		return "rest"
+	case PhaseMiddle:
+		return "middle"
+	case PhaseLast:
+		return "last"
+	}
+	return fmt.Sprintf("phase(%d)", uint8(ph))
+}
+
+// MinStride is the least stride of a level at which the phase is neither
+// every tile nor none or another phase's: 1 for PhaseFirst, 2 for
+// PhaseLast, 3 for PhaseRest (at 2 it is PhaseLast) and PhaseMiddle.
+func (ph Phase) MinStride() int {
+	switch ph {
+	case PhaseFirst:
+		return 1
+	case PhaseLast:
+		return 2
+	case PhaseRest, PhaseMiddle:
+		return 3
+	}
+	return -1
+}
+
+// LoopOp is one op of the body. It fires at the tiles of its Level's Phase:
+// by default (PhaseFirst) at the tiles whose indices of the axes Level..
+// are all 0, so Level len(Axes) fires at every tile, Level 0 at the first
+// only. A lead op fires for the tile after the step's (see TileLoop).
 type LoopOp struct {
 	Op    *Op
 	Level int
 	Lead  bool
+	Phase Phase
+}
+
+// Fires reports whether body op lo fires for tile t.
+func (l *TileLoop) Fires(lo *LoopOp, t int) bool {
+	s := l.Stride(lo.Level)
+	c := t % s
+	switch lo.Phase {
+	case PhaseFirst:
+		return c == 0
+	case PhaseRest:
+		return c != 0
+	case PhaseMiddle:
+		return c != 0 && c != s-1
+	case PhaseLast:
+		return c == s-1
+	}
+	return false
 }
 
 // Pipelined reports whether the loop has lead ops.
@@ -145,7 +235,6 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 	var viewTiles []int
 	curTile := 0
 	uses := map[string]int{}
-	fired := make([]int, len(l.Body))
 	var ops []*Op
 	viewTensor := func(v *LoopView) (string, error) {
 		b, ok := base[v.Base]
@@ -201,7 +290,7 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 		}
 		return "", fmt.Errorf("%q is used before the loop produces it", name)
 	}
-	produce := func(b int, name string, tile int) (string, error) {
+	produce := func(name string, tile int) (string, error) {
 		if _, ok := base[name]; ok {
 			return name, nil
 		}
@@ -209,7 +298,7 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 		if s == nil || len(s.Tensors) == 0 {
 			return "", fmt.Errorf("%q is no slot of the loop", name)
 		}
-		c := s.Tensors[fired[b]%len(s.Tensors)].Name
+		c := s.Tensors[s.Index(tile)].Name
 		prods[name] = append(prods[name], product{tile, c})
 		return c, nil
 	}
@@ -229,7 +318,7 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 				op.Src, err = use(op.Src, tile)
 			}
 			if err == nil {
-				op.Dst, err = produce(b, op.Dst, tile)
+				op.Dst, err = produce(op.Dst, tile)
 			}
 		case OpToHBM:
 			op.Src, err = use(op.Src, tile)
@@ -237,7 +326,7 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 				if v := l.View(op.Dst); v != nil {
 					op.Dst, err = viewTensor(v)
 				} else {
-					op.Dst, err = produce(b, op.Dst, tile)
+					op.Dst, err = produce(op.Dst, tile)
 				}
 			}
 		case OpChain:
@@ -246,10 +335,15 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 				s := *st
 				if s.Tensor != "" {
 					if i == len(lo.Op.Stages)-1 {
-						s.Tensor, err = produce(b, s.Tensor, tile)
+						s.Tensor, err = produce(s.Tensor, tile)
 					} else {
 						s.Tensor, err = use(s.Tensor, tile)
 					}
+				}
+				// An interleaved begin's second tensor (002 L1866).
+				if bi, perr := ParseBeginInterleave(s.Param); err == nil && perr == nil && bi != nil && s.Kind == StBegin {
+					bi.Tensor, err = use(bi.Tensor, tile)
+					s.Param = bi.String()
 				}
 				op.Stages[i] = &s
 				if err != nil {
@@ -262,7 +356,6 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 		if err != nil {
 			return fmt.Errorf("body[%d] at tile %d: %w", b, tile, err)
 		}
-		fired[b]++
 		ops = append(ops, &op)
 		return nil
 	}
@@ -270,10 +363,18 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 		if lo.Level < 0 || lo.Level > n {
 			return nil, nil, fmt.Errorf("body[%d]: level %d outside 0..%d", b, lo.Level, n)
 		}
+		if ms := lo.Phase.MinStride(); ms < 0 || l.Stride(lo.Level) < ms {
+			return nil, nil, fmt.Errorf("body[%d]: phase %s at level %d, whose tiles are %d (want %d or more)", b, lo.Phase, lo.Level, l.Stride(lo.Level), max(ms, 1))
+		}
+	}
+	for _, s := range l.Slots {
+		if len(s.Tensors) > 1 && (s.Stride < 1 || s.Period < 0) {
+			return nil, nil, fmt.Errorf("slot %s: buffer index t %% %d / %d: want a stride of 1 or more and a period of 0 or more", s.Name, s.Period, s.Stride)
+		}
 	}
 	// The prologue: the lead ops for tile 0.
 	for b, lo := range l.Body {
-		if lo.Lead {
+		if lo.Lead && l.Fires(lo, 0) {
 			if err := fire(b, lo, 0); err != nil {
 				return nil, nil, err
 			}
@@ -285,7 +386,7 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 			if lo.Lead {
 				tile = t + 1
 			}
-			if tile >= steps || tile%l.Stride(lo.Level) != 0 {
+			if tile >= steps || !l.Fires(lo, tile) {
 				continue
 			}
 			if err := fire(b, lo, tile); err != nil {
@@ -309,165 +410,6 @@ func (l *TileLoop) Unroll(args []*Tensor) ([]*Tensor, []*Op, error) {
 		tensors = append(tensors, s.Tensors...)
 	}
 	return tensors, ops, nil
-}
-
-// Recognize finds the tile loop a program is the unrolling of: a program
-// with tile views (Tensor.View) whose tensors are its HBM arguments and
-// result, then its views in the order its ops take them, then its on-chip
-// tensors; whose ops are steps of one body, each step ending with the
-// to_hbm of a tile of the result; and which Unroll gives back exactly
-// (lowered configurations aside, which the steps do not share). It reports
-// false for any other program, which then has no loop form.
-func Recognize(p *Program) (*TileLoop, bool) {
-	if p == nil {
-		return nil, false
-	}
-	var args []*Tensor
-	nviews := 0
-	for _, t := range p.Tensors {
-		if t.View != "" {
-			nviews++
-		}
-		if t.Mem == HBM && t.Role != Intermediate {
-			args = append(args, t)
-		}
-	}
-	if nviews == 0 {
-		return nil, false
-	}
-	// Steps: one to_hbm into a view each.
-	steps := 0
-	first := -1
-	for i, op := range p.Ops {
-		if op.Kind == OpToHBM {
-			steps++
-			if first < 0 {
-				first = i
-			}
-		}
-	}
-	if steps < 2 {
-		return nil, false
-	}
-	want, err := flatJSON(p.Tensors, p.Ops)
-	if err != nil {
-		return nil, false
-	}
-	for _, axes := range axisChoices(p.Axes, steps) {
-		bodies := append([][]bodyOp{stepBody(p.Ops[:first+1])}, pipelinedBodies(p, args, first)...)
-		for _, ops := range bodies {
-			l, ok := guess(p, args, axes, ops)
-			if !ok {
-				continue
-			}
-			ts, flat, err := l.Unroll(args)
-			if err != nil {
-				continue
-			}
-			got, err := flatJSON(ts, flat)
-			if err == nil && bytes.Equal(got, want) {
-				return l, true
-			}
-		}
-	}
-	return nil, false
-}
-
-// bodyOp is an op of the body as the first step shows it, and whether it is
-// a lead op.
-type bodyOp struct {
-	op   *Op
-	lead bool
-}
-
-// stepBody is the body of a loop without lead ops: the first step's ops.
-func stepBody(ops []*Op) []bodyOp {
-	out := make([]bodyOp, len(ops))
-	for i, op := range ops {
-		out[i] = bodyOp{op: op}
-	}
-	return out
-}
-
-// pipelinedBodies reads the body of a software-pipelined loop from the ops
-// up to its first store, the prologue P (the lead ops for tile 0) then the
-// first step S (the lead ops for tile 1, which are those of the innermost
-// level, and the other ops for tile 0). An op kind that fires twice there is
-// an innermost lead op; P ends after the first firing of the last of them.
-// The body interleaves P and S on their common ops; within a gap between
-// two common ops either P's ops or S's come first, and both orders are
-// candidates (Unroll decides). It returns none when no op kind fires twice
-// (no lead op reads ahead) or the two orders of the common ops disagree.
-func pipelinedBodies(p *Program, args []*Tensor, first int) [][]bodyOp {
-	ops := p.Ops[:first+1]
-	sigs := make([]string, len(ops))
-	count := map[string]int{}
-	firstAt := map[string]int{}
-	for i, op := range ops {
-		sigs[i] = opSig(p, args, op)
-		if count[sigs[i]] == 0 {
-			firstAt[sigs[i]] = i
-		}
-		count[sigs[i]]++
-	}
-	split := -1
-	for sig, c := range count {
-		switch {
-		case c > 2:
-			return nil
-		case c == 2 && firstAt[sig]+1 > split:
-			split = firstAt[sig] + 1
-		}
-	}
-	if split < 0 {
-		return nil
-	}
-	inP := map[string]bool{}
-	for _, sg := range sigs[:split] {
-		inP[sg] = true
-	}
-	var out [][]bodyOp
-	for _, pFirst := range []bool{true, false} {
-		var body, gap []bodyOp
-		i := 0 // into P
-		ok := true
-		for j := split; j < len(ops) && ok; j++ {
-			if !inP[sigs[j]] {
-				gap = append(gap, bodyOp{op: ops[j]})
-				continue
-			}
-			var pGap []bodyOp
-			for ; i < split && sigs[i] != sigs[j]; i++ {
-				pGap = append(pGap, bodyOp{op: ops[i], lead: true})
-			}
-			if i == split {
-				ok = false // the orders disagree
-				break
-			}
-			if pFirst {
-				body = append(append(body, pGap...), gap...)
-			} else {
-				body = append(append(body, gap...), pGap...)
-			}
-			body = append(body, bodyOp{op: ops[i], lead: true})
-			gap = nil
-			i++
-		}
-		if !ok {
-			return nil
-		}
-		var pGap []bodyOp
-		for ; i < split; i++ {
-			pGap = append(pGap, bodyOp{op: ops[i], lead: true})
-		}
-		if pFirst {
-			body = append(append(body, pGap...), gap...)
-		} else {
-			body = append(append(body, gap...), pGap...)
-		}
-		out = append(out, body)
-	}
-	return out
 }
 
 // maxLoopAxes bounds the tiled axes Recognize tries.
@@ -532,148 +474,16 @@ func opSig(p *Program, args []*Tensor, op *Op) string {
 		}
 	}
 	for _, st := range op.Stages {
+		param := st.Param
+		// An interleaved begin's second tensor changes with the step as
+		// its first does (a running sum, K chunks): its axis is the sig.
+		if bi, err := ParseBeginInterleave(param); st.Kind == StBegin && err == nil && bi != nil {
+			param = "interleave " + bi.Axis
+		}
 		fmt.Fprintf(&b, "|%s %s %s %s %s %s", st.Kind, dtypeText(st.DType), text(st.Time), text(st.Packet),
-			text(st.Slice), st.Param)
+			text(st.Slice), param)
 	}
 	return b.String()
-}
-
-// guess builds the loop of a choice of axes from its body ops (in order,
-// lead or not): each op's level from how often an op of its kind fires,
-// its slots from the tensors its firings produce.
-func guess(p *Program, args []*Tensor, axes []LoopAxis, body []bodyOp) (*TileLoop, bool) {
-	l := &TileLoop{Axes: axes}
-	isArg := map[string]*Tensor{}
-	for _, t := range args {
-		isArg[t.Name] = t
-	}
-	tensor := func(name string) *Tensor { t, _ := p.Tensor(name); return t }
-	sig := func(op *Op) string { return opSig(p, args, op) }
-	sigs := map[string]int{}
-	for _, bo := range body {
-		sigs[sig(bo.op)]++
-	}
-	firings := map[string][]*Op{}
-	for _, op := range p.Ops {
-		s := sig(op)
-		firings[s] = append(firings[s], op)
-	}
-	slotNames := map[string]string{} // tensor → slot
-	levels := make([]int, len(body))
-	// First every op's level and slot, then the body ops, whose reads name
-	// slots that a later op of the body may produce (a lead load).
-	for i, bo := range body {
-		op := bo.op
-		s := sig(op)
-		if sigs[s] != 1 {
-			return nil, false // two ops of one kind in a step: ambiguous
-		}
-		n := len(firings[s])
-		level := -1
-		for lv := 0; lv <= len(axes); lv++ {
-			if l.Steps()/l.Stride(lv) == n {
-				level = lv
-			}
-		}
-		if level < 0 {
-			return nil, false
-		}
-		levels[i] = level
-		// The tensor it produces: a slot over its firings' products.
-		produced := func(o *Op) string {
-			if o.Kind == OpChain {
-				return o.Stages[len(o.Stages)-1].Tensor
-			}
-			return o.Dst
-		}
-		out := produced(op)
-		if t := tensor(out); t != nil && t.View == "" && isArg[out] == nil {
-			var names []string
-			seen := map[string]bool{}
-			for _, f := range firings[s] {
-				nm := produced(f)
-				if !seen[nm] {
-					seen[nm] = true
-					names = append(names, nm)
-				}
-			}
-			// Double buffers the loop declares but does not reach (a
-			// tensor loaded once of a double-buffered loop): x0 with x1,
-			// x2, ... declared.
-			if pre, ok := strings.CutSuffix(names[len(names)-1], strconv.Itoa(len(names)-1)); ok && pre != "" {
-				for k := len(names); tensor(pre+strconv.Itoa(k)) != nil; k++ {
-					names = append(names, pre+strconv.Itoa(k))
-				}
-			}
-			slot := slotName(names)
-			if slot == "" || tensor(slot) != nil && len(names) > 1 {
-				return nil, false
-			}
-			ls := &LoopSlot{Name: slot}
-			for _, nm := range names {
-				ls.Tensors = append(ls.Tensors, tensor(nm))
-				slotNames[nm] = slot
-			}
-			l.Slots = append(l.Slots, ls)
-		}
-	}
-	// The slots in the program's order of their tensors (the builder's, which
-	// Unroll keeps).
-	pos := map[string]int{}
-	for i, t := range p.Tensors {
-		pos[t.Name] = i
-	}
-	sort.SliceStable(l.Slots, func(a, b int) bool { return pos[l.Slots[a].Tensors[0].Name] < pos[l.Slots[b].Tensors[0].Name] })
-	rename := func(nm string) string {
-		if s, ok := slotNames[nm]; ok {
-			return s
-		}
-		return nm
-	}
-	for i, bo := range body {
-		op := bo.op
-		bodyCopy := *op
-		// Views.
-		for _, nm := range []*string{&bodyCopy.Src, &bodyCopy.Dst} {
-			t := tensor(*nm)
-			if t == nil || t.View == "" {
-				continue
-			}
-			same := 0
-			for _, w := range l.Views {
-				if w.Base == t.View {
-					same++
-				}
-			}
-			v, ok := loopView(l, isArg[t.View], same)
-			if !ok {
-				return nil, false
-			}
-			l.Views = append(l.Views, v)
-			*nm = v.Name
-		}
-		// Slot names.
-		if bodyCopy.Kind != OpChain {
-			if t := tensor(bodyCopy.Src); t != nil && t.View == "" {
-				bodyCopy.Src = rename(bodyCopy.Src)
-			}
-			if t := tensor(bodyCopy.Dst); t != nil && t.View == "" {
-				bodyCopy.Dst = rename(bodyCopy.Dst)
-			}
-		}
-		bodyCopy.DMA = nil
-		if bodyCopy.Kind == OpChain {
-			bodyCopy.Stages = nil
-			for _, st := range op.Stages {
-				s := *st
-				s.Config = nil
-				s.Tensor = rename(s.Tensor)
-				bodyCopy.Stages = append(bodyCopy.Stages, &s)
-			}
-		}
-		l.Body = append(l.Body, &LoopOp{Op: &bodyCopy, Level: levels[i], Lead: bo.lead})
-	}
-	return l, true
 }
 
 // loopView is the tile view of base over the loop axes its layout holds.
@@ -721,25 +531,6 @@ func holds(e *mapping.Expr, a string) bool {
 		}
 	}
 	return false
-}
-
-// slotName is the common name of a slot's tensors: the name of a single
-// tensor, or the prefix of `<prefix>0`, `<prefix>1`, ... (the builder's
-// double buffers in0_dm0, in0_dm1); "" when the names are not so.
-func slotName(names []string) string {
-	if len(names) == 1 {
-		return names[0]
-	}
-	prefix := strings.TrimSuffix(names[0], "0")
-	if prefix == names[0] || prefix == "" {
-		return ""
-	}
-	for k, nm := range names {
-		if nm != prefix+strconv.Itoa(k) {
-			return ""
-		}
-	}
-	return prefix
 }
 
 // flatJSON is the JSON of tensors and ops without lowered configurations.

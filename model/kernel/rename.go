@@ -3,8 +3,9 @@ package kernel
 import "fmt"
 
 // Rename returns a copy of p with every tensor name, and every reference
-// to one (views, op sources and destinations, stage tensors, the
-// reference's inputs and output), mapped by f; the rest is shared with p.
+// to one (views, op sources and destinations, stage tensors, an
+// interleaved begin's second tensor, the reference's inputs and output),
+// mapped by f; the rest is shared with p.
 // It is an error when f maps two tensors to one name.
 func (p *Program) Rename(f func(string) string) (*Program, error) {
 	q := *p
@@ -31,6 +32,11 @@ func (p *Program) Rename(f func(string) string) (*Program, error) {
 			s := *st
 			if s.Tensor != "" {
 				s.Tensor = f(s.Tensor)
+			}
+			// An interleaved begin's second tensor (002 L1866).
+			if b, err := ParseBeginInterleave(s.Param); s.Kind == StBegin && err == nil && b != nil {
+				b.Tensor = f(b.Tensor)
+				s.Param = b.String()
 			}
 			o.Stages[k] = &s
 		}

@@ -279,7 +279,8 @@ pub mod cast {
 /// Contexts (furiosa-opt-std/src/context.rs, stored at 4a3bd67 and unchanged in 0.6.0).
 pub mod context {
     use super::*;
-    use crate::scalar::MaterializableScalar;
+    use crate::__mapping::{AxisName, Symbol};
+    use crate::scalar::{MaterializableScalar, Scalar};
     use crate::tensor::memory::DmTensorView;
     use crate::tensor::tu::BeginTensor;
 
@@ -372,6 +373,16 @@ pub mod context {
             &'l mut self,
             tensor: DmTensorView<'l, D, Chip, Cluster, Slice, Element>,
         ) -> BeginTensor<'l, { T }, D, Chip, Cluster, Slice, Identity, Element> {
+            stub()
+        }
+        /// Begin a tensor unit operation in this context with interleaved
+        /// tensors: the axis `I` (size 2) of the Time alternates between
+        /// lhs and rhs (furiosa-opt-std/src/context.rs, 06dda28; 002 L1843-1867). Its D is any Scalar.
+        pub fn begin_interleaved<'l, I: AxisName, D: Scalar, Chip: M, Cluster: M, Slice: M, Element: M>(
+            &'l mut self,
+            lhs: DmTensorView<'l, D, Chip, Cluster, Slice, Element>,
+            rhs: DmTensorView<'l, D, Chip, Cluster, Slice, Element>,
+        ) -> BeginTensor<'l, { T }, D, Chip, Cluster, Slice, Symbol<I>, Element> {
             stub()
         }
     }

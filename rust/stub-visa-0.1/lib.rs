@@ -248,6 +248,7 @@ pub mod cast {
 /// Contexts (furiosa-visa-std/src/context.rs).
 pub mod context {
     use super::*;
+    use crate::__mapping::{AxisName, Symbol};
     use crate::memory_tensor::{DmTensorView, HbmTensor};
     use crate::scalar::Scalar;
     use crate::stream_tensor::BeginTensor;
@@ -308,6 +309,16 @@ pub mod context {
             &'l mut self,
             tensor: DmTensorView<'l, D, Chip, Cluster, Slice, Element>,
         ) -> BeginTensor<'l, { T }, D, Chip, Cluster, Slice, Identity, Element> {
+            stub()
+        }
+        /// Begin a tensor unit operation in this context with interleaved
+        /// tensors: the axis `I` (size 2) of the Time alternates between
+        /// lhs and rhs (furiosa-visa-std/src/context.rs, a837582; 002 L1843-1867). Its D is any Scalar.
+        pub fn begin_interleaved<'l, I: AxisName, D: Scalar, Chip: M, Cluster: M, Slice: M, Element: M>(
+            &'l mut self,
+            lhs: DmTensorView<'l, D, Chip, Cluster, Slice, Element>,
+            rhs: DmTensorView<'l, D, Chip, Cluster, Slice, Element>,
+        ) -> BeginTensor<'l, { T }, D, Chip, Cluster, Slice, Symbol<I>, Element> {
             stub()
         }
     }

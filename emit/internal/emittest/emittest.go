@@ -143,8 +143,14 @@ func Unwrap(src string) string {
 // TiledKernels are the planner's tiled kernels (search.Build of tiled
 // candidates of IK,KJ->IJ with I = J = 256, K = 2048 bf16, unlowered):
 // one tiled axis single- and double-buffered, two tiled axes
-// double-buffered; in emit/testdata.
-var TiledKernels = []string{"tiled-1axis-single", "tiled-1axis-double", "tiled-2axis-double"}
+// double-buffered; then its K-chunked kernels (constraints.Space.TileK:
+// the long-k-gemm of search/tilek_test.go, I = J = 8, K = 8192 in 2 chunks
+// single-buffered and 4 double-buffered, and I = 16, J = 8, K = 20480 in 2
+// output tiles of 5 chunks double-buffered; the split reduce's unzip
+// parameter written without `m![...]`, as kernel programs write it); in
+// emit/testdata.
+var TiledKernels = []string{"tiled-1axis-single", "tiled-1axis-double", "tiled-2axis-double",
+	"tiledk-k2-single", "tiledk-k4-double", "tiledk-k5-2tile-double"}
 
 // VectorGolden are Vector Engine kernels of every stage kind.
 // (in the default API, furiosa-visa-std 0.1.0, which spells them; the
