@@ -255,7 +255,7 @@ func (r *splitReduce) stages(first, second, out string, last bool) []*kernel.Sta
 		{Kind: kernel.StFetch, DType: r.acc, Time: ft, Packet: r.packet},
 		{Kind: kernel.StCollect, Time: ft, Packet: r.packet},
 		{Kind: kernel.StVectorInit},
-		{Kind: kernel.StVectorUnzip, Time: r.time, Axis: r.axis, Param: mapping.Pair(r.time, mapping.Broadcast(1).Pad(2, mapping.Top)).Text()},
+		{Kind: kernel.StVectorUnzip, Time: r.time, Axis: r.axis, Param: mapping.Pair(r.time, mapping.Broadcast(1).Pad(2, mapping.Top)).String()},
 		{Kind: kernel.StVectorClipZip, Param: zip},
 		{Kind: kernel.StVectorFinal},
 	}
