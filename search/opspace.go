@@ -2,12 +2,667 @@ package search
 
 import (
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
+	"tcpmap/cost"
 	"tcpmap/engines"
+	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
+	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 )
 
+// The mapspace of a Vector Engine op (softmax, rmsnorm, the elementwise
+// kinds). An op's tensors start and end in HBM; the kernel brings its
+// input to DM, streams it through the Vector Engine's intra-slice block
+// (fetch, collect, the stages of the op, commit) and writes the output
+// back. What the space chooses:
+//
+//   - the spatial split: the op's independent positions (the rows of a
+//     softmax or rmsnorm, every element of an elementwise op), in the
+//     tensor's row-major order, over the chip's clusters and each
+//     cluster's slices (1 or 2 clusters, 1 to 256 slices; a reduction
+//     stays within a slice: the Intra-Slice Reduce reduces one slice's
+//     stream, 002 L5278-5300);
+//   - the form, where an op has more than one (softmax: the maximum
+//     recomputed in each pass over DM, or exp(x − max) stored in DM
+//     once);
+//   - what follows from these: the Time and Packet of the stream (8 f32
+//     lanes a packet, the Float stages at Way4, 002 L4549-4560), the DM
+//     and VRF tensors, the casts.
+//
+// Every candidate is built (opkernel.go), lowered by engines.Lower (a
+// broken rule rejects it under the rule's ID: a DM or VRF overflow, a
+// fetch's slice count, …) and priced by cost.Model. The space is a few
+// dozen candidates, so it is enumerated whole: the cheapest is optimal by
+// enumeration ("exhaustive"). A tensor larger than the chip's DM is not
+// tiled (no candidate fits; the capacity rule is named).
+
+// opCand is a point of an op's mapspace.
+type opCand struct {
+	// Clusters and Slices split the op's positions spatially.
+	Clusters, Slices int
+	// Form is the kernel's form (opForms).
+	Form string
+}
+
+// opSpace is an op's mapspace.
+type opSpace struct {
+	w    *workload.Workload
+	o    *workload.Op
+	spec *engines.Spec
+	// family is "map" (elementwise) or "rows" (a reduction along Red).
+	family string
+	// ins are the tensor inputs (a scalar stands for none), out the output.
+	ins []*workload.Tensor
+	out *workload.Tensor
+	// pos are the digits of the positions the space splits: every axis of
+	// the output (map) or every axis but Red (rows), size-1 axes left out.
+	pos []digit
+	// red is the reduced axis of a rows op.
+	red digit
+	// axes is the program's axes declaration.
+	axes  string
+	cands []opCand
+}
+
+// opForms lists the forms of each kind with more than one.
+var opForms = map[workload.Kind][]string{
+	workload.KindSoftmax: {"recompute", "stored"},
+}
+
+// newOpSpace derives the mapspace of o, or says why the op has none.
+func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSpace, error) {
+	at := fmt.Sprintf("%s:%d: op %s (%s)", w.File, o.Line, o.Name, o.Kind)
+	s := &opSpace{w: w, o: o, spec: spec, out: w.Tensor(o.Outputs[0])}
+	// A `scalar:` stands for the last input and is not listed.
+	for _, name := range o.Inputs {
+		s.ins = append(s.ins, w.Tensor(name))
+	}
+	switch o.Kind {
+	case workload.KindSoftmax, workload.KindRMSNorm:
+		s.family = "rows"
+	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast:
+		s.family = "map"
+	default:
+		return nil, fmt.Errorf("%s: no kernel for this kind yet", at)
+	}
+	for _, t := range append(slices.Clone(s.ins), s.out) {
+		if t.LayoutExpr != nil {
+			return nil, fmt.Errorf("%s: tensor %s has a layout (%s); only row-major tensors are planned", at, t.Name, t.Layout)
+		}
+		if t.DType != dtype.F32 && t.DType != dtype.BF16 {
+			return nil, fmt.Errorf("%s: tensor %s is %s; the Vector Engine ops are planned for f32 and bf16 tensors", at, t.Name, t.DType)
+		}
+	}
+	for _, t := range s.ins {
+		if !slices.Equal(t.Axes, s.out.Axes) {
+			return nil, fmt.Errorf("%s: input %s has axes %v, the output %v; broadcast inputs are not planned", at, t.Name, t.Axes, s.out.Axes)
+		}
+	}
+	if s.family == "map" && o.Scalar == nil && len(s.ins) != 2 && o.Kind != workload.KindExp && o.Kind != workload.KindSigmoid && o.Kind != workload.KindSiLU && o.Kind != workload.KindCast {
+		return nil, fmt.Errorf("%s: want two tensor inputs or a scalar", at)
+	}
+	var names []string
+	for _, a := range s.out.Axes {
+		size, _ := w.AxisSize(a)
+		if size == 1 {
+			continue
+		}
+		names = append(names, fmt.Sprintf("%s=%d", a, size))
+		d := digit{axis: a, full: int(size), div: 1, size: int(size)}
+		if s.family == "rows" && a == o.Axis {
+			s.red = d
+			continue
+		}
+		s.pos = append(s.pos, d)
+	}
+	s.axes = strings.Join(names, ", ")
+	if s.family == "rows" {
+		if s.red.axis == "" {
+			return nil, fmt.Errorf("%s: the axis %s has size 1: nothing to reduce", at, o.Axis)
+		}
+		if s.out.Axes[len(s.out.Axes)-1] != o.Axis {
+			return nil, fmt.Errorf("%s: the reduced axis %s is not the innermost of %v; only a row-major reduction over the innermost axis is planned", at, o.Axis, s.out.Axes)
+		}
+		if s.red.size%8 != 0 {
+			return nil, fmt.Errorf("%s: the reduced axis %s = %d is not a multiple of the packet's 8 f32 lanes", at, o.Axis, s.red.size)
+		}
+	}
+	forms := opForms[o.Kind]
+	if forms == nil {
+		forms = []string{string(o.Kind)}
+	}
+	total := digitsSize(s.pos)
+	perCluster := spec.Cluster.Slices.Value
+	for _, form := range forms {
+		for cl := 1; cl <= spec.Chip.Clusters.Value; cl *= 2 {
+			for sl := 1; sl <= perCluster; sl *= 2 {
+				if cl > 1 && sl < perCluster || total%(cl*sl) != 0 {
+					continue
+				}
+				s.cands = append(s.cands, opCand{Clusters: cl, Slices: sl, Form: form})
+			}
+		}
+	}
+	return s, nil
+}
+
+// sliceText is a tensor's Slice mapping over the digits ds of n slices: a
+// fetch reads 64, 128 or 256 slices (002 L1751-1754), so fewer are padded
+// to 64 or 128 (`1 # 4, G` puts G on the first slices).
+func (s *opSpace) sliceText(ds []digit, n int) string {
+	pad := 64
+	for pad < n {
+		pad *= 2
+	}
+	if n == pad {
+		return digitsText(ds)
+	}
+	if len(ds) == 0 {
+		return fmt.Sprintf("1 # %d", pad)
+	}
+	return fmt.Sprintf("1 # %d, %s", pad/n, digitsText(ds))
+}
+
+// build writes candidate c's kernel program.
+func (s *opSpace) build(c opCand) (*kernel.Program, error) {
+	clD, rest, ok := peel(s.pos, c.Clusters)
+	if !ok {
+		return nil, fmt.Errorf("%d clusters do not divide the positions", c.Clusters)
+	}
+	slD, in, ok := peel(rest, c.Slices)
+	if !ok {
+		return nil, fmt.Errorf("%d slices do not divide the positions", c.Slices)
+	}
+	b := &opBuilder{s: s, c: c, k: kProg{Name: s.o.Name, Axes: s.axes, Chips: 1}}
+	b.cluster = fmt.Sprintf("1 # %d", s.spec.Chip.Clusters.Value)
+	if c.Clusters > 1 {
+		b.cluster = digitsText(clD)
+	}
+	b.slice = s.sliceText(slD, c.Slices)
+	b.in = in
+	// HBM tensors: inputs, then the output, each at its own 256 MiB
+	// multiple (a whole number of HBM interleaving periods).
+	var hbm int64
+	for _, t := range append(slices.Clone(s.ins), s.out) {
+		role := "input"
+		if t == s.out {
+			role = "output"
+		}
+		b.k.Tensors = append(b.k.Tensors, kTensor{Name: t.Name, Mem: "hbm", DType: t.DType.String(), Role: role, Chip: "1",
+			Element: b.hbmElement(t), Addr: hbm})
+		hbm += alignUp(t.Elems*int64(t.DType.SizeBits())/8, 256<<20)
+	}
+	var err error
+	switch s.o.Kind {
+	case workload.KindSoftmax:
+		err = b.softmax()
+	case workload.KindRMSNorm:
+		err = b.rmsnorm()
+	default:
+		err = b.elementwise()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.k.program()
+}
+
+// opBuilder writes one candidate's program.
+type opBuilder struct {
+	s *opSpace
+	c opCand
+	k kProg
+	// cluster and slice are the DM tensors' Cluster and Slice mappings; in
+	// the digits of the positions within a slice.
+	cluster, slice string
+	in             []digit
+	// dm and vrf are the next free byte of a slice's DM and VRF.
+	dm, vrf int64
+}
+
+// hbmElement is an HBM tensor's Element: its axes of size above 1.
+func (b *opBuilder) hbmElement(t *workload.Tensor) string {
+	var e []string
+	for _, a := range t.Axes {
+		if n, _ := b.s.w.AxisSize(a); n > 1 {
+			e = append(e, a)
+		}
+	}
+	if len(e) == 0 {
+		return "1"
+	}
+	return strings.Join(e, ", ")
+}
+
+// local adds a DM or VRF tensor of elems elements (per slice) and returns
+// its name. DM tensors start at 256-byte boundaries, VRF ones at 32-byte.
+func (b *opBuilder) local(name, mem string, dt dtype.DType, element string, elems int) string {
+	for b.k.hasTensor(name) {
+		name += "_"
+	}
+	bytes := int64(elems) * int64(dt.SizeBits()) / 8
+	at := &b.dm
+	align := int64(256)
+	if mem == "vrf" {
+		at, align = &b.vrf, 32
+	}
+	*at = alignUp(*at, align)
+	b.k.Tensors = append(b.k.Tensors, kTensor{Name: name, Mem: mem, DType: dt.String(), Role: "intermediate", Chip: "1",
+		Cluster: b.cluster, Slice: b.slice, Element: element, Addr: *at})
+	*at += bytes
+	return name
+}
+
+func (k *kProg) hasTensor(name string) bool {
+	for _, t := range k.Tensors {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// stream is the fetch, collect and vector head of a main chain over DM
+// tensor src whose per-slice digits are ds: the stream in f32 packets of
+// 8 lanes, split to Way4 for the Float stages.
+func stream(src string, ds []digit) ([]kStage, []digit, []digit, error) {
+	t8, p8, ok := withPacket(ds, 8)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("the positions within a slice (%s) do not end in a multiple of 8 of one axis", digitsText(ds))
+	}
+	t4, p4, _ := withPacket(ds, 4)
+	return []kStage{
+		{Kind: "begin", Tensor: src},
+		{Kind: "fetch", DType: "f32", Time: digitsText(t8), Packet: digitsText(p8)},
+		{Kind: "collect", Time: digitsText(t8), Packet: digitsText(p8)},
+		{Kind: "vector_init"},
+		{Kind: "vector_branch", Param: "Unconditional"},
+		{Kind: "vector_split", Time: digitsText(t4), Packet: digitsText(p4)},
+	}, t8, p8, nil
+}
+
+// tail closes a main chain that ran at Way4 back to Way8 (concat), casts
+// to the output's type and commits to dst.
+func tail(t8, p8 []digit, out dtype.DType, dst string) []kStage {
+	st := []kStage{
+		{Kind: "vector_concat", Time: digitsText(t8), Packet: digitsText(p8)},
+		{Kind: "vector_final"},
+	}
+	if out != dtype.F32 {
+		st = append(st, kStage{Kind: "cast", DType: out.String(), Packet: digitsText(p8) + " # 16"})
+	}
+	return append(st, kStage{Kind: "commit", Tensor: dst})
+}
+
+// load brings an HBM input to a DM tensor with the positions' digits.
+func (b *opBuilder) load(t *workload.Tensor, ds []digit) string {
+	name := b.local(t.Name+"_dm", "dm", t.DType, digitsText(ds), digitsSize(ds))
+	b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_dm", Src: t.Name, Dst: name})
+	return name
+}
+
+// store writes DM tensor src to the HBM output.
+func (b *opBuilder) store(src string) {
+	b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_hbm", Src: src, Dst: b.s.out.Name})
+}
+
+// chain appends a chain op.
+func (b *opBuilder) chain(ctx string, st []kStage) {
+	b.k.Ops = append(b.k.Ops, kOp{Context: ctx, Kind: "chain", Stages: st})
+}
+
+// reference states the op's float64 reference over its inputs.
+func (b *opBuilder) reference(expr string, rng []float64) {
+	var ins []string
+	for _, t := range b.s.ins {
+		ins = append(ins, t.Name)
+	}
+	b.k.Reference = kReference{Op: "expr", Inputs: ins, Output: b.s.out.Name, Expr: expr, Range: rng}
+}
+
+// elementwise is the one-chain kernel of an elementwise op: the Float
+// stage (with a constant, a second input through the VRF, or the stash
+// for SiLU's x · sigmoid(x)) between the stream's head and tail.
+func (b *opBuilder) elementwise() error {
+	s := b.s
+	x := s.ins[0]
+	xdm := b.load(x, b.in)
+	head, t8, p8, err := stream(xdm, b.in)
+	if err != nil {
+		return err
+	}
+	var mid []kStage
+	var expr string
+	var rng []float64
+	if len(s.ins) == 2 {
+		// The second input: DM, then the VRF through the sub context; the
+		// Float stage reads it per position (a VRF operand indexed by the
+		// stream's Time and Packet, 002 L5066-5079).
+		y := s.ins[1]
+		ydm := b.load(y, b.in)
+		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.F32, digitsText(b.in), digitsSize(b.in))
+		b.chain("sub", []kStage{
+			{Kind: "begin", Tensor: ydm},
+			{Kind: "fetch", DType: "f32", Time: digitsText(t8), Packet: digitsText(p8)},
+			{Kind: "collect", Time: digitsText(t8), Packet: digitsText(p8)},
+			{Kind: "to_vrf", Tensor: yvrf},
+		})
+		op, sym := map[workload.Kind][2]string{
+			workload.KindAdd: {"AddF", "+"}, workload.KindSub: {"SubF", "-"}, workload.KindMul: {"MulF(Mul0)", "*"},
+		}[s.o.Kind][0], map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*"}[s.o.Kind]
+		if op == "" {
+			return fmt.Errorf("%s of two tensors is not planned", s.o.Kind)
+		}
+		mid = []kStage{{Kind: "vector_fp_binary", Tensor: yvrf, Param: op}}
+		expr = fmt.Sprintf("%s %s %s", x.Name, sym, y.Name)
+	} else {
+		switch s.o.Kind {
+		case workload.KindAdd, workload.KindSub, workload.KindMul:
+			c := *s.o.Scalar
+			op := map[workload.Kind]string{workload.KindAdd: "AddF", workload.KindSub: "SubF", workload.KindMul: "MulF(Mul0)"}[s.o.Kind]
+			sym := map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*"}[s.o.Kind]
+			mid = []kStage{{Kind: "vector_fp_binary", Param: op + ", " + f32Text(c)}}
+			// The constant is an f32 immediate: the reference uses its
+			// f32 value.
+			expr = fmt.Sprintf("%s %s %s", x.Name, sym, strings.TrimSuffix(f32Text(c), "f32"))
+		case workload.KindExp:
+			mid = []kStage{{Kind: "vector_fp_unary", Param: "Exp"}}
+			expr, rng = fmt.Sprintf("exp(%s)", x.Name), []float64{-8, 8}
+		case workload.KindSigmoid:
+			mid = []kStage{{Kind: "vector_fp_unary", Param: "Sigmoid"}}
+			expr, rng = fmt.Sprintf("sigmoid(%s)", x.Name), []float64{-8, 8}
+		case workload.KindSiLU:
+			// x · sigmoid(x): x kept in the stash (002 L4549-4560), as
+			// workloads/kernels/silu-decode.json.
+			mid = []kStage{{Kind: "vector_stash"}, {Kind: "vector_fp_unary", Param: "Sigmoid"}, {Kind: "vector_fp_binary", Param: "MulF(Mul0), Stash"}}
+			expr, rng = fmt.Sprintf("%s * sigmoid(%s)", x.Name, x.Name), []float64{-8, 8}
+		case workload.KindCast:
+			expr = x.Name
+		default:
+			return fmt.Errorf("%s is not planned", s.o.Kind)
+		}
+	}
+	out := b.local(s.out.Name+"_dm", "dm", s.out.DType, digitsText(b.in), digitsSize(b.in))
+	b.chain("main", append(append(head, mid...), tail(t8, p8, s.out.DType, out)...))
+	b.store(out)
+	b.reference(expr, rng)
+	return nil
+}
+
+// rowStats are the per-row tensors of a reduction: the reduce's commit in
+// DM (one f32 padded to two: 8-byte DM writes, 002 L2426) and its
+// broadcast over a packet's 8 lanes in the VRF.
+func (b *opBuilder) rowStat(name string, rows []digit) (dm, vrf string, toVRF []kStage) {
+	rt := digitsText(rows)
+	el := "1 # 2"
+	vel := "8"
+	if len(rows) > 0 {
+		el, vel = rt+", 1 # 2", rt+", 8"
+	}
+	n := digitsSize(rows)
+	dm = b.local(name+"_dm", "dm", dtype.F32, el, 2*n)
+	vrf = b.local(name+"_vrf", "vrf", dtype.F32, vel, 8*n)
+	toVRF = []kStage{
+		{Kind: "begin", Tensor: dm},
+		{Kind: "fetch", DType: "f32", Time: rt, Packet: "8"},
+		{Kind: "collect", Time: rt, Packet: "8"},
+		{Kind: "to_vrf", Tensor: vrf},
+	}
+	return dm, vrf, toVRF
+}
+
+// reduceTail reduces the stream along the reduced axis per row and
+// commits the row's value to dst.
+// The stages before run at Way4, those after at Way8.
+func (b *opBuilder) reduceTail(rows []digit, op, dst string, before, after []kStage) []kStage {
+	st := []kStage{{Kind: "vector_intra_slice_reduce", Time: digitsText(rows), Packet: "1 # 4", Axis: b.s.red.axis, Param: op}}
+	st = append(append(st, before...), kStage{Kind: "vector_pad_way8", Packet: "1 # 8"})
+	return append(append(st, after...), kStage{Kind: "vector_final"}, kStage{Kind: "commit", Tensor: dst})
+}
+
+// softmax: the row maximum, exp(x − max) summed, then exp(x − max) / sum
+// (002 L8106-8109). Form "recompute" recomputes exp(x − max) in the last
+// pass (workloads/kernels/softmax-*.json); form "stored" commits it to DM
+// (f32) in the second pass and reduces and divides from there.
+func (b *opBuilder) softmax() error {
+	s := b.s
+	x := s.ins[0]
+	ds := append(slices.Clone(b.in), s.red)
+	rows := b.in
+	xdm := b.load(x, ds)
+	head, t8, p8, err := stream(xdm, ds)
+	if err != nil {
+		return err
+	}
+	mdm, mvrf, mload := b.rowStat("m", rows)
+	b.chain("main", append(slices.Clone(head), b.reduceTail(rows, "Max", mdm, nil, nil)...))
+	b.chain("sub", mload)
+	sdm, svrf, sload := b.rowStat("s", rows)
+	subExp := []kStage{{Kind: "vector_fp_binary", Tensor: mvrf, Param: "SubF"}, {Kind: "vector_fp_unary", Param: "Exp"}}
+	pdm := ""
+	switch b.c.Form {
+	case "recompute":
+		b.chain("main", append(append(slices.Clone(head), subExp...), b.reduceTail(rows, "Add", sdm, nil, nil)...))
+		b.chain("sub", sload)
+		pdm = b.local(s.out.Name+"_dm", "dm", s.out.DType, digitsText(ds), digitsSize(ds))
+		mid := append(slices.Clone(subExp), kStage{Kind: "vector_fp_div", Tensor: svrf, Param: "DivF"})
+		b.chain("main", append(append(slices.Clone(head), mid...), tail(t8, p8, s.out.DType, pdm)...))
+	case "stored":
+		edm := b.local("e_dm", "dm", dtype.F32, digitsText(ds), digitsSize(ds))
+		b.chain("main", append(append(slices.Clone(head), subExp...), tail(t8, p8, dtype.F32, edm)...))
+		ehead, _, _, _ := stream(edm, ds)
+		b.chain("main", append(slices.Clone(ehead), b.reduceTail(rows, "Add", sdm, nil, nil)...))
+		b.chain("sub", sload)
+		pdm = b.local(s.out.Name+"_dm", "dm", s.out.DType, digitsText(ds), digitsSize(ds))
+		b.chain("main", append(append(slices.Clone(ehead), kStage{Kind: "vector_fp_div", Tensor: svrf, Param: "DivF"}), tail(t8, p8, s.out.DType, pdm)...))
+	default:
+		return fmt.Errorf("softmax form %q", b.c.Form)
+	}
+	b.store(pdm)
+	r := s.red.axis
+	b.reference(fmt.Sprintf("exp(%[1]s - reduce_max(%[1]s, %[2]s)) / reduce_sum(exp(%[1]s - reduce_max(%[1]s, %[2]s)), %[2]s)", x.Name, r), nil)
+	return nil
+}
+
+// rmsNormEps is RMSNorm's epsilon: the manual does not state it (002
+// L8016); Llama 3's 1e-5 (docs/spec-decisions.md, the Vector Engine's
+// golden kernels).
+const rmsNormEps = 0.00001
+
+// rmsnorm: the mean of squares per row plus epsilon, its square root, then
+// x divided by it (002 L8016, L8245-8252), as
+// workloads/kernels/rmsnorm-decode.json.
+func (b *opBuilder) rmsnorm() error {
+	s := b.s
+	x := s.ins[0]
+	ds := append(slices.Clone(b.in), s.red)
+	rows := b.in
+	xdm := b.load(x, ds)
+	head, t8, p8, err := stream(xdm, ds)
+	if err != nil {
+		return err
+	}
+	rt := digitsText(rows)
+	el := "1 # 2"
+	if len(rows) > 0 {
+		el = rt + ", 1 # 2"
+	}
+	n := digitsSize(rows)
+	rdm := b.local("r_dm", "dm", dtype.F32, el, 2*n)
+	// x², summed per row, divided by the row's length; then + eps in the
+	// Clip stage, which runs at Way8 (002 L4549-4560).
+	sq := kStage{Kind: "vector_fp_binary", Param: "MulF(Mul0), Mode00, 0.0f32"}
+	mean := kStage{Kind: "vector_fp_div", Param: "DivF, " + f32Text(float64(s.red.size))}
+	eps := kStage{Kind: "vector_clip", Param: "Add, " + f32Text(rmsNormEps)}
+	b.chain("main", append(append(slices.Clone(head), sq), b.reduceTail(rows, "Add", rdm, []kStage{mean}, []kStage{eps})...))
+	qdm := b.local("q_dm", "dm", dtype.F32, el, 2*n)
+	b.chain("main", []kStage{
+		{Kind: "begin", Tensor: rdm},
+		{Kind: "fetch", DType: "f32", Time: rt, Packet: "1 # 8"},
+		{Kind: "collect", Time: rt, Packet: "1 # 8"},
+		{Kind: "vector_init"},
+		{Kind: "vector_branch", Param: "Unconditional"},
+		{Kind: "vector_trim_way4", Packet: "1 # 4"},
+		{Kind: "vector_fp_unary", Param: "Sqrt"},
+		{Kind: "vector_pad_way8", Packet: "1 # 8"},
+		{Kind: "vector_final"},
+		{Kind: "commit", Tensor: qdm},
+	})
+	vel := "8"
+	if len(rows) > 0 {
+		vel = rt + ", 8"
+	}
+	qvrf := b.local("q_vrf", "vrf", dtype.F32, vel, 8*n)
+	b.chain("sub", []kStage{
+		{Kind: "begin", Tensor: qdm},
+		{Kind: "fetch", DType: "f32", Time: rt, Packet: "8"},
+		{Kind: "collect", Time: rt, Packet: "8"},
+		{Kind: "to_vrf", Tensor: qvrf},
+	})
+	ydm := b.local(s.out.Name+"_dm", "dm", s.out.DType, digitsText(ds), digitsSize(ds))
+	b.chain("main", append(append(slices.Clone(head), kStage{Kind: "vector_fp_div", Tensor: qvrf, Param: "DivF"}), tail(t8, p8, s.out.DType, ydm)...))
+	b.store(ydm)
+	b.reference(fmt.Sprintf("%[1]s / sqrt(reduce_sum(%[1]s * %[1]s, %[2]s) / %[3]d.0 + %[4]s)", x.Name, s.red.axis, s.red.size,
+		strings.TrimSuffix(f32Text(rmsNormEps), "f32")), nil)
+	return nil
+}
+
+// opEvaluated is a priced candidate of an op's space.
+type opEvaluated struct {
+	c       opCand
+	program *kernel.Program
+	report  *cost.Report
+}
+
 // planVectorOp plans a non-einsum op over its mapspace.
 func planVectorOp(w *workload.Workload, o *workload.Op, spec *engines.Spec, opts Options) (*OpResult, error) {
-	return nil, fmt.Errorf("%s:%d: op %s: kind %s is not planned yet", w.File, o.Line, o.Name, o.Kind)
+	res := &OpResult{Op: o.Name, Kind: o.Kind}
+	if o.Kind == workload.KindReshape {
+		return planReshape(w, o, res)
+	}
+	s, err := newOpSpace(w, o, spec)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	model, err := cost.NewModel(spec)
+	if err != nil {
+		return nil, err
+	}
+	st := &res.Stats
+	st.Planner = "exhaustive"
+	st.Illegal = map[string]*RuleStat{}
+	ev := &evaluator{s: nil, stats: st}
+	var best *opEvaluated
+	var deadline time.Time
+	if opts.Timeout > 0 {
+		deadline = start.Add(opts.Timeout)
+	}
+	stopped := ""
+	for _, c := range s.cands {
+		if opts.stopped() || !deadline.IsZero() && time.Now().After(deadline) || opts.MaxEvaluations > 0 && st.Evaluated >= opts.MaxEvaluations {
+			stopped = opts.stopReason(st.Evaluated)
+			break
+		}
+		st.Candidates++
+		st.Evaluated++
+		x, err := s.evaluate(c, model)
+		if err != nil {
+			ev.reject(err)
+			continue
+		}
+		st.Legal++
+		st.CostEvaluations++
+		if best == nil || x.report.Cycles < best.report.Cycles {
+			best = x
+		}
+	}
+	st.Wall = time.Since(start)
+	st.Complete = stopped == ""
+	st.Stopped = stopped
+	if best == nil {
+		var why []string
+		for _, r := range st.Rules() {
+			why = append(why, fmt.Sprintf("%s ×%d (%s)", r.Rule, r.Count, r.Example))
+		}
+		res.Why = strings.Join(why, "; ")
+		if st.Complete {
+			return res, fmt.Errorf("%s:%d: op %s: no legal mapping among %d candidates: %s", w.File, o.Line, o.Name, st.Candidates, res.Why)
+		}
+		return res, nil
+	}
+	res.Report = best.report
+	res.Plan = s.plan(best, st, len(s.cands))
+	return res, nil
+}
+
+// evaluate builds, lowers and prices one candidate.
+func (s *opSpace) evaluate(c opCand, m *cost.Model) (*opEvaluated, error) {
+	p, err := s.build(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := engines.Check(s.spec, p); err != nil {
+		return nil, err
+	}
+	if err := engines.Lower(s.spec, p); err != nil {
+		return nil, err
+	}
+	r, err := m.Evaluate(p)
+	if err != nil {
+		return nil, fmt.Errorf("cost: %w", err)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return &opEvaluated{c: c, program: p, report: r.Clone()}, nil
+}
+
+// plan assembles the plan of the winner.
+func (s *opSpace) plan(x *opEvaluated, st *Stats, total int) *plan.Plan {
+	pl := &plan.Plan{
+		Version:  plan.Version,
+		Workload: plan.Workload{File: s.w.File, Name: s.w.Name, Op: s.o.Name, Kind: string(s.o.Kind), Axes: s.axes},
+		Cost:     Cost(x.report),
+		Search: plan.Search{Planner: "exhaustive", Stopped: st.Stopped, Candidates: st.Candidates, Legal: st.Legal,
+			CostEvaluations: st.CostEvaluations, MaxTiles: 1},
+		Program: x.program,
+	}
+	if st.Complete {
+		pl.Search.Optimal = "exhaustive"
+	} else if st.Candidates < total {
+		// The candidates not priced have no bound: the gap is unknown, so
+		// the plan claims only what was priced.
+		pl.Search.Gap = 0
+	}
+	for _, r := range st.Rules() {
+		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
+	}
+	om := &plan.OpMapping{Form: x.c.Form, Clusters: x.c.Clusters, Slices: x.c.Slices}
+	if s.family == "rows" {
+		om.Reduced = s.red.axis
+	}
+	for _, d := range s.pos {
+		om.Spread = append(om.Spread, d.axis)
+	}
+	pl.OpMapping = om
+	return pl
+}
+
+// planReshape plans a reshape: a row-major view of the same elements in
+// the same order needs no kernel when both tensors are row-major (no
+// layout) and of one dtype, and is refused otherwise.
+func planReshape(w *workload.Workload, o *workload.Op, res *OpResult) (*OpResult, error) {
+	in, out := w.Tensor(o.Inputs[0]), w.Tensor(o.Outputs[0])
+	if in.LayoutExpr != nil || out.LayoutExpr != nil || in.DType != out.DType {
+		return nil, fmt.Errorf("%s:%d: op %s (reshape): %s and %s are not both row-major of one dtype; a relayout kernel is not planned", w.File, o.Line, o.Name, in.Name, out.Name)
+	}
+	res.Free = true
+	res.Stats.Complete = true
+	res.Stats.Planner = "exhaustive"
+	return res, nil
 }
