@@ -25,8 +25,10 @@ import (
 	"tcpmap/model/kernel"
 )
 
-// Version is the plan file format's version.
-const Version = 1
+// Version is the plan file format's version: 2 adds the plans of non-einsum
+// ops (Workload.Kind, OpMapping); a version-1 file (an einsum's plan)
+// still reads.
+const Version = 2
 
 // Plan is a planned workload.
 type Plan struct {
