@@ -35,6 +35,7 @@ type kTensor struct {
 	Slice   string `json:"slice,omitempty"`
 	Element string `json:"element"`
 	Addr    int64  `json:"addr"`
+	View    string `json:"view,omitempty"`
 }
 
 type kOp struct {

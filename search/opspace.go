@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,8 +43,12 @@ import (
 
 // opCand is a point of an op's mapspace.
 type opCand struct {
-	// Clusters and Slices split the op's positions spatially.
-	Clusters, Slices int
+	// Tiles splits the op's positions in time first (the outermost, in
+	// row-major order): each tile is brought to DM, computed and written
+	// back, two DM buffers alternating so that the next tile's load and
+	// the last tile's store overlap this tile's chains. Clusters and
+	// Slices split a tile's positions spatially.
+	Tiles, Clusters, Slices int
 	// Form is the kernel's form (opForms).
 	Form string
 }
@@ -67,6 +72,10 @@ type opSpace struct {
 	axes  string
 	cands []opCand
 }
+
+// maxOpTiles bounds an op's tiles: 64 tiles of a 16 MB tensor are 256 KB
+// transfers, past which a transfer's fixed cost outweighs the overlap.
+const maxOpTiles = 64
 
 // opForms lists the forms of each kind with more than one.
 var opForms = map[workload.Kind][]string{
@@ -138,12 +147,14 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	total := digitsSize(s.pos)
 	perCluster := spec.Cluster.Slices.Value
 	for _, form := range forms {
-		for cl := 1; cl <= spec.Chip.Clusters.Value; cl *= 2 {
-			for sl := 1; sl <= perCluster; sl *= 2 {
-				if cl > 1 && sl < perCluster || total%(cl*sl) != 0 {
-					continue
+		for tl := 1; tl <= maxOpTiles; tl *= 2 {
+			for cl := 1; cl <= spec.Chip.Clusters.Value; cl *= 2 {
+				for sl := 1; sl <= perCluster; sl *= 2 {
+					if cl > 1 && sl < perCluster || total%(tl*cl*sl) != 0 {
+						continue
+					}
+					s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form})
 				}
-				s.cands = append(s.cands, opCand{Clusters: cl, Slices: sl, Form: form})
 			}
 		}
 	}
@@ -169,7 +180,11 @@ func (s *opSpace) sliceText(ds []digit, n int) string {
 
 // build writes candidate c's kernel program.
 func (s *opSpace) build(c opCand) (*kernel.Program, error) {
-	clD, rest, ok := peel(s.pos, c.Clusters)
+	tD, rest, ok := peel(s.pos, c.Tiles)
+	if !ok {
+		return nil, fmt.Errorf("%d tiles do not divide the positions", c.Tiles)
+	}
+	clD, rest, ok := peel(rest, c.Clusters)
 	if !ok {
 		return nil, fmt.Errorf("%d clusters do not divide the positions", c.Clusters)
 	}
@@ -177,36 +192,92 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 	if !ok {
 		return nil, fmt.Errorf("%d slices do not divide the positions", c.Slices)
 	}
-	b := &opBuilder{s: s, c: c, k: kProg{Name: s.o.Name, Axes: s.axes, Chips: 1}}
+	b := &opBuilder{s: s, c: c, k: kProg{Name: s.o.Name, Axes: s.axes, Chips: 1}, bufs: map[string][2]string{}}
 	b.cluster = fmt.Sprintf("1 # %d", s.spec.Chip.Clusters.Value)
 	if c.Clusters > 1 {
 		b.cluster = digitsText(clD)
 	}
 	b.slice = s.sliceText(slD, c.Slices)
 	b.in = in
+	// The per-slice digits of a streamed tensor: the positions within the
+	// slice, then the reduced axis.
+	ds := slices.Clone(in)
+	if s.family == "rows" {
+		ds = append(ds, s.red)
+	}
 	// HBM tensors: inputs, then the output, each at its own 256 MiB
-	// multiple (a whole number of HBM interleaving periods).
+	// multiple (a whole number of HBM interleaving periods). A tile is a
+	// view of its tensor (kernel.Tensor.View): the tile digits pinned to
+	// the tile's first position, at the tile's byte offset (the tile
+	// digits are the outermost, so a tile is contiguous).
 	var hbm int64
+	views := map[string][]string{}
 	for _, t := range append(slices.Clone(s.ins), s.out) {
-		role := "input"
+		role, pad := "input", "#"
 		if t == s.out {
-			role = "output"
+			role, pad = "output", "#{!}"
 		}
 		b.k.Tensors = append(b.k.Tensors, kTensor{Name: t.Name, Mem: "hbm", DType: t.DType.String(), Role: role, Chip: "1",
 			Element: b.hbmElement(t), Addr: hbm})
-		hbm += alignUp(t.Elems*int64(t.DType.SizeBits())/8, 256<<20)
+		bytes := t.Elems * int64(t.DType.SizeBits()) / 8
+		if c.Tiles > 1 {
+			el := fmt.Sprintf("1 %s %d, %s", pad, c.Tiles, digitsText(append(slices.Clone(rest), ds[len(in):]...)))
+			if len(rest) == 0 && len(ds) == len(in) {
+				el = fmt.Sprintf("1 %s %d", pad, c.Tiles)
+			}
+			el = fmt.Sprintf("1 %s %d, %s", pad, c.Tiles, digitsText(append(append(slices.Clone(clD), slD...), ds...)))
+			for k := 0; k < c.Tiles; k++ {
+				v := fmt.Sprintf("%s_t%d", t.Name, k)
+				b.k.Tensors = append(b.k.Tensors, kTensor{Name: v, Mem: "hbm", DType: t.DType.String(), Role: "intermediate", Chip: "1",
+					Element: el, Addr: hbm + int64(k)*bytes/int64(c.Tiles), View: t.Name})
+				views[t.Name] = append(views[t.Name], v)
+			}
+		} else {
+			views[t.Name] = []string{t.Name}
+		}
+		hbm += alignUp(bytes, 256<<20)
 	}
-	var err error
-	switch s.o.Kind {
-	case workload.KindSoftmax:
-		err = b.softmax()
-	case workload.KindRMSNorm:
-		err = b.rmsnorm()
-	default:
-		err = b.elementwise()
+	_ = tD
+	// The streamed DM tensors: one buffer, or two alternating.
+	nbuf := min(c.Tiles, 2)
+	for _, t := range append(slices.Clone(s.ins), s.out) {
+		var bb [2]string
+		for k := 0; k < nbuf; k++ {
+			name := t.Name + "_dm"
+			if nbuf > 1 {
+				name += strconv.Itoa(k)
+			}
+			bb[k] = b.local(name, "dm", t.DType, digitsText(ds), digitsSize(ds))
+		}
+		b.bufs[t.Name] = bb
 	}
-	if err != nil {
-		return nil, err
+	toDM := func(k int) {
+		for _, t := range s.ins {
+			b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_dm", Src: views[t.Name][k], Dst: b.bufs[t.Name][k%2]})
+		}
+	}
+	toDM(0)
+	if c.Tiles > 1 {
+		toDM(1)
+	}
+	for k := 0; k < c.Tiles; k++ {
+		b.buf = k % 2
+		var err error
+		switch s.o.Kind {
+		case workload.KindSoftmax:
+			err = b.softmax()
+		case workload.KindRMSNorm:
+			err = b.rmsnorm()
+		default:
+			err = b.elementwise()
+		}
+		if err != nil {
+			return nil, err
+		}
+		b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_hbm", Src: b.bufs[s.out.Name][k%2], Dst: views[s.out.Name][k]})
+		if k+2 < c.Tiles {
+			toDM(k + 2)
+		}
 	}
 	return b.k.program()
 }
@@ -220,6 +291,10 @@ type opBuilder struct {
 	// the digits of the positions within a slice.
 	cluster, slice string
 	in             []digit
+	// bufs are the DM buffers of each streamed tensor (one, or two that
+	// alternate between tiles), buf the current tile's.
+	bufs map[string][2]string
+	buf  int
 	// dm and vrf are the next free byte of a slice's DM and VRF.
 	dm, vrf int64
 }
@@ -240,8 +315,13 @@ func (b *opBuilder) hbmElement(t *workload.Tensor) string {
 
 // local adds a DM or VRF tensor of elems elements (per slice) and returns
 // its name. DM tensors start at 256-byte boundaries, VRF ones at 32-byte.
+// A tile's chains ask again for the tensors the first tile's created:
+// they are the same (a DM or VRF tensor of that name and memory).
 func (b *opBuilder) local(name, mem string, dt dtype.DType, element string, elems int) string {
 	for b.k.hasTensor(name) {
+		if b.k.isLocal(name, mem) {
+			return name
+		}
 		name += "_"
 	}
 	bytes := int64(elems) * int64(dt.SizeBits()) / 8
@@ -255,6 +335,15 @@ func (b *opBuilder) local(name, mem string, dt dtype.DType, element string, elem
 		Cluster: b.cluster, Slice: b.slice, Element: element, Addr: *at})
 	*at += bytes
 	return name
+}
+
+func (k *kProg) isLocal(name, mem string) bool {
+	for _, t := range k.Tensors {
+		if t.Name == name {
+			return t.Mem == mem && t.Role == "intermediate"
+		}
+	}
+	return false
 }
 
 func (k *kProg) hasTensor(name string) bool {
@@ -298,17 +387,11 @@ func tail(t8, p8 []digit, out dtype.DType, dst string) []kStage {
 	return append(st, kStage{Kind: "commit", Tensor: dst})
 }
 
-// load brings an HBM input to a DM tensor with the positions' digits.
-func (b *opBuilder) load(t *workload.Tensor, ds []digit) string {
-	name := b.local(t.Name+"_dm", "dm", t.DType, digitsText(ds), digitsSize(ds))
-	b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_dm", Src: t.Name, Dst: name})
-	return name
-}
+// load is the current tile's DM buffer of input t (build loads it).
+func (b *opBuilder) load(t *workload.Tensor, _ []digit) string { return b.bufs[t.Name][b.buf] }
 
-// store writes DM tensor src to the HBM output.
-func (b *opBuilder) store(src string) {
-	b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_hbm", Src: src, Dst: b.s.out.Name})
-}
+// outBuf is the current tile's DM buffer of the output (build stores it).
+func (b *opBuilder) outBuf() string { return b.bufs[b.s.out.Name][b.buf] }
 
 // chain appends a chain op.
 func (b *opBuilder) chain(ctx string, st []kStage) {
@@ -386,9 +469,7 @@ func (b *opBuilder) elementwise() error {
 			return fmt.Errorf("%s is not planned", s.o.Kind)
 		}
 	}
-	out := b.local(s.out.Name+"_dm", "dm", s.out.DType, digitsText(b.in), digitsSize(b.in))
-	b.chain("main", append(append(head, mid...), tail(t8, p8, s.out.DType, out)...))
-	b.store(out)
+	b.chain("main", append(append(head, mid...), tail(t8, p8, s.out.DType, b.outBuf())...))
 	b.reference(expr, rng)
 	return nil
 }
@@ -448,7 +529,7 @@ func (b *opBuilder) softmax() error {
 	case "recompute":
 		b.chain("main", append(append(slices.Clone(head), subExp...), b.reduceTail(rows, "Add", sdm, nil, nil)...))
 		b.chain("sub", sload)
-		pdm = b.local(s.out.Name+"_dm", "dm", s.out.DType, digitsText(ds), digitsSize(ds))
+		pdm = b.outBuf()
 		mid := append(slices.Clone(subExp), kStage{Kind: "vector_fp_div", Tensor: svrf, Param: "DivF"})
 		b.chain("main", append(append(slices.Clone(head), mid...), tail(t8, p8, s.out.DType, pdm)...))
 	case "stored":
@@ -457,12 +538,11 @@ func (b *opBuilder) softmax() error {
 		ehead, _, _, _ := stream(edm, ds)
 		b.chain("main", append(slices.Clone(ehead), b.reduceTail(rows, "Add", sdm, nil, nil)...))
 		b.chain("sub", sload)
-		pdm = b.local(s.out.Name+"_dm", "dm", s.out.DType, digitsText(ds), digitsSize(ds))
+		pdm = b.outBuf()
 		b.chain("main", append(append(slices.Clone(ehead), kStage{Kind: "vector_fp_div", Tensor: svrf, Param: "DivF"}), tail(t8, p8, s.out.DType, pdm)...))
 	default:
 		return fmt.Errorf("softmax form %q", b.c.Form)
 	}
-	b.store(pdm)
 	r := s.red.axis
 	b.reference(fmt.Sprintf("exp(%[1]s - reduce_max(%[1]s, %[2]s)) / reduce_sum(exp(%[1]s - reduce_max(%[1]s, %[2]s)), %[2]s)", x.Name, r), nil)
 	return nil
@@ -523,9 +603,7 @@ func (b *opBuilder) rmsnorm() error {
 		{Kind: "collect", Time: rt, Packet: "8"},
 		{Kind: "to_vrf", Tensor: qvrf},
 	})
-	ydm := b.local(s.out.Name+"_dm", "dm", s.out.DType, digitsText(ds), digitsSize(ds))
-	b.chain("main", append(append(slices.Clone(head), kStage{Kind: "vector_fp_div", Tensor: qvrf, Param: "DivF"}), tail(t8, p8, s.out.DType, ydm)...))
-	b.store(ydm)
+	b.chain("main", append(append(slices.Clone(head), kStage{Kind: "vector_fp_div", Tensor: qvrf, Param: "DivF"}), tail(t8, p8, s.out.DType, b.outBuf())...))
 	b.reference(fmt.Sprintf("%[1]s / sqrt(reduce_sum(%[1]s * %[1]s, %[2]s) / %[3]d.0 + %[4]s)", x.Name, s.red.axis, s.red.size,
 		strings.TrimSuffix(f32Text(rmsNormEps), "f32")), nil)
 	return nil
@@ -642,7 +720,7 @@ func (s *opSpace) plan(x *opEvaluated, st *Stats, total int) *plan.Plan {
 	for _, r := range st.Rules() {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
 	}
-	om := &plan.OpMapping{Form: x.c.Form, Clusters: x.c.Clusters, Slices: x.c.Slices}
+	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices}
 	if s.family == "rows" {
 		om.Reduced = s.red.axis
 	}

@@ -56,6 +56,9 @@ func (p *Plan) validateOp() error {
 	if m.Reduced != "" && !slices.Contains(names, m.Reduced) {
 		return fieldErr("op_mapping.reduced", "%q is not among the axes %q", m.Reduced, w.Axes)
 	}
+	if m.Tiles < 1 {
+		return fieldErr("op_mapping.tiles", "%d: want at least 1", m.Tiles)
+	}
 	if m.Clusters < 1 {
 		return fieldErr("op_mapping.clusters", "%d: want at least 1", m.Clusters)
 	}

@@ -120,8 +120,11 @@ type OpMapping struct {
 	// reduction runs along within each slice ("" for an elementwise op).
 	Spread  []string `json:"spread"`
 	Reduced string   `json:"reduced,omitempty"`
-	// Clusters and Slices are the spatial split of Spread's positions:
-	// clusters used, and slices used in each.
+	// Tiles is the number of tiles Spread's positions are split into in
+	// time (outermost first; two DM buffers alternate), Clusters and
+	// Slices the spatial split of a tile's positions: clusters used, and
+	// slices used in each.
+	Tiles    int `json:"tiles"`
 	Clusters int `json:"clusters"`
 	Slices   int `json:"slices"`
 }
