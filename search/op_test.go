@@ -1,53 +1,214 @@
 package search
 
 import (
-	"os"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/cost"
+	"tcpmap/engines"
+	"tcpmap/model/plan"
 	"tcpmap/model/workload"
+	"tcpmap/verify"
 )
 
-func TestPlanOpDebug(t *testing.T) {
-	for _, f := range []string{"../workloads/attention-head.yaml", "../workloads/llama3-70b-decode.yaml"} {
-		w, err := workload.Load(f)
-		if err != nil {
-			t.Fatal(err)
+func opWorkload(t *testing.T, name string) *workload.Workload {
+	t.Helper()
+	w, err := workload.Load("../workloads/" + name)
+	require.NoError(t, err)
+	return w
+}
+
+// TestPlanOpDecodeLayer plans every non-einsum op of the decode layer
+// that has a kernel, checks the plan reads back (format version 2) and
+// verifies its program on the simulator against the op's float64
+// reference; the four reshapes are free; the ops without a kernel yet
+// (gather, update_slice) are refused with their file and line.
+func TestPlanOpDecodeLayer(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	w := opWorkload(t, "llama3-70b-decode.yaml")
+	want := map[string]string{ // op → form
+		"rmsnorm_in": "rmsnorm", "rmsnorm_post": "rmsnorm", "scale": "mul", "softmax": "", "resid_attn": "add",
+		"resid_ffn": "add", "silu": "silu", "swiglu": "mul",
+	}
+	for _, o := range w.Ops {
+		if o.Kind == workload.KindEinsum {
+			continue
 		}
-		for _, o := range w.Ops {
-			if o.Kind == workload.KindEinsum {
-				continue
-			}
+		t.Run(o.Name, func(t *testing.T) {
 			r, err := PlanOp(w, o.Name, Options{})
-			if err != nil {
-				t.Logf("%s: %v", o.Name, err)
-				continue
+			switch o.Kind {
+			case workload.KindReshape:
+				require.NoError(t, err)
+				assert.True(t, r.Free)
+				assert.Nil(t, r.Plan)
+				return
+			case workload.KindGather, workload.KindUpdateSlice:
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "llama3-70b-decode.yaml:")
+				return
 			}
-			if r.Free {
-				t.Logf("%s: free", o.Name)
-				continue
+			require.NoError(t, err)
+			form, ok := want[o.Name]
+			require.True(t, ok, "op %s planned but not expected", o.Name)
+			pl := r.Plan
+			require.NotNil(t, pl)
+			if form != "" {
+				assert.Equal(t, form, pl.OpMapping.Form)
 			}
-			t.Logf("%s: %v cycles roofline %.3f form %s %dx%d legal %d/%d %v", o.Name, r.Plan.Cost.Cycles, r.Plan.Cost.Roofline, r.Plan.OpMapping.Form, r.Plan.OpMapping.Clusters, r.Plan.OpMapping.Slices, r.Stats.Legal, r.Stats.Candidates, r.Stats.Rules())
-		}
+			assert.Equal(t, "exhaustive", pl.Search.Optimal)
+			assert.Equal(t, string(o.Kind), pl.Workload.Kind)
+			data, err := pl.Marshal()
+			require.NoError(t, err)
+			back, err := plan.Unmarshal(data)
+			require.NoError(t, err)
+			assert.Equal(t, plan.Version, back.Version)
+			rep, err := verify.Verify(engines.Default(), back.Program, verify.Options{Seed: 5})
+			require.NoError(t, err)
+			assert.True(t, rep.Pass, "%s", rep)
+		})
 	}
 }
 
-func TestPlanOpDump(t *testing.T) {
-	w, _ := workload.Load("../workloads/llama3-70b-decode.yaml")
-	for _, name := range []string{"silu", "resid_attn", "softmax", "scale"} {
-		r, err := PlanOp(w, name, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := r.Plan.Marshal()
-		os.WriteFile("/tmp/op-"+name+".plan.json", b, 0o644)
+// TestPlanOpNeverWorseThanGolden: the hand-written kernels of
+// workloads/kernels (softmax-decode, rmsnorm-decode, silu-decode) are
+// points of their op's space (the recompute softmax over 64 slices, the
+// one-slice rmsnorm, the one-chain silu); the planned kernel is never
+// slower than them under the same cost model.
+func TestPlanOpNeverWorseThanGolden(t *testing.T) {
+	w := opWorkload(t, "llama3-70b-decode.yaml")
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	for op, golden := range map[string]string{"softmax": "softmax-decode", "rmsnorm_in": "rmsnorm-decode", "silu": "silu-decode"} {
+		p, _, err := verify.LoadKernel("../workloads/kernels/" + golden + ".json")
+		require.NoError(t, err)
+		require.NoError(t, engines.Lower(engines.Default(), p))
+		g, err := m.Evaluate(p)
+		require.NoError(t, err)
+		gc := g.Cycles
+		r, err := PlanOp(w, op, Options{})
+		require.NoError(t, err)
+		assert.LessOrEqual(t, r.Plan.Cost.Cycles, gc, "%s: planned %v cycles, the golden %s %v", op, r.Plan.Cost.Cycles, golden, gc)
 	}
-	w, _ = workload.Load("../workloads/attention-head.yaml")
-	for _, name := range []string{"softmax", "scale"} {
-		r, err := PlanOp(w, name, Options{})
-		if err != nil {
-			t.Fatal(err)
+}
+
+// TestPlanOpSoftmaxGoldenPoint: the recompute softmax over 1 tile, 1
+// cluster and 64 slices is the golden softmax-decode kernel, priced the
+// same.
+func TestPlanOpSoftmaxGoldenPoint(t *testing.T) {
+	w := opWorkload(t, "llama3-70b-decode.yaml")
+	var o *workload.Op
+	for _, x := range w.Ops {
+		if x.Name == "softmax" {
+			o = x
 		}
-		b, _ := r.Plan.Marshal()
-		os.WriteFile("/tmp/op-att-"+name+".plan.json", b, 0o644)
 	}
+	s, err := newOpSpace(w, o, engines.Default())
+	require.NoError(t, err)
+	require.Contains(t, s.cands, opCand{Tiles: 1, Clusters: 1, Slices: 64, Form: "recompute"})
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	x, err := s.evaluate(opCand{Tiles: 1, Clusters: 1, Slices: 64, Form: "recompute"}, m)
+	require.NoError(t, err)
+	p, _, err := verify.LoadKernel("../workloads/kernels/softmax-decode.json")
+	require.NoError(t, err)
+	require.NoError(t, engines.Lower(engines.Default(), p))
+	g, err := m.Evaluate(p)
+	require.NoError(t, err)
+	assert.InDelta(t, g.Cycles, x.report.Cycles, 1e-9)
+}
+
+// TestPlanOpAttentionHead: the scale and softmax of the attention head
+// (2048 × 2048 f32) plan tiled (the next tile's load under this tile's
+// chains) and verify; the causal mask has no kernel yet and is refused.
+func TestPlanOpAttentionHead(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	w := opWorkload(t, "attention-head.yaml")
+	for _, op := range []string{"scale", "softmax"} {
+		r, err := PlanOp(w, op, Options{})
+		require.NoError(t, err)
+		pl := r.Plan
+		assert.Greater(t, pl.OpMapping.Tiles, 1, "%s: a 16 MB tensor pipelines its tiles", op)
+		assert.Equal(t, "exhaustive", pl.Search.Optimal)
+		sample := 0
+		if testing.Short() {
+			sample = 8
+		}
+		rep, err := verify.Verify(engines.Default(), pl.Program, verify.Options{Seed: 3, Sample: sample})
+		require.NoError(t, err)
+		assert.True(t, rep.Pass, "%s: %s", op, rep)
+	}
+	_, err := PlanOp(w, "causal", Options{})
+	require.ErrorContains(t, err, "attention-head.yaml:")
+}
+
+// TestPlanOpBudget: a search stopped by its evaluation budget claims no
+// optimality; a budget of one evaluation prices one candidate.
+func TestPlanOpBudget(t *testing.T) {
+	w := opWorkload(t, "llama3-70b-decode.yaml")
+	r, err := PlanOp(w, "silu", Options{MaxEvaluations: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 3, r.Stats.Candidates)
+	require.NotNil(t, r.Plan)
+	assert.Equal(t, "", r.Plan.Search.Optimal)
+	assert.Equal(t, StoppedBudget, r.Plan.Search.Stopped)
+	full, err := PlanOp(w, "silu", Options{})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, r.Plan.Cost.Cycles, full.Plan.Cost.Cycles)
+}
+
+// TestPlanOpEinsum: an einsum op goes through the contraction search
+// (SolveAnyShape): the same plan as Exhaustive over its space.
+func TestPlanOpEinsum(t *testing.T) {
+	w := opWorkload(t, "dot.yaml")
+	r, err := PlanOp(w, "", Options{Exhaustive: true})
+	require.NoError(t, err)
+	require.NotNil(t, r.Einsum)
+	require.NotNil(t, r.Plan)
+	assert.Equal(t, r.Einsum.Best.Report.Cycles, r.Plan.Cost.Cycles)
+	assert.Equal(t, "exhaustive", r.Plan.Search.Optimal)
+	_, err = PlanOp(w, "nope", Options{})
+	require.ErrorContains(t, err, `no op called "nope"`)
+	_, err = PlanOp(nil, "", Options{})
+	require.Error(t, err)
+}
+
+// TestPeel: the digits of a row-major index split at a factor.
+func TestPeel(t *testing.T) {
+	g := digit{"G", 8, 1, 8}
+	h := digit{"Hkv", 8, 1, 8}
+	s := digit{"S", 4096, 1, 4096}
+	for _, c := range []struct {
+		ds          []digit
+		f           int
+		outer, rest string
+		ok          bool
+	}{
+		{[]digit{g, h, s}, 8, "G", "Hkv, S", true},
+		{[]digit{g, h, s}, 16, "G, Hkv / 4", "Hkv % 4, S", true},
+		{[]digit{g, h, s}, 128, "G, Hkv, S / 2048", "S % 2048", true},
+		{[]digit{g, h}, 3, "", "", false},
+		{[]digit{g}, 16, "", "", false},
+		{[]digit{s}, 1, "1", "S", true},
+	} {
+		o, r, ok := peel(c.ds, c.f)
+		require.Equal(t, c.ok, ok, "%v / %d", c.ds, c.f)
+		if ok {
+			assert.Equal(t, c.outer, digitsText(o))
+			assert.Equal(t, c.rest, digitsText(r))
+		}
+	}
+	tm, pk, ok := withPacket([]digit{{"F", 28672, 1, 56}}, 8)
+	require.True(t, ok)
+	assert.Equal(t, "F / 8 % 7", digitsText(tm))
+	assert.Equal(t, "F % 8", digitsText(pk))
+	_, _, ok = withPacket([]digit{{"F", 28672, 1, 28}}, 8)
+	assert.False(t, ok)
+	assert.Equal(t, "0.088388346f32", f32Text(0.08838834764831845))
+	assert.Equal(t, "8192.0f32", f32Text(8192))
 }
