@@ -79,9 +79,22 @@ func TestPlanGraphOp(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "name the einsum op to plan (one of qk, pv)")
 
-	code, _, errOut = runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "softmax")
+	// A Vector Engine op plans over its own space (search.PlanOp); an op
+	// kind without a kernel is refused with its line; a reshape is free.
+	out := filepath.Join(t.TempDir(), "softmax.plan.json")
+	code, stdout, errOut := runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "softmax", "--out", out)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "plan llama3-70b-decode op softmax: softmax (G=8, Hkv=8, Sctx=4096)")
+	assert.Contains(t, stdout, "optimal: exhaustive")
+	code, stdout, errOut = runCLI(t, "verify", out)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "PASS softmax")
+	code, _, errOut = runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "causal")
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut, `op "softmax" is a softmax`)
+	assert.Contains(t, errOut, "attention-head.yaml:33: op causal (causal_mask): no kernel for this kind yet")
+	code, stdout, _ = runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "q_split")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "reshape needs no kernel")
 
 	code, _, errOut = runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "nope")
 	assert.Equal(t, exitFail, code)
