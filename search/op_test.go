@@ -212,3 +212,15 @@ func TestPeel(t *testing.T) {
 	assert.Equal(t, "0.088388346f32", f32Text(0.08838834764831845))
 	assert.Equal(t, "8192.0f32", f32Text(8192))
 }
+
+// BenchmarkPlanOpSoftmaxDecode: the decode layer's softmax planned over
+// its whole space (56 candidates built, checked, lowered and priced).
+func BenchmarkPlanOpSoftmaxDecode(b *testing.B) {
+	w, err := workload.Load("../workloads/llama3-70b-decode.yaml")
+	require.NoError(b, err)
+	for b.Loop() {
+		if _, err := PlanOp(w, "softmax", Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
