@@ -49,6 +49,10 @@ type opCand struct {
 	// the last tile's store overlap this tile's chains. Clusters and
 	// Slices split a tile's positions spatially.
 	Tiles, Clusters, Slices int
+	// Stagger offsets the output's HBM address by this many bytes past
+	// its 256 MiB boundary, so that the tiles' loads and stores, issued
+	// together, start on other HBM channels and banks.
+	Stagger int64
 	// Form is the kernel's form (opForms).
 	Form string
 }
@@ -154,6 +158,13 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 						continue
 					}
 					s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form})
+					if tl > 1 {
+						// The stores of tile k and the loads of tile k + 2
+						// are issued together: the output one HBM slice
+						// bit (bit 20, 002 L2970) away from the input
+						// spreads them over other banks.
+						s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, Stagger: 1 << 20})
+					}
 				}
 			}
 		}
@@ -236,6 +247,9 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			views[t.Name] = []string{t.Name}
 		}
 		hbm += alignUp(bytes, 256<<20)
+		if t == s.ins[len(s.ins)-1] {
+			hbm += c.Stagger
+		}
 	}
 	_ = tD
 	// The streamed DM tensors: one buffer, or two alternating.
@@ -720,7 +734,7 @@ func (s *opSpace) plan(x *opEvaluated, st *Stats, total int) *plan.Plan {
 	for _, r := range st.Rules() {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
 	}
-	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices}
+	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger}
 	if s.family == "rows" {
 		om.Reduced = s.red.axis
 	}

@@ -69,6 +69,9 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 	if m.Reduced != "" {
 		fmt.Fprintf(wr, "; %s reduced within each slice", m.Reduced)
 	}
+	if m.Stagger > 0 {
+		fmt.Fprintf(wr, "; output %d bytes past its HBM boundary", m.Stagger)
+	}
 	fmt.Fprintln(wr)
 	fmt.Fprintf(wr, "cycles %.0f (%.3f µs); bottleneck %s (%.1f%%); HBM %d bytes; roofline %.0f cycles: %.1f%% of the roofline\n",
 		pl.Cost.Cycles, pl.Cost.Seconds*1e6, pl.Cost.Bottleneck, 100*pl.Cost.BottleneckShare, pl.Cost.HBMBytes, pl.Cost.RooflineCycles, 100*pl.Cost.Roofline)

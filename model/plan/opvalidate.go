@@ -59,6 +59,9 @@ func (p *Plan) validateOp() error {
 	if m.Tiles < 1 {
 		return fieldErr("op_mapping.tiles", "%d: want at least 1", m.Tiles)
 	}
+	if m.Stagger < 0 {
+		return fieldErr("op_mapping.hbm_stagger", "%d is negative", m.Stagger)
+	}
 	if m.Clusters < 1 {
 		return fieldErr("op_mapping.clusters", "%d: want at least 1", m.Clusters)
 	}

@@ -126,7 +126,10 @@ type OpMapping struct {
 	// slices used in each.
 	Tiles    int `json:"tiles"`
 	Clusters int `json:"clusters"`
-	Slices   int `json:"slices"`
+	// Stagger is how many bytes past its 256 MiB boundary the output
+	// sits in HBM (0: on it).
+	Stagger int64 `json:"hbm_stagger,omitempty"`
+	Slices  int   `json:"slices"`
 }
 
 // AxisMapping is where one axis's factors go. The product of the factors is
