@@ -81,6 +81,20 @@ type opSpace struct {
 // transfers, past which a transfer's fixed cost outweighs the overlap.
 const maxOpTiles = 64
 
+// opUnplannable says why the kinds the manual gives no means for have no
+// kernel.
+var opUnplannable = map[workload.Kind]string{
+	workload.KindGather: "the row is chosen by a value known only at run time (an index tensor), which needs a DMA or " +
+		"fetch whose addresses come from an index table; the manual leaves indirect sequencing a TODO (002 L1004-1005)",
+	workload.KindScatter: "the destinations are a value known only at run time (an index tensor), which needs indirect " +
+		"sequencing, a TODO in the manual (002 L1004-1005)",
+	workload.KindUpdateSlice: "the row written is the decoding step's position, a run-time value the op does not carry, " +
+		"which needs an address from an index (indirect sequencing, a TODO in the manual, 002 L1004-1005)",
+	workload.KindCausalMask: "the manual writes the attention mask to the branch log and loads the ExecutionIds from the " +
+		"VRF (BranchMode::Vrf, 002 L4802, L8099), but states neither the Branch Logger nor the VRF tensor it reads " +
+		"(engines: BranchMode::Vrf is not modelled)",
+}
+
 // opForms lists the forms of each kind with more than one.
 var opForms = map[workload.Kind][]string{
 	workload.KindSoftmax: {"recompute", "stored"},
@@ -100,6 +114,9 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast:
 		s.family = "map"
 	default:
+		if why, ok := opUnplannable[o.Kind]; ok {
+			return nil, fmt.Errorf("%s: no kernel: %s (docs/spec-decisions.md \"Ops without a kernel\")", at, why)
+		}
 		return nil, fmt.Errorf("%s: no kernel for this kind yet", at)
 	}
 	for _, t := range append(slices.Clone(s.ins), s.out) {

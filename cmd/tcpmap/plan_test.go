@@ -91,7 +91,7 @@ func TestPlanGraphOp(t *testing.T) {
 	assert.Contains(t, stdout, "PASS softmax")
 	code, _, errOut = runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "causal")
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut, "attention-head.yaml:33: op causal (causal_mask): no kernel for this kind yet")
+	assert.Contains(t, errOut, "attention-head.yaml:33: op causal (causal_mask): no kernel: the manual writes the attention mask to the branch log")
 	code, stdout, _ = runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "q_split")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "reshape needs no kernel")
