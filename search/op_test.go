@@ -225,3 +225,31 @@ func BenchmarkPlanOpSoftmaxDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestPlanOpMoE plans the MoE graph's ops that have a kernel (the routing
+// softmax over K, the i32 index arithmetic in the Fxp cluster, the
+// comparisons with a constant through the Clip stage) and verifies them;
+// the others are refused with the op's line.
+func TestPlanOpMoE(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	w := opWorkload(t, "moe.yaml")
+	planned := map[string]bool{"route_softmax": true, "local_off": true, "block_base": true, "scatter_idx": true,
+		"global_off": true, "has_block": true, "grid_valid": true}
+	for _, o := range w.Ops {
+		if o.Kind == workload.KindEinsum {
+			continue
+		}
+		r, err := PlanOp(w, o.Name, Options{})
+		if !planned[o.Name] {
+			require.Error(t, err, o.Name)
+			assert.Contains(t, err.Error(), "moe.yaml:", o.Name)
+			continue
+		}
+		require.NoError(t, err, o.Name)
+		rep, err := verify.Verify(engines.Default(), r.Plan.Program, verify.Options{Seed: 9})
+		require.NoError(t, err, o.Name)
+		assert.True(t, rep.Pass, "%s: %s", o.Name, rep)
+	}
+}

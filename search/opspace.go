@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,8 @@ type opSpace struct {
 	pos []digit
 	// red is the reduced axis of a rows op.
 	red digit
+	// integer is set for an op on i32 tensors (the Fxp cluster, Way8).
+	integer bool
 	// axes is the program's axes declaration.
 	axes  string
 	cands []opCand
@@ -111,7 +114,8 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	switch o.Kind {
 	case workload.KindSoftmax, workload.KindRMSNorm:
 		s.family = "rows"
-	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast:
+	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast,
+		workload.KindGT, workload.KindGE:
 		s.family = "map"
 	default:
 		if why, ok := opUnplannable[o.Kind]; ok {
@@ -119,13 +123,30 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		}
 		return nil, fmt.Errorf("%s: no kernel for this kind yet", at)
 	}
+	s.integer = s.out.DType == dtype.I32
 	for _, t := range append(slices.Clone(s.ins), s.out) {
 		if t.LayoutExpr != nil {
 			return nil, fmt.Errorf("%s: tensor %s has a layout (%s); only row-major tensors are planned", at, t.Name, t.Layout)
 		}
-		if t.DType != dtype.F32 && t.DType != dtype.BF16 {
-			return nil, fmt.Errorf("%s: tensor %s is %s; the Vector Engine ops are planned for f32 and bf16 tensors", at, t.Name, t.DType)
+		switch {
+		case s.integer && t.DType != dtype.I32:
+			return nil, fmt.Errorf("%s: tensor %s is %s, the output i32; an op's tensors are all i32 or all floats", at, t.Name, t.DType)
+		case !s.integer && t.DType != dtype.F32 && t.DType != dtype.BF16:
+			return nil, fmt.Errorf("%s: tensor %s is %s; the Vector Engine ops are planned for f32, bf16 and i32 tensors", at, t.Name, t.DType)
 		}
+	}
+	if s.integer {
+		switch o.Kind {
+		case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindGT, workload.KindGE:
+		default:
+			return nil, fmt.Errorf("%s: an i32 %s is not planned (the Fxp cluster's add, sub, mul and the comparisons with a constant are)", at, o.Kind)
+		}
+		if o.Scalar != nil && (*o.Scalar != math.Trunc(*o.Scalar) || math.Abs(*o.Scalar) >= 1<<31) {
+			return nil, fmt.Errorf("%s: scalar %v is not an i32", at, *o.Scalar)
+		}
+	}
+	if (o.Kind == workload.KindGT || o.Kind == workload.KindGE) && (!s.integer || o.Scalar == nil) {
+		return nil, fmt.Errorf("%s: only an i32 compared with a constant is planned", at)
 	}
 	for _, t := range s.ins {
 		if !slices.Equal(t.Axes, s.out.Axes) {
@@ -442,6 +463,9 @@ func (b *opBuilder) reference(expr string, rng []float64) {
 // stage (with a constant, a second input through the VRF, or the stash
 // for SiLU's x · sigmoid(x)) between the stream's head and tail.
 func (b *opBuilder) elementwise() error {
+	if b.s.integer {
+		return b.integerwise()
+	}
 	s := b.s
 	x := s.ins[0]
 	xdm := b.load(x, b.in)
@@ -501,6 +525,71 @@ func (b *opBuilder) elementwise() error {
 		}
 	}
 	b.chain("main", append(append(head, mid...), tail(t8, p8, s.out.DType, b.outBuf())...))
+	b.reference(expr, rng)
+	return nil
+}
+
+// integerwise is the one-chain kernel of an i32 elementwise op in the
+// Fxp cluster at Way8 (002 L4822-4836): AddFxp, SubFxp or MulInt with a
+// constant or a second input through the VRF; a comparison with a
+// constant c as the Clip stage's clamp of x − c (gt) or x − c + 1 (ge) to
+// [0, 1], which for integers is 1 exactly when x > c (x ≥ c)
+// (002 L4956-4972).
+func (b *opBuilder) integerwise() error {
+	s := b.s
+	x := s.ins[0]
+	xdm := b.load(x, b.in)
+	// A packet of 8 lanes, or of the largest divisor of the innermost
+	// digit below 8 padded to 8 (`GRID % 2 # 8`, as ve-vrf-add's
+	// `A % 2 # 8`).
+	lanes := 8
+	if len(b.in) > 0 {
+		for b.in[len(b.in)-1].size%lanes != 0 {
+			lanes--
+		}
+	}
+	t8, p8, ok := withPacket(b.in, lanes)
+	if !ok {
+		return fmt.Errorf("the positions within a slice (%s) do not end in an axis's innermost part", digitsText(b.in))
+	}
+	pk := digitsText(p8)
+	if lanes < 8 {
+		pk += " # 8"
+	}
+	fetch := []kStage{
+		{Kind: "fetch", DType: "i32", Time: digitsText(t8), Packet: pk},
+		{Kind: "collect", Time: digitsText(t8), Packet: pk},
+	}
+	st := append([]kStage{{Kind: "begin", Tensor: xdm}}, fetch...)
+	st = append(st, kStage{Kind: "vector_init"}, kStage{Kind: "vector_branch", Param: "Unconditional"})
+	op := map[workload.Kind]string{workload.KindAdd: "AddFxp", workload.KindSub: "SubFxp", workload.KindMul: "MulInt"}[s.o.Kind]
+	sym := map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*"}[s.o.Kind]
+	var expr string
+	var rng []float64
+	switch {
+	case len(s.ins) == 2:
+		y := s.ins[1]
+		ydm := b.load(y, b.in)
+		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.I32, digitsText(b.in), digitsSize(b.in))
+		b.chain("sub", append(append([]kStage{{Kind: "begin", Tensor: ydm}}, fetch...), kStage{Kind: "to_vrf", Tensor: yvrf}))
+		st = append(st, kStage{Kind: "vector_fxp", Tensor: yvrf, Param: op})
+		expr = fmt.Sprintf("%s %s %s", x.Name, sym, y.Name)
+	case s.o.Kind == workload.KindGT || s.o.Kind == workload.KindGE:
+		c := int64(*s.o.Scalar)
+		if s.o.Kind == workload.KindGE {
+			c--
+		}
+		st = append(st, kStage{Kind: "vector_fxp", Param: fmt.Sprintf("SubFxp, %d", c)},
+			kStage{Kind: "vector_clip", Param: "Max, 0"}, kStage{Kind: "vector_clip", Param: "Min, 1"})
+		// The reference is the clamp; inputs within ±2^20 keep x − c
+		// from wrapping, where the clamp and the comparison agree.
+		expr, rng = fmt.Sprintf("min(max(%s - %d, 0), 1)", x.Name, c), []float64{-1 << 20, 1 << 20}
+	default:
+		st = append(st, kStage{Kind: "vector_fxp", Param: fmt.Sprintf("%s, %d", op, int64(*s.o.Scalar))})
+		expr = fmt.Sprintf("%s %s %d", x.Name, sym, int64(*s.o.Scalar))
+	}
+	st = append(st, kStage{Kind: "vector_final"}, kStage{Kind: "commit", Tensor: b.outBuf()})
+	b.chain("main", st)
 	b.reference(expr, rng)
 	return nil
 }
