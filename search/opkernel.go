@@ -36,6 +36,8 @@ type kTensor struct {
 	Element string `json:"element"`
 	Addr    int64  `json:"addr"`
 	View    string `json:"view,omitempty"`
+	// tile is a view's tile index.
+	tile int
 }
 
 type kOp struct {

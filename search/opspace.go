@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -229,10 +230,11 @@ func (s *opSpace) sliceText(ds []digit, n int) string {
 
 // build writes candidate c's kernel program.
 func (s *opSpace) build(c opCand) (*kernel.Program, error) {
-	tD, rest, ok := peel(s.pos, c.Tiles)
+	_, afterTile, ok := peel(s.pos, c.Tiles)
 	if !ok {
 		return nil, fmt.Errorf("%d tiles do not divide the positions", c.Tiles)
 	}
+	rest := afterTile
 	clD, rest, ok := peel(rest, c.Clusters)
 	if !ok {
 		return nil, fmt.Errorf("%d clusters do not divide the positions", c.Clusters)
@@ -270,15 +272,14 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			Element: b.hbmElement(t), Addr: hbm})
 		bytes := t.Elems * int64(t.DType.SizeBits()) / 8
 		if c.Tiles > 1 {
-			el := fmt.Sprintf("1 %s %d, %s", pad, c.Tiles, digitsText(append(slices.Clone(rest), ds[len(in):]...)))
-			if len(rest) == 0 && len(ds) == len(in) {
-				el = fmt.Sprintf("1 %s %d", pad, c.Tiles)
-			}
-			el = fmt.Sprintf("1 %s %d, %s", pad, c.Tiles, digitsText(append(append(slices.Clone(clD), slD...), ds...)))
+			// The tensor's element with the tile digits pinned: `S, T`
+			// in 16 tiles of S is `1 # 16, S % 128, T` (the form the
+			// emitter's tile loop, kernel.Recognize, reads back).
+			el := fmt.Sprintf("1 %s %d, %s", pad, c.Tiles, digitsText(append(slices.Clone(afterTile), ds[len(in):]...)))
 			for k := 0; k < c.Tiles; k++ {
 				v := fmt.Sprintf("%s_t%d", t.Name, k)
 				b.k.Tensors = append(b.k.Tensors, kTensor{Name: v, Mem: "hbm", DType: t.DType.String(), Role: "intermediate", Chip: "1",
-					Element: el, Addr: hbm + int64(k)*bytes/int64(c.Tiles), View: t.Name})
+					Element: el, Addr: hbm + int64(k)*bytes/int64(c.Tiles), View: t.Name, tile: k})
 				views[t.Name] = append(views[t.Name], v)
 			}
 		} else {
@@ -289,7 +290,6 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			hbm += c.Stagger
 		}
 	}
-	_ = tD
 	// The streamed DM tensors: one buffer, or two alternating.
 	nbuf := min(c.Tiles, 2)
 	for _, t := range append(slices.Clone(s.ins), s.out) {
@@ -331,7 +331,39 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			toDM(k + 2)
 		}
 	}
+	b.k.orderTensors()
 	return b.k.program()
+}
+
+// orderTensors puts the HBM arguments and result first, then the tile
+// views by tile, each tile's in the order the ops take them, then the
+// on-chip tensors: the
+// order kernel.Recognize reads a tile loop in (the emitter prints a tiled
+// program as one loop over its tiles).
+func (k *kProg) orderTensors() {
+	byName := map[string]kTensor{}
+	var args, locals []kTensor
+	for _, t := range k.Tensors {
+		byName[t.Name] = t
+		switch {
+		case t.Mem == "hbm" && t.View == "":
+			args = append(args, t)
+		case t.Mem != "hbm":
+			locals = append(locals, t)
+		}
+	}
+	var views []kTensor
+	seen := map[string]bool{}
+	for _, op := range k.Ops {
+		for _, n := range []string{op.Src, op.Dst} {
+			if t, ok := byName[n]; ok && t.View != "" && !seen[n] {
+				seen[n] = true
+				views = append(views, t)
+			}
+		}
+	}
+	sort.SliceStable(views, func(i, j int) bool { return views[i].tile < views[j].tile })
+	k.Tensors = append(append(args, views...), locals...)
 }
 
 // opBuilder writes one candidate's program.
@@ -643,12 +675,17 @@ func (b *opBuilder) softmax() error {
 	b.chain("main", append(slices.Clone(head), b.reduceTail(rows, "Max", mdm, nil, nil)...))
 	b.chain("sub", mload)
 	sdm, svrf, sload := b.rowStat("s", rows)
+	// The sum's load into the VRF runs in the main context: nothing
+	// overlaps it (the last pass waits for it), and a step of a tile loop
+	// holds no two ops alike (kernel.Recognize), which two sub-context
+	// loads of the same shape would be.
+	sumLoad := "main"
 	subExp := []kStage{{Kind: "vector_fp_binary", Tensor: mvrf, Param: "SubF"}, {Kind: "vector_fp_unary", Param: "Exp"}}
 	pdm := ""
 	switch b.c.Form {
 	case "recompute":
 		b.chain("main", append(append(slices.Clone(head), subExp...), b.reduceTail(rows, "Add", sdm, nil, nil)...))
-		b.chain("sub", sload)
+		b.chain(sumLoad, sload)
 		pdm = b.outBuf()
 		mid := append(slices.Clone(subExp), kStage{Kind: "vector_fp_div", Tensor: svrf, Param: "DivF"})
 		b.chain("main", append(append(slices.Clone(head), mid...), tail(t8, p8, s.out.DType, pdm)...))
@@ -657,7 +694,7 @@ func (b *opBuilder) softmax() error {
 		b.chain("main", append(append(slices.Clone(head), subExp...), tail(t8, p8, dtype.F32, edm)...))
 		ehead, _, _, _ := stream(edm, ds)
 		b.chain("main", append(slices.Clone(ehead), b.reduceTail(rows, "Add", sdm, nil, nil)...))
-		b.chain("sub", sload)
+		b.chain(sumLoad, sload)
 		pdm = b.outBuf()
 		b.chain("main", append(append(slices.Clone(ehead), kStage{Kind: "vector_fp_div", Tensor: svrf, Param: "DivF"}), tail(t8, p8, s.out.DType, pdm)...))
 	default:
