@@ -57,6 +57,9 @@ type opCand struct {
 	Stagger int64
 	// Form is the kernel's form (opForms).
 	Form string
+	// MainLoad loads softmax's row sum into the VRF from the main context
+	// instead of the sub one (always, when tiled).
+	MainLoad bool
 }
 
 // opSpace is an op's mapspace.
@@ -196,13 +199,17 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 					if cl > 1 && sl < perCluster || total%(tl*cl*sl) != 0 {
 						continue
 					}
-					s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form})
+					main := o.Kind == workload.KindSoftmax && tl > 1
+					s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, MainLoad: main})
+					if o.Kind == workload.KindSoftmax && tl == 1 {
+						s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, MainLoad: true})
+					}
 					if tl > 1 {
 						// The stores of tile k and the loads of tile k + 2
 						// are issued together: the output one HBM slice
 						// bit (bit 20, 002 L2970) away from the input
 						// spreads them over other banks.
-						s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, Stagger: 1 << 20})
+						s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, Stagger: 1 << 20, MainLoad: main})
 					}
 				}
 			}
@@ -675,11 +682,15 @@ func (b *opBuilder) softmax() error {
 	b.chain("main", append(slices.Clone(head), b.reduceTail(rows, "Max", mdm, nil, nil)...))
 	b.chain("sub", mload)
 	sdm, svrf, sload := b.rowStat("s", rows)
-	// The sum's load into the VRF runs in the main context: nothing
-	// overlaps it (the last pass waits for it), and a step of a tile loop
-	// holds no two ops alike (kernel.Recognize), which two sub-context
-	// loads of the same shape would be.
-	sumLoad := "main"
+	// The sum's load into the VRF runs in the sub context (as the golden
+	// kernels) or in the main one (MainLoad): nothing overlaps it (the
+	// last pass waits for it), and a step of a tile loop holds no two ops
+	// alike (kernel.Recognize), which two sub-context loads of the same
+	// shape would be, so a tiled softmax loads it from main.
+	sumLoad := "sub"
+	if b.c.MainLoad {
+		sumLoad = "main"
+	}
 	subExp := []kStage{{Kind: "vector_fp_binary", Tensor: mvrf, Param: "SubF"}, {Kind: "vector_fp_unary", Param: "Exp"}}
 	pdm := ""
 	switch b.c.Form {
@@ -877,7 +888,7 @@ func (s *opSpace) plan(x *opEvaluated, st *Stats, total int) *plan.Plan {
 	for _, r := range st.Rules() {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
 	}
-	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger}
+	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad}
 	if s.family == "rows" {
 		om.Reduced = s.red.axis
 	}

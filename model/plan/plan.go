@@ -129,7 +129,10 @@ type OpMapping struct {
 	// Stagger is how many bytes past its 256 MiB boundary the output
 	// sits in HBM (0: on it).
 	Stagger int64 `json:"hbm_stagger,omitempty"`
-	Slices  int   `json:"slices"`
+	// MainLoad is set when softmax's row sum is loaded into the VRF from
+	// the main context rather than the sub one.
+	MainLoad bool `json:"main_load,omitempty"`
+	Slices   int  `json:"slices"`
 }
 
 // AxisMapping is where one axis's factors go. The product of the factors is
