@@ -83,7 +83,11 @@ func TestPlanOpNeverWorseThanGolden(t *testing.T) {
 	w := opWorkload(t, "llama3-70b-decode.yaml")
 	m, err := cost.NewModel(engines.Default())
 	require.NoError(t, err)
-	for op, golden := range map[string]string{"softmax": "softmax-decode", "rmsnorm_in": "rmsnorm-decode", "silu": "silu-decode"} {
+	cases := map[string]string{"softmax": "softmax-decode", "rmsnorm_in": "rmsnorm-decode", "silu": "silu-decode"}
+	if raceDetector {
+		delete(cases, "softmax") // its space's 112 candidates: unit-norace
+	}
+	for op, golden := range cases {
 		p, _, err := verify.LoadKernel("../workloads/kernels/" + golden + ".json")
 		require.NoError(t, err)
 		require.NoError(t, engines.Lower(engines.Default(), p))
