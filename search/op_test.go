@@ -162,6 +162,10 @@ func TestPlanOpBudget(t *testing.T) {
 	require.NotNil(t, r.Plan)
 	assert.Equal(t, "", r.Plan.Search.Optimal)
 	assert.Equal(t, StoppedBudget, r.Plan.Search.Stopped)
+	assert.Equal(t, r.Plan.Cost.RooflineCycles, r.Plan.Search.LowerBound, "the unpriced candidates are bounded by the roofline")
+	assert.InDelta(t, (r.Plan.Cost.Cycles-r.Plan.Search.LowerBound)/r.Plan.Cost.Cycles, r.Plan.Search.Gap, 1e-12)
+	_, err = plan.Unmarshal(must(r.Plan.Marshal()))
+	require.NoError(t, err)
 	full, err := PlanOp(w, "silu", Options{})
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, r.Plan.Cost.Cycles, full.Plan.Cost.Cycles)
@@ -255,5 +259,44 @@ func TestPlanOpMoE(t *testing.T) {
 		rep, err := verify.Verify(engines.Default(), r.Plan.Program, verify.Options{Seed: 9})
 		require.NoError(t, err, o.Name)
 		assert.True(t, rep.Pass, "%s: %s", o.Name, rep)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestOpRooflineBound: the roofline a stopped op search reports as its
+// lower bound is admissible: no legal candidate of the decode layer's
+// softmax, silu and residual add, nor of the MoE comparison, is priced
+// below it.
+func TestOpRooflineBound(t *testing.T) {
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	for _, c := range []struct{ file, op string }{
+		{"llama3-70b-decode.yaml", "silu"}, {"llama3-70b-decode.yaml", "resid_attn"}, {"llama3-70b-decode.yaml", "rmsnorm_in"},
+	} {
+		w := opWorkload(t, c.file)
+		var o *workload.Op
+		for _, x := range w.Ops {
+			if x.Name == c.op {
+				o = x
+			}
+		}
+		s, err := newOpSpace(w, o, engines.Default())
+		require.NoError(t, err)
+		legal := 0
+		for _, cand := range s.cands {
+			x, err := s.evaluate(cand, m)
+			if err != nil {
+				continue
+			}
+			legal++
+			assert.GreaterOrEqual(t, x.report.Cycles, x.report.Roofline.IdealCycles, "%s %+v", c.op, cand)
+		}
+		assert.Positive(t, legal, c.op)
 	}
 }

@@ -842,7 +842,7 @@ func planVectorOp(w *workload.Workload, o *workload.Op, spec *engines.Spec, opts
 		return res, nil
 	}
 	res.Report = best.report
-	res.Plan = s.plan(best, st, len(s.cands))
+	res.Plan = s.plan(best, st)
 	return res, nil
 }
 
@@ -869,21 +869,25 @@ func (s *opSpace) evaluate(c opCand, m *cost.Model) (*opEvaluated, error) {
 }
 
 // plan assembles the plan of the winner.
-func (s *opSpace) plan(x *opEvaluated, st *Stats, total int) *plan.Plan {
+func (s *opSpace) plan(x *opEvaluated, st *Stats) *plan.Plan {
 	pl := &plan.Plan{
 		Version:  plan.Version,
 		Workload: plan.Workload{File: s.w.File, Name: s.w.Name, Op: s.o.Name, Kind: string(s.o.Kind), Axes: s.axes},
 		Cost:     Cost(x.report),
 		Search: plan.Search{Planner: "exhaustive", Stopped: st.Stopped, Candidates: st.Candidates, Legal: st.Legal,
-			CostEvaluations: st.CostEvaluations, MaxTiles: 1},
+			CostEvaluations: st.CostEvaluations, MaxTiles: maxOpTiles},
 		Program: x.program,
 	}
 	if st.Complete {
 		pl.Search.Optimal = "exhaustive"
-	} else if st.Candidates < total {
-		// The candidates not priced have no bound: the gap is unknown, so
-		// the plan claims only what was priced.
-		pl.Search.Gap = 0
+	} else {
+		// The candidates not priced are bounded by the workload's
+		// roofline (its inputs read and its output written once at the
+		// HBM bandwidths), which no candidate beats (the cost model moves
+		// those bytes at those rates at best; TestOpRooflineBound).
+		lb := x.report.Roofline.IdealCycles
+		pl.Search.LowerBound = lb
+		pl.Search.Gap = (x.report.Cycles - lb) / x.report.Cycles
 	}
 	for _, r := range st.Rules() {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})

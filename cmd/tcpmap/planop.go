@@ -78,7 +78,8 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 	st := pl.Search
 	opt := "optimal: exhaustive (every candidate of the op's space priced)"
 	if st.Optimal == "" {
-		opt = fmt.Sprintf("stopped (%s): the best of the %d candidates priced; the others are not bounded", st.Stopped, st.Candidates)
+		opt = fmt.Sprintf("stopped (%s): the best of the %d candidates priced; gap %.1f%% to the roofline (%.0f cycles), which bounds the others",
+			st.Stopped, st.Candidates, 100*st.Gap, st.LowerBound)
 	}
 	fmt.Fprintf(wr, "%s; %d candidates, %d legal\n", opt, st.Candidates, st.Legal)
 	for _, r := range st.Illegal {
