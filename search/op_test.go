@@ -236,7 +236,8 @@ func BenchmarkPlanOpSoftmaxDecode(b *testing.B) {
 
 // TestPlanOpMoE plans the MoE graph's ops that have a kernel (the routing
 // softmax over K, the i32 index arithmetic in the Fxp cluster, the
-// comparisons with a constant through the Clip stage) and verifies them;
+// comparisons with a constant through the Clip stage, the combining sum
+// over K in Time) and verifies them on 8 sampled slices;
 // the others are refused with the op's line.
 func TestPlanOpMoE(t *testing.T) {
 	if raceDetector {
@@ -244,7 +245,7 @@ func TestPlanOpMoE(t *testing.T) {
 	}
 	w := opWorkload(t, "moe.yaml")
 	planned := map[string]bool{"route_softmax": true, "local_off": true, "block_base": true, "scatter_idx": true,
-		"global_off": true, "has_block": true, "grid_valid": true}
+		"global_off": true, "has_block": true, "grid_valid": true, "combine": true}
 	for _, o := range w.Ops {
 		if o.Kind == workload.KindEinsum {
 			continue
@@ -256,7 +257,7 @@ func TestPlanOpMoE(t *testing.T) {
 			continue
 		}
 		require.NoError(t, err, o.Name)
-		rep, err := verify.Verify(engines.Default(), r.Plan.Program, verify.Options{Seed: 9})
+		rep, err := verify.Verify(engines.Default(), r.Plan.Program, verify.Options{Seed: 9, Sample: 8})
 		require.NoError(t, err, o.Name)
 		assert.True(t, rep.Pass, "%s: %s", o.Name, rep)
 	}

@@ -60,6 +60,10 @@ type opCand struct {
 	// MainLoad loads softmax's row sum into the VRF from the main context
 	// instead of the sub one (always, when tiled).
 	MainLoad bool
+	// Inner is, for a reduce, how many packets of the kept innermost axis
+	// sit inside the reduced axis in DM (1, 2 or 4: the reduce's 8
+	// accumulator slots hold 2 Way4 halves of each): longer DMA runs.
+	Inner int
 }
 
 // opSpace is an op's mapspace.
@@ -118,6 +122,8 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	switch o.Kind {
 	case workload.KindSoftmax, workload.KindRMSNorm:
 		s.family = "rows"
+	case workload.KindReduce:
+		s.family = "reduce"
 	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast,
 		workload.KindGT, workload.KindGE:
 		s.family = "map"
@@ -152,8 +158,13 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	if (o.Kind == workload.KindGT || o.Kind == workload.KindGE) && (!s.integer || o.Scalar == nil) {
 		return nil, fmt.Errorf("%s: only an i32 compared with a constant is planned", at)
 	}
+	if s.family == "reduce" {
+		if err := s.reduceAxes(at); err != nil {
+			return nil, err
+		}
+	}
 	for _, t := range s.ins {
-		if !slices.Equal(t.Axes, s.out.Axes) {
+		if s.family != "reduce" && !slices.Equal(t.Axes, s.out.Axes) {
 			return nil, fmt.Errorf("%s: input %s has axes %v, the output %v; broadcast inputs are not planned", at, t.Name, t.Axes, s.out.Axes)
 		}
 	}
@@ -161,7 +172,11 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		return nil, fmt.Errorf("%s: want two tensor inputs or a scalar", at)
 	}
 	var names []string
-	for _, a := range s.out.Axes {
+	axesOf := s.out.Axes
+	if s.family == "reduce" {
+		axesOf = s.ins[0].Axes
+	}
+	for _, a := range axesOf {
 		size, _ := w.AxisSize(a)
 		if size == 1 {
 			continue
@@ -169,6 +184,10 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		names = append(names, fmt.Sprintf("%s=%d", a, size))
 		d := digit{axis: a, full: int(size), div: 1, size: int(size)}
 		if s.family == "rows" && a == o.Axis {
+			s.red = d
+			continue
+		}
+		if s.family == "reduce" && slices.Contains(o.Axes, a) {
 			s.red = d
 			continue
 		}
@@ -200,6 +219,12 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 						continue
 					}
 					main := o.Kind == workload.KindSoftmax && tl > 1
+					if s.family == "reduce" {
+						for _, in := range []int{1, 2, 4} {
+							s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, Inner: in})
+						}
+						continue
+					}
 					s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, MainLoad: main})
 					if o.Kind == workload.KindSoftmax && tl == 1 {
 						s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, MainLoad: true})
@@ -258,10 +283,23 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 	b.slice = s.sliceText(slD, c.Slices)
 	b.in = in
 	// The per-slice digits of a streamed tensor: the positions within the
-	// slice, then the reduced axis.
+	// slice, then the reduced axis (rows); for a reduce, the input's axes
+	// in its order, the reduced one whole, the output's the positions.
 	ds := slices.Clone(in)
 	if s.family == "rows" {
 		ds = append(ds, s.red)
+	}
+	dsOf := func(t *workload.Tensor) []digit {
+		if s.family == "reduce" {
+			if t == s.out {
+				return in
+			}
+			return s.dmReduced(in, c.Inner)
+		}
+		return ds
+	}
+	if s.family == "reduce" && s.dmReduced(in, c.Inner) == nil {
+		return nil, fmt.Errorf("the positions within a slice (%s) do not end in a multiple of 8 of one axis", digitsText(in))
 	}
 	// HBM tensors: inputs, then the output, each at its own 256 MiB
 	// multiple (a whole number of HBM interleaving periods). A tile is a
@@ -282,7 +320,11 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			// The tensor's element with the tile digits pinned: `S, T`
 			// in 16 tiles of S is `1 # 16, S % 128, T` (the form the
 			// emitter's tile loop, kernel.Recognize, reads back).
-			el := fmt.Sprintf("1 %s %d, %s", pad, c.Tiles, digitsText(append(slices.Clone(afterTile), ds[len(in):]...)))
+			vd := append(slices.Clone(afterTile), ds[len(in):]...)
+			if s.family == "reduce" && t != s.out {
+				vd = s.mixReduced(afterTile)
+			}
+			el := fmt.Sprintf("1 %s %d, %s", pad, c.Tiles, digitsText(vd))
 			for k := 0; k < c.Tiles; k++ {
 				v := fmt.Sprintf("%s_t%d", t.Name, k)
 				b.k.Tensors = append(b.k.Tensors, kTensor{Name: v, Mem: "hbm", DType: t.DType.String(), Role: "intermediate", Chip: "1",
@@ -306,7 +348,7 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			if nbuf > 1 {
 				name += strconv.Itoa(k)
 			}
-			bb[k] = b.local(name, "dm", t.DType, digitsText(ds), digitsSize(ds))
+			bb[k] = b.local(name, "dm", t.DType, digitsText(dsOf(t)), digitsSize(dsOf(t)))
 		}
 		b.bufs[t.Name] = bb
 	}
@@ -327,6 +369,8 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			err = b.softmax()
 		case workload.KindRMSNorm:
 			err = b.rmsnorm()
+		case workload.KindReduce:
+			err = b.reduce()
 		default:
 			err = b.elementwise()
 		}
@@ -633,6 +677,114 @@ func (b *opBuilder) integerwise() error {
 	return nil
 }
 
+// reduceAxes checks a reduce: one reduced axis of size above 1, the
+// output the input without it, the input's innermost axis kept (it fills
+// the packet; the reduced axis runs in Time).
+func (s *opSpace) reduceAxes(at string) error {
+	o, x := s.o, s.ins[0]
+	if len(o.Axes) != 1 {
+		return fmt.Errorf("%s: a reduce over %d axes is not planned (one axis is)", at, len(o.Axes))
+	}
+	if o.Reduce != workload.ReduceSum && o.Reduce != workload.ReduceMax {
+		return fmt.Errorf("%s: reduce op %q", at, o.Reduce)
+	}
+	if s.integer {
+		return fmt.Errorf("%s: an i32 reduce is not planned", at)
+	}
+	var kept []string
+	for _, a := range x.Axes {
+		if a != o.Axes[0] {
+			kept = append(kept, a)
+		}
+	}
+	if !slices.Equal(kept, s.out.Axes) {
+		return fmt.Errorf("%s: the output's axes %v are not the input's %v without %s", at, s.out.Axes, x.Axes, o.Axes[0])
+	}
+	if x.Axes[len(x.Axes)-1] == o.Axes[0] {
+		return fmt.Errorf("%s: the reduced axis %s is the innermost of %v; a reduce over the packet is not planned", at, o.Axes[0], x.Axes)
+	}
+	return nil
+}
+
+// mixReduced is the digits of the reduce's input for the output's
+// position digits ds: the input's axes in order, the reduced one whole, a
+// kept one as the digits of it in ds.
+func (s *opSpace) mixReduced(ds []digit) []digit {
+	var out []digit
+	for _, a := range s.ins[0].Axes {
+		if a == s.red.axis {
+			out = append(out, s.red)
+			continue
+		}
+		for _, d := range ds {
+			if d.axis == a {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// dmReduced is the DM element of the reduce's input for the output's
+// position digits ds (whose last is the kept innermost axis L): the other
+// digits, L's part above its packet, the reduced axis, then L's 8 packet
+// lanes (`T % 8, D / 8, K, D % 8`). The reduced axis is the innermost
+// Time step but the Way4 half, so that the reduce accumulates two
+// packets at a time: it holds 8 accumulator slots (ISR-R4, 002 L5381,
+// L5388). Nil when L's part is no multiple of 8.
+func (s *opSpace) dmReduced(ds []digit, inner int) []digit {
+	if len(ds) == 0 {
+		return nil
+	}
+	n := 8 * inner
+	last := ds[len(ds)-1]
+	if last.div != 1 || last.size%n != 0 {
+		return nil
+	}
+	out := slices.Clone(ds[:len(ds)-1])
+	if last.size > n {
+		out = append(out, digit{last.axis, last.full, n, last.size / n})
+	}
+	return append(out, s.red, digit{last.axis, last.full, 1, n})
+}
+
+// without drops the digits of axis a.
+func without(ds []digit, a string) []digit {
+	var out []digit
+	for _, d := range ds {
+		if d.axis != a {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// reduce: the reduced axis runs in Time, the kept innermost axis in the
+// packet; the Intra-Slice Reduce sums (or takes the maximum) over the
+// reduced axis's Time steps (002 L5278-5300, as ve-reduce-time and
+// ve-vcg-time: the reduced digit need not be the innermost step).
+func (b *opBuilder) reduce() error {
+	s := b.s
+	x := s.ins[0]
+	el := s.dmReduced(b.in, b.c.Inner)
+	xdm := b.load(x, el)
+	head, t8, p8, err := stream(xdm, el)
+	if err != nil {
+		return err
+	}
+	t4, p4, _ := withPacket(el, 4)
+	op, ref := "Add", "reduce_sum"
+	if s.o.Reduce == workload.ReduceMax {
+		op, ref = "Max", "reduce_max"
+	}
+	st := append(slices.Clone(head), kStage{Kind: "vector_intra_slice_reduce", Time: digitsText(without(t4, s.red.axis)),
+		Packet: digitsText(p4), Axis: s.red.axis, Param: op})
+	st = append(st, tail(without(t8, s.red.axis), p8, s.out.DType, b.outBuf())...)
+	b.chain("main", st)
+	b.reference(fmt.Sprintf("%s(%s, %s)", ref, x.Name, s.red.axis), nil)
+	return nil
+}
+
 // rowStats are the per-row tensors of a reduction: the reduce's commit in
 // DM (one f32 padded to two: 8-byte DM writes, 002 L2426) and its
 // broadcast over a packet's 8 lanes in the VRF.
@@ -892,8 +1044,8 @@ func (s *opSpace) plan(x *opEvaluated, st *Stats) *plan.Plan {
 	for _, r := range st.Rules() {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
 	}
-	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad}
-	if s.family == "rows" {
+	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad, Inner: x.c.Inner}
+	if s.family != "map" {
 		om.Reduced = s.red.axis
 	}
 	for _, d := range s.pos {

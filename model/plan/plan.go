@@ -132,7 +132,10 @@ type OpMapping struct {
 	// MainLoad is set when softmax's row sum is loaded into the VRF from
 	// the main context rather than the sub one.
 	MainLoad bool `json:"main_load,omitempty"`
-	Slices   int  `json:"slices"`
+	// Inner is, for a reduce, how many packets of the kept innermost axis
+	// sit inside the reduced axis in DM (0 for other ops).
+	Inner  int `json:"inner,omitempty"`
+	Slices int `json:"slices"`
 }
 
 // AxisMapping is where one axis's factors go. The product of the factors is
