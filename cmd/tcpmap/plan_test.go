@@ -81,14 +81,17 @@ func TestPlanGraphOp(t *testing.T) {
 
 	// A Vector Engine op plans over its own space (search.PlanOp); an op
 	// kind without a kernel is refused with its line; a reshape is free.
-	out := filepath.Join(t.TempDir(), "softmax.plan.json")
-	code, stdout, errOut := runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "softmax", "--out", out)
+	out := filepath.Join(t.TempDir(), "rmsnorm.plan.json")
+	code, stdout, errOut := runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "rmsnorm_in", "--out", out)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, stdout, "plan llama3-70b-decode op softmax: softmax (G=8, Hkv=8, Sctx=4096)")
+	assert.Contains(t, stdout, "plan llama3-70b-decode op rmsnorm_in: rmsnorm (D=8192)")
 	assert.Contains(t, stdout, "optimal: exhaustive")
 	code, stdout, errOut = runCLI(t, "verify", out)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, stdout, "PASS softmax")
+	assert.Contains(t, stdout, "PASS rmsnorm_in")
+	code, stdout, errOut = runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "silu", "--max-evaluations", "2")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "stopped (evaluations): the best of the 2 candidates priced; gap")
 	code, _, errOut = runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "causal")
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "attention-head.yaml:33: op causal (causal_mask): no kernel: the manual writes the attention mask to the branch log")
