@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"fmt"
 
 	"tcpmap/constraints"
@@ -23,6 +24,9 @@ import (
 // enumeration (the plan then carries its gap to the bound of the
 // candidates not priced).
 //
+// An op PlanOp has no kernel for is refused with an error wrapping
+// ErrNoKernel (graph planning treats it as not plannable).
+//
 // The hardware is Options.Spec (nil: engines.Default()). The result's Plan
 // holds the lowered kernel.Program and its cost; a view op that needs no
 // kernel (a reshape whose row-major layout is the input's) has Free set
@@ -36,7 +40,7 @@ func PlanOp(w *workload.Workload, op string, opts Options) (*OpResult, error) {
 	if spec == nil {
 		spec = engines.Default()
 	}
-	o, err := findOp(w, op)
+	o, err := lookupOp(w, op)
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +49,22 @@ func PlanOp(w *workload.Workload, op string, opts Options) (*OpResult, error) {
 	}
 	return planVectorOp(w, o, spec, opts)
 }
+
+// ErrNoKernel is what PlanOp's refusal of an op it has no kernel for wraps
+// (errors.Is): a kind without a kernel (gather, scatter, update_slice,
+// causal_mask, top-k, …), tensors it does not plan (a layout other than
+// row-major, a dtype, a broadcast input), or an op space with no legal
+// candidate. Other errors (no such op, an I/O or model error) do not wrap
+// it.
+var ErrNoKernel = errors.New("no kernel")
+
+// noKernel wraps err with ErrNoKernel, keeping err's message.
+func noKernel(err error) error { return noKernelError{err} }
+
+type noKernelError struct{ err error }
+
+func (e noKernelError) Error() string   { return e.err.Error() }
+func (e noKernelError) Unwrap() []error { return []error{e.err, ErrNoKernel} }
 
 // OpResult is one op planned as a kernel (PlanOp).
 type OpResult struct {
@@ -73,9 +93,9 @@ type OpResult struct {
 	Why string
 }
 
-// findOp returns the op of w called name; "" names the single einsum of a
-// single-einsum workload.
-func findOp(w *workload.Workload, name string) (*workload.Op, error) {
+// lookupOp returns the op of w called name; "" names the single einsum of
+// a single-einsum workload.
+func lookupOp(w *workload.Workload, name string) (*workload.Op, error) {
 	if name == "" {
 		if len(w.Ops) == 1 {
 			return w.Ops[0], nil

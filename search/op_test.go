@@ -50,6 +50,7 @@ func TestPlanOpDecodeLayer(t *testing.T) {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "llama3-70b-decode.yaml:")
 				assert.Contains(t, err.Error(), "002 L1004-1005")
+				assert.ErrorIs(t, err, ErrNoKernel)
 				return
 			}
 			require.NoError(t, err)
@@ -150,6 +151,7 @@ func TestPlanOpAttentionHead(t *testing.T) {
 	}
 	_, err := PlanOp(w, "causal", Options{})
 	require.ErrorContains(t, err, "attention-head.yaml:33: op causal (causal_mask): no kernel: the manual writes the attention mask to the branch log")
+	assert.ErrorIs(t, err, ErrNoKernel)
 }
 
 // TestPlanOpBudget: a search stopped by its evaluation budget claims no
@@ -183,6 +185,7 @@ func TestPlanOpEinsum(t *testing.T) {
 	assert.Equal(t, "exhaustive", r.Plan.Search.Optimal)
 	_, err = PlanOp(w, "nope", Options{})
 	require.ErrorContains(t, err, `no op called "nope"`)
+	assert.NotErrorIs(t, err, ErrNoKernel)
 	_, err = PlanOp(nil, "", Options{})
 	require.Error(t, err)
 }

@@ -944,7 +944,7 @@ func planVectorOp(w *workload.Workload, o *workload.Op, spec *engines.Spec, opts
 	}
 	s, err := newOpSpace(w, o, spec)
 	if err != nil {
-		return nil, err
+		return nil, noKernel(err)
 	}
 	start := time.Now()
 	model, err := cost.NewModel(spec)
@@ -989,7 +989,7 @@ func planVectorOp(w *workload.Workload, o *workload.Op, spec *engines.Spec, opts
 		}
 		res.Why = strings.Join(why, "; ")
 		if st.Complete {
-			return res, fmt.Errorf("%s:%d: op %s: no legal mapping among %d candidates: %s", w.File, o.Line, o.Name, st.Candidates, res.Why)
+			return res, noKernel(fmt.Errorf("%s:%d: op %s: no legal mapping among %d candidates: %s", w.File, o.Line, o.Name, st.Candidates, res.Why))
 		}
 		return res, nil
 	}
@@ -1061,7 +1061,7 @@ func (s *opSpace) plan(x *opEvaluated, st *Stats) *plan.Plan {
 func planReshape(w *workload.Workload, o *workload.Op, res *OpResult) (*OpResult, error) {
 	in, out := w.Tensor(o.Inputs[0]), w.Tensor(o.Outputs[0])
 	if in.LayoutExpr != nil || out.LayoutExpr != nil || in.DType != out.DType {
-		return nil, fmt.Errorf("%s:%d: op %s (reshape): %s and %s are not both row-major of one dtype; a relayout kernel is not planned", w.File, o.Line, o.Name, in.Name, out.Name)
+		return nil, noKernel(fmt.Errorf("%s:%d: op %s (reshape): %s and %s are not both row-major of one dtype; a relayout kernel is not planned", w.File, o.Line, o.Name, in.Name, out.Name))
 	}
 	res.Free = true
 	res.Stats.Complete = true
