@@ -49,7 +49,7 @@ RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 
 unit-norace:
 	$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify
-	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE)$$' ./search
+	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts)$$' ./search
 
 long:
 	$(GO) test -count=1 -timeout 60m $(PKGS)

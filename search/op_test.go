@@ -304,3 +304,35 @@ func TestOpRooflineBound(t *testing.T) {
 		assert.Positive(t, legal, c.op)
 	}
 }
+
+// TestPlanOpLayouts: ops whose tensors are stored in another row-major
+// order (testdata/ops/layouts.yaml) plan with DM in that order and
+// verify; an op whose tensors' orders differ would transpose through the
+// DMA in runs below 8 bytes (DMA-R1) and a layout that is no axis order
+// is refused, both wrapping ErrNoKernel.
+func TestPlanOpLayouts(t *testing.T) {
+	w, err := workload.Load("testdata/ops/layouts.yaml")
+	require.NoError(t, err)
+	plans := []string{"scale", "act", "softmax"}
+	if raceDetector {
+		plans = nil // the refusals only; make test runs the rest in unit-norace
+	}
+	for _, op := range plans {
+		r, err := PlanOp(w, op, Options{})
+		require.NoError(t, err, op)
+		o, err := lookupOp(w, op)
+		require.NoError(t, err)
+		x, ok := r.Plan.Program.Tensor(o.Inputs[0])
+		require.True(t, ok)
+		assert.Equal(t, "m![T, S]", x.Element.Text(), "the HBM tensor in its layout")
+		rep, err := verify.Verify(engines.Default(), r.Plan.Program, verify.Options{Seed: 4})
+		require.NoError(t, err, op)
+		assert.True(t, rep.Pass, "%s: %s", op, rep)
+	}
+	_, err = PlanOp(w, "flip", Options{})
+	require.ErrorIs(t, err, ErrNoKernel)
+	assert.Contains(t, err.Error(), "DMA-R1")
+	_, err = PlanOp(w, "odd", Options{})
+	require.ErrorIs(t, err, ErrNoKernel)
+	assert.Contains(t, err.Error(), "not a row-major order of its axes")
+}

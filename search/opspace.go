@@ -83,6 +83,9 @@ type opSpace struct {
 	red digit
 	// integer is set for an op on i32 tensors (the Fxp cluster, Way8).
 	integer bool
+	// order is each tensor's axes in its HBM order (its layout, or its
+	// declared order).
+	order map[string][]string
 	// axes is the program's axes declaration.
 	axes  string
 	cands []opCand
@@ -134,10 +137,13 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		return nil, fmt.Errorf("%s: no kernel for this kind yet", at)
 	}
 	s.integer = s.out.DType == dtype.I32
+	s.order = map[string][]string{}
 	for _, t := range append(slices.Clone(s.ins), s.out) {
-		if t.LayoutExpr != nil {
-			return nil, fmt.Errorf("%s: tensor %s has a layout (%s); only row-major tensors are planned", at, t.Name, t.Layout)
+		ord, err := layoutOrder(t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", at, err)
 		}
+		s.order[t.Name] = ord
 		switch {
 		case s.integer && t.DType != dtype.I32:
 			return nil, fmt.Errorf("%s: tensor %s is %s, the output i32; an op's tensors are all i32 or all floats", at, t.Name, t.DType)
@@ -164,42 +170,47 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		}
 	}
 	for _, t := range s.ins {
-		if s.family != "reduce" && !slices.Equal(t.Axes, s.out.Axes) {
+		if s.family != "reduce" && !sameAxes(t.Axes, s.out.Axes) {
 			return nil, fmt.Errorf("%s: input %s has axes %v, the output %v; broadcast inputs are not planned", at, t.Name, t.Axes, s.out.Axes)
 		}
 	}
 	if s.family == "map" && o.Scalar == nil && len(s.ins) != 2 && o.Kind != workload.KindExp && o.Kind != workload.KindSigmoid && o.Kind != workload.KindSiLU && o.Kind != workload.KindCast {
 		return nil, fmt.Errorf("%s: want two tensor inputs or a scalar", at)
 	}
+	// The program's axes, and the positions in the output's HBM order
+	// (its layout, or its declared order): the DM tensors hold them
+	// row-major in that order, the reduced axis innermost; the DMA
+	// relays out a tensor stored in another order.
 	var names []string
 	axesOf := s.out.Axes
 	if s.family == "reduce" {
 		axesOf = s.ins[0].Axes
 	}
 	for _, a := range axesOf {
+		if size, _ := w.AxisSize(a); size > 1 {
+			names = append(names, fmt.Sprintf("%s=%d", a, size))
+		}
+	}
+	for _, a := range s.order[s.out.Name] {
 		size, _ := w.AxisSize(a)
 		if size == 1 {
 			continue
 		}
-		names = append(names, fmt.Sprintf("%s=%d", a, size))
 		d := digit{axis: a, full: int(size), div: 1, size: int(size)}
 		if s.family == "rows" && a == o.Axis {
 			s.red = d
 			continue
 		}
-		if s.family == "reduce" && slices.Contains(o.Axes, a) {
-			s.red = d
-			continue
-		}
 		s.pos = append(s.pos, d)
+	}
+	if s.family == "reduce" {
+		size, _ := w.AxisSize(o.Axes[0])
+		s.red = digit{axis: o.Axes[0], full: int(size), div: 1, size: int(size)}
 	}
 	s.axes = strings.Join(names, ", ")
 	if s.family == "rows" {
 		if s.red.axis == "" {
 			return nil, fmt.Errorf("%s: the axis %s has size 1: nothing to reduce", at, o.Axis)
-		}
-		if s.out.Axes[len(s.out.Axes)-1] != o.Axis {
-			return nil, fmt.Errorf("%s: the reduced axis %s is not the innermost of %v; only a row-major reduction over the innermost axis is planned", at, o.Axis, s.out.Axes)
 		}
 		if s.red.size%8 != 0 {
 			return nil, fmt.Errorf("%s: the reduced axis %s = %d is not a multiple of the packet's 8 f32 lanes", at, o.Axis, s.red.size)
@@ -215,7 +226,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		for tl := 1; tl <= maxOpTiles; tl *= 2 {
 			for cl := 1; cl <= spec.Chip.Clusters.Value; cl *= 2 {
 				for sl := 1; sl <= perCluster; sl *= 2 {
-					if cl > 1 && sl < perCluster || total%(tl*cl*sl) != 0 {
+					if cl > 1 && sl < perCluster || total%(tl*cl*sl) != 0 || tl > 1 && !s.tileable(tl) {
 						continue
 					}
 					main := o.Kind == workload.KindSoftmax && tl > 1
@@ -241,6 +252,59 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		}
 	}
 	return s, nil
+}
+
+// layoutOrder is t's axes in its HBM order: its declared order, or the
+// order its layout lists them in when the layout is a row-major order of
+// its axes (the layouts graph planning gives tensors); any other layout
+// is refused.
+func layoutOrder(t *workload.Tensor) ([]string, error) {
+	if t.LayoutExpr == nil {
+		return t.Axes, nil
+	}
+	var ord []string
+	text := strings.TrimSuffix(strings.TrimPrefix(t.LayoutExpr.Text(), "m!["), "]")
+	for _, f := range strings.Split(text, ",") {
+		ord = append(ord, strings.TrimSpace(f))
+	}
+	if !sameAxes(ord, t.Axes) {
+		return nil, fmt.Errorf("tensor %s has the layout %s, not a row-major order of its axes %v; only those are planned", t.Name, t.Layout, t.Axes)
+	}
+	return ord, nil
+}
+
+// sameAxes reports whether a and b hold the same axes, in any order.
+func sameAxes(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// tileable reports whether n tiles of the positions are contiguous in
+// every tensor's HBM order: the tile digits are the first position
+// axis's outer part, which must be every tensor's outermost axis (size-1
+// axes aside), so that tile k is the k-th n-th of each tensor's bytes.
+func (s *opSpace) tileable(n int) bool {
+	if len(s.pos) == 0 || s.pos[0].size%n != 0 {
+		return false
+	}
+	for _, t := range append(slices.Clone(s.ins), s.out) {
+		for _, a := range s.order[t.Name] {
+			if size, _ := s.w.AxisSize(a); size > 1 {
+				if a != s.pos[0].axis {
+					return false
+				}
+				break
+			}
+		}
+	}
+	return true
 }
 
 // sliceText is a tensor's Slice mapping over the digits ds of n slices: a
@@ -437,7 +501,7 @@ type opBuilder struct {
 // hbmElement is an HBM tensor's Element: its axes of size above 1.
 func (b *opBuilder) hbmElement(t *workload.Tensor) string {
 	var e []string
-	for _, a := range t.Axes {
+	for _, a := range b.s.order[t.Name] {
 		if n, _ := b.s.w.AxisSize(a); n > 1 {
 			e = append(e, a)
 		}
@@ -697,11 +761,11 @@ func (s *opSpace) reduceAxes(at string) error {
 			kept = append(kept, a)
 		}
 	}
-	if !slices.Equal(kept, s.out.Axes) {
+	if !sameAxes(kept, s.out.Axes) {
 		return fmt.Errorf("%s: the output's axes %v are not the input's %v without %s", at, s.out.Axes, x.Axes, o.Axes[0])
 	}
-	if x.Axes[len(x.Axes)-1] == o.Axes[0] {
-		return fmt.Errorf("%s: the reduced axis %s is the innermost of %v; a reduce over the packet is not planned", at, o.Axes[0], x.Axes)
+	if n, _ := s.w.AxisSize(o.Axes[0]); n == 1 {
+		return fmt.Errorf("%s: the axis %s has size 1: nothing to reduce", at, o.Axes[0])
 	}
 	return nil
 }
@@ -711,7 +775,7 @@ func (s *opSpace) reduceAxes(at string) error {
 // kept one as the digits of it in ds.
 func (s *opSpace) mixReduced(ds []digit) []digit {
 	var out []digit
-	for _, a := range s.ins[0].Axes {
+	for _, a := range s.order[s.ins[0].Name] {
 		if a == s.red.axis {
 			out = append(out, s.red)
 			continue
