@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
@@ -128,7 +129,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	case workload.KindReduce:
 		s.family = "reduce"
 	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast,
-		workload.KindGT, workload.KindGE:
+		workload.KindGT, workload.KindGE, workload.KindCeilDiv:
 		s.family = "map"
 	default:
 		if why, ok := opUnplannable[o.Kind]; ok {
@@ -154,6 +155,12 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	if s.integer {
 		switch o.Kind {
 		case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindGT, workload.KindGE:
+		case workload.KindCeilDiv:
+			// ceil(x / 2^k) = (x + 2^k − 1) >> k for x ≥ 0: a power-of-two
+			// divisor only.
+			if o.Scalar == nil || *o.Scalar < 1 || *o.Scalar > 1<<30 || bits.OnesCount64(uint64(*o.Scalar)) != 1 {
+				return nil, fmt.Errorf("%s: ceil_div by a power-of-two constant is planned, not by %v", at, o.Scalar)
+			}
 		default:
 			return nil, fmt.Errorf("%s: an i32 %s is not planned (the Fxp cluster's add, sub, mul and the comparisons with a constant are)", at, o.Kind)
 		}
@@ -721,6 +728,17 @@ func (b *opBuilder) integerwise() error {
 		b.chain("sub", append(append([]kStage{{Kind: "begin", Tensor: ydm}}, fetch...), kStage{Kind: "to_vrf", Tensor: yvrf}))
 		st = append(st, kStage{Kind: "vector_fxp", Tensor: yvrf, Param: op})
 		expr = fmt.Sprintf("%s %s %s", x.Name, sym, y.Name)
+	case s.o.Kind == workload.KindCeilDiv:
+		// (x + d − 1) >> log2 d in the Fxp cluster (AddFxp, then
+		// ArithRightShift, 002 L4826, L4835): ceil(x / d) for x ≥ 0 (a
+		// count). The reference states the ceiling of the real quotient,
+		// round(float(x + d − 1) / d − 0.5) (exact for these integers:
+		// r/d − 0.5 ≥ −0.5 rounds away from zero to the floor for x ≥ 0),
+		// over inputs in [0, 2^20].
+		d := int64(*s.o.Scalar)
+		st = append(st, kStage{Kind: "vector_fxp", Param: fmt.Sprintf("AddFxp, %d", d-1)},
+			kStage{Kind: "vector_fxp", Param: fmt.Sprintf("ArithRightShift, %d", bits.TrailingZeros64(uint64(d)))})
+		expr, rng = fmt.Sprintf("round(float(%s + %d) / %d.0 - 0.5)", x.Name, d-1, d), []float64{0, 1 << 20}
 	case s.o.Kind == workload.KindGT || s.o.Kind == workload.KindGE:
 		c := int64(*s.o.Scalar)
 		if s.o.Kind == workload.KindGE {
