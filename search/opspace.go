@@ -108,6 +108,14 @@ var opUnplannable = map[workload.Kind]string{
 	workload.KindCausalMask: "the manual writes the attention mask to the branch log and loads the ExecutionIds from the " +
 		"VRF (BranchMode::Vrf, 002 L4802, L8099), but states neither the Branch Logger nor the VRF tensor it reads " +
 		"(engines: BranchMode::Vrf is not modelled)",
+	workload.KindCumsum: "the manual's cumsum is a static branch logger whose ExecutionIds the Vector Engine loads from " +
+		"the VRF (002 L8620, L8708-8720; BranchMode::Vrf, 002 L4802), and neither the Branch Logger nor that VRF tensor " +
+		"is stated (engines: BranchMode::Vrf is not modelled)",
+	workload.KindTopK: "the manual's branchless top-k packs each score with its expert index (an index tensor the op does " +
+		"not have), compares all E x E pairs, sums the ranks and compacts with the Filter (002 L8534-8590): a pipeline " +
+		"of kernels, not planned as one op",
+	workload.KindOneHot: "a one-hot compares each index with its position along the new axis, which needs that position " +
+		"as a value (the manual's Expert_Indices tensor, 002 L8623), an input the op does not have",
 }
 
 // opForms lists the forms of each kind with more than one.
