@@ -135,7 +135,11 @@ func TestPlanOpAttentionHead(t *testing.T) {
 		t.Skip("the simulator under -race: make test runs it in unit-norace")
 	}
 	w := opWorkload(t, "attention-head.yaml")
-	for _, op := range []string{"scale", "softmax"} {
+	ops := []string{"scale", "softmax"}
+	if testing.Short() {
+		ops = ops[1:] // the scale's 130 candidates over 16 MB: make test-long
+	}
+	for _, op := range ops {
 		r, err := PlanOp(w, op, Options{})
 		require.NoError(t, err)
 		pl := r.Plan
@@ -251,6 +255,20 @@ func TestPlanOpMoE(t *testing.T) {
 		"global_off": true, "has_block": true, "grid_valid": true, "combine": true, "blocks": true}
 	for _, o := range w.Ops {
 		if o.Kind == workload.KindEinsum {
+			continue
+		}
+		if o.Name == "combine" && testing.Short() {
+			// Its space is 210 candidates over 32 MB: -short prices the
+			// stored plan's point alone (results/plans/moe-combine).
+			s, err := newOpSpace(w, o, engines.Default())
+			require.NoError(t, err)
+			m, err := cost.NewModel(engines.Default())
+			require.NoError(t, err)
+			x, err := s.evaluate(opCand{Tiles: 4, Clusters: 2, Slices: 256, Form: "reduce", Inner: 4}, m)
+			require.NoError(t, err)
+			rep, err := verify.Verify(engines.Default(), x.program, verify.Options{Seed: 9, Sample: 8})
+			require.NoError(t, err)
+			assert.True(t, rep.Pass, "combine: %s", rep)
 			continue
 		}
 		r, err := PlanOp(w, o.Name, Options{})
