@@ -89,6 +89,15 @@ func TestPlanGraphOp(t *testing.T) {
 	code, stdout, errOut = runCLI(t, "verify", out)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, stdout, "PASS rmsnorm_in")
+	code, stdout, errOut = runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "rmsnorm_in", "--json")
+	require.Equal(t, 0, code, errOut)
+	var po struct {
+		Plan *plan.Plan `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &po))
+	require.NotNil(t, po.Plan)
+	assert.Equal(t, "rmsnorm", po.Plan.Workload.Kind)
+	assert.Equal(t, "D", po.Plan.OpMapping.Reduced)
 	code, stdout, errOut = runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "silu", "--max-evaluations", "2")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, stdout, "stopped (evaluations): the best of the 2 candidates priced; gap")
