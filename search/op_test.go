@@ -244,7 +244,8 @@ func BenchmarkPlanOpSoftmaxDecode(b *testing.B) {
 // TestPlanOpMoE plans the MoE graph's ops that have a kernel (the routing
 // softmax over K, the i32 index arithmetic in the Fxp cluster, the
 // comparisons with a constant through the Clip stage, the combining sum
-// over K in Time) and verifies them on 8 sampled slices;
+// over K in Time, the i32 histogram over T and K in two passes) and
+// verifies them on 8 sampled slices;
 // the others are refused with the op's line.
 func TestPlanOpMoE(t *testing.T) {
 	if raceDetector {
@@ -252,7 +253,7 @@ func TestPlanOpMoE(t *testing.T) {
 	}
 	w := opWorkload(t, "moe.yaml")
 	planned := map[string]bool{"route_softmax": true, "local_off": true, "block_base": true, "scatter_idx": true,
-		"global_off": true, "has_block": true, "grid_valid": true, "combine": true, "blocks": true}
+		"global_off": true, "has_block": true, "grid_valid": true, "combine": true, "blocks": true, "histogram": true}
 	for _, o := range w.Ops {
 		if o.Kind == workload.KindEinsum {
 			continue

@@ -80,8 +80,10 @@ type opSpace struct {
 	// pos are the digits of the positions the space splits: every axis of
 	// the output (map) or every axis but Red (rows), size-1 axes left out.
 	pos []digit
-	// red is the reduced axis of a rows op.
-	red digit
+	// red is the reduced axis of a rows op (of a reduce, its innermost);
+	// reds a reduce's reduced axes in the input's HBM order.
+	red  digit
+	reds []digit
 	// integer is set for an op on i32 tensors (the Fxp cluster, Way8).
 	integer bool
 	// order is each tensor's axes in its HBM order (its layout, or its
@@ -162,7 +164,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	}
 	if s.integer {
 		switch o.Kind {
-		case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindGT, workload.KindGE:
+		case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindGT, workload.KindGE, workload.KindReduce:
 		case workload.KindCeilDiv:
 			// ceil(x / 2^k) = (x + 2^k − 1) >> k for x ≥ 0: a power-of-two
 			// divisor only.
@@ -219,8 +221,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		s.pos = append(s.pos, d)
 	}
 	if s.family == "reduce" {
-		size, _ := w.AxisSize(o.Axes[0])
-		s.red = digit{axis: o.Axes[0], full: int(size), div: 1, size: int(size)}
+		s.red = s.reds[len(s.reds)-1] // the innermost, reduced first
 	}
 	s.axes = strings.Join(names, ", ")
 	if s.family == "rows" {
@@ -595,7 +596,7 @@ func tail(t8, p8 []digit, out dtype.DType, dst string) []kStage {
 		{Kind: "vector_concat", Time: digitsText(t8), Packet: digitsText(p8)},
 		{Kind: "vector_final"},
 	}
-	if out != dtype.F32 {
+	if out != dtype.F32 && out != dtype.I32 {
 		st = append(st, kStage{Kind: "cast", DType: out.String(), Packet: digitsText(p8) + " # 16"})
 	}
 	return append(st, kStage{Kind: "commit", Tensor: dst})
@@ -767,31 +768,30 @@ func (b *opBuilder) integerwise() error {
 	return nil
 }
 
-// reduceAxes checks a reduce: one reduced axis of size above 1, the
-// output the input without it, the input's innermost axis kept (it fills
-// the packet; the reduced axis runs in Time).
+// reduceAxes checks a reduce: its reduced axes (those of size 1 left
+// out) and the output the input without them; for i32 a sum (AddSat,
+// 002 L5394) or a maximum.
 func (s *opSpace) reduceAxes(at string) error {
 	o, x := s.o, s.ins[0]
-	if len(o.Axes) != 1 {
-		return fmt.Errorf("%s: a reduce over %d axes is not planned (one axis is)", at, len(o.Axes))
-	}
 	if o.Reduce != workload.ReduceSum && o.Reduce != workload.ReduceMax {
 		return fmt.Errorf("%s: reduce op %q", at, o.Reduce)
 	}
-	if s.integer {
-		return fmt.Errorf("%s: an i32 reduce is not planned", at)
-	}
 	var kept []string
 	for _, a := range x.Axes {
-		if a != o.Axes[0] {
+		if !slices.Contains(o.Axes, a) {
 			kept = append(kept, a)
 		}
 	}
 	if !sameAxes(kept, s.out.Axes) {
-		return fmt.Errorf("%s: the output's axes %v are not the input's %v without %s", at, s.out.Axes, x.Axes, o.Axes[0])
+		return fmt.Errorf("%s: the output's axes %v are not the input's %v without %v", at, s.out.Axes, x.Axes, o.Axes)
 	}
-	if n, _ := s.w.AxisSize(o.Axes[0]); n == 1 {
-		return fmt.Errorf("%s: the axis %s has size 1: nothing to reduce", at, o.Axes[0])
+	for _, a := range s.order[x.Name] {
+		if n, _ := s.w.AxisSize(a); n > 1 && slices.Contains(o.Axes, a) {
+			s.reds = append(s.reds, digit{axis: a, full: int(n), div: 1, size: int(n)})
+		}
+	}
+	if len(s.reds) == 0 {
+		return fmt.Errorf("%s: the axes %v have size 1: nothing to reduce", at, o.Axes)
 	}
 	return nil
 }
@@ -802,8 +802,8 @@ func (s *opSpace) reduceAxes(at string) error {
 func (s *opSpace) mixReduced(ds []digit) []digit {
 	var out []digit
 	for _, a := range s.order[s.ins[0].Name] {
-		if a == s.red.axis {
-			out = append(out, s.red)
+		if i := slices.IndexFunc(s.reds, func(d digit) bool { return d.axis == a }); i >= 0 {
+			out = append(out, s.reds[i])
 			continue
 		}
 		for _, d := range ds {
@@ -822,7 +822,10 @@ func (s *opSpace) mixReduced(ds []digit) []digit {
 // Time step but the Way4 half, so that the reduce accumulates two
 // packets at a time: it holds 8 accumulator slots (ISR-R4, 002 L5381,
 // L5388). Nil when L's part is no multiple of 8.
-func (s *opSpace) dmReduced(ds []digit, inner int) []digit {
+func (s *opSpace) dmReduced(ds []digit, inner int) []digit { return dmWith(ds, inner, s.reds) }
+
+// dmWith is dmReduced with the reduced digits reds.
+func dmWith(ds []digit, inner int, reds []digit) []digit {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -835,7 +838,7 @@ func (s *opSpace) dmReduced(ds []digit, inner int) []digit {
 	if last.size > n {
 		out = append(out, digit{last.axis, last.full, n, last.size / n})
 	}
-	return append(out, s.red, digit{last.axis, last.full, 1, n})
+	return append(append(out, reds...), digit{last.axis, last.full, 1, n})
 }
 
 // without drops the digits of axis a.
@@ -856,22 +859,48 @@ func without(ds []digit, a string) []digit {
 func (b *opBuilder) reduce() error {
 	s := b.s
 	x := s.ins[0]
-	el := s.dmReduced(b.in, b.c.Inner)
-	xdm := b.load(x, el)
-	head, t8, p8, err := stream(xdm, el)
-	if err != nil {
-		return err
-	}
-	t4, p4, _ := withPacket(el, 4)
+	src := b.load(x, nil)
 	op, ref := "Add", "reduce_sum"
+	if s.integer {
+		op = "AddSat"
+	}
 	if s.o.Reduce == workload.ReduceMax {
 		op, ref = "Max", "reduce_max"
 	}
-	st := append(slices.Clone(head), kStage{Kind: "vector_intra_slice_reduce", Time: digitsText(without(t4, s.red.axis)),
-		Packet: digitsText(p4), Axis: s.red.axis, Param: op})
-	st = append(st, tail(without(t8, s.red.axis), p8, s.out.DType, b.outBuf())...)
-	b.chain("main", st)
-	b.reference(fmt.Sprintf("%s(%s, %s)", ref, x.Name, s.red.axis), nil)
+	dt, fetch := dtype.F32, "f32"
+	if s.integer {
+		dt, fetch = dtype.I32, "i32"
+	}
+	// One pass per reduced axis, the innermost first: each reduces one
+	// axis in Time and commits the rest (in f32 or i32 between passes).
+	expr := x.Name
+	for k := len(s.reds) - 1; k >= 0; k-- {
+		el := dmWith(b.in, b.c.Inner, s.reds[:k+1])
+		head, t8, p8, err := stream(src, el)
+		if err != nil {
+			return err
+		}
+		head[1].DType = fetch
+		t4, p4, _ := withPacket(el, 4)
+		r := s.reds[k].axis
+		st := append(slices.Clone(head), kStage{Kind: "vector_intra_slice_reduce", Time: digitsText(without(t4, r)),
+			Packet: digitsText(p4), Axis: r, Param: op})
+		dst, out := b.outBuf(), s.out.DType
+		if k > 0 {
+			next := dmWith(b.in, b.c.Inner, s.reds[:k])
+			dst = b.local(fmt.Sprintf("part%d_dm", k), "dm", dt, digitsText(next), digitsSize(next))
+			out = dt
+		}
+		st = append(st, tail(without(t8, r), p8, out, dst)...)
+		b.chain("main", st)
+		src = dst
+		expr = fmt.Sprintf("%s(%s, %s)", ref, expr, r)
+	}
+	var rng []float64
+	if s.integer {
+		rng = []float64{-1000, 1000} // far from AddSat's saturation
+	}
+	b.reference(expr, rng)
 	return nil
 }
 
@@ -1135,8 +1164,15 @@ func (s *opSpace) plan(x *opEvaluated, st *Stats) *plan.Plan {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
 	}
 	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad, Inner: x.c.Inner}
-	if s.family != "map" {
+	switch s.family {
+	case "rows":
 		om.Reduced = s.red.axis
+	case "reduce":
+		var rs []string
+		for _, d := range s.reds {
+			rs = append(rs, d.axis)
+		}
+		om.Reduced = strings.Join(rs, ", ")
 	}
 	for _, d := range s.pos {
 		om.Spread = append(om.Spread, d.axis)

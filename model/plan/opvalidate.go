@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -53,8 +54,12 @@ func (p *Plan) validateOp() error {
 			return fieldErr(fmt.Sprintf("op_mapping.spread[%d]", i), "%q is not among the axes %q", a, w.Axes)
 		}
 	}
-	if m.Reduced != "" && !slices.Contains(names, m.Reduced) {
-		return fieldErr("op_mapping.reduced", "%q is not among the axes %q", m.Reduced, w.Axes)
+	if m.Reduced != "" {
+		for _, a := range strings.Split(m.Reduced, ", ") {
+			if !slices.Contains(names, a) {
+				return fieldErr("op_mapping.reduced", "%q is not among the axes %q", a, w.Axes)
+			}
+		}
 	}
 	if m.Tiles < 1 {
 		return fieldErr("op_mapping.tiles", "%d: want at least 1", m.Tiles)

@@ -116,8 +116,9 @@ type OpMapping struct {
 	// forms the one chosen (softmax: "recompute" or "stored").
 	Form string `json:"form"`
 	// Spread lists the axes whose positions are split over the clusters
-	// and slices, major first (row-major); Reduced names the axis a
-	// reduction runs along within each slice ("" for an elementwise op).
+	// and slices, major first (row-major); Reduced names the axes a
+	// reduction runs along within each slice, comma-separated ("" for an
+	// elementwise op).
 	Spread  []string `json:"spread"`
 	Reduced string   `json:"reduced,omitempty"`
 	// Tiles is the number of tiles Spread's positions are split into in
