@@ -125,6 +125,17 @@ func TestPlanOpSoftmaxGoldenPoint(t *testing.T) {
 	g, err := m.Evaluate(p)
 	require.NoError(t, err)
 	assert.InDelta(t, g.Cycles, x.report.Cycles, 1e-9)
+
+	// The other form, exp(x − max) stored in DM, computes the same
+	// softmax (it is never the cheapest: one more pass over DM).
+	st, err := s.evaluate(opCand{Tiles: 1, Clusters: 1, Slices: 64, Form: "stored"}, m)
+	require.NoError(t, err)
+	assert.Greater(t, st.report.Cycles, x.report.Cycles)
+	if !raceDetector {
+		rep, err := verify.Verify(engines.Default(), st.program, verify.Options{Seed: 6, Sample: 8})
+		require.NoError(t, err)
+		assert.True(t, rep.Pass, "%s", rep)
+	}
 }
 
 // TestPlanOpAttentionHead: the scale and softmax of the attention head
