@@ -50,7 +50,7 @@ RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 
 unit-norace:
 	$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify
-	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestSkeletonCapacityTileK)$$' ./search
+	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts)$$' ./search
 
 long:
 	$(GO) test -count=1 -timeout 60m $(PKGS)

@@ -73,15 +73,21 @@ const (
 // error the emitter refuses them with (the op, then the reason). Every
 // other stored program must emit in both APIs.
 var apiRefusals = map[string]string{
-	"softmax-decode.json/visa-0.1":      `ops[2] (chain): the type of m_vrf: m![8]: ` + visaLaneBroadcast,
-	"softmax-attention.json/visa-0.1":   `ops[2] (chain): the type of m_vrf: m![S % 8, 8]: ` + visaLaneBroadcast,
-	"rmsnorm-decode.json/visa-0.1":      `ops[3] (chain): the type of q_vrf: m![8]: ` + visaLaneBroadcast,
-	"ve-pair-asymmetric.json/opt-0.6":   `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
-	"ve-pair-asymmetric.json/visa-0.1":  `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
-	"ve-pair-fp-mul.json/opt-0.6":       `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
-	"ve-pair-fp-mul.json/visa-0.1":      `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
-	"ve-pair-sub-reverse.json/opt-0.6":  `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
-	"ve-pair-sub-reverse.json/visa-0.1": `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
+	"softmax-decode.json/visa-0.1":    `ops[2] (chain): the type of m_vrf: m![8]: ` + visaLaneBroadcast,
+	"softmax-attention.json/visa-0.1": `ops[2] (chain): the type of m_vrf: m![S % 8, 8]: ` + visaLaneBroadcast,
+	"rmsnorm-decode.json/visa-0.1":    `ops[3] (chain): the type of q_vrf: m![8]: ` + visaLaneBroadcast,
+	// The planned Vector Engine ops (results/plans, tcpmap plan --op) with
+	// a lane-broadcast VRF operand, as the golden kernels above.
+	"llama3-70b-decode-rmsnorm_in.plan.json/visa-0.1": `ops[3] (chain): the type of q_vrf: m![8]: ` + visaLaneBroadcast,
+	"llama3-70b-decode-softmax.plan.json/visa-0.1":    `ops[2] (chain): the type of m_vrf: m![8]: ` + visaLaneBroadcast,
+	"moe-route_softmax.plan.json/visa-0.1":            `ops[2] (chain): the type of m_vrf: m![T % 16, 8]: ` + visaLaneBroadcast,
+	"attention-head-softmax.plan.json.gz/visa-0.1":    `tensor m_vrf: m![S % 2, 8]: ` + visaLaneBroadcast,
+	"ve-pair-asymmetric.json/opt-0.6":                 `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
+	"ve-pair-asymmetric.json/visa-0.1":                `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
+	"ve-pair-fp-mul.json/opt-0.6":                     `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
+	"ve-pair-fp-mul.json/visa-0.1":                    `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
+	"ve-pair-sub-reverse.json/opt-0.6":                `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
+	"ve-pair-sub-reverse.json/visa-0.1":               `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
 }
 
 // emitStored emits the stored program name in api: the Rust text, or nil

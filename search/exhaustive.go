@@ -57,6 +57,12 @@ type Options struct {
 	// holds more than this many bytes (0: no limit); Stats.Stopped is then
 	// StoppedMemory.
 	MemoryBudget uint64
+	// Spec, Exhaustive, NoPad and NoDualChannel configure PlanOp (op.go):
+	// the hardware (nil: engines.Default()), the exhaustive planner
+	// instead of the SAT one for an einsum op, no padded search, and no
+	// 64-byte dual-channel collects (tcpmap plan --target).
+	Spec                             *engines.Spec
+	Exhaustive, NoPad, NoDualChannel bool
 }
 
 // Why a search stopped before its end (Stats.Stopped).

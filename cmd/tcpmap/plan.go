@@ -133,6 +133,11 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 					return err
 				}
 			}
+			if w, o := nonEinsumOp(args[0], op); o != nil {
+				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				return planOp(ctx, c, g, w, o, timeout, maxEvals, out)
+			}
 			s, err := loadSpace(g, args[0], op)
 			if err != nil {
 				return err
@@ -218,7 +223,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&op, "op", "", "the einsum op of a graph workload to plan")
+	cmd.Flags().StringVar(&op, "op", "", "the op of a graph workload to plan (an einsum, or a Vector Engine op: softmax, rmsnorm, elementwise; reshape is free)")
 	cmd.Flags().IntVar(&top, "top", 1, fmt.Sprintf("list the `N` best candidates (at most %d)", maxTop))
 	cmd.Flags().IntVar(&memory, "memory", defaultMemoryMiB, "stop the search with the best plan so far once its heap holds `MiB` mebibytes (0: no limit)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop after `D` (e.g. 30s) with the best candidate so far")

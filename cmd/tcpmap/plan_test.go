@@ -35,7 +35,9 @@ func TestPlanDot(t *testing.T) {
 		".vector_init(...).vector_inter_slice_reduce(...).vector_final(...)",
 		"cost: ",
 		"top 2:",
-		"search: sat (tiles ≤ 512), 30 candidates, 30 legal",
+		// 30 unchunked candidates and 12 with software-pipelined K chunks
+		// (TileK: 2, 4 or 8 chunks of the time steps A leaves a slice).
+		"search: sat (tiles ≤ 512), 42 candidates, 42 legal",
 		// dot has no output axis: its placements are the split's.
 		"sat: 8 models (placements)",
 		"optimal: proven",
@@ -79,9 +81,34 @@ func TestPlanGraphOp(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, "name the einsum op to plan (one of qk, pv)")
 
-	code, _, errOut = runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "softmax")
+	// A Vector Engine op plans over its own space (search.PlanOp); an op
+	// kind without a kernel is refused with its line; a reshape is free.
+	out := filepath.Join(t.TempDir(), "rmsnorm.plan.json")
+	code, stdout, errOut := runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "rmsnorm_in", "--out", out)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "plan llama3-70b-decode op rmsnorm_in: rmsnorm (D=8192)")
+	assert.Contains(t, stdout, "optimal: exhaustive")
+	code, stdout, errOut = runCLI(t, "verify", out)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "PASS rmsnorm_in")
+	code, stdout, errOut = runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "rmsnorm_in", "--json")
+	require.Equal(t, 0, code, errOut)
+	var po struct {
+		Plan *plan.Plan `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &po))
+	require.NotNil(t, po.Plan)
+	assert.Equal(t, "rmsnorm", po.Plan.Workload.Kind)
+	assert.Equal(t, "D", po.Plan.OpMapping.Reduced)
+	code, stdout, errOut = runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "silu", "--max-evaluations", "2")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "stopped (evaluations): the best of the 2 candidates priced; gap")
+	code, _, errOut = runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "causal")
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut, `op "softmax" is a softmax`)
+	assert.Contains(t, errOut, "attention-head.yaml:33: op causal (causal_mask): no kernel: the manual writes the attention mask to the branch log")
+	code, stdout, _ = runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "q_split")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "reshape needs no kernel")
 
 	code, _, errOut = runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "nope")
 	assert.Equal(t, exitFail, code)

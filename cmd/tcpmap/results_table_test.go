@@ -94,9 +94,18 @@ func plansTable(dir string) (string, error) {
 		case search == "":
 			search = "best found"
 		}
+		what := p.Workload.Einsum
+		if om := p.OpMapping; om != nil {
+			// A Vector Engine op: its kind and form, and its split.
+			what = p.Workload.Kind
+			if om.Form != what {
+				what += " " + om.Form
+			}
+			feat = []string{fmt.Sprintf("%d tiles × %d clusters × %d slices", om.Tiles, om.Clusters, om.Slices)}
+		}
 		fmt.Fprintf(&b, "| %s | `%s` | %.0f | %.2f | %.1f | %s | %s | %s | %s |\n",
 			strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), plan.Compressed), ".plan.json"),
-			p.Workload.Einsum, c.Cycles, 100*c.MACUtilization, 100*c.Roofline, c.Bound, c.Bottleneck,
+			what, c.Cycles, 100*c.MACUtilization, 100*c.Roofline, c.Bound, c.Bottleneck,
 			strings.Join(feat, "; "), search)
 	}
 	return b.String(), nil

@@ -25,8 +25,10 @@ import (
 	"tcpmap/model/kernel"
 )
 
-// Version is the plan file format's version.
-const Version = 1
+// Version is the plan file format's version: 2 adds the plans of non-einsum
+// ops (Workload.Kind, OpMapping); a version-1 file (an einsum's plan)
+// still reads.
+const Version = 2
 
 // Plan is a planned workload.
 type Plan struct {
@@ -34,8 +36,12 @@ type Plan struct {
 	Version int `json:"version"`
 	// Workload names what was planned.
 	Workload Workload `json:"workload"`
-	// Mapping is the chosen point of the mapspace.
-	Mapping Mapping `json:"mapping"`
+	// Mapping is the chosen point of a contraction's mapspace (zero, and
+	// left out, for a non-einsum op's plan).
+	Mapping Mapping `json:"mapping,omitzero"`
+	// OpMapping is the chosen point of a non-einsum op's mapspace (nil for
+	// an einsum's plan).
+	OpMapping *OpMapping `json:"op_mapping,omitempty"`
 	// Cost is the cost model's prediction for Program.
 	Cost Cost `json:"cost"`
 	// Search says how the plan was found.
@@ -52,9 +58,12 @@ type Workload struct {
 	// Op names the einsum op of a graph workload ("" for the single-einsum
 	// form).
 	Op string `json:"op,omitempty"`
-	// Einsum is the contraction in einsum notation, Axes its axis sizes
-	// (`I=512, J=512, K=2048`).
-	Einsum string `json:"einsum"`
+	// Kind is the op's kind when it is not an einsum (softmax, rmsnorm,
+	// add, …; "" for an einsum).
+	Kind string `json:"kind,omitempty"`
+	// Einsum is the contraction in einsum notation ("" for a non-einsum
+	// op), Axes its axis sizes (`I=512, J=512, K=2048`).
+	Einsum string `json:"einsum,omitempty"`
 	Axes   string `json:"axes"`
 }
 
@@ -99,6 +108,35 @@ type Mapping struct {
 	// (Broadcast01, 002 L3139-3165), instead of copied into each slice's
 	// DM.
 	Switch bool `json:"switch,omitempty"`
+}
+
+// OpMapping is a point of a non-einsum op's mapspace (search/opspace.go).
+type OpMapping struct {
+	// Form is the kernel's form: the op's kind, or for an op with several
+	// forms the one chosen (softmax: "recompute" or "stored").
+	Form string `json:"form"`
+	// Spread lists the axes whose positions are split over the clusters
+	// and slices, major first (row-major); Reduced names the axes a
+	// reduction runs along within each slice, comma-separated ("" for an
+	// elementwise op).
+	Spread  []string `json:"spread"`
+	Reduced string   `json:"reduced,omitempty"`
+	// Tiles is the number of tiles Spread's positions are split into in
+	// time (outermost first; two DM buffers alternate), Clusters and
+	// Slices the spatial split of a tile's positions: clusters used, and
+	// slices used in each.
+	Tiles    int `json:"tiles"`
+	Clusters int `json:"clusters"`
+	// Stagger is how many bytes past its 256 MiB boundary the output
+	// sits in HBM (0: on it).
+	Stagger int64 `json:"hbm_stagger,omitempty"`
+	// MainLoad is set when softmax's row sum is loaded into the VRF from
+	// the main context rather than the sub one.
+	MainLoad bool `json:"main_load,omitempty"`
+	// Inner is, for a reduce, how many packets of the kept innermost axis
+	// sit inside the reduced axis in DM (0 for other ops).
+	Inner  int `json:"inner,omitempty"`
+	Slices int `json:"slices"`
 }
 
 // AxisMapping is where one axis's factors go. The product of the factors is
@@ -258,8 +296,8 @@ func Unmarshal(data []byte) (*Plan, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("trailing data after the plan")
 	}
-	if p.Version != Version {
-		return nil, fieldErr("version", "%d, want %d", p.Version, Version)
+	if p.Version < 1 || p.Version > Version {
+		return nil, fieldErr("version", "%d, want 1 to %d", p.Version, Version)
 	}
 	if len(w.Program) == 0 || string(w.Program) == "null" {
 		return nil, fieldErr("program", "missing")

@@ -59,8 +59,8 @@ func TestUnmarshalErrors(t *testing.T) {
 	require.NoError(t, err)
 	src := string(data)
 	for _, tc := range []struct{ name, from, to, want string }{
-		{"unknown field", `"version": 1,`, `"version": 1, "extra": 2,`, "unknown field"},
-		{"version", `"version": 1,`, `"version": 7,`, "version: 7, want 1"},
+		{"unknown field", `"version": 2,`, `"version": 2, "extra": 2,`, "unknown field"},
+		{"version", `"version": 2,`, `"version": 7,`, "version: 7, want 1 to 2"},
 		{"bad program", `"name": "hello-dot"`, `"name": "hello-dot", "chips": 0, "x": 1`, "program"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,11 +35,20 @@ import (
 // (equal to them when the optimum is proven); a plan stopped early claims
 // no optimality.
 func (p *Plan) Validate() error {
-	if p.Version != Version {
-		return fieldErr("version", "%d, want %d", p.Version, Version)
+	if p.Version < 1 || p.Version > Version {
+		return fieldErr("version", "%d, want 1 to %d", p.Version, Version)
 	}
 	if p.Program == nil {
 		return fieldErr("program", "missing")
+	}
+	if p.Workload.Kind != "" || p.OpMapping != nil {
+		if err := p.validateOp(); err != nil {
+			return err
+		}
+		if err := p.validateCost(); err != nil {
+			return err
+		}
+		return p.validateSearch()
 	}
 	axes, ein, err := p.validateWorkload()
 	if err != nil {

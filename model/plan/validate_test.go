@@ -138,6 +138,9 @@ func FuzzUnmarshal(f *testing.F) {
 			f.Add(data)
 		}
 	}
+	if data, err := os.ReadFile("testdata/decode-silu.plan.json"); err == nil {
+		f.Add(data)
+	}
 	f.Add([]byte(`{"version": 1, "program": null}`))
 	f.Add([]byte(`{"version": 1, "cost": {"cycles": -5}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

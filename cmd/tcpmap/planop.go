@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"tcpmap/model/workload"
+	"tcpmap/search"
+)
+
+// nonEinsumOp returns the op of a graph workload called name when it is
+// not an einsum (nil for an einsum, or when the workload does not load:
+// the einsum path reports that).
+func nonEinsumOp(file, name string) (*workload.Workload, *workload.Op) {
+	if name == "" {
+		return nil, nil
+	}
+	w, err := workload.Load(file)
+	if err != nil {
+		return nil, nil
+	}
+	for _, o := range w.Ops {
+		if o.Name == name && o.Kind != workload.KindEinsum {
+			return w, o
+		}
+	}
+	return nil, nil
+}
+
+// planOp is `tcpmap plan --op NAME` for a non-einsum op: search.PlanOp
+// over the op's mapspace (enumerated whole), the plan printed and written.
+func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workload, o *workload.Op, timeout time.Duration, maxEvals int, out string) error {
+	spec, err := loadSpec(g)
+	if err != nil {
+		return err
+	}
+	res, err := search.PlanOp(w, o.Name, search.Options{Spec: spec, Timeout: timeout, MaxEvaluations: maxEvals, Context: ctx})
+	if err != nil {
+		return err
+	}
+	wr := c.OutOrStdout()
+	if res.Free {
+		fmt.Fprintf(wr, "plan %s op %s: %s needs no kernel: a row-major view of %s's bytes as %s\n", w.Name, o.Name, o.Kind, o.Inputs[0], o.Outputs[0])
+		return nil
+	}
+	if res.Plan == nil {
+		fmt.Fprintf(c.ErrOrStderr(), "%s: op %s: stopped (%s) before any legal candidate\n", w.File, o.Name, res.Stats.Stopped)
+		return exitError{3}
+	}
+	pl := res.Plan
+	if out != "" {
+		data, err := pl.Encode(out)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(out, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if g.json {
+		return writeJSON(wr, planOutput{Plan: pl, WallSeconds: res.Stats.Wall.Seconds(), Target: "manual"})
+	}
+	m := pl.OpMapping
+	fmt.Fprintf(wr, "plan %s op %s: %s (%s)\n", w.Name, o.Name, o.Kind, pl.Workload.Axes)
+	fmt.Fprintf(wr, "form %s; %v split into %d tiles (two DM buffers when more than one), each over %d cluster(s) × %d slice(s)", m.Form, m.Spread, m.Tiles, m.Clusters, m.Slices)
+	if m.Reduced != "" {
+		fmt.Fprintf(wr, "; %s reduced within each slice", m.Reduced)
+	}
+	if m.Stagger > 0 {
+		fmt.Fprintf(wr, "; output %d bytes past its HBM boundary", m.Stagger)
+	}
+	fmt.Fprintln(wr)
+	fmt.Fprintf(wr, "cycles %.0f (%.3f µs); bottleneck %s (%.1f%%); HBM %d bytes; roofline %.0f cycles: %.1f%% of the roofline\n",
+		pl.Cost.Cycles, pl.Cost.Seconds*1e6, pl.Cost.Bottleneck, 100*pl.Cost.BottleneckShare, pl.Cost.HBMBytes, pl.Cost.RooflineCycles, 100*pl.Cost.Roofline)
+	st := pl.Search
+	opt := "optimal: exhaustive (every candidate of the op's space priced)"
+	if st.Optimal == "" {
+		opt = fmt.Sprintf("stopped (%s): the best of the %d candidates priced; gap %.1f%% to the roofline (%.0f cycles), which bounds the others",
+			st.Stopped, st.Candidates, 100*st.Gap, st.LowerBound)
+	}
+	fmt.Fprintf(wr, "%s; %d candidates, %d legal\n", opt, st.Candidates, st.Legal)
+	for _, r := range st.Illegal {
+		fmt.Fprintf(wr, "  illegal %-8s ×%d (%s)\n", r.Rule, r.Count, r.Cite)
+	}
+	if out != "" {
+		fmt.Fprintf(wr, "wrote %s\n", out)
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package plan
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestOpPlan: a non-einsum op's plan (format version 2, written by tcpmap
+// plan --op silu) reads back and marshals to the same bytes; a version-1
+// einsum plan still reads; the op plan's own fields are checked.
+func TestOpPlan(t *testing.T) {
+	data, err := os.ReadFile("testdata/decode-silu.plan.json")
+	require.NoError(t, err)
+	p, err := Unmarshal(data)
+	require.NoError(t, err)
+	assert.Equal(t, 2, p.Version)
+	assert.Equal(t, "silu", p.Workload.Kind)
+	require.NotNil(t, p.OpMapping)
+	out, err := p.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(out))
+
+	old, err := os.ReadFile("../../results/plans/gemv.plan.json")
+	require.NoError(t, err)
+	require.Contains(t, string(old), `"version": 1`)
+	_, err = Unmarshal(old)
+	require.NoError(t, err, "a version-1 plan still reads")
+
+	src := string(data)
+	for _, c := range []struct{ from, to, path string }{
+		{`"version": 2`, `"version": 1`, "workload.kind"},
+		{`"version": 2`, `"version": 3`, "version"},
+		{`"kind": "silu"`, `"kind": "einsum"`, "workload.kind"},
+		{`"kind": "silu"`, `"kind": "frobnicate"`, "workload.kind"},
+		{`"form": "silu"`, `"form": ""`, "op_mapping.form"},
+		{`"tiles": 1`, `"tiles": 0`, "op_mapping.tiles"},
+		{`"clusters": 1`, `"clusters": 0`, "op_mapping.clusters"},
+		{`"spread": [`, `"spread": ["Q", `, "op_mapping.spread[0]"},
+		{`"axes": "F=28672"`, `"axes": "F=28672", "einsum": "F -> F"`, "workload.einsum"},
+		{`"axes": "F=28672"`, `"axes": "F=1024"`, "workload.axes"},
+	} {
+		bad := strings.Replace(src, c.from, c.to, 1)
+		require.NotEqual(t, src, bad, c.from)
+		_, err := Unmarshal([]byte(bad))
+		require.Error(t, err, "%s → %s", c.from, c.to)
+		assert.Contains(t, err.Error(), c.path, "%s → %s", c.from, c.to)
+	}
+	// Without its op mapping an op plan is invalid; with a contraction
+	// mapping as well, too.
+	q := *p
+	q.OpMapping = nil
+	require.ErrorContains(t, q.Validate(), "op_mapping")
+	q = *p
+	q.Mapping.Stationary = "x"
+	require.ErrorContains(t, q.Validate(), "mapping")
+}

@@ -1,0 +1,142 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+
+	"tcpmap/constraints"
+	"tcpmap/cost"
+	"tcpmap/engines"
+	"tcpmap/model/plan"
+	"tcpmap/model/workload"
+)
+
+// PlanOp plans one op of a workload as a kernel: the entry point of graph
+// planning. An einsum op (or the single-einsum form, op "") is searched
+// as `tcpmap plan --op` searches it (SolveAnyShape: the SAT planner, or
+// the exhaustive one with Options.Exhaustive; padded when its sizes have
+// no mapping unless Options.NoPad). Any other op kind is planned over its
+// own mapspace (opspace.go): every candidate is built into a kernel
+// program, lowered by engines/ (a broken rule makes it illegal, counted
+// under its rule), priced by cost/, and the cheapest wins; the op spaces
+// are small and enumerated whole, so the optimum is proven by enumeration
+// ("exhaustive") unless Timeout, MaxEvaluations or the context stopped the
+// enumeration (the plan then carries its gap to the bound of the
+// candidates not priced).
+//
+// An op PlanOp has no kernel for is refused with an error wrapping
+// ErrNoKernel (graph planning treats it as not plannable).
+//
+// The hardware is Options.Spec (nil: engines.Default()). The result's Plan
+// holds the lowered kernel.Program and its cost; a view op that needs no
+// kernel (a reshape whose row-major layout is the input's) has Free set
+// and a plan whose program only declares the two HBM tensors at the same
+// address.
+func PlanOp(w *workload.Workload, op string, opts Options) (*OpResult, error) {
+	if w == nil {
+		return nil, fmt.Errorf("search: PlanOp: no workload")
+	}
+	spec := opts.Spec
+	if spec == nil {
+		spec = engines.Default()
+	}
+	o, err := lookupOp(w, op)
+	if err != nil {
+		return nil, err
+	}
+	if o.Kind == workload.KindEinsum {
+		return planEinsumOp(w, o, op, spec, opts)
+	}
+	return planVectorOp(w, o, spec, opts)
+}
+
+// ErrNoKernel is what PlanOp's refusal of an op it has no kernel for wraps
+// (errors.Is): a kind without a kernel (gather, scatter, update_slice,
+// causal_mask, top-k, …), tensors it does not plan (a layout other than
+// row-major, a dtype, a broadcast input), or an op space with no legal
+// candidate. Other errors (no such op, an I/O or model error) do not wrap
+// it.
+var ErrNoKernel = errors.New("no kernel")
+
+// noKernel wraps err with ErrNoKernel, keeping err's message.
+func noKernel(err error) error { return noKernelError{err} }
+
+type noKernelError struct{ err error }
+
+func (e noKernelError) Error() string   { return e.err.Error() }
+func (e noKernelError) Unwrap() []error { return []error{e.err, ErrNoKernel} }
+
+// OpResult is one op planned as a kernel (PlanOp).
+type OpResult struct {
+	// Op is the planned op's name ("" for a single-einsum workload), Kind
+	// its kind.
+	Op   string
+	Kind workload.Kind
+	// Plan is the winner: its lowered kernel program (Plan.Program) and
+	// its cost (Plan.Cost). Nil when no candidate was legal (Why says
+	// why), or when the search stopped before any was.
+	Plan *plan.Plan
+	// Report is the cost model's full report of Plan.Program.
+	Report *cost.Report
+	// Free is set for an op that needs no kernel (a view).
+	Free bool
+	// Stats are the search's statistics.
+	Stats Stats
+	// Einsum is the contraction search's result, for an einsum op (nil
+	// otherwise); Relaxation the padding it planned with (nil: none);
+	// Infeasible why the unpadded space was empty (nil: it was not).
+	Einsum     *Result
+	Relaxation *Relaxation
+	Infeasible *Infeasibility
+	// Why names the rules that emptied the op's space, for a non-einsum op
+	// with no legal candidate.
+	Why string
+}
+
+// lookupOp returns the op of w called name; "" names the single einsum of
+// a single-einsum workload.
+func lookupOp(w *workload.Workload, name string) (*workload.Op, error) {
+	if name == "" {
+		if len(w.Ops) == 1 {
+			return w.Ops[0], nil
+		}
+		return nil, fmt.Errorf("%s: the workload has %d ops; name one (--op)", w.File, len(w.Ops))
+	}
+	for _, o := range w.Ops {
+		if o.Name == name {
+			return o, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no op called %q", w.File, name)
+}
+
+// planEinsumOp searches an einsum op's contraction mapspace
+// (SolveAnyShape).
+func planEinsumOp(w *workload.Workload, o *workload.Op, name string, spec *engines.Spec, opts Options) (*OpResult, error) {
+	p, err := constraints.NewProblem(w, name)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewSpace(p, spec)
+	if err != nil {
+		return nil, err
+	}
+	s.NoDualChannel = opts.NoDualChannel
+	run := Solve
+	if opts.Exhaustive {
+		run = Exhaustive
+	}
+	res, relax, why, err := SolveAnyShape(s, run, opts, !opts.NoPad)
+	if err != nil {
+		return nil, err
+	}
+	out := &OpResult{Op: name, Kind: o.Kind, Stats: res.Stats, Einsum: res, Relaxation: relax, Infeasible: why}
+	if res.Best == nil {
+		return out, nil
+	}
+	if out.Plan, err = res.Plan(); err != nil {
+		return nil, err
+	}
+	out.Report = res.Best.Report
+	return out, nil
+}

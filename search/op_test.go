@@ -1,0 +1,368 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/cost"
+	"tcpmap/engines"
+	"tcpmap/model/plan"
+	"tcpmap/model/workload"
+	"tcpmap/verify"
+)
+
+func opWorkload(t *testing.T, name string) *workload.Workload {
+	t.Helper()
+	w, err := workload.Load("../workloads/" + name)
+	require.NoError(t, err)
+	return w
+}
+
+// TestPlanOpDecodeLayer plans every non-einsum op of the decode layer
+// that has a kernel, checks the plan reads back (format version 2) and
+// verifies its program on the simulator against the op's float64
+// reference; the four reshapes are free; the ops without a kernel yet
+// (gather, update_slice) are refused with their file and line.
+func TestPlanOpDecodeLayer(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	w := opWorkload(t, "llama3-70b-decode.yaml")
+	want := map[string]string{ // op → form
+		"rmsnorm_in": "rmsnorm", "rmsnorm_post": "rmsnorm", "scale": "mul", "softmax": "", "resid_attn": "add",
+		"resid_ffn": "add", "silu": "silu", "swiglu": "mul",
+	}
+	for _, o := range w.Ops {
+		if o.Kind == workload.KindEinsum {
+			continue
+		}
+		t.Run(o.Name, func(t *testing.T) {
+			r, err := PlanOp(w, o.Name, Options{})
+			switch o.Kind {
+			case workload.KindReshape:
+				require.NoError(t, err)
+				assert.True(t, r.Free)
+				assert.Nil(t, r.Plan)
+				return
+			case workload.KindGather, workload.KindUpdateSlice:
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "llama3-70b-decode.yaml:")
+				assert.Contains(t, err.Error(), "002 L1004-1005")
+				assert.ErrorIs(t, err, ErrNoKernel)
+				return
+			}
+			require.NoError(t, err)
+			form, ok := want[o.Name]
+			require.True(t, ok, "op %s planned but not expected", o.Name)
+			pl := r.Plan
+			require.NotNil(t, pl)
+			if form != "" {
+				assert.Equal(t, form, pl.OpMapping.Form)
+			}
+			assert.Equal(t, "exhaustive", pl.Search.Optimal)
+			assert.Equal(t, string(o.Kind), pl.Workload.Kind)
+			data, err := pl.Marshal()
+			require.NoError(t, err)
+			back, err := plan.Unmarshal(data)
+			require.NoError(t, err)
+			assert.Equal(t, plan.Version, back.Version)
+			rep, err := verify.Verify(engines.Default(), back.Program, verify.Options{Seed: 5})
+			require.NoError(t, err)
+			assert.True(t, rep.Pass, "%s", rep)
+		})
+	}
+}
+
+// TestPlanOpNeverWorseThanGolden: the hand-written kernels of
+// workloads/kernels (softmax-decode, rmsnorm-decode, silu-decode) are
+// points of their op's space (the recompute softmax over 64 slices, the
+// one-slice rmsnorm, the one-chain silu); the planned kernel is never
+// slower than them under the same cost model.
+func TestPlanOpNeverWorseThanGolden(t *testing.T) {
+	w := opWorkload(t, "llama3-70b-decode.yaml")
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	cases := map[string]string{"softmax": "softmax-decode", "rmsnorm_in": "rmsnorm-decode", "silu": "silu-decode"}
+	if raceDetector {
+		delete(cases, "softmax") // its space's 112 candidates: unit-norace
+	}
+	for op, golden := range cases {
+		p, _, err := verify.LoadKernel("../workloads/kernels/" + golden + ".json")
+		require.NoError(t, err)
+		require.NoError(t, engines.Lower(engines.Default(), p))
+		g, err := m.Evaluate(p)
+		require.NoError(t, err)
+		gc := g.Cycles
+		r, err := PlanOp(w, op, Options{})
+		require.NoError(t, err)
+		assert.LessOrEqual(t, r.Plan.Cost.Cycles, gc, "%s: planned %v cycles, the golden %s %v", op, r.Plan.Cost.Cycles, golden, gc)
+	}
+}
+
+// TestPlanOpSoftmaxGoldenPoint: the recompute softmax over 1 tile, 1
+// cluster and 64 slices is the golden softmax-decode kernel, priced the
+// same.
+func TestPlanOpSoftmaxGoldenPoint(t *testing.T) {
+	w := opWorkload(t, "llama3-70b-decode.yaml")
+	var o *workload.Op
+	for _, x := range w.Ops {
+		if x.Name == "softmax" {
+			o = x
+		}
+	}
+	s, err := newOpSpace(w, o, engines.Default())
+	require.NoError(t, err)
+	require.Contains(t, s.cands, opCand{Tiles: 1, Clusters: 1, Slices: 64, Form: "recompute"})
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	x, err := s.evaluate(opCand{Tiles: 1, Clusters: 1, Slices: 64, Form: "recompute"}, m)
+	require.NoError(t, err)
+	p, _, err := verify.LoadKernel("../workloads/kernels/softmax-decode.json")
+	require.NoError(t, err)
+	require.NoError(t, engines.Lower(engines.Default(), p))
+	g, err := m.Evaluate(p)
+	require.NoError(t, err)
+	assert.InDelta(t, g.Cycles, x.report.Cycles, 1e-9)
+
+	// The other form, exp(x − max) stored in DM, computes the same
+	// softmax (it is never the cheapest: one more pass over DM).
+	st, err := s.evaluate(opCand{Tiles: 1, Clusters: 1, Slices: 64, Form: "stored"}, m)
+	require.NoError(t, err)
+	assert.Greater(t, st.report.Cycles, x.report.Cycles)
+	if !raceDetector {
+		rep, err := verify.Verify(engines.Default(), st.program, verify.Options{Seed: 6, Sample: 8})
+		require.NoError(t, err)
+		assert.True(t, rep.Pass, "%s", rep)
+	}
+}
+
+// TestPlanOpAttentionHead: the scale and softmax of the attention head
+// (2048 × 2048 f32) plan tiled (the next tile's load under this tile's
+// chains) and verify; the causal mask has no kernel yet and is refused.
+func TestPlanOpAttentionHead(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	w := opWorkload(t, "attention-head.yaml")
+	ops := []string{"scale", "softmax"}
+	if testing.Short() {
+		ops = ops[1:] // the scale's 130 candidates over 16 MB: make test-long
+	}
+	for _, op := range ops {
+		r, err := PlanOp(w, op, Options{})
+		require.NoError(t, err)
+		pl := r.Plan
+		assert.Greater(t, pl.OpMapping.Tiles, 1, "%s: a 16 MB tensor pipelines its tiles", op)
+		assert.Equal(t, "exhaustive", pl.Search.Optimal)
+		sample := 0
+		if testing.Short() {
+			sample = 8
+		}
+		rep, err := verify.Verify(engines.Default(), pl.Program, verify.Options{Seed: 3, Sample: sample})
+		require.NoError(t, err)
+		assert.True(t, rep.Pass, "%s: %s", op, rep)
+	}
+	_, err := PlanOp(w, "causal", Options{})
+	require.ErrorContains(t, err, "attention-head.yaml:33: op causal (causal_mask): no kernel: the manual writes the attention mask to the branch log")
+	assert.ErrorIs(t, err, ErrNoKernel)
+}
+
+// TestPlanOpBudget: a search stopped by its evaluation budget claims no
+// optimality; a budget of one evaluation prices one candidate.
+func TestPlanOpBudget(t *testing.T) {
+	w := opWorkload(t, "llama3-70b-decode.yaml")
+	r, err := PlanOp(w, "silu", Options{MaxEvaluations: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 3, r.Stats.Candidates)
+	require.NotNil(t, r.Plan)
+	assert.Equal(t, "", r.Plan.Search.Optimal)
+	assert.Equal(t, StoppedBudget, r.Plan.Search.Stopped)
+	assert.Equal(t, r.Plan.Cost.RooflineCycles, r.Plan.Search.LowerBound, "the unpriced candidates are bounded by the roofline")
+	assert.InDelta(t, (r.Plan.Cost.Cycles-r.Plan.Search.LowerBound)/r.Plan.Cost.Cycles, r.Plan.Search.Gap, 1e-12)
+	_, err = plan.Unmarshal(must(r.Plan.Marshal()))
+	require.NoError(t, err)
+	full, err := PlanOp(w, "silu", Options{})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, r.Plan.Cost.Cycles, full.Plan.Cost.Cycles)
+}
+
+// TestPlanOpEinsum: an einsum op goes through the contraction search
+// (SolveAnyShape): the same plan as Exhaustive over its space.
+func TestPlanOpEinsum(t *testing.T) {
+	w := opWorkload(t, "dot.yaml")
+	r, err := PlanOp(w, "", Options{Exhaustive: true})
+	require.NoError(t, err)
+	require.NotNil(t, r.Einsum)
+	require.NotNil(t, r.Plan)
+	assert.Equal(t, r.Einsum.Best.Report.Cycles, r.Plan.Cost.Cycles)
+	assert.Equal(t, "exhaustive", r.Plan.Search.Optimal)
+	_, err = PlanOp(w, "nope", Options{})
+	require.ErrorContains(t, err, `no op called "nope"`)
+	assert.NotErrorIs(t, err, ErrNoKernel)
+	_, err = PlanOp(nil, "", Options{})
+	require.Error(t, err)
+}
+
+// TestPeel: the digits of a row-major index split at a factor.
+func TestPeel(t *testing.T) {
+	g := digit{"G", 8, 1, 8}
+	h := digit{"Hkv", 8, 1, 8}
+	s := digit{"S", 4096, 1, 4096}
+	for _, c := range []struct {
+		ds          []digit
+		f           int
+		outer, rest string
+		ok          bool
+	}{
+		{[]digit{g, h, s}, 8, "G", "Hkv, S", true},
+		{[]digit{g, h, s}, 16, "G, Hkv / 4", "Hkv % 4, S", true},
+		{[]digit{g, h, s}, 128, "G, Hkv, S / 2048", "S % 2048", true},
+		{[]digit{g, h}, 3, "", "", false},
+		{[]digit{g}, 16, "", "", false},
+		{[]digit{s}, 1, "1", "S", true},
+	} {
+		o, r, ok := peel(c.ds, c.f)
+		require.Equal(t, c.ok, ok, "%v / %d", c.ds, c.f)
+		if ok {
+			assert.Equal(t, c.outer, digitsText(o))
+			assert.Equal(t, c.rest, digitsText(r))
+		}
+	}
+	tm, pk, ok := withPacket([]digit{{"F", 28672, 1, 56}}, 8)
+	require.True(t, ok)
+	assert.Equal(t, "F / 8 % 7", digitsText(tm))
+	assert.Equal(t, "F % 8", digitsText(pk))
+	_, _, ok = withPacket([]digit{{"F", 28672, 1, 28}}, 8)
+	assert.False(t, ok)
+	assert.Equal(t, "0.088388346f32", f32Text(0.08838834764831845))
+	assert.Equal(t, "8192.0f32", f32Text(8192))
+}
+
+// BenchmarkPlanOpSoftmaxDecode: the decode layer's softmax planned over
+// its whole space (56 candidates built, checked, lowered and priced).
+func BenchmarkPlanOpSoftmaxDecode(b *testing.B) {
+	w, err := workload.Load("../workloads/llama3-70b-decode.yaml")
+	require.NoError(b, err)
+	for b.Loop() {
+		if _, err := PlanOp(w, "softmax", Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestPlanOpMoE plans the MoE graph's ops that have a kernel (the routing
+// softmax over K, the i32 index arithmetic in the Fxp cluster, the
+// comparisons with a constant through the Clip stage, the combining sum
+// over K in Time, the i32 histogram over T and K in two passes) and
+// verifies them on 8 sampled slices;
+// the others are refused with the op's line.
+func TestPlanOpMoE(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	w := opWorkload(t, "moe.yaml")
+	planned := map[string]bool{"route_softmax": true, "local_off": true, "block_base": true, "scatter_idx": true,
+		"global_off": true, "has_block": true, "grid_valid": true, "combine": true, "blocks": true, "histogram": true}
+	for _, o := range w.Ops {
+		if o.Kind == workload.KindEinsum {
+			continue
+		}
+		if o.Name == "combine" && testing.Short() {
+			// Its space is 210 candidates over 32 MB: -short prices the
+			// stored plan's point alone (results/plans/moe-combine).
+			s, err := newOpSpace(w, o, engines.Default())
+			require.NoError(t, err)
+			m, err := cost.NewModel(engines.Default())
+			require.NoError(t, err)
+			x, err := s.evaluate(opCand{Tiles: 4, Clusters: 2, Slices: 256, Form: "reduce", Inner: 4}, m)
+			require.NoError(t, err)
+			rep, err := verify.Verify(engines.Default(), x.program, verify.Options{Seed: 9, Sample: 8})
+			require.NoError(t, err)
+			assert.True(t, rep.Pass, "combine: %s", rep)
+			continue
+		}
+		r, err := PlanOp(w, o.Name, Options{})
+		if !planned[o.Name] {
+			require.Error(t, err, o.Name)
+			assert.Contains(t, err.Error(), "moe.yaml:", o.Name)
+			continue
+		}
+		require.NoError(t, err, o.Name)
+		rep, err := verify.Verify(engines.Default(), r.Plan.Program, verify.Options{Seed: 9, Sample: 8})
+		require.NoError(t, err, o.Name)
+		assert.True(t, rep.Pass, "%s: %s", o.Name, rep)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestOpRooflineBound: the roofline a stopped op search reports as its
+// lower bound is admissible: no legal candidate of the decode layer's
+// softmax, silu and residual add, nor of the MoE comparison, is priced
+// below it.
+func TestOpRooflineBound(t *testing.T) {
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	for _, c := range []struct{ file, op string }{
+		{"llama3-70b-decode.yaml", "silu"}, {"llama3-70b-decode.yaml", "resid_attn"}, {"llama3-70b-decode.yaml", "rmsnorm_in"},
+	} {
+		w := opWorkload(t, c.file)
+		var o *workload.Op
+		for _, x := range w.Ops {
+			if x.Name == c.op {
+				o = x
+			}
+		}
+		s, err := newOpSpace(w, o, engines.Default())
+		require.NoError(t, err)
+		legal := 0
+		for _, cand := range s.cands {
+			x, err := s.evaluate(cand, m)
+			if err != nil {
+				continue
+			}
+			legal++
+			assert.GreaterOrEqual(t, x.report.Cycles, x.report.Roofline.IdealCycles, "%s %+v", c.op, cand)
+		}
+		assert.Positive(t, legal, c.op)
+	}
+}
+
+// TestPlanOpLayouts: ops whose tensors are stored in another row-major
+// order (testdata/ops/layouts.yaml) plan with DM in that order and
+// verify; an op whose tensors' orders differ would transpose through the
+// DMA in runs below 8 bytes (DMA-R1) and a layout that is no axis order
+// is refused, both wrapping ErrNoKernel.
+func TestPlanOpLayouts(t *testing.T) {
+	w, err := workload.Load("testdata/ops/layouts.yaml")
+	require.NoError(t, err)
+	plans := []string{"scale", "act", "softmax"}
+	if raceDetector {
+		plans = nil // the refusals only; make test runs the rest in unit-norace
+	}
+	for _, op := range plans {
+		r, err := PlanOp(w, op, Options{})
+		require.NoError(t, err, op)
+		o, err := lookupOp(w, op)
+		require.NoError(t, err)
+		x, ok := r.Plan.Program.Tensor(o.Inputs[0])
+		require.True(t, ok)
+		assert.Equal(t, "m![T, S]", x.Element.Text(), "the HBM tensor in its layout")
+		rep, err := verify.Verify(engines.Default(), r.Plan.Program, verify.Options{Seed: 4})
+		require.NoError(t, err, op)
+		assert.True(t, rep.Pass, "%s: %s", op, rep)
+	}
+	_, err = PlanOp(w, "flip", Options{})
+	require.ErrorIs(t, err, ErrNoKernel)
+	assert.Contains(t, err.Error(), "DMA-R1")
+	_, err = PlanOp(w, "odd", Options{})
+	require.ErrorIs(t, err, ErrNoKernel)
+	assert.Contains(t, err.Error(), "not a row-major order of its axes")
+}
