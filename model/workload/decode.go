@@ -5,9 +5,10 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"tcpmap/model/pos"
 
 	"gopkg.in/yaml.v3"
+
+	"tcpmap/model/pos"
 )
 
 // decoder walks a yaml.v3 node tree strictly: every mapping key must be a
