@@ -12,6 +12,7 @@ import (
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
+	"tcpmap/model/pos"
 )
 
 // Source is a kernel program file as read: its name and bytes, to locate
@@ -43,8 +44,9 @@ func ParseKernel(name string, data []byte) (*kernel.Program, *Source, error) {
 	return &p, src, nil
 }
 
-// Locate prefixes err with the file name and the line it concerns, when it
-// can tell: JSON syntax and type errors by their offset; otherwise by the
+// Locate places err in the file: a *pos.Error wrapping it, with the line
+// (and for a syntax error the column) it concerns, when it can tell: JSON
+// syntax and type errors by their offset (pos.JSONPos); otherwise by the
 // JSON path of the field the error names (jsonPath): a field error's path
 // (kernel.FieldError, nested ones joined: `program` then
 // `tensors[3].addr`), lowering errors (engines.LowerError) and execution
@@ -54,29 +56,14 @@ func (s *Source) Locate(err error) error {
 	if err == nil || s == nil {
 		return err
 	}
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	line, col := 0, 0
-	switch {
-	case errors.As(err, &se):
-		// Offset counts the bytes read, the offending one included.
-		line, col = s.position(se.Offset - 1)
-	case errors.As(err, &te):
-		line, _ = s.position(te.Offset)
-	default:
-		path := jsonPath(err)
-		line = s.pathLine(path)
-		if m := unknownField.FindStringSubmatch(err.Error()); line == 0 && m != nil {
-			line = s.keyLine(m[1])
+	e := pos.JSON(s.Name, s.Data, err)
+	if e.Line == 0 {
+		e.Line = s.pathLine(jsonPath(err))
+		if m := unknownField.FindStringSubmatch(err.Error()); e.Line == 0 && m != nil {
+			e.Line = s.keyLine(m[1])
 		}
 	}
-	switch {
-	case line > 0 && col > 0:
-		return fmt.Errorf("%s:%d:%d: %w", s.Name, line, col, err)
-	case line > 0:
-		return fmt.Errorf("%s:%d: %w", s.Name, line, err)
-	}
-	return fmt.Errorf("%s: %w", s.Name, err)
+	return e
 }
 
 // jsonPath returns the JSON path of the field err concerns, or "": the
@@ -138,17 +125,6 @@ func errPath(msg string) string {
 		return "reference"
 	}
 	return ""
-}
-
-// position converts a byte offset to a 1-based line and column.
-func (s *Source) position(off int64) (line, col int) {
-	if off < 0 || off > int64(len(s.Data)) {
-		return 0, 0
-	}
-	before := s.Data[:off]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(off) - bytes.LastIndexByte(before, '\n')
-	return line, col
 }
 
 // pathLine returns the line of the JSON value at path (`ops[3].stages[1]`),
@@ -218,7 +194,7 @@ func (s *Source) walk(match func(path string, isKey bool) bool) int {
 		if err != nil {
 			return 0
 		}
-		line, _ := s.position(dec.InputOffset())
+		line, _ := pos.Offset(s.Data, int(dec.InputOffset()))
 		n := len(stack)
 		if n > 0 && !stack[n-1].arr && stack[n-1].wantKey {
 			if k, ok := tok.(string); ok {
