@@ -11,13 +11,15 @@
 // rustread.Error are pos.Error), so errors.As with any of them finds the
 // same value.
 //
-// Two error types of tcpmap are not positions in a file and stay their
-// own: mapping.SyntaxError and kernel.SwitchConfigError carry a column
-// inside an expression string (`m![A / 3]`), and kernel.FieldError a JSON
-// path inside a program. A reader that knows where the string sits turns
-// them into an *Error: the column with InNode (a YAML scalar) or Offset (a
-// byte offset in the file), the path with the file's JSON index
-// (verify.Source.Locate):
+// Some error types of tcpmap are not positions in a file and stay their
+// own: mapping.SyntaxError, workload.EinsumError and kernel.SwitchConfigError
+// carry a column inside an expression string (`m![A / 3]`), without
+// knowing which file or line the string came from; kernel.FieldError
+// carries a JSON path inside a program; engines.LowerError and
+// verify.ExecError an op and a stage. A reader that knows where the string
+// sits turns them into an *Error: the column with InNode (a YAML scalar)
+// or Offset (a byte offset in the file), the path, op and stage with the
+// file's JSON index (verify.Source.Locate):
 //
 //	e, err := mapping.Parse(n.Value, axes, nil)
 //	var se *mapping.SyntaxError
