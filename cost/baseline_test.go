@@ -15,12 +15,12 @@ func TestParseBaselineErrors(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
 		{"syntax", "{\n  \"tolerance\": 0.01,\n  \"kernels\": [}\n}", "b.json:3:15: invalid character '}' looking for beginning of value"},
 		{"type", "{\n  \"tolerance\":\n    \"x\"\n}", "b.json:3: json: cannot unmarshal string into Go struct field Baseline.tolerance of type float64"},
-		{"unknown field", "{\n  \"tolerance\": 0.01,\n  \"tolerence\": 0.01\n}", `b.json: json: unknown field "tolerence"`},
+		{"unknown field", "{\n  \"tolerance\": 0.01,\n  \"tolerence\": 0.01\n}", `b.json:3: json: unknown field "tolerence"`},
 		{"truncated", "{\n  \"tolerance\": 0.01,\n", "b.json:3:1: unexpected EOF"},
-		{"tolerance", `{"tolerance": 1}`, "b.json: tolerance: 1 outside [0, 1)"},
-		{"missing file", `{"tolerance": 0.01, "plans": [{"cycles": 5}]}`, "b.json: plans[0].file: missing"},
-		{"duplicate file", `{"tolerance": 0.01, "kernels": [{"file": "a", "cycles": 5}, {"file": "a", "cycles": 6}]}`, `b.json: kernels[1].file: duplicate "a"`},
-		{"negative cycles", `{"tolerance": 0.01, "kernels": [{"file": "a", "cycles": -5}]}`, "b.json: kernels[0].cycles: -5"},
+		{"tolerance", "{\n  \"tolerance\": 1\n}", "b.json:2: tolerance: 1 outside [0, 1)"},
+		{"missing file", "{\"tolerance\": 0.01,\n \"plans\": [\n  {\"cycles\": 5}]}", "b.json:3: plans[0].file: missing"}, // the entry's line
+		{"duplicate file", "{\"tolerance\": 0.01, \"kernels\": [\n {\"file\": \"a\", \"cycles\": 5},\n {\"file\": \"a\", \"cycles\": 6}]}", `b.json:3: kernels[1].file: duplicate "a"`},
+		{"negative cycles", "{\"tolerance\": 0.01, \"kernels\": [\n {\"file\": \"a\",\n  \"cycles\": -5}]}", "b.json:3: kernels[0].cycles: -5"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseBaseline("b.json", []byte(c.src))

@@ -1,13 +1,11 @@
 package verify
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"tcpmap/engines"
@@ -58,9 +56,9 @@ func (s *Source) Locate(err error) error {
 	}
 	e := pos.JSON(s.Name, s.Data, err)
 	if e.Line == 0 {
-		e.Line = s.pathLine(jsonPath(err))
+		e.Line = pos.JSONLine(s.Data, jsonPath(err))
 		if m := unknownField.FindStringSubmatch(err.Error()); e.Line == 0 && m != nil {
-			e.Line = s.keyLine(m[1])
+			e.Line = pos.JSONKeyLine(s.Data, m[1])
 		}
 	}
 	return e
@@ -125,100 +123,4 @@ func errPath(msg string) string {
 		return "reference"
 	}
 	return ""
-}
-
-// pathLine returns the line of the JSON value at path (`ops[3].stages[1]`),
-// or of its longest prefix found; 0 when none is.
-func (s *Source) pathLine(path string) int {
-	for path != "" {
-		if l := s.walk(func(p string, _ bool) bool { return p == path }); l > 0 {
-			return l
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i <= 0 {
-			break
-		}
-		path = path[:i]
-	}
-	return 0
-}
-
-// keyLine returns the line of the first object key named key.
-func (s *Source) keyLine(key string) int {
-	return s.walk(func(p string, isKey bool) bool { return isKey && (p == key || strings.HasSuffix(p, "."+key)) })
-}
-
-// walk reads the JSON tokens, calling match with the path of every value
-// (`tensors[3].chip`) and of every key, and returns the line of the first
-// match.
-func (s *Source) walk(match func(path string, isKey bool) bool) int {
-	type frame struct {
-		arr     bool
-		key     string
-		idx     int
-		wantKey bool
-	}
-	dec := json.NewDecoder(bytes.NewReader(s.Data))
-	var stack []frame
-	path := func(extra string) string {
-		var b strings.Builder
-		for _, f := range stack {
-			if f.arr {
-				b.WriteString("[" + strconv.Itoa(f.idx) + "]")
-			} else {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(f.key)
-			}
-		}
-		if extra != "" {
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(extra)
-		}
-		return b.String()
-	}
-	done := func() {
-		if n := len(stack); n > 0 {
-			if stack[n-1].arr {
-				stack[n-1].idx++
-			} else {
-				stack[n-1].wantKey = true
-			}
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return 0
-		}
-		line, _ := pos.Offset(s.Data, int(dec.InputOffset()))
-		n := len(stack)
-		if n > 0 && !stack[n-1].arr && stack[n-1].wantKey {
-			if k, ok := tok.(string); ok {
-				stack = stack[:n-1]
-				p := path(k)
-				stack = append(stack, frame{key: k})
-				if match(p, true) {
-					return line
-				}
-				continue
-			}
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:n-1]
-			done()
-			continue
-		}
-		if n > 0 && match(path(""), false) {
-			return line
-		}
-		if d, ok := tok.(json.Delim); ok {
-			stack = append(stack, frame{arr: d == '[', wantKey: d == '{'})
-			continue
-		}
-		done()
-	}
 }
