@@ -1,7 +1,8 @@
 // Package pos is the one positioned error of tcpmap's readers, and the
 // helpers that find a position in the inputs they read: a YAML node's line
-// and column, the line of a gopkg.in/yaml.v3 syntax error, and the line and
-// column of a byte offset (a JSON decoding error's, a Rust token's).
+// and column, the line of a gopkg.in/yaml.v3 syntax error, the line and
+// column of a byte offset (a JSON decoding error's, a Rust token's), and
+// the line of a JSON path (`ops[3].stages[1]`).
 //
 // Every reader of a file reports its problems as *Error (or an ErrorList of
 // them): workload files (model/workload), hardware specs (engines),
@@ -89,6 +90,15 @@ func (e *Error) text() string {
 		return e.Err.Error()
 	}
 	return e.Msg
+}
+
+// MarshalJSON writes e's fields; msg is the text Error prints after the
+// field (the wrapped error's when Msg is empty).
+func (e *Error) MarshalJSON() ([]byte, error) {
+	type fields Error
+	f := fields(*e)
+	f.Msg = e.text()
+	return json.Marshal(f)
 }
 
 // Unwrap returns the wrapped error, nil if none.

@@ -58,9 +58,13 @@ func TestErrorJSON(t *testing.T) {
 	b, err := json.Marshal(ErrorList{
 		{File: "w.yaml", Line: 3, Col: 7, Field: "f", Msg: "m"},
 		{File: "w.yaml", Msg: "empty file", Err: errors.New("not printed")},
+		{File: "k.json", Line: 2, Err: errors.New("json: unknown field \"x\"")},
 	})
 	require.NoError(t, err)
-	assert.JSONEq(t, `[{"file":"w.yaml","line":3,"col":7,"field":"f","msg":"m"},{"file":"w.yaml","msg":"empty file"}]`, string(b))
+	assert.JSONEq(t, `[{"file":"w.yaml","line":3,"col":7,"field":"f","msg":"m"},{"file":"w.yaml","msg":"empty file"},{"file":"k.json","line":2,"msg":"json: unknown field \"x\""}]`, string(b))
+	var back ErrorList
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, ErrorList{{File: "w.yaml", Line: 3, Col: 7, Field: "f", Msg: "m"}, {File: "w.yaml", Msg: "empty file"}, {File: "k.json", Line: 2, Msg: "json: unknown field \"x\""}}, back, "read back: the text, not the wrapped error")
 }
 
 // yamlErr decodes src with yaml.v3 into a node tree and returns its error.
