@@ -66,3 +66,24 @@ func BenchmarkJSONLine(b *testing.B) {
 		}
 	}
 }
+
+// FuzzJSONLine: on any bytes and any path, JSONLine and JSONKeyLine answer
+// a line of the input or 0, and never panic.
+func FuzzJSONLine(f *testing.F) {
+	f.Add([]byte("{\n \"a\": [1, {\"b\": 2}],\n \"c\": {}\n}"), "a[1].b")
+	f.Add([]byte("[{\"x\": 1}, \n{\"x\": 2}]"), "[1].x")
+	f.Add([]byte("{\"a\": }"), "a")
+	f.Fuzz(func(t *testing.T, data []byte, path string) {
+		if len(data) > 1<<14 {
+			return
+		}
+		lines := 1 + strings.Count(string(data), "\n")
+		l := JSONLine(data, path)
+		if l < 0 || l > lines {
+			t.Fatalf("line %d outside the %d lines", l, lines)
+		}
+		if k := JSONKeyLine(data, path); k < 0 || k > lines {
+			t.Fatalf("key line %d outside the %d lines", k, lines)
+		}
+	})
+}
