@@ -79,6 +79,9 @@ func (d *sweepDecoder) document(data []byte) *yaml.Node {
 	if err := dec.Decode(&extra); err == nil {
 		d.errAt(&extra, "", "more than one YAML document")
 		return nil
+	} else if !errors.Is(err, io.EOF) {
+		d.errs = append(d.errs, pos.YAML(d.file, err)...) // a broken second document
+		return nil
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		d.errAt(&doc, "", "empty file")
