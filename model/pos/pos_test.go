@@ -96,6 +96,7 @@ func TestYAMLSyntaxLines(t *testing.T) {
 		{"undefined tag handle", "a: !x!y 1\n", 1, "found undefined tag handle"},
 		// scanner problems: yaml.v3 prints the line right
 		{"tab indentation", "a:\n\tb: 1\n", 2, "found character that cannot start any token"},
+		{"anchor without a name", "a: 1\nb: &\n", 2, "did not find expected alphabetic or numeric character"}, // a scanner problem, though it reads like the parser's
 		{"mapping in a plain scalar", "x: 1\na: b: c\n", 2, "mapping values are not allowed in this context"},
 		{"mapping in a plain scalar on line 1", "a: b: c\n", 1, "mapping values are not allowed in this context"}, // no line printed
 		{"unclosed quote", "a: 1\nb: \"x\n", 2, "found unexpected end of stream"},                                 // where the quote opens
