@@ -3,12 +3,14 @@ package cost
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"sort"
+
+	"tcpmap/model/pos"
 )
 
 // The cost model's regression baseline (results/cost-baseline.json): the
@@ -52,8 +54,9 @@ func Entry(file string, r *Report) BaselineEntry {
 	return BaselineEntry{File: file, Name: r.Kernel, Cycles: math.Round(r.Cycles*10) / 10, Bottleneck: r.Bottleneck.String()}
 }
 
-// ReadBaseline reads a baseline file. Errors name the file and, for JSON
-// errors, the line.
+// ReadBaseline reads a baseline file. Errors are *pos.Error: the file, the
+// line (and the column of a JSON syntax error) and, for a bad value, the
+// field.
 func ReadBaseline(path string) (*Baseline, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -69,48 +72,41 @@ func ParseBaseline(path string, data []byte) (*Baseline, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", path, jsonLine(data, err), err)
+		e := pos.JSON(path, data, err)
+		if m := unknownField.FindStringSubmatch(err.Error()); e.Line == 0 && m != nil {
+			e.Line = pos.JSONKeyLine(data, m[1])
+		}
+		return nil, e
+	}
+	// fieldErr is a problem at the field's line.
+	fieldErr := func(field, format string, args ...any) error {
+		return &pos.Error{File: path, Line: pos.JSONLine(data, field), Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	if b.Tolerance < 0 || b.Tolerance >= 1 || math.IsNaN(b.Tolerance) {
-		return nil, fmt.Errorf("%s: tolerance %v outside [0, 1)", path, b.Tolerance)
+		return nil, fieldErr("tolerance", "%v outside [0, 1)", b.Tolerance)
 	}
 	for k, list := range [2][]BaselineEntry{b.Kernels, b.Plans} {
 		field := [2]string{"kernels", "plans"}[k]
 		seen := map[string]bool{}
 		for i, e := range list {
 			if e.File == "" {
-				return nil, fmt.Errorf("%s: %s[%d].file: missing", path, field, i)
+				return nil, fieldErr(fmt.Sprintf("%s[%d].file", field, i), "missing")
 			}
 			if seen[e.File] {
-				return nil, fmt.Errorf("%s: %s[%d].file: duplicate %q", path, field, i, e.File)
+				return nil, fieldErr(fmt.Sprintf("%s[%d].file", field, i), "duplicate %q", e.File)
 			}
 			seen[e.File] = true
 			if e.Cycles < 0 || math.IsNaN(e.Cycles) || math.IsInf(e.Cycles, 0) {
-				return nil, fmt.Errorf("%s: %s[%d].cycles: %v", path, field, i, e.Cycles)
+				return nil, fieldErr(fmt.Sprintf("%s[%d].cycles", field, i), "%v", e.Cycles)
 			}
 		}
 	}
 	return &b, nil
 }
 
-// jsonLine returns the line of a JSON decoding error, 0 when unknown.
-func jsonLine(data []byte, err error) int {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		off = int64(len(data))
-	}
-	if off < 0 {
-		return 0
-	}
-	return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n"))
-}
+// unknownField is the name in encoding/json's unknown-field error, which
+// carries no offset.
+var unknownField = regexp.MustCompile(`^json: unknown field "([^"]+)"`)
 
 // Write writes the baseline as indented JSON, entries sorted by file.
 func (b *Baseline) Write(w io.Writer) error {

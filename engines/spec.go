@@ -3,7 +3,6 @@ package engines
 import (
 	"bytes"
 	_ "embed" // rngd.yaml
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +17,8 @@ import (
 	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"tcpmap/model/pos"
 )
 
 // The hardware spec: every number of the RNGD chip that tcpmap uses, each with
@@ -855,41 +856,13 @@ func Load(path string) (*Spec, error) {
 	return Parse(data, path)
 }
 
-// Error is a problem in a spec file, at a line and field.
-type Error struct {
-	File  string `json:"file"`            // file name
-	Line  int    `json:"line,omitempty"`  // 1-based line, 0 if unknown
-	Field string `json:"field,omitempty"` // dotted field path, e.g. "dm.banks.value"; empty for syntax errors
-	Msg   string `json:"msg"`             // what is wrong
-}
-
-// Error formats the problem as `file:line: field: message`.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// Error is a problem in a spec file (a pos.Error): the file, the 1-based
+// line (0 if unknown), the dotted field path ("dm.banks.value"; empty for
+// syntax errors) and what is wrong, formatted `file:line: field: message`.
+type Error = pos.Error
 
 // ErrorList is every problem Parse found, in line order.
-type ErrorList []*Error
-
-// Error joins the problems, one per line.
-func (l ErrorList) Error() string {
-	msgs := make([]string, len(l))
-	for i, e := range l {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
-}
+type ErrorList = pos.ErrorList
 
 // Parse parses and checks a spec; name is the file name used in errors. It
 // rejects YAML syntax errors, unknown, duplicate, missing, null and ill-typed
@@ -971,56 +944,18 @@ func (p *parser) sorted() ErrorList {
 	return p.errs
 }
 
-var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
 // yamlError converts a yaml.v3 error (syntax or type errors, which carry
 // "line N:" prefixes) into an ErrorList, naming the field at that line.
 func (p *parser) yamlError(err error, lines map[int]string) error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
-	for _, m := range msgs {
-		line, field := 0, ""
-		if sm := yamlLineRE.FindStringSubmatch(m); sm != nil {
-			line, _ = strconv.Atoi(sm[1])
-			m = sm[2]
-			if yamlParserProblems[m] {
-				line++ // yaml.v3 reports parser (not scanner) errors 0-based
-			}
-			field = lines[line]
-		} else {
-			m = strings.TrimPrefix(m, "yaml: ")
-			if yamlParserProblems[m] {
-				line = 1 // a 0-based line 0 is printed as no line at all
-			}
-		}
+	for _, e := range pos.YAML(p.file, err) {
+		m := e.Msg
+		field := lines[e.Line]
 		if fm := unknownFieldRE.FindStringSubmatch(m); fm != nil && field != "" {
 			m = "unknown field (not in " + fm[2] + ")"
 		}
-		p.add(line, field, "%s", m)
+		p.add(e.Line, field, "%s", m)
 	}
 	return p.sorted()
-}
-
-// yamlParserProblems are the problems yaml.v3's parser (as opposed to its
-// scanner) reports; it prints their line 0-based (gopkg.in/yaml.v3 v3.0.1
-// parserc.go and decode.go parser.fail).
-var yamlParserProblems = map[string]bool{
-	"did not find expected <stream-start>":   true,
-	"did not find expected <document start>": true,
-	"found undefined tag handle":             true,
-	"did not find expected node content":     true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected key":              true,
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"found duplicate %YAML directive":        true,
-	"found incompatible YAML document":       true,
-	"found duplicate %TAG directive":         true,
 }
 
 var unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)

@@ -126,6 +126,9 @@ func TestParseSweepErrors(t *testing.T) {
 	}{
 		{"empty", "", "s.yaml: empty file"},
 		{"syntax", "name: [x\n", "s.yaml:2"},
+		{"scanner error on line 1", "name: a: b\n", "s.yaml:1: yaml: mapping values are not allowed in this context"},
+		{"two documents", "name: s\n---\nname: t\n", "s.yaml:2:1: more than one YAML document"},
+		{"broken second document", "name: s\n" + wl + "grid: {M: [64]}\n---\nname: [x\n", "s.yaml:5: yaml: did not find expected ',' or ']'"},
 		{"not a mapping", "- 1\n", "s.yaml:1:1: want a mapping"},
 		{"unknown field", "name: s\n" + wl + "grid: {M: [64]}\nsize: 3\n", "s.yaml:4:1: size: unknown field"},
 		{"no name", wl + "grid: {M: [64]}\n", "name: missing"},

@@ -19,6 +19,7 @@ import (
 	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/dtype"
+	"tcpmap/model/pos"
 	"tcpmap/model/workload"
 	"tcpmap/results"
 )
@@ -30,11 +31,7 @@ type sweepDecoder struct {
 }
 
 func (d *sweepDecoder) errAt(n *yaml.Node, field, format string, args ...any) {
-	e := &workload.Error{File: d.file, Field: field, Msg: fmt.Sprintf(format, args...)}
-	if n != nil {
-		e.Line, e.Col = n.Line, n.Column
-	}
-	d.errs = append(d.errs, e)
+	d.errs = append(d.errs, pos.Errorf(d.file, n, field, format, args...))
 }
 
 // maxSweepPoints bounds a sweep's expansion (a variable: the fuzzer
@@ -75,12 +72,15 @@ func (d *sweepDecoder) document(data []byte) *yaml.Node {
 			d.errAt(nil, "", "empty file")
 			return nil
 		}
-		d.errs = append(d.errs, workload.SyntaxError(d.file, err))
+		d.errs = append(d.errs, pos.YAML(d.file, err)...)
 		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		d.errAt(&extra, "", "more than one YAML document")
+		return nil
+	} else if !errors.Is(err, io.EOF) {
+		d.errs = append(d.errs, pos.YAML(d.file, err)...) // a broken second document
 		return nil
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {

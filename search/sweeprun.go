@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"tcpmap/model/pos"
 	"tcpmap/results"
 )
 
@@ -176,7 +177,7 @@ func RunSweep(sw *Sweep, o SweepOptions) (*SweepSummary, error) {
 				switch {
 				case err != nil:
 					sum.Failed++
-					errs[p.Index] = fmt.Errorf("%s:%d: %s: %w", sw.File, p.Line, p.Text(), err)
+					errs[p.Index] = &pos.Error{File: sw.File, Line: p.Line, Col: p.Col, Msg: p.Text() + ": " + err.Error(), Err: err}
 					r = nil
 				case r.Status == results.StatusPlanned:
 					sum.Planned++

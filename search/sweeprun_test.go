@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/engines"
+	"tcpmap/model/pos"
 	"tcpmap/results"
 )
 
@@ -140,7 +141,10 @@ func TestRunSweepErrorsAreReported(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Failed)
 	require.Len(t, sum.Errors, 1)
-	assert.Contains(t, sum.Errors[0].Error(), "fake.yaml:4: fake K=128 M=64 N=128: boom")
+	assert.Equal(t, "fake.yaml:4:3: fake K=128 M=64 N=128: boom", sum.Errors[0].Error(), "at the grid's first axis")
+	var pe *pos.Error
+	require.ErrorAs(t, sum.Errors[0], &pe)
+	assert.EqualError(t, pe.Err, "boom")
 }
 
 // TestShardsPartitionAndMerge runs the sweep as 4 shards into 4 stores,

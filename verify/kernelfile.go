@@ -1,17 +1,16 @@
 package verify
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
+	"tcpmap/model/pos"
 )
 
 // Source is a kernel program file as read: its name and bytes, to locate
@@ -43,8 +42,9 @@ func ParseKernel(name string, data []byte) (*kernel.Program, *Source, error) {
 	return &p, src, nil
 }
 
-// Locate prefixes err with the file name and the line it concerns, when it
-// can tell: JSON syntax and type errors by their offset; otherwise by the
+// Locate places err in the file: a *pos.Error wrapping it, with the line
+// (and for a syntax error the column) it concerns, when it can tell: JSON
+// syntax and type errors by their offset (pos.JSONPos); otherwise by the
 // JSON path of the field the error names (jsonPath): a field error's path
 // (kernel.FieldError, nested ones joined: `program` then
 // `tensors[3].addr`), lowering errors (engines.LowerError) and execution
@@ -54,29 +54,14 @@ func (s *Source) Locate(err error) error {
 	if err == nil || s == nil {
 		return err
 	}
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	line, col := 0, 0
-	switch {
-	case errors.As(err, &se):
-		// Offset counts the bytes read, the offending one included.
-		line, col = s.position(se.Offset - 1)
-	case errors.As(err, &te):
-		line, _ = s.position(te.Offset)
-	default:
-		path := jsonPath(err)
-		line = s.pathLine(path)
-		if m := unknownField.FindStringSubmatch(err.Error()); line == 0 && m != nil {
-			line = s.keyLine(m[1])
+	e := pos.JSON(s.Name, s.Data, err)
+	if e.Line == 0 {
+		e.Line = pos.JSONLine(s.Data, jsonPath(err))
+		if m := unknownField.FindStringSubmatch(err.Error()); e.Line == 0 && m != nil {
+			e.Line = pos.JSONKeyLine(s.Data, m[1])
 		}
 	}
-	switch {
-	case line > 0 && col > 0:
-		return fmt.Errorf("%s:%d:%d: %w", s.Name, line, col, err)
-	case line > 0:
-		return fmt.Errorf("%s:%d: %w", s.Name, line, err)
-	}
-	return fmt.Errorf("%s: %w", s.Name, err)
+	return e
 }
 
 // jsonPath returns the JSON path of the field err concerns, or "": the
@@ -138,111 +123,4 @@ func errPath(msg string) string {
 		return "reference"
 	}
 	return ""
-}
-
-// position converts a byte offset to a 1-based line and column.
-func (s *Source) position(off int64) (line, col int) {
-	if off < 0 || off > int64(len(s.Data)) {
-		return 0, 0
-	}
-	before := s.Data[:off]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(off) - bytes.LastIndexByte(before, '\n')
-	return line, col
-}
-
-// pathLine returns the line of the JSON value at path (`ops[3].stages[1]`),
-// or of its longest prefix found; 0 when none is.
-func (s *Source) pathLine(path string) int {
-	for path != "" {
-		if l := s.walk(func(p string, _ bool) bool { return p == path }); l > 0 {
-			return l
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i <= 0 {
-			break
-		}
-		path = path[:i]
-	}
-	return 0
-}
-
-// keyLine returns the line of the first object key named key.
-func (s *Source) keyLine(key string) int {
-	return s.walk(func(p string, isKey bool) bool { return isKey && (p == key || strings.HasSuffix(p, "."+key)) })
-}
-
-// walk reads the JSON tokens, calling match with the path of every value
-// (`tensors[3].chip`) and of every key, and returns the line of the first
-// match.
-func (s *Source) walk(match func(path string, isKey bool) bool) int {
-	type frame struct {
-		arr     bool
-		key     string
-		idx     int
-		wantKey bool
-	}
-	dec := json.NewDecoder(bytes.NewReader(s.Data))
-	var stack []frame
-	path := func(extra string) string {
-		var b strings.Builder
-		for _, f := range stack {
-			if f.arr {
-				b.WriteString("[" + strconv.Itoa(f.idx) + "]")
-			} else {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(f.key)
-			}
-		}
-		if extra != "" {
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(extra)
-		}
-		return b.String()
-	}
-	done := func() {
-		if n := len(stack); n > 0 {
-			if stack[n-1].arr {
-				stack[n-1].idx++
-			} else {
-				stack[n-1].wantKey = true
-			}
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return 0
-		}
-		line, _ := s.position(dec.InputOffset())
-		n := len(stack)
-		if n > 0 && !stack[n-1].arr && stack[n-1].wantKey {
-			if k, ok := tok.(string); ok {
-				stack = stack[:n-1]
-				p := path(k)
-				stack = append(stack, frame{key: k})
-				if match(p, true) {
-					return line
-				}
-				continue
-			}
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:n-1]
-			done()
-			continue
-		}
-		if n > 0 && match(path(""), false) {
-			return line
-		}
-		if d, ok := tok.(json.Delim); ok {
-			stack = append(stack, frame{arr: d == '[', wantKey: d == '{'})
-			continue
-		}
-		done()
-	}
 }

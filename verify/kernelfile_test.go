@@ -12,6 +12,7 @@ import (
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
+	"tcpmap/model/pos"
 )
 
 // TestKernelFileLocations: errors in a kernel file name the file, the line
@@ -44,6 +45,12 @@ func TestKernelFileLocations(t *testing.T) {
 	// A lowering error: the line of the stage.
 	le := &engines.LowerError{Op: 3, Stage: 4, Kind: "contract", Err: errors.New("boom")}
 	assert.Equal(t, "k.json:25: ops[3].stages[4] (contract): boom", s.Locate(le).Error())
+	// The located error is a *pos.Error that still wraps what it locates.
+	var pe *pos.Error
+	require.ErrorAs(t, s.Locate(le), &pe)
+	assert.Equal(t, pos.Error{File: "k.json", Line: 25, Err: le}, *pe)
+	var le2 *engines.LowerError
+	assert.ErrorAs(t, s.Locate(le), &le2)
 	// An execution error wrapped by something else: still found.
 	xe := fmt.Errorf("run: %w", &ExecError{Op: 4, Stage: -1, Kind: "to_hbm", Err: errors.New("boom")})
 	assert.Equal(t, "k.json:29: run: ops[4] (to_hbm): boom", s.Locate(xe).Error())

@@ -10,6 +10,7 @@ import (
 
 	"tcpmap/constraints"
 	"tcpmap/model/plan"
+	"tcpmap/model/pos"
 	"tcpmap/search"
 )
 
@@ -201,7 +202,7 @@ func writeExplain(w io.Writer, o *explainOutput) error {
 				pf("  %s (%s): %s\n", r.Rule, r.Cite, r.Text)
 			}
 			for _, f := range k.Fields {
-				pf("  %s:%d:%d: %s\n", o.Mapping, f.Line, f.Col, f.Text)
+				pf("  %s\n", &pos.Error{File: o.Mapping, Line: f.Line, Col: f.Col, Msg: f.Text})
 			}
 		}
 	case "timeout":

@@ -3,6 +3,8 @@ package rustread
 import (
 	"fmt"
 	"strings"
+
+	"tcpmap/model/pos"
 )
 
 // The lexer of the Rust subset the reader parses: identifiers, integer and
@@ -38,34 +40,9 @@ type directive struct {
 	voff        int // where the value starts
 }
 
-// Error is an error in a Rust kernel file, at a 1-based line and column
-// (in bytes).
-type Error struct {
-	File      string
-	Line, Col int
-	Msg       string
-}
-
-// Error formats the error as `file:line:col: msg`.
-func (e *Error) Error() string {
-	if e.File == "" {
-		return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg)
-	}
-	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
-}
-
-// position converts a byte offset of src into a 1-based line and column.
-func position(src string, off int) (line, col int) {
-	if off > len(src) {
-		off = len(src)
-	}
-	if off < 0 {
-		off = 0
-	}
-	line = 1 + strings.Count(src[:off], "\n")
-	col = off - strings.LastIndexByte(src[:off], '\n')
-	return line, col
-}
+// Error is an error in a Rust kernel file (a pos.Error), at a 1-based line
+// and column (in bytes), formatted `file:line:col: msg`.
+type Error = pos.Error
 
 // maxTokens bounds the token count of one file, so that a hostile input
 // cannot make the reader allocate without limit.

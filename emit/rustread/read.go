@@ -13,6 +13,7 @@ import (
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
+	"tcpmap/model/pos"
 )
 
 // ReadFile reads a kernel program from a file: a Rust kernel (.rs, see
@@ -33,17 +34,7 @@ func ReadFile(path string) (*kernel.Program, error) {
 	case ".json":
 		var p kernel.Program
 		if err := json.Unmarshal(b, &p); err != nil {
-			var se *json.SyntaxError
-			if errors.As(err, &se) {
-				line, col := position(string(b), int(se.Offset))
-				return nil, &Error{File: path, Line: line, Col: col, Msg: se.Error()}
-			}
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				line, col := position(string(b), int(te.Offset))
-				return nil, &Error{File: path, Line: line, Col: col, Msg: err.Error()}
-			}
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, pos.JSON(path, b, err)
 		}
 		return &p, nil
 	}
@@ -143,7 +134,7 @@ func (r *reader) fail(off int, format string, args ...any) {
 	if r.err != nil {
 		return
 	}
-	line, col := position(r.src, off)
+	line, col := pos.Offset([]byte(r.src), off)
 	r.err = &Error{File: r.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/emit"
+	"tcpmap/model/pos"
 )
 
 // TestReadInterSliceErrors: a malformed vector_inter_slice_reduce is an
@@ -39,7 +40,7 @@ func TestReadInterSliceErrors(t *testing.T) {
 			assert.Contains(t, re.Msg, c.wantInMsg)
 			off := strings.Index(bad, c.at)
 			require.GreaterOrEqual(t, off, 0)
-			line, _ := position(bad, off)
+			line, _ := pos.Offset([]byte(bad), off)
 			assert.Equal(t, fmt.Sprintf("k.rs:%d", line), fmt.Sprintf("%s:%d", re.File, re.Line), "%v", err)
 		})
 	}

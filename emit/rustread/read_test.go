@@ -1,6 +1,7 @@
 package rustread
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -17,6 +18,7 @@ import (
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
+	"tcpmap/model/pos"
 )
 
 // vary changes a golden program at random in ways the Rust text must carry:
@@ -214,7 +216,7 @@ func TestReadErrors(t *testing.T) {
 			assert.Contains(t, re.Msg, c.wantInMsg)
 			off := strings.Index(bad, c.at)
 			require.GreaterOrEqual(t, off, 0)
-			line, col := position(bad, off+c.atOffset)
+			line, col := pos.Offset([]byte(bad), off+c.atOffset)
 			assert.Equal(t, fmt.Sprintf("dot.rs:%d:%d", line, col), fmt.Sprintf("%s:%d:%d", re.File, re.Line, re.Col), "%v", err)
 		})
 	}
@@ -253,8 +255,8 @@ func TestReadForms(t *testing.T) {
 	}
 }
 
-// TestReadFile reads .rs and .json files; JSON syntax errors get a line
-// and column.
+// TestReadFile reads .rs and .json files; JSON syntax errors get the line
+// and column of the offending byte.
 func TestReadFile(t *testing.T) {
 	dir := t.TempDir()
 	src, err := emit.Rust(loadGolden(t, "hello-dot"), emit.RustOptions{})
@@ -271,7 +273,10 @@ func TestReadFile(t *testing.T) {
 	var re *Error
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 3, re.Line)
-	assert.Contains(t, err.Error(), "k.json:3:")
+	assert.Equal(t, 11, re.Col, "the column of the offending '}'")
+	assert.Contains(t, err.Error(), "k.json:3:11: invalid character '}'")
+	var se *json.SyntaxError
+	assert.ErrorAs(t, err, &se, "the JSON error stays reachable")
 
 	_, err = ReadFile(filepath.Join(dir, "k.txt"))
 	assert.ErrorContains(t, err, "want .rs or .json")

@@ -7,6 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tcpmap/model/mapping"
+	"tcpmap/model/pos"
 )
 
 // Set helpers over axis lists (shapes are sets, 002 L101).
@@ -303,7 +304,7 @@ func (d *decoder) checkLayout(t *Tensor, n *yaml.Node, field string, axes mappin
 	if err != nil {
 		var se *mapping.SyntaxError
 		if errors.As(err, &se) {
-			d.errs = append(d.errs, &Error{File: d.file, Line: n.Line, Col: scalarCol(n, se.Col-1), Field: field, Msg: se.Msg})
+			d.errs = append(d.errs, pos.InNode(d.file, n, se.Col, field, se.Msg))
 		} else {
 			d.errAt(n, field, "%v", err)
 		}

@@ -3,12 +3,12 @@ package workload
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"tcpmap/model/pos"
 )
 
 // decoder walks a yaml.v3 node tree strictly: every mapping key must be a
@@ -25,51 +25,10 @@ type kv struct {
 }
 
 func (d *decoder) errAt(n *yaml.Node, field, format string, args ...any) {
-	e := &Error{File: d.file, Field: field, Msg: fmt.Sprintf(format, args...)}
-	if n != nil {
-		e.Line, e.Col = n.Line, n.Column
-	}
-	d.errs = append(d.errs, e)
+	d.errs = append(d.errs, pos.Errorf(d.file, n, field, format, args...))
 }
 
-// syntaxLine extracts the line number yaml.v3 puts in its syntax errors
-// ("yaml: line 3: did not find expected key").
-var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
-// parserProblems are the problems yaml.v3's parser (as opposed to its
-// scanner) reports. For these yaml.v3 prints the 0-based line of the mark
-// (its decode.go adds 1 for scanner errors only), so the 1-based line is one
-// more, and a missing line means line 1.
-var parserProblems = []string{
-	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
-	"did not find expected '-' indicator", "did not find expected <document start>",
-	"did not find expected <stream-start>", "did not find expected key",
-	"did not find expected node content", "found duplicate %TAG directive",
-	"found duplicate %YAML directive", "found incompatible YAML document",
-	"found undefined tag handle",
-}
-
-func (d *decoder) syntaxErr(err error) { d.errs = append(d.errs, SyntaxError(d.file, err)) }
-
-// SyntaxError turns a yaml.v3 decoding error of file into an Error at the
-// 1-based line the problem is on (yaml.v3 prints its parser's lines
-// 0-based and its scanner's 1-based), field "yaml". Every YAML reader of
-// tcpmap reports its syntax errors through it.
-func SyntaxError(file string, err error) *Error {
-	msg := err.Error()
-	e := &Error{File: file, Field: "yaml"}
-	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-	}
-	if slices.Contains(parserProblems, msg) {
-		e.Line++
-	}
-	e.Msg = msg
-	return e
-}
+func (d *decoder) syntaxErr(err error) { d.errs = append(d.errs, pos.YAML(d.file, err)...) }
 
 func kindName(n *yaml.Node) string {
 	switch n.Kind {
@@ -260,18 +219,4 @@ func (d *decoder) names(n *yaml.Node, field, what string) ([]string, []*yaml.Nod
 		out = append(out, s)
 	}
 	return out, items, good
-}
-
-// scalarCol is the file column of byte offset off inside the scalar n, for
-// single-line plain or simply quoted scalars; otherwise the node's column.
-func scalarCol(n *yaml.Node, off int) int {
-	switch n.Style {
-	case 0, yaml.FlowStyle:
-		return n.Column + off
-	case yaml.SingleQuotedStyle, yaml.DoubleQuotedStyle:
-		if !strings.ContainsAny(n.Value, "'\"\\\n") {
-			return n.Column + 1 + off
-		}
-	}
-	return n.Column
 }

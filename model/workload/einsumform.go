@@ -7,6 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tcpmap/model/dtype"
+	"tcpmap/model/pos"
 )
 
 // Field sets of the single-einsum form.
@@ -116,7 +117,7 @@ func (d *decoder) einsum(n *yaml.Node, axes *axisTable) *Einsum {
 		e, err := ParseEinsum(n.Value)
 		if err != nil {
 			ee := err.(*EinsumError)
-			d.errs = append(d.errs, &Error{File: d.file, Line: n.Line, Col: scalarCol(n, ee.Col-1), Field: "einsum", Msg: ee.Msg})
+			d.errs = append(d.errs, pos.InNode(d.file, n, ee.Col, "einsum", ee.Msg))
 			return nil
 		}
 		// Column of each axis letter, for unknown-axis errors.
@@ -130,7 +131,7 @@ func (d *decoder) einsum(n *yaml.Node, axes *axisTable) *Einsum {
 						break
 					}
 				}
-				d.errs = append(d.errs, &Error{File: d.file, Line: n.Line, Col: scalarCol(n, col), Field: "einsum", Msg: d.unknownAxisMsg(a, axes, n.Value)})
+				d.errs = append(d.errs, pos.InNode(d.file, n, col+1, "einsum", d.unknownAxisMsg(a, axes, n.Value)))
 				ok = false
 			}
 			axes.used[a] = true

@@ -219,6 +219,8 @@ func TestRejectedInputs(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
 		{"empty", "", "m.yaml: empty file"},
 		{"comment only", "# nothing\n", "m.yaml: empty file"},
+		{"syntax on line 1", "name: a: b\n", "m.yaml:1: yaml: mapping values are not allowed in this context"}, // yaml.v3 prints no line
+		{"broken second document", "name: a\n---\nname: [b\n", "m.yaml:3: yaml: did not find expected ',' or ']'"},
 		{"two documents", "name: a\n---\nname: b\n", "m.yaml:2:1: more than one YAML document"},
 		{"not a mapping", "- 1\n", "m.yaml:1:1: must be a mapping, got a list"},
 		{"neither form", "name: a\nchips: 1\n", "m.yaml:1:1: einsum: missing: a workload has einsum (single einsum) or ops (graph)"},
