@@ -4,15 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"tcpmap/model/mapping"
+	"tcpmap/model/pos"
 	"tcpmap/model/workload"
 )
 
@@ -83,9 +82,6 @@ func LoadMapSpec(file string, p *Problem) (*MapSpec, error) {
 	return ParseMapSpec(file, data, p)
 }
 
-// yamlLine extracts the line yaml.v3 puts in its syntax errors.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
 // ParseMapSpec parses a mapping file's content: a YAML mapping with the
 // optional fields stationary (an input's tensor name), content
 // (contracted|columns), packet_mode (single|dual|half), accumulate
@@ -101,27 +97,11 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 // the file, line, column and field.
 func ParseMapSpec(file string, data []byte, p *Problem) (*MapSpec, error) {
 	errAt := func(n *yaml.Node, field, format string, args ...any) error {
-		e := &workload.Error{File: file, Field: field, Msg: fmt.Sprintf(format, args...)}
-		if n != nil {
-			e.Line, e.Col = n.Line, n.Column
-		}
-		return e
+		return pos.Errorf(file, n, field, format, args...)
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		e := &workload.Error{File: file, Field: "yaml", Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			e.Line, _ = strconv.Atoi(m[1])
-			e.Msg = err.Error()[len(m[0]):]
-			// yaml.v3 prints the 0-based line for its parser's problems
-			// (as opposed to its scanner's); see model/workload's decoder.
-			for _, pre := range []string{"did not find expected", "found duplicate %", "found incompatible", "found undefined tag"} {
-				if strings.HasPrefix(e.Msg, pre) {
-					e.Line++
-				}
-			}
-		}
-		return nil, e
+		return nil, pos.YAML(file, err)[0]
 	}
 	m := &MapSpec{File: file}
 	if doc.Kind == 0 {
@@ -210,7 +190,7 @@ func parseDim(p *Problem, f *MapField, v *yaml.Node, file string) (*MapDim, erro
 				// `slice: m![1 # 2]` unquoted: YAML reads ` #` as a comment.
 				msg += fmt.Sprintf(" (YAML read %q as a comment: quote the expression)", v.LineComment)
 			}
-			return nil, fail(valueCol(v, se.Col-1), "%s", msg)
+			return nil, fail(pos.ScalarCol(v, se.Col), "%s", msg)
 		}
 		return nil, fail(v.Column, "%v", err)
 	}
@@ -251,17 +231,6 @@ func parseDim(p *Problem, f *MapField, v *yaml.Node, file string) (*MapDim, erro
 		}
 	}
 	return d, nil
-}
-
-// valueCol is the file column of byte offset off in a scalar.
-func valueCol(v *yaml.Node, off int) int {
-	switch v.Style {
-	case 0, yaml.FlowStyle:
-		return v.Column + off
-	case yaml.SingleQuotedStyle, yaml.DoubleQuotedStyle:
-		return v.Column + 1 + off
-	}
-	return v.Column
 }
 
 // digitText prints one digit of an axis in the manual's notation.
