@@ -7,6 +7,7 @@ import (
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/mapping"
+	"tcpmap/model/pos"
 	"tcpmap/model/workload"
 )
 
@@ -170,10 +171,10 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 		}
 	}
 	if o.Kind != workload.KindEinsum || o.Einsum == nil {
-		return nil, fmt.Errorf("%s:%d: op %q is a %s; the planner maps einsum contractions", w.File, o.Line, o.Name, o.Kind)
+		return nil, opError(w.File, o.Line, "op %q is a %s; the planner maps einsum contractions", o.Name, o.Kind)
 	}
 	if len(o.Inputs) != 2 || len(o.Outputs) != 1 {
-		return nil, fmt.Errorf("%s:%d: op %q: want 2 inputs and 1 output", w.File, o.Line, o.Name)
+		return nil, opError(w.File, o.Line, "op %q: want 2 inputs and 1 output", o.Name)
 	}
 	p := &Problem{Workload: w.Name, File: w.File, Chips: w.Chips}
 	if w.Form == workload.FormGraph {
@@ -214,13 +215,12 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 		return nil, err
 	}
 	if p.In[0].DType != p.In[1].DType {
-		return nil, fmt.Errorf("%s:%d: op %q: inputs of %s and %s; a contraction multiplies operands of one type (002 L3891-3894)",
-			w.File, o.Line, o.Name, p.In[0].DType, p.In[1].DType)
+		return nil, opError(w.File, o.Line, "op %q: inputs of %s and %s; a contraction multiplies operands of one type (002 L3891-3894)", o.Name, p.In[0].DType, p.In[1].DType)
 	}
 	if w.DTypes != nil {
 		p.Acc = w.DTypes.Acc
 	} else if p.Acc, err = dtype.AccType(p.In[0].DType); err != nil {
-		return nil, fmt.Errorf("%s:%d: op %q: %v", w.File, o.Line, o.Name, err)
+		return nil, opError(w.File, o.Line, "op %q: %v", o.Name, err)
 	}
 
 	// The axes, in declaration order, with their classes.
@@ -247,14 +247,13 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 		case in1 && out:
 			c = Free1
 		default:
-			return nil, fmt.Errorf("%s:%d: op %q: axis %s is summed inside one operand; the mapspace contracts axes both inputs hold",
-				w.File, o.Line, o.Name, ax.Name)
+			return nil, opError(w.File, o.Line, "op %q: axis %s is summed inside one operand; the mapspace contracts axes both inputs hold", o.Name, ax.Name)
 		}
 		p.Axes = append(p.Axes, Axis{Name: ax.Name, Size: ax.Size, Class: c})
 		decl = append(decl, ax)
 	}
 	if len(p.Axes) > MaxAxes {
-		return nil, fmt.Errorf("%s:%d: op %q has %d axes; the mapspace handles at most %d", w.File, o.Line, o.Name, len(p.Axes), MaxAxes)
+		return nil, opError(w.File, o.Line, "op %q has %d axes; the mapspace handles at most %d", o.Name, len(p.Axes), MaxAxes)
 	}
 	if p.Decl, err = mapping.NewAxes(decl...); err != nil {
 		return nil, fmt.Errorf("%s: axes: %w", w.File, err)
@@ -400,4 +399,9 @@ func (p *Problem) Padded() bool {
 		}
 	}
 	return false
+}
+
+// opError is an error about a graph workload's op, placed at the op's line.
+func opError(file string, line int, format string, args ...any) error {
+	return &pos.Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
