@@ -242,26 +242,6 @@ func newGraphModel(w *workload.Workload, o GraphOptions) (*graphModel, error) {
 		}
 		m.cands[t.Name] = [][]string{nil}
 	}
-	plannable := func(i int) bool {
-		k := m.ops[i].op.Kind
-		return !k.IsData() && (k == workload.KindEinsum || o.Planner != nil && k.IsVector())
-	}
-	for _, t := range w.Tensors {
-		p, produced := m.prod[t.Name]
-		if !produced || t.LayoutExpr != nil || o.Layouts < 2 || !plannable(p) {
-			continue
-		}
-		shared := false
-		for _, c := range m.cons[t.Name] {
-			shared = shared || plannable(c)
-		}
-		if !shared {
-			continue
-		}
-		for _, perm := range permutations(t.Axes, o.Layouts) {
-			m.cands[t.Name] = append(m.cands[t.Name], perm)
-		}
-	}
 	return m, nil
 }
 
@@ -314,21 +294,54 @@ func operands(op *workload.Op) []string {
 	return append(append([]string{}, op.Inputs...), op.Outputs...)
 }
 
-// planOps gives every op its classes: the product of its operands'
-// candidate layouts, each planned (a view and an op that is not plannable
-// get the declared class only).
+// planOps gives every op its classes. First each op is planned with its
+// operands in their declared layouts (a reshape is a view; an op the
+// planner refuses is not plannable, with that one class). Then a tensor
+// whose producer and at least one consumer both have kernels gets its
+// other candidate layouts (up to o.Layouts in all), and every op is
+// planned for each combination of its operands' candidates that is not
+// all-declared.
 func (m *graphModel) planOps(o GraphOptions) error {
 	for i := range m.ops {
 		g := &m.ops[i]
 		op := g.op
+		declared := make([][]string, len(operands(op)))
 		if op.Kind == workload.KindReshape {
 			g.status = plan.StatusView
-			g.classes = []layoutClass{{layouts: make([][]string, len(operands(op)))}}
+			g.classes = []layoutClass{{layouts: declared}}
 			continue
 		}
-		var combos [][][]string
-		combos = append(combos, nil)
-		for _, t := range operands(op) {
+		pl, err := m.planOp(op, declared, o)
+		var np *NotPlannableError
+		if errors.As(err, &np) {
+			g.status, g.reason = plan.StatusNotPlannable, np.Error()
+			g.classes = []layoutClass{{layouts: declared}}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		g.status = plan.StatusPlanned
+		g.classes = []layoutClass{{layouts: declared, plan: pl, cycles: pl.Cost.Cycles}}
+	}
+	if o.Layouts < 2 {
+		return nil
+	}
+	planned := func(i int) bool { return m.ops[i].status == plan.StatusPlanned }
+	for _, t := range m.w.Tensors {
+		p, produced := m.prod[t.Name]
+		if !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[t.Name], planned) {
+			continue
+		}
+		m.cands[t.Name] = append(m.cands[t.Name], permutations(t.Axes, o.Layouts)...)
+	}
+	for i := range m.ops {
+		g := &m.ops[i]
+		if g.status != plan.StatusPlanned {
+			continue
+		}
+		combos := [][][]string{nil}
+		for _, t := range operands(g.op) {
 			var next [][][]string
 			for _, c := range combos {
 				for _, l := range m.cands[t] {
@@ -337,21 +350,15 @@ func (m *graphModel) planOps(o GraphOptions) error {
 			}
 			combos = next
 		}
-		for k, c := range combos {
-			pl, err := m.planOp(op, c, o)
+		for _, c := range combos[1:] { // combos[0] is the declared class
+			pl, err := m.planOp(g.op, c, o)
 			var np *NotPlannableError
 			if errors.As(err, &np) {
-				if k == 0 {
-					g.status, g.reason = plan.StatusNotPlannable, np.Error()
-					g.classes = []layoutClass{{layouts: c}}
-					break
-				}
-				continue // this layout class has no plan: not a choice
+				continue // no plan in these layouts: not a choice
 			}
 			if err != nil {
 				return err
 			}
-			g.status = plan.StatusPlanned
 			g.classes = append(g.classes, layoutClass{layouts: c, plan: pl, cycles: pl.Cost.Cycles})
 		}
 	}
