@@ -68,6 +68,12 @@ func (e *NotPlannableError) Error() string {
 	return s
 }
 
+// StoppedError says that an op's search stopped (its budget, a timeout)
+// before it found a legal plan: the op may be plannable with more budget.
+type StoppedError struct{ Op, Why string }
+
+func (e *StoppedError) Error() string { return e.Why }
+
 // EinsumPlanner is the OpPlanner of einsum ops: the SAT planner over the
 // op's mapspace on spec (SolveAnyShape, padded when the sizes have no
 // mapping). Other kinds are not plannable by it.
@@ -92,12 +98,12 @@ func EinsumPlanner(spec *engines.Spec) OpPlanner {
 		if err != nil {
 			return nil, err
 		}
-		if res.Best == nil {
-			why := "no legal mapping"
-			if !res.Stats.Complete {
-				why = "the search stopped before any legal candidate (" + res.Stats.Stopped + ")"
-			}
-			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind), Why: why}
+		switch {
+		case res.Best == nil && !res.Stats.Complete:
+			// Plannable, but the budget ran out: not a property of the op.
+			return nil, &StoppedError{Op: o.Name, Why: fmt.Sprintf("%s:%d: op %s: the search stopped (%s) before any legal candidate; raise the budget", w.File, o.Line, o.Name, res.Stats.Stopped)}
+		case res.Best == nil:
+			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind), Why: "no legal mapping, padded or not"}
 		}
 		return res.Plan()
 	}
@@ -163,9 +169,9 @@ type graphModel struct {
 	w       *workload.Workload
 	spec    *engines.Spec
 	ops     []gop
-	order   []int                // topological order of the ops
-	prod    map[string]int       // tensor → producing op
-	cons    map[string][]int     // tensor → consuming ops, program order
+	order   []int                 // topological order of the ops
+	prod    map[string]int        // tensor → producing op
+	cons    map[string][]int      // tensor → consuming ops, program order
 	cands   map[string][][]string // tensor → candidate axis orders (declared first)
 	bytes   map[string]int64
 	relay   map[string]float64 // tensor → one relayout's cycles
@@ -353,8 +359,9 @@ func (m *graphModel) planOps(o GraphOptions) error {
 		for _, c := range combos[1:] { // combos[0] is the declared class
 			pl, err := m.planOp(g.op, c, o)
 			var np *NotPlannableError
-			if errors.As(err, &np) {
-				continue // no plan in these layouts: not a choice
+			var se *StoppedError
+			if errors.As(err, &np) || errors.As(err, &se) {
+				continue // no plan in these layouts (within the budget): not a choice
 			}
 			if err != nil {
 				return err

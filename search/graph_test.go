@@ -1,0 +1,209 @@
+package search
+
+import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/engines"
+	"tcpmap/model/plan"
+	"tcpmap/model/workload"
+)
+
+// fakeModel builds the planning model of a graph file with made-up
+// classes: every tensor two einsums share gets the candidate layouts, and
+// every class of every op a random cost, so that the solvers can be
+// cross-checked against brute force without planning anything.
+func fakeModel(t *testing.T, file string, layouts int, rng *rand.Rand) *graphModel {
+	t.Helper()
+	w, err := workload.Load(file)
+	require.NoError(t, err)
+	m, err := newGraphModel(w, GraphOptions{Spec: engines.Default(), Layouts: layouts})
+	require.NoError(t, err)
+	for _, tn := range w.Tensors {
+		if _, ok := m.prod[tn.Name]; ok && len(m.cons[tn.Name]) > 0 {
+			m.cands[tn.Name] = append(m.cands[tn.Name], permutations(tn.Axes, layouts)...)
+		}
+	}
+	for i := range m.ops {
+		g := &m.ops[i]
+		g.status = plan.StatusPlanned
+		combos := [][][]string{nil}
+		for _, tn := range operands(g.op) {
+			var next [][][]string
+			for _, c := range combos {
+				for _, l := range m.cands[tn] {
+					next = append(next, append(append([][]string{}, c...), l))
+				}
+			}
+			combos = next
+		}
+		for _, c := range combos {
+			// Costs around a relayout's, so that relayouts matter.
+			g.classes = append(g.classes, layoutClass{layouts: c, cycles: float64(1000 + rng.IntN(4000))})
+		}
+	}
+	return m
+}
+
+// bruteForce is the cheapest assignment by enumeration.
+func bruteForce(m *graphModel) float64 {
+	choice := make([]int, len(m.ops))
+	best := math.Inf(1)
+	var rec func(i int)
+	rec = func(i int) {
+		if i == len(m.ops) {
+			best = min(best, m.total(choice))
+			return
+		}
+		for k := range m.ops[i].classes {
+			choice[i] = k
+			rec(i + 1)
+		}
+	}
+	rec(0)
+	return best
+}
+
+// TestGraphSolversExact checks the dynamic program (a chain) and the
+// branch and bound (a fan-out and a join) against brute force on random
+// class costs, and that neither is worse than the baseline (every op in
+// its declared class).
+func TestGraphSolversExact(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		method string
+	}{
+		{"testdata/graph/chain.yaml", "dp"},
+		{"testdata/graph/branch.yaml", "exact"},
+	} {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			for trial := 0; trial < 20; trial++ {
+				m := fakeModel(t, tc.file, 2, rng)
+				choice, st := m.solve(DefaultMaxNodes)
+				assert.Equal(t, tc.method, st.method)
+				assert.True(t, st.proven)
+				got := m.total(choice)
+				assert.InDelta(t, bruteForce(m), got, 1e-6, "trial %d", trial)
+				assert.LessOrEqual(t, got, m.total(make([]int, len(m.ops))))
+			}
+		})
+	}
+}
+
+// TestGraphBranchAndBoundBudget checks that a branch and bound stopped by
+// its node budget claims no optimality, keeps a bound below its best and
+// is still no worse than the baseline.
+func TestGraphBranchAndBoundBudget(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	m := fakeModel(t, "testdata/graph/branch.yaml", 3, rng)
+	choice, st := m.branchAndBound(make([]int, len(m.ops)), 3)
+	assert.False(t, st.proven)
+	assert.LessOrEqual(t, st.lowerBound, m.total(choice))
+	assert.LessOrEqual(t, m.total(choice), m.total(make([]int, len(m.ops))))
+	assert.LessOrEqual(t, st.lowerBound, bruteForce(m))
+}
+
+// graphCache is a plan cache over search/testdata/graph/cache that fails
+// the test when an op is not in it under -short (a cost model or spec
+// change renews the keys: regenerate with
+// `go run ./cmd/tcpmap plan search/testdata/graph/branch.yaml --cache search/testdata/graph/cache`).
+func graphCache(t *testing.T) (PlanCache, OpPlanner) {
+	c := &DirCache{Dir: "testdata/graph/cache"}
+	planner := EinsumPlanner(engines.Default())
+	return c, func(w *workload.Workload, op string, o Options) (*plan.Plan, error) {
+		if testing.Short() {
+			t.Skipf("op %s is not in testdata/graph/cache (a new cost model version?); regenerate it with go run ./cmd/tcpmap plan search/testdata/graph/branch.yaml --cache search/testdata/graph/cache", op)
+		}
+		return planner(w, op, o)
+	}
+}
+
+// TestPlanGraphBranch plans the fan-out/join graph whole with real op
+// plans (from the committed cache): the graph's total is never worse
+// than the baseline (each op planned alone, row-major HBM between ops), a
+// layout other than row-major for the shared tensors pays here (the join
+// reads a and b with N outermost), the plan validates, and its bytes are
+// deterministic and survive a round trip.
+func TestPlanGraphBranch(t *testing.T) {
+	cache, planner := graphCache(t)
+	w, err := workload.Load("testdata/graph/branch.yaml")
+	require.NoError(t, err)
+	o := GraphOptions{Spec: engines.Default(), Cache: cache, Planner: planner}
+	g, err := PlanGraph(w, o)
+	require.NoError(t, err)
+	require.NoError(t, g.Validate())
+	assert.Equal(t, "exact", g.Search.Method)
+	assert.Equal(t, "proven", g.Search.Optimal)
+	assert.LessOrEqual(t, g.Cost.Cycles, g.Cost.BaselineCycles)
+	assert.Greater(t, g.Cost.Saving, 0.0, "the shared tensors' other layout is cheaper")
+	assert.Equal(t, 4, g.Cost.Planned)
+	data, err := g.Marshal()
+	require.NoError(t, err)
+	back, err := plan.UnmarshalGraph(data)
+	require.NoError(t, err)
+	again, err := back.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, data, again)
+	g2, err := PlanGraph(w, o)
+	require.NoError(t, err)
+	data2, err := g2.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, data, data2, "planning twice gives the same bytes")
+
+	// With one layout per tensor the plan is the baseline.
+	o.Layouts = 1
+	b, err := PlanGraph(w, o)
+	require.NoError(t, err)
+	assert.InDelta(t, g.Cost.BaselineCycles, b.Cost.Cycles, 1e-6)
+}
+
+// TestPlanGraphDecodeStored plans the decode layer from the stored einsum
+// plans: every einsum planned, the reshapes views, the other ops marked
+// not yet plannable (never costed), the total the sum of the einsums'
+// stored cycles, and never worse than the baseline.
+func TestPlanGraphDecodeStored(t *testing.T) {
+	w, err := workload.Load("../workloads/llama3-70b-decode.yaml")
+	require.NoError(t, err)
+	noSearch := func(w *workload.Workload, op string, o Options) (*plan.Plan, error) {
+		if x := findOp(w, op); x.Kind != workload.KindEinsum {
+			return nil, &NotPlannableError{Op: op, Kind: string(x.Kind)}
+		}
+		t.Fatalf("op %s has no stored plan in results/plans", op)
+		return nil, nil
+	}
+	g, err := PlanGraph(w, GraphOptions{Spec: engines.Default(), Planner: noSearch, Cache: &DirCache{Stored: "../results/plans"}})
+	require.NoError(t, err)
+	assert.Equal(t, 11, g.Cost.Planned)
+	assert.Equal(t, 5, g.Cost.Views)
+	assert.Equal(t, 11, g.Cost.NotPlannable)
+	sum := 0.0
+	for _, o := range g.Ops {
+		switch o.Kind {
+		case "einsum":
+			p, err := plan.Read(filepath.Join("../results/plans", "llama3-70b-decode-"+o.Name+".plan.json"))
+			require.NoError(t, err)
+			sum += p.Cost.Cycles
+			assert.Equal(t, plan.StatusPlanned, o.Status)
+		case "reshape":
+			assert.Equal(t, plan.StatusView, o.Status)
+		default:
+			assert.Equal(t, plan.StatusNotPlannable, o.Status)
+			assert.Contains(t, o.Reason, "not yet plannable")
+			assert.Zero(t, o.Cycles)
+		}
+	}
+	assert.InDelta(t, sum, g.Cost.Cycles, 1e-6)
+	assert.LessOrEqual(t, g.Cost.Cycles, g.Cost.BaselineCycles)
+}
+
+func TestPermutations(t *testing.T) {
+	assert.Equal(t, [][]string{{"A", "C", "B"}, {"B", "A", "C"}}, permutations([]string{"A", "B", "C"}, 3))
+	assert.Empty(t, permutations([]string{"A"}, 4))
+	assert.Len(t, permutations([]string{"A", "B", "C"}, 10), 5)
+}
