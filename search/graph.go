@@ -781,7 +781,8 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 	for i, op := range w.Ops {
 		cl := m.ops[i].classes[choice[i]]
 		o := plan.GraphOp{Name: op.Name, Kind: string(op.Kind), Status: m.ops[i].status, Reason: m.ops[i].reason,
-			Inputs: op.Inputs, Outputs: op.Outputs, Plan: cl.plan, Cycles: cl.cycles}
+			Inputs: op.Inputs, Outputs: op.Outputs, Plan: cl.plan, Cycles: cl.cycles,
+			Axis: op.Axis, Axes: op.Axes, Query: op.Query, Key: op.Key, K: op.K, Reduce: op.Reduce, Scalar: op.Scalar}
 		for j, t := range operands(op) {
 			o.Layouts = append(o.Layouts, m.layoutText(t, cl.layouts[j]))
 		}

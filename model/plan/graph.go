@@ -81,6 +81,16 @@ type GraphOp struct {
 	// Inputs and Outputs name the op's tensors (GraphTensor.Name).
 	Inputs  []string `json:"inputs"`
 	Outputs []string `json:"outputs"`
+	// The op's parameters, as the workload states them (workload.Op): the
+	// axis of softmax, rmsnorm, update_slice; the axes of gather; the two
+	// axes of causal_mask; the constant standing for the last input.
+	Axis   string   `json:"axis,omitempty"`
+	Axes   []string `json:"axes,omitempty"`
+	Query  string   `json:"query,omitempty"`
+	Key    string   `json:"key,omitempty"`
+	K      string   `json:"k,omitempty"`
+	Reduce string   `json:"op,omitempty"`
+	Scalar *float64 `json:"scalar,omitempty"`
 	// Layouts gives the HBM layout the op's kernel reads each input in and
 	// writes each output in (inputs first, then outputs; mapping
 	// expressions, `m![...]` without the brackets).
