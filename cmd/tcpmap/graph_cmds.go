@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"text/tabwriter"
 
 	"tcpmap/cost"
@@ -113,36 +114,10 @@ func costGraph(w io.Writer, g *globals, path string, gp *plan.Graph, trace strin
 	if err != nil {
 		return err
 	}
-	progs, err := checkGraphKernels(spec, path, gp)
+	out, reports, err := priceGraph(spec, path, gp)
 	if err != nil {
 		return err
 	}
-	incoming := map[string]float64{}
-	var relayouts []plan.Relayout
-	for _, t := range gp.Tensors {
-		for _, r := range t.Relayouts {
-			incoming[r.Consumer] += r.Cycles
-			relayouts = append(relayouts, r)
-		}
-	}
-	out := graphCostOutput{Graph: gp.Workload.Name, PlannedCycles: gp.Cost.Cycles, RelayoutCycles: gp.Cost.RelayoutCycles, NotPlannable: gp.Cost.NotPlannable}
-	var reports []*cost.Report
-	now := 0.0
-	for i, o := range gp.Ops {
-		now += incoming[o.Name]
-		op := graphCostOp{Op: o.Name, Status: o.Status, Start: now, Planned: o.Cycles}
-		var r *cost.Report
-		if progs[i] != nil {
-			if r, err = cost.Estimate(spec, progs[i]); err != nil {
-				return fmt.Errorf("%s: ops[%d] (%s): %w", path, i, o.Name, err)
-			}
-			op.Cycles, op.Bottleneck = r.Cycles, r.Bottleneck.String()
-		}
-		reports = append(reports, r)
-		now += op.Cycles
-		out.Ops = append(out.Ops, op)
-	}
-	out.Cycles = now
 	if trace != "" {
 		var b bytes.Buffer
 		if err := writeGraphTrace(&b, gp, out.Ops, reports, spec); err != nil {
@@ -168,6 +143,73 @@ func costGraph(w io.Writer, g *globals, path string, gp *plan.Graph, trace strin
 	}
 	if trace != "" {
 		fmt.Fprintf(w, "wrote %s\n", trace)
+	}
+	return nil
+}
+
+// priceGraph re-prices every kernel of a graph plan (checked and lowered
+// as every command does) and schedules them in program order with the
+// plan's relayouts.
+func priceGraph(spec *engines.Spec, path string, gp *plan.Graph) (graphCostOutput, []*cost.Report, error) {
+	progs, err := checkGraphKernels(spec, path, gp)
+	if err != nil {
+		return graphCostOutput{}, nil, err
+	}
+	incoming := map[string]float64{}
+	for _, t := range gp.Tensors {
+		for _, r := range t.Relayouts {
+			incoming[r.Consumer] += r.Cycles
+		}
+	}
+	out := graphCostOutput{Graph: gp.Workload.Name, PlannedCycles: gp.Cost.Cycles, RelayoutCycles: gp.Cost.RelayoutCycles, NotPlannable: gp.Cost.NotPlannable}
+	var reports []*cost.Report
+	now := 0.0
+	for i, o := range gp.Ops {
+		now += incoming[o.Name]
+		op := graphCostOp{Op: o.Name, Status: o.Status, Start: now, Planned: o.Cycles}
+		var r *cost.Report
+		if progs[i] != nil {
+			if r, err = cost.Estimate(spec, progs[i]); err != nil {
+				return graphCostOutput{}, nil, fmt.Errorf("%s: ops[%d] (%s): %w", path, i, o.Name, err)
+			}
+			op.Cycles, op.Bottleneck = r.Cycles, r.Bottleneck.String()
+		}
+		reports = append(reports, r)
+		now += op.Cycles
+		out.Ops = append(out.Ops, op)
+	}
+	out.Cycles = now
+	return out, reports, nil
+}
+
+// graphBaselines adds the stored graph plans (plansDir/*.graph.json[.gz])
+// to the regression baseline: each graph's total, re-priced, as one
+// entry of the plans (its bottleneck "graph": the total is a sum of
+// kernels, each of which has its own).
+func graphBaselines(spec *engines.Spec, plansDir string, b *cost.Baseline) error {
+	var files []string
+	for _, pat := range []string{"*.graph.json", "*.graph.json" + plan.Compressed} {
+		m, err := filepath.Glob(filepath.Join(plansDir, pat))
+		if err != nil {
+			return err
+		}
+		files = append(files, m...)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		gp, err := readGraphPlan(f)
+		if err != nil {
+			return err
+		}
+		if gp == nil {
+			return fmt.Errorf("%s: not a graph plan", f)
+		}
+		out, _, err := priceGraph(spec, f, gp)
+		if err != nil {
+			return err
+		}
+		b.Plans = append(b.Plans, cost.BaselineEntry{File: filepath.ToSlash(f), Name: gp.Workload.Name,
+			Cycles: math.Round(out.Cycles*10) / 10, Bottleneck: "graph"})
 	}
 	return nil
 }
