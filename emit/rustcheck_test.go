@@ -17,6 +17,7 @@ import (
 
 	"tcpmap/emit/rustapi"
 	"tcpmap/emit/rustread"
+	"tcpmap/model/plan"
 	"tcpmap/model/mapping"
 )
 
@@ -120,6 +121,7 @@ var wrongCalls = []struct {
 	{"slot read before it is assigned", "visa-0.1/tiled-2axis-double", " = unsafe { TrfTensor::from_addr(TrfAddress::FirstHalf) };", ";", "E0381"},
 	{"store through &mut view", "visa-0.1/tiled-2axis-double", "out_dm.view().to_hbm_view(&mut ctx.tdma, out_t);", "out_dm.to_hbm(&mut ctx.tdma, &mut out_t);", "E0308"},
 	{"result without mut", "visa-0.1/tiled-2axis-double", "let mut out: HbmTensor", "let out: HbmTensor", "E0596"},
+	{"graph: a kernel launched without its second input", "visa-0.1/graph-attention-head", "op04_pv::launch_at(ctx, 0x3180000, 0x100000)", "op04_pv::launch_at(ctx, 0x3180000)", "E0061"},
 	{"from_addr outside unsafe", "visa-0.1/tiled-2axis-double", "unsafe { HbmTensor::from_addr(2 << 28) }", "HbmTensor::from_addr(2 << 28)", "E0133"},
 	{"Bottom padding under 0.1", "visa-0.1/tiled-2axis-double", "m![1 # 2, I % 64, J]>(i)", "m![1 #{!} 2, I % 64, J]>(i)", "is not in the furiosa-visa-std 0.1.0 grammar"},
 	{"address under 0.6", "opt-0.6/hello-gemm", "b.to_dm(&mut ctx.tdma)", "b.to_dm(&mut ctx.tdma, 1 << 16)", "E0061"},
@@ -206,6 +208,14 @@ func TestRustCheck(t *testing.T) {
 			require.NoError(t, err, c.name)
 			add(fmt.Sprintf("form-%d", i), Opt06, src)
 		}
+	}
+	// The stored graph plans: one file per layer (graph.go).
+	for _, name := range storedGraphs(t) {
+		g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", name+".graph.json.gz"))
+		require.NoError(t, err)
+		src, err := GraphRust(g, RustOptions{Version: "check"})
+		require.NoError(t, err, name)
+		add("graph-"+name, Visa01, src)
 	}
 	calSrc := map[string]string{}
 	for _, c := range manualCases {

@@ -14,6 +14,7 @@ import (
 	"tcpmap/constraints"
 	"tcpmap/cost"
 	"tcpmap/engines"
+	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
@@ -386,6 +387,11 @@ func (m *graphModel) planOp(op *workload.Op, ls [][]string, o GraphOptions) (*pl
 			return nil, err
 		}
 		if p, ok := o.Cache.Get(key, w, op.Name); ok {
+			// A stored plan states the cost of the model it was priced
+			// with: price its program with the model in force.
+			if err := reprice(m.spec, p); err != nil {
+				return nil, fmt.Errorf("%s: op %s: stored plan: %w", w.File, op.Name, err)
+			}
 			m.cached++
 			return p, nil
 		}
@@ -401,6 +407,28 @@ func (m *graphModel) planOp(op *workload.Op, ls [][]string, o GraphOptions) (*pl
 		}
 	}
 	return p, nil
+}
+
+// reprice sets p's cost to the cost model's price of its program (a
+// lowered copy) on spec.
+func reprice(spec *engines.Spec, p *plan.Plan) error {
+	data, err := p.Program.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	q := &kernel.Program{}
+	if err := q.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	if err := engines.Lower(spec, q); err != nil {
+		return err
+	}
+	r, err := cost.Estimate(spec, q)
+	if err != nil {
+		return err
+	}
+	p.Cost = Cost(r)
+	return nil
 }
 
 // withLayouts returns a copy of w whose tensors names[i] are stored

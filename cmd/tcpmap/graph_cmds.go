@@ -182,14 +182,16 @@ func priceGraph(spec *engines.Spec, path string, gp *plan.Graph) (graphCostOutpu
 	return out, reports, nil
 }
 
-// graphBaselines adds the stored graph plans (plansDir/*.graph.json[.gz])
+// graphBaselines adds the stored graph plans (results/graphs/*.graph.json[.gz],
+// beside plansDir)
 // to the regression baseline: each graph's total, re-priced, as one
 // entry of the plans (its bottleneck "graph": the total is a sum of
 // kernels, each of which has its own).
 func graphBaselines(spec *engines.Spec, plansDir string, b *cost.Baseline) error {
 	var files []string
+	dir := filepath.Join(filepath.Dir(plansDir), "graphs")
 	for _, pat := range []string{"*.graph.json", "*.graph.json" + plan.Compressed} {
-		m, err := filepath.Glob(filepath.Join(plansDir, pat))
+		m, err := filepath.Glob(filepath.Join(dir, pat))
 		if err != nil {
 			return err
 		}
@@ -292,9 +294,9 @@ func verifyGraph(w io.Writer, g *globals, path string, gp *plan.Graph, seed uint
 	return nil
 }
 
-// emitGraph is `emit GRAPH-PLAN --lang rust`: one Rust file per planned
-// kernel, in program order (a single file with a host function running
-// the layer is not implemented yet).
+// emitGraph is `emit GRAPH-PLAN --lang rust`: one Rust file, every
+// kernel in a module and a host function running the layer
+// (emit.GraphRust), DIR/NAME.graph.rs.
 func emitGraph(w io.Writer, g *globals, path string, gp *plan.Graph, out string, api emit.API) error {
 	spec, err := loadSpec(g)
 	if err != nil {
@@ -303,35 +305,23 @@ func emitGraph(w io.Writer, g *globals, path string, gp *plan.Graph, out string,
 	if _, err := checkGraphKernels(spec, path, gp); err != nil {
 		return err
 	}
+	if !fileName(gp.Workload.Name) {
+		return fmt.Errorf("%s: graph name %q cannot name a file", path, gp.Workload.Name)
+	}
+	data, err := emit.GraphRust(gp, emit.RustOptions{Version: Version, Spec: spec, API: api})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	var files []emittedFile
-	for i, o := range gp.Ops {
-		if o.Plan == nil {
-			continue
-		}
-		p := o.Plan.Program
-		if !fileName(p.Name) {
-			return fmt.Errorf("%s: ops[%d]: kernel name %q cannot name a file", path, i, p.Name)
-		}
-		opts := emit.RustOptions{Version: Version, Spec: spec, API: api,
-			Cost: fmt.Sprintf("%.0f cycles (%s model), bottleneck %s; op %d of graph %s", o.Plan.Cost.Cycles, o.Plan.Cost.Model, o.Plan.Cost.Bottleneck, i, gp.Workload.Name)}
-		data, err := emit.Rust(p, opts)
-		if err != nil {
-			return fmt.Errorf("%s: ops[%d] (%s): %w", path, i, o.Name, err)
-		}
-		f := filepath.Join(out, fmt.Sprintf("%02d-%s.rs", i, p.Name))
-		if err := writeFile(f, data, 0o644); err != nil {
-			return err
-		}
-		files = append(files, emittedFile{Path: f, Lang: "rust", Bytes: len(data)})
+	f := filepath.Join(out, gp.Workload.Name+".graph.rs")
+	if err := writeFile(f, data, 0o644); err != nil {
+		return err
 	}
 	if g.json {
-		return writeJSON(w, map[string]any{"files": files})
+		return writeJSON(w, map[string]any{"files": []emittedFile{{Path: f, Lang: "rust", Bytes: len(data)}}})
 	}
-	for _, f := range files {
-		fmt.Fprintln(w, f.Path)
-	}
+	fmt.Fprintln(w, f)
 	return nil
 }

@@ -51,7 +51,7 @@ func TestGraphPlanCostVerify(t *testing.T) {
 
 	code, stdout, stderr = runCLI(t, "emit", out, "--out", filepath.Join(dir, "rs"))
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, 2, strings.Count(stdout, ".rs"))
+	assert.Equal(t, filepath.Join(dir, "rs", "attention-head.graph.rs")+"\n", stdout)
 }
 
 // TestGraphPlanErrors: bad --axes and a broken graph plan are refused
