@@ -17,8 +17,8 @@ import (
 
 	"tcpmap/emit/rustapi"
 	"tcpmap/emit/rustread"
-	"tcpmap/model/plan"
 	"tcpmap/model/mapping"
+	"tcpmap/model/plan"
 )
 
 // The type check of emitted kernels against the stubs of the vendor's
