@@ -135,7 +135,14 @@ type GraphOptions struct {
 	Layouts int
 	// MaxNodes bounds the branch and bound's nodes (0: DefaultMaxNodes).
 	MaxNodes int
+	// CacheOnly plans nothing: an op plan the cache does not hold is an
+	// error (ErrNotCached).
+	CacheOnly bool
 }
+
+// ErrNotCached is the error of an op plan missing from the cache under
+// GraphOptions.CacheOnly.
+var ErrNotCached = errors.New("not in the plan cache")
 
 // PlanCache holds op plans between runs, keyed by content (GraphKey).
 type PlanCache interface {
@@ -395,6 +402,9 @@ func (m *graphModel) planOp(op *workload.Op, ls [][]string, o GraphOptions) (*pl
 			m.cached++
 			return p, nil
 		}
+	}
+	if o.CacheOnly && op.Kind == workload.KindEinsum {
+		return nil, fmt.Errorf("%s:%d: op %s: %w (--cache-only)", w.File, op.Line, op.Name, ErrNotCached)
 	}
 	p, err := o.Planner(w, op.Name, o.Op)
 	if err != nil {

@@ -233,7 +233,11 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, ins []*gval, ref *Logical, o
 		return err
 	}
 	inputs := map[string]*Logical{}
-	for k, name := range o.Inputs {
+	if len(p.Reference.Inputs) != len(o.Inputs) {
+		return fmt.Errorf("the kernel reads %d inputs, the op %d", len(p.Reference.Inputs), len(o.Inputs))
+	}
+	// The op's k-th input is the kernel's k-th reference input.
+	for k, name := range p.Reference.Inputs {
 		t, ok := p.Tensor(name)
 		if !ok || t.Mem != kernel.HBM {
 			return fmt.Errorf("the kernel has no HBM tensor %s", name)
@@ -244,6 +248,9 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, ins []*gval, ref *Logical, o
 		}
 		if err := reorder(ins[k].dev, l); err != nil {
 			return err
+		}
+		for i, v := range l.Vals {
+			l.Vals[i] = storeRound(v, l.DType) // as HBM stores it
 		}
 		if err := WriteHBMTensor(dev, p, t, l); err != nil {
 			return err

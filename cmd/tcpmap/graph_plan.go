@@ -25,6 +25,7 @@ type graphPlanFlags struct {
 	layouts int    // --layouts
 	cache   string // --cache DIR
 	stored  string // --stored DIR
+	only    bool   // --cache-only
 }
 
 // graphOutput is `plan GRAPH.yaml --json`.
@@ -113,7 +114,7 @@ func planGraph(w io.Writer, g *globals, wl *workload.Workload, f graphPlanFlags,
 		}
 	}
 	start := time.Now()
-	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts})
+	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only})
 	if err != nil {
 		return err
 	}

@@ -349,8 +349,9 @@ func UnmarshalGraph(data []byte) (*Graph, error) {
 const graphTolerance = 1e-9
 
 // Validate checks a graph plan: the version and kind; op and tensor names
-// unique and non-empty; every op's tensors declared, with one layout per
-// operand; statuses known, a plan exactly for the planned ops (each valid,
+// unique and non-empty; every op's tensors declared, each input produced by
+// an earlier op or by none, with one layout per operand; statuses known, a
+// plan exactly for the planned ops (each valid,
 // Plan.Validate, and for this op: its workload's op is the op's name) and
 // no cycles for the others; every tensor's producer and consumers ops that
 // name it, its place known, its relayouts for consumers that read it; the
@@ -405,6 +406,11 @@ func (g *Graph) Validate() error {
 		for j, t := range o.Inputs {
 			if _, ok := tensors[t]; !ok {
 				return fieldErr(fmt.Sprintf("%s.inputs[%d]", f, j), "unknown tensor %q", t)
+			}
+			if p := g.Tensors[tensors[t]].Producer; p != "" {
+				if _, ran := ops[p]; !ran || p == o.Name {
+					return fieldErr(fmt.Sprintf("%s.inputs[%d]", f, j), "tensor %q is read before its producer %q runs (ops run in program order)", t, p)
+				}
 			}
 			if reads[t] == nil {
 				reads[t] = map[string]bool{}
