@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -83,20 +84,53 @@ func resizeAxes(data []byte, file, spec string) ([]byte, error) {
 	if axes == nil || axes.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s: --axes: the workload has no axes map", file)
 	}
+	// Splice the new sizes into the text, so that every error still
+	// points at the file's own lines.
+	type edit struct {
+		off, n int
+		val    string
+	}
+	var edits []edit
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(axes.Content); i += 2 {
-		name := axes.Content[i].Value
-		if n, ok := sizes[name]; ok {
-			axes.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(n, 10)}
-			seen[name] = true
+		name, v := axes.Content[i].Value, axes.Content[i+1]
+		n, ok := sizes[name]
+		if !ok {
+			continue
 		}
+		seen[name] = true
+		off := lineOffset(data, v.Line, v.Column)
+		if v.Kind != yaml.ScalarNode || off < 0 || off+len(v.Value) > len(data) || string(data[off:off+len(v.Value)]) != v.Value {
+			return nil, fmt.Errorf("%s:%d:%d: --axes: the size of %s is not a plain number", file, v.Line, v.Column, name)
+		}
+		edits = append(edits, edit{off, len(v.Value), strconv.FormatInt(n, 10)})
 	}
 	for _, name := range order {
 		if !seen[name] {
 			return nil, fmt.Errorf("%s: --axes: no axis %s in the workload", file, name)
 		}
 	}
-	return yaml.Marshal(&doc)
+	out := append([]byte(nil), data...)
+	for k := len(edits) - 1; k >= 0; k-- { // back to front: offsets stay valid
+		e := edits[k]
+		out = append(out[:e.off], append([]byte(e.val), out[e.off+e.n:]...)...)
+	}
+	return out, nil
+}
+
+// lineOffset is the byte offset of line:col (1-based, col in bytes as the
+// YAML decoder counts runes; the workloads' axes lines are ASCII), -1 when
+// outside data.
+func lineOffset(data []byte, line, col int) int {
+	off := 0
+	for l := 1; l < line; l++ {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return -1
+		}
+		off += i + 1
+	}
+	return off + col - 1
 }
 
 // planGraph is `plan GRAPH.yaml`: every op planned, the layouts chosen
