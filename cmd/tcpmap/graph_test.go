@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/model/plan"
+	"tcpmap/model/workload"
 )
 
 // The attention head at S = T = D = 64 plans from the committed op plans
@@ -104,4 +106,23 @@ func TestGraphDecodeReduced(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph llama3-70b-decode, seed 1: 11 kernels simulated, 11 ops fed from the reference")
+}
+
+// FuzzResizeAxes: any --axes text and workload bytes give an error or a
+// workload text that the workload parser reads without panicking.
+func FuzzResizeAxes(f *testing.F) {
+	head, err := os.ReadFile("../../workloads/attention-head.yaml")
+	require.NoError(f, err)
+	f.Add(head, "S=64,T=64,D=64")
+	f.Add(head, "S=0")
+	f.Add(head, "S=64,S=32")
+	f.Add([]byte("axes: {A: 4}\n"), "A=2")
+	f.Add([]byte("axes: {A: B}\n"), "A=2")
+	f.Fuzz(func(t *testing.T, data []byte, spec string) {
+		out, err := resizeAxes(data, "w.yaml", spec)
+		if err != nil {
+			return
+		}
+		_, _ = workload.Parse(out, "w.yaml")
+	})
 }
