@@ -135,6 +135,10 @@ type GraphOptions struct {
 	Layouts int
 	// MaxNodes bounds the branch and bound's nodes (0: DefaultMaxNodes).
 	MaxNodes int
+	// Progress, when set, is told before each op plan is searched (not
+	// for plans from the cache): the op, its layouts and how many plans
+	// have been made so far.
+	Progress func(op string, layouts []string, searched int)
 	// CacheOnly plans nothing: an op plan the cache does not hold is an
 	// error (ErrNotCached).
 	CacheOnly bool
@@ -382,7 +386,8 @@ func (m *graphModel) planOps(o GraphOptions) error {
 
 // planOp plans op with its operands in the layouts ls (nil: declared),
 // through the cache.
-func (m *graphModel) planOp(op *workload.Op, ls [][]string, o GraphOptions) (*plan.Plan, error) {
+func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions) (*plan.Plan, error) {
+	ls := layouts
 	w := m.w
 	if slices.ContainsFunc(ls, func(l []string) bool { return l != nil }) {
 		w = withLayouts(m.w, operands(op), ls)
@@ -405,6 +410,13 @@ func (m *graphModel) planOp(op *workload.Op, ls [][]string, o GraphOptions) (*pl
 	}
 	if o.CacheOnly && op.Kind == workload.KindEinsum {
 		return nil, fmt.Errorf("%s:%d: op %s: %w (--cache-only)", w.File, op.Line, op.Name, ErrNotCached)
+	}
+	if o.Progress != nil {
+		var ls []string
+		for i, t := range operands(op) {
+			ls = append(ls, m.layoutText(t, layouts[i]))
+		}
+		o.Progress(op.Name, ls, m.planned)
 	}
 	p, err := o.Planner(w, op.Name, o.Op)
 	if err != nil {

@@ -135,7 +135,7 @@ func lineOffset(data []byte, line, col int) int {
 
 // planGraph is `plan GRAPH.yaml`: every op planned, the layouts chosen
 // jointly, the graph plan printed and written.
-func planGraph(w io.Writer, g *globals, wl *workload.Workload, f graphPlanFlags, opts search.Options, out string) error {
+func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPlanFlags, opts search.Options, out string) error {
 	spec, err := loadSpec(g)
 	if err != nil {
 		return err
@@ -148,7 +148,11 @@ func planGraph(w io.Writer, g *globals, wl *workload.Workload, f graphPlanFlags,
 		}
 	}
 	start := time.Now()
-	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only})
+	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only,
+		Progress: func(op string, layouts []string, searched int) {
+			fmt.Fprintf(stderr, "plan: searching op %s (layouts %s); %d op plans searched so far, %.1fs\n",
+				op, strings.Join(layouts, " | "), searched, time.Since(start).Seconds())
+		}})
 	if err != nil {
 		return err
 	}

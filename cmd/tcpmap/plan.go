@@ -141,7 +141,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 					return err
 				}
 				if isGraph {
-					return planGraph(c.OutOrStdout(), g, wl, gf, search.Options{MaxEvaluations: maxEvals, MaxTiles: maxTiles,
+					return planGraph(c.OutOrStdout(), c.ErrOrStderr(), g, wl, gf, search.Options{MaxEvaluations: maxEvals, MaxTiles: maxTiles,
 						Timeout: timeout, Workers: workers, MemoryBudget: uint64(memory) << 20}, out)
 				}
 			}
