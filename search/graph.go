@@ -43,8 +43,8 @@ import (
 // permutations in lexicographic order, the declared one first): a layout
 // that no consumer could read without a relayout can never beat the
 // declared one. The search over the classes is a dynamic program when the
-// ops with several classes interact along a chain, and an exact branch and
-// bound otherwise; both prove the optimum under the model unless the node
+// ops with several classes interact along a chain, and an integer linear
+// program (gonum's simplex under a branch and bound) otherwise; both prove the optimum under the model unless the node
 // budget stops the branch and bound first (the best found and its gap).
 
 // OpPlanner plans one op of a graph workload: its kernel plan with the
@@ -576,9 +576,11 @@ type solveStats struct {
 // solve picks one class per op. Ops with one class are fixed; the others
 // interact through the edges between them. When every connected set of
 // interacting ops is a chain, a dynamic program along each chain is exact;
-// otherwise a branch and bound in topological order (the bound: the cost
-// so far plus each unassigned op's cheapest class) is exact when it
-// finishes within maxNodes.
+// otherwise an integer linear program (graphilp.go) is, when its branch
+// and bound finishes within maxNodes LP solves; should the simplex fail
+// numerically, a branch and bound over the classes in topological order
+// (the bound: the cost so far plus each unassigned op's cheapest class)
+// takes its place.
 func (m *graphModel) solve(maxNodes int) ([]int, solveStats) {
 	choice := make([]int, len(m.ops))
 	multi := func(i int) bool { return len(m.ops[i].classes) > 1 }
@@ -617,6 +619,10 @@ func (m *graphModel) solve(maxNodes int) ([]int, solveStats) {
 		c := m.total(choice)
 		return choice, solveStats{method: "dp", proven: true, nodes: len(m.ops), lowerBound: c}
 	}
+	if best, st, ok := m.ilpSolve(choice, maxNodes); ok {
+		return best, st
+	}
+	// The simplex failed numerically: enumerate instead.
 	return m.branchAndBound(choice, maxNodes)
 }
 

@@ -79,7 +79,7 @@ func TestGraphSolversExact(t *testing.T) {
 		method string
 	}{
 		{"testdata/graph/chain.yaml", "dp"},
-		{"testdata/graph/branch.yaml", "exact"},
+		{"testdata/graph/branch.yaml", "ilp"},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -138,7 +138,7 @@ func TestPlanGraphBranch(t *testing.T) {
 	g, err := PlanGraph(w, o)
 	require.NoError(t, err)
 	require.NoError(t, g.Validate())
-	assert.Equal(t, "exact", g.Search.Method)
+	assert.Equal(t, "ilp", g.Search.Method)
 	assert.Equal(t, "proven", g.Search.Optimal)
 	assert.LessOrEqual(t, g.Cost.Cycles, g.Cost.BaselineCycles)
 	assert.Greater(t, g.Cost.Saving, 0.0, "the shared tensors' other layout is cheaper")
@@ -206,4 +206,27 @@ func TestPermutations(t *testing.T) {
 	assert.Equal(t, [][]string{{"A", "C", "B"}, {"B", "A", "C"}}, permutations([]string{"A", "B", "C"}, 3))
 	assert.Empty(t, permutations([]string{"A"}, 4))
 	assert.Len(t, permutations([]string{"A", "B", "C"}, 10), 5)
+}
+
+// TestGraphILP: the integer program and the enumeration agree with brute
+// force on random class costs with three layouts per shared tensor (up to
+// nine classes per op), and one LP solve leaves a valid lower bound.
+func TestGraphILP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 10; trial++ {
+		m := fakeModel(t, "testdata/graph/branch.yaml", 3, rng)
+		want := bruteForce(m)
+		choice, st, ok := m.ilpSolve(make([]int, len(m.ops)), DefaultMaxNodes)
+		require.True(t, ok)
+		assert.True(t, st.proven)
+		assert.InDelta(t, want, m.total(choice), 1e-6, "trial %d", trial)
+		enum, _ := m.branchAndBound(make([]int, len(m.ops)), DefaultMaxNodes)
+		assert.InDelta(t, want, m.total(enum), 1e-6, "trial %d", trial)
+		cut, cst, ok := m.ilpSolve(make([]int, len(m.ops)), 1)
+		require.True(t, ok)
+		if !cst.proven {
+			assert.LessOrEqual(t, cst.lowerBound, want+1e-6)
+			assert.GreaterOrEqual(t, m.total(cut), want-1e-6)
+		}
+	}
 }

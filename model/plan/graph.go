@@ -176,8 +176,10 @@ type GraphCost struct {
 
 // GraphSearch says how a graph plan's layouts were chosen.
 type GraphSearch struct {
-	// Method is "dp" (a dynamic program over a chain of choices) or
-	// "exact" (branch and bound over every choice).
+	// Method is "dp" (a dynamic program over a chain of choices), "ilp"
+	// (an integer linear program, branch and bound over its LP
+	// relaxation) or "exact" (branch and bound over every choice, when
+	// the simplex fails numerically).
 	Method string `json:"method"`
 	// Optimal is "proven" when the search finished (optimal under the
 	// model), "" when it stopped at its node budget with the best found.
@@ -551,8 +553,8 @@ func (g *Graph) Validate() error {
 		return fieldErr("cost.saving", "%v above 1", c.Saving)
 	}
 	s := g.Search
-	if s.Method != "dp" && s.Method != "exact" {
-		return fieldErr("search.method", "%q: want dp or exact", s.Method)
+	if s.Method != "dp" && s.Method != "ilp" && s.Method != "exact" {
+		return fieldErr("search.method", "%q: want dp, ilp or exact", s.Method)
 	}
 	if s.Optimal != "" && s.Optimal != "proven" {
 		return fieldErr("search.optimal", "%q: want proven or empty", s.Optimal)
