@@ -18,8 +18,7 @@ import (
 // classes: every tensor two einsums share gets the candidate layouts, and
 // every class of every op a random cost, so that the solvers can be
 // cross-checked against brute force without planning anything.
-func fakeModel(t *testing.T, file string, layouts int, rng *rand.Rand) *graphModel {
-	t.Helper()
+func fakeModel(t require.TestingT, file string, layouts int, rng *rand.Rand) *graphModel {
 	w, err := workload.Load(file)
 	require.NoError(t, err)
 	m, err := newGraphModel(w, GraphOptions{Spec: engines.Default(), Layouts: layouts})
@@ -142,6 +141,8 @@ func TestPlanGraphBranch(t *testing.T) {
 	assert.Equal(t, "proven", g.Search.Optimal)
 	assert.LessOrEqual(t, g.Cost.Cycles, g.Cost.BaselineCycles)
 	assert.Greater(t, g.Cost.Saving, 0.0, "the shared tensors' other layout is cheaper")
+	assert.Equal(t, []string{"mm1", "mma", "out"}, g.Cost.CriticalPath)
+	assert.LessOrEqual(t, g.Cost.CriticalCycles, g.Cost.Cycles)
 	assert.Equal(t, 4, g.Cost.Planned)
 	data, err := g.Marshal()
 	require.NoError(t, err)
@@ -228,5 +229,27 @@ func TestGraphILP(t *testing.T) {
 			assert.LessOrEqual(t, cst.lowerBound, want+1e-6)
 			assert.GreaterOrEqual(t, m.total(cut), want-1e-6)
 		}
+	}
+}
+
+// BenchmarkPlanGraphDecode plans the decode layer from the stored einsum
+// plans (reading and re-pricing them, then the search).
+func BenchmarkPlanGraphDecode(b *testing.B) {
+	w, err := workload.Load("../workloads/llama3-70b-decode.yaml")
+	require.NoError(b, err)
+	o := GraphOptions{Spec: engines.Default(), Cache: &DirCache{Stored: "../results/plans"}}
+	for b.Loop() {
+		if _, err := PlanGraph(w, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGraphILP solves the fan-out/join model with three layouts per
+// shared tensor (random class costs).
+func BenchmarkGraphILP(b *testing.B) {
+	m := fakeModel(b, "testdata/graph/branch.yaml", 3, rand.New(rand.NewPCG(7, 8)))
+	for b.Loop() {
+		m.ilpSolve(make([]int, len(m.ops)), DefaultMaxNodes)
 	}
 }
