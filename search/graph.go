@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/graph"
 	"gonum.org/v1/gonum/graph/simple"
@@ -135,10 +136,11 @@ type GraphOptions struct {
 	Layouts int
 	// MaxNodes bounds the branch and bound's nodes (0: DefaultMaxNodes).
 	MaxNodes int
-	// Progress, when set, is told before each op plan is searched (not
-	// for plans from the cache): the op, its layouts and how many plans
-	// have been made so far.
-	Progress func(op string, layouts []string, searched int)
+	// Progress, when set, is told after each op plan a search made (not
+	// the plans from the cache, nor the ops no planner maps): the op, its
+	// layouts, the search's wall time and how many plans have been
+	// searched so far.
+	Progress func(op string, layouts []string, took time.Duration, searched int)
 	// CacheOnly plans nothing: an op plan the cache does not hold is an
 	// error (ErrNotCached).
 	CacheOnly bool
@@ -187,6 +189,7 @@ type graphModel struct {
 	cands   map[string][][]string // tensor → candidate axis orders (declared first)
 	bytes   map[string]int64
 	relay   map[string]float64 // tensor → one relayout's cycles
+	es      []gedge            // the edges, once computed (edges)
 	cached  int
 	planned int
 }
@@ -411,18 +414,19 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 	if o.CacheOnly && op.Kind == workload.KindEinsum {
 		return nil, fmt.Errorf("%s:%d: op %s: %w (--cache-only)", w.File, op.Line, op.Name, ErrNotCached)
 	}
-	if o.Progress != nil {
-		var ls []string
-		for i, t := range operands(op) {
-			ls = append(ls, m.layoutText(t, layouts[i]))
-		}
-		o.Progress(op.Name, ls, m.planned)
-	}
+	start := time.Now()
 	p, err := o.Planner(w, op.Name, o.Op)
 	if err != nil {
 		return nil, err
 	}
 	m.planned++
+	if o.Progress != nil {
+		var ls []string
+		for i, t := range operands(op) {
+			ls = append(ls, m.layoutText(t, layouts[i]))
+		}
+		o.Progress(op.Name, ls, time.Since(start), m.planned)
+	}
 	if o.Cache != nil {
 		if err := o.Cache.Put(key, p); err != nil {
 			return nil, err
@@ -517,7 +521,10 @@ type gedge struct {
 }
 
 func (m *graphModel) edges() []gedge {
-	var es []gedge
+	if m.es != nil {
+		return m.es
+	}
+	es := []gedge{}
 	for _, t := range m.w.Tensors {
 		p, ok := m.prod[t.Name]
 		if !ok {
@@ -527,6 +534,7 @@ func (m *graphModel) edges() []gedge {
 			es = append(es, gedge{t.Name, p, c})
 		}
 	}
+	m.es = es
 	return es
 }
 

@@ -149,9 +149,9 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 	}
 	start := time.Now()
 	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only,
-		Progress: func(op string, layouts []string, searched int) {
-			fmt.Fprintf(stderr, "plan: searching op %s (layouts %s); %d op plans searched so far, %.1fs\n",
-				op, strings.Join(layouts, " | "), searched, time.Since(start).Seconds())
+		Progress: func(op string, layouts []string, took time.Duration, searched int) {
+			fmt.Fprintf(stderr, "plan: op %s planned in %.1fs (layouts %s); %d op plans searched, %.1fs\n",
+				op, took.Seconds(), strings.Join(layouts, ", "), searched, time.Since(start).Seconds())
 		}})
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  op\tkind\tstatus\tcycles\tMAC util\tbottleneck\tinputs from\t")
+	fmt.Fprintln(tw, "  op\tkind\tstatus\tkernel\tcycles\tMAC util\tbottleneck\tinputs from\t")
 	for _, o := range gp.Ops {
 		var from []string
 		for _, in := range o.Inputs {
@@ -208,14 +208,15 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 			}
 			from = append(from, in+"←"+src)
 		}
-		cyc, util, bn := "-", "-", "-"
+		cyc, util, bn, kern := "-", "-", "-", "-"
 		if o.Plan != nil {
+			kern = kernelText(o.Plan)
 			cyc = fmt.Sprintf("%.0f", o.Cycles)
 			util = fmt.Sprintf("%.2f%%", 100*o.Plan.Cost.MACUtilization)
 			bn = o.Plan.Cost.Bottleneck
 		}
 		status := o.Status
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", o.Name, o.Kind, status, cyc, util, bn, strings.Join(from, ", "))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", o.Name, o.Kind, status, kern, cyc, util, bn, strings.Join(from, ", "))
 	}
 	tw.Flush()
 	c := gp.Cost
@@ -234,6 +235,23 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 		fmt.Fprintf(w, "not yet plannable: %s\n", strings.Join(names, ", "))
 	}
 	_ = spec
+}
+
+// kernelText sums a kernel up in a few words: the operand in the TRF, the
+// tiles, the packet.
+func kernelText(p *plan.Plan) string {
+	tiles := 1
+	for _, a := range p.Mapping.Axes {
+		tiles *= a.Tile
+	}
+	s := p.Mapping.Stationary + " in TRF"
+	if tiles > 1 {
+		s += fmt.Sprintf(", %d tiles", tiles)
+	}
+	if p.Mapping.Switch {
+		s += ", switched"
+	}
+	return s
 }
 
 // defaultStored is where `plan GRAPH.yaml` finds the stored einsum plans.

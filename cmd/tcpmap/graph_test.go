@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,22 @@ func TestGraphPlanCostVerify(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "graph attention-head:")
 	assert.NotContains(t, stdout, "drift")
+	// One timeline: the graph's ops, and each kernel's contexts and engines
+	// as processes of their own.
+	data, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	var tf struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(data, &tf))
+	procs := map[string]bool{}
+	for _, e := range tf.TraceEvents {
+		if e["name"] == "process_name" {
+			procs[e["args"].(map[string]any)["name"].(string)] = true
+		}
+	}
+	assert.Equal(t, map[string]bool{"graph attention-head": true, "qk contexts": true, "qk engines": true,
+		"pv contexts": true, "pv engines": true}, procs)
 
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)

@@ -93,7 +93,7 @@ type GraphOp struct {
 	Scalar *float64 `json:"scalar,omitempty"`
 	// Layouts gives the HBM layout the op's kernel reads each input in and
 	// writes each output in (inputs first, then outputs; mapping
-	// expressions, `m![...]` without the brackets).
+	// expressions, `m![S, D]`).
 	Layouts []string `json:"layouts"`
 	// Start is the op's first cycle in the graph's sequential schedule
 	// (its relayouts run just before it), Cycles its kernel's cycles (0
