@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strings"
 
 	"tcpmap/engines"
@@ -128,9 +129,15 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			return nil, err
 		}
 		if l.DType.IsInt() {
-			// Integer inputs index (gather) or count: small and valid.
+			// Integer inputs are index tables and positions: 0, 1, 2, …
+			// along a single axis (the MoE's Expert_Indices and
+			// Block_Range, 002 L8623; prefill's position(i) = i, 002
+			// L8048), 0 otherwise (decode's position scalar).
 			for i := range l.Vals {
 				l.Vals[i] = 0
+				if len(l.Axes) == 1 {
+					l.Vals[i] = float64(i)
+				}
 			}
 		}
 		zero, _ := newVal(t.Name)
@@ -148,22 +155,23 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			}
 			ins = append(ins, v)
 		}
-		out, err := newVal(o.Outputs[0])
-		if err != nil {
-			return nil, err
-		}
-		if len(o.Outputs) != 1 {
-			return nil, fmt.Errorf("op %s (%s): the graph reference handles ops of one output", o.Name, o.Kind)
+		var outs []*Logical
+		for _, name := range o.Outputs {
+			l, err := newVal(name)
+			if err != nil {
+				return nil, err
+			}
+			outs = append(outs, l)
 		}
 		// The float64 reference of the whole graph.
 		var refIns []*Logical
 		for _, v := range ins {
 			refIns = append(refIns, v.ref)
 		}
-		ref, err := graphRef(o, refIns, out)
-		if err != nil {
+		if err := graphRef(o, refIns, outs); err != nil {
 			return nil, err
 		}
+		ref := outs[0]
 		switch o.Status {
 		case plan.StatusView:
 			or.How = "view"
@@ -175,14 +183,19 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 		case plan.StatusNotPlannable:
 			or.How = "fed from the reference"
 			rep.Fed++
-			dev, _ := newVal(o.Outputs[0])
-			e, _ := newVal(o.Outputs[0])
-			for k, r := range ref.Vals {
-				dev.Vals[k] = storeRound(r, dev.DType)
-				e.Vals[k] = math.Abs(dev.Vals[k] - r)
+			for j, name := range o.Outputs {
+				dev, _ := newVal(name)
+				e, _ := newVal(name)
+				for k, r := range outs[j].Vals {
+					dev.Vals[k] = storeRound(r, dev.DType)
+					e.Vals[k] = math.Abs(dev.Vals[k] - r)
+				}
+				vals[name] = &gval{dev: dev, ref: outs[j], err: e}
 			}
-			vals[o.Outputs[0]] = &gval{dev: dev, ref: ref, err: e}
 		case plan.StatusPlanned:
+			if len(o.Outputs) != 1 {
+				return nil, fmt.Errorf("op %s: a kernel of %d outputs", o.Name, len(o.Outputs))
+			}
 			or.How = "simulated"
 			rep.Simulated++
 			if err := runKernel(spec, o, ins, ref, &or, vals, newVal, opts); err != nil {
@@ -447,7 +460,8 @@ func einsumInto(a, b, out *Logical) error {
 // graphRef computes op o's output from its inputs in float64: the graph's
 // reference, op by op, from the definitions of the workload's kinds
 // (model/workload/op.go).
-func graphRef(o *plan.GraphOp, ins []*Logical, out *Logical) (*Logical, error) {
+func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
+	out := outs[0]
 	scalar := func() *Logical {
 		return &Logical{Name: "scalar", Vals: []float64{*o.Scalar}}
 	}
@@ -545,45 +559,260 @@ func graphRef(o *plan.GraphOp, ins []*Logical, out *Logical) (*Logical, error) {
 				out.Vals[i] = math.Inf(-1)
 			}
 		}
+	case "copy":
+		// The same values in another buffer or layout: by axis name.
+		if err := reorder(ins[0], out); err != nil {
+			return fmt.Errorf("op %s: %w", o.Name, err)
+		}
 	case "reshape":
 		if len(ins[0].Vals) != len(out.Vals) {
-			return nil, fmt.Errorf("op %s: reshape of %d elements into %d", o.Name, len(ins[0].Vals), len(out.Vals))
+			return fmt.Errorf("op %s: reshape of %d elements into %d", o.Name, len(ins[0].Vals), len(out.Vals))
 		}
 		copy(out.Vals, ins[0].Vals) // row-major in the declared orders: the same sequence
 	case "gather":
-		// table[index]: the table's first gathered axis at the index's
-		// value; the output has the table's other axes and the index's.
-		if len(o.Axes) != 1 {
-			return nil, fmt.Errorf("op %s: gather over %d axes: the graph reference gathers over one", o.Name, len(o.Axes))
-		}
+		// table[index]: the gathered axes of the table (o.Axes) at the
+		// index's value, flat and row-major over them in the table's order
+		// (one axis: its coordinate); the output has the table's other axes
+		// and the index's. An index outside the gathered axes reads 0 (an
+		// empty MoE grid, whose expert id is -1, 002 L8615-L8616).
 		table, index := ins[0], ins[1]
-		tp := axisPos(table)[o.Axes[0]]
-		n := table.Axes[tp].Size
-		op := axisPos(out)
-		tc := make([]int, len(table.Axes))
+		tpos, opos := axisPos(table), axisPos(out)
+		gathered := map[string]bool{}
+		span := 1
+		for _, a := range o.Axes {
+			p, ok := tpos[a]
+			if !ok {
+				return fmt.Errorf("op %s: the table has no axis %s", o.Name, a)
+			}
+			gathered[a] = true
+			span *= table.Axes[p].Size
+		}
 		oc := make([]int, len(out.Axes))
 		for i := range out.Vals {
 			out.Coords(i, oc)
 			io := 0
 			for _, a := range index.Axes {
-				io = io*a.Size + oc[op[a.Name]]
+				io = io*a.Size + oc[opos[a.Name]]
 			}
 			at := int(index.Vals[io])
-			if at < 0 || at >= n {
-				return nil, fmt.Errorf("op %s: index %d outside %s < %d", o.Name, at, o.Axes[0], n)
+			out.Vals[i] = 0
+			if at < 0 || at >= span {
+				continue
 			}
-			for j, a := range table.Axes {
-				if j == tp {
-					tc[j] = at
-				} else {
-					tc[j] = oc[op[a.Name]]
+			to, rest := 0, at
+			// The gathered coordinates from the flat index, minor first.
+			gc := map[string]int{}
+			for k := len(table.Axes) - 1; k >= 0; k-- {
+				if a := table.Axes[k]; gathered[a.Name] {
+					gc[a.Name] = rest % a.Size
+					rest /= a.Size
 				}
 			}
-			to := 0
-			for j, a := range table.Axes {
-				to = to*a.Size + tc[j]
+			for _, a := range table.Axes {
+				c, ok := gc[a.Name]
+				if !ok {
+					c = oc[opos[a.Name]]
+				}
+				to = to*a.Size + c
 			}
 			out.Vals[i] = table.Vals[to]
+		}
+	case "scatter":
+		// data to the output's axes o.Axes at the flat row-major index
+		// (the inverse of gather); positions no index names hold 0.
+		data, index := ins[0], ins[1]
+		opos := axisPos(out)
+		for i := range out.Vals {
+			out.Vals[i] = 0
+		}
+		dc := make([]int, len(data.Axes))
+		ic := make([]int, len(index.Axes))
+		ipos := axisPos(index)
+		// For every index position and every data position along the axes
+		// the index lacks.
+		for ii, v := range index.Vals {
+			index.Coords(ii, ic)
+			at := int(v)
+			span := 1
+			for _, a := range o.Axes {
+				span *= out.Axes[opos[a]].Size
+			}
+			if at < 0 || at >= span {
+				continue
+			}
+			for di := range data.Vals {
+				data.Coords(di, dc)
+				match := true
+				for k, a := range data.Axes {
+					if p, ok := ipos[a.Name]; ok && ic[p] != dc[k] {
+						match = false
+					}
+				}
+				if !match {
+					continue
+				}
+				oo, rest := 0, at
+				gc := map[string]int{}
+				for k := len(o.Axes) - 1; k >= 0; k-- {
+					a := out.Axes[opos[o.Axes[k]]]
+					gc[a.Name] = rest % a.Size
+					rest /= a.Size
+				}
+				for _, a := range out.Axes {
+					c, ok := gc[a.Name]
+					if !ok {
+						c = dc[axisPos(data)[a.Name]]
+					}
+					oo = oo*a.Size + c
+				}
+				out.Vals[oo] = data.Vals[di]
+			}
+		}
+	case "topk":
+		// The K largest along axis (K = the size of the k axis), in
+		// descending order, ties to the lower index; outputs: values,
+		// indices.
+		x, idx := ins[0], outs[1]
+		xst := make([]int, len(x.Axes)) // x's strides
+		st := 1
+		for k := len(x.Axes) - 1; k >= 0; k-- {
+			xst[k] = st
+			st *= x.Axes[k].Size
+		}
+		p := axisPos(x)[o.Axis]
+		n := x.Axes[p].Size
+		opos := axisPos(out)
+		kpos := opos[o.K]
+		kn := out.Axes[kpos].Size
+		ost := 1
+		for q := kpos + 1; q < len(out.Axes); q++ {
+			ost *= out.Axes[q].Size
+		}
+		oc := make([]int, len(out.Axes))
+		order := make([]int, n)
+		for i := range out.Vals {
+			out.Coords(i, oc)
+			if oc[kpos] != 0 {
+				continue
+			}
+			base := 0
+			for k, a := range x.Axes {
+				if k != p {
+					base += oc[opos[a.Name]] * xst[k]
+				}
+			}
+			for e := range order {
+				order[e] = e
+			}
+			sort.SliceStable(order, func(a, b int) bool { return x.Vals[base+order[a]*xst[p]] > x.Vals[base+order[b]*xst[p]] })
+			for r := 0; r < kn && r < n; r++ {
+				out.Vals[i+r*ost] = x.Vals[base+order[r]*xst[p]]
+				idx.Vals[i+r*ost] = float64(order[r])
+			}
+		}
+	case "one_hot":
+		// out[..., e] = 1 where in[...] == e, along the new axis.
+		x := ins[0]
+		opos := axisPos(out)
+		ap := opos[o.Axis]
+		oc := make([]int, len(out.Axes))
+		for i := range out.Vals {
+			out.Coords(i, oc)
+			xo := 0
+			for _, a := range x.Axes {
+				xo = xo*a.Size + oc[opos[a.Name]]
+			}
+			out.Vals[i] = 0
+			if int(x.Vals[xo]) == oc[ap] {
+				out.Vals[i] = 1
+			}
+		}
+	case "reduce":
+		// sum or max over o.Axes.
+		x := ins[0]
+		init := 0.0
+		if o.Reduce == "max" {
+			init = math.Inf(-1)
+		}
+		for i := range out.Vals {
+			out.Vals[i] = init
+		}
+		forEach(iterSpace(x), []*Logical{out, x}, func(q []int) {
+			if o.Reduce == "max" {
+				out.Vals[q[0]] = math.Max(out.Vals[q[0]], x.Vals[q[1]])
+			} else {
+				out.Vals[q[0]] += x.Vals[q[1]]
+			}
+		})
+	case "cumsum":
+		// Inclusive prefix sums over o.Axes, flat and row-major over them
+		// in the tensor's order, for each position of the other axes.
+		x := ins[0]
+		if !sameAxes(x.Axes, out.Axes) {
+			return fmt.Errorf("op %s (%s): input and output axes differ", o.Name, o.Kind)
+		}
+		scan := map[string]bool{}
+		for _, a := range o.Axes {
+			scan[a] = true
+		}
+		xc := make([]int, len(x.Axes))
+		sums := map[int]float64{} // the other axes' flat position → running sum
+		for i, v := range x.Vals {
+			x.Coords(i, xc)
+			key := 0
+			for k, a := range x.Axes {
+				if !scan[a.Name] {
+					key = key*a.Size + xc[k]
+				}
+			}
+			sums[key] += v
+			out.Vals[i] = sums[key]
+		}
+	case "ceil_div":
+		err = binary(func(x, y float64) float64 { return math.Ceil(x / y) })
+	case "gt":
+		err = binary(func(x, y float64) float64 { return b2f(x > y) })
+	case "ge":
+		err = binary(func(x, y float64) float64 { return b2f(x >= y) })
+	case "lt":
+		err = binary(func(x, y float64) float64 { return b2f(x < y) })
+	case "max":
+		err = binary(math.Max)
+	case "div":
+		err = binary(func(x, y float64) float64 { return x / y })
+	case "where":
+		// cond != 0 ? a : b, b the scalar when given.
+		cond, a := ins[0], ins[1]
+		b := &Logical{Name: "scalar", Vals: []float64{0}}
+		switch {
+		case o.Scalar != nil:
+			b.Vals[0] = *o.Scalar
+		case len(ins) == 3:
+			b = ins[2]
+		default:
+			return fmt.Errorf("op %s (where): want three inputs", o.Name)
+		}
+		forEach(iterSpace(out), []*Logical{out, cond, a, b}, func(q []int) {
+			if cond.Vals[q[1]] != 0 {
+				out.Vals[q[0]] = a.Vals[q[2]]
+			} else {
+				out.Vals[q[0]] = b.Vals[q[3]]
+			}
+		})
+	case "compact":
+		// The values of x where keep != 0, in row-major order over
+		// o.Axes, packed to the front of the output; the rest is -1 (no
+		// value: an empty grid, 002 L8615-L8616, L8654).
+		x, keep := ins[0], ins[1]
+		k := 0
+		for i := range out.Vals {
+			out.Vals[i] = -1
+		}
+		for i, v := range x.Vals {
+			if keep.Vals[i] != 0 && k < len(out.Vals) {
+				out.Vals[k] = v
+				k++
+			}
 		}
 	case "update_slice":
 		// dest with its last index of axis replaced by src (the row the
@@ -606,12 +835,17 @@ func graphRef(o *plan.GraphOp, ins []*Logical, out *Logical) (*Logical, error) {
 			out.Vals[i] = src.Vals[so]
 		}
 	default:
-		return nil, fmt.Errorf("op %s: the graph reference of kind %s is not implemented", o.Name, o.Kind)
+		return fmt.Errorf("op %s: the graph reference of kind %s is not implemented", o.Name, o.Kind)
 	}
-	if err != nil {
-		return nil, err
+	return err
+}
+
+// b2f is 1 for true, 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
 	}
-	return out, nil
+	return 0
 }
 
 // String prints the report for the CLI.

@@ -102,8 +102,8 @@ func TestGraphRef(t *testing.T) {
 				n *= a.Size
 			}
 			out := &Logical{Name: "out", DType: f, Axes: tc.axes, Vals: make([]float64, n)}
-			got, err := graphRef(&tc.op, tc.ins, out)
-			require.NoError(t, err)
+			require.NoError(t, graphRef(&tc.op, tc.ins, []*Logical{out}))
+			got := out
 			require.Len(t, got.Vals, len(tc.want))
 			for i := range tc.want {
 				if math.IsInf(tc.want[i], 0) {
@@ -114,6 +114,55 @@ func TestGraphRef(t *testing.T) {
 			}
 		})
 	}
-	_, err := graphRef(&plan.GraphOp{Name: "t", Kind: "topk"}, nil, &Logical{})
+	err := graphRef(&plan.GraphOp{Name: "t", Kind: "sigmoid"}, nil, []*Logical{{}})
 	assert.ErrorContains(t, err, "not implemented")
+}
+
+// TestGraphRefMoE: the MoE block's kinds on small hand-computed cases
+// (002 L8618-L8705; model/workload/op.go).
+func TestGraphRefMoE(t *testing.T) {
+	ax := func(n string, s int) mapping.Axis { return mapping.Axis{Name: n, Size: s} }
+	T1, T2, E3, E4, K2 := ax("T", 1), ax("T", 2), ax("E", 3), ax("E", 4), ax("K", 2)
+	f, i32 := dtype.F32, dtype.I32
+	s64, sm1 := 64.0, -1.0
+	out := func(d dtype.DType, axes ...mapping.Axis) *Logical {
+		n := 1
+		for _, a := range axes {
+			n *= a.Size
+		}
+		return &Logical{Name: "out", DType: d, Axes: axes, Vals: make([]float64, n)}
+	}
+	for _, tc := range []struct {
+		name string
+		op   plan.GraphOp
+		ins  []*Logical
+		outs []*Logical
+		want [][]float64
+	}{
+		{"topk", plan.GraphOp{Name: "k", Kind: "topk", Axis: "E", K: "K"}, []*Logical{glogical("x", f, []mapping.Axis{T1, E4}, 1, 5, 3, 5)},
+			[]*Logical{out(f, T1, K2), out(i32, T1, K2)}, [][]float64{{5, 5}, {1, 3}}},
+		{"one_hot", plan.GraphOp{Name: "o", Kind: "one_hot", Axis: "E"}, []*Logical{glogical("i", i32, []mapping.Axis{T2}, 2, 0)},
+			[]*Logical{out(i32, T2, E3)}, [][]float64{{0, 0, 1, 1, 0, 0}}},
+		{"reduce", plan.GraphOp{Name: "r", Kind: "reduce", Reduce: "sum", Axes: []string{"T"}}, []*Logical{glogical("x", i32, []mapping.Axis{T2, E3}, 1, 2, 3, 4, 5, 6)},
+			[]*Logical{out(i32, E3)}, [][]float64{{5, 7, 9}}},
+		{"cumsum", plan.GraphOp{Name: "c", Kind: "cumsum", Axes: []string{"E"}}, []*Logical{glogical("x", i32, []mapping.Axis{T2, E3}, 1, 2, 3, 4, 5, 6)},
+			[]*Logical{out(i32, T2, E3)}, [][]float64{{1, 3, 6, 4, 9, 15}}},
+		{"ceil_div", plan.GraphOp{Name: "d", Kind: "ceil_div", Scalar: &s64}, []*Logical{glogical("x", i32, []mapping.Axis{E4}, 0, 1, 64, 65)},
+			[]*Logical{out(i32, E4)}, [][]float64{{0, 1, 1, 2}}},
+		{"where", plan.GraphOp{Name: "w", Kind: "where", Scalar: &sm1}, []*Logical{glogical("c", i32, []mapping.Axis{T2}, 1, 0), glogical("a", i32, []mapping.Axis{T2}, 7, 8)},
+			[]*Logical{out(i32, T2)}, [][]float64{{7, -1}}},
+		{"compact", plan.GraphOp{Name: "p", Kind: "compact", Axes: []string{"E"}}, []*Logical{glogical("x", i32, []mapping.Axis{E4}, 5, -1, 6, -1), glogical("k", i32, []mapping.Axis{E4}, 1, 0, 1, 0)},
+			[]*Logical{out(i32, E3)}, [][]float64{{5, 6, -1}}},
+		{"scatter", plan.GraphOp{Name: "s", Kind: "scatter", Axes: []string{"G", "B"}}, []*Logical{glogical("d", f, []mapping.Axis{T2, ax("D", 1)}, 10, 20), glogical("i", i32, []mapping.Axis{T2}, 3, 0)},
+			[]*Logical{out(f, ax("G", 2), ax("B", 2), ax("D", 1))}, [][]float64{{20, 0, 0, 10}}},
+		{"gather two axes", plan.GraphOp{Name: "g", Kind: "gather", Axes: []string{"G", "B"}}, []*Logical{glogical("t", f, []mapping.Axis{ax("G", 2), ax("B", 2), ax("D", 1)}, 1, 2, 3, 4), glogical("i", i32, []mapping.Axis{T2}, 3, -1)},
+			[]*Logical{out(f, T2, ax("D", 1))}, [][]float64{{4, 0}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, graphRef(&tc.op, tc.ins, tc.outs))
+			for k, w := range tc.want {
+				assert.Equal(t, w, tc.outs[k].Vals, "output %d", k)
+			}
+		})
+	}
 }
