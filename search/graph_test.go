@@ -49,6 +49,14 @@ func fakeModel(t require.TestingT, file string, layouts int, rng *rand.Rand) *gr
 	return m
 }
 
+// trials is n, or a third of it under -short.
+func trials(n int) int {
+	if testing.Short() {
+		return max(1, n/3)
+	}
+	return n
+}
+
 // bruteForce is the cheapest assignment by enumeration.
 func bruteForce(m *graphModel) float64 {
 	choice := make([]int, len(m.ops))
@@ -82,7 +90,7 @@ func TestGraphSolversExact(t *testing.T) {
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			for trial := 0; trial < 20; trial++ {
+			for trial := 0; trial < trials(20); trial++ {
 				m := fakeModel(t, tc.file, 2, rng)
 				choice, st := m.solve(DefaultMaxNodes)
 				assert.Equal(t, tc.method, st.method)
@@ -220,7 +228,7 @@ func TestPermutations(t *testing.T) {
 // nine classes per op), and one LP solve leaves a valid lower bound.
 func TestGraphILP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for trial := 0; trial < 10; trial++ {
+	for trial := 0; trial < trials(10); trial++ {
 		m := fakeModel(t, "testdata/graph/branch.yaml", 3, rng)
 		want := bruteForce(m)
 		choice, st, ok := m.ilpSolve(make([]int, len(m.ops)), DefaultMaxNodes)
