@@ -34,7 +34,7 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	if opts.API.OrDefault() != Visa01 {
 		return nil, fmt.Errorf("emit graph %q: the layer is written against visa-0.1 only (opt-0.6 places tensors itself)", g.Workload.Name)
 	}
-	addr, err := graphAddresses(g)
+	addr, err := g.Addresses()
 	if err != nil {
 		return nil, err
 	}
@@ -112,50 +112,6 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	b.WriteString(strings.Join(calls, "\n"))
 	b.WriteString("\n}\n\n#[tokio::main]\nasync fn main() {\n    let mut ctx = Context::acquire();\n    run_layer(&mut ctx).await;\n}\n")
 	return b.Bytes(), nil
-}
-
-// graphAlign aligns every graph tensor's HBM region (a DRAM row, 2 KB,
-// 002 L2958, L2974, so that no two tensors share a row).
-const graphAlign = 2048
-
-// graphAddresses assigns each graph tensor an HBM region: inputs in
-// declaration order, then outputs in program order; a reshape's output
-// (a view, Tensor.View) shares its input's.
-func graphAddresses(g *plan.Graph) (map[string]int64, error) {
-	addr := map[string]int64{}
-	next := int64(0)
-	place := func(t *plan.GraphTensor) error {
-		if t.View != "" {
-			a, ok := addr[t.View]
-			if !ok {
-				return fmt.Errorf("emit graph %q: view %s of %s placed before it", g.Workload.Name, t.Name, t.View)
-			}
-			addr[t.Name] = a
-			return nil
-		}
-		addr[t.Name] = next
-		next += (max(t.Bytes, 1) + graphAlign - 1) / graphAlign * graphAlign
-		return nil
-	}
-	byName := map[string]*plan.GraphTensor{}
-	for i := range g.Tensors {
-		byName[g.Tensors[i].Name] = &g.Tensors[i]
-	}
-	for i := range g.Tensors {
-		if g.Tensors[i].Producer == "" {
-			if err := place(&g.Tensors[i]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, o := range g.Ops {
-		for _, name := range o.Outputs {
-			if err := place(byName[name]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return addr, nil
 }
 
 // rebased is a copy of p whose HBM tensors (and their tile views) sit at

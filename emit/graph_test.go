@@ -46,11 +46,11 @@ func TestGraphRust(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(s, "pub(crate) async fn launch_at("))
 	assert.Contains(t, s, "pub mod op00_qk {")
 	assert.Contains(t, s, "pub mod op04_pv {")
-	assert.Contains(t, s, "// softmax (softmax): not yet plannable: no kernel; the layer expects p at 0x12000.")
-	// q, k, v are inputs (8 KiB each at S = T = D = 64, bf16), s_raw the
-	// first output (f32, 16 KiB) at 0x6000; pv reads p at 0x12000 and v at 0x4000.
-	assert.Contains(t, s, "let at = op00_qk::launch_at(ctx, 0x0, 0x2000).await; // q, k -> s_raw\n    assert_eq!(at, 0x6000);")
-	assert.Contains(t, s, "let at = op04_pv::launch_at(ctx, 0x12000, 0x4000).await; // p, v -> o")
+	assert.Contains(t, s, "// softmax (softmax): not yet plannable: no kernel; the layer expects p at 0x60000000.")
+	// Each tensor in a 256 MiB region of its own (plan.GraphAlign): the
+	// inputs q, k, v, then s_raw, s_scaled, s_masked, p, o.
+	assert.Contains(t, s, "let at = op00_qk::launch_at(ctx, 0x0, 0x10000000).await; // q, k -> s_raw\n    assert_eq!(at, 0x30000000);")
+	assert.Contains(t, s, "let at = op04_pv::launch_at(ctx, 0x60000000, 0x20000000).await; // p, v -> o")
 	again, err := GraphRust(g, RustOptions{Version: "test"})
 	require.NoError(t, err)
 	assert.Equal(t, src, again)

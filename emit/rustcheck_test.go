@@ -121,7 +121,7 @@ var wrongCalls = []struct {
 	{"slot read before it is assigned", "visa-0.1/tiled-2axis-double", " = unsafe { TrfTensor::from_addr(TrfAddress::FirstHalf) };", ";", "E0381"},
 	{"store through &mut view", "visa-0.1/tiled-2axis-double", "out_dm.view().to_hbm_view(&mut ctx.tdma, out_t);", "out_dm.to_hbm(&mut ctx.tdma, &mut out_t);", "E0308"},
 	{"result without mut", "visa-0.1/tiled-2axis-double", "let mut out: HbmTensor", "let out: HbmTensor", "E0596"},
-	{"graph: a kernel launched without its second input", "visa-0.1/graph-attention-head", "op04_pv::launch_at(ctx, 0x3180000, 0x100000)", "op04_pv::launch_at(ctx, 0x3180000)", "E0061"},
+	{"graph: a kernel launched without its second input", "visa-0.1/graph-attention-head", "op04_pv::launch_at(ctx, 0x60000000, 0x20000000)", "op04_pv::launch_at(ctx, 0x60000000)", "E0061"},
 	{"from_addr outside unsafe", "visa-0.1/tiled-2axis-double", "unsafe { HbmTensor::from_addr(2 << 28) }", "HbmTensor::from_addr(2 << 28)", "E0133"},
 	{"Bottom padding under 0.1", "visa-0.1/tiled-2axis-double", "m![1 # 2, I % 64, J]>(i)", "m![1 #{!} 2, I % 64, J]>(i)", "is not in the furiosa-visa-std 0.1.0 grammar"},
 	{"address under 0.6", "opt-0.6/hello-gemm", "b.to_dm(&mut ctx.tdma)", "b.to_dm(&mut ctx.tdma, 1 << 16)", "E0061"},

@@ -221,7 +221,20 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	}
 	choice, st := m.solve(o.MaxNodes)
 	base := make([]int, len(m.ops))
-	return m.graphPlan(choice, base, st)
+	g, err := m.graphPlan(choice, base, st)
+	if err != nil {
+		return nil, err
+	}
+	if g.Cost.Planned > 0 {
+		r, err := GraphSchedule(o.Spec, g)
+		switch {
+		case err == nil:
+			g.Cost.OverlapCycles = r.Cycles
+		case !errors.Is(err, ErrPadded):
+			return nil, err
+		}
+	}
+	return g, nil
 }
 
 // newGraphModel builds the model: the dataflow, the topological order

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -265,5 +266,35 @@ func BenchmarkGraphILP(b *testing.B) {
 	m := fakeModel(b, "testdata/graph/branch.yaml", 3, rand.New(rand.NewPCG(7, 8)))
 	for b.Loop() {
 		m.ilpSolve(make([]int, len(m.ops)), DefaultMaxNodes)
+	}
+}
+
+// TestGraphSchedule: the graph's program holds every kernel at the
+// graph's addresses; each kernel alone there costs what its plan says (the
+// 256 MiB regions meet the HBM as the planner's placement does), and all
+// of them in one program pass the validator and are priced.
+func TestGraphSchedule(t *testing.T) {
+	g, err := plan.ReadGraph("../model/plan/testdata/head-64.graph.json")
+	require.NoError(t, err)
+	p, err := GraphProgram(g)
+	require.NoError(t, err)
+	require.NoError(t, engines.Check(engines.Default(), p))
+	r, err := GraphSchedule(engines.Default(), g)
+	require.NoError(t, err)
+	assert.InDelta(t, g.Cost.OverlapCycles, r.Cycles, 1e-6)
+	for i := range g.Ops {
+		if g.Ops[i].Plan == nil {
+			continue
+		}
+		one := *g
+		one.Ops = slices.Clone(g.Ops)
+		for j := range one.Ops {
+			if j != i {
+				one.Ops[j].Plan = nil
+			}
+		}
+		r, err := GraphSchedule(engines.Default(), &one)
+		require.NoError(t, err)
+		assert.InDelta(t, g.Ops[i].Cycles, r.Cycles, 1e-6, "op %s alone at the graph's addresses", g.Ops[i].Name)
 	}
 }

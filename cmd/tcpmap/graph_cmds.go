@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/model/plan"
+	"tcpmap/search"
 	"tcpmap/verify"
 )
 
@@ -101,6 +103,7 @@ type graphCostOutput struct {
 	Cycles         float64       `json:"cycles"`
 	RelayoutCycles float64       `json:"relayout_cycles"`
 	PlannedCycles  float64       `json:"planned_cycles"`
+	OverlapCycles  float64       `json:"overlap_cycles,omitempty"`
 	NotPlannable   int           `json:"not_plannable"`
 }
 
@@ -138,6 +141,9 @@ func costGraph(w io.Writer, g *globals, path string, gp *plan.Graph, trace strin
 	tw.Flush()
 	fmt.Fprintf(w, "graph %s: %.0f cycles (the plan states %.0f; relayouts %.0f; %d ops not yet plannable, not counted)\n",
 		gp.Workload.Name, out.Cycles, out.PlannedCycles, out.RelayoutCycles, out.NotPlannable)
+	if out.OverlapCycles > 0 {
+		fmt.Fprintf(w, "overlapped: %.0f cycles with every kernel in one program (the plan states %.0f)\n", out.OverlapCycles, gp.Cost.OverlapCycles)
+	}
 	if d := math.Abs(out.Cycles - out.PlannedCycles); d > cost.DefaultTolerance*out.PlannedCycles {
 		fmt.Fprintf(w, "drift: the cost model in force prices the graph %.2f%% away from its plan\n", 100*d/max(out.PlannedCycles, 1))
 	}
@@ -179,6 +185,15 @@ func priceGraph(spec *engines.Spec, path string, gp *plan.Graph) (graphCostOutpu
 		out.Ops = append(out.Ops, op)
 	}
 	out.Cycles = now
+	if gp.Cost.Planned > 0 {
+		r, err := search.GraphSchedule(spec, gp)
+		switch {
+		case err == nil:
+			out.OverlapCycles = r.Cycles
+		case !errors.Is(err, search.ErrPadded):
+			return graphCostOutput{}, nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	return out, reports, nil
 }
 

@@ -223,6 +223,10 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 	fmt.Fprintf(w, "total: %.0f cycles = %s (%d ops planned, %d views, %d not yet plannable: their kernels are not counted)\n",
 		c.Cycles, seconds(c.Seconds), c.Planned, c.Views, c.NotPlannable)
 	fmt.Fprintf(w, "relayouts: %.0f cycles (%.1f%% of the total)\n", c.RelayoutCycles, 100*c.RelayoutShare)
+	if c.OverlapCycles > 0 {
+		fmt.Fprintf(w, "overlapped: %.0f cycles with every kernel in one program, as the scheduler overlaps the contexts across kernel boundaries (%+.2f%%)\n",
+			c.OverlapCycles, 100*(c.OverlapCycles-c.Cycles)/c.Cycles)
+	}
 	fmt.Fprintf(w, "critical path: %s (%.0f cycles)\n", strings.Join(c.CriticalPath, " → "), c.CriticalCycles)
 	fmt.Fprintf(w, "baseline (each op alone, row-major HBM between ops): %.0f cycles; this plan saves %.2f%%\n", c.BaselineCycles, 100*c.Saving)
 	if c.NotPlannable > 0 {

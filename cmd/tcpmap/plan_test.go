@@ -74,12 +74,8 @@ func TestPlanJSONAndOut(t *testing.T) {
 }
 
 func TestPlanGraphOp(t *testing.T) {
-	// A graph with several einsums needs --op.
-	code, _, errOut := runCLI(t, "plan", "../../workloads/attention-head.yaml")
-	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut, "name the einsum op to plan (one of qk, pv)")
-
-	code, _, errOut = runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "softmax")
+	// Without --op a graph is planned whole (graph_test.go).
+	code, _, errOut := runCLI(t, "plan", "../../workloads/attention-head.yaml", "--op", "softmax")
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, errOut, `op "softmax" is a softmax`)
 

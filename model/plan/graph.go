@@ -167,6 +167,13 @@ type GraphCost struct {
 	Planned      int `json:"planned"`
 	Views        int `json:"views"`
 	NotPlannable int `json:"not_plannable"`
+	// OverlapCycles is the makespan of every kernel in one program at
+	// the graph's addresses, as the scheduler runs it (contexts and DMA
+	// overlapping across kernel boundaries where no hazard holds them,
+	// 002 L7042-L7075; search.GraphSchedule); 0 when not computed (a
+	// padded kernel has no place in that program). It is not the
+	// objective: the layouts are chosen on Cycles.
+	OverlapCycles float64 `json:"overlap_cycles,omitempty"`
 	// BaselineCycles is the same graph with every op planned alone and
 	// every tensor row-major in HBM between ops; Saving is
 	// (BaselineCycles − Cycles) / BaselineCycles.
@@ -520,7 +527,8 @@ func (g *Graph) Validate() error {
 		f string
 		x float64
 	}{{"cost.cycles", c.Cycles}, {"cost.seconds", c.Seconds}, {"cost.kernel_cycles", c.KernelCycles},
-		{"cost.relayout_cycles", c.RelayoutCycles}, {"cost.critical_cycles", c.CriticalCycles}, {"cost.baseline_cycles", c.BaselineCycles}} {
+		{"cost.relayout_cycles", c.RelayoutCycles}, {"cost.critical_cycles", c.CriticalCycles}, {"cost.baseline_cycles", c.BaselineCycles},
+		{"cost.overlap_cycles", c.OverlapCycles}} {
 		if err := finite(v.f, v.x); err != nil {
 			return err
 		}
@@ -586,3 +594,55 @@ func finite(path string, x float64) error {
 func near(a, b float64) bool {
 	return math.Abs(a-b) <= max(1e-6, graphTolerance*max(math.Abs(a), math.Abs(b)))
 }
+
+// GraphAlign aligns every graph tensor's HBM region: 256 MiB, the stride
+// at which the planner places a kernel's arguments (0, 1 << 28, 2 << 28,
+// as the manual's Hello kernels do, 002 L362-L364), so that a kernel at
+// the graph's addresses meets the same HBM channels and banks as the
+// kernel planned alone (the address bits below 28 select them, 002
+// L2963-L2977), and costs what its plan says. 48 GB of HBM hold 192 such
+// regions (002 L137).
+const GraphAlign = 1 << 28
+
+// Addresses assigns each graph tensor an HBM region of its own, aligned to
+// GraphAlign: inputs in declaration order, then the ops' outputs in
+// program order; a reshape's output (GraphTensor.View) shares its input's.
+// The emitted layer (emit.GraphRust) and the graph's schedule place the
+// kernels' HBM tensors there.
+func (g *Graph) Addresses() (map[string]int64, error) {
+	addr := map[string]int64{}
+	next := int64(0)
+	place := func(t *GraphTensor) error {
+		if t.View != "" {
+			a, ok := addr[t.View]
+			if !ok {
+				return fmt.Errorf("emit graph %q: view %s of %s placed before it", g.Workload.Name, t.Name, t.View)
+			}
+			addr[t.Name] = a
+			return nil
+		}
+		addr[t.Name] = next
+		next += (max(t.Bytes, 1) + GraphAlign - 1) / GraphAlign * GraphAlign
+		return nil
+	}
+	byName := map[string]*GraphTensor{}
+	for i := range g.Tensors {
+		byName[g.Tensors[i].Name] = &g.Tensors[i]
+	}
+	for i := range g.Tensors {
+		if g.Tensors[i].Producer == "" {
+			if err := place(&g.Tensors[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, o := range g.Ops {
+		for _, name := range o.Outputs {
+			if err := place(byName[name]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return addr, nil
+}
+
