@@ -645,4 +645,3 @@ func (g *Graph) Addresses() (map[string]int64, error) {
 	}
 	return addr, nil
 }
-
