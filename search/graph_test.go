@@ -298,3 +298,26 @@ func TestGraphSchedule(t *testing.T) {
 		assert.InDelta(t, g.Ops[i].Cycles, r.Cycles, 1e-6, "op %s alone at the graph's addresses", g.Ops[i].Name)
 	}
 }
+
+// TestDirCacheKeepsDeterministicPlans: a plan a timeout stopped is not
+// cached (its key does not say how long the search ran); one an
+// evaluation budget stopped is (the key names the budget).
+func TestDirCacheKeepsDeterministicPlans(t *testing.T) {
+	p, err := plan.Read("../results/plans/dot.plan.json")
+	require.NoError(t, err)
+	c := &DirCache{Dir: t.TempDir()}
+	w := &workload.Workload{Name: "x"}
+	for _, tc := range []struct {
+		stopped string
+		kept    bool
+	}{{"", true}, {StoppedBudget, true}, {StoppedTimeout, false}, {StoppedMemory, false}, {StoppedInterrupt, false}} {
+		q := *p
+		q.Search.Stopped = tc.stopped
+		if tc.stopped != "" {
+			q.Search.Optimal, q.Search.LowerBound, q.Search.Gap = "", 0, 0
+		}
+		require.NoError(t, c.Put("k"+tc.stopped, &q))
+		_, ok := c.Get("k"+tc.stopped, w, p.Workload.Op)
+		assert.Equal(t, tc.kept, ok, "stopped %q", tc.stopped)
+	}
+}

@@ -111,9 +111,16 @@ func einsumSide(axes []string) string {
 	return s
 }
 
-// Put stores p under key (atomically; nothing when Dir is "").
+// Put stores p under key (atomically; nothing when Dir is ""). A plan
+// whose search a timeout, the memory budget or an interrupt stopped is
+// not kept: the key (GraphKey) names the evaluation budget, not the
+// machine's speed, so another run would take it for the search's result.
 func (c *DirCache) Put(key string, p *plan.Plan) error {
 	if c.Dir == "" {
+		return nil
+	}
+	switch p.Search.Stopped {
+	case StoppedTimeout, StoppedMemory, StoppedInterrupt:
 		return nil
 	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
