@@ -143,3 +143,12 @@ func FuzzResizeAxes(f *testing.F) {
 		_, _ = workload.Parse(out, "w.yaml")
 	})
 }
+
+// TestGraphCostCompressed: a stored (gzip-compressed) graph plan is told
+// by its content and re-priced to the totals it states.
+func TestGraphCostCompressed(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "cost", "../../results/graphs/attention-head.graph.json.gz")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "graph attention-head: 58014 cycles (the plan states 58014; relayouts 0; 3 ops not yet plannable, not counted)")
+	assert.Contains(t, stdout, "overlapped: 54800 cycles with every kernel in one program (the plan states 54800)")
+}
