@@ -18,6 +18,7 @@ import (
 	"tcpmap/emit/rustapi"
 	"tcpmap/emit/rustread"
 	"tcpmap/model/mapping"
+	"tcpmap/model/plan"
 )
 
 // The type check of emitted kernels against the stubs of the vendor's
@@ -125,6 +126,7 @@ var wrongCalls = []struct {
 	// them and the bf16 output tile.
 	{"interleaved tensors of two types", "visa-0.1/tiledk-k2-single", "(out_ps0.view(), out_ps1.view())", "(out_ps0.view(), out_dm.view())", "E0308"},
 	{"interleaved tensors of two types under 0.6", "opt-0.6/tiledk-k2-single", "(out_ps0.view(), out_ps1.view())", "(out_ps0.view(), out_dm.view())", "E0308"},
+	{"graph: a kernel launched without its second input", "visa-0.1/graph-attention-head", "op04_pv::launch_at(ctx, 0x60000000, 0x20000000)", "op04_pv::launch_at(ctx, 0x60000000)", "E0061"},
 	{"from_addr outside unsafe", "visa-0.1/tiled-2axis-double", "unsafe { HbmTensor::from_addr(2 << 28) }", "HbmTensor::from_addr(2 << 28)", "E0133"},
 	{"Bottom padding under 0.1", "visa-0.1/tiled-2axis-double", "m![1 # 2, I % 64, J]>(i)", "m![1 #{!} 2, I % 64, J]>(i)", "is not in the furiosa-visa-std 0.1.0 grammar"},
 	{"address under 0.6", "opt-0.6/hello-gemm", "b.to_dm(&mut ctx.tdma)", "b.to_dm(&mut ctx.tdma, 1 << 16)", "E0061"},
@@ -211,6 +213,14 @@ func TestRustCheck(t *testing.T) {
 			require.NoError(t, err, c.name)
 			add(fmt.Sprintf("form-%d", i), Opt06, src)
 		}
+	}
+	// The stored graph plans: one file per layer (graph.go).
+	for _, name := range storedGraphs(t) {
+		g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", name+".graph.json.gz"))
+		require.NoError(t, err)
+		src, err := GraphRust(g, RustOptions{Version: "check"})
+		require.NoError(t, err, name)
+		add("graph-"+name, Visa01, src)
 	}
 	calSrc := map[string]string{}
 	for _, c := range manualCases {

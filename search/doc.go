@@ -1,8 +1,9 @@
 // Package search holds the planners of one contraction (an einsum, or one
 // einsum op of a graph): SAT-backed branch and bound over the constraints
 // mapspace and the exhaustive baseline; and sweeps, which plan every point of
-// a sweep file into the result store (sweep.go, sweepfile.go). Planning a
-// whole graph (a plan per op and a layout per tensor edge) is not built. It asks
+// a sweep file into the result store (sweep.go, sweepfile.go); and graph
+// planning, a plan per op and a layout per tensor edge chosen together
+// (graph.go, graphcache.go). It asks
 // engines for legality and cost for prices; it never re-derives an engine
 // rule.
 //

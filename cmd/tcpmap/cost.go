@@ -66,6 +66,12 @@ live tensors overlapping, an engine rule broken), with the field's line.`,
 			if err != nil {
 				return err
 			}
+			if gp, err := readGraphPlan(args[0]); err != nil || gp != nil {
+				if err != nil {
+					return err
+				}
+				return costGraph(c.OutOrStdout(), g, args[0], gp, trace) // graph_cmds.go
+			}
 			r, err := priceFile(spec, args[0])
 			if err != nil {
 				return err

@@ -73,6 +73,15 @@ checked before the input is read; each file is replaced atomically.`,
 			if err != nil {
 				return err
 			}
+			if gp, err := readGraphPlan(args[0]); err != nil || gp != nil {
+				if err != nil {
+					return err
+				}
+				if lang != "rust" {
+					return usageError{fmt.Errorf("a graph plan emits --lang rust")}
+				}
+				return emitGraph(cmd.OutOrStdout(), g, args[0], gp, out, api) // graph_cmds.go
+			}
 			in, err := loadProgram(spec, args[0])
 			if err != nil {
 				return err

@@ -68,6 +68,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 		planner  string
 		target   string
 		memory   int
+		gf       graphPlanFlags
 	)
 	cmd := &cobra.Command{
 		Use:         "plan WORKLOAD.yaml",
@@ -132,6 +133,20 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 				if err := checkOutput("--out", out); err != nil {
 					return err
 				}
+			}
+			if op == "" {
+				// A graph without --op is planned whole (graph_plan.go).
+				wl, isGraph, err := loadGraphWorkload(args[0], gf.axes)
+				if err != nil {
+					return err
+				}
+				if isGraph {
+					return planGraph(c.OutOrStdout(), c.ErrOrStderr(), g, wl, gf, search.Options{MaxEvaluations: maxEvals, MaxTiles: maxTiles,
+						Timeout: timeout, Workers: workers, MemoryBudget: uint64(memory) << 20}, out)
+				}
+			}
+			if gf.axes != "" {
+				return usageError{fmt.Errorf("--axes resizes a graph planned whole (no --op)")}
 			}
 			if w, o := nonEinsumOp(args[0], op); o != nil {
 				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
@@ -223,7 +238,12 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&op, "op", "", "the op of a graph workload to plan (an einsum, or a Vector Engine op: softmax, rmsnorm, elementwise; reshape is free)")
+	cmd.Flags().StringVar(&op, "op", "", "the op of a graph workload to plan (an einsum, or a Vector Engine op: softmax, rmsnorm, elementwise; reshape is free); without it a graph is planned whole")
+	cmd.Flags().StringVar(&gf.axes, "axes", "", "plan a graph at other sizes: `A=N,B=M` replaces those axes' sizes")
+	cmd.Flags().IntVar(&gf.layouts, "layouts", search.DefaultLayouts, "candidate HBM layouts of a tensor two planned ops share (1: row-major only)")
+	cmd.Flags().StringVar(&gf.cache, "cache", "", "keep every op plan of a graph in `DIR` under its content key, and reuse them")
+	cmd.Flags().BoolVar(&gf.only, "cache-only", false, "plan a graph from the cache and the stored plans only: an einsum op plan they lack is an error")
+	cmd.Flags().StringVar(&gf.stored, "stored", defaultStored, "use the stored einsum plans in `DIR` (NAME-OP.plan.json[.gz]) for a graph's ops in their declared layouts (not with --hw)")
 	cmd.Flags().IntVar(&top, "top", 1, fmt.Sprintf("list the `N` best candidates (at most %d)", maxTop))
 	cmd.Flags().IntVar(&memory, "memory", defaultMemoryMiB, "stop the search with the best plan so far once its heap holds `MiB` mebibytes (0: no limit)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop after `D` (e.g. 30s) with the best candidate so far")

@@ -76,11 +76,7 @@ func TestPlanJSONAndOut(t *testing.T) {
 }
 
 func TestPlanGraphOp(t *testing.T) {
-	// A graph with several einsums needs --op.
-	code, _, errOut := runCLI(t, "plan", "../../workloads/attention-head.yaml")
-	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut, "name the einsum op to plan (one of qk, pv)")
-
+	// Without --op a graph is planned whole (graph_test.go).
 	// A Vector Engine op plans over its own space (search.PlanOp); an op
 	// kind without a kernel is refused with its line; a reshape is free.
 	out := filepath.Join(t.TempDir(), "rmsnorm.plan.json")

@@ -69,6 +69,10 @@ func currentBaseline(spec *engines.Spec, dir, plansDir string) (*cost.Baseline, 
 		}
 		b.Plans = append(b.Plans, cost.Entry(filepath.ToSlash(f), r))
 	}
+	// Graph plans: the layers' totals (graph_cmds.go).
+	if err := graphBaselines(spec, plansDir, b); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 

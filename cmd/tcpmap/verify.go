@@ -43,6 +43,12 @@ read from, and compares the output elements they produce.`,
 			if err != nil {
 				return err
 			}
+			if gp, err := readGraphPlan(args[0]); err != nil || gp != nil {
+				if err != nil {
+					return err
+				}
+				return verifyGraph(cmd.OutOrStdout(), g, args[0], gp, seed) // graph_cmds.go
+			}
 			in, err := loadProgram(spec, args[0])
 			if err != nil {
 				return err

@@ -38,10 +38,22 @@ func ParseBeginInterleave(s string) (*BeginInterleave, error) {
 	if !isName(b.Axis) {
 		return nil, fmt.Errorf("begin %q: column %d: interleave axis %q is not a name", s, len(axis)-len(strings.TrimLeft(axis, " \t"))+1, b.Axis)
 	}
-	if !isName(b.Tensor) {
+	if !isTensorName(b.Tensor) {
 		return nil, fmt.Errorf("begin %q: column %d: second tensor %q is not a name", s, len(axis)+2+len(tensor)-len(strings.TrimLeft(tensor, " \t")), b.Tensor)
 	}
 	return b, nil
+}
+
+// isTensorName reports whether s names a tensor: identifiers joined by
+// dots (a graph's merged program prefixes each kernel's tensors with its
+// op's name, `pv.o_ps1`).
+func isTensorName(s string) bool {
+	for _, part := range strings.Split(s, ".") {
+		if !isName(part) {
+			return false
+		}
+	}
+	return true
 }
 
 // isName reports whether s is an identifier: a letter or '_', then

@@ -87,6 +87,12 @@ func TestParseBeginInterleave(t *testing.T) {
 		require.Error(t, err, in)
 		assert.Contains(t, err.Error(), col, in)
 	}
+	// A graph's merged program names a kernel's tensors op.tensor.
+	b, err = ParseBeginInterleave("Kc, pv.o_ps1")
+	require.NoError(t, err)
+	assert.Equal(t, "pv.o_ps1", b.Tensor)
+	_, err = ParseBeginInterleave("Kc, pv..o")
+	assert.ErrorContains(t, err, "column 5")
 	st := &Stage{Kind: StBegin, Tensor: "lhs", Param: "I, rhs"}
 	assert.Equal(t, "rhs", st.InterleavedTensor())
 	assert.Empty(t, (&Stage{Kind: StBegin, Tensor: "lhs"}).InterleavedTensor())

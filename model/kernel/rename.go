@@ -38,6 +38,12 @@ func (p *Program) Rename(f func(string) string) (*Program, error) {
 				b.Tensor = f(b.Tensor)
 				s.Param = b.String()
 			}
+			if s.Config != nil && s.Config.VectorOp != nil {
+				// A lowered vector op names its VRF operands' tensor.
+				c := *s.Config
+				c.VectorOp = s.Config.VectorOp.renamed(f)
+				s.Config = &c
+			}
 			o.Stages[k] = &s
 		}
 		q.Ops[i] = &o
@@ -59,4 +65,37 @@ func (p *Program) Rename(f func(string) string) (*Program, error) {
 		seen[t.Name] = true
 	}
 	return &q, nil
+}
+
+// renamed returns a copy of c whose VRF operands name their tensors by f.
+func (c *VectorOpConfig) renamed(f func(string) string) *VectorOpConfig {
+	d := *c
+	slots := func(ss []VeSlotConfig) []VeSlotConfig {
+		if ss == nil {
+			return nil
+		}
+		out := make([]VeSlotConfig, len(ss))
+		for i, sl := range ss {
+			out[i] = sl
+			out[i].Operands = make([]VeOperandConfig, len(sl.Operands))
+			for j, o := range sl.Operands {
+				if o.VRF != nil {
+					v := *o.VRF
+					v.Tensor = f(v.Tensor)
+					o.VRF = &v
+				}
+				out[i].Operands[j] = o
+			}
+		}
+		return out
+	}
+	d.Slots = slots(c.Slots)
+	if c.Pair != nil {
+		p := *c.Pair
+		for g := range p.Slots {
+			p.Slots[g] = slots(c.Pair.Slots[g])
+		}
+		d.Pair = &p
+	}
+	return &d
 }

@@ -1,0 +1,59 @@
+package emit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/model/plan"
+)
+
+// storedGraphs are the stored graph plans (results/graphs/NAME.graph.json.gz)
+// make rust-check type-checks as one file each: those under 256 KB
+// compressed. The prefill and MoE layers (3.4 MB, 0.6 MB) hold the tiled
+// and large kernels rust-check already checks one by one (results/plans);
+// as files of their own they would take rustc about a minute more.
+func storedGraphs(t testing.TB) []string {
+	m, err := filepath.Glob(filepath.Join("..", "results", "graphs", "*.graph.json.gz"))
+	require.NoError(t, err)
+	var out []string
+	for _, f := range m {
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		if fi.Size() < 256<<10 {
+			out = append(out, strings.TrimSuffix(filepath.Base(f), ".graph.json.gz"))
+		}
+	}
+	return out
+}
+
+// TestGraphRust: a graph plan is one Rust file: a module per kernel with
+// its launch_at, the ops without a kernel named where run_layer runs, every
+// tensor at its own HBM address (a view at its input's), each kernel's
+// output where its consumers read it; the bytes are deterministic; opt-0.6
+// is refused.
+func TestGraphRust(t *testing.T) {
+	g, err := plan.ReadGraph(filepath.Join("..", "model", "plan", "testdata", "head-64.graph.json"))
+	require.NoError(t, err)
+	src, err := GraphRust(g, RustOptions{Version: "test"})
+	require.NoError(t, err)
+	s := string(src)
+	assert.Equal(t, 1, strings.Count(s, "#![feature(register_tool)]"))
+	assert.Equal(t, 2, strings.Count(s, "pub(crate) async fn launch_at("))
+	assert.Contains(t, s, "pub mod op00_qk {")
+	assert.Contains(t, s, "pub mod op04_pv {")
+	assert.Contains(t, s, "// softmax (softmax): not yet plannable: no kernel; the layer expects p at 0x60000000.")
+	// Each tensor in a 256 MiB region of its own (plan.GraphAlign): the
+	// inputs q, k, v, then s_raw, s_scaled, s_masked, p, o.
+	assert.Contains(t, s, "let at = op00_qk::launch_at(ctx, 0x0, 0x10000000).await; // q, k -> s_raw\n    assert_eq!(at, 0x30000000);")
+	assert.Contains(t, s, "let at = op04_pv::launch_at(ctx, 0x60000000, 0x20000000).await; // p, v -> o")
+	again, err := GraphRust(g, RustOptions{Version: "test"})
+	require.NoError(t, err)
+	assert.Equal(t, src, again)
+	_, err = GraphRust(g, RustOptions{Version: "test", API: Opt06})
+	assert.ErrorContains(t, err, "visa-0.1 only")
+}

@@ -1,0 +1,647 @@
+package plan
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"tcpmap/internal/atomicfile"
+	"tcpmap/model/kernel"
+)
+
+// GraphVersion is the graph plan file format's version.
+const GraphVersion = 1
+
+// GraphKind is the Kind field of a graph plan: it tells a graph plan from
+// a single-op plan (which has no kind) by content.
+const GraphKind = "graph"
+
+// Op statuses of a graph plan (GraphOp.Status).
+const (
+	// StatusPlanned: the op has a kernel (GraphOp.Plan).
+	StatusPlanned = "planned"
+	// StatusView: the op moves no data (a reshape that regroups the axes
+	// of a row-major tensor); no kernel runs.
+	StatusView = "view"
+	// StatusNotPlannable: no planner maps the op's kind yet; it has no
+	// kernel and no cost, and the graph's totals leave it out (counted in
+	// GraphCost.NotPlannable).
+	StatusNotPlannable = "not yet plannable"
+)
+
+// Tensor places (GraphTensor.Place).
+const (
+	PlaceHBM = "hbm" // written to HBM by its producer, read from HBM by its consumers
+	PlaceDM  = "dm"  // left in DM across the kernel boundary
+)
+
+// Graph is a planned graph workload: for every op its plan (a kernel, a
+// view, or not yet plannable), for every tensor where it lives, its layout
+// and the relayouts between its producer and its consumers, the totals,
+// and how the layouts were chosen. Like Plan it is plain data with a
+// deterministic JSON form.
+type Graph struct {
+	// Version is GraphVersion; Kind is GraphKind.
+	Version int    `json:"version"`
+	Kind    string `json:"kind"`
+	// Workload names the graph planned.
+	Workload GraphWorkload `json:"workload"`
+	// Ops are the graph's ops in program order (the order they run).
+	Ops []GraphOp `json:"ops"`
+	// Tensors are the graph's tensors in declaration order.
+	Tensors []GraphTensor `json:"tensors"`
+	// Cost is the graph's total under the cost model.
+	Cost GraphCost `json:"cost"`
+	// Search says how the layouts were chosen.
+	Search GraphSearch `json:"search"`
+}
+
+// GraphWorkload identifies the planned graph.
+type GraphWorkload struct {
+	File string `json:"file,omitempty"`
+	Name string `json:"name"`
+	// Axes are the graph's axis sizes (`B=1, D=8192`), declaration order.
+	Axes  string `json:"axes"`
+	Chips int    `json:"chips"`
+}
+
+// GraphOp is one op of a graph plan.
+type GraphOp struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Status is StatusPlanned, StatusView or StatusNotPlannable; Reason
+	// says why an op is not plannable.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Inputs and Outputs name the op's tensors (GraphTensor.Name).
+	Inputs  []string `json:"inputs"`
+	Outputs []string `json:"outputs"`
+	// The op's parameters, as the workload states them (workload.Op): the
+	// axis of softmax, rmsnorm, update_slice; the axes of gather; the two
+	// axes of causal_mask; the constant standing for the last input.
+	Axis   string   `json:"axis,omitempty"`
+	Axes   []string `json:"axes,omitempty"`
+	Query  string   `json:"query,omitempty"`
+	Key    string   `json:"key,omitempty"`
+	K      string   `json:"k,omitempty"`
+	Reduce string   `json:"op,omitempty"`
+	Scalar *float64 `json:"scalar,omitempty"`
+	// Layouts gives the HBM layout the op's kernel reads each input in and
+	// writes each output in (inputs first, then outputs; mapping
+	// expressions, `m![S, D]`).
+	Layouts []string `json:"layouts"`
+	// Start is the op's first cycle in the graph's sequential schedule
+	// (its relayouts run just before it), Cycles its kernel's cycles (0
+	// for a view or an op that is not plannable).
+	Start  float64 `json:"start"`
+	Cycles float64 `json:"cycles"`
+	// Plan is the op's kernel plan (StatusPlanned only).
+	Plan *Plan `json:"plan,omitempty"`
+}
+
+// GraphTensor is one tensor of a graph plan: an input, an output or an
+// edge between ops.
+type GraphTensor struct {
+	Name  string   `json:"name"`
+	Axes  []string `json:"axes"`
+	DType string   `json:"dtype"`
+	// Role is "input", "output" or "intermediate" (workload.Role).
+	Role  string `json:"role"`
+	Bytes int64  `json:"bytes"`
+	// Producer names the op that writes it ("" for an input); Consumers
+	// the ops that read it, in program order.
+	Producer  string   `json:"producer,omitempty"`
+	Consumers []string `json:"consumers,omitempty"`
+	// Place is PlaceHBM or PlaceDM; Layout is the HBM layout it is stored
+	// in (the producer's output layout, or its declared layout for an
+	// input).
+	Place  string `json:"place"`
+	Layout string `json:"layout"`
+	// View, when set, names the tensor this one shares its bytes with (the
+	// input of a reshape that is a view).
+	View string `json:"view,omitempty"`
+	// Relayouts are the copies into the layouts consumers read that differ
+	// from Layout.
+	Relayouts []Relayout `json:"relayouts,omitempty"`
+}
+
+// Relayout is one copy of a tensor into another HBM layout before a
+// consumer runs.
+type Relayout struct {
+	// Consumer names the op that reads the copy.
+	Consumer string `json:"consumer"`
+	// To is the layout the consumer reads.
+	To string `json:"to"`
+	// Kind is "dma" (an HBM-to-HBM DMA copy through the layouts).
+	Kind string `json:"kind"`
+	// Bytes moved (read and written once each), Cycles their cost.
+	Bytes  int64   `json:"bytes"`
+	Cycles float64 `json:"cycles"`
+}
+
+// GraphCost is a graph plan's total.
+type GraphCost struct {
+	// Model names the cost model.
+	Model string `json:"model"`
+	// Cycles is the sequential schedule's makespan: every kernel and
+	// relayout in program order, one after another; Seconds the same at
+	// the spec's clock. Ops that are not plannable count nothing.
+	Cycles  float64 `json:"cycles"`
+	Seconds float64 `json:"seconds"`
+	// KernelCycles and RelayoutCycles split Cycles; RelayoutShare is
+	// RelayoutCycles / Cycles.
+	KernelCycles   float64 `json:"kernel_cycles"`
+	RelayoutCycles float64 `json:"relayout_cycles"`
+	RelayoutShare  float64 `json:"relayout_share"`
+	// CriticalPath is the longest chain of dependent ops (by their kernel
+	// and relayout cycles), CriticalCycles its length: the makespan of a
+	// schedule that overlapped independent kernels completely.
+	CriticalPath   []string `json:"critical_path"`
+	CriticalCycles float64  `json:"critical_cycles"`
+	// Planned, Views and NotPlannable count the ops by status.
+	Planned      int `json:"planned"`
+	Views        int `json:"views"`
+	NotPlannable int `json:"not_plannable"`
+	// OverlapCycles is the makespan of every kernel in one program at
+	// the graph's addresses, as the scheduler runs it (contexts and DMA
+	// overlapping across kernel boundaries where no hazard holds them,
+	// 002 L7042-L7075; search.GraphSchedule); 0 when not computed (a
+	// padded kernel has no place in that program). It is not the
+	// objective: the layouts are chosen on Cycles.
+	OverlapCycles float64 `json:"overlap_cycles,omitempty"`
+	// BaselineCycles is the same graph with every op planned alone and
+	// every tensor row-major in HBM between ops; Saving is
+	// (BaselineCycles − Cycles) / BaselineCycles.
+	BaselineCycles float64 `json:"baseline_cycles"`
+	Saving         float64 `json:"saving"`
+}
+
+// GraphSearch says how a graph plan's layouts were chosen.
+type GraphSearch struct {
+	// Method is "dp" (a dynamic program over a chain of choices), "ilp"
+	// (an integer linear program, branch and bound over its LP
+	// relaxation) or "exact" (branch and bound over every choice, when
+	// the simplex fails numerically).
+	Method string `json:"method"`
+	// Optimal is "proven" when the search finished (optimal under the
+	// model), "" when it stopped at its node budget with the best found.
+	Optimal string `json:"optimal"`
+	// Choices is the number of (op, layout class) plans considered,
+	// Nodes the search nodes explored.
+	Choices int `json:"choices"`
+	Nodes   int `json:"nodes"`
+	// LowerBound is a proven lower bound on the model's optimum, Gap
+	// (Cycles − LowerBound) / Cycles.
+	LowerBound float64 `json:"lower_bound_cycles"`
+	Gap        float64 `json:"gap"`
+	// Cached counts the op plans taken from the plan cache or the stored
+	// plans; Searched those planned by a search.
+	Cached   int `json:"cached"`
+	Searched int `json:"searched"`
+}
+
+// Marshal writes g as indented JSON followed by a newline; the bytes depend
+// only on g.
+func (g *Graph) Marshal() ([]byte, error) {
+	raw, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// Encode returns the bytes WriteGraph writes to path: Marshal, compressed
+// when path ends in Compressed.
+func (g *Graph) Encode(path string) ([]byte, error) {
+	data, err := g.Marshal()
+	if err != nil || !strings.HasSuffix(path, Compressed) {
+		return data, err
+	}
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Write writes the graph plan to path atomically (Encode).
+func (g *Graph) Write(path string) error {
+	data, err := g.Encode(path)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, data, 0o644)
+}
+
+// IsGraph reports whether data (a plan file's bytes, gunzipped) is a graph
+// plan: a JSON object whose "kind" is GraphKind.
+func IsGraph(data []byte) bool {
+	var k struct {
+		Kind json.RawMessage `json:"kind"`
+	}
+	if json.Unmarshal(data, &k) != nil {
+		return false
+	}
+	return string(k.Kind) == `"`+GraphKind+`"`
+}
+
+// ReadGraph reads a graph plan file (gunzipping it when compressed); errors
+// name the file.
+func ReadGraph(path string) (*Graph, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	g, err := DecodeGraph(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return g, nil
+}
+
+// DecodeGraph decodes a graph plan file's bytes, gunzipping compressed ones
+// up to MaxInflated bytes.
+func DecodeGraph(data []byte) (*Graph, error) {
+	data, err := inflate(data)
+	if err != nil {
+		return nil, err
+	}
+	return UnmarshalGraph(data)
+}
+
+// inflate gunzips data when it starts with gzip's magic bytes.
+func inflate(data []byte) ([]byte, error) {
+	if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
+		return data, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, MaxInflated+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > MaxInflated {
+		return nil, fmt.Errorf("inflates beyond %d bytes", MaxInflated)
+	}
+	return out, nil
+}
+
+// UnmarshalGraph reads a graph plan strictly: unknown fields are errors,
+// each op's plan is read as Unmarshal reads a plan (its errors are under
+// `ops[i].plan`), and the whole graph is checked by Validate.
+func UnmarshalGraph(data []byte) (*Graph, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	type op GraphOp
+	type rawOp struct {
+		*op
+		Plan json.RawMessage `json:"plan,omitempty"`
+	}
+	type fields Graph
+	var g Graph
+	w := struct {
+		*fields
+		Ops []json.RawMessage `json:"ops"`
+	}{fields: (*fields)(&g)}
+	if err := dec.Decode(&w); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after the graph plan")
+	}
+	if g.Version != GraphVersion {
+		return nil, fieldErr("version", "%d, want %d", g.Version, GraphVersion)
+	}
+	g.Ops = make([]GraphOp, len(w.Ops))
+	for i, raw := range w.Ops {
+		r := rawOp{op: (*op)(&g.Ops[i])}
+		od := json.NewDecoder(bytes.NewReader(raw))
+		od.DisallowUnknownFields()
+		if err := od.Decode(&r); err != nil {
+			return nil, &kernel.FieldError{Path: fmt.Sprintf("ops[%d]", i), Err: err}
+		}
+		if len(r.Plan) > 0 && string(r.Plan) != "null" {
+			p, err := Unmarshal(r.Plan)
+			if err != nil {
+				return nil, &kernel.FieldError{Path: fmt.Sprintf("ops[%d].plan", i), Err: err}
+			}
+			g.Ops[i].Plan = p
+		}
+	}
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	return &g, nil
+}
+
+// graphTolerance is the relative slack of the totals' consistency checks
+// (sums of float64 cycles rounded in JSON).
+const graphTolerance = 1e-9
+
+// Validate checks a graph plan: the version and kind; op and tensor names
+// unique and non-empty; every op's tensors declared, each input produced by
+// an earlier op or by none, with one layout per operand; statuses known, a
+// plan exactly for the planned ops (each valid,
+// Plan.Validate, and for this op: its workload's op is the op's name) and
+// no cycles for the others; every tensor's producer and consumers ops that
+// name it, its place known, its relayouts for consumers that read it; the
+// cost finite and non-negative, its cycles the sum of the ops' and the
+// relayouts' cycles, the counts those of the statuses; the search's
+// method and optimality known, its gap within [0, 1].
+func (g *Graph) Validate() error {
+	if g.Version != GraphVersion {
+		return fieldErr("version", "%d, want %d", g.Version, GraphVersion)
+	}
+	if g.Kind != GraphKind {
+		return fieldErr("kind", "%q, want %q", g.Kind, GraphKind)
+	}
+	if g.Workload.Name == "" {
+		return fieldErr("workload.name", "empty")
+	}
+	if g.Workload.Chips < 1 {
+		return fieldErr("workload.chips", "%d, want at least 1", g.Workload.Chips)
+	}
+	if len(g.Ops) == 0 {
+		return fieldErr("ops", "no ops")
+	}
+	tensors := map[string]int{}
+	for i, t := range g.Tensors {
+		f := fmt.Sprintf("tensors[%d]", i)
+		if t.Name == "" {
+			return fieldErr(f+".name", "empty")
+		}
+		if _, dup := tensors[t.Name]; dup {
+			return fieldErr(f+".name", "tensor %q repeated", t.Name)
+		}
+		tensors[t.Name] = i
+	}
+	ops := map[string]int{}
+	reads := map[string]map[string]bool{} // tensor → consumer ops
+	writes := map[string]string{}         // tensor → producer op
+	var kernels, planned, views, unplanned int
+	var kernelCycles float64
+	for i := range g.Ops {
+		o := &g.Ops[i]
+		f := fmt.Sprintf("ops[%d]", i)
+		if o.Name == "" {
+			return fieldErr(f+".name", "empty")
+		}
+		if _, dup := ops[o.Name]; dup {
+			return fieldErr(f+".name", "op %q repeated", o.Name)
+		}
+		ops[o.Name] = i
+		if o.Kind == "" {
+			return fieldErr(f+".kind", "empty")
+		}
+		for j, t := range o.Inputs {
+			if _, ok := tensors[t]; !ok {
+				return fieldErr(fmt.Sprintf("%s.inputs[%d]", f, j), "unknown tensor %q", t)
+			}
+			if p := g.Tensors[tensors[t]].Producer; p != "" {
+				if _, ran := ops[p]; !ran || p == o.Name {
+					return fieldErr(fmt.Sprintf("%s.inputs[%d]", f, j), "tensor %q is read before its producer %q runs (ops run in program order)", t, p)
+				}
+			}
+			if reads[t] == nil {
+				reads[t] = map[string]bool{}
+			}
+			reads[t][o.Name] = true
+		}
+		for j, t := range o.Outputs {
+			if _, ok := tensors[t]; !ok {
+				return fieldErr(fmt.Sprintf("%s.outputs[%d]", f, j), "unknown tensor %q", t)
+			}
+			if p, dup := writes[t]; dup {
+				return fieldErr(fmt.Sprintf("%s.outputs[%d]", f, j), "tensor %q also written by op %q", t, p)
+			}
+			writes[t] = o.Name
+		}
+		if len(o.Layouts) != len(o.Inputs)+len(o.Outputs) {
+			return fieldErr(f+".layouts", "%d layouts for %d operands", len(o.Layouts), len(o.Inputs)+len(o.Outputs))
+		}
+		if err := finite(f+".start", o.Start); err != nil {
+			return err
+		}
+		if err := finite(f+".cycles", o.Cycles); err != nil {
+			return err
+		}
+		switch o.Status {
+		case StatusPlanned:
+			planned++
+			if o.Plan == nil {
+				return fieldErr(f+".plan", "missing for a planned op")
+			}
+			if err := o.Plan.Validate(); err != nil {
+				return &kernel.FieldError{Path: f + ".plan", Err: err}
+			}
+			if o.Plan.Workload.Op != o.Name {
+				return fieldErr(f+".plan.workload.op", "%q, want the op's name %q", o.Plan.Workload.Op, o.Name)
+			}
+			if o.Cycles != o.Plan.Cost.Cycles {
+				return fieldErr(f+".cycles", "%v, want the plan's %v", o.Cycles, o.Plan.Cost.Cycles)
+			}
+			kernels++
+			kernelCycles += o.Cycles
+		case StatusView, StatusNotPlannable:
+			if o.Status == StatusView {
+				views++
+			} else {
+				unplanned++
+				if o.Reason == "" {
+					return fieldErr(f+".reason", "empty: say why the op is not plannable")
+				}
+			}
+			if o.Plan != nil {
+				return fieldErr(f+".plan", "an op with status %q has no plan", o.Status)
+			}
+			if o.Cycles != 0 {
+				return fieldErr(f+".cycles", "%v for an op with status %q, want 0", o.Cycles, o.Status)
+			}
+		default:
+			return fieldErr(f+".status", "%q: want %q, %q or %q", o.Status, StatusPlanned, StatusView, StatusNotPlannable)
+		}
+	}
+	var relayoutCycles float64
+	for i, t := range g.Tensors {
+		f := fmt.Sprintf("tensors[%d]", i)
+		if t.Producer != writes[t.Name] {
+			return fieldErr(f+".producer", "%q, but the op writing it is %q", t.Producer, writes[t.Name])
+		}
+		if len(t.Consumers) != len(reads[t.Name]) {
+			return fieldErr(f+".consumers", "%d consumers, but %d ops read it", len(t.Consumers), len(reads[t.Name]))
+		}
+		for j, c := range t.Consumers {
+			if !reads[t.Name][c] {
+				return fieldErr(fmt.Sprintf("%s.consumers[%d]", f, j), "op %q does not read %q", c, t.Name)
+			}
+		}
+		if t.Place != PlaceHBM && t.Place != PlaceDM {
+			return fieldErr(f+".place", "%q: want %q or %q", t.Place, PlaceHBM, PlaceDM)
+		}
+		if t.Bytes < 0 {
+			return fieldErr(f+".bytes", "%d, negative", t.Bytes)
+		}
+		if t.View != "" {
+			if _, ok := tensors[t.View]; !ok {
+				return fieldErr(f+".view", "unknown tensor %q", t.View)
+			}
+		}
+		for j, r := range t.Relayouts {
+			rf := fmt.Sprintf("%s.relayouts[%d]", f, j)
+			if !reads[t.Name][r.Consumer] {
+				return fieldErr(rf+".consumer", "op %q does not read %q", r.Consumer, t.Name)
+			}
+			if r.Kind != "dma" {
+				return fieldErr(rf+".kind", "%q, want dma", r.Kind)
+			}
+			if r.To == t.Layout {
+				return fieldErr(rf+".to", "%q is the tensor's own layout: no relayout", r.To)
+			}
+			if err := finite(rf+".cycles", r.Cycles); err != nil {
+				return err
+			}
+			relayoutCycles += r.Cycles
+		}
+	}
+	c := g.Cost
+	for _, v := range []struct {
+		f string
+		x float64
+	}{{"cost.cycles", c.Cycles}, {"cost.seconds", c.Seconds}, {"cost.kernel_cycles", c.KernelCycles},
+		{"cost.relayout_cycles", c.RelayoutCycles}, {"cost.critical_cycles", c.CriticalCycles}, {"cost.baseline_cycles", c.BaselineCycles},
+		{"cost.overlap_cycles", c.OverlapCycles}} {
+		if err := finite(v.f, v.x); err != nil {
+			return err
+		}
+	}
+	if !near(c.KernelCycles, kernelCycles) {
+		return fieldErr("cost.kernel_cycles", "%v, but the ops' cycles sum to %v", c.KernelCycles, kernelCycles)
+	}
+	if !near(c.RelayoutCycles, relayoutCycles) {
+		return fieldErr("cost.relayout_cycles", "%v, but the relayouts' cycles sum to %v", c.RelayoutCycles, relayoutCycles)
+	}
+	if !near(c.Cycles, kernelCycles+relayoutCycles) {
+		return fieldErr("cost.cycles", "%v, want kernel_cycles + relayout_cycles = %v", c.Cycles, kernelCycles+relayoutCycles)
+	}
+	if c.CriticalCycles > c.Cycles*(1+graphTolerance) {
+		return fieldErr("cost.critical_cycles", "%v exceeds the sequential makespan %v", c.CriticalCycles, c.Cycles)
+	}
+	for j, n := range c.CriticalPath {
+		if _, ok := ops[n]; !ok {
+			return fieldErr(fmt.Sprintf("cost.critical_path[%d]", j), "unknown op %q", n)
+		}
+	}
+	if c.Planned != planned || c.Views != views || c.NotPlannable != unplanned {
+		return fieldErr("cost.planned", "counts %d/%d/%d, but the ops' statuses give %d planned, %d views, %d not plannable",
+			c.Planned, c.Views, c.NotPlannable, planned, views, unplanned)
+	}
+	if c.RelayoutShare < 0 || c.RelayoutShare > 1 || math.IsNaN(c.RelayoutShare) {
+		return fieldErr("cost.relayout_share", "%v outside [0, 1]", c.RelayoutShare)
+	}
+	if math.IsNaN(c.Saving) || c.Saving > 1 {
+		return fieldErr("cost.saving", "%v above 1", c.Saving)
+	}
+	s := g.Search
+	if s.Method != "dp" && s.Method != "ilp" && s.Method != "exact" {
+		return fieldErr("search.method", "%q: want dp, ilp or exact", s.Method)
+	}
+	if s.Optimal != "" && s.Optimal != "proven" {
+		return fieldErr("search.optimal", "%q: want proven or empty", s.Optimal)
+	}
+	if math.IsNaN(s.Gap) || s.Gap < 0 || s.Gap > 1 {
+		return fieldErr("search.gap", "%v outside [0, 1]", s.Gap)
+	}
+	if s.Choices < 0 || s.Nodes < 0 || s.Cached < 0 || s.Searched < 0 {
+		return fieldErr("search", "negative count")
+	}
+	if err := finite("search.lower_bound_cycles", s.LowerBound); err != nil {
+		return err
+	}
+	if s.LowerBound > c.Cycles*(1+graphTolerance) {
+		return fieldErr("search.lower_bound_cycles", "%v above the plan's %v cycles", s.LowerBound, c.Cycles)
+	}
+	return nil
+}
+
+// finite checks a non-negative finite number.
+func finite(path string, x float64) error {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+		return fieldErr(path, "%v: want a finite number ≥ 0", x)
+	}
+	return nil
+}
+
+// near reports a ≈ b within graphTolerance (relative) or 1e-6 cycles.
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= max(1e-6, graphTolerance*max(math.Abs(a), math.Abs(b)))
+}
+
+// GraphAlign aligns every graph tensor's HBM region: 256 MiB, the stride
+// at which the planner places a kernel's arguments (0, 1 << 28, 2 << 28,
+// as the manual's Hello kernels do, 002 L362-L364), so that a kernel at
+// the graph's addresses meets the same HBM channels and banks as the
+// kernel planned alone (the address bits below 28 select them, 002
+// L2963-L2977), and costs what its plan says. 48 GB of HBM hold 192 such
+// regions (002 L137).
+const GraphAlign = 1 << 28
+
+// Addresses assigns each graph tensor an HBM region of its own, aligned to
+// GraphAlign: inputs in declaration order, then the ops' outputs in
+// program order; a reshape's output (GraphTensor.View) shares its input's.
+// The emitted layer (emit.GraphRust) and the graph's schedule place the
+// kernels' HBM tensors there.
+func (g *Graph) Addresses() (map[string]int64, error) {
+	addr := map[string]int64{}
+	next := int64(0)
+	place := func(t *GraphTensor) error {
+		if t.View != "" {
+			a, ok := addr[t.View]
+			if !ok {
+				return fmt.Errorf("emit graph %q: view %s of %s placed before it", g.Workload.Name, t.Name, t.View)
+			}
+			addr[t.Name] = a
+			return nil
+		}
+		addr[t.Name] = next
+		next += (max(t.Bytes, 1) + GraphAlign - 1) / GraphAlign * GraphAlign
+		return nil
+	}
+	byName := map[string]*GraphTensor{}
+	for i := range g.Tensors {
+		byName[g.Tensors[i].Name] = &g.Tensors[i]
+	}
+	for i := range g.Tensors {
+		if g.Tensors[i].Producer == "" {
+			if err := place(&g.Tensors[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, o := range g.Ops {
+		for _, name := range o.Outputs {
+			if err := place(byName[name]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return addr, nil
+}

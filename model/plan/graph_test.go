@@ -1,0 +1,100 @@
+package plan
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// head64 is the attention head planned whole at S = T = D = 64
+// (`tcpmap plan workloads/attention-head.yaml --axes S=64,T=64,D=64`).
+func head64(t testing.TB) []byte {
+	data, err := os.ReadFile("testdata/head-64.graph.json")
+	require.NoError(t, err)
+	return data
+}
+
+// TestGraphRoundTrip: a graph plan reads back to the same bytes.
+func TestGraphRoundTrip(t *testing.T) {
+	data := head64(t)
+	require.True(t, IsGraph(data))
+	g, err := UnmarshalGraph(data)
+	require.NoError(t, err)
+	out, err := g.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(out))
+	gz, err := g.Encode("x.graph.json.gz")
+	require.NoError(t, err)
+	back, err := DecodeGraph(gz)
+	require.NoError(t, err)
+	again, err := back.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, data, again)
+	assert.False(t, IsGraph([]byte(`{"version": 1}`)))
+}
+
+// TestGraphValidate: each rule of Validate refuses a plan that breaks it,
+// naming the field.
+func TestGraphValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name, field string
+		edit        func(g *Graph)
+	}{
+		{"version", "version", func(g *Graph) { g.Version = 2 }},
+		{"kind", "kind", func(g *Graph) { g.Kind = "plan" }},
+		{"chips", "workload.chips", func(g *Graph) { g.Workload.Chips = 0 }},
+		{"op repeated", "ops[1].name", func(g *Graph) { g.Ops[1].Name = g.Ops[0].Name }},
+		{"unknown input", "ops[0].inputs[0]", func(g *Graph) { g.Ops[0].Inputs[0] = "nope" }},
+		{"read before produced", "ops[2].inputs[0]", func(g *Graph) { g.Ops[2], g.Ops[3] = g.Ops[3], g.Ops[2] }},
+		{"layouts", "ops[0].layouts", func(g *Graph) { g.Ops[0].Layouts = g.Ops[0].Layouts[1:] }},
+		{"status", "ops[1].status", func(g *Graph) { g.Ops[1].Status = "maybe" }},
+		{"no reason", "ops[1].reason", func(g *Graph) { g.Ops[1].Reason = "" }},
+		{"cost of unplanned", "ops[1].cycles", func(g *Graph) { g.Ops[1].Cycles = 5 }},
+		{"planned without plan", "ops[0].plan", func(g *Graph) { g.Ops[0].Plan = nil }},
+		{"plan of another op", "ops[0].plan.workload.op", func(g *Graph) { g.Ops[0].Plan.Workload.Op = "pv" }},
+		{"cycles not the plan's", "ops[0].cycles", func(g *Graph) { g.Ops[0].Cycles++ }},
+		{"producer", "tensors[7].producer", func(g *Graph) { g.Tensors[7].Producer = "qk" }},
+		{"place", "tensors[0].place", func(g *Graph) { g.Tensors[0].Place = "sram" }},
+		{"total", "cost.kernel_cycles", func(g *Graph) { g.Cost.KernelCycles++ }},
+		{"counts", "cost.planned", func(g *Graph) { g.Cost.Planned++ }},
+		{"relayout to own layout", "tensors[3].relayouts[0].to", func(g *Graph) {
+			g.Tensors[3].Relayouts = []Relayout{{Consumer: "scale", To: g.Tensors[3].Layout, Kind: "dma", Bytes: 1, Cycles: 1}}
+		}},
+		{"method", "search.method", func(g *Graph) { g.Search.Method = "guess" }},
+		{"gap", "search.gap", func(g *Graph) { g.Search.Gap = 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := UnmarshalGraph(head64(t))
+			require.NoError(t, err)
+			tc.edit(g)
+			err = g.Validate()
+			require.Error(t, err)
+			assert.True(t, strings.HasPrefix(err.Error(), tc.field), "%v", err)
+		})
+	}
+}
+
+// FuzzUnmarshalGraph: any bytes are refused with an error or read into a
+// graph plan that validates and marshals back to bytes that read the same.
+func FuzzUnmarshalGraph(f *testing.F) {
+	f.Add(head64(f))
+	f.Add([]byte(`{"version": 1, "kind": "graph"}`))
+	f.Add([]byte(`{"version": 1, "kind": "graph", "ops": [{"plan": {}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := UnmarshalGraph(data)
+		if err != nil {
+			return
+		}
+		require.NoError(t, g.Validate())
+		out, err := g.Marshal()
+		require.NoError(t, err)
+		back, err := UnmarshalGraph(out)
+		require.NoError(t, err)
+		again, err := back.Marshal()
+		require.NoError(t, err)
+		assert.Equal(t, out, again)
+	})
+}

@@ -1,0 +1,1051 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
+
+	"tcpmap/constraints"
+	"tcpmap/cost"
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+	"tcpmap/model/plan"
+	"tcpmap/model/workload"
+	"tcpmap/results"
+)
+
+// Graph planning: one plan per op and one layout per tensor of a graph
+// workload, chosen jointly to minimise the graph's cycles (every kernel and
+// every relayout, run in program order on one chip).
+//
+// The model. Each op has layout classes: an HBM layout for each of its
+// operands (a row-major order of the tensor's axes). A graph input is read
+// in its declared layout; an intermediate tensor is stored in the layout
+// its producer's class writes, and a consumer whose class reads another
+// layout gets a relayout first (an HBM-to-HBM DMA copy, cost.RelayoutCycles).
+// An op's class costs its kernel's cycles under the op planner (a view or
+// an op that is not plannable costs nothing and has one class: every
+// operand in its declared layout). The graph's cost is the sum over ops of
+// their classes' costs plus the relayouts. The baseline is every op in its
+// first class (every tensor row-major in its declared order): each op
+// planned alone with row-major HBM between ops.
+//
+// The candidate layouts of a tensor are its declared row-major order and,
+// when both its producer and one of its consumers have a kernel planner,
+// up to GraphOptions.Layouts − 1 other orders of its axes (the
+// permutations in lexicographic order, the declared one first): a layout
+// that no consumer could read without a relayout can never beat the
+// declared one. The search over the classes is a dynamic program when the
+// ops with several classes interact along a chain, and an integer linear
+// program (gonum's simplex under a branch and bound) otherwise; both prove the optimum under the model unless the node
+// budget stops the branch and bound first (the best found and its gap).
+
+// OpPlanner plans one op of a graph workload: its kernel plan with the
+// op's operands in the HBM layouts w's tensors state (Tensor.LayoutExpr; nil
+// is row-major in the declared order). An op it cannot plan is reported
+// with a *NotPlannableError. PlanOpPlanner plans every op kind PlanOp
+// plans (issue 15); EinsumPlanner only the einsums.
+type OpPlanner func(w *workload.Workload, op string, opts Options) (*plan.Plan, error)
+
+// NotPlannableError says that no planner maps an op yet.
+type NotPlannableError struct {
+	Op, Kind string
+	// Why, when set, says more (the planner's own refusal).
+	Why string
+}
+
+func (e *NotPlannableError) Error() string {
+	s := fmt.Sprintf("op %s (%s): not yet plannable", e.Op, e.Kind)
+	if e.Why != "" {
+		s += ": " + e.Why
+	}
+	return s
+}
+
+// StoppedError says that an op's search stopped (its budget, a timeout)
+// before it found a legal plan: the op may be plannable with more budget.
+type StoppedError struct{ Op, Why string }
+
+func (e *StoppedError) Error() string { return e.Why }
+
+// EinsumPlanner is the OpPlanner of einsum ops: the SAT planner over the
+// op's mapspace on spec (SolveAnyShape, padded when the sizes have no
+// mapping). Other kinds are not plannable by it.
+func EinsumPlanner(spec *engines.Spec) OpPlanner {
+	return func(w *workload.Workload, op string, opts Options) (*plan.Plan, error) {
+		o := findOp(w, op)
+		if o == nil {
+			return nil, fmt.Errorf("%s: no op named %q", w.File, op)
+		}
+		if o.Kind != workload.KindEinsum {
+			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind)}
+		}
+		p, err := constraints.NewProblem(w, op)
+		if err != nil {
+			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind), Why: err.Error()}
+		}
+		s, err := NewSpace(p, spec)
+		if err != nil {
+			return nil, err
+		}
+		res, _, _, err := SolveAnyShape(s, Solve, opts, true)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case res.Best == nil && !res.Stats.Complete:
+			// Plannable, but the budget ran out: not a property of the op.
+			return nil, &StoppedError{Op: o.Name, Why: fmt.Sprintf("%s:%d: op %s: the search stopped (%s) before any legal candidate; raise the budget", w.File, o.Line, o.Name, res.Stats.Stopped)}
+		case res.Best == nil:
+			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind), Why: "no legal mapping, padded or not"}
+		}
+		return res.Plan()
+	}
+}
+
+// PlanOpPlanner is the OpPlanner of every op kind PlanOp plans (einsums
+// and the Vector Engine ops, issue 15) on spec: an op PlanOp has no kernel
+// for (ErrNoKernel), or whose space holds no legal candidate, is not
+// plannable; a search stopped before any legal candidate is a
+// *StoppedError; a view (reshape) needs no kernel and is not plannable as
+// one (the graph treats reshapes of row-major tensors as views).
+func PlanOpPlanner(spec *engines.Spec) OpPlanner {
+	return func(w *workload.Workload, op string, opts Options) (*plan.Plan, error) {
+		o := findOp(w, op)
+		if o == nil {
+			return nil, fmt.Errorf("%s: no op named %q", w.File, op)
+		}
+		opts.Spec = spec
+		res, err := PlanOp(w, op, opts)
+		switch {
+		case errors.Is(err, ErrNoKernel):
+			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind), Why: err.Error()}
+		case err != nil:
+			return nil, err
+		case res.Free:
+			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind), Why: "a view: no kernel"}
+		case res.Plan == nil && !res.Stats.Complete:
+			return nil, &StoppedError{Op: o.Name, Why: fmt.Sprintf("%s:%d: op %s: the search stopped (%s) before any legal candidate; raise the budget", w.File, o.Line, o.Name, res.Stats.Stopped)}
+		case res.Plan == nil:
+			why := res.Why
+			if why == "" {
+				why = "no legal mapping"
+			}
+			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind), Why: why}
+		}
+		return res.Plan, nil
+	}
+}
+
+func findOp(w *workload.Workload, name string) *workload.Op {
+	for _, o := range w.Ops {
+		if o.Name == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// GraphOptions configure PlanGraph.
+type GraphOptions struct {
+	// Spec is the hardware spec (relayout costs; the einsum planner's).
+	Spec *engines.Spec
+	// Planner plans one op (nil: PlanOpPlanner(Spec)).
+	Planner OpPlanner
+	// Op are the options of every op's search.
+	Op Options
+	// Cache, when set, is asked for an op's plan before Planner and told
+	// every plan Planner makes (PlanCache).
+	Cache PlanCache
+	// Layouts is the number of candidate layouts of a tensor that two
+	// planned ops share (1: row-major only; 0 means DefaultLayouts).
+	Layouts int
+	// MaxNodes bounds the branch and bound's nodes (0: DefaultMaxNodes).
+	MaxNodes int
+	// Progress, when set, is told after each op plan a search made (not
+	// the plans from the cache, nor the ops no planner maps): the op, its
+	// layouts, the search's wall time and how many plans have been
+	// searched so far.
+	Progress func(op string, layouts []string, took time.Duration, searched int)
+	// CacheOnly plans nothing: an op plan the cache does not hold is an
+	// error (ErrNotCached).
+	CacheOnly bool
+}
+
+// ErrNotCached is the error of an op plan missing from the cache under
+// GraphOptions.CacheOnly.
+var ErrNotCached = errors.New("not in the plan cache")
+
+// PlanCache holds op plans between runs, keyed by content (GraphKey).
+type PlanCache interface {
+	Get(key string, w *workload.Workload, op string) (*plan.Plan, bool)
+	Put(key string, p *plan.Plan) error
+}
+
+// Defaults of GraphOptions.
+const (
+	DefaultLayouts  = 2
+	DefaultMaxNodes = 1 << 20
+)
+
+// layoutClass is one class of an op: the layout of each operand (inputs,
+// then outputs) as an axis order; nil entries are the declared order.
+type layoutClass struct {
+	layouts [][]string
+	plan    *plan.Plan
+	cycles  float64
+}
+
+// gop is an op of the graph being planned.
+type gop struct {
+	op      *workload.Op
+	status  string
+	reason  string
+	classes []layoutClass
+}
+
+// graphModel is the planning model of a graph.
+type graphModel struct {
+	w       *workload.Workload
+	spec    *engines.Spec
+	ops     []gop
+	order   []int                 // topological order of the ops
+	prod    map[string]int        // tensor → producing op
+	cons    map[string][]int      // tensor → consuming ops, program order
+	cands   map[string][][]string // tensor → candidate axis orders (declared first)
+	bytes   map[string]int64
+	relay   map[string]float64 // tensor → one relayout's cycles
+	es      []gedge            // the edges, once computed (edges)
+	cached  int
+	planned int
+}
+
+// PlanGraph plans a graph workload: every op's plan for every layout class,
+// then the classes minimising the graph's cycles.
+func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
+	if w == nil || w.Form != workload.FormGraph {
+		return nil, errors.New("search: PlanGraph: not a graph workload")
+	}
+	if o.Spec == nil {
+		return nil, errors.New("search: PlanGraph: no hardware spec")
+	}
+	if o.Planner == nil {
+		o.Planner = PlanOpPlanner(o.Spec)
+	}
+	if o.Layouts <= 0 {
+		o.Layouts = DefaultLayouts
+	}
+	if o.MaxNodes <= 0 {
+		o.MaxNodes = DefaultMaxNodes
+	}
+	m, err := newGraphModel(w, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.planOps(o); err != nil {
+		return nil, err
+	}
+	choice, st := m.solve(o.MaxNodes)
+	base := make([]int, len(m.ops))
+	g, err := m.graphPlan(choice, base, st)
+	if err != nil {
+		return nil, err
+	}
+	if g.Cost.Planned > 0 {
+		r, err := GraphSchedule(o.Spec, g)
+		switch {
+		case err == nil:
+			g.Cost.OverlapCycles = r.Cycles
+		case !errors.Is(err, ErrPadded):
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// newGraphModel builds the model: the dataflow, the topological order
+// (gonum), the candidate layouts and the relayout prices.
+func newGraphModel(w *workload.Workload, o GraphOptions) (*graphModel, error) {
+	m := &graphModel{w: w, spec: o.Spec, prod: map[string]int{}, cons: map[string][]int{},
+		cands: map[string][][]string{}, bytes: map[string]int64{}, relay: map[string]float64{}}
+	g := simple.NewDirectedGraph()
+	for i, op := range w.Ops {
+		m.ops = append(m.ops, gop{op: op})
+		g.AddNode(simple.Node(i))
+		for _, t := range op.Outputs {
+			m.prod[t] = i
+		}
+	}
+	for i, op := range w.Ops {
+		for _, t := range op.Inputs {
+			m.cons[t] = append(m.cons[t], i)
+			if p, ok := m.prod[t]; ok && p != i && !g.HasEdgeFromTo(int64(p), int64(i)) {
+				g.SetEdge(g.NewEdge(simple.Node(p), simple.Node(i)))
+			}
+		}
+	}
+	sorted, err := topo.SortStabilized(g, sortNodes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the ops' dataflow has a cycle: %v", w.File, err)
+	}
+	for _, n := range sorted {
+		m.order = append(m.order, int(n.ID()))
+	}
+	for _, t := range w.Tensors {
+		n, err := t.DType.BytesFor(int(t.Elems))
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: tensor %s: %w", w.File, t.Line, t.Name, err)
+		}
+		m.bytes[t.Name] = int64(n)
+		if m.relay[t.Name], err = cost.RelayoutCycles(o.Spec, int64(n)); err != nil {
+			return nil, err
+		}
+		m.cands[t.Name] = [][]string{nil}
+	}
+	return m, nil
+}
+
+// sortNodes orders a set of ops of equal topological rank by program
+// order, so that the order is deterministic.
+func sortNodes(ns []graph.Node) {
+	slices.SortFunc(ns, func(a, b graph.Node) int { return int(a.ID() - b.ID()) })
+}
+
+// permutations returns up to n−1 orders of axes other than the declared
+// one, in lexicographic order of the positions (axes of size one are
+// orders too; the planner's layout is what matters).
+func permutations(axes []string, n int) [][]string {
+	var out [][]string
+	idx := make([]int, len(axes))
+	for i := range idx {
+		idx[i] = i
+	}
+	for len(out) < n-1 && nextPermutation(idx) {
+		p := make([]string, len(axes))
+		for i, k := range idx {
+			p[i] = axes[k]
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// nextPermutation advances idx to the next permutation in lexicographic
+// order; false after the last.
+func nextPermutation(idx []int) bool {
+	i := len(idx) - 2
+	for i >= 0 && idx[i] >= idx[i+1] {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	j := len(idx) - 1
+	for idx[j] <= idx[i] {
+		j--
+	}
+	idx[i], idx[j] = idx[j], idx[i]
+	slices.Reverse(idx[i+1:])
+	return true
+}
+
+// operands lists an op's operands: inputs then outputs.
+func operands(op *workload.Op) []string {
+	return append(append([]string{}, op.Inputs...), op.Outputs...)
+}
+
+// planOps gives every op its classes. First each op is planned with its
+// operands in their declared layouts (a reshape is a view; an op the
+// planner refuses is not plannable, with that one class). Then a tensor
+// whose producer and at least one consumer both have kernels gets its
+// other candidate layouts (up to o.Layouts in all), and every op is
+// planned for each combination of its operands' candidates that is not
+// all-declared.
+func (m *graphModel) planOps(o GraphOptions) error {
+	for i := range m.ops {
+		g := &m.ops[i]
+		op := g.op
+		declared := make([][]string, len(operands(op)))
+		if op.Kind == workload.KindReshape {
+			g.status = plan.StatusView
+			g.classes = []layoutClass{{layouts: declared}}
+			continue
+		}
+		pl, err := m.planOp(op, declared, o)
+		var np *NotPlannableError
+		if errors.As(err, &np) {
+			g.status, g.reason = plan.StatusNotPlannable, np.Error()
+			g.classes = []layoutClass{{layouts: declared}}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		g.status = plan.StatusPlanned
+		g.classes = []layoutClass{{layouts: declared, plan: pl, cycles: pl.Cost.Cycles}}
+	}
+	if o.Layouts < 2 {
+		return nil
+	}
+	planned := func(i int) bool { return m.ops[i].status == plan.StatusPlanned }
+	for _, t := range m.w.Tensors {
+		p, produced := m.prod[t.Name]
+		if !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[t.Name], planned) {
+			continue
+		}
+		m.cands[t.Name] = append(m.cands[t.Name], permutations(t.Axes, o.Layouts)...)
+	}
+	for i := range m.ops {
+		g := &m.ops[i]
+		if g.status != plan.StatusPlanned {
+			continue
+		}
+		combos := [][][]string{nil}
+		for _, t := range operands(g.op) {
+			var next [][][]string
+			for _, c := range combos {
+				for _, l := range m.cands[t] {
+					next = append(next, append(slices.Clone(c), l))
+				}
+			}
+			combos = next
+		}
+		for _, c := range combos[1:] { // combos[0] is the declared class
+			pl, err := m.planOp(g.op, c, o)
+			var np *NotPlannableError
+			var se *StoppedError
+			if errors.As(err, &np) || errors.As(err, &se) {
+				continue // no plan in these layouts (within the budget): not a choice
+			}
+			if err != nil {
+				return err
+			}
+			g.classes = append(g.classes, layoutClass{layouts: c, plan: pl, cycles: pl.Cost.Cycles})
+		}
+	}
+	return nil
+}
+
+// planOp plans op with its operands in the layouts ls (nil: declared),
+// through the cache.
+func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions) (*plan.Plan, error) {
+	ls := layouts
+	w := m.w
+	if slices.ContainsFunc(ls, func(l []string) bool { return l != nil }) {
+		w = withLayouts(m.w, operands(op), ls)
+	}
+	key := ""
+	if o.Cache != nil {
+		var err error
+		if key, err = GraphKey(w, op.Name, m.spec, o.Op); err != nil {
+			return nil, err
+		}
+		if p, ok := o.Cache.Get(key, w, op.Name); ok {
+			// A stored plan states the cost of the model it was priced
+			// with: price its program with the model in force.
+			if err := reprice(m.spec, p); err != nil {
+				return nil, fmt.Errorf("%s: op %s: stored plan: %w", w.File, op.Name, err)
+			}
+			m.cached++
+			return p, nil
+		}
+	}
+	if o.CacheOnly && op.Kind == workload.KindEinsum {
+		return nil, fmt.Errorf("%s:%d: op %s: %w (--cache-only)", w.File, op.Line, op.Name, ErrNotCached)
+	}
+	start := time.Now()
+	p, err := o.Planner(w, op.Name, o.Op)
+	if err != nil {
+		return nil, err
+	}
+	m.planned++
+	if o.Progress != nil {
+		var ls []string
+		for i, t := range operands(op) {
+			ls = append(ls, m.layoutText(t, layouts[i]))
+		}
+		o.Progress(op.Name, ls, time.Since(start), m.planned)
+	}
+	if o.Cache != nil {
+		if err := o.Cache.Put(key, p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// reprice sets p's cost to the cost model's price of its program (a
+// lowered copy) on spec.
+func reprice(spec *engines.Spec, p *plan.Plan) error {
+	data, err := p.Program.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	q := &kernel.Program{}
+	if err := q.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	if err := engines.Lower(spec, q); err != nil {
+		return err
+	}
+	r, err := cost.Estimate(spec, q)
+	if err != nil {
+		return err
+	}
+	p.Cost = Cost(r)
+	return nil
+}
+
+// withLayouts returns a copy of w whose tensors names[i] are stored
+// row-major in the order ls[i] (nil: unchanged).
+func withLayouts(w *workload.Workload, names []string, ls [][]string) *workload.Workload {
+	c := *w
+	c.Tensors = slices.Clone(w.Tensors)
+	for i, name := range names {
+		if ls[i] == nil {
+			continue
+		}
+		for k, t := range c.Tensors {
+			if t.Name != name {
+				continue
+			}
+			nt := *t
+			nt.LayoutExpr = orderExpr(w, ls[i])
+			nt.Layout = "m![" + nt.LayoutExpr.Text() + "]"
+			c.Tensors[k] = &nt
+		}
+	}
+	return &c
+}
+
+// orderExpr is the row-major layout of axes in the given order.
+func orderExpr(w *workload.Workload, axes []string) *mapping.Expr {
+	if len(axes) == 0 {
+		return mapping.Identity()
+	}
+	parts := make([]*mapping.Expr, len(axes))
+	for i, a := range axes {
+		n, _ := w.Axes.Size(a)
+		parts[i] = mapping.Sym(a, n)
+	}
+	return mapping.Pair(parts...)
+}
+
+// layoutText is a tensor's layout for order (nil: its declared layout).
+func (m *graphModel) layoutText(tensor string, order []string) string {
+	t := m.w.Tensor(tensor)
+	if order == nil {
+		if t.LayoutExpr != nil {
+			return t.LayoutExpr.Text()
+		}
+		order = t.Axes
+	}
+	return orderExpr(m.w, order).Text()
+}
+
+// stored returns the layout op i's class k writes tensor t in.
+func (m *graphModel) layoutOf(i, k int, t string) []string {
+	for j, x := range operands(m.ops[i].op) {
+		if x == t {
+			return m.ops[i].classes[k].layouts[j]
+		}
+	}
+	return nil
+}
+
+// edges are the (tensor, producer, consumer, input position) pairs.
+type gedge struct {
+	tensor   string
+	from, to int
+}
+
+func (m *graphModel) edges() []gedge {
+	if m.es != nil {
+		return m.es
+	}
+	es := []gedge{}
+	for _, t := range m.w.Tensors {
+		p, ok := m.prod[t.Name]
+		if !ok {
+			continue
+		}
+		for _, c := range m.cons[t.Name] {
+			es = append(es, gedge{t.Name, p, c})
+		}
+	}
+	m.es = es
+	return es
+}
+
+// relayout is the cost of edge e with the producer in class a and the
+// consumer in class b.
+func (m *graphModel) relayout(e gedge, a, b int) float64 {
+	if slices.Equal(m.layoutOf(e.from, a, e.tensor), m.layoutOf(e.to, b, e.tensor)) {
+		return 0
+	}
+	return m.relay[e.tensor]
+}
+
+// inputRelayout is the cost of graph input t read by op i in class k.
+func (m *graphModel) inputRelayout(i, k int) float64 {
+	s := 0.0
+	for _, t := range m.ops[i].op.Inputs {
+		if _, ok := m.prod[t]; ok {
+			continue
+		}
+		if m.layoutOf(i, k, t) != nil {
+			s += m.relay[t]
+		}
+	}
+	return s
+}
+
+// total is the model's cost of an assignment.
+func (m *graphModel) total(choice []int) float64 {
+	s := 0.0
+	for i := range m.ops {
+		s += m.ops[i].classes[choice[i]].cycles + m.inputRelayout(i, choice[i])
+	}
+	for _, e := range m.edges() {
+		s += m.relayout(e, choice[e.from], choice[e.to])
+	}
+	return s
+}
+
+// solveStats says how the assignment was found.
+type solveStats struct {
+	method     string
+	proven     bool
+	nodes      int
+	lowerBound float64
+}
+
+// solve picks one class per op. Ops with one class are fixed; the others
+// interact through the edges between them. When every connected set of
+// interacting ops is a chain, a dynamic program along each chain is exact;
+// otherwise an integer linear program (graphilp.go) is, when its branch
+// and bound finishes within maxNodes LP solves; should the simplex fail
+// numerically, a branch and bound over the classes in topological order
+// (the bound: the cost so far plus each unassigned op's cheapest class)
+// takes its place.
+func (m *graphModel) solve(maxNodes int) ([]int, solveStats) {
+	choice := make([]int, len(m.ops))
+	multi := func(i int) bool { return len(m.ops[i].classes) > 1 }
+	// The interaction graph of the ops with several classes.
+	ug := simple.NewUndirectedGraph()
+	for i := range m.ops {
+		if multi(i) {
+			ug.AddNode(simple.Node(i))
+		}
+	}
+	for _, e := range m.edges() {
+		if multi(e.from) && multi(e.to) && e.from != e.to && !ug.HasEdgeBetween(int64(e.from), int64(e.to)) {
+			ug.SetEdge(ug.NewEdge(simple.Node(e.from), simple.Node(e.to)))
+		}
+	}
+	chains := true
+	for _, comp := range topo.ConnectedComponents(ug) {
+		ends := 0
+		for _, n := range comp {
+			d := ug.From(n.ID()).Len()
+			if d > 2 {
+				chains = false
+			}
+			if d <= 1 {
+				ends++
+			}
+		}
+		if len(comp) > 1 && ends != 2 {
+			chains = false // a cycle
+		}
+	}
+	if chains {
+		for _, comp := range topo.ConnectedComponents(ug) {
+			m.chainDP(comp, ug, choice)
+		}
+		c := m.total(choice)
+		return choice, solveStats{method: "dp", proven: true, nodes: len(m.ops), lowerBound: c}
+	}
+	if best, st, ok := m.ilpSolve(choice, maxNodes); ok {
+		return best, st
+	}
+	// The simplex failed numerically: enumerate instead.
+	return m.branchAndBound(choice, maxNodes)
+}
+
+// unary is op i's own cost in class k with the fixed (single-class)
+// neighbours' relayouts.
+func (m *graphModel) unary(i, k int) float64 {
+	s := m.ops[i].classes[k].cycles + m.inputRelayout(i, k)
+	for _, e := range m.edges() {
+		switch {
+		case e.from == i && e.to == i:
+			s += m.relayout(e, k, k)
+		case e.from == i && len(m.ops[e.to].classes) == 1:
+			s += m.relayout(e, k, 0)
+		case e.to == i && len(m.ops[e.from].classes) == 1:
+			s += m.relayout(e, 0, k)
+		}
+	}
+	return s
+}
+
+// pair is the relayout cost between ops i (class a) and j (class b), over
+// every edge between them in either direction.
+func (m *graphModel) pair(i, a, j, b int) float64 {
+	s := 0.0
+	for _, e := range m.edges() {
+		switch {
+		case e.from == i && e.to == j:
+			s += m.relayout(e, a, b)
+		case e.from == j && e.to == i:
+			s += m.relayout(e, b, a)
+		}
+	}
+	return s
+}
+
+// chainDP assigns the classes of one chain of interacting ops exactly
+// (Viterbi: the cheapest assignment of a path-structured sum of unary and
+// pairwise costs).
+func (m *graphModel) chainDP(comp []graph.Node, ug *simple.UndirectedGraph, choice []int) {
+	if len(comp) == 1 {
+		i := int(comp[0].ID())
+		best := 0
+		for k := range m.ops[i].classes {
+			if m.unary(i, k) < m.unary(i, best) {
+				best = k
+			}
+		}
+		choice[i] = best
+		return
+	}
+	// Walk the path from its lowest-numbered end.
+	var start int64 = -1
+	for _, n := range comp {
+		if ug.From(n.ID()).Len() == 1 && (start < 0 || n.ID() < start) {
+			start = n.ID()
+		}
+	}
+	path := []int{int(start)}
+	prev := int64(-1)
+	for cur := start; ; {
+		var next int64 = -1
+		it := ug.From(cur)
+		for it.Next() {
+			if id := it.Node().ID(); id != prev {
+				next = id
+			}
+		}
+		if next < 0 {
+			break
+		}
+		path = append(path, int(next))
+		prev, cur = cur, next
+	}
+	cost := make([][]float64, len(path))
+	back := make([][]int, len(path))
+	for s, i := range path {
+		n := len(m.ops[i].classes)
+		cost[s] = make([]float64, n)
+		back[s] = make([]int, n)
+		for k := 0; k < n; k++ {
+			cost[s][k] = m.unary(i, k)
+			if s == 0 {
+				continue
+			}
+			best, arg := math.Inf(1), 0
+			for a := range cost[s-1] {
+				if c := cost[s-1][a] + m.pair(path[s-1], a, i, k); c < best {
+					best, arg = c, a
+				}
+			}
+			cost[s][k] += best
+			back[s][k] = arg
+		}
+	}
+	last := len(path) - 1
+	k := 0
+	for a := range cost[last] {
+		if cost[last][a] < cost[last][k] {
+			k = a
+		}
+	}
+	for s := last; s >= 0; s-- {
+		choice[path[s]] = k
+		k = back[s][k]
+	}
+}
+
+// branchAndBound assigns the classes of the ops with several classes in
+// topological order, exactly unless maxNodes stops it.
+func (m *graphModel) branchAndBound(choice []int, maxNodes int) ([]int, solveStats) {
+	var vars []int
+	for _, i := range m.order {
+		if len(m.ops[i].classes) > 1 {
+			vars = append(vars, i)
+		}
+	}
+	pos := map[int]int{}
+	for k, i := range vars {
+		pos[i] = k
+	}
+	minUnary := make([]float64, len(vars))
+	for k, i := range vars {
+		minUnary[k] = math.Inf(1)
+		for c := range m.ops[i].classes {
+			minUnary[k] = min(minUnary[k], m.unary(i, c))
+		}
+	}
+	rest := make([]float64, len(vars)+1) // Σ minUnary[k:]
+	for k := len(vars) - 1; k >= 0; k-- {
+		rest[k] = rest[k+1] + minUnary[k]
+	}
+	fixed := 0.0 // the cost of the single-class ops among themselves
+	for i := range m.ops {
+		if len(m.ops[i].classes) == 1 {
+			fixed += m.ops[i].classes[0].cycles + m.inputRelayout(i, 0)
+		}
+	}
+	for _, e := range m.edges() {
+		if len(m.ops[e.from].classes) == 1 && len(m.ops[e.to].classes) == 1 {
+			fixed += m.relayout(e, 0, 0)
+		}
+	}
+	best := slices.Clone(choice) // every op in class 0: the baseline
+	bestCost := m.total(best)
+	cur := slices.Clone(choice)
+	nodes := 0
+	complete := true
+	var rec func(k int, acc float64)
+	rec = func(k int, acc float64) {
+		if k == len(vars) {
+			if acc < bestCost {
+				bestCost = acc
+				copy(best, cur)
+			}
+			return
+		}
+		i := vars[k]
+		for c := range m.ops[i].classes {
+			if nodes >= maxNodes {
+				complete = false
+				return
+			}
+			nodes++
+			add := m.unary(i, c)
+			for _, j := range vars[:k] {
+				add += m.pair(j, cur[j], i, c)
+			}
+			if fixed+acc+add+rest[k+1] >= bestCost {
+				continue
+			}
+			cur[i] = c
+			rec(k+1, acc+add)
+			cur[i] = 0
+		}
+	}
+	rec(0, 0)
+	st := solveStats{method: "exact", proven: complete, nodes: nodes, lowerBound: bestCost}
+	if !complete {
+		st.lowerBound = min(bestCost, fixed+rest[0])
+	}
+	return best, st
+}
+
+// graphPlan assembles the graph plan of an assignment: ops with their
+// schedule, tensors with their layouts and relayouts, the totals, the
+// critical path and the baseline (the assignment base).
+func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, error) {
+	w := m.w
+	g := &plan.Graph{Version: plan.GraphVersion, Kind: plan.GraphKind,
+		Workload: plan.GraphWorkload{File: w.File, Name: w.Name, Axes: w.Axes.String(), Chips: w.Chips}}
+	// Relayouts, per consumer.
+	incoming := make([]float64, len(m.ops))
+	relayouts := map[string][]plan.Relayout{}
+	for _, t := range w.Tensors {
+		var stored []string
+		if p, ok := m.prod[t.Name]; ok {
+			stored = m.layoutOf(p, choice[p], t.Name)
+		}
+		for _, c := range m.cons[t.Name] {
+			read := m.layoutOf(c, choice[c], t.Name)
+			if slices.Equal(stored, read) {
+				continue
+			}
+			r := plan.Relayout{Consumer: w.Ops[c].Name, To: m.layoutText(t.Name, read), Kind: "dma",
+				Bytes: m.bytes[t.Name], Cycles: m.relay[t.Name]}
+			relayouts[t.Name] = append(relayouts[t.Name], r)
+			incoming[c] += r.Cycles
+		}
+	}
+	clock := m.spec.Clock.GHz.Value // 002 L2623, L2744 (the manual's 1 GHz assumption)
+	now := 0.0
+	for i, op := range w.Ops {
+		cl := m.ops[i].classes[choice[i]]
+		o := plan.GraphOp{Name: op.Name, Kind: string(op.Kind), Status: m.ops[i].status, Reason: m.ops[i].reason,
+			Inputs: op.Inputs, Outputs: op.Outputs, Plan: cl.plan, Cycles: cl.cycles,
+			Axis: op.Axis, Axes: op.Axes, Query: op.Query, Key: op.Key, K: op.K, Reduce: op.Reduce, Scalar: op.Scalar}
+		for j, t := range operands(op) {
+			o.Layouts = append(o.Layouts, m.layoutText(t, cl.layouts[j]))
+		}
+		now += incoming[i]
+		o.Start = now
+		now += cl.cycles
+		g.Ops = append(g.Ops, o)
+		g.Cost.KernelCycles += cl.cycles
+		switch o.Status {
+		case plan.StatusPlanned:
+			g.Cost.Planned++
+		case plan.StatusView:
+			g.Cost.Views++
+		default:
+			g.Cost.NotPlannable++
+		}
+	}
+	for _, t := range w.Tensors {
+		gt := plan.GraphTensor{Name: t.Name, Axes: t.Axes, DType: t.DType.String(), Role: string(t.Role),
+			Bytes: m.bytes[t.Name], Place: plan.PlaceHBM, Relayouts: relayouts[t.Name]}
+		var stored []string
+		if p, ok := m.prod[t.Name]; ok {
+			gt.Producer = w.Ops[p].Name
+			stored = m.layoutOf(p, choice[p], t.Name)
+			if w.Ops[p].Kind == workload.KindReshape {
+				gt.View = w.Ops[p].Inputs[0]
+			}
+		}
+		gt.Layout = m.layoutText(t.Name, stored)
+		for _, c := range m.cons[t.Name] {
+			gt.Consumers = append(gt.Consumers, w.Ops[c].Name)
+		}
+		for _, r := range gt.Relayouts {
+			g.Cost.RelayoutCycles += r.Cycles
+		}
+		g.Tensors = append(g.Tensors, gt)
+	}
+	c := &g.Cost
+	c.Model = "tcpmap/cost"
+	c.Cycles = c.KernelCycles + c.RelayoutCycles
+	if clock > 0 {
+		c.Seconds = c.Cycles / (clock * 1e9)
+	}
+	if c.Cycles > 0 {
+		c.RelayoutShare = c.RelayoutCycles / c.Cycles
+	}
+	c.CriticalPath, c.CriticalCycles = m.criticalPath(choice, incoming)
+	c.BaselineCycles = m.total(base)
+	if c.BaselineCycles > 0 {
+		c.Saving = (c.BaselineCycles - c.Cycles) / c.BaselineCycles
+	}
+	choices := 0
+	for i := range m.ops {
+		choices += len(m.ops[i].classes)
+	}
+	g.Search = plan.GraphSearch{Method: st.method, Nodes: st.nodes, Choices: choices, LowerBound: min(st.lowerBound, c.Cycles),
+		Cached: m.cached, Searched: m.planned}
+	if st.proven {
+		g.Search.Optimal = "proven"
+		g.Search.LowerBound = c.Cycles
+	} else if c.Cycles > 0 {
+		g.Search.Gap = (c.Cycles - g.Search.LowerBound) / c.Cycles
+	}
+	if err := g.Validate(); err != nil {
+		return nil, fmt.Errorf("search: graph plan of %s: %w", w.Name, err)
+	}
+	return g, nil
+}
+
+// criticalPath is the longest chain of dependent ops, each weighing its
+// kernel's cycles and its incoming relayouts.
+func (m *graphModel) criticalPath(choice []int, incoming []float64) ([]string, float64) {
+	n := len(m.ops)
+	dist := make([]float64, n)
+	from := make([]int, n)
+	for _, i := range m.order {
+		from[i] = -1
+		for _, t := range m.ops[i].op.Inputs {
+			if p, ok := m.prod[t]; ok && p != i && dist[p] > dist[i] {
+				dist[i], from[i] = dist[p], p
+			}
+		}
+		dist[i] += m.ops[i].classes[choice[i]].cycles + incoming[i]
+	}
+	end := 0
+	for i := range dist {
+		if dist[i] > dist[end] {
+			end = i
+		}
+	}
+	var path []string
+	for i := end; i >= 0; i = from[i] {
+		path = append(path, m.w.Ops[i].Name)
+	}
+	slices.Reverse(path)
+	return path, dist[end]
+}
+
+// GraphKey is the content key of one op's plan in a graph (the plan
+// cache's key, as results keys a sweep point): the SHA-256 of the op's
+// canonical contraction (ProblemHash) for an einsum, or of its kind,
+// parameters and operands (names, axes with sizes, dtypes, layouts) for
+// another op; the hardware spec; the search options that change the plan;
+// and the cost model's version.
+func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (string, error) {
+	x := findOp(w, op)
+	if x == nil {
+		return "", fmt.Errorf("%s: no op named %q", w.File, op)
+	}
+	var wh string
+	var err error
+	if x.Kind == workload.KindEinsum {
+		p, perr := constraints.NewProblem(w, op)
+		if perr != nil {
+			return "", perr
+		}
+		wh, err = ProblemHash(p)
+	} else {
+		type operand struct {
+			Name, DType, Layout string
+			Axes                []string
+			Sizes               []int64
+		}
+		c := struct {
+			Op       *workload.Op
+			Chips    int
+			Operands []operand
+		}{Op: x, Chips: w.Chips}
+		for _, name := range operands(x) {
+			t := w.Tensor(name)
+			od := operand{Name: t.Name, DType: t.DType.String(), Axes: t.Axes}
+			if t.LayoutExpr != nil {
+				od.Layout = t.LayoutExpr.Text()
+			}
+			for _, a := range t.Axes {
+				n, _ := w.AxisSize(a)
+				od.Sizes = append(od.Sizes, n)
+			}
+			c.Operands = append(c.Operands, od)
+		}
+		wh, err = results.Hash(c)
+	}
+	if err != nil {
+		return "", err
+	}
+	hw, err := results.Hash(spec)
+	if err != nil {
+		return "", err
+	}
+	opts, err := results.Hash(struct{ MaxEvaluations, MaxTiles int }{o.MaxEvaluations, o.MaxTiles})
+	if err != nil {
+		return "", err
+	}
+	return results.Hash(strings.Join([]string{wh, hw, opts, cost.Version}, "\n"))
+}

@@ -1,0 +1,130 @@
+package search
+
+import (
+	"os"
+	"path/filepath"
+
+	"tcpmap/model/plan"
+	"tcpmap/model/workload"
+)
+
+// DirCache is the PlanCache of graph planning: op plans stored in a folder
+// under their content key (GraphKey; KEY.plan.json.gz), and, read only,
+// the workloads' stored einsum plans (results/plans/NAME-OP.plan.json or
+// .plan.json.gz, planned by `tcpmap plan --op` with the workload's
+// declared layouts on the embedded hardware spec).
+type DirCache struct {
+	// Dir holds the cache's own plans ("": none are kept).
+	Dir string
+	// Stored is the folder of the stored plans ("": not used). A stored
+	// plan serves an op whose operands are all in their declared layouts
+	// when its einsum, axes and HBM layouts are the op's; use it only with
+	// the hardware spec the plans were made on.
+	Stored string
+}
+
+// Get returns the plan stored under key, or the stored plan of op.
+func (c *DirCache) Get(key string, w *workload.Workload, op string) (*plan.Plan, bool) {
+	if c.Dir != "" {
+		if p, err := plan.Read(filepath.Join(c.Dir, key+".plan.json.gz")); err == nil && p.Workload.Op == op {
+			return p, true
+		}
+	}
+	if c.Stored == "" {
+		return nil, false
+	}
+	for _, name := range []string{w.Name + "-" + op + ".plan.json", w.Name + "-" + op + ".plan.json.gz"} {
+		p, err := plan.Read(filepath.Join(c.Stored, name))
+		if err != nil {
+			continue
+		}
+		if storedMatches(w, op, p) {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// storedMatches reports whether stored plan p is the plan of op as w
+// states it: the same op, einsum and axes, and every operand's HBM
+// tensor in the program laid out as w lays it out.
+func storedMatches(w *workload.Workload, op string, p *plan.Plan) bool {
+	o := findOp(w, op)
+	if o == nil || o.Kind != workload.KindEinsum || p.Workload.Op != op || p.Workload.Name != w.Name {
+		return false
+	}
+	if p.Program == nil || p.Program.Reference == nil {
+		return false
+	}
+	// The plan's einsum spelling must be the op's (ProblemHash of the
+	// op's contraction is not recomputable from the plan alone).
+	ein := ""
+	for i, in := range o.Inputs {
+		if i > 0 {
+			ein += ", "
+		}
+		ein += einsumSide(w.Tensor(in).Axes)
+	}
+	ein += " -> " + einsumSide(w.Tensor(o.Outputs[0]).Axes)
+	if p.Workload.Einsum != ein {
+		return false
+	}
+	for _, name := range operands(o) {
+		t := w.Tensor(name)
+		pt, ok := p.Program.Tensor(name)
+		if !ok || pt.Element == nil {
+			return false
+		}
+		want := orderExpr(w, t.Axes)
+		if t.LayoutExpr != nil {
+			want = t.LayoutExpr
+		}
+		if pt.Element.Text() != want.Text() {
+			return false
+		}
+	}
+	// The axes sizes: every axis of the plan's at the workload's size.
+	for _, a := range p.Mapping.Axes {
+		n, ok := w.AxisSize(a.Name)
+		size := a.Size
+		if a.Valid > 0 {
+			size = a.Valid
+		}
+		if !ok || int64(size) != n {
+			return false
+		}
+	}
+	return true
+}
+
+func einsumSide(axes []string) string {
+	if len(axes) == 0 {
+		return "1"
+	}
+	s := ""
+	for i, a := range axes {
+		if i > 0 {
+			s += " "
+		}
+		s += a
+	}
+	return s
+}
+
+// Put stores p under key (atomically; nothing when Dir is ""). A plan
+// whose search a timeout, the memory budget or an interrupt stopped is
+// not kept: the key (GraphKey) names the evaluation budget, not the
+// machine's speed, so another run would take it for the search's result.
+func (c *DirCache) Put(key string, p *plan.Plan) error {
+	if c.Dir == "" {
+		return nil
+	}
+	switch p.Search.Stopped {
+	case StoppedTimeout, StoppedMemory, StoppedInterrupt:
+		return nil
+	}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return err
+	}
+	return p.Write(filepath.Join(c.Dir, key+".plan.json.gz"))
+}

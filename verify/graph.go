@@ -1,0 +1,871 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"tcpmap/engines"
+	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+	"tcpmap/model/plan"
+)
+
+// Verifying a graph plan: every planned kernel runs on the simulator in
+// program order, each on a device whose HBM inputs hold the values the
+// graph's earlier kernels left (device memory carried between kernels by
+// tensor name); views pass their input's bytes on; an op that is not yet
+// plannable has no kernel, and its outputs are fed from the float64
+// reference (rounded to their dtype) — the report says so.
+//
+// Two comparisons per planned kernel: its output against the reference
+// computed from the kernel's actual inputs (Compare's bound: the kernel is
+// correct), and every tensor the kernel writes against the float64
+// reference of the whole graph, with a bound that composes: for an einsum
+// C = Σ A·B with inputs known to within eA and eB of the graph's
+// reference (elementwise), |Ĉ − C| ≤ E_kernel + Σ (|Â|·eB + eA·|B̂| + eA·eB),
+// where E_kernel is the kernel's own rounding bound (Compare's) and Â, B̂
+// the values the kernel read. The bound of a tensor after rounding to its
+// dtype is what its consumers inherit.
+
+// GraphOptions configure VerifyGraph.
+type GraphOptions struct {
+	// Seed seeds the graph inputs' random values.
+	Seed uint64
+	// Workers bounds the goroutines that run slices (0: GOMAXPROCS).
+	Workers int
+}
+
+// GraphReport is the outcome of VerifyGraph.
+type GraphReport struct {
+	Graph string `json:"graph"`
+	Seed  uint64 `json:"seed"`
+	// Ops lists every op in program order.
+	Ops []GraphOpReport `json:"ops"`
+	// Simulated counts the kernels run; Fed the ops whose outputs were fed
+	// from the reference (not yet plannable).
+	Simulated int `json:"simulated"`
+	Fed       int `json:"fed"`
+	// Pass: every kernel matches its own reference and every tensor a
+	// kernel wrote is within its composed bound of the graph's reference.
+	Pass bool `json:"pass"`
+}
+
+// GraphOpReport is one op's outcome.
+type GraphOpReport struct {
+	Op     string `json:"op"`
+	Kind   string `json:"kind"`
+	Status string `json:"status"`
+	// How is "simulated", "view" or "fed from the reference".
+	How string `json:"how"`
+	// Kernel compares the kernel's output with the reference computed
+	// from the inputs it read (simulated ops only).
+	Kernel *Comparison `json:"kernel,omitempty"`
+	// Graph compares each output with the whole graph's float64
+	// reference, within the composed bound (simulated ops only).
+	Graph []Comparison `json:"graph,omitempty"`
+	// MACs simulated.
+	MACs int64 `json:"macs,omitempty"`
+	Pass bool  `json:"pass"`
+}
+
+// gval is one graph tensor's values: on the device (as stored, in its
+// dtype), in the float64 reference, and the bound on their distance.
+type gval struct {
+	dev, ref, err *Logical
+}
+
+// VerifyGraph verifies a graph plan (see above). It fails with an error
+// when an op's reference is not implemented or a kernel does not run.
+func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphReport, error) {
+	if spec == nil || g == nil {
+		return nil, errors.New("verify: nil spec or graph plan")
+	}
+	axes, err := mapping.ParseAxes(g.Workload.Axes)
+	if err != nil {
+		return nil, fmt.Errorf("verify: graph %s: axes %q: %w", g.Workload.Name, g.Workload.Axes, err)
+	}
+	tensors := map[string]*plan.GraphTensor{}
+	for i := range g.Tensors {
+		tensors[g.Tensors[i].Name] = &g.Tensors[i]
+	}
+	newVal := func(name string) (*Logical, error) {
+		t := tensors[name]
+		dt, err := dtype.Parse(t.DType)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", name, err)
+		}
+		l := &Logical{Name: name, DType: dt}
+		n := 1
+		for _, a := range t.Axes {
+			size, ok := axes.Size(a)
+			if !ok {
+				return nil, fmt.Errorf("tensor %s: unknown axis %s", name, a)
+			}
+			l.Axes = append(l.Axes, mapping.Axis{Name: a, Size: size})
+			if n > (1<<31)/size {
+				return nil, fmt.Errorf("tensor %s has more than 2^31 elements: verify the graph at reduced sizes (plan --axes)", name)
+			}
+			n *= size
+		}
+		l.Vals = make([]float64, n)
+		return l, nil
+	}
+	vals := map[string]*gval{}
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x9e3779b97f4a7c15))
+	for _, t := range g.Tensors {
+		if t.Producer != "" {
+			continue
+		}
+		l, err := newVal(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		if err := RandomValues(rng, l); err != nil {
+			return nil, err
+		}
+		if l.DType.IsInt() {
+			// Integer inputs are index tables and positions: 0, 1, 2, …
+			// along a single axis (the MoE's Expert_Indices and
+			// Block_Range, 002 L8623; prefill's position(i) = i, 002
+			// L8048), 0 otherwise (decode's position scalar).
+			for i := range l.Vals {
+				l.Vals[i] = 0
+				if len(l.Axes) == 1 {
+					l.Vals[i] = float64(i)
+				}
+			}
+		}
+		zero, _ := newVal(t.Name)
+		vals[t.Name] = &gval{dev: l, ref: l, err: zero}
+	}
+	rep := &GraphReport{Graph: g.Workload.Name, Seed: opts.Seed, Pass: true}
+	for i := range g.Ops {
+		o := &g.Ops[i]
+		or := GraphOpReport{Op: o.Name, Kind: o.Kind, Status: o.Status, Pass: true}
+		var ins []*gval
+		for _, name := range o.Inputs {
+			v, ok := vals[name]
+			if !ok {
+				return nil, fmt.Errorf("op %s: input %s has no value", o.Name, name)
+			}
+			ins = append(ins, v)
+		}
+		var outs []*Logical
+		for _, name := range o.Outputs {
+			l, err := newVal(name)
+			if err != nil {
+				return nil, err
+			}
+			outs = append(outs, l)
+		}
+		// The float64 reference of the whole graph.
+		var refIns []*Logical
+		for _, v := range ins {
+			refIns = append(refIns, v.ref)
+		}
+		if err := graphRef(o, refIns, outs); err != nil {
+			return nil, err
+		}
+		ref := outs[0]
+		switch o.Status {
+		case plan.StatusView:
+			or.How = "view"
+			dev, _ := newVal(o.Outputs[0])
+			e, _ := newVal(o.Outputs[0])
+			copy(dev.Vals, ins[0].dev.Vals)
+			copy(e.Vals, ins[0].err.Vals)
+			vals[o.Outputs[0]] = &gval{dev: dev, ref: ref, err: e}
+		case plan.StatusNotPlannable:
+			or.How = "fed from the reference"
+			rep.Fed++
+			for j, name := range o.Outputs {
+				dev, _ := newVal(name)
+				e, _ := newVal(name)
+				for k, r := range outs[j].Vals {
+					dev.Vals[k] = storeRound(r, dev.DType)
+					e.Vals[k] = math.Abs(dev.Vals[k] - r)
+				}
+				vals[name] = &gval{dev: dev, ref: outs[j], err: e}
+			}
+		case plan.StatusPlanned:
+			if len(o.Outputs) != 1 {
+				return nil, fmt.Errorf("op %s: a kernel of %d outputs", o.Name, len(o.Outputs))
+			}
+			or.How = "simulated"
+			rep.Simulated++
+			if err := runKernel(spec, o, ins, ref, &or, vals, newVal, opts); err != nil {
+				return nil, fmt.Errorf("op %s: %w", o.Name, err)
+			}
+		default:
+			return nil, fmt.Errorf("op %s: status %q", o.Name, o.Status)
+		}
+		rep.Pass = rep.Pass && or.Pass
+		rep.Ops = append(rep.Ops, or)
+	}
+	return rep, nil
+}
+
+// storeRound is r as a tensor of dtype d stores it.
+func storeRound(r float64, d dtype.DType) float64 {
+	if d.IsInt() {
+		return math.Round(r)
+	}
+	return dtype.Round(r, d)
+}
+
+// runKernel runs one planned op's kernel with its inputs' device values,
+// compares its output with the kernel's own reference and with the
+// graph's, and records the output's device value and composed bound.
+func runKernel(spec *engines.Spec, o *plan.GraphOp, ins []*gval, ref *Logical, or *GraphOpReport, vals map[string]*gval,
+	newVal func(string) (*Logical, error), opts GraphOptions) error {
+	// A copy of the program: lowering modifies it.
+	data, err := o.Plan.Program.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	p := &kernel.Program{}
+	if err := p.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	if p.Reference == nil || p.Reference.Op != kernel.RefEinsum {
+		return fmt.Errorf("the graph verifier runs einsum kernels (reference %v)", p.Reference)
+	}
+	if len(p.Reference.Valid) > 0 {
+		return fmt.Errorf("the kernel is planned padded; a graph's kernels are verified at sizes with an unpadded plan (plan --axes)")
+	}
+	if err := engines.Lower(spec, p); err != nil {
+		return err
+	}
+	dev, err := NewDevice(spec, p.Chips)
+	if err != nil {
+		return err
+	}
+	inputs := map[string]*Logical{}
+	if len(p.Reference.Inputs) != len(o.Inputs) {
+		return fmt.Errorf("the kernel reads %d inputs, the op %d", len(p.Reference.Inputs), len(o.Inputs))
+	}
+	// The op's k-th input is the kernel's k-th reference input.
+	for k, name := range p.Reference.Inputs {
+		t, ok := p.Tensor(name)
+		if !ok || t.Mem != kernel.HBM {
+			return fmt.Errorf("the kernel has no HBM tensor %s", name)
+		}
+		l, err := NewLogical(p, t)
+		if err != nil {
+			return err
+		}
+		if err := reorder(ins[k].dev, l); err != nil {
+			return err
+		}
+		for i, v := range l.Vals {
+			l.Vals[i] = storeRound(v, l.DType) // as HBM stores it
+		}
+		if err := WriteHBMTensor(dev, p, t, l); err != nil {
+			return err
+		}
+		inputs[name] = l
+	}
+	x, err := NewExecutor(dev, p, ExecOptions{Workers: opts.Workers})
+	if err != nil {
+		return err
+	}
+	if err := x.Run(); err != nil {
+		return err
+	}
+	or.MACs = x.MACs()
+	outT, _ := p.Tensor(p.Reference.Output)
+	got, err := ReadHBMTensor(dev, p, outT)
+	if err != nil {
+		return err
+	}
+	exp, err := Reference(p, inputs)
+	if err != nil {
+		return err
+	}
+	kc := Compare(exp, got)
+	or.Kernel = &kc
+	// The graph-level bound: the kernel's own rounding bound plus what its
+	// inputs' bounds propagate (einsum of |Â|·eB + eA·|B̂| + eA·eB).
+	outDev, _ := newVal(o.Outputs[0])
+	if err := reorder(got, outDev); err != nil {
+		return err
+	}
+	local, _ := newVal(o.Outputs[0])
+	if err := reorder(exp.Out, local); err != nil {
+		return err
+	}
+	abs, _ := newVal(o.Outputs[0])
+	if err := reorder(exp.Abs, abs); err != nil {
+		return err
+	}
+	absA, absB := absOf(ins[0].dev), absOf(ins[1].dev)
+	prop, _ := newVal(o.Outputs[0])
+	for _, pair := range [][2]*Logical{{absA, ins[1].err}, {ins[0].err, absB}, {ins[0].err, ins[1].err}} {
+		part, _ := newVal(o.Outputs[0])
+		if err := einsumInto(pair[0], pair[1], part); err != nil {
+			return err
+		}
+		for k := range prop.Vals {
+			prop.Vals[k] += part.Vals[k]
+		}
+	}
+	gm := (gamma(exp.Depth, uF32) + gamma(exp.Depth, uF64)) / (1 - gamma(exp.Depth, uF64))
+	under := float64(exp.Ops) * etaF32
+	lo, _ := newVal(o.Outputs[0])
+	hi, _ := newVal(o.Outputs[0])
+	e, _ := newVal(o.Outputs[0])
+	for k, r := range ref.Vals {
+		b := (gm*abs.Vals[k]+under+prop.Vals[k])*(1+0x1p-40) + gamma(exp.Depth, uF64)*math.Abs(r)
+		lo.Vals[k], hi.Vals[k] = r-b, r+b
+		// What consumers inherit: the distance of the stored value's
+		// possible range from the reference.
+		e.Vals[k] = math.Max(roundOut(r+b, ref.DType, true)-r, r-roundOut(r-b, ref.DType, false))
+	}
+	gc := Compare(&Expected{Out: ref, Lo: lo, Hi: hi}, outDev)
+	or.Graph = append(or.Graph, gc)
+	or.Pass = kc.Pass && gc.Pass
+	vals[o.Outputs[0]] = &gval{dev: outDev, ref: ref, err: e}
+	return nil
+}
+
+// absOf is |l| elementwise.
+func absOf(l *Logical) *Logical {
+	c := &Logical{Name: l.Name, DType: l.DType, Axes: l.Axes, Vals: make([]float64, len(l.Vals))}
+	for i, v := range l.Vals {
+		c.Vals[i] = math.Abs(v)
+	}
+	return c
+}
+
+// reorder copies src into dst, which names the same axes possibly in
+// another order.
+func reorder(src, dst *Logical) error {
+	if len(src.Axes) != len(dst.Axes) || len(src.Vals) != len(dst.Vals) {
+		return fmt.Errorf("tensor %s: axes %s and %s differ", dst.Name, axesString(src.Axes), axesString(dst.Axes))
+	}
+	strides := make([]int, len(dst.Axes)) // of each src axis in dst
+	for i, a := range src.Axes {
+		s := 1
+		found := false
+		for j := len(dst.Axes) - 1; j >= 0; j-- {
+			if dst.Axes[j].Name == a.Name {
+				if dst.Axes[j].Size != a.Size {
+					return fmt.Errorf("tensor %s: axis %s of size %d and %d", dst.Name, a.Name, a.Size, dst.Axes[j].Size)
+				}
+				strides[i], found = s, true
+			}
+			s *= dst.Axes[j].Size
+		}
+		if !found {
+			return fmt.Errorf("tensor %s: axis %s missing", dst.Name, a.Name)
+		}
+	}
+	coords := make([]int, len(src.Axes))
+	for off, v := range src.Vals {
+		src.Coords(off, coords)
+		d := 0
+		for i, c := range coords {
+			d += c * strides[i]
+		}
+		dst.Vals[d] = v
+	}
+	return nil
+}
+
+// index maps each axis name of l to its coordinate position.
+func axisPos(l *Logical) map[string]int {
+	m := make(map[string]int, len(l.Axes))
+	for i, a := range l.Axes {
+		m[a.Name] = i
+	}
+	return m
+}
+
+// iterSpace is the union of the axes of ls (first appearance order).
+func iterSpace(ls ...*Logical) []mapping.Axis {
+	var out []mapping.Axis
+	seen := map[string]bool{}
+	for _, l := range ls {
+		for _, a := range l.Axes {
+			if !seen[a.Name] {
+				seen[a.Name] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// forEach calls f with each point of the space (coordinates by axis
+// position in space) and the offsets of that point in each of ls (axes a
+// tensor lacks are broadcast).
+func forEach(space []mapping.Axis, ls []*Logical, f func(offs []int)) {
+	strides := make([][]int, len(ls))
+	for k, l := range ls {
+		pos := axisPos(l)
+		strides[k] = make([]int, len(space))
+		s := 1
+		st := make([]int, len(l.Axes))
+		for i := len(l.Axes) - 1; i >= 0; i-- {
+			st[i] = s
+			s *= l.Axes[i].Size
+		}
+		for i, a := range space {
+			if p, ok := pos[a.Name]; ok {
+				strides[k][i] = st[p]
+			}
+		}
+	}
+	n := 1
+	for _, a := range space {
+		n *= a.Size
+	}
+	coords := make([]int, len(space))
+	offs := make([]int, len(ls))
+	for it := 0; it < n; it++ {
+		for k := range ls {
+			o := 0
+			for i, c := range coords {
+				o += c * strides[k][i]
+			}
+			offs[k] = o
+		}
+		f(offs)
+		for i := len(space) - 1; i >= 0; i-- {
+			coords[i]++
+			if coords[i] < space[i].Size {
+				break
+			}
+			coords[i] = 0
+		}
+	}
+}
+
+// einsumInto sets out to the einsum of a and b: the sum over the axes out
+// lacks of the products (float64).
+func einsumInto(a, b, out *Logical) error {
+	for i := range out.Vals {
+		out.Vals[i] = 0
+	}
+	space := iterSpace(out, a, b)
+	forEach(space, []*Logical{out, a, b}, func(o []int) { out.Vals[o[0]] += a.Vals[o[1]] * b.Vals[o[2]] })
+	return nil
+}
+
+// graphRef computes op o's output from its inputs in float64: the graph's
+// reference, op by op, from the definitions of the workload's kinds
+// (model/workload/op.go).
+func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
+	out := outs[0]
+	scalar := func() *Logical {
+		return &Logical{Name: "scalar", Vals: []float64{*o.Scalar}}
+	}
+	binary := func(f func(x, y float64) float64) error {
+		b := scalar
+		if o.Scalar == nil {
+			if len(ins) != 2 {
+				return fmt.Errorf("op %s (%s): want two inputs", o.Name, o.Kind)
+			}
+			b = func() *Logical { return ins[1] }
+		}
+		a, bb := ins[0], b()
+		forEach(iterSpace(out), []*Logical{out, a, bb}, func(x []int) { out.Vals[x[0]] = f(a.Vals[x[1]], bb.Vals[x[2]]) })
+		return nil
+	}
+	// along runs f over each line of the output along axis (same axes as
+	// the input).
+	along := func(axis string, f func(in, out []float64)) error {
+		x := ins[0]
+		if !sameAxes(x.Axes, out.Axes) {
+			return fmt.Errorf("op %s (%s): input and output axes differ", o.Name, o.Kind)
+		}
+		p, ok := axisPos(x)[axis]
+		if !ok {
+			return fmt.Errorf("op %s (%s): no axis %s", o.Name, o.Kind, axis)
+		}
+		n, stride := x.Axes[p].Size, 1
+		for i := p + 1; i < len(x.Axes); i++ {
+			stride *= x.Axes[i].Size
+		}
+		line, res := make([]float64, n), make([]float64, n)
+		for base := 0; base < len(x.Vals); base++ {
+			if base/stride%n != 0 {
+				continue
+			}
+			for k := 0; k < n; k++ {
+				line[k] = x.Vals[base+k*stride]
+			}
+			f(line, res)
+			for k := 0; k < n; k++ {
+				out.Vals[base+k*stride] = res[k]
+			}
+		}
+		return nil
+	}
+	var err error
+	switch o.Kind {
+	case "einsum":
+		err = einsumInto(ins[0], ins[1], out)
+	case "mul":
+		err = binary(func(x, y float64) float64 { return x * y })
+	case "add":
+		err = binary(func(x, y float64) float64 { return x + y })
+	case "sub":
+		err = binary(func(x, y float64) float64 { return x - y })
+	case "silu":
+		forEach(iterSpace(out), []*Logical{out, ins[0]}, func(x []int) {
+			v := ins[0].Vals[x[1]]
+			out.Vals[x[0]] = v / (1 + math.Exp(-v))
+		})
+	case "softmax":
+		err = along(o.Axis, func(in, res []float64) {
+			m := math.Inf(-1)
+			for _, v := range in {
+				m = math.Max(m, v)
+			}
+			s := 0.0
+			for k, v := range in {
+				res[k] = math.Exp(v - m)
+				s += res[k]
+			}
+			for k := range res {
+				res[k] /= s
+			}
+		})
+	case "rmsnorm":
+		err = along(o.Axis, func(in, res []float64) {
+			s := 0.0
+			for _, v := range in {
+				s += v * v
+			}
+			r := math.Sqrt(s / float64(len(in)))
+			for k, v := range in {
+				res[k] = v / r
+			}
+		})
+	case "causal_mask":
+		pos := axisPos(out)
+		q, k := pos[o.Query], pos[o.Key]
+		coords := make([]int, len(out.Axes))
+		for i, v := range ins[0].Vals {
+			out.Coords(i, coords)
+			out.Vals[i] = v
+			if coords[k] > coords[q] {
+				out.Vals[i] = math.Inf(-1)
+			}
+		}
+	case "copy":
+		// The same values in another buffer or layout: by axis name.
+		if err := reorder(ins[0], out); err != nil {
+			return fmt.Errorf("op %s: %w", o.Name, err)
+		}
+	case "reshape":
+		if len(ins[0].Vals) != len(out.Vals) {
+			return fmt.Errorf("op %s: reshape of %d elements into %d", o.Name, len(ins[0].Vals), len(out.Vals))
+		}
+		copy(out.Vals, ins[0].Vals) // row-major in the declared orders: the same sequence
+	case "gather":
+		// table[index]: the gathered axes of the table (o.Axes) at the
+		// index's value, flat and row-major over them in the table's order
+		// (one axis: its coordinate); the output has the table's other axes
+		// and the index's. An index outside the gathered axes reads 0 (an
+		// empty MoE grid, whose expert id is -1, 002 L8615-L8616).
+		table, index := ins[0], ins[1]
+		tpos, opos := axisPos(table), axisPos(out)
+		gathered := map[string]bool{}
+		span := 1
+		for _, a := range o.Axes {
+			p, ok := tpos[a]
+			if !ok {
+				return fmt.Errorf("op %s: the table has no axis %s", o.Name, a)
+			}
+			gathered[a] = true
+			span *= table.Axes[p].Size
+		}
+		oc := make([]int, len(out.Axes))
+		for i := range out.Vals {
+			out.Coords(i, oc)
+			io := 0
+			for _, a := range index.Axes {
+				io = io*a.Size + oc[opos[a.Name]]
+			}
+			at := int(index.Vals[io])
+			out.Vals[i] = 0
+			if at < 0 || at >= span {
+				continue
+			}
+			to, rest := 0, at
+			// The gathered coordinates from the flat index, minor first.
+			gc := map[string]int{}
+			for k := len(table.Axes) - 1; k >= 0; k-- {
+				if a := table.Axes[k]; gathered[a.Name] {
+					gc[a.Name] = rest % a.Size
+					rest /= a.Size
+				}
+			}
+			for _, a := range table.Axes {
+				c, ok := gc[a.Name]
+				if !ok {
+					c = oc[opos[a.Name]]
+				}
+				to = to*a.Size + c
+			}
+			out.Vals[i] = table.Vals[to]
+		}
+	case "scatter":
+		// data to the output's axes o.Axes at the flat row-major index
+		// (the inverse of gather); positions no index names hold 0.
+		data, index := ins[0], ins[1]
+		opos := axisPos(out)
+		for i := range out.Vals {
+			out.Vals[i] = 0
+		}
+		dc := make([]int, len(data.Axes))
+		ic := make([]int, len(index.Axes))
+		ipos := axisPos(index)
+		// For every index position and every data position along the axes
+		// the index lacks.
+		for ii, v := range index.Vals {
+			index.Coords(ii, ic)
+			at := int(v)
+			span := 1
+			for _, a := range o.Axes {
+				span *= out.Axes[opos[a]].Size
+			}
+			if at < 0 || at >= span {
+				continue
+			}
+			for di := range data.Vals {
+				data.Coords(di, dc)
+				match := true
+				for k, a := range data.Axes {
+					if p, ok := ipos[a.Name]; ok && ic[p] != dc[k] {
+						match = false
+					}
+				}
+				if !match {
+					continue
+				}
+				oo, rest := 0, at
+				gc := map[string]int{}
+				for k := len(o.Axes) - 1; k >= 0; k-- {
+					a := out.Axes[opos[o.Axes[k]]]
+					gc[a.Name] = rest % a.Size
+					rest /= a.Size
+				}
+				for _, a := range out.Axes {
+					c, ok := gc[a.Name]
+					if !ok {
+						c = dc[axisPos(data)[a.Name]]
+					}
+					oo = oo*a.Size + c
+				}
+				out.Vals[oo] = data.Vals[di]
+			}
+		}
+	case "topk":
+		// The K largest along axis (K = the size of the k axis), in
+		// descending order, ties to the lower index; outputs: values,
+		// indices.
+		x, idx := ins[0], outs[1]
+		xst := make([]int, len(x.Axes)) // x's strides
+		st := 1
+		for k := len(x.Axes) - 1; k >= 0; k-- {
+			xst[k] = st
+			st *= x.Axes[k].Size
+		}
+		p := axisPos(x)[o.Axis]
+		n := x.Axes[p].Size
+		opos := axisPos(out)
+		kpos := opos[o.K]
+		kn := out.Axes[kpos].Size
+		ost := 1
+		for q := kpos + 1; q < len(out.Axes); q++ {
+			ost *= out.Axes[q].Size
+		}
+		oc := make([]int, len(out.Axes))
+		order := make([]int, n)
+		for i := range out.Vals {
+			out.Coords(i, oc)
+			if oc[kpos] != 0 {
+				continue
+			}
+			base := 0
+			for k, a := range x.Axes {
+				if k != p {
+					base += oc[opos[a.Name]] * xst[k]
+				}
+			}
+			for e := range order {
+				order[e] = e
+			}
+			sort.SliceStable(order, func(a, b int) bool { return x.Vals[base+order[a]*xst[p]] > x.Vals[base+order[b]*xst[p]] })
+			for r := 0; r < kn && r < n; r++ {
+				out.Vals[i+r*ost] = x.Vals[base+order[r]*xst[p]]
+				idx.Vals[i+r*ost] = float64(order[r])
+			}
+		}
+	case "one_hot":
+		// out[..., e] = 1 where in[...] == e, along the new axis.
+		x := ins[0]
+		opos := axisPos(out)
+		ap := opos[o.Axis]
+		oc := make([]int, len(out.Axes))
+		for i := range out.Vals {
+			out.Coords(i, oc)
+			xo := 0
+			for _, a := range x.Axes {
+				xo = xo*a.Size + oc[opos[a.Name]]
+			}
+			out.Vals[i] = 0
+			if int(x.Vals[xo]) == oc[ap] {
+				out.Vals[i] = 1
+			}
+		}
+	case "reduce":
+		// sum or max over o.Axes.
+		x := ins[0]
+		init := 0.0
+		if o.Reduce == "max" {
+			init = math.Inf(-1)
+		}
+		for i := range out.Vals {
+			out.Vals[i] = init
+		}
+		forEach(iterSpace(x), []*Logical{out, x}, func(q []int) {
+			if o.Reduce == "max" {
+				out.Vals[q[0]] = math.Max(out.Vals[q[0]], x.Vals[q[1]])
+			} else {
+				out.Vals[q[0]] += x.Vals[q[1]]
+			}
+		})
+	case "cumsum":
+		// Inclusive prefix sums over o.Axes, flat and row-major over them
+		// in the tensor's order, for each position of the other axes.
+		x := ins[0]
+		if !sameAxes(x.Axes, out.Axes) {
+			return fmt.Errorf("op %s (%s): input and output axes differ", o.Name, o.Kind)
+		}
+		scan := map[string]bool{}
+		for _, a := range o.Axes {
+			scan[a] = true
+		}
+		xc := make([]int, len(x.Axes))
+		sums := map[int]float64{} // the other axes' flat position → running sum
+		for i, v := range x.Vals {
+			x.Coords(i, xc)
+			key := 0
+			for k, a := range x.Axes {
+				if !scan[a.Name] {
+					key = key*a.Size + xc[k]
+				}
+			}
+			sums[key] += v
+			out.Vals[i] = sums[key]
+		}
+	case "ceil_div":
+		err = binary(func(x, y float64) float64 { return math.Ceil(x / y) })
+	case "gt":
+		err = binary(func(x, y float64) float64 { return b2f(x > y) })
+	case "ge":
+		err = binary(func(x, y float64) float64 { return b2f(x >= y) })
+	case "lt":
+		err = binary(func(x, y float64) float64 { return b2f(x < y) })
+	case "max":
+		err = binary(math.Max)
+	case "div":
+		err = binary(func(x, y float64) float64 { return x / y })
+	case "where":
+		// cond != 0 ? a : b, b the scalar when given.
+		cond, a := ins[0], ins[1]
+		b := &Logical{Name: "scalar", Vals: []float64{0}}
+		switch {
+		case o.Scalar != nil:
+			b.Vals[0] = *o.Scalar
+		case len(ins) == 3:
+			b = ins[2]
+		default:
+			return fmt.Errorf("op %s (where): want three inputs", o.Name)
+		}
+		forEach(iterSpace(out), []*Logical{out, cond, a, b}, func(q []int) {
+			if cond.Vals[q[1]] != 0 {
+				out.Vals[q[0]] = a.Vals[q[2]]
+			} else {
+				out.Vals[q[0]] = b.Vals[q[3]]
+			}
+		})
+	case "compact":
+		// The values of x where keep != 0, in row-major order over
+		// o.Axes, packed to the front of the output; the rest is -1 (no
+		// value: an empty grid, 002 L8615-L8616, L8654).
+		x, keep := ins[0], ins[1]
+		k := 0
+		for i := range out.Vals {
+			out.Vals[i] = -1
+		}
+		for i, v := range x.Vals {
+			if keep.Vals[i] != 0 && k < len(out.Vals) {
+				out.Vals[k] = v
+				k++
+			}
+		}
+	case "update_slice":
+		// dest with its last index of axis replaced by src (the row the
+		// decode step writes, s − 1; workloads/llama3-70b-decode.yaml).
+		dest, src := ins[0], ins[1]
+		p := axisPos(dest)[o.Axis]
+		last := dest.Axes[p].Size - 1
+		copy(out.Vals, dest.Vals)
+		dp := axisPos(dest)
+		dc := make([]int, len(dest.Axes))
+		for i := range out.Vals {
+			dest.Coords(i, dc)
+			if dc[p] != last {
+				continue
+			}
+			so := 0
+			for _, a := range src.Axes {
+				so = so*a.Size + dc[dp[a.Name]]
+			}
+			out.Vals[i] = src.Vals[so]
+		}
+	default:
+		return fmt.Errorf("op %s: the graph reference of kind %s is not implemented", o.Name, o.Kind)
+	}
+	return err
+}
+
+// b2f is 1 for true, 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// String prints the report for the CLI.
+func (r *GraphReport) String() string {
+	var b strings.Builder
+	for _, o := range r.Ops {
+		fmt.Fprintf(&b, "  %-14s %-13s %-22s", o.Op, o.Kind, o.How)
+		if o.Kernel != nil {
+			fmt.Fprintf(&b, " kernel: %s", o.Kernel.String())
+			for _, g := range o.Graph {
+				fmt.Fprintf(&b, "; graph: %s", g.String())
+			}
+		}
+		b.WriteString("\n")
+	}
+	verdict := "PASS"
+	if !r.Pass {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&b, "%s: graph %s, seed %d: %d kernels simulated, %d ops fed from the reference (not yet plannable)\n",
+		verdict, r.Graph, r.Seed, r.Simulated, r.Fed)
+	return b.String()
+}
