@@ -166,7 +166,7 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 				}
 			}
 		} else {
-			return nil, fmt.Errorf("%s: a graph of %d ops: name the einsum op to plan (one of %s); planning a whole graph is not implemented",
+			return nil, fmt.Errorf("%s: a graph of %d ops: name the einsum op (one of %s); `tcpmap plan` without --op plans the whole graph",
 				w.File, len(w.Ops), strings.Join(names, ", "))
 		}
 	}
