@@ -158,7 +158,8 @@ func findOp(w *workload.Workload, name string) *workload.Op {
 type GraphOptions struct {
 	// Spec is the hardware spec (relayout costs; the einsum planner's).
 	Spec *engines.Spec
-	// Planner plans one op (nil: PlanOpPlanner(Spec)).
+	// Planner plans one op (nil: EinsumPlanner(Spec); PlanOpPlanner(Spec)
+	// plans the Vector Engine ops too).
 	Planner OpPlanner
 	// Op are the options of every op's search.
 	Op Options
@@ -238,7 +239,7 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		return nil, errors.New("search: PlanGraph: no hardware spec")
 	}
 	if o.Planner == nil {
-		o.Planner = PlanOpPlanner(o.Spec)
+		o.Planner = EinsumPlanner(o.Spec)
 	}
 	if o.Layouts <= 0 {
 		o.Layouts = DefaultLayouts

@@ -27,6 +27,7 @@ type graphPlanFlags struct {
 	cache   string // --cache DIR
 	stored  string // --stored DIR
 	only    bool   // --cache-only
+	vector  bool   // --vector-ops
 }
 
 // graphOutput is `plan GRAPH.yaml --json`.
@@ -148,7 +149,11 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 		}
 	}
 	start := time.Now()
-	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only,
+	var planner search.OpPlanner // the einsums only (the default)
+	if f.vector {
+		planner = search.PlanOpPlanner(spec)
+	}
+	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only, Planner: planner,
 		Progress: func(op string, layouts []string, took time.Duration, searched int) {
 			fmt.Fprintf(stderr, "plan: op %s planned in %.1fs (layouts %s); %d op plans searched, %.1fs\n",
 				op, took.Seconds(), strings.Join(layouts, ", "), searched, time.Since(start).Seconds())

@@ -29,7 +29,7 @@ func TestGraphPlanCostVerify(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "head.graph.json")
 	code, stdout, stderr := runCLI(t, append(smallHead, "--out", out)...)
-	skipStale(t, stderr)
+	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "not yet plannable: scale (mul), causal (causal_mask), softmax (softmax)")
 	assert.Contains(t, stdout, "optimal: proven")
@@ -96,10 +96,10 @@ func TestGraphPlanErrors(t *testing.T) {
 // skipStale skips a test whose op plans are not in the committed cache
 // (a cost model or spec change renews their keys): regenerate them with
 // the test's plan command without --cache-only.
-func skipStale(t *testing.T, stderr string) {
+func failStale(t *testing.T, stderr string) {
 	t.Helper()
 	if strings.Contains(stderr, "not in the plan cache") {
-		t.Skipf("stale search/testdata/graph/cache; regenerate it with the test's plan command without --cache-only: %s", stderr)
+		t.Fatalf("stale search/testdata/graph/cache; regenerate it with the test's plan command without --cache-only: %s", stderr)
 	}
 }
 
@@ -116,7 +116,7 @@ var smallDecode = []string{"plan", "../../workloads/llama3-70b-decode.yaml",
 func TestGraphDecodeReduced(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "decode.graph.json")
 	code, stdout, stderr := runCLI(t, append(smallDecode, "--out", out)...)
-	skipStale(t, stderr)
+	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "11 ops planned, 5 views, 11 not yet plannable")
 	assert.Contains(t, stdout, "11 op plans cached or stored, 0 searched")

@@ -207,8 +207,9 @@ type Search struct {
 	// stopped early (a timeout) with the best found so far.
 	Optimal string `json:"optimal"`
 	// Stopped says why a search that did not finish stopped: "timeout"
-	// (its time limit), "evaluations" (its evaluation budget) or
-	// "interrupted" (the user); "" when it finished.
+	// (its time limit), "evaluations" (its evaluation budget), "memory"
+	// (its heap budget, plan --memory) or "interrupted" (the user); ""
+	// when it finished.
 	Stopped string `json:"stopped,omitempty"`
 	// Candidates is the number of candidates enumerated; Legal those that
 	// built and lowered; CostEvaluations those priced.

@@ -345,7 +345,7 @@ func (p *Plan) validateSearch() error {
 	if err := oneOf("search.optimal", s.Optimal, []string{"", "exhaustive", "proven"}); err != nil {
 		return err
 	}
-	if err := oneOf("search.stopped", s.Stopped, []string{"", "timeout", "interrupted", "evaluations"}); err != nil {
+	if err := oneOf("search.stopped", s.Stopped, []string{"", "timeout", "interrupted", "evaluations", "memory"}); err != nil {
 		return err
 	}
 	if s.Stopped != "" && s.Optimal != "" {

@@ -89,6 +89,18 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestValidateStoppedByMemory: a plan whose search stopped at its memory
+// budget (plan --memory, search.StoppedMemory) reads back.
+func TestValidateStoppedByMemory(t *testing.T) {
+	p := sample(t)
+	p.Search.Optimal, p.Search.Stopped, p.Search.Gap = "", "memory", 0.5
+	require.NoError(t, p.Validate())
+	data, err := p.Marshal()
+	require.NoError(t, err)
+	_, err = Unmarshal(data)
+	assert.NoError(t, err)
+}
+
 // TestValidateProgramAxes: a program may declare axes of its own after
 // the workload's (a K-chunked plan's interleave axis, Kc).
 func TestValidateProgramAxes(t *testing.T) {
