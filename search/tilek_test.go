@@ -87,6 +87,9 @@ func TestTileKBoundsAdmissible(t *testing.T) {
 // a sample. The first legal candidate of each chunk count and buffering.
 func TestTileKPlansVerify(t *testing.T) {
 	t.Parallel()
+	if raceDetector {
+		t.Skip("the simulator runs without the race detector (make test's unit-norace)")
+	}
 	for _, w := range tileKSpaces {
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel()
