@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 
 	"tcpmap/internal/atomicfile"
 	"tcpmap/model/kernel"
@@ -224,21 +223,10 @@ func (g *Graph) Marshal() ([]byte, error) {
 // when path ends in Compressed.
 func (g *Graph) Encode(path string) ([]byte, error) {
 	data, err := g.Marshal()
-	if err != nil || !strings.HasSuffix(path, Compressed) {
-		return data, err
-	}
-	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := zw.Write(data); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return compressFor(path, data)
 }
 
 // Write writes the graph plan to path atomically (Encode).

@@ -375,6 +375,13 @@ func (p *Plan) Encode(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compressFor(path, data)
+}
+
+// compressFor returns data as a file at path holds it: gzip-compressed
+// (best compression, no header time: the same bytes every time) when path
+// ends in Compressed.
+func compressFor(path string, data []byte) ([]byte, error) {
 	if !strings.HasSuffix(path, Compressed) {
 		return data, nil
 	}
