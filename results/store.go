@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+
+	"tcpmap/model/plan"
 )
 
 // DefaultPath is the store a sweep writes when no --db is given.
@@ -289,21 +291,8 @@ func (s *Store) Check() error {
 	return nil
 }
 
-// Compress gzips data; the bytes depend only on data.
-func Compress(data []byte) ([]byte, error) {
-	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := zw.Write(data); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+// Compress gzips data; the bytes depend only on data (plan.Gzip).
+func Compress(data []byte) ([]byte, error) { return plan.Gzip(data) }
 
 // Decompress reverses Compress.
 func Decompress(data []byte) ([]byte, error) {

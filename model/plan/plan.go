@@ -379,12 +379,18 @@ func (p *Plan) Encode(path string) ([]byte, error) {
 }
 
 // compressFor returns data as a file at path holds it: gzip-compressed
-// (best compression, no header time: the same bytes every time) when path
-// ends in Compressed.
+// (Gzip) when path ends in Compressed.
 func compressFor(path string, data []byte) ([]byte, error) {
 	if !strings.HasSuffix(path, Compressed) {
 		return data, nil
 	}
+	return Gzip(data)
+}
+
+// Gzip compresses data at gzip's best compression with no header time,
+// so that the bytes depend only on data: the one encoding of every stored
+// plan, graph plan and result-store blob.
+func Gzip(data []byte) ([]byte, error) {
 	var b bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
 	if err != nil {
