@@ -159,7 +159,7 @@ func DeriveSequencer(spec *Spec, req SeqRequest) (*SeqDerivation, error) {
 			return nil, fmt.Errorf("sequencer: invalid %s mapping: %w", x.name, err)
 		}
 	}
-	d := &seqDeriver{mode: req.Mode}
+	d := &seqDeriver{mode: req.Mode, bufExpr: req.Buf}
 	if err := d.loadBuf(req.Buf, req.Extra); err != nil {
 		return nil, err
 	}
@@ -253,6 +253,7 @@ type bufTerm struct {
 
 type seqDeriver struct {
 	mode    SeqMode
+	bufExpr *mapping.Expr
 	buf     []bufTerm // sorted by axis, then coordinate stride
 	bcast   int       // extent product of the buffer's broadcast digits
 	entries []seqEntry
@@ -363,6 +364,13 @@ func (d *seqDeriver) walkPart(part *mapping.Expr, packet bool) error {
 			ext *= f.Extent
 		case mapping.FactorTerm:
 			if !d.hasAxis(f.Axis) {
+				// A buffer that names the axis in a term of extent 1
+				// (A = 1, A / 9 of A = 9) holds one coordinate of it: a
+				// stream walking more of them reads what it does not hold.
+				if d.bufExpr.Uses(f.Axis) {
+					return ruleSeqInsufficient.Violate("stream term %s iterates over %d coordinates of %s, of which the buffer %s holds one",
+						label, f.Extent, f.Axis, d.bufExpr.String()).With("coordinate", f.Stride)
+				}
 				// Axes not present in Buf get stride 0 (002 L1557).
 				inner = append(inner, seqEntry{SeqEntry: kernel.SeqEntry{Size: f.Extent, Stride: 0, Term: label}, packet: packet, expr: part})
 				ext *= f.Extent

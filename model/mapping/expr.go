@@ -285,6 +285,10 @@ func (e *Expr) Symbols() []string {
 	return out
 }
 
+// Uses reports whether the axis name occurs in e, even in a term of extent
+// 1 that [Factorize] drops (e.g. A = 1: the buffer holds one coordinate of A).
+func (e *Expr) Uses(name string) bool { return e.uses(name) }
+
 // uses reports whether the axis name occurs in e.
 func (e *Expr) uses(name string) bool {
 	found := false
