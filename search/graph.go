@@ -72,7 +72,12 @@ func (e *NotPlannableError) Error() string {
 
 // StoppedError says that an op's search stopped (its budget, a timeout)
 // before it found a legal plan: the op may be plannable with more budget.
-type StoppedError struct{ Op, Why string }
+type StoppedError struct {
+	Op, Why string
+	// Stopped is what stopped the search (Stats.Stopped: StoppedBudget,
+	// StoppedTimeout, ...).
+	Stopped string
+}
 
 func (e *StoppedError) Error() string { return e.Why }
 
@@ -103,7 +108,7 @@ func EinsumPlanner(spec *engines.Spec) OpPlanner {
 		switch {
 		case res.Best == nil && !res.Stats.Complete:
 			// Plannable, but the budget ran out: not a property of the op.
-			return nil, &StoppedError{Op: o.Name, Why: fmt.Sprintf("%s:%d: op %s: the search stopped (%s) before any legal candidate; raise the budget", w.File, o.Line, o.Name, res.Stats.Stopped)}
+			return nil, &StoppedError{Op: o.Name, Stopped: res.Stats.Stopped, Why: fmt.Sprintf("%s:%d: op %s: the search stopped (%s) before any legal candidate; raise the budget", w.File, o.Line, o.Name, res.Stats.Stopped)}
 		case res.Best == nil:
 			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind), Why: "no legal mapping, padded or not"}
 		}
@@ -133,7 +138,7 @@ func PlanOpPlanner(spec *engines.Spec) OpPlanner {
 		case res.Free:
 			return nil, &NotPlannableError{Op: o.Name, Kind: string(o.Kind), Why: "a view: no kernel"}
 		case res.Plan == nil && !res.Stats.Complete:
-			return nil, &StoppedError{Op: o.Name, Why: fmt.Sprintf("%s:%d: op %s: the search stopped (%s) before any legal candidate; raise the budget", w.File, o.Line, o.Name, res.Stats.Stopped)}
+			return nil, &StoppedError{Op: o.Name, Stopped: res.Stats.Stopped, Why: fmt.Sprintf("%s:%d: op %s: the search stopped (%s) before any legal candidate; raise the budget", w.File, o.Line, o.Name, res.Stats.Stopped)}
 		case res.Plan == nil:
 			why := res.Why
 			if why == "" {
@@ -174,27 +179,48 @@ type GraphOptions struct {
 	// Progress, when set, is told after each op plan a search made (not
 	// the plans from the cache, nor the ops no planner maps): the op, its
 	// layouts, the search's wall time and how many plans have been
-	// searched so far.
-	Progress func(op string, layouts []string, took time.Duration, searched int)
+	// searched so far; err is non-nil when the search gave no plan in
+	// those layouts (stopped before a legal candidate, or none), which the
+	// graph then does not choose.
+	Progress func(op string, layouts []string, took time.Duration, searched int, err error)
 	// CacheOnly plans nothing: an op plan the cache does not hold is an
 	// error (ErrNotCached).
 	CacheOnly bool
+	// LayoutEvaluations bounds the candidate evaluations
+	// (Options.MaxEvaluations) of a search in layouts other than the
+	// declared ones (0: DefaultLayoutEvaluations; a smaller
+	// Op.MaxEvaluations wins). A layout whose innermost run no DMA can
+	// move enumerates illegal candidates for as long as it is let: the
+	// budget, counted in evaluations rather than seconds, ends such a
+	// search the same way on any machine. A class it stops before any
+	// legal candidate is no choice (GraphSearch.Unplanned counts them).
+	LayoutEvaluations int
 }
 
 // ErrNotCached is the error of an op plan missing from the cache under
 // GraphOptions.CacheOnly.
 var ErrNotCached = errors.New("not in the plan cache")
 
-// PlanCache holds op plans between runs, keyed by content (GraphKey).
+// PlanCache holds op plans between runs, keyed by content (GraphKey). It
+// also remembers the searches that gave no plan within their evaluation
+// budget (a result the key determines, as a plan is): GetNone returns the
+// error such a search gave.
 type PlanCache interface {
 	Get(key string, w *workload.Workload, op string) (*plan.Plan, bool)
 	Put(key string, p *plan.Plan) error
+	GetNone(key string) (error, bool)
+	PutNone(key string, err error) error
 }
 
 // Defaults of GraphOptions.
 const (
 	DefaultLayouts  = 2
 	DefaultMaxNodes = 1 << 20
+	// DefaultLayoutEvaluations: 10,000 evaluations take 2-3 s on the
+	// decode layer's attention einsums (qk, pv in a transposed score
+	// layout, where no candidate is legal), and let the whole decode
+	// layer plan in under 10 s from the stored einsum plans.
+	DefaultLayoutEvaluations = 10_000
 )
 
 // layoutClass is one class of an op: the layout of each operand (inputs,
@@ -227,6 +253,8 @@ type graphModel struct {
 	es      []gedge            // the edges, once computed (edges)
 	cached  int
 	planned int
+	// unplanned counts the layout classes whose search gave no plan.
+	unplanned int
 }
 
 // PlanGraph plans a graph workload: every op's plan for every layout class,
@@ -320,11 +348,15 @@ func sortNodes(ns []graph.Node) {
 	slices.SortFunc(ns, func(a, b graph.Node) int { return int(a.ID() - b.ID()) })
 }
 
-// permutations returns up to n−1 orders of axes other than the declared
-// one, in lexicographic order of the positions (axes of size one are
-// orders too; the planner's layout is what matters).
-func permutations(axes []string, n int) [][]string {
+// distinctOrders returns up to n−1 orders of axes whose row-major layouts
+// differ from the declared one's and from each other's, in lexicographic
+// order of the positions. Two orders are the same layout when they agree
+// on the axes of size above one (m![B, D] ≡ m![D, B] when B = 1): such a
+// pair would plan the same kernels twice and price a relayout between
+// equal bytes.
+func (m *graphModel) distinctOrders(axes []string, n int) [][]string {
 	var out [][]string
+	seen := map[string]bool{m.orderKey(axes): true}
 	idx := make([]int, len(axes))
 	for i := range idx {
 		idx[i] = i
@@ -334,9 +366,25 @@ func permutations(axes []string, n int) [][]string {
 		for i, k := range idx {
 			p[i] = axes[k]
 		}
-		out = append(out, p)
+		if key := m.orderKey(p); !seen[key] {
+			seen[key] = true
+			out = append(out, p)
+		}
 	}
 	return out
+}
+
+// orderKey names the row-major layout of axes in order: the axes of size
+// above one, which alone place bytes.
+func (m *graphModel) orderKey(order []string) string {
+	var b strings.Builder
+	for _, a := range order {
+		if n, _ := m.w.Axes.Size(a); n > 1 {
+			b.WriteString(a)
+			b.WriteByte(',')
+		}
+	}
+	return b.String()
 }
 
 // nextPermutation advances idx to the next permutation in lexicographic
@@ -402,7 +450,7 @@ func (m *graphModel) planOps(o GraphOptions) error {
 		if !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[t.Name], planned) {
 			continue
 		}
-		m.cands[t.Name] = append(m.cands[t.Name], permutations(t.Axes, o.Layouts)...)
+		m.cands[t.Name] = append(m.cands[t.Name], m.distinctOrders(t.Axes, o.Layouts)...)
 	}
 	for i := range m.ops {
 		g := &m.ops[i]
@@ -424,7 +472,8 @@ func (m *graphModel) planOps(o GraphOptions) error {
 			var np *NotPlannableError
 			var se *StoppedError
 			if errors.As(err, &np) || errors.As(err, &se) {
-				continue // no plan in these layouts (within the budget): not a choice
+				m.unplanned++ // no plan in these layouts (within the budget): not a choice
+				continue
 			}
 			if err != nil {
 				return err
@@ -442,11 +491,21 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 	w := m.w
 	if slices.ContainsFunc(ls, func(l []string) bool { return l != nil }) {
 		w = withLayouts(m.w, operands(op), ls)
+		budget := o.LayoutEvaluations
+		if budget <= 0 {
+			budget = DefaultLayoutEvaluations
+		}
+		if o.Op.MaxEvaluations <= 0 || o.Op.MaxEvaluations > budget {
+			o.Op.MaxEvaluations = budget
+		}
 	}
 	key := ""
 	if o.Cache != nil {
 		var err error
 		if key, err = GraphKey(w, op.Name, m.spec, o.Op); err != nil {
+			return nil, err
+		}
+		if err, ok := o.Cache.GetNone(key); ok {
 			return nil, err
 		}
 		if p, ok := o.Cache.Get(key, w, op.Name); ok {
@@ -464,16 +523,28 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 	}
 	start := time.Now()
 	p, err := o.Planner(w, op.Name, o.Op)
-	if err != nil {
-		return nil, err
+	var np *NotPlannableError
+	if err != nil && errors.As(err, &np) {
+		return nil, err // the op has no kernel
 	}
-	m.planned++
+	if err == nil {
+		m.planned++
+	}
 	if o.Progress != nil {
 		var ls []string
 		for i, t := range operands(op) {
 			ls = append(ls, m.layoutText(t, layouts[i]))
 		}
-		o.Progress(op.Name, ls, time.Since(start), m.planned)
+		o.Progress(op.Name, ls, time.Since(start), m.planned, err)
+	}
+	if err != nil {
+		var se *StoppedError
+		if o.Cache != nil && errors.As(err, &se) && se.Stopped == StoppedBudget {
+			if perr := o.Cache.PutNone(key, err); perr != nil {
+				return nil, perr
+			}
+		}
+		return nil, err
 	}
 	if o.Cache != nil {
 		if err := o.Cache.Put(key, p); err != nil {
@@ -951,7 +1022,7 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		choices += len(m.ops[i].classes)
 	}
 	g.Search = plan.GraphSearch{Method: st.method, Nodes: st.nodes, Choices: choices, LowerBound: min(st.lowerBound, c.Cycles),
-		Cached: m.cached, Searched: m.planned}
+		Cached: m.cached, Searched: m.planned, Unplanned: m.unplanned}
 	if st.proven {
 		g.Search.Optimal = "proven"
 		g.Search.LowerBound = c.Cycles

@@ -26,7 +26,7 @@ func fakeModel(t require.TestingT, file string, layouts int, rng *rand.Rand) *gr
 	require.NoError(t, err)
 	for _, tn := range w.Tensors {
 		if _, ok := m.prod[tn.Name]; ok && len(m.cons[tn.Name]) > 0 {
-			m.cands[tn.Name] = append(m.cands[tn.Name], permutations(tn.Axes, layouts)...)
+			m.cands[tn.Name] = append(m.cands[tn.Name], m.distinctOrders(tn.Axes, layouts)...)
 		}
 	}
 	for i := range m.ops {
@@ -218,10 +218,27 @@ func TestPlanGraphDecodeStored(t *testing.T) {
 	assert.LessOrEqual(t, g.Cost.Cycles, g.Cost.BaselineCycles)
 }
 
-func TestPermutations(t *testing.T) {
-	assert.Equal(t, [][]string{{"A", "C", "B"}, {"B", "A", "C"}}, permutations([]string{"A", "B", "C"}, 3))
-	assert.Empty(t, permutations([]string{"A"}, 4))
-	assert.Len(t, permutations([]string{"A", "B", "C"}, 10), 5)
+// TestDistinctOrders: the candidate orders of a tensor are distinct
+// layouts; an axis of size one places no bytes, so orders that differ only
+// in where it sits are one layout (and the declared one is never repeated).
+func TestDistinctOrders(t *testing.T) {
+	w, err := workload.Parse([]byte("name: o\nchips: 1\naxes: {A: 2, B: 3, C: 4, U: 1}\ntensors:\n  x: {axes: [U, A, B, C], dtype: f32}\n  y: {axes: [U, A, B, C], dtype: f32}\nops:\n  - {name: n, kind: exp, inputs: [x], outputs: [y]}\n"), "o.yaml")
+	require.NoError(t, err)
+	m := &graphModel{w: w}
+	assert.Equal(t, [][]string{{"A", "C", "B"}, {"B", "A", "C"}}, m.distinctOrders([]string{"A", "B", "C"}, 3))
+	assert.Empty(t, m.distinctOrders([]string{"A"}, 4))
+	assert.Len(t, m.distinctOrders([]string{"A", "B", "C"}, 10), 5)
+	// U = 1: of the 24 orders of U, A, B, C only the 6 orders of A, B, C
+	// are layouts; the declared one (A, B, C) is not repeated.
+	all := m.distinctOrders([]string{"U", "A", "B", "C"}, 100)
+	assert.Len(t, all, 5)
+	keys := map[string]bool{m.orderKey([]string{"A", "B", "C"}): true}
+	for _, o := range all {
+		k := m.orderKey(o)
+		assert.False(t, keys[k], "order %v repeats a layout", o)
+		keys[k] = true
+	}
+	assert.Equal(t, [][]string{{"U", "B", "A"}}, m.distinctOrders([]string{"U", "A", "B"}, 2))
 }
 
 // TestGraphILP: the integer program and the enumeration agree with brute

@@ -1,8 +1,12 @@
 package search
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"tcpmap/internal/atomicfile"
 
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
@@ -127,4 +131,31 @@ func (c *DirCache) Put(key string, p *plan.Plan) error {
 		return err
 	}
 	return p.Write(filepath.Join(c.Dir, key+".plan.json.gz"))
+}
+
+// GetNone returns the error of a search that gave no plan within the
+// evaluation budget key names (KEY.none holds its message).
+func (c *DirCache) GetNone(key string) (error, bool) {
+	if c.Dir == "" {
+		return nil, false
+	}
+	data, err := os.ReadFile(filepath.Join(c.Dir, key+".none"))
+	if err != nil {
+		return nil, false
+	}
+	return &StoppedError{Stopped: StoppedBudget, Why: strings.TrimSpace(string(data)) + " (cached)"}, true
+}
+
+// PutNone records that the search under key stopped at its evaluation
+// budget before any legal candidate (only that: a timeout depends on the
+// machine). Written atomically.
+func (c *DirCache) PutNone(key string, err error) error {
+	var se *StoppedError
+	if c.Dir == "" || !errors.As(err, &se) || se.Stopped != StoppedBudget {
+		return nil
+	}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(c.Dir, key+".none"), []byte(se.Why+"\n"), 0o644)
 }

@@ -153,7 +153,10 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 			default:
 				gt := byName[src.Name]
 				if prev := declared[gt.Name]; prev != nil {
-					if prev.Element.Text() != t.Element.Text() {
+					// One layout in two spellings (m![B, D] and m![D]
+					// when B = 1: an op kernel leaves out axes of size
+					// one) is one tensor.
+					if eq, _, err := mapping.EquivLimit(prev.Element, t.Element, false, 1<<22); err != nil || !eq {
 						return nil, fmt.Errorf("op %s: tensor %s in layout %s, %s before", o.Name, gt.Name, t.Element.Text(), prev.Element.Text())
 					}
 					if src.Role == kernel.Output {

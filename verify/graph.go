@@ -364,13 +364,17 @@ func absOf(l *Logical) *Logical {
 }
 
 // reorder copies src into dst, which names the same axes possibly in
-// another order.
+// another order. An axis of size one holds one coordinate: either side may
+// leave it out (an op kernel's tensors drop them).
 func reorder(src, dst *Logical) error {
-	if len(src.Axes) != len(dst.Axes) || len(src.Vals) != len(dst.Vals) {
+	if nonUnit(src.Axes) != nonUnit(dst.Axes) || len(src.Vals) != len(dst.Vals) {
 		return fmt.Errorf("tensor %s: axes %s and %s differ", dst.Name, axesString(src.Axes), axesString(dst.Axes))
 	}
-	strides := make([]int, len(dst.Axes)) // of each src axis in dst
+	strides := make([]int, len(src.Axes)) // of each src axis in dst
 	for i, a := range src.Axes {
+		if a.Size == 1 {
+			continue // coordinate 0: no stride
+		}
 		s := 1
 		found := false
 		for j := len(dst.Axes) - 1; j >= 0; j-- {
@@ -396,6 +400,17 @@ func reorder(src, dst *Logical) error {
 		dst.Vals[d] = v
 	}
 	return nil
+}
+
+// nonUnit counts the axes of size above one.
+func nonUnit(axes []mapping.Axis) int {
+	n := 0
+	for _, a := range axes {
+		if a.Size != 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // index maps each axis name of l to its coordinate position.

@@ -28,6 +28,7 @@ type graphPlanFlags struct {
 	stored  string // --stored DIR
 	only    bool   // --cache-only
 	vector  bool   // --vector-ops
+	budget  int    // --layout-evaluations
 }
 
 // graphOutput is `plan GRAPH.yaml --json`.
@@ -154,7 +155,13 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 		planner = search.PlanOpPlanner(spec)
 	}
 	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only, Planner: planner,
-		Progress: func(op string, layouts []string, took time.Duration, searched int) {
+		LayoutEvaluations: f.budget,
+		Progress: func(op string, layouts []string, took time.Duration, searched int, err error) {
+			if err != nil {
+				fmt.Fprintf(stderr, "plan: op %s has no plan in layouts %s after %.1fs (not a choice): %v\n",
+					op, strings.Join(layouts, ", "), took.Seconds(), err)
+				return
+			}
 			fmt.Fprintf(stderr, "plan: op %s planned in %.1fs (layouts %s); %d op plans searched, %.1fs\n",
 				op, took.Seconds(), strings.Join(layouts, ", "), searched, time.Since(start).Seconds())
 		}})
@@ -177,8 +184,12 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 	writeGraph(w, gp, spec)
 	fmt.Fprintf(w, "search: %s, %d layout classes, %d nodes, %d op plans cached or stored, %d searched, %.2fs\n",
 		gp.Search.Method, gp.Search.Choices, gp.Search.Nodes, gp.Search.Cached, gp.Search.Searched, wall.Seconds())
+	unplanned := ""
+	if n := gp.Search.Unplanned; n > 0 {
+		unplanned = fmt.Sprintf("; %d layout classes stopped at --layout-evaluations before any legal candidate are not among them", n)
+	}
 	if gp.Search.Optimal == "proven" {
-		fmt.Fprintln(w, "optimal: proven (under the graph model: per-op plans, HBM layouts, DMA relayouts)")
+		fmt.Fprintf(w, "optimal: proven (under the graph model: per-op plans, HBM layouts, DMA relayouts)%s\n", unplanned)
 	} else {
 		fmt.Fprintf(w, "optimal: no (node budget; gap %.1f%% to the lower bound of %.0f cycles)\n", 100*gp.Search.Gap, gp.Search.LowerBound)
 	}

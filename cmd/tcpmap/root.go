@@ -33,6 +33,7 @@ var subcommands []func(*globals) *cobra.Command
 type globals struct {
 	json bool   // --json: machine-readable output
 	hw   string // --hw FILE: hardware spec overriding the embedded rngd.yaml
+	prof string // --cpuprofile FILE: a Go CPU profile of the command
 	// spec is the spec --hw names, loaded before the command runs.
 	spec *engines.Spec
 }
@@ -97,10 +98,15 @@ simulator of the chip.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
-			return checkHW(g, c)
+			if err := checkHW(g, c); err != nil {
+				return err
+			}
+			return startProfile(g)
 		},
+		PersistentPostRunE: func(*cobra.Command, []string) error { return stopProfile(g) },
 	}
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().StringVar(&g.prof, "cpuprofile", "", "write a Go CPU profile of the command to `FILE` (go tool pprof reads it)")
 	root.PersistentFlags().StringVar(&g.hw, "hw", "", "hardware spec `FILE` overriding the embedded engines/rngd.yaml")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(&cobra.Command{
@@ -139,6 +145,9 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
+	if perr := stopProfile(&g); err == nil {
+		err = perr
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -202,6 +202,11 @@ type GraphSearch struct {
 	// plans; Searched those planned by a search.
 	Cached   int `json:"cached"`
 	Searched int `json:"searched"`
+	// Unplanned counts the layout classes (an op in layouts other than
+	// the declared ones) whose search stopped at its budget before any
+	// legal candidate: they are not choices, and Optimal "proven" covers
+	// the classes that have a plan.
+	Unplanned int `json:"unplanned,omitempty"`
 }
 
 // Marshal writes g as indented JSON followed by a newline; the bytes depend
