@@ -334,7 +334,9 @@ func (m *Model) finish(p *kernel.Program) error {
 			}
 		}
 	}
-	r.Bottleneck.Share = ratio(r.Bottleneck.Cycles, r.Cycles)
+	// The busy time summed along the path may pass the makespan by a
+	// rounding (1.0000000000000007 on a prefill kernel): a share is at most 1.
+	r.Bottleneck.Share = min(1, ratio(r.Bottleneck.Cycles, r.Cycles))
 
 	// Utilization and roofline.
 	chips := int64(max(p.Chips, 1))

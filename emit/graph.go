@@ -34,6 +34,15 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	if opts.API.OrDefault() != Visa01 {
 		return nil, fmt.Errorf("emit graph %q: the layer is written against visa-0.1 only (opt-0.6 places tensors itself)", g.Workload.Name)
 	}
+	for _, t := range g.Tensors {
+		if len(t.Relayouts) > 0 {
+			// The graph prices the copy (cost.RelayoutCycles); no kernel
+			// performs it yet, and the consumer would read the producer's
+			// bytes in its own layout.
+			return nil, fmt.Errorf("emit graph %q: tensor %s is relayouted for %s (%s): a relayout has no kernel to emit yet",
+				g.Workload.Name, t.Name, t.Relayouts[0].Consumer, t.Relayouts[0].To)
+		}
+	}
 	addr, err := g.Addresses()
 	if err != nil {
 		return nil, err

@@ -56,4 +56,13 @@ func TestGraphRust(t *testing.T) {
 	assert.Equal(t, src, again)
 	_, err = GraphRust(g, RustOptions{Version: "test", API: Opt06})
 	assert.ErrorContains(t, err, "visa-0.1 only")
+	// A relayout between two kernels has no kernel yet: refused, naming
+	// the tensor, not written as if the consumer read the producer's bytes.
+	for i := range g.Tensors {
+		if g.Tensors[i].Name == "p" {
+			g.Tensors[i].Relayouts = []plan.Relayout{{Consumer: "pv", To: "m![T, S]", Kind: "dma"}}
+		}
+	}
+	_, err = GraphRust(g, RustOptions{Version: "test"})
+	assert.ErrorContains(t, err, "tensor p is relayouted for pv (m![T, S])")
 }

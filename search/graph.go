@@ -293,7 +293,7 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		switch {
 		case err == nil:
 			g.Cost.OverlapCycles = r.Cycles
-		case !errors.Is(err, ErrPadded):
+		case !errors.Is(err, ErrPadded) && !errors.Is(err, ErrRelayout):
 			return nil, err
 		}
 	}

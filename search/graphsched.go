@@ -27,6 +27,11 @@ import (
 // not the graph's.
 var ErrPadded = errors.New("a padded kernel has no place in the graph's program")
 
+// ErrRelayout is GraphProgram's error for a graph tensor a kernel reads in
+// another layout than its producer writes: the graph prices the relayout
+// (cost.RelayoutCycles) but has no kernel for it yet.
+var ErrRelayout = errors.New("a relayout between two kernels has no kernel in the graph's program")
+
 // GraphProgram merges the kernels of g into one program: each kernel's
 // tensors prefixed with its op's name, except its HBM arguments, which
 // become the graph's tensors (a reshape's output is a tile view of the
@@ -157,7 +162,7 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 					// when B = 1: an op kernel leaves out axes of size
 					// one) is one tensor.
 					if eq, _, err := mapping.EquivLimit(prev.Element, t.Element, false, 1<<22); err != nil || !eq {
-						return nil, fmt.Errorf("op %s: tensor %s in layout %s, %s before", o.Name, gt.Name, t.Element.Text(), prev.Element.Text())
+						return nil, fmt.Errorf("op %s: tensor %s in layout %s, %s before: %w", o.Name, gt.Name, t.Element.Text(), prev.Element.Text(), ErrRelayout)
 					}
 					if src.Role == kernel.Output {
 						written[gt.Name] = true

@@ -182,7 +182,7 @@ func priceGraph(spec *engines.Spec, path string, gp *plan.Graph) (graphCostOutpu
 		switch {
 		case err == nil:
 			out.OverlapCycles = r.Cycles
-		case !errors.Is(err, search.ErrPadded):
+		case !errors.Is(err, search.ErrPadded) && !errors.Is(err, search.ErrRelayout):
 			return graphCostOutput{}, nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}

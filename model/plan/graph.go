@@ -170,7 +170,8 @@ type GraphCost struct {
 	// the graph's addresses, as the scheduler runs it (contexts and DMA
 	// overlapping across kernel boundaries where no hazard holds them,
 	// 002 L7042-L7075; search.GraphSchedule); 0 when not computed (a
-	// padded kernel has no place in that program). It is not the
+	// padded kernel or a relayout between kernels has no place in that
+	// program). It is not the
 	// objective: the layouts are chosen on Cycles.
 	OverlapCycles float64 `json:"overlap_cycles,omitempty"`
 	// BaselineCycles is the same graph with every op planned alone and
