@@ -343,7 +343,7 @@ func TestOpRooflineBound(t *testing.T) {
 func TestPlanOpLayouts(t *testing.T) {
 	w, err := workload.Load("testdata/ops/layouts.yaml")
 	require.NoError(t, err)
-	plans := []string{"scale", "act", "softmax"}
+	plans := []string{"scale", "act", "softmax", "keep"}
 	if raceDetector {
 		plans = nil // the refusals only; make test runs the rest in unit-norace
 	}
@@ -358,6 +358,10 @@ func TestPlanOpLayouts(t *testing.T) {
 		rep, err := verify.Verify(engines.Default(), r.Plan.Program, verify.Options{Seed: 4})
 		require.NoError(t, err, op)
 		assert.True(t, rep.Pass, "%s: %s", op, rep)
+		if op == "keep" {
+			// A copy is exact: the f32 datapath holds f32 and bf16.
+			assert.Zero(t, rep.Comparison.MaxAbs, "%s: %s", op, rep)
+		}
 	}
 	_, err = PlanOp(w, "flip", Options{})
 	require.ErrorIs(t, err, ErrNoKernel)

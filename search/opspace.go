@@ -139,7 +139,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	case workload.KindReduce:
 		s.family = "reduce"
 	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast,
-		workload.KindGT, workload.KindGE, workload.KindCeilDiv:
+		workload.KindCopy, workload.KindGT, workload.KindGE, workload.KindCeilDiv:
 		s.family = "map"
 	default:
 		if why, ok := opUnplannable[o.Kind]; ok {
@@ -191,7 +191,10 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 			return nil, fmt.Errorf("%s: input %s has axes %v, the output %v; broadcast inputs are not planned", at, t.Name, t.Axes, s.out.Axes)
 		}
 	}
-	if s.family == "map" && o.Scalar == nil && len(s.ins) != 2 && o.Kind != workload.KindExp && o.Kind != workload.KindSigmoid && o.Kind != workload.KindSiLU && o.Kind != workload.KindCast {
+	if o.Kind == workload.KindCopy && s.integer {
+		return nil, fmt.Errorf("%s: a copy of f32 or bf16 is planned, not of i32", at)
+	}
+	if s.family == "map" && o.Scalar == nil && len(s.ins) != 2 && o.Kind != workload.KindExp && o.Kind != workload.KindSigmoid && o.Kind != workload.KindSiLU && o.Kind != workload.KindCast && o.Kind != workload.KindCopy {
 		return nil, fmt.Errorf("%s: want two tensor inputs or a scalar", at)
 	}
 	// The program's axes, and the positions in the output's HBM order
@@ -681,7 +684,10 @@ func (b *opBuilder) elementwise() error {
 			// workloads/kernels/silu-decode.json.
 			mid = []kStage{{Kind: "vector_stash"}, {Kind: "vector_fp_unary", Param: "Sigmoid"}, {Kind: "vector_fp_binary", Param: "MulF(Mul0), Stash"}}
 			expr, rng = fmt.Sprintf("%s * sigmoid(%s)", x.Name, x.Name), []float64{-8, 8}
-		case workload.KindCast:
+		case workload.KindCast, workload.KindCopy:
+			// A copy is a cast into its own type: f32 and bf16 pass the
+			// f32 datapath exactly; the DMAs read and write each
+			// tensor's own layout (the KV cache store, 002 L8070).
 			expr = x.Name
 		default:
 			return fmt.Errorf("%s is not planned", s.o.Kind)
