@@ -370,3 +370,41 @@ func TestPlanOpLayouts(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoKernel)
 	assert.Contains(t, err.Error(), "not a row-major order of its axes")
 }
+
+// TestOpTilesSpanAxes: tiles may take more than one outer axis (whole
+// axes, then an outer part of the next) when those axes lead every
+// tensor's HBM order; the tiled kernels verify.
+func TestOpTilesSpanAxes(t *testing.T) {
+	w, err := workload.Load("testdata/ops/tiles.yaml")
+	require.NoError(t, err)
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	for _, op := range []string{"scale", "softmax"} {
+		o, err := lookupOp(w, op)
+		require.NoError(t, err)
+		s, err := newOpSpace(w, o, engines.Default())
+		require.NoError(t, err)
+		assert.True(t, s.tileable(2), op)
+		assert.True(t, s.tileable(8), "%s: G and H whole", op)
+		assert.True(t, s.tileable(16), "%s: G, H and S / 8", op)
+		c := opCand{Tiles: 16, Clusters: 1, Slices: 4, Form: string(o.Kind), MainLoad: o.Kind == workload.KindSoftmax}
+		if o.Kind == workload.KindSoftmax {
+			c.Form = "recompute"
+		}
+		require.Contains(t, s.cands, c, op)
+		if raceDetector {
+			continue
+		}
+		x, err := s.evaluate(c, m)
+		require.NoError(t, err, op)
+		rep, err := verify.Verify(engines.Default(), x.program, verify.Options{Seed: 9})
+		require.NoError(t, err, op)
+		assert.True(t, rep.Pass, "%s: %s", op, rep)
+	}
+	o, err := lookupOp(w, "skew")
+	require.NoError(t, err)
+	s, err := newOpSpace(w, o, engines.Default())
+	require.NoError(t, err)
+	assert.True(t, s.tileable(2), "G leads both orders")
+	assert.False(t, s.tileable(8), "H is not second in z's order")
+}

@@ -306,21 +306,32 @@ func sameAxes(a, b []string) bool {
 }
 
 // tileable reports whether n tiles of the positions are contiguous in
-// every tensor's HBM order: the tile digits are the first position
-// axis's outer part, which must be every tensor's outermost axis (size-1
-// axes aside), so that tile k is the k-th n-th of each tensor's bytes.
+// every tensor's HBM order: the tile digits are the positions' outer part
+// (peel: whole axes, then an outer part of the next), whose axes must be
+// every tensor's outermost axes in that order (size-1 axes aside), so
+// that tile k is the k-th n-th of each tensor's bytes. More than one axis
+// tiles a tensor whose outermost axis is short: the prefill scores
+// [G = 8, Hkv = 8, Sq, Sk] in 64 tiles of G and Hkv.
 func (s *opSpace) tileable(n int) bool {
-	if len(s.pos) == 0 || s.pos[0].size%n != 0 {
+	outer, _, ok := peel(s.pos, n)
+	if len(s.pos) == 0 || !ok || len(outer) == 0 {
 		return false
 	}
 	for _, t := range append(slices.Clone(s.ins), s.out) {
+		k := 0
 		for _, a := range s.order[t.Name] {
-			if size, _ := s.w.AxisSize(a); size > 1 {
-				if a != s.pos[0].axis {
-					return false
-				}
+			if k == len(outer) {
 				break
 			}
+			if size, _ := s.w.AxisSize(a); size > 1 {
+				if a != outer[k].axis {
+					return false
+				}
+				k++
+			}
+		}
+		if k < len(outer) {
+			return false
 		}
 	}
 	return true
