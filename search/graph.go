@@ -164,8 +164,13 @@ type GraphOptions struct {
 	// Spec is the hardware spec (relayout costs; the einsum planner's).
 	Spec *engines.Spec
 	// Planner plans one op (nil: EinsumPlanner(Spec); PlanOpPlanner(Spec)
-	// plans the Vector Engine ops too).
+	// plans the Vector Engine ops too, and VectorOps says so).
 	Planner OpPlanner
+	// VectorOps says that Planner plans the ops other than einsums: only
+	// then are their plans taken from the cache (a cache shared with a
+	// run that planned them would otherwise change what an einsum-only
+	// planning counts).
+	VectorOps bool
 	// Op are the options of every op's search.
 	Op Options
 	// Cache, when set, is asked for an op's plan before Planner and told
@@ -500,7 +505,7 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 		}
 	}
 	key := ""
-	if o.Cache != nil {
+	if o.Cache != nil && (o.VectorOps || op.Kind == workload.KindEinsum) {
 		var err error
 		if key, err = GraphKey(w, op.Name, m.spec, o.Op); err != nil {
 			return nil, err
@@ -539,14 +544,14 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 	}
 	if err != nil {
 		var se *StoppedError
-		if o.Cache != nil && errors.As(err, &se) && se.Stopped == StoppedBudget {
+		if key != "" && errors.As(err, &se) && se.Stopped == StoppedBudget {
 			if perr := o.Cache.PutNone(key, err); perr != nil {
 				return nil, perr
 			}
 		}
 		return nil, err
 	}
-	if o.Cache != nil {
+	if key != "" {
 		if err := o.Cache.Put(key, p); err != nil {
 			return nil, err
 		}

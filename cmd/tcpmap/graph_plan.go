@@ -155,7 +155,7 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 		planner = search.PlanOpPlanner(spec)
 	}
 	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only, Planner: planner,
-		LayoutEvaluations: f.budget,
+		LayoutEvaluations: f.budget, VectorOps: f.vector,
 		Progress: func(op string, layouts []string, took time.Duration, searched int, err error) {
 			if err != nil {
 				fmt.Fprintf(stderr, "plan: op %s has no plan in layouts %s after %.1fs (not a choice): %v\n",
