@@ -368,3 +368,45 @@ func TestDirCacheKeepsDeterministicPlans(t *testing.T) {
 		assert.Equal(t, tc.kept, ok, "stopped %q", tc.stopped)
 	}
 }
+
+// TestDirCacheNone: a search its evaluation budget stopped before any
+// legal candidate is kept as no plan (its key names the budget), and
+// read back as the same kind of error; one a timeout or an interrupt
+// stopped is not kept.
+func TestDirCacheNone(t *testing.T) {
+	c := &DirCache{Dir: t.TempDir()}
+	for _, tc := range []struct {
+		stopped string
+		kept    bool
+	}{{StoppedBudget, true}, {StoppedTimeout, false}, {StoppedInterrupt, false}, {StoppedMemory, false}} {
+		err := &StoppedError{Op: "qk", Stopped: tc.stopped, Why: "w.yaml:3: op qk: the search stopped (" + tc.stopped + ") before any legal candidate"}
+		require.NoError(t, c.PutNone("k"+tc.stopped, err))
+		got, ok := c.GetNone("k" + tc.stopped)
+		require.Equal(t, tc.kept, ok, "stopped %q", tc.stopped)
+		if ok {
+			var se *StoppedError
+			require.ErrorAs(t, got, &se)
+			assert.Equal(t, StoppedBudget, se.Stopped)
+			assert.Contains(t, got.Error(), "w.yaml:3: op qk: the search stopped (evaluations)")
+		}
+	}
+	_, ok := (&DirCache{}).GetNone("kevaluations")
+	assert.False(t, ok, "no folder, no cache")
+}
+
+// TestGraphProgramRelayout: a graph whose consumer reads a tensor in
+// another layout than its producer writes (the MoE layer's
+// routing_weights, relayouted for weight) has no merged program yet: the
+// overlap is not computed, and the error says why.
+func TestGraphProgramRelayout(t *testing.T) {
+	g, err := plan.ReadGraph("../results/graphs/moe.graph.json.gz")
+	require.NoError(t, err)
+	relayouts := 0
+	for _, x := range g.Tensors {
+		relayouts += len(x.Relayouts)
+	}
+	require.Positive(t, relayouts, "the stored MoE plan relayouts a tensor")
+	assert.Zero(t, g.Cost.OverlapCycles)
+	_, err = GraphProgram(g)
+	assert.ErrorIs(t, err, ErrRelayout)
+}
