@@ -399,7 +399,7 @@ func TestDirCacheNone(t *testing.T) {
 // routing_weights, relayouted for weight) has no merged program yet: the
 // overlap is not computed, and the error says why.
 func TestGraphProgramRelayout(t *testing.T) {
-	g, err := plan.ReadGraph("../results/graphs/moe.graph.json.gz")
+	g, err := plan.ReadGraph("../results/graphs/moe-ve.graph.json.gz")
 	require.NoError(t, err)
 	relayouts := 0
 	for _, x := range g.Tensors {

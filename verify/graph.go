@@ -38,6 +38,9 @@ type GraphOptions struct {
 	Seed uint64
 	// Workers bounds the goroutines that run slices (0: GOMAXPROCS).
 	Workers int
+	// MemoryBudget refuses, before anything is allocated, a graph whose
+	// GraphMemoryEstimate passes it (bytes; 0: no limit).
+	MemoryBudget int64
 }
 
 // GraphReport is the outcome of VerifyGraph.
@@ -88,6 +91,9 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 	axes, err := mapping.ParseAxes(g.Workload.Axes)
 	if err != nil {
 		return nil, fmt.Errorf("verify: graph %s: axes %q: %w", g.Workload.Name, g.Workload.Axes, err)
+	}
+	if err := checkMemory("graph "+g.Workload.Name, GraphMemoryEstimate(g), opts.MemoryBudget); err != nil {
+		return nil, err
 	}
 	tensors := map[string]*plan.GraphTensor{}
 	for i := range g.Tensors {

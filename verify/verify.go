@@ -25,6 +25,9 @@ type Options struct {
 	Sample int
 	// Workers bounds the goroutines that run slices; 0 means GOMAXPROCS.
 	Workers int
+	// MemoryBudget refuses, before anything is allocated, a kernel whose
+	// MemoryEstimate passes it (bytes; 0: no limit).
+	MemoryBudget int64
 }
 
 // ParseSlices reads the --slices form: `all` (0) or `sample:K` (K ≥ 1).
@@ -112,6 +115,9 @@ func verifyOutput(spec *engines.Spec, p *kernel.Program, opts Options) (*Report,
 		return nil, nil, fmt.Errorf("kernel %q states no reference: nothing to verify against", p.Name)
 	}
 	if err := engines.Lower(spec, p); err != nil {
+		return nil, nil, err
+	}
+	if err := checkMemory(fmt.Sprintf("kernel %q", p.Name), MemoryEstimate(p), opts.MemoryBudget); err != nil {
 		return nil, nil, err
 	}
 	outT, _ := p.Tensor(p.Reference.Output)

@@ -275,7 +275,7 @@ func writeGraphTrace(w io.Writer, gp *plan.Graph, ops []graphCostOp, reports []*
 }
 
 // verifyGraph is `verify GRAPH-PLAN`.
-func verifyGraph(w io.Writer, g *globals, path string, gp *plan.Graph, seed uint64) error {
+func verifyGraph(w io.Writer, g *globals, path string, gp *plan.Graph, opts verify.GraphOptions) error {
 	spec, err := loadSpec(g)
 	if err != nil {
 		return err
@@ -283,7 +283,7 @@ func verifyGraph(w io.Writer, g *globals, path string, gp *plan.Graph, seed uint
 	if _, err := checkGraphKernels(spec, path, gp); err != nil {
 		return err
 	}
-	rep, err := verify.VerifyGraph(spec, gp, verify.GraphOptions{Seed: seed})
+	rep, err := verify.VerifyGraph(spec, gp, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

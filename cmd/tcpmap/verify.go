@@ -15,6 +15,7 @@ func init() { subcommands = append(subcommands, newVerifyCmd) }
 func newVerifyCmd(g *globals) *cobra.Command {
 	var seed uint64
 	var slices string
+	var memory int64
 	cmd := &cobra.Command{
 		Use:         "verify KERNEL.json|KERNEL.rs|PLAN.plan.json",
 		Annotations: readsHW,
@@ -47,13 +48,13 @@ read from, and compares the output elements they produce.`,
 				if err != nil {
 					return err
 				}
-				return verifyGraph(cmd.OutOrStdout(), g, args[0], gp, seed) // graph_cmds.go
+				return verifyGraph(cmd.OutOrStdout(), g, args[0], gp, verify.GraphOptions{Seed: seed, MemoryBudget: memory << 20}) // graph_cmds.go
 			}
 			in, err := loadProgram(spec, args[0])
 			if err != nil {
 				return err
 			}
-			rep, err := verify.Verify(spec, in.prog, verify.Options{Seed: seed, Sample: sample})
+			rep, err := verify.Verify(spec, in.prog, verify.Options{Seed: seed, Sample: sample, MemoryBudget: memory << 20})
 			if err != nil {
 				return in.locate(err)
 			}
@@ -74,5 +75,6 @@ read from, and compares the output elements they produce.`,
 	}
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random inputs and of the slice sample")
 	cmd.Flags().StringVar(&slices, "slices", "all", "slices to simulate: all, or sample:K")
+	cmd.Flags().Int64Var(&memory, "memory", verify.DefaultMemoryBudget>>20, "refuse a kernel or graph whose simulation needs more than `MiB` mebibytes by its estimate (0: no limit)")
 	return cmd
 }
