@@ -10,7 +10,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 	"text/tabwriter"
 
 	"tcpmap/cost"
@@ -109,7 +111,7 @@ func costGraph(w io.Writer, g *globals, path string, gp *plan.Graph, trace strin
 	if err != nil {
 		return err
 	}
-	out, reports, err := priceGraph(spec, path, gp)
+	out, reports, err := priceGraph(spec, path, gp, true)
 	if err != nil {
 		return err
 	}
@@ -147,8 +149,9 @@ func costGraph(w io.Writer, g *globals, path string, gp *plan.Graph, trace strin
 
 // priceGraph re-prices every kernel of a graph plan (checked and lowered
 // as every command does) and schedules them in program order with the
-// plan's relayouts.
-func priceGraph(spec *engines.Spec, path string, gp *plan.Graph) (graphCostOutput, []*cost.Report, error) {
+// plan's relayouts; with overlap, also every kernel in one program
+// (search.GraphSchedule).
+func priceGraph(spec *engines.Spec, path string, gp *plan.Graph, overlap bool) (graphCostOutput, []*cost.Report, error) {
 	progs, err := checkGraphKernels(spec, path, gp)
 	if err != nil {
 		return graphCostOutput{}, nil, err
@@ -177,7 +180,7 @@ func priceGraph(spec *engines.Spec, path string, gp *plan.Graph) (graphCostOutpu
 		out.Ops = append(out.Ops, op)
 	}
 	out.Cycles = now
-	if gp.Cost.Planned > 0 {
+	if overlap && gp.Cost.Planned > 0 {
 		r, err := search.GraphSchedule(spec, gp)
 		switch {
 		case err == nil:
@@ -205,21 +208,38 @@ func graphBaselines(spec *engines.Spec, plansDir string, b *cost.Baseline) error
 		files = append(files, m...)
 	}
 	sort.Strings(files)
-	for _, f := range files {
-		gp, err := readGraphPlan(f)
-		if err != nil {
-			return err
-		}
-		if gp == nil {
-			return fmt.Errorf("%s: not a graph plan", f)
-		}
-		out, _, err := priceGraph(spec, f, gp)
-		if err != nil {
-			return err
-		}
-		b.Plans = append(b.Plans, cost.BaselineEntry{File: filepath.ToSlash(f), Name: gp.Workload.Name,
-			Cycles: math.Round(out.Cycles*10) / 10, Bottleneck: "graph"})
+	// The layers are priced side by side (each alone is sequential); the
+	// baseline holds the sequential totals, not the overlapped schedule.
+	entries := make([]cost.BaselineEntry, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, f := range files {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			gp, err := readGraphPlan(f)
+			if err == nil && gp == nil {
+				err = fmt.Errorf("%s: not a graph plan", f)
+			}
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			out, _, err := priceGraph(spec, f, gp, false)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			entries[i] = cost.BaselineEntry{File: filepath.ToSlash(f), Name: gp.Workload.Name,
+				Cycles: math.Round(out.Cycles*10) / 10, Bottleneck: "graph"}
+		})
 	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	b.Plans = append(b.Plans, entries...)
 	return nil
 }
 
