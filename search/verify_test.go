@@ -290,6 +290,9 @@ func misdirectTile(t *testing.T, p *kernel.Program) string {
 // positions) and that the programs PASS on the simulator: fetch, TRF,
 // switch, commit and DMA all take the spread slice mapping.
 func TestSpreadSlicesVerify(t *testing.T) {
+	if raceEnabled {
+		t.Skip("56 s of simulation under -race: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	spec := engines.Default()
 	for _, tc := range []struct {
