@@ -108,6 +108,10 @@ type Problem struct {
 	// (002 L3782, L4391).
 	Acc   dtype.DType
 	Chips int
+	// Epilogue are the ops the main chain's Vector Engine pass does on
+	// the accumulator before the commit (a fused workload's einsum,
+	// workload.Fuse), in order; Out is the last one's output.
+	Epilogue []*workload.Op
 }
 
 // Einsum prints the contraction in einsum notation (`I K, K J -> I J`,
@@ -221,6 +225,16 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 		p.Acc = w.DTypes.Acc
 	} else if p.Acc, err = dtype.AccType(p.In[0].DType); err != nil {
 		return nil, opError(w.File, o.Line, "op %q: %v", o.Name, err)
+	}
+
+	if len(o.Epilogue) > 0 {
+		// The Float cluster works on f32 lanes (002 L4893-4900): the
+		// accumulator's f32 (002 L4391) enters it, the output is cast
+		// after it.
+		if p.Acc != dtype.F32 || !p.Out.DType.IsFloat() {
+			return nil, opError(w.File, o.Line, "op %q: an epilogue runs on an f32 accumulator into a float output, not %s into %s", o.Name, p.Acc, p.Out.DType)
+		}
+		p.Epilogue = o.Epilogue
 	}
 
 	// The axes, in declaration order, with their classes.

@@ -543,6 +543,13 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	// The split reduce adds f32 and i32 partial sums (the Vector Engine's
 	// AddF / AddFxp, 002 L4826, L4893, in pair mode, L5154-5178).
 	s.tileK = s.splitK
+	if len(p.Epilogue) > 0 {
+		// The epilogue takes the main chain's Vector Engine pass, which
+		// split-K's Inter-Slice reduce and the K chunks' split reduce
+		// need too: not combined yet (the candidates are left out, not
+		// built wrong).
+		s.splitK, s.tileK = false, false
+	}
 	// The innermost axis with more than one coordinate (a size-1 axis has
 	// no digit in the layout and sorts last in hbm).
 	for _, a := range slices.Backward(s.hbm[TensorOut]) {

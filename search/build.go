@@ -1123,6 +1123,14 @@ func (b *build) program() (*kernel.Program, error) {
 			return nil, err
 		}
 	}
+	if len(p.Epilogue) > 0 {
+		if red != nil || b.s.KTiles(c) > 1 {
+			return nil, fmt.Errorf("search: an epilogue with split or chunked K is not built")
+		}
+		if main.vector, prog.Reference.Epilogue, err = b.epilogue(main.acc.time, main.acc.packet); err != nil {
+			return nil, err
+		}
+	}
 	for k := range nbuf {
 		elem := oe
 		if cp != nil {

@@ -264,3 +264,40 @@ func (r *splitReduce) stages(first, second, out string, last bool) []*kernel.Sta
 	}
 	return append(st, &kernel.Stage{Kind: kernel.StCommit, Tensor: out})
 }
+
+// epilogue returns the main chain's Vector Engine pass of a contraction
+// with an epilogue (workload.Fuse, issue 15 §2): the accumulator's output
+// stream (time, packet: 8 f32 lanes, Way8) enters the intra-slice block,
+// which splits it to Way4 for the Float cluster (002 L4842-4863,
+// L4878-4899), does the fused ops in order and concatenates the lanes back
+// (002 L4919-4937) before the cast and the commit; ref is the reference's
+// epilogue over acc (kernel.EpilogueInput). An op kernel's stream does the
+// same (opspace.go stream, tail).
+func (b *build) epilogue(time, packet *mapping.Expr) (st []*kernel.Stage, ref string, err error) {
+	ops := b.p.Epilogue
+	if packet.Size()%4 != 0 {
+		return nil, "", fmt.Errorf("search: epilogue: the accumulator's packet %s is not whole Way4 halves", packet.Text())
+	}
+	t4 := b.pair(time, b.s.memo.normalize(packet.Div(4)))
+	p4 := b.s.memo.normalize(packet.Mod(4))
+	st = []*kernel.Stage{
+		{Kind: kernel.StVectorInit},
+		{Kind: kernel.StVectorBranch, Param: "Unconditional"},
+		{Kind: kernel.StVectorSplit, Time: t4, Packet: p4},
+	}
+	ref = kernel.EpilogueInput
+	for _, o := range ops {
+		mid, expr, _, err := floatMid(o, "("+ref+")")
+		if err != nil {
+			return nil, "", fmt.Errorf("search: epilogue %s: %w", o.Name, err)
+		}
+		for _, m := range mid {
+			st = append(st, &kernel.Stage{Kind: kernel.StageKind(m.Kind), Param: m.Param})
+		}
+		ref = expr
+	}
+	st = append(st,
+		&kernel.Stage{Kind: kernel.StVectorConcat, Time: time, Packet: packet},
+		&kernel.Stage{Kind: kernel.StVectorFinal})
+	return st, ref, nil
+}

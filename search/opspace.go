@@ -674,39 +674,48 @@ func (b *opBuilder) elementwise() error {
 		}
 		mid = []kStage{{Kind: "vector_fp_binary", Tensor: yvrf, Param: op}}
 		expr = fmt.Sprintf("%s %s %s", x.Name, sym, y.Name)
-	} else {
-		switch s.o.Kind {
-		case workload.KindAdd, workload.KindSub, workload.KindMul:
-			c := *s.o.Scalar
-			op := map[workload.Kind]string{workload.KindAdd: "AddF", workload.KindSub: "SubF", workload.KindMul: "MulF(Mul0)"}[s.o.Kind]
-			sym := map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*"}[s.o.Kind]
-			mid = []kStage{{Kind: "vector_fp_binary", Param: op + ", " + f32Text(c)}}
-			// The constant is an f32 immediate: the reference uses its
-			// f32 value.
-			expr = fmt.Sprintf("%s %s %s", x.Name, sym, strings.TrimSuffix(f32Text(c), "f32"))
-		case workload.KindExp:
-			mid = []kStage{{Kind: "vector_fp_unary", Param: "Exp"}}
-			expr, rng = fmt.Sprintf("exp(%s)", x.Name), []float64{-8, 8}
-		case workload.KindSigmoid:
-			mid = []kStage{{Kind: "vector_fp_unary", Param: "Sigmoid"}}
-			expr, rng = fmt.Sprintf("sigmoid(%s)", x.Name), []float64{-8, 8}
-		case workload.KindSiLU:
-			// x · sigmoid(x): x kept in the stash (002 L4549-4560), as
-			// workloads/kernels/silu-decode.json.
-			mid = []kStage{{Kind: "vector_stash"}, {Kind: "vector_fp_unary", Param: "Sigmoid"}, {Kind: "vector_fp_binary", Param: "MulF(Mul0), Stash"}}
-			expr, rng = fmt.Sprintf("%s * sigmoid(%s)", x.Name, x.Name), []float64{-8, 8}
-		case workload.KindCast, workload.KindCopy:
-			// A copy is a cast into its own type: f32 and bf16 pass the
-			// f32 datapath exactly; the DMAs read and write each
-			// tensor's own layout (the KV cache store, 002 L8070).
-			expr = x.Name
-		default:
-			return fmt.Errorf("%s is not planned", s.o.Kind)
-		}
+	} else if s.o.Kind == workload.KindCast || s.o.Kind == workload.KindCopy {
+		// A copy is a cast into its own type: f32 and bf16 pass the f32
+		// datapath exactly; the DMAs read and write each tensor's own
+		// layout (the KV cache store, 002 L8070).
+		expr = x.Name
+	} else if mid, expr, rng, err = floatMid(s.o, x.Name); err != nil {
+		return err
 	}
 	b.chain("main", append(append(head, mid...), tail(t8, p8, s.out.DType, b.outBuf())...))
 	b.reference(expr, rng)
 	return nil
+}
+
+// floatMid is the Float cluster's work of a float elementwise op of one
+// tensor x at Way4 (002 L4878-4899): a constant added, subtracted or
+// multiplied, exp, sigmoid, or SiLU's x · sigmoid(x) with x kept in the
+// stash (002 L4549-4560, as workloads/kernels/silu-decode.json); expr is
+// its reference over x, rng the input range the reference draws from (nil:
+// the dtype's). An op kernel and a contraction's epilogue (workload.Fuse)
+// both spell it.
+func floatMid(o *workload.Op, x string) (mid []kStage, expr string, rng []float64, err error) {
+	switch o.Kind {
+	case workload.KindAdd, workload.KindSub, workload.KindMul:
+		if o.Scalar == nil {
+			return nil, "", nil, fmt.Errorf("%s of two tensors is not a one-input op", o.Kind)
+		}
+		c := *o.Scalar
+		op := map[workload.Kind]string{workload.KindAdd: "AddF", workload.KindSub: "SubF", workload.KindMul: "MulF(Mul0)"}[o.Kind]
+		sym := map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*"}[o.Kind]
+		// The constant is an f32 immediate: the reference uses its f32
+		// value.
+		return []kStage{{Kind: "vector_fp_binary", Param: op + ", " + f32Text(c)}},
+			fmt.Sprintf("%s %s %s", x, sym, strings.TrimSuffix(f32Text(c), "f32")), nil, nil
+	case workload.KindExp:
+		return []kStage{{Kind: "vector_fp_unary", Param: "Exp"}}, fmt.Sprintf("exp(%s)", x), []float64{-8, 8}, nil
+	case workload.KindSigmoid:
+		return []kStage{{Kind: "vector_fp_unary", Param: "Sigmoid"}}, fmt.Sprintf("sigmoid(%s)", x), []float64{-8, 8}, nil
+	case workload.KindSiLU:
+		return []kStage{{Kind: "vector_stash"}, {Kind: "vector_fp_unary", Param: "Sigmoid"}, {Kind: "vector_fp_binary", Param: "MulF(Mul0), Stash"}},
+			fmt.Sprintf("%s * sigmoid(%s)", x, x), []float64{-8, 8}, nil
+	}
+	return nil, "", nil, fmt.Errorf("%s is not planned", o.Kind)
 }
 
 // integerwise is the one-chain kernel of an i32 elementwise op in the

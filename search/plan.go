@@ -5,6 +5,7 @@ import (
 
 	"tcpmap/cost"
 	"tcpmap/model/plan"
+	"tcpmap/model/workload"
 )
 
 // Mapping spells a candidate out in the plan's words.
@@ -95,7 +96,7 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 	pl := &plan.Plan{
 		Version: plan.Version,
 		Workload: plan.Workload{File: s.P.File, Name: s.P.Workload, Op: s.P.Op, Einsum: s.P.Einsum(),
-			Axes: s.P.Decl.String()},
+			Axes: s.P.Decl.String(), Epilogue: epilogueNames(s.P.Epilogue)},
 		Mapping: s.Mapping(&x.Candidate),
 		Cost:    Cost(x.Report),
 		Search: plan.Search{Planner: planner, Optimal: optimal, Stopped: r.Stats.Stopped, Candidates: r.Stats.Candidates,
@@ -115,4 +116,13 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: rs.Rule, Cite: rs.Cite, Count: rs.Count})
 	}
 	return pl, nil
+}
+
+// epilogueNames names an epilogue's ops (nil for none).
+func epilogueNames(ops []*workload.Op) []string {
+	var out []string
+	for _, o := range ops {
+		out = append(out, o.Name)
+	}
+	return out
 }

@@ -126,13 +126,21 @@ func ReferenceFor(p *kernel.Program, inputs map[string]*Logical, need []bool) (*
 				return nil, fmt.Errorf("reference: mul: %w", err)
 			}
 		}
+		var e *Expected
 		if need != nil {
 			if len(need) != len(out.Vals) {
 				return nil, fmt.Errorf("reference: %d elements marked, the output has %d", len(need), len(out.Vals))
 			}
-			return einsumAt(p, out, ins, isInt, need), nil
+			e = einsumAt(p, out, ins, isInt, need)
+		} else {
+			e = einsum(p, out, ins, isInt)
 		}
-		return einsum(p, out, ins, isInt), nil
+		if r.Epilogue != "" {
+			if e, err = epilogue(p, r, e); err != nil {
+				return nil, fmt.Errorf("reference: %w", err)
+			}
+		}
+		return e, nil
 	case kernel.RefAdd:
 		if len(ins) < 1 {
 			return nil, fmt.Errorf("reference: add needs inputs")

@@ -66,7 +66,9 @@ func newItv(axes []mapping.Axis, isInt bool) *itv {
 type exprEval struct {
 	p      *kernel.Program
 	inputs map[string]*Logical
-	order  map[string]int // axis → declaration index
+	// given are inputs known as intervals (an epilogue's acc).
+	given map[string]*itv
+	order map[string]int // axis → declaration index
 }
 
 // refExpr computes the Expected output of an expr reference.
@@ -114,6 +116,53 @@ func refExpr(p *kernel.Program, r *kernel.Reference, inputs map[string]*Logical)
 		out.Vals[i], lo.Vals[i], hi.Vals[i] = v.mid[j], v.lo[j], v.hi[j]
 	}
 	return &Expected{Out: out, Lo: lo, Hi: hi}, nil
+}
+
+// epilogue applies an einsum reference's Epilogue to its Expected value:
+// the einsum lies, before any rounding, within Compare's bound of each
+// element (the interval [r − E, r + E]); the epilogue is evaluated over
+// that interval as an expression reference is, so the result carries the
+// einsum's error and the epilogue's own (each f32 op and function within
+// the bounds above).
+func epilogue(p *kernel.Program, r *kernel.Reference, x *Expected) (*Expected, error) {
+	if x.Abs == nil {
+		return nil, fmt.Errorf("an epilogue of an integer einsum")
+	}
+	n, err := kernel.ParseRefExpr(r.Epilogue)
+	if err != nil {
+		return nil, fmt.Errorf("epilogue: %w", err)
+	}
+	acc := newItv(x.Out.Axes, false)
+	g := (gamma(x.Depth, uF32) + gamma(x.Depth, uF64)) / (1 - gamma(x.Depth, uF64))
+	under := float64(x.Ops) * etaF32
+	for i, v := range x.Out.Vals {
+		acc.mid[i], acc.lo[i], acc.hi[i] = v, v, v
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		d := (g*x.Abs.Vals[i] + under) * (1 + 0x1p-50)
+		acc.lo[i], acc.hi[i] = math.Nextafter(v-d, math.Inf(-1)), math.Nextafter(v+d, math.Inf(1))
+	}
+	e := &exprEval{p: p, inputs: map[string]*Logical{}, given: map[string]*itv{kernel.EpilogueInput: acc}, order: map[string]int{}}
+	for i, a := range p.Axes.List() {
+		e.order[a.Name] = i
+	}
+	v, err := e.eval(n)
+	if err != nil {
+		return nil, fmt.Errorf("epilogue: %w", err)
+	}
+	if v.isInt {
+		return nil, fmt.Errorf("epilogue: an integer expression")
+	}
+	out := x.Out
+	idx := bcastIndex(out.Axes, v.axes)
+	res := &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}
+	lo, hi := &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))},
+		&Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}
+	for i, j := range idx {
+		res.Vals[i], lo.Vals[i], hi.Vals[i] = v.mid[j], v.lo[j], v.hi[j]
+	}
+	return &Expected{Out: res, Lo: lo, Hi: hi}, nil
 }
 
 func kindName(isInt bool) string {
@@ -199,6 +248,9 @@ func (e *exprEval) eval(n *kernel.RefNode) (*itv, error) {
 		}
 		return v, nil
 	case "input":
+		if v, ok := e.given[n.Name]; ok {
+			return v, nil
+		}
 		in, ok := e.inputs[n.Name]
 		if !ok {
 			return nil, e.errAt(n, "%q is not an input", n.Name)

@@ -34,12 +34,14 @@ type programJSON struct {
 }
 
 type referenceJSON struct {
-	Op     RefOp     `json:"op"`
-	Inputs []string  `json:"inputs"`
-	Output string    `json:"output"`
-	Scalar float64   `json:"scalar,omitempty"`
-	Expr   string    `json:"expr,omitempty"`
-	Range  []float64 `json:"range,omitempty"`
+	Op     RefOp    `json:"op"`
+	Inputs []string `json:"inputs"`
+	Output string   `json:"output"`
+	Scalar float64  `json:"scalar,omitempty"`
+	Expr   string   `json:"expr,omitempty"`
+	// Epilogue is Reference.Epilogue.
+	Epilogue string    `json:"epilogue,omitempty"`
+	Range    []float64 `json:"range,omitempty"`
 	// Valid is Reference.Valid (encoding/json writes map keys sorted).
 	Valid map[string]int `json:"valid,omitempty"`
 }
@@ -116,7 +118,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		w.Ops = append(w.Ops, o)
 	}
 	if r := p.Reference; r != nil {
-		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr, Range: r.Range, Valid: r.Valid}
+		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr, Epilogue: r.Epilogue, Range: r.Range, Valid: r.Valid}
 	}
 	return json.Marshal(w)
 }
@@ -173,7 +175,7 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 		return r.err
 	}
 	if rj := w.Reference; rj != nil {
-		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Expr: rj.Expr, Range: rj.Range, Valid: rj.Valid}
+		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Expr: rj.Expr, Epilogue: rj.Epilogue, Range: rj.Range, Valid: rj.Valid}
 	}
 	if err := q.Validate(); err != nil {
 		return err

@@ -66,6 +66,13 @@ type Reference struct {
 	Valid map[string]int
 	// Expr is the expression of RefExpr (refexpr.go) over Inputs.
 	Expr string
+	// Epilogue, for RefEinsum, is an expression in RefExpr's language over
+	// the one name `acc`, the einsum's value (before any rounding to the
+	// output type): the output is the epilogue at each element. It states
+	// a contraction whose kernel does elementwise work after the
+	// accumulator, in the main chain's Vector Engine pass
+	// (workload.Fuse).
+	Epilogue string
 	// Range, when set ([lo, hi]), is the interval the inputs' random
 	// values are drawn from (verify.RandomValuesIn), rounded to each
 	// input's type; unset, a dtype's default range.
@@ -352,6 +359,14 @@ func (p *Program) validateReference(r *Reference) error {
 	}
 	if (r.Expr != "") != (r.Op == RefExpr) {
 		return fmt.Errorf("an expression goes with op expr")
+	}
+	if r.Epilogue != "" {
+		if r.Op != RefEinsum {
+			return fmt.Errorf("an epilogue goes with op einsum")
+		}
+		if err := validateEpilogue(r.Epilogue); err != nil {
+			return err
+		}
 	}
 	if r.Range != nil && (len(r.Range) != 2 || !(r.Range[0] < r.Range[1]) || math.IsInf(r.Range[0], 0) || math.IsInf(r.Range[1], 0)) {
 		return fmt.Errorf("range %v: want [lo, hi] with finite lo < hi", r.Range)

@@ -334,3 +334,39 @@ func (p *Program) validateRefExpr(r *Reference) error {
 	}
 	return nil
 }
+
+// EpilogueInput is the name an einsum reference's Epilogue calls the
+// einsum's value.
+const EpilogueInput = "acc"
+
+// validateEpilogue checks an einsum's epilogue: one line, parsed, naming
+// only acc (at least once), with no reduction nor at (elementwise work).
+func validateEpilogue(src string) error {
+	if strings.ContainsAny(src, "\r\n") {
+		return fmt.Errorf("reference epilogue spans several lines")
+	}
+	n, err := ParseRefExpr(src)
+	if err != nil {
+		return fmt.Errorf("reference epilogue: %w", err)
+	}
+	used := false
+	var bad error
+	n.Walk(func(x *RefNode) {
+		switch {
+		case bad != nil:
+		case x.Op == "input" && x.Name != EpilogueInput:
+			bad = fmt.Errorf("reference epilogue: column %d: %q: an epilogue names only %s, the einsum's value", x.Pos+1, x.Name, EpilogueInput)
+		case x.Op == "input":
+			used = true
+		case IsRefReduce(x.Op) || x.Op == "at":
+			bad = fmt.Errorf("reference epilogue: column %d: %s: an epilogue is elementwise", x.Pos+1, x.Op)
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	if !used {
+		return fmt.Errorf("reference epilogue: %s is not used", EpilogueInput)
+	}
+	return nil
+}

@@ -65,6 +65,10 @@ type Workload struct {
 	// op), Axes its axis sizes (`I=512, J=512, K=2048`).
 	Einsum string `json:"einsum,omitempty"`
 	Axes   string `json:"axes"`
+	// Epilogue names the graph's ops an einsum's kernel does after the
+	// contraction, in order (workload.Fuse; the program's reference states
+	// them as its epilogue).
+	Epilogue []string `json:"epilogue,omitempty"`
 }
 
 // Mapping is a point of the mapspace of a binary contraction, spelled out.

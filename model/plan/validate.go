@@ -241,6 +241,9 @@ func (p *Plan) validateOperands(ein *workload.Einsum) error {
 	if ref == nil || ref.Op != kernel.RefEinsum || len(ref.Inputs) != 2 {
 		return fieldErr("program.reference", "a plan's program states the einsum it computes: want an einsum of two inputs")
 	}
+	if (len(p.Workload.Epilogue) > 0) != (ref.Epilogue != "") {
+		return fieldErr("workload.epilogue", "%q, but the program's reference states the epilogue %q: want both or neither", p.Workload.Epilogue, ref.Epilogue)
+	}
 	if m.Stationary == m.Streaming || !slices.Contains(ref.Inputs, m.Stationary) {
 		return fieldErr("mapping.stationary", "%q: want one of the program's inputs %q", m.Stationary, ref.Inputs)
 	}

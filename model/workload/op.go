@@ -168,6 +168,10 @@ type Op struct {
 	// of every axis of its operands.
 	Iter int64 `json:"iter"`
 	Line int   `json:"line"`
+	// Epilogue, on an einsum of a fused workload (Fuse), are the ops its
+	// kernel does after the contraction, in order; Outputs then name the
+	// last one's output. A workload file never sets it.
+	Epilogue []*Op `json:"epilogue,omitempty"`
 }
 
 // FLOPs is the op's arithmetic count by the package convention: an einsum

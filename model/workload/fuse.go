@@ -1,0 +1,139 @@
+package workload
+
+import (
+	"fmt"
+	"slices"
+
+	"tcpmap/model/dtype"
+)
+
+// Epilogues (issue 15 §2): elementwise work on a contraction's result done
+// by the contraction's own kernel, in the main chain's Vector Engine pass
+// between the accumulator and the commit (002 L4549-4560: the Vector
+// Engine sits between the Contraction Engine's Reducer and the Commit
+// Engine; the manual's prefill attention scales the scores by 1/sqrt(d_k)
+// there, "constant multiplication" in the Vector Engine, 002 L8087-8089).
+// A fused op's input is never written to memory.
+
+// IsEpilogue reports whether op can run as an epilogue of the contraction
+// that produces its input: a float op of one tensor input (a constant for
+// the other: add, sub, mul; or exp, sigmoid, silu) whose output has the
+// input's axes. The Vector Engine's Float cluster does each on f32 lanes
+// (002 L4893-4900).
+func IsEpilogue(w *Workload, op *Op) bool {
+	switch op.Kind {
+	case KindAdd, KindSub, KindMul:
+		if op.Scalar == nil || len(op.Inputs) != 1 {
+			return false
+		}
+	case KindExp, KindSigmoid, KindSiLU:
+		if len(op.Inputs) != 1 {
+			return false
+		}
+	default:
+		return false
+	}
+	if len(op.Outputs) != 1 {
+		return false
+	}
+	in, out := w.Tensor(op.Inputs[0]), w.Tensor(op.Outputs[0])
+	if in == nil || out == nil || !in.DType.IsFloat() || !out.DType.IsFloat() || !slices.Equal(in.Axes, out.Axes) {
+		return false
+	}
+	return true
+}
+
+// Fusion is one contraction with the ops fused into it, in order: each
+// fused op reads the one before's output (the first reads the
+// contraction's).
+type Fusion struct {
+	Einsum string
+	Ops    []string
+}
+
+// Fusions lists the epilogues a graph offers: for each einsum whose f32
+// output is read by exactly one op that IsEpilogue and is not a graph
+// output, the longest such chain (an einsum → scale; gate_proj → silu).
+// Program order.
+func Fusions(w *Workload) []Fusion {
+	consumers := map[string][]*Op{}
+	for _, o := range w.Ops {
+		for _, t := range o.Inputs {
+			consumers[t] = append(consumers[t], o)
+		}
+	}
+	var out []Fusion
+	for _, o := range w.Ops {
+		if o.Kind != KindEinsum || len(o.Outputs) != 1 || len(o.Epilogue) > 0 {
+			continue
+		}
+		f := Fusion{Einsum: o.Name}
+		t := o.Outputs[0]
+		for {
+			tt := w.Tensor(t)
+			cs := consumers[t]
+			if tt == nil || tt.Role == RoleOutput || tt.DType != dtype.F32 || len(cs) != 1 || !IsEpilogue(w, cs[0]) {
+				break
+			}
+			f.Ops = append(f.Ops, cs[0].Name)
+			t = cs[0].Outputs[0]
+		}
+		if len(f.Ops) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Fuse returns a copy of w in which each fusion's einsum carries its ops as
+// its Epilogue and writes the last one's output; the fused ops and the
+// tensors between them are gone. w is not changed.
+func Fuse(w *Workload, fs []Fusion) (*Workload, error) {
+	c := *w
+	c.Ops = slices.Clone(w.Ops)
+	c.Tensors = slices.Clone(w.Tensors)
+	drop := map[string]bool{}
+	dropT := map[string]bool{}
+	for _, f := range fs {
+		k := slices.IndexFunc(c.Ops, func(o *Op) bool { return o.Name == f.Einsum })
+		if k < 0 || c.Ops[k].Kind != KindEinsum || len(c.Ops[k].Outputs) != 1 {
+			return nil, fmt.Errorf("%s: fuse: no einsum op %q", w.File, f.Einsum)
+		}
+		e := *c.Ops[k]
+		e.Epilogue = nil
+		for _, name := range f.Ops {
+			o := findOp(w, name)
+			if o == nil || !IsEpilogue(w, o) {
+				return nil, fmt.Errorf("%s: fuse: op %q is not an epilogue (a float add, sub or mul by a constant, exp, sigmoid or silu)", w.File, name)
+			}
+			if o.Inputs[0] != e.Outputs[0] {
+				return nil, fmt.Errorf("%s: fuse: op %q reads %s, not %s", w.File, name, o.Inputs[0], e.Outputs[0])
+			}
+			for _, x := range w.Ops {
+				if x != o && slices.Contains(x.Inputs, e.Outputs[0]) {
+					return nil, fmt.Errorf("%s: fuse: %s is read by %s too", w.File, e.Outputs[0], x.Name)
+				}
+			}
+			if t := w.Tensor(e.Outputs[0]); t == nil || t.Role == RoleOutput {
+				return nil, fmt.Errorf("%s: fuse: %s is a graph output", w.File, e.Outputs[0])
+			}
+			dropT[e.Outputs[0]] = true
+			drop[name] = true
+			e.Epilogue = append(e.Epilogue, o)
+			e.Outputs = []string{o.Outputs[0]}
+		}
+		c.Ops[k] = &e
+	}
+	c.Ops = slices.DeleteFunc(c.Ops, func(o *Op) bool { return drop[o.Name] })
+	c.Tensors = slices.DeleteFunc(c.Tensors, func(t *Tensor) bool { return dropT[t.Name] })
+	return &c, nil
+}
+
+func findOp(w *Workload, name string) *Op {
+	for _, o := range w.Ops {
+		if o.Name == name {
+			return o
+		}
+	}
+	return nil
+}

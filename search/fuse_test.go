@@ -1,0 +1,71 @@
+package search_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+	"tcpmap/model/plan"
+	"tcpmap/model/workload"
+	"tcpmap/search"
+	"tcpmap/verify"
+)
+
+// TestEpilogueFusedPlanVerifies: the attention head's qk with its scale
+// fused (workload.Fuse, 002 L8087-8089: the scores scaled in the Vector
+// Engine) plans one kernel whose main chain scales the accumulator, and
+// the simulator's values match the reference's einsum-then-scale on
+// every slice.
+func TestEpilogueFusedPlanVerifies(t *testing.T) {
+	w := reducedWorkload(t, "attention-head.yaml", map[string]int{"S": 64, "T": 64, "D": 64})
+	fs := workload.Fusions(w)
+	require.Equal(t, []workload.Fusion{{Einsum: "qk", Ops: []string{"scale"}}}, fs)
+	fw, err := workload.Fuse(w, fs)
+	require.NoError(t, err)
+	spec := engines.Default()
+	r, err := search.PlanOp(fw, "qk", search.Options{Spec: spec, MaxEvaluations: 3000, Workers: 1})
+	require.NoError(t, err)
+	require.NotNil(t, r.Plan)
+	p := r.Plan
+	assert.Equal(t, []string{"scale"}, p.Workload.Epilogue)
+	require.NoError(t, p.Validate())
+	assert.Equal(t, "s_scaled", p.Program.Reference.Output)
+	assert.Contains(t, p.Program.Reference.Epilogue, "acc")
+	rep, err := verify.Verify(spec, p.Program, verify.Options{Seed: 1})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "%s", rep)
+
+	// The kernel does the scale: another constant fails.
+	data, err := p.Marshal()
+	require.NoError(t, err)
+	back, err := plan.Unmarshal(data)
+	require.NoError(t, err)
+	bad := back.Program
+	n := 0
+	for _, op := range bad.Ops {
+		for _, st := range op.Stages {
+			if st.Kind == kernel.StVectorFpBinary {
+				st.Param, st.Config = "MulF(Mul0), 0.5f32", nil
+				n++
+			}
+		}
+	}
+	require.Positive(t, n)
+	rep, err = verify.Verify(spec, bad, verify.Options{Seed: 1})
+	require.NoError(t, err)
+	assert.False(t, rep.Pass, "a kernel scaling by 0.5 passed")
+
+	// Unfused: qk alone, then the scale op; the fused kernel costs less
+	// than the two (one HBM round trip of the scores less).
+	qk, err := search.PlanOp(w, "qk", search.Options{Spec: spec, MaxEvaluations: 3000, Workers: 1})
+	require.NoError(t, err)
+	require.NotNil(t, qk.Plan)
+	sc, err := search.PlanOp(w, "scale", search.Options{Spec: spec, MaxEvaluations: 3000, Workers: 1})
+	require.NoError(t, err)
+	require.NotNil(t, sc.Plan)
+	t.Logf("fused qk+scale: %.0f cycles; qk %.0f + scale %.0f", p.Cost.Cycles, qk.Plan.Cost.Cycles, sc.Plan.Cost.Cycles)
+	assert.Less(t, p.Cost.Cycles, qk.Plan.Cost.Cycles+sc.Plan.Cost.Cycles)
+}
