@@ -63,7 +63,7 @@ func (w *rustWriter) host() error {
 		}
 	}
 	var o *oracle
-	if p.Reference != nil && p.Reference.Op != kernel.RefExpr {
+	if p.Reference != nil && p.Reference.Op != kernel.RefExpr && p.Reference.Epilogue == "" {
 		var err error
 		if o, err = newOracle(p); err != nil {
 			return fmt.Errorf("host oracle: %w", err)
@@ -120,8 +120,9 @@ func (w *rustWriter) host() error {
 		o.call(w)
 	} else {
 		if p.Reference != nil {
-			// An expression reference's bound is verify's interval
-			// arithmetic (verify/refexpr.go), which the host has no oracle for.
+			// An expression reference's bound, and an epilogue's, is
+			// verify's interval arithmetic (verify/refexpr.go), which the
+			// host has no oracle for.
 			w.line("    // The reference %s is checked by `tcpmap verify`, not on the host.", referenceText(p.Reference))
 		} else {
 			w.line("    // The kernel program states no reference: nothing to compare with.")

@@ -632,6 +632,9 @@ func referenceText(r *kernel.Reference) string {
 		}
 		text += " valid(" + strings.Join(vs, ", ") + ")"
 	}
+	if r.Epilogue != "" {
+		text += " then " + r.Epilogue // `einsum(q, k) -> s then (acc) * 0.5` (kernel.Reference.Epilogue)
+	}
 	if r.Expr != "" {
 		text += " = " + r.Expr // `expr(x, w) -> out = x * w` (rust_vector.go)
 	}

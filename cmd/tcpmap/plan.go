@@ -57,6 +57,7 @@ var planTargets = map[string]string{
 func newPlanCmd(g *globals) *cobra.Command {
 	var (
 		op       string
+		fuse     bool
 		top      int
 		timeout  time.Duration
 		maxEvals int
@@ -134,6 +135,9 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 					return err
 				}
 			}
+			if fuse && op == "" {
+				return usageError{fmt.Errorf("--fuse plans one einsum op with its epilogue: name it with --op (a graph planned whole fuses with --vector-ops)")}
+			}
 			if op == "" {
 				// A graph without --op is planned whole (graph_plan.go).
 				wl, isGraph, err := loadGraphWorkload(args[0], gf.axes)
@@ -149,11 +153,14 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 				return usageError{fmt.Errorf("--axes resizes a graph planned whole (no --op)")}
 			}
 			if w, o := nonEinsumOp(args[0], op); o != nil {
+				if fuse {
+					return usageError{fmt.Errorf("--fuse: op %q is a %s; an epilogue fuses into an einsum", op, o.Kind)}
+				}
 				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
 				return planOp(ctx, c, g, w, o, timeout, maxEvals, out)
 			}
-			s, err := loadSpace(g, args[0], op)
+			s, err := loadFusedSpace(g, args[0], op, fuse)
 			if err != nil {
 				return err
 			}
@@ -238,6 +245,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&fuse, "fuse", false, "plan the einsum --op names with the elementwise ops after it (a constant scale, exp, sigmoid, silu) done by its kernel's Vector Engine pass")
 	cmd.Flags().StringVar(&op, "op", "", "the op of a graph workload to plan (an einsum, or a Vector Engine op: softmax, rmsnorm, elementwise; reshape is free); without it a graph is planned whole")
 	cmd.Flags().StringVar(&gf.axes, "axes", "", "plan a graph at other sizes: `A=N,B=M` replaces those axes' sizes")
 	cmd.Flags().IntVar(&gf.layouts, "layouts", search.DefaultLayouts, "candidate HBM layouts of a tensor two planned ops share (1: row-major only)")
@@ -606,6 +614,12 @@ func seconds(s float64) string {
 // loadSpace loads a workload file and returns the mapspace of its einsum,
 // or of the einsum op named op of a graph, on the hardware spec in force.
 func loadSpace(g *globals, file, op string) (*search.Space, error) {
+	return loadFusedSpace(g, file, op, false)
+}
+
+// loadFusedSpace is loadSpace; with fuse, the einsum op carries the
+// elementwise ops workload.Fusions offers after it as its epilogue.
+func loadFusedSpace(g *globals, file, op string, fuse bool) (*search.Space, error) {
 	spec, err := loadSpec(g)
 	if err != nil {
 		return nil, err
@@ -613,6 +627,20 @@ func loadSpace(g *globals, file, op string) (*search.Space, error) {
 	w, err := workload.Load(file)
 	if err != nil {
 		return nil, err
+	}
+	if fuse {
+		var fs []workload.Fusion
+		for _, f := range workload.Fusions(w) {
+			if f.Einsum == op {
+				fs = append(fs, f)
+			}
+		}
+		if len(fs) == 0 {
+			return nil, usageError{fmt.Errorf("--fuse: op %q has no epilogue to fuse (an einsum whose f32 output only one float add, sub or mul by a constant, exp, sigmoid or silu reads)", op)}
+		}
+		if w, err = workload.Fuse(w, fs); err != nil {
+			return nil, err
+		}
 	}
 	p, err := constraints.NewProblem(w, op)
 	if err != nil {

@@ -845,12 +845,14 @@ func (r *reader) finish() (*kernel.Program, error) {
 	return p, nil
 }
 
-// reference parses `OP(ARG, ...) -> OUT`, where a numeric argument is the
-// scalar of add.
+// reference parses `OP(ARG, ...) -> OUT [valid(...)] [then EPILOGUE] [=
+// EXPR] [; inputs in [lo, hi]]`, where a numeric argument is the scalar of
+// add.
 func (r *reader) reference(d directive) *kernel.Reference {
 	at := d.off + len("// tcpmap:reference ")
 	head, rng, hasRange := strings.Cut(d.value, " ; inputs in ")
 	v, expr, hasExpr := strings.Cut(head, " = ")
+	v, epi, hasEpi := strings.Cut(v, " then ")
 	arrow := strings.LastIndex(v, "->")
 	open, close := strings.IndexByte(v, '('), -1
 	if arrow >= 0 {
@@ -908,6 +910,9 @@ func (r *reader) reference(d directive) *kernel.Reference {
 	}
 	if hasExpr {
 		ref.Expr = strings.TrimSpace(expr)
+	}
+	if hasEpi {
+		ref.Epilogue = strings.TrimSpace(epi)
 	}
 	if hasRange {
 		lo, hi, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(rng), "["), "]"), ",")
