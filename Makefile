@@ -45,14 +45,15 @@ unit:
 # the manual's GEMM sizes simulated on every slice, every mutated
 # configuration, the planned plans on the simulator, the SAT planner
 # against the exhaustive one (with K chunks too), the SAT capacity
-# clauses over the K-chunked spaces, and the spread slices' kernels.
+# clauses over the K-chunked spaces, the spread slices' kernels and the
+# fused epilogue's.
 RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 
 # The two packages' runs overlap (one core each); the target fails if
 # either does.
 unit-norace:
 	@$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify & v=$$!; \
-	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify)$$' ./search; s=$$?; \
+	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify|TestEpilogueFusedPlanVerifies)$$' ./search; s=$$?; \
 	wait $$v; r=$$?; test $$s -eq 0 -a $$r -eq 0
 
 long:

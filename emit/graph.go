@@ -71,6 +71,9 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 			}
 			calls = append(calls, fmt.Sprintf("    // %s (%s): not yet plannable: no kernel; the layer expects %s.", o.Name, o.Kind, strings.Join(outs, ", ")))
 			continue
+		case plan.StatusFused:
+			calls = append(calls, fmt.Sprintf("    // %s (%s): fused into %s's kernel.", o.Name, o.Kind, o.FusedInto))
+			continue
 		}
 		p, err := rebased(o.Plan.Program, addr)
 		if err != nil {
@@ -106,8 +109,9 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 		for _, t := range o.Inputs {
 			as = append(as, fmt.Sprintf("%#x", addr[t]))
 		}
+		kout := g.KernelOutput(o)
 		calls = append(calls, fmt.Sprintf("    let at = %s::launch_at(ctx, %s).await; // %s -> %s\n    assert_eq!(at, %#x);",
-			mod, strings.Join(as, ", "), strings.Join(o.Inputs, ", "), o.Outputs[0], addr[o.Outputs[0]]))
+			mod, strings.Join(as, ", "), strings.Join(o.Inputs, ", "), kout, addr[kout]))
 	}
 	b.WriteString("/// Runs the layer once: every kernel in program order on one device, each\n/// tensor at its HBM address (the graph inputs must be there first).\n")
 	b.WriteString("pub async fn run_layer(ctx: &mut Context) {\n")

@@ -20,6 +20,9 @@ import (
 // the simulator's values match the reference's einsum-then-scale on
 // every slice.
 func TestEpilogueFusedPlanVerifies(t *testing.T) {
+	if raceEnabled {
+		t.Skip("three searches and three simulations: make test runs it without -race in unit-norace")
+	}
 	w := reducedWorkload(t, "attention-head.yaml", map[string]int{"S": 64, "T": 64, "D": 64})
 	fs := workload.Fusions(w)
 	require.Equal(t, []workload.Fusion{{Einsum: "qk", Ops: []string{"scale"}}}, fs)

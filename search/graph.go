@@ -200,7 +200,18 @@ type GraphOptions struct {
 	// search the same way on any machine. A class it stops before any
 	// legal candidate is no choice (GraphSearch.Unplanned counts them).
 	LayoutEvaluations int
+	// NoFuse plans every op as its own kernel. Otherwise, with VectorOps,
+	// the graph is planned for every choice of the epilogues it offers
+	// (workload.Fusions: an einsum's f32 output scaled, exp, sigmoid or
+	// silu by its one reader), fused or not (at most MaxFusionChoices
+	// choices), and the cheapest is kept.
+	NoFuse bool
 }
+
+// MaxFusionChoices bounds the fusion choices PlanGraph compares: every
+// subset of a graph's fusions when there are at most log2 of it, else none
+// fused and all fused.
+const MaxFusionChoices = 16
 
 // ErrNotCached is the error of an op plan missing from the cache under
 // GraphOptions.CacheOnly.
@@ -280,6 +291,76 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	if o.MaxNodes <= 0 {
 		o.MaxNodes = DefaultMaxNodes
 	}
+	var fs []workload.Fusion
+	if o.VectorOps && !o.NoFuse {
+		fs = workload.Fusions(w)
+	}
+	if len(fs) == 0 {
+		return planGraph(w, o)
+	}
+	choices := fusionChoices(fs)
+	// The choices share their op plans: an op outside the fusions plans
+	// the same in each.
+	o.Cache = &memCache{next: o.Cache, plans: map[string]*plan.Plan{}, none: map[string]error{}}
+	var best *plan.Graph
+	var baseline, lower float64
+	proven := true
+	nodes, cached, searched, unplanned := 0, 0, 0, 0
+	for k, sub := range choices {
+		wv := w
+		if len(sub) > 0 {
+			var err error
+			if wv, err = workload.Fuse(w, sub); err != nil {
+				return nil, err
+			}
+		}
+		g, err := planGraph(wv, o)
+		if err != nil {
+			return nil, err
+		}
+		if k == 0 {
+			baseline = g.Cost.BaselineCycles
+		}
+		if len(sub) > 0 {
+			if g, err = unfuse(g, w, sub); err != nil {
+				return nil, err
+			}
+		}
+		proven = proven && g.Search.Optimal == "proven"
+		nodes += g.Search.Nodes
+		cached += g.Search.Cached
+		searched += g.Search.Searched
+		unplanned += g.Search.Unplanned
+		if k == 0 || g.Search.LowerBound < lower {
+			lower = g.Search.LowerBound
+		}
+		if best == nil || g.Cost.Cycles < best.Cost.Cycles {
+			best = g
+		}
+	}
+	c := &best.Cost
+	c.BaselineCycles = baseline
+	c.Saving = 0
+	if baseline > 0 {
+		c.Saving = (baseline - c.Cycles) / baseline
+	}
+	st := &best.Search
+	st.Fusions, st.Nodes, st.Cached, st.Searched, st.Unplanned = len(choices), nodes, cached, searched, unplanned
+	st.Optimal, st.LowerBound, st.Gap = "", min(lower, c.Cycles), 0
+	if proven {
+		st.Optimal, st.LowerBound = "proven", c.Cycles
+	} else if c.Cycles > 0 {
+		st.Gap = (c.Cycles - st.LowerBound) / c.Cycles
+	}
+	if err := best.Validate(); err != nil {
+		return nil, fmt.Errorf("search: graph plan of %s: %w", w.Name, err)
+	}
+	return best, nil
+}
+
+// planGraph plans w with its ops as they stand (PlanGraph for one fusion
+// choice).
+func planGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	m, err := newGraphModel(w, o)
 	if err != nil {
 		return nil, err
@@ -1034,6 +1115,10 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 	} else if c.Cycles > 0 {
 		g.Search.Gap = (c.Cycles - g.Search.LowerBound) / c.Cycles
 	}
+	fused := slices.ContainsFunc(w.Ops, func(o *workload.Op) bool { return len(o.Epilogue) > 0 })
+	if fused {
+		return g, nil // a fused workload's plan is validated restated (unfuse)
+	}
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("search: graph plan of %s: %w", w.Name, err)
 	}
@@ -1125,4 +1210,166 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 		return "", err
 	}
 	return results.Hash(strings.Join([]string{wh, hw, opts, cost.Version}, "\n"))
+}
+
+// fusionChoices lists the subsets of fs PlanGraph compares, none fused
+// first: every subset when there are at most MaxFusionChoices, else none
+// and all.
+func fusionChoices(fs []workload.Fusion) [][]workload.Fusion {
+	if 1<<len(fs) > MaxFusionChoices {
+		return [][]workload.Fusion{nil, fs}
+	}
+	var out [][]workload.Fusion
+	for mask := range 1 << len(fs) {
+		var sub []workload.Fusion
+		for i, f := range fs {
+			if mask&(1<<i) != 0 {
+				sub = append(sub, f)
+			}
+		}
+		out = append(out, sub)
+	}
+	return out
+}
+
+// unfuse restates g, the plan of w fused by fs (workload.Fuse), over w's
+// own ops and tensors: each fusion's einsum keeps its output and names its
+// epilogue, the fused ops are there with status fused (no kernel, no
+// cycles, started when their kernel ends), the tensors between the
+// contraction and the epilogue's end are stored nowhere, and the last
+// one's producer is the last fused op, its layout the kernel's.
+func unfuse(g *plan.Graph, w *workload.Workload, fs []workload.Fusion) (*plan.Graph, error) {
+	into := map[string]string{} // fused op → its einsum
+	epi := map[string][]string{}
+	for _, f := range fs {
+		epi[f.Einsum] = f.Ops
+		for _, x := range f.Ops {
+			into[x] = f.Einsum
+		}
+	}
+	gops := map[string]*plan.GraphOp{}
+	for i := range g.Ops {
+		gops[g.Ops[i].Name] = &g.Ops[i]
+	}
+	gts := map[string]*plan.GraphTensor{}
+	for i := range g.Tensors {
+		gts[g.Tensors[i].Name] = &g.Tensors[i]
+	}
+	out := *g
+	out.Ops, out.Tensors = nil, nil
+	fusedT := map[string]string{}  // tensor stored nowhere → its producer in w
+	lastOut := map[string]string{} // an epilogue's output → its fused op
+	for _, op := range w.Ops {
+		if e, ok := into[op.Name]; ok {
+			k := gops[e]
+			ops := epi[e]
+			last := op.Name == ops[len(ops)-1]
+			o := plan.GraphOp{Name: op.Name, Kind: string(op.Kind), Status: plan.StatusFused, FusedInto: e,
+				Inputs: op.Inputs, Outputs: op.Outputs, Axis: op.Axis, Axes: op.Axes, Query: op.Query, Key: op.Key, K: op.K,
+				Reduce: op.Reduce, Scalar: op.Scalar, Layouts: []string{""}, Start: k.Start + k.Cycles}
+			if last {
+				o.Layouts = append(o.Layouts, k.Layouts[len(k.Layouts)-1])
+				lastOut[op.Outputs[0]] = op.Name
+			} else {
+				o.Layouts = append(o.Layouts, "")
+				fusedT[op.Outputs[0]] = op.Name
+			}
+			out.Ops = append(out.Ops, o)
+			out.Cost.Fused++
+			continue
+		}
+		k, ok := gops[op.Name]
+		if !ok {
+			return nil, fmt.Errorf("search: fused graph of %s: no op %s", w.Name, op.Name)
+		}
+		o := *k
+		if ops, ok := epi[op.Name]; ok {
+			o.Outputs = op.Outputs
+			o.Epilogue = ops
+			o.Layouts = append(slices.Clone(k.Layouts[:len(op.Inputs)]), "")
+			fusedT[op.Outputs[0]] = op.Name
+		}
+		out.Ops = append(out.Ops, o)
+	}
+	for _, t := range w.Tensors {
+		if p, ok := fusedT[t.Name]; ok {
+			b, err := t.DType.BytesFor(int(t.Elems))
+			if err != nil {
+				return nil, err
+			}
+			var cons []string
+			for _, x := range w.Ops {
+				if slices.Contains(x.Inputs, t.Name) {
+					cons = append(cons, x.Name)
+				}
+			}
+			out.Tensors = append(out.Tensors, plan.GraphTensor{Name: t.Name, Axes: t.Axes, DType: t.DType.String(), Role: string(t.Role),
+				Bytes: int64(b), Producer: p, Consumers: cons, Place: plan.PlaceFused})
+			continue
+		}
+		gt, ok := gts[t.Name]
+		if !ok {
+			return nil, fmt.Errorf("search: fused graph of %s: no tensor %s", w.Name, t.Name)
+		}
+		x := *gt
+		if p, ok := lastOut[t.Name]; ok {
+			x.Producer = p
+		}
+		out.Tensors = append(out.Tensors, x)
+	}
+	// The critical path passes the fused ops after their kernel.
+	var path []string
+	for _, n := range g.Cost.CriticalPath {
+		path = append(path, n)
+		path = append(path, epi[n]...)
+	}
+	out.Cost.CriticalPath = path
+	if err := out.Validate(); err != nil {
+		return nil, fmt.Errorf("search: fused graph of %s: %w", w.Name, err)
+	}
+	return &out, nil
+}
+
+// memCache keeps the op plans of one PlanGraph run in memory, in front of
+// next (nil: none), so that its fusion choices share them.
+type memCache struct {
+	next  PlanCache
+	plans map[string]*plan.Plan
+	none  map[string]error
+}
+
+func (c *memCache) Get(key string, w *workload.Workload, op string) (*plan.Plan, bool) {
+	if p, ok := c.plans[key]; ok {
+		return p, true
+	}
+	if c.next != nil {
+		return c.next.Get(key, w, op)
+	}
+	return nil, false
+}
+
+func (c *memCache) Put(key string, p *plan.Plan) error {
+	c.plans[key] = p
+	if c.next != nil {
+		return c.next.Put(key, p)
+	}
+	return nil
+}
+
+func (c *memCache) GetNone(key string) (error, bool) {
+	if err, ok := c.none[key]; ok {
+		return err, true
+	}
+	if c.next != nil {
+		return c.next.GetNone(key)
+	}
+	return nil, false
+}
+
+func (c *memCache) PutNone(key string, err error) error {
+	c.none[key] = err
+	if c.next != nil {
+		return c.next.PutNone(key, err)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"tcpmap/internal/atomicfile"
@@ -57,7 +58,7 @@ func storedMatches(w *workload.Workload, op string, p *plan.Plan) bool {
 	if o == nil || o.Kind != workload.KindEinsum || p.Workload.Op != op || p.Workload.Name != w.Name {
 		return false
 	}
-	if p.Program == nil || p.Program.Reference == nil {
+	if p.Program == nil || p.Program.Reference == nil || !slices.Equal(p.Workload.Epilogue, epilogueNames(o.Epilogue)) {
 		return false
 	}
 	// The plan's einsum spelling must be the op's (ProblemHash of the

@@ -118,6 +118,14 @@ type canonicalProblem struct {
 	Out    canonicalOperand   `json:"out"`
 	Acc    string             `json:"acc"`
 	Chips  int                `json:"chips"`
+	// Epilogue is the fused ops' work (kind and constant), in order;
+	// left out without one, so that other problems keep their hashes.
+	Epilogue []canonicalEpilogue `json:"epilogue,omitempty"`
+}
+
+type canonicalEpilogue struct {
+	Kind   string   `json:"kind"`
+	Scalar *float64 `json:"scalar,omitempty"`
 }
 
 type canonicalAxis struct {
@@ -149,5 +157,8 @@ func ProblemHash(p *constraints.Problem) (string, error) {
 	}
 	c.In = []canonicalOperand{op(&p.In[0]), op(&p.In[1])}
 	c.Out = op(&p.Out)
+	for _, e := range p.Epilogue {
+		c.Epilogue = append(c.Epilogue, canonicalEpilogue{Kind: string(e.Kind), Scalar: e.Scalar})
+	}
 	return results.Hash(c)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 
@@ -153,6 +154,15 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 	for i := range g.Ops {
 		o := &g.Ops[i]
 		or := GraphOpReport{Op: o.Name, Kind: o.Kind, Status: o.Status, Pass: true}
+		if o.Status == plan.StatusFused {
+			// Its kernel (o.FusedInto's) computed its output.
+			if _, ok := vals[o.Outputs[0]]; !ok && g.Tensors[tensorIndex(g, o.Outputs[0])].Place != plan.PlaceFused {
+				return nil, fmt.Errorf("op %s: fused into %s, which did not write %s", o.Name, o.FusedInto, o.Outputs[0])
+			}
+			or.How = "fused into " + o.FusedInto
+			rep.Ops = append(rep.Ops, or)
+			continue
+		}
 		var ins []*gval
 		for _, name := range o.Inputs {
 			v, ok := vals[name]
@@ -178,6 +188,23 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			return nil, err
 		}
 		ref := outs[0]
+		out := o.Outputs[0]
+		for _, name := range o.Epilogue {
+			// The graph's reference of the fused ops, after the op's.
+			k := slices.IndexFunc(g.Ops, func(x plan.GraphOp) bool { return x.Name == name })
+			if k < 0 {
+				return nil, fmt.Errorf("op %s: no epilogue op %s", o.Name, name)
+			}
+			x := &g.Ops[k]
+			l, err := newVal(x.Outputs[0])
+			if err != nil {
+				return nil, err
+			}
+			if err := graphRef(x, []*Logical{ref}, []*Logical{l}); err != nil {
+				return nil, err
+			}
+			ref, out = l, x.Outputs[0]
+		}
 		switch o.Status {
 		case plan.StatusView:
 			or.How = "view"
@@ -204,7 +231,7 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			}
 			or.How = "simulated"
 			rep.Simulated++
-			if err := runKernel(spec, o, ins, ref, &or, vals, newVal, opts); err != nil {
+			if err := runKernel(spec, o, out, ins, ref, &or, vals, newVal, opts); err != nil {
 				return nil, fmt.Errorf("op %s: %w", o.Name, err)
 			}
 		default:
@@ -227,7 +254,7 @@ func storeRound(r float64, d dtype.DType) float64 {
 // runKernel runs one planned op's kernel with its inputs' device values,
 // compares its output with the kernel's own reference and with the
 // graph's, and records the output's device value and composed bound.
-func runKernel(spec *engines.Spec, o *plan.GraphOp, ins []*gval, ref *Logical, or *GraphOpReport, vals map[string]*gval,
+func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref *Logical, or *GraphOpReport, vals map[string]*gval,
 	newVal func(string) (*Logical, error), opts GraphOptions) error {
 	// A copy of the program: lowering modifies it.
 	data, err := o.Plan.Program.MarshalJSON()
@@ -295,25 +322,27 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, ins []*gval, ref *Logical, o
 	}
 	kc := Compare(exp, got)
 	or.Kernel = &kc
-	if p.Reference.Op != kernel.RefEinsum {
-		// A Vector Engine kernel (softmax, rmsnorm, elementwise): checked
+	if p.Reference.Op != kernel.RefEinsum || p.Reference.Epilogue != "" {
+		// A Vector Engine kernel (softmax, rmsnorm, elementwise), or an
+		// einsum with an epilogue (out is the epilogue's output): checked
 		// against its own reference on the values it read; its output's
 		// distance from the graph's reference is measured, not composed
-		// (the composed bound is an einsum's), and consumers inherit it.
-		outDev, err := newVal(o.Outputs[0])
+		// (the composed bound is a plain einsum's), and consumers inherit
+		// it.
+		outDev, err := newVal(out)
 		if err != nil {
 			return err
 		}
 		if err := reorder(got, outDev); err != nil {
 			return err
 		}
-		e, _ := newVal(o.Outputs[0])
+		e, _ := newVal(out)
 		for k, r := range ref.Vals {
 			e.Vals[k] = math.Abs(outDev.Vals[k] - r)
 		}
 		or.How = "simulated; graph distance measured"
 		or.Pass = kc.Pass
-		vals[o.Outputs[0]] = &gval{dev: outDev, ref: ref, err: e}
+		vals[out] = &gval{dev: outDev, ref: ref, err: e}
 		return nil
 	}
 	// The graph-level bound: the kernel's own rounding bound plus what its
@@ -910,4 +939,9 @@ func (r *GraphReport) String() string {
 	fmt.Fprintf(&b, "%s: graph %s, seed %d: %d kernels simulated, %d ops fed from the reference (not yet plannable)\n",
 		verdict, r.Graph, r.Seed, r.Simulated, r.Fed)
 	return b.String()
+}
+
+// tensorIndex is the index of the graph tensor called name (-1: none).
+func tensorIndex(g *plan.Graph, name string) int {
+	return slices.IndexFunc(g.Tensors, func(t plan.GraphTensor) bool { return t.Name == name })
 }

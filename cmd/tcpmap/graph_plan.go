@@ -28,6 +28,7 @@ type graphPlanFlags struct {
 	stored  string // --stored DIR
 	only    bool   // --cache-only
 	vector  bool   // --vector-ops
+	noFuse  bool   // --no-fuse
 	budget  int    // --layout-evaluations
 }
 
@@ -155,7 +156,7 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 		planner = search.PlanOpPlanner(spec)
 	}
 	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only, Planner: planner,
-		LayoutEvaluations: f.budget, VectorOps: f.vector,
+		LayoutEvaluations: f.budget, VectorOps: f.vector, NoFuse: f.noFuse,
 		Progress: func(op string, layouts []string, took time.Duration, searched int, err error) {
 			if err != nil {
 				fmt.Fprintf(stderr, "plan: op %s has no plan in layouts %s after %.1fs (not a choice): %v\n",
@@ -184,12 +185,19 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 	writeGraph(w, gp, spec)
 	fmt.Fprintf(w, "search: %s, %d layout classes, %d nodes, %d op plans cached or stored, %d searched, %.2fs\n",
 		gp.Search.Method, gp.Search.Choices, gp.Search.Nodes, gp.Search.Cached, gp.Search.Searched, wall.Seconds())
+	if n := gp.Search.Fusions; n > 0 {
+		fmt.Fprintf(w, "fusion: %d choices of which epilogues to fuse into their contractions' kernels, each planned whole; the cheapest kept (--no-fuse: none)\n", n)
+	}
 	unplanned := ""
 	if n := gp.Search.Unplanned; n > 0 {
 		unplanned = fmt.Sprintf("; %d layout classes stopped at --layout-evaluations before any legal candidate are not among them", n)
 	}
 	if gp.Search.Optimal == "proven" {
-		fmt.Fprintf(w, "optimal: proven (under the graph model: per-op plans, HBM layouts, DMA relayouts)%s\n", unplanned)
+		model := "per-op plans, HBM layouts, DMA relayouts"
+		if gp.Search.Fusions > 0 {
+			model += ", epilogue fusion"
+		}
+		fmt.Fprintf(w, "optimal: proven (under the graph model: %s)%s\n", model, unplanned)
 	} else {
 		fmt.Fprintf(w, "optimal: no (node budget; gap %.1f%% to the lower bound of %.0f cycles)\n", 100*gp.Search.Gap, gp.Search.LowerBound)
 	}
@@ -227,17 +235,27 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 		cyc, util, bn, kern := "-", "-", "-", "-"
 		if o.Plan != nil {
 			kern = kernelText(o.Plan)
+			if len(o.Epilogue) > 0 {
+				kern += ", then " + strings.Join(o.Epilogue, ", ")
+			}
 			cyc = fmt.Sprintf("%.0f", o.Cycles)
 			util = fmt.Sprintf("%.2f%%", 100*o.Plan.Cost.MACUtilization)
 			bn = o.Plan.Cost.Bottleneck
 		}
 		status := o.Status
+		if o.Status == plan.StatusFused {
+			status = "fused into " + o.FusedInto
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", o.Name, o.Kind, status, kern, cyc, util, bn, strings.Join(from, ", "))
 	}
 	tw.Flush()
 	c := gp.Cost
-	fmt.Fprintf(w, "total: %.0f cycles = %s (%d ops planned, %d views, %d not yet plannable: their kernels are not counted)\n",
-		c.Cycles, seconds(c.Seconds), c.Planned, c.Views, c.NotPlannable)
+	fused := ""
+	if c.Fused > 0 {
+		fused = fmt.Sprintf(", %d fused into their producers' kernels", c.Fused)
+	}
+	fmt.Fprintf(w, "total: %.0f cycles = %s (%d ops planned%s, %d views, %d not yet plannable: their kernels are not counted)\n",
+		c.Cycles, seconds(c.Seconds), c.Planned, fused, c.Views, c.NotPlannable)
 	fmt.Fprintf(w, "relayouts: %.0f cycles (%.1f%% of the total)\n", c.RelayoutCycles, 100*c.RelayoutShare)
 	if c.OverlapCycles > 0 {
 		fmt.Fprintf(w, "overlapped: %.0f cycles with every kernel in one program, as the scheduler overlaps the contexts across kernel boundaries (%+.2f%%)\n",

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 
 	"tcpmap/internal/atomicfile"
 	"tcpmap/model/kernel"
@@ -31,12 +32,20 @@ const (
 	// kernel and no cost, and the graph's totals leave it out (counted in
 	// GraphCost.NotPlannable).
 	StatusNotPlannable = "not yet plannable"
+	// StatusFused: the op's work runs in another op's kernel (GraphOp.
+	// FusedInto), as that kernel's epilogue (GraphOp.Epilogue): no kernel
+	// and no cost of its own.
+	StatusFused = "fused"
 )
 
 // Tensor places (GraphTensor.Place).
 const (
 	PlaceHBM = "hbm" // written to HBM by its producer, read from HBM by its consumers
 	PlaceDM  = "dm"  // left in DM across the kernel boundary
+	// PlaceFused: a tensor between a kernel's contraction and its
+	// epilogue, or between two ops of one epilogue: never stored
+	// anywhere (no layout, no HBM region).
+	PlaceFused = "fused"
 )
 
 // Graph is a planned graph workload: for every op its plan (a kernel, a
@@ -101,6 +110,31 @@ type GraphOp struct {
 	Cycles float64 `json:"cycles"`
 	// Plan is the op's kernel plan (StatusPlanned only).
 	Plan *Plan `json:"plan,omitempty"`
+	// Epilogue names the ops (status StatusFused) the op's kernel does
+	// after its contraction, in order: the kernel writes the last one's
+	// output (Plan.Workload.Epilogue is the same list).
+	Epilogue []string `json:"epilogue,omitempty"`
+	// FusedInto names the op whose kernel does this op's work
+	// (StatusFused only).
+	FusedInto string `json:"fused_into,omitempty"`
+}
+
+// KernelOutput names the tensor o's kernel writes: its output, or with an
+// epilogue the last fused op's output.
+func (g *Graph) KernelOutput(o *GraphOp) string {
+	out := ""
+	if len(o.Outputs) > 0 {
+		out = o.Outputs[0]
+	}
+	if len(o.Epilogue) > 0 {
+		last := o.Epilogue[len(o.Epilogue)-1]
+		for i := range g.Ops {
+			if g.Ops[i].Name == last && len(g.Ops[i].Outputs) > 0 {
+				out = g.Ops[i].Outputs[0]
+			}
+		}
+	}
+	return out
 }
 
 // GraphTensor is one tensor of a graph plan: an input, an output or an
@@ -162,10 +196,11 @@ type GraphCost struct {
 	// schedule that overlapped independent kernels completely.
 	CriticalPath   []string `json:"critical_path"`
 	CriticalCycles float64  `json:"critical_cycles"`
-	// Planned, Views and NotPlannable count the ops by status.
+	// Planned, Views, NotPlannable and Fused count the ops by status.
 	Planned      int `json:"planned"`
 	Views        int `json:"views"`
 	NotPlannable int `json:"not_plannable"`
+	Fused        int `json:"fused,omitempty"`
 	// OverlapCycles is the makespan of every kernel in one program at
 	// the graph's addresses, as the scheduler runs it (contexts and DMA
 	// overlapping across kernel boundaries where no hazard holds them,
@@ -199,15 +234,22 @@ type GraphSearch struct {
 	// (Cycles − LowerBound) / Cycles.
 	LowerBound float64 `json:"lower_bound_cycles"`
 	Gap        float64 `json:"gap"`
-	// Cached counts the op plans taken from the plan cache or the stored
-	// plans; Searched those planned by a search.
+	// Cached counts the op plans taken from the plan cache, the stored
+	// plans, or (Fusions) an earlier fusion choice of the same run;
+	// Searched those planned by a search.
 	Cached   int `json:"cached"`
 	Searched int `json:"searched"`
 	// Unplanned counts the layout classes (an op in layouts other than
 	// the declared ones) whose search stopped at its budget before any
 	// legal candidate: they are not choices, and Optimal "proven" covers
-	// the classes that have a plan.
+	// the classes that have a plan. With Fusions it is summed over the
+	// fusion choices (an op outside the fusions counts in each).
 	Unplanned int `json:"unplanned,omitempty"`
+	// Fusions counts the fusion choices compared: each a graph planned
+	// whole with some of its epilogues fused (workload.Fusions), the
+	// cheapest kept; Optimal "proven" then covers every one. Omitted when
+	// there is one (none fused).
+	Fusions int `json:"fusions,omitempty"`
 }
 
 // Marshal writes g as indented JSON followed by a newline; the bytes depend
@@ -391,7 +433,7 @@ func (g *Graph) Validate() error {
 	ops := map[string]int{}
 	reads := map[string]map[string]bool{} // tensor → consumer ops
 	writes := map[string]string{}         // tensor → producer op
-	var kernels, planned, views, unplanned int
+	var kernels, planned, views, unplanned, fused int
 	var kernelCycles float64
 	for i := range g.Ops {
 		o := &g.Ops[i]
@@ -432,6 +474,12 @@ func (g *Graph) Validate() error {
 		if len(o.Layouts) != len(o.Inputs)+len(o.Outputs) {
 			return fieldErr(f+".layouts", "%d layouts for %d operands", len(o.Layouts), len(o.Inputs)+len(o.Outputs))
 		}
+		if len(o.Epilogue) > 0 && o.Status != StatusPlanned {
+			return fieldErr(f+".epilogue", "an op with status %q runs no kernel to fuse into", o.Status)
+		}
+		if o.FusedInto != "" && o.Status != StatusFused {
+			return fieldErr(f+".fused_into", "set on an op with status %q", o.Status)
+		}
 		if err := finite(f+".start", o.Start); err != nil {
 			return err
 		}
@@ -453,6 +501,9 @@ func (g *Graph) Validate() error {
 			if o.Cycles != o.Plan.Cost.Cycles {
 				return fieldErr(f+".cycles", "%v, want the plan's %v", o.Cycles, o.Plan.Cost.Cycles)
 			}
+			if !slices.Equal(o.Plan.Workload.Epilogue, o.Epilogue) {
+				return fieldErr(f+".plan.workload.epilogue", "%q, want the op's epilogue %q", o.Plan.Workload.Epilogue, o.Epilogue)
+			}
 			kernels++
 			kernelCycles += o.Cycles
 		case StatusView, StatusNotPlannable:
@@ -470,8 +521,54 @@ func (g *Graph) Validate() error {
 			if o.Cycles != 0 {
 				return fieldErr(f+".cycles", "%v for an op with status %q, want 0", o.Cycles, o.Status)
 			}
+		case StatusFused:
+			fused++
+			k, ok := ops[o.FusedInto]
+			if !ok {
+				return fieldErr(f+".fused_into", "%q: want an op that runs before it", o.FusedInto)
+			}
+			if !slices.Contains(g.Ops[k].Epilogue, o.Name) {
+				return fieldErr(f+".fused_into", "op %q's epilogue %q does not name %q", o.FusedInto, g.Ops[k].Epilogue, o.Name)
+			}
+			if o.Plan != nil {
+				return fieldErr(f+".plan", "a fused op has no plan")
+			}
+			if o.Cycles != 0 {
+				return fieldErr(f+".cycles", "%v for a fused op, want 0", o.Cycles)
+			}
 		default:
-			return fieldErr(f+".status", "%q: want %q, %q or %q", o.Status, StatusPlanned, StatusView, StatusNotPlannable)
+			return fieldErr(f+".status", "%q: want %q, %q, %q or %q", o.Status, StatusPlanned, StatusView, StatusNotPlannable, StatusFused)
+		}
+	}
+	// An epilogue's ops follow in order, each fused into the op, the
+	// first reading the op's output and each the one before's; the
+	// kernel writes the last one's output.
+	for i := range g.Ops {
+		o := &g.Ops[i]
+		if len(o.Epilogue) == 0 {
+			continue
+		}
+		f := fmt.Sprintf("ops[%d].epilogue", i)
+		if len(o.Outputs) != 1 {
+			return fieldErr(f, "an op of %d outputs", len(o.Outputs))
+		}
+		prev := o.Outputs[0]
+		for j, name := range o.Epilogue {
+			k, ok := ops[name]
+			if !ok || k <= i || g.Ops[k].Status != StatusFused || g.Ops[k].FusedInto != o.Name {
+				return fieldErr(fmt.Sprintf("%s[%d]", f, j), "%q: want a later op fused into %q", name, o.Name)
+			}
+			x := &g.Ops[k]
+			if len(x.Inputs) != 1 || x.Inputs[0] != prev || len(x.Outputs) != 1 {
+				return fieldErr(fmt.Sprintf("%s[%d]", f, j), "op %q does not read %q alone", name, prev)
+			}
+			if t := g.Tensors[tensors[prev]]; t.Place != PlaceFused {
+				return fieldErr(fmt.Sprintf("%s[%d]", f, j), "tensor %q between a contraction and its epilogue has place %q, want %q", prev, t.Place, PlaceFused)
+			}
+			prev = x.Outputs[0]
+		}
+		if ref := o.Plan.Program.Reference; ref.Output != prev {
+			return fieldErr(f, "the kernel writes %q, want the epilogue's output %q", ref.Output, prev)
 		}
 	}
 	var relayoutCycles float64
@@ -488,8 +585,17 @@ func (g *Graph) Validate() error {
 				return fieldErr(fmt.Sprintf("%s.consumers[%d]", f, j), "op %q does not read %q", c, t.Name)
 			}
 		}
-		if t.Place != PlaceHBM && t.Place != PlaceDM {
-			return fieldErr(f+".place", "%q: want %q or %q", t.Place, PlaceHBM, PlaceDM)
+		switch t.Place {
+		case PlaceHBM, PlaceDM:
+		case PlaceFused:
+			if t.Producer == "" || len(t.Consumers) != 1 || g.Ops[ops[t.Consumers[0]]].Status != StatusFused {
+				return fieldErr(f+".place", "%q for a tensor that no fused op alone reads", t.Place)
+			}
+			if t.Layout != "" || len(t.Relayouts) > 0 || t.View != "" {
+				return fieldErr(f+".layout", "a fused tensor is stored nowhere: no layout, view or relayout")
+			}
+		default:
+			return fieldErr(f+".place", "%q: want %q, %q or %q", t.Place, PlaceHBM, PlaceDM, PlaceFused)
 		}
 		if t.Bytes < 0 {
 			return fieldErr(f+".bytes", "%d, negative", t.Bytes)
@@ -544,9 +650,9 @@ func (g *Graph) Validate() error {
 			return fieldErr(fmt.Sprintf("cost.critical_path[%d]", j), "unknown op %q", n)
 		}
 	}
-	if c.Planned != planned || c.Views != views || c.NotPlannable != unplanned {
-		return fieldErr("cost.planned", "counts %d/%d/%d, but the ops' statuses give %d planned, %d views, %d not plannable",
-			c.Planned, c.Views, c.NotPlannable, planned, views, unplanned)
+	if c.Planned != planned || c.Views != views || c.NotPlannable != unplanned || c.Fused != fused {
+		return fieldErr("cost.planned", "counts %d/%d/%d/%d, but the ops' statuses give %d planned, %d views, %d not plannable, %d fused",
+			c.Planned, c.Views, c.NotPlannable, c.Fused, planned, views, unplanned, fused)
 	}
 	if c.RelayoutShare < 0 || c.RelayoutShare > 1 || math.IsNaN(c.RelayoutShare) {
 		return fieldErr("cost.relayout_share", "%v outside [0, 1]", c.RelayoutShare)
@@ -564,7 +670,7 @@ func (g *Graph) Validate() error {
 	if math.IsNaN(s.Gap) || s.Gap < 0 || s.Gap > 1 {
 		return fieldErr("search.gap", "%v outside [0, 1]", s.Gap)
 	}
-	if s.Choices < 0 || s.Nodes < 0 || s.Cached < 0 || s.Searched < 0 {
+	if s.Choices < 0 || s.Nodes < 0 || s.Cached < 0 || s.Searched < 0 || s.Fusions < 0 {
 		return fieldErr("search", "negative count")
 	}
 	if err := finite("search.lower_bound_cycles", s.LowerBound); err != nil {
@@ -614,6 +720,9 @@ func (g *Graph) Addresses() (map[string]int64, error) {
 			}
 			addr[t.Name] = a
 			return nil
+		}
+		if t.Place == PlaceFused {
+			return nil // stored nowhere
 		}
 		addr[t.Name] = next
 		next += (max(t.Bytes, 1) + GraphAlign - 1) / GraphAlign * GraphAlign

@@ -77,10 +77,57 @@ func TestGraphValidate(t *testing.T) {
 	}
 }
 
+// TestGraphValidateFused: a graph plan with the attention head's scale
+// fused into qk (`tcpmap plan workloads/attention-head.yaml --axes
+// S=64,T=64,D=64 --vector-ops`) reads back to its bytes, and each rule of
+// a fused op, its kernel's epilogue and the tensor stored nowhere refuses
+// a plan that breaks it.
+func TestGraphValidateFused(t *testing.T) {
+	data, err := os.ReadFile("testdata/head-64-fused.graph.json")
+	require.NoError(t, err)
+	g, err := UnmarshalGraph(data)
+	require.NoError(t, err)
+	out, err := g.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(out))
+	assert.Equal(t, "s_scaled", g.KernelOutput(&g.Ops[0]))
+	assert.Equal(t, "o", g.KernelOutput(&g.Ops[4]))
+	addr, err := g.Addresses()
+	require.NoError(t, err)
+	assert.NotContains(t, addr, "s_raw", "a fused tensor has no HBM region")
+	for _, tc := range []struct {
+		name, field string
+		edit        func(g *Graph)
+	}{
+		{"fused into nothing", "ops[1].fused_into", func(g *Graph) { g.Ops[1].FusedInto = "pv" }},
+		{"epilogue not the plan's", "ops[0].plan.workload.epilogue", func(g *Graph) { g.Ops[0].Epilogue = nil }},
+		{"fused op with cycles", "ops[1].cycles", func(g *Graph) { g.Ops[1].Cycles = 3 }},
+		{"fused op with a plan", "ops[1].plan", func(g *Graph) { g.Ops[1].Plan = g.Ops[0].Plan }},
+		{"fused_into on a planned op", "ops[3].fused_into", func(g *Graph) { g.Ops[3].FusedInto = "qk" }},
+		{"epilogue of an unplanned op", "ops[2].epilogue", func(g *Graph) { g.Ops[2].Epilogue = []string{"scale"} }},
+		{"fused tensor stored", "ops[0].epilogue[0]", func(g *Graph) { g.Tensors[3].Place = PlaceHBM }},
+		{"fused tensor with a layout", "tensors[3].layout", func(g *Graph) { g.Tensors[3].Layout = "m![S, T]" }},
+		{"stored tensor marked fused", "tensors[5].place", func(g *Graph) { g.Tensors[5].Place = PlaceFused }},
+		{"count", "cost.planned", func(g *Graph) { g.Cost.Fused = 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := UnmarshalGraph(data)
+			require.NoError(t, err)
+			tc.edit(g)
+			err = g.Validate()
+			require.Error(t, err)
+			assert.True(t, strings.HasPrefix(err.Error(), tc.field), "%v", err)
+		})
+	}
+}
+
 // FuzzUnmarshalGraph: any bytes are refused with an error or read into a
 // graph plan that validates and marshals back to bytes that read the same.
 func FuzzUnmarshalGraph(f *testing.F) {
 	f.Add(head64(f))
+	if fused, err := os.ReadFile("testdata/head-64-fused.graph.json"); err == nil {
+		f.Add(fused)
+	}
 	f.Add([]byte(`{"version": 1, "kind": "graph"}`))
 	f.Add([]byte(`{"version": 1, "kind": "graph", "ops": [{"plan": {}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
