@@ -179,7 +179,9 @@ func TestRustCheck(t *testing.T) {
 	var jobs []checkJob
 	emitted := map[string]string{} // API/NAME → source
 	add := func(name string, api API, src []byte) {
-		file := filepath.Join(dir, string(api), name+".rs")
+		// rustc names the crate after the file: a stored plan's name may
+		// hold `+` (NAME-qk+scale, an epilogue).
+		file := filepath.Join(dir, string(api), strings.ReplaceAll(name, "+", "_")+".rs")
 		require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
 		require.NoError(t, os.WriteFile(file, src, 0o644))
 		emitted[string(api)+"/"+name] = string(src)

@@ -38,7 +38,8 @@ func (c *DirCache) Get(key string, w *workload.Workload, op string) (*plan.Plan,
 	if c.Stored == "" {
 		return nil, false
 	}
-	for _, name := range []string{w.Name + "-" + op + ".plan.json", w.Name + "-" + op + ".plan.json.gz"} {
+	base := StoredPlanName(w, op)
+	for _, name := range []string{base + ".plan.json", base + ".plan.json.gz"} {
 		p, err := plan.Read(filepath.Join(c.Stored, name))
 		if err != nil {
 			continue
@@ -48,6 +49,20 @@ func (c *DirCache) Get(key string, w *workload.Workload, op string) (*plan.Plan,
 		}
 	}
 	return nil, false
+}
+
+// StoredPlanName is the base name (without .plan.json[.gz]) of op's
+// stored plan: NAME-OP, or with an epilogue (workload.Fuse) NAME-OP+E1+…
+// (llama3-70b-decode-qk+scale), so that a fused and an unfused plan of one
+// einsum are kept side by side.
+func StoredPlanName(w *workload.Workload, op string) string {
+	name := w.Name + "-" + op
+	if o := findOp(w, op); o != nil {
+		for _, e := range o.Epilogue {
+			name += "+" + e.Name
+		}
+	}
+	return name
 }
 
 // storedMatches reports whether stored plan p is the plan of op as w

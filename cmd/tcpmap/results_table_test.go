@@ -103,6 +103,10 @@ func plansTable(dir string) (string, error) {
 			}
 			feat = []string{fmt.Sprintf("%d tiles × %d clusters × %d slices", om.Tiles, om.Clusters, om.Slices)}
 		}
+		if len(p.Workload.Epilogue) > 0 {
+			// An einsum with its epilogue (plan --op E --fuse).
+			what += "` then `" + strings.Join(p.Workload.Epilogue, ", ")
+		}
 		fmt.Fprintf(&b, "| %s | `%s` | %.0f | %.2f | %.1f | %s | %s | %s | %s |\n",
 			strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), plan.Compressed), ".plan.json"),
 			what, c.Cycles, 100*c.MACUtilization, 100*c.Roofline, c.Bound, c.Bottleneck,
