@@ -413,3 +413,29 @@ func TestGraphProgramRelayout(t *testing.T) {
 	_, err = GraphProgram(g)
 	assert.ErrorIs(t, err, ErrRelayout)
 }
+
+// TestDirCacheStoredFused: the stored plans serve a fused einsum from
+// NAME-OP+EPILOGUE and the plain einsum from NAME-OP, never one for the
+// other.
+func TestDirCacheStoredFused(t *testing.T) {
+	w, err := workload.Load("../workloads/attention-head.yaml")
+	require.NoError(t, err)
+	fw, err := workload.Fuse(w, workload.Fusions(w))
+	require.NoError(t, err)
+	assert.Equal(t, "attention-head-qk", StoredPlanName(w, "qk"))
+	assert.Equal(t, "attention-head-qk+scale", StoredPlanName(fw, "qk"))
+	c := &DirCache{Stored: "../results/plans"}
+	p, ok := c.Get("", fw, "qk")
+	require.True(t, ok)
+	assert.Equal(t, []string{"scale"}, p.Workload.Epilogue)
+	p, ok = c.Get("", w, "qk")
+	require.True(t, ok)
+	assert.Empty(t, p.Workload.Epilogue)
+	// A fused plan under the plain name is not the plain einsum's.
+	fused, err := plan.Read("../results/plans/attention-head-qk+scale.plan.json")
+	require.NoError(t, err)
+	assert.False(t, storedMatches(w, "qk", fused))
+	plain, err := plan.Read("../results/plans/attention-head-qk.plan.json")
+	require.NoError(t, err)
+	assert.False(t, storedMatches(fw, "qk", plain))
+}
