@@ -271,6 +271,9 @@ type graphModel struct {
 	planned int
 	// unplanned counts the layout classes whose search gave no plan.
 	unplanned int
+	// plain is the workload without fusions when w is a fusion choice
+	// (plainNone), nil otherwise.
+	plain *workload.Workload
 }
 
 // PlanGraph plans a graph workload: every op's plan for every layout class,
@@ -296,7 +299,7 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		fs = workload.Fusions(w)
 	}
 	if len(fs) == 0 {
-		return planGraph(w, o)
+		return planGraph(w, nil, o)
 	}
 	choices := fusionChoices(fs)
 	// The choices share their op plans: an op outside the fusions plans
@@ -314,7 +317,11 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 				return nil, err
 			}
 		}
-		g, err := planGraph(wv, o)
+		var plain *workload.Workload
+		if len(sub) > 0 {
+			plain = w
+		}
+		g, err := planGraph(wv, plain, o)
 		if err != nil {
 			return nil, err
 		}
@@ -359,12 +366,13 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 }
 
 // planGraph plans w with its ops as they stand (PlanGraph for one fusion
-// choice).
-func planGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
+// choice; plain is the workload without fusions, nil when w is it).
+func planGraph(w, plain *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	m, err := newGraphModel(w, o)
 	if err != nil {
 		return nil, err
 	}
+	m.plain = plain
 	if err := m.planOps(o); err != nil {
 		return nil, err
 	}
@@ -594,6 +602,9 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 		if err, ok := o.Cache.GetNone(key); ok {
 			return nil, err
 		}
+		if err := m.plainNone(op, ls, o); err != nil {
+			return nil, err
+		}
 		if p, ok := o.Cache.Get(key, w, op.Name); ok {
 			// A stored plan states the cost of the model it was priced
 			// with: price its program with the model in force.
@@ -659,6 +670,31 @@ func reprice(spec *engines.Spec, p *plan.Plan) error {
 		return err
 	}
 	p.Cost = Cost(r)
+	return nil
+}
+
+// plainNone returns the error of the einsum op without its epilogue in
+// the layouts ls (the contraction's output in the layout ls gives the
+// epilogue's output) when that search gave no plan within its evaluation
+// budget (the cache's KEY.none): the fused einsum is then not searched in
+// those layouts. Fusing only removes candidates (split and chunked K) and
+// adds Vector Engine stages to the legal ones, so the plain einsum's
+// legal candidates cover the fused one's. Nil otherwise, and for an op in
+// its declared layouts or without an epilogue.
+func (m *graphModel) plainNone(op *workload.Op, ls [][]string, o GraphOptions) error {
+	if m.plain == nil || len(op.Epilogue) == 0 || !slices.ContainsFunc(ls, func(l []string) bool { return l != nil }) {
+		return nil
+	}
+	raw := op.Epilogue[0].Inputs[0]
+	names := append(slices.Clone(op.Inputs), raw)
+	key, err := GraphKey(withLayouts(m.plain, names, ls), op.Name, m.spec, o.Op)
+	if err != nil {
+		return nil
+	}
+	if err, ok := o.Cache.GetNone(key); ok {
+		return &StoppedError{Op: op.Name, Stopped: StoppedBudget,
+			Why: fmt.Sprintf("%s:%d: op %s: not searched with its epilogue in these layouts: without it, %v", m.w.File, op.Line, op.Name, err)}
+	}
 	return nil
 }
 

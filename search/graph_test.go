@@ -439,3 +439,40 @@ func TestDirCacheStoredFused(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, storedMatches(fw, "qk", plain))
 }
+
+// TestPlainNoneSkipsFusedClass: a fused einsum is not searched in layouts
+// where the einsum alone found no plan within its evaluation budget (the
+// cache's no plan): the fused candidates are among the plain one's.
+func TestPlainNoneSkipsFusedClass(t *testing.T) {
+	w, err := workload.Load("../workloads/attention-head.yaml")
+	require.NoError(t, err)
+	fw, err := workload.Fuse(w, workload.Fusions(w))
+	require.NoError(t, err)
+	spec := engines.Default()
+	cache := &memCache{plans: map[string]*plan.Plan{}, none: map[string]error{}}
+	searched := 0
+	o := GraphOptions{Spec: spec, VectorOps: true, Cache: cache, LayoutEvaluations: 10,
+		Planner: func(*workload.Workload, string, Options) (*plan.Plan, error) {
+			searched++
+			return nil, &NotPlannableError{Op: "qk", Kind: "einsum"}
+		}}
+	ls := [][]string{nil, nil, {"T", "S"}} // q, k as declared; the scores transposed
+	oo := o.Op
+	oo.MaxEvaluations = 10
+	key, err := GraphKey(withLayouts(w, []string{"q", "k", "s_raw"}, ls), "qk", spec, oo)
+	require.NoError(t, err)
+	require.NoError(t, cache.PutNone(key, &StoppedError{Op: "qk", Stopped: StoppedBudget, Why: "no legal candidate"}))
+	m, err := newGraphModel(fw, o)
+	require.NoError(t, err)
+	m.plain = w
+	_, err = m.planOp(findOp(fw, "qk"), ls, o)
+	var se *StoppedError
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, err.Error(), "not searched with its epilogue")
+	assert.Zero(t, searched)
+	// Without the plain einsum's verdict the fused one is searched.
+	m.plain = nil
+	_, err = m.planOp(findOp(fw, "qk"), ls, o)
+	require.Error(t, err)
+	assert.Equal(t, 1, searched)
+}
