@@ -224,6 +224,13 @@ func TestRustCheck(t *testing.T) {
 		require.NoError(t, err, name)
 		add("graph-"+name, Visa01, src)
 	}
+	// A graph with two epilogue ops fused into an einsum
+	// (search/testdata/graph/scaled.yaml planned with --vector-ops).
+	fg, err := plan.ReadGraph(filepath.Join("testdata", "scaled-fused.graph.json"))
+	require.NoError(t, err)
+	fsrc, err := GraphRust(fg, RustOptions{Version: "check"})
+	require.NoError(t, err)
+	add("graph-scaled-fused", Visa01, fsrc)
 	calSrc := map[string]string{}
 	for _, c := range manualCases {
 		src := calibration(t, c.name)

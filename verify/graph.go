@@ -588,10 +588,14 @@ func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
 		err = binary(func(x, y float64) float64 { return x + y })
 	case "sub":
 		err = binary(func(x, y float64) float64 { return x - y })
-	case "silu":
+	case "silu", "sigmoid", "exp":
+		f := map[string]func(float64) float64{
+			"silu":    func(v float64) float64 { return v / (1 + math.Exp(-v)) },
+			"sigmoid": func(v float64) float64 { return 1 / (1 + math.Exp(-v)) },
+			"exp":     math.Exp,
+		}[o.Kind]
 		forEach(iterSpace(out), []*Logical{out, ins[0]}, func(x []int) {
-			v := ins[0].Vals[x[1]]
-			out.Vals[x[0]] = v / (1 + math.Exp(-v))
+			out.Vals[x[0]] = f(ins[0].Vals[x[1]])
 		})
 	case "softmax":
 		err = along(o.Axis, func(in, res []float64) {

@@ -114,6 +114,35 @@ func TestGraphFusedHead(t *testing.T) {
 	assert.Contains(t, stdout, fmt.Sprintf("graph attention-head: %.0f cycles (the plan states %.0f", gp.Cost.Cycles, gp.Cost.Cycles))
 }
 
+// TestGraphFusedChainEmit: two epilogue ops in a row (sigmoid, then a
+// scale into bf16) fuse into the einsum before them; the graph verifies
+// with both fused ops computed by that kernel, and its Rust launches two
+// kernels and says where the fused ops went.
+func TestGraphFusedChainEmit(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "scaled.graph.json")
+	code, stdout, stderr := runCLI(t, "plan", "../../search/testdata/graph/scaled.yaml", "--vector-ops",
+		"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only", "--out", out)
+	failStale(t, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "then act, half")
+	gp, err := plan.ReadGraph(out)
+	require.NoError(t, err)
+	assert.Equal(t, 2, gp.Cost.Fused)
+	assert.Equal(t, []string{"act", "half"}, gp.Ops[0].Epilogue)
+	assert.Less(t, gp.Cost.Cycles, gp.Cost.BaselineCycles)
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS: graph scaled, seed 1: 2 kernels simulated, 0 ops fed from the reference")
+	code, stdout, stderr = runCLI(t, "emit", out, "--out", filepath.Join(dir, "rs"))
+	require.Equal(t, exitOK, code, stderr)
+	src, err := os.ReadFile(strings.TrimSpace(stdout))
+	require.NoError(t, err)
+	assert.Contains(t, string(src), "// act (sigmoid): fused into mm1's kernel.")
+	assert.Contains(t, string(src), "// x, w1 -> h")
+	assert.Equal(t, 2, strings.Count(string(src), "::launch_at(ctx"))
+}
+
 // TestGraphPlanErrors: bad --axes and a broken graph plan are refused
 // with their location.
 func TestGraphPlanErrors(t *testing.T) {
