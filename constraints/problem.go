@@ -114,6 +114,18 @@ type Problem struct {
 	Epilogue []*workload.Op
 }
 
+// EpilogueVector reports whether the epilogue needs the main chain's
+// Vector Engine pass: an op other than a cast (a cast alone is the chain's
+// own cast of the accumulator to the output type).
+func (p *Problem) EpilogueVector() bool {
+	for _, o := range p.Epilogue {
+		if o.Kind != workload.KindCast {
+			return true
+		}
+	}
+	return false
+}
+
 // Einsum prints the contraction in einsum notation (`I K, K J -> I J`,
 // `A, A -> 1`).
 func (p *Problem) Einsum() string {

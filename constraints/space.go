@@ -543,7 +543,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	// The split reduce adds f32 and i32 partial sums (the Vector Engine's
 	// AddF / AddFxp, 002 L4826, L4893, in pair mode, L5154-5178).
 	s.tileK = s.splitK
-	if len(p.Epilogue) > 0 {
+	if p.EpilogueVector() {
 		// The epilogue takes the main chain's Vector Engine pass, which
 		// split-K's Inter-Slice reduce and the K chunks' split reduce
 		// need too: not combined yet (the candidates are left out, not

@@ -1124,11 +1124,16 @@ func (b *build) program() (*kernel.Program, error) {
 		}
 	}
 	if len(p.Epilogue) > 0 {
-		if red != nil || b.s.KTiles(c) > 1 {
+		if p.EpilogueVector() && (red != nil || b.s.KTiles(c) > 1) {
 			return nil, fmt.Errorf("search: an epilogue with split or chunked K is not built")
 		}
-		if main.vector, prog.Reference.Epilogue, err = b.epilogue(main.acc.time, main.acc.packet); err != nil {
+		vec, ref, err := b.epilogue(main.acc.time, main.acc.packet)
+		if err != nil {
 			return nil, err
+		}
+		prog.Reference.Epilogue = ref
+		if vec != nil {
+			main.vector = vec
 		}
 	}
 	for k := range nbuf {

@@ -275,6 +275,11 @@ func (r *splitReduce) stages(first, second, out string, last bool) []*kernel.Sta
 // same (opspace.go stream, tail).
 func (b *build) epilogue(time, packet *mapping.Expr) (st []*kernel.Stage, ref string, err error) {
 	ops := b.p.Epilogue
+	if !b.p.EpilogueVector() {
+		// A cast alone is the chain's own cast of the accumulator to the
+		// output type (002 L306): no Vector Engine pass.
+		return nil, kernel.EpilogueInput, nil
+	}
 	if packet.Size()%4 != 0 {
 		return nil, "", fmt.Errorf("search: epilogue: the accumulator's packet %s is not whole Way4 halves", packet.Text())
 	}

@@ -72,3 +72,49 @@ func TestEpilogueFusedPlanVerifies(t *testing.T) {
 	t.Logf("fused qk+scale: %.0f cycles; qk %.0f + scale %.0f", p.Cost.Cycles, qk.Plan.Cost.Cycles, sc.Plan.Cost.Cycles)
 	assert.Less(t, p.Cost.Cycles, qk.Plan.Cost.Cycles+sc.Plan.Cost.Cycles)
 }
+
+// TestEpilogueCast: an einsum whose f32 output one cast reads (and nothing
+// else) fuses the cast as its own output cast: no Vector Engine pass, the
+// split and chunked K kept, and the fused kernel verifies.
+func TestEpilogueCast(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a search and a simulation: make test runs it without -race in unit-norace")
+	}
+	src := []byte(`name: mmcast
+chips: 1
+axes: {I: 64, K: 64, J: 64}
+tensors:
+  x: {axes: [I, K], dtype: bf16}
+  w: {axes: [K, J], dtype: bf16}
+  s: {axes: [I, J], dtype: f32}
+  y: {axes: [I, J], dtype: bf16}
+  z: {axes: [I, J], dtype: bf16}
+ops:
+  - {name: mm, kind: einsum, inputs: [x, w], outputs: [s]}
+  - {name: down, kind: cast, inputs: [s], outputs: [y]}
+  - {name: e, kind: exp, inputs: [y], outputs: [z]}
+`)
+	w, err := workload.Parse(src, "mmcast.yaml")
+	require.NoError(t, err)
+	fs := workload.Fusions(w)
+	require.Equal(t, []workload.Fusion{{Einsum: "mm", Ops: []string{"down"}}}, fs)
+	fw, err := workload.Fuse(w, fs)
+	require.NoError(t, err)
+	spec := engines.Default()
+	r, err := search.PlanOp(fw, "mm", search.Options{Spec: spec, MaxEvaluations: 2000, Workers: 1})
+	require.NoError(t, err)
+	require.NotNil(t, r.Plan)
+	p := r.Plan
+	assert.Equal(t, "acc", p.Program.Reference.Epilogue)
+	for _, op := range p.Program.Ops {
+		for _, st := range op.Stages {
+			assert.NotEqual(t, kernel.StVectorSplit, st.Kind, "a cast needs no Vector Engine pass")
+		}
+	}
+	rep, err := verify.Verify(spec, p.Program, verify.Options{Seed: 1})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "%s", rep)
+	// A cast ends an epilogue: the exp of the bf16 values does not fuse.
+	_, err = workload.Fuse(w, []workload.Fusion{{Einsum: "mm", Ops: []string{"down", "e"}}})
+	require.ErrorContains(t, err, `op "e" follows the cast down`)
+}

@@ -714,6 +714,10 @@ func floatMid(o *workload.Op, x string) (mid []kStage, expr string, rng []float6
 	case workload.KindSiLU:
 		return []kStage{{Kind: "vector_stash"}, {Kind: "vector_fp_unary", Param: "Sigmoid"}, {Kind: "vector_fp_binary", Param: "MulF(Mul0), Stash"}},
 			fmt.Sprintf("%s * sigmoid(%s)", x, x), []float64{-8, 8}, nil
+	case workload.KindCast:
+		// The values pass the f32 datapath unchanged; the chain's cast
+		// stage converts them to the output type.
+		return nil, x, nil, nil
 	}
 	return nil, "", nil, fmt.Errorf("%s is not planned", o.Kind)
 }

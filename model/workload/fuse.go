@@ -17,16 +17,17 @@ import (
 
 // IsEpilogue reports whether op can run as an epilogue of the contraction
 // that produces its input: a float op of one tensor input (a constant for
-// the other: add, sub, mul; or exp, sigmoid, silu) whose output has the
-// input's axes. The Vector Engine's Float cluster does each on f32 lanes
-// (002 L4893-4900).
+// the other: add, sub, mul; or exp, sigmoid, silu; or a cast) whose output
+// has the input's axes. The Vector Engine's Float cluster does each on f32
+// lanes (002 L4893-4900); a cast is the main chain's own cast of the
+// accumulator to the output type (002 L306), so it ends an epilogue.
 func IsEpilogue(w *Workload, op *Op) bool {
 	switch op.Kind {
 	case KindAdd, KindSub, KindMul:
 		if op.Scalar == nil || len(op.Inputs) != 1 {
 			return false
 		}
-	case KindExp, KindSigmoid, KindSiLU:
+	case KindExp, KindSigmoid, KindSiLU, KindCast:
 		if len(op.Inputs) != 1 {
 			return false
 		}
@@ -53,7 +54,9 @@ type Fusion struct {
 
 // Fusions lists the epilogues a graph offers: for each einsum whose f32
 // output is read by exactly one op that IsEpilogue and is not a graph
-// output, the longest such chain (an einsum → scale; gate_proj → silu).
+// output, the longest such chain (an einsum → scale; gate_proj → silu),
+// which ends at a cast (the Vector Engine computes in f32: a value
+// rounded to a narrower type in the chain's middle would not be).
 // Program order.
 func Fusions(w *Workload) []Fusion {
 	consumers := map[string][]*Op{}
@@ -77,6 +80,9 @@ func Fusions(w *Workload) []Fusion {
 			}
 			f.Ops = append(f.Ops, cs[0].Name)
 			t = cs[0].Outputs[0]
+			if cs[0].Kind == KindCast {
+				break
+			}
 		}
 		if len(f.Ops) > 0 {
 			out = append(out, f)
@@ -108,6 +114,9 @@ func Fuse(w *Workload, fs []Fusion) (*Workload, error) {
 			}
 			if o.Inputs[0] != e.Outputs[0] {
 				return nil, fmt.Errorf("%s: fuse: op %q reads %s, not %s", w.File, name, o.Inputs[0], e.Outputs[0])
+			}
+			if n := len(e.Epilogue); n > 0 && e.Epilogue[n-1].Kind == KindCast {
+				return nil, fmt.Errorf("%s: fuse: op %q follows the cast %s: a cast ends an epilogue", w.File, name, e.Epilogue[n-1].Name)
 			}
 			for _, x := range w.Ops {
 				if x != o && slices.Contains(x.Inputs, e.Outputs[0]) {
