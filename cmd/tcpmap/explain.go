@@ -58,6 +58,7 @@ func newExplainCmd(g *globals) *cobra.Command {
 	var (
 		op       string
 		mapFile  string
+		fuse     bool
 		maxTiles int
 		timeout  time.Duration
 	)
@@ -85,7 +86,10 @@ at --timeout.`,
 			if timeout < 0 || maxTiles < 0 {
 				return usageError{fmt.Errorf("--timeout and --max-tiles must not be negative")}
 			}
-			s, err := loadSpace(g, args[0], op)
+			if fuse && op == "" {
+				return usageError{fmt.Errorf("--fuse explains one einsum op with its epilogue: name it with --op")}
+			}
+			s, err := loadFusedSpace(g, args[0], op, fuse)
 			if err != nil {
 				return err
 			}
@@ -122,6 +126,7 @@ at --timeout.`,
 	}
 	cmd.Flags().StringVar(&mapFile, "mapping", "", "the mapping `FILE` to explain (YAML, m![...] expressions)")
 	cmd.Flags().StringVar(&op, "op", "", "the einsum op of a graph workload")
+	cmd.Flags().BoolVar(&fuse, "fuse", false, "explain the einsum --op names with the elementwise ops after it done by its kernel (as plan --fuse)")
 	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, "bound on a tiled candidate's tiles (0: the planner's default)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop each search after this long (0: none)")
 	return cmd

@@ -143,6 +143,26 @@ func TestGraphFusedChainEmit(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(string(src), "::launch_at(ctx"))
 }
 
+// TestFuseFlagErrors: --fuse names one einsum with an epilogue; anything
+// else is refused with the reason.
+func TestFuseFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"plan", "../../workloads/attention-head.yaml", "--fuse"}, exitUsage, "name it with --op"},
+		{[]string{"plan", "../../workloads/attention-head.yaml", "--op", "softmax", "--fuse"}, exitUsage, `op "softmax" is a softmax`},
+		{[]string{"plan", "../../workloads/attention-head.yaml", "--op", "pv", "--fuse"}, exitUsage, `op "pv" has no epilogue to fuse`},
+		{[]string{"plan", "../../workloads/gemm.yaml", "--op", "x", "--fuse"}, exitFail, `no op named "x"`},
+		{[]string{"explain", "../../workloads/attention-head.yaml", "--fuse"}, exitUsage, "name it with --op"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		assert.Equal(t, tc.code, code, "%v: %s", tc.args, stderr)
+		assert.Contains(t, stderr, tc.msg, "%v", tc.args)
+	}
+}
+
 // TestGraphPlanErrors: bad --axes and a broken graph plan are refused
 // with their location.
 func TestGraphPlanErrors(t *testing.T) {

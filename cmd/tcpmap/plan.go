@@ -630,6 +630,9 @@ func loadFusedSpace(g *globals, file, op string, fuse bool) (*search.Space, erro
 		return nil, err
 	}
 	if fuse {
+		if _, err := constraints.NewProblem(w, op); err != nil {
+			return nil, err
+		}
 		var fs []workload.Fusion
 		for _, f := range workload.Fusions(w) {
 			if f.Einsum == op {
@@ -637,7 +640,7 @@ func loadFusedSpace(g *globals, file, op string, fuse bool) (*search.Space, erro
 			}
 		}
 		if len(fs) == 0 {
-			return nil, usageError{fmt.Errorf("--fuse: op %q has no epilogue to fuse (an einsum whose f32 output only one float add, sub or mul by a constant, exp, sigmoid or silu reads)", op)}
+			return nil, usageError{fmt.Errorf("--fuse: op %q has no epilogue to fuse (an einsum whose f32 output only one float add, sub or mul by a constant, exp, sigmoid, silu or cast reads)", op)}
 		}
 		if w, err = workload.Fuse(w, fs); err != nil {
 			return nil, err
