@@ -87,6 +87,8 @@ func TestGraphRef(t *testing.T) {
 		{plan.GraphOp{Name: "r", Kind: "rmsnorm", Axis: "B"}, []*Logical{glogical("x", f, []mapping.Axis{A, B}, 3, 4, 1, 1)},
 			[]mapping.Axis{A, B}, []float64{3 / math.Sqrt(12.5), 4 / math.Sqrt(12.5), 1, 1}},
 		{plan.GraphOp{Name: "u", Kind: "silu"}, []*Logical{glogical("x", f, []mapping.Axis{A}, 0, 1)}, []mapping.Axis{A}, []float64{0, 1 / (1 + math.Exp(-1))}},
+		{plan.GraphOp{Name: "s", Kind: "sigmoid"}, []*Logical{glogical("x", f, []mapping.Axis{A}, 0, 1)}, []mapping.Axis{A}, []float64{0.5, 1 / (1 + math.Exp(-1))}},
+		{plan.GraphOp{Name: "e", Kind: "exp"}, []*Logical{glogical("x", f, []mapping.Axis{A}, 0, 1)}, []mapping.Axis{A}, []float64{1, math.E}},
 		{plan.GraphOp{Name: "c", Kind: "causal_mask", Query: "A", Key: "B"}, []*Logical{glogical("x", f, []mapping.Axis{A, B}, 1, 2, 3, 4)},
 			[]mapping.Axis{A, B}, []float64{1, math.Inf(-1), 3, 4}},
 		{plan.GraphOp{Name: "g", Kind: "gather", Axes: []string{"A"}}, []*Logical{glogical("t", f, []mapping.Axis{A, B}, 1, 2, 3, 4), glogical("i", dtype.I32, nil, 1)},
@@ -114,7 +116,7 @@ func TestGraphRef(t *testing.T) {
 			}
 		})
 	}
-	err := graphRef(&plan.GraphOp{Name: "t", Kind: "sigmoid"}, nil, []*Logical{{}})
+	err := graphRef(&plan.GraphOp{Name: "t", Kind: "erf"}, nil, []*Logical{{}})
 	assert.ErrorContains(t, err, "not implemented")
 }
 
