@@ -299,7 +299,14 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		fs = workload.Fusions(w)
 	}
 	if len(fs) == 0 {
-		return planGraph(w, nil, o)
+		g, err := planGraph(w, nil, o)
+		if err != nil {
+			return nil, err
+		}
+		if err := overlap(o.Spec, g); err != nil {
+			return nil, err
+		}
+		return g, nil
 	}
 	choices := fusionChoices(fs)
 	// The choices share their op plans: an op outside the fusions plans
@@ -359,6 +366,11 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	} else if c.Cycles > 0 {
 		st.Gap = (c.Cycles - st.LowerBound) / c.Cycles
 	}
+	// The schedule of the choice kept only (the choices are chosen on
+	// Cycles).
+	if err := overlap(o.Spec, best); err != nil {
+		return nil, err
+	}
 	if err := best.Validate(); err != nil {
 		return nil, fmt.Errorf("search: graph plan of %s: %w", w.Name, err)
 	}
@@ -382,16 +394,24 @@ func planGraph(w, plain *workload.Workload, o GraphOptions) (*plan.Graph, error)
 	if err != nil {
 		return nil, err
 	}
-	if g.Cost.Planned > 0 {
-		r, err := GraphSchedule(o.Spec, g)
-		switch {
-		case err == nil:
-			g.Cost.OverlapCycles = r.Cycles
-		case !errors.Is(err, ErrPadded) && !errors.Is(err, ErrRelayout):
-			return nil, err
-		}
-	}
 	return g, nil
+}
+
+// overlap sets g's OverlapCycles: every kernel in one program as the
+// scheduler runs it (GraphSchedule); left 0 when a padded kernel or a
+// relayout has no place in that program.
+func overlap(spec *engines.Spec, g *plan.Graph) error {
+	if g.Cost.Planned == 0 {
+		return nil
+	}
+	r, err := GraphSchedule(spec, g)
+	switch {
+	case err == nil:
+		g.Cost.OverlapCycles = r.Cycles
+	case !errors.Is(err, ErrPadded) && !errors.Is(err, ErrRelayout):
+		return err
+	}
+	return nil
 }
 
 // newGraphModel builds the model: the dataflow, the topological order
