@@ -163,6 +163,25 @@ func TestFuseFlagErrors(t *testing.T) {
 	}
 }
 
+// TestPlanFuseOp: plan --op E --fuse says what the kernel does after the
+// contraction and writes a plan whose program states the epilogue, which
+// verify simulates.
+func TestPlanFuseOp(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "mm1.plan.json")
+	code, stdout, stderr := runCLI(t, "plan", "../../search/testdata/graph/scaled.yaml", "--op", "mm1", "--fuse",
+		"--max-evaluations", "300", "--workers", "1", "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "plan scaled op mm1: I K, K J -> I J, then act, half in the kernel's Vector Engine pass")
+	assert.Contains(t, stdout, "vector_fp_unary")
+	p, err := plan.Read(out)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"act", "half"}, p.Workload.Epilogue)
+	assert.Equal(t, "(sigmoid((acc))) * 0.5", p.Program.Reference.Epilogue)
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS")
+}
+
 // TestGraphPlanErrors: bad --axes and a broken graph plan are refused
 // with their location.
 func TestGraphPlanErrors(t *testing.T) {

@@ -277,7 +277,12 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	if wl.Op != "" {
 		name += " op " + wl.Op
 	}
-	fmt.Fprintf(w, "plan %s: %s  (%s)\n", name, wl.Einsum, wl.Axes)
+	ein := wl.Einsum
+	if len(wl.Epilogue) > 0 {
+		// The ops its kernel does after the contraction (--fuse).
+		ein += ", then " + strings.Join(wl.Epilogue, ", ") + " in the kernel's Vector Engine pass"
+	}
+	fmt.Fprintf(w, "plan %s: %s  (%s)\n", name, ein, wl.Axes)
 	m := pl.Mapping
 	var pads []string
 	for _, a := range m.Axes {
