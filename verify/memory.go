@@ -39,12 +39,33 @@ func MemoryEstimate(p *kernel.Program) int64 {
 		n := logicalElems(p, t)
 		switch {
 		case p.Reference != nil && t.Name == p.Reference.Output:
-			total += n * outputBytesPerElem
+			total += n * (outputBytesPerElem + epilogueBytesPerElem(p.Reference.Epilogue))
 		case t.Role == kernel.Input:
 			total += n * inputBytesPerElem
 		}
 	}
 	return total
+}
+
+// epilogueBytesPerElem is what an einsum's epilogue adds per output
+// element (verify/refexpr.go epilogue): the einsum's interval (three
+// float64s), each operation's interval of the expression (three each) and
+// the result with its two bounds (three): 24 bytes each; 0 without one.
+func epilogueBytesPerElem(src string) int64 {
+	if src == "" {
+		return 0
+	}
+	n, err := kernel.ParseRefExpr(src)
+	if err != nil {
+		return 0
+	}
+	ops := int64(0)
+	n.Walk(func(x *kernel.RefNode) {
+		if x.Op != "num" && x.Op != "input" {
+			ops++
+		}
+	})
+	return 24 * (2 + ops)
 }
 
 // logicalElems is the element count of t's logical tensor (the product of

@@ -51,3 +51,20 @@ func TestMemoryBudget(t *testing.T) {
 	_, err = VerifyGraph(engines.Default(), g, GraphOptions{Seed: 1, MemoryBudget: gneed - 1})
 	assert.ErrorContains(t, err, "graph attention-head needs about")
 }
+
+// TestMemoryEpilogue: an einsum with an epilogue holds its intervals too:
+// 24 bytes an output element for the einsum's interval, for each operation
+// of the epilogue and for the result (the fused attention scale: one
+// multiply, 72 bytes).
+func TestMemoryEpilogue(t *testing.T) {
+	assert.Zero(t, epilogueBytesPerElem(""))
+	assert.EqualValues(t, 72, epilogueBytesPerElem("(acc) * 0.088388346"))
+	assert.EqualValues(t, 96, epilogueBytesPerElem("(sigmoid((acc))) * 0.5"))
+	p, err := plan.Read(filepath.Join("..", "results", "plans", "attention-head-qk+scale.plan.json"))
+	require.NoError(t, err)
+	q, err := plan.Read(filepath.Join("..", "results", "plans", "attention-head-qk.plan.json"))
+	require.NoError(t, err)
+	// The same inputs and output: the fused kernel's estimate is the
+	// plain one's plus 72 bytes an output element (S × T).
+	assert.Equal(t, MemoryEstimate(q.Program)+72*2048*2048, MemoryEstimate(p.Program))
+}
