@@ -311,11 +311,12 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	choices := fusionChoices(fs)
 	// The choices share their op plans: an op outside the fusions plans
 	// the same in each.
-	o.Cache = &memCache{next: o.Cache, plans: map[string]*plan.Plan{}, none: map[string]error{}}
+	mem := &memCache{next: o.Cache, plans: map[string]*plan.Plan{}, none: map[string]error{}}
+	o.Cache = mem
 	var best *plan.Graph
 	var baseline, lower float64
 	proven := true
-	nodes, cached, searched, unplanned := 0, 0, 0, 0
+	nodes, cached, searched := 0, 0, 0
 	for k, sub := range choices {
 		wv := w
 		if len(sub) > 0 {
@@ -344,7 +345,6 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		nodes += g.Search.Nodes
 		cached += g.Search.Cached
 		searched += g.Search.Searched
-		unplanned += g.Search.Unplanned
 		if k == 0 || g.Search.LowerBound < lower {
 			lower = g.Search.LowerBound
 		}
@@ -359,7 +359,10 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		c.Saving = (baseline - c.Cycles) / baseline
 	}
 	st := &best.Search
-	st.Fusions, st.Nodes, st.Cached, st.Searched, st.Unplanned = len(choices), nodes, cached, searched, unplanned
+	// Searched and Cached count each op plan once over the run: a plan an
+	// earlier choice searched or read is not counted again; Unplanned is
+	// the kept choice's own.
+	st.Fusions, st.Nodes, st.Cached, st.Searched = len(choices), nodes, cached-mem.hits, searched
 	st.Optimal, st.LowerBound, st.Gap = "", min(lower, c.Cycles), 0
 	if proven {
 		st.Optimal, st.LowerBound = "proven", c.Cycles
@@ -642,6 +645,9 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 	p, err := o.Planner(w, op.Name, o.Op)
 	var np *NotPlannableError
 	if err != nil && errors.As(err, &np) {
+		if mc, ok := o.Cache.(*memCache); ok && key != "" {
+			mc.none[key] = err // the next fusion choice need not ask again
+		}
 		return nil, err // the op has no kernel
 	}
 	if err == nil {
@@ -1391,15 +1397,24 @@ func unfuse(g *plan.Graph, w *workload.Workload, fs []workload.Fusion) (*plan.Gr
 type memCache struct {
 	next  PlanCache
 	plans map[string]*plan.Plan
-	none  map[string]error
+	// none holds the searches that gave no plan: stopped at the budget
+	// (told next too) or with no kernel in those layouts (memory only).
+	none map[string]error
+	// hits counts the plans served from memory: read or searched by an
+	// earlier choice (not the searches that gave none).
+	hits int
 }
 
 func (c *memCache) Get(key string, w *workload.Workload, op string) (*plan.Plan, bool) {
 	if p, ok := c.plans[key]; ok {
+		c.hits++
 		return p, true
 	}
 	if c.next != nil {
-		return c.next.Get(key, w, op)
+		if p, ok := c.next.Get(key, w, op); ok {
+			c.plans[key] = p
+			return p, true
+		}
 	}
 	return nil, false
 }

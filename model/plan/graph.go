@@ -234,16 +234,15 @@ type GraphSearch struct {
 	// (Cycles − LowerBound) / Cycles.
 	LowerBound float64 `json:"lower_bound_cycles"`
 	Gap        float64 `json:"gap"`
-	// Cached counts the op plans taken from the plan cache, the stored
-	// plans, or (Fusions) an earlier fusion choice of the same run;
-	// Searched those planned by a search.
+	// Cached counts the op plans taken from the plan cache or the stored
+	// plans, Searched those planned by a search; with Fusions each once
+	// over the run (the choices share their plans in memory).
 	Cached   int `json:"cached"`
 	Searched int `json:"searched"`
 	// Unplanned counts the layout classes (an op in layouts other than
 	// the declared ones) whose search stopped at its budget before any
 	// legal candidate: they are not choices, and Optimal "proven" covers
-	// the classes that have a plan. With Fusions it is summed over the
-	// fusion choices (an op outside the fusions counts in each).
+	// the classes that have a plan. With Fusions it is the kept choice's.
 	Unplanned int `json:"unplanned,omitempty"`
 	// Fusions counts the fusion choices compared: each a graph planned
 	// whole with some of its epilogues fused (workload.Fusions), the
