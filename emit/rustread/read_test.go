@@ -341,6 +341,12 @@ func FuzzRead(f *testing.F) {
 			f.Add(src)
 		}
 	}
+	// An einsum with its epilogue (the reference directive's `then`).
+	if pl, err := plan.Read("../../results/plans/attention-head-qk+scale.plan.json"); err == nil {
+		if src, err := emit.Rust(pl.Program, emit.RustOptions{}); err == nil {
+			f.Add(src)
+		}
+	}
 	if pl, err := plan.Read("../../results/plans/llama3-70b-decode-qk.plan.json"); err == nil {
 		for _, api := range rustapi.APIs {
 			if src, err := emit.Rust(pl.Program, emit.RustOptions{API: api}); err == nil {
