@@ -46,15 +46,17 @@ unit:
 # configuration, the planned plans on the simulator, the SAT planner
 # against the exhaustive one (with K chunks too), the SAT capacity
 # clauses over the K-chunked spaces, the spread slices' kernels and the
-# fused epilogue's.
+# fused epilogue's; and results/README.md's tables of every stored plan and
+# layer.
 RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 
 # The two packages' runs overlap (one core each); the target fails if
 # either does.
 unit-norace:
 	@$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify & v=$$!; \
+	$(GO) test -count=1 -run '^TestResultsReadmeTable$$' ./cmd/tcpmap & c=$$!; \
 	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify|TestEpilogueFusedPlanVerifies|TestEpilogueCast)$$' ./search; s=$$?; \
-	wait $$v; r=$$?; test $$s -eq 0 -a $$r -eq 0
+	wait $$v; r=$$?; wait $$c; q=$$?; test $$s -eq 0 -a $$r -eq 0 -a $$q -eq 0
 
 long:
 	$(GO) test -count=1 -timeout 60m $(PKGS)

@@ -16,9 +16,12 @@ import (
 
 var updateReadme = flag.Bool("update-readme", false, "rewrite results/README.md's plans table")
 
-// TestResultsReadmeTable: results/README.md's table of the stored plans
-// is the plans' own figures.
+// TestResultsReadmeTable: results/README.md's tables of the stored plans
+// and layers are their own figures.
 func TestResultsReadmeTable(t *testing.T) {
+	if raceEnabled {
+		t.Skip("reads and validates every stored plan and layer (50 s under -race): make test runs it in unit-norace")
+	}
 	const readme = "../../results/README.md"
 	data, err := os.ReadFile(readme)
 	require.NoError(t, err)
@@ -28,6 +31,11 @@ func TestResultsReadmeTable(t *testing.T) {
 	table, err := plansTable("../../results/plans")
 	require.NoError(t, err)
 	want := text[:i+len(plansTableBegin)] + "\n" + table + text[j:]
+	k, l := strings.Index(want, layersTableBegin), strings.Index(want, layersTableEnd)
+	require.True(t, k >= 0 && l > k, "%s: no layers table markers", readme)
+	layers, err := layersTable("../../results/graphs")
+	require.NoError(t, err)
+	want = want[:k+len(layersTableBegin)] + "\n" + layers + want[l:]
 	if *updateReadme {
 		require.NoError(t, os.WriteFile(readme, []byte(want), 0o644))
 		return
@@ -42,6 +50,44 @@ const (
 	plansTableBegin = "<!-- plans table: generated from results/plans by TestResultsReadmeTable; go test ./cmd/tcpmap -run TestResultsReadmeTable -update-readme -->"
 	plansTableEnd   = "<!-- end of plans table -->"
 )
+
+// The stored layer plans' table in results/README.md, between these
+// markers: each graph planned both ways (NAME: the einsums only; NAME-ve:
+// the Vector Engine ops and fusion too) against its baseline.
+const (
+	layersTableBegin = "<!-- layers table: generated from results/graphs by TestResultsReadmeTable -->"
+	layersTableEnd   = "<!-- end of layers table -->"
+)
+
+// layersTable renders the table of the graph plans stored under dir.
+func layersTable(dir string) (string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.graph.json"+plan.Compressed))
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files)
+	var b strings.Builder
+	b.WriteString("| layer | kernels | fused | views | no kernel | cycles | baseline (every op alone) | saving | relayouts | search |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, f := range files {
+		g, err := plan.ReadGraph(f)
+		if err != nil {
+			return "", err
+		}
+		c, s := g.Cost, g.Search
+		search := "proven"
+		if s.Optimal != "proven" {
+			search = fmt.Sprintf("gap %.0f%%", 100*s.Gap)
+		}
+		if s.Fusions > 0 {
+			search += fmt.Sprintf(", %d fusion choices", s.Fusions)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %.0f | %.0f | %.2f%% | %.0f | %s |\n",
+			strings.TrimSuffix(filepath.Base(f), ".graph.json"+plan.Compressed), c.Planned, c.Fused, c.Views, c.NotPlannable,
+			c.Cycles, c.BaselineCycles, 100*c.Saving, c.RelayoutCycles, search)
+	}
+	return b.String(), nil
+}
 
 // plansTable renders the table of the plans stored under dir.
 func plansTable(dir string) (string, error) {
