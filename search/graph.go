@@ -316,7 +316,7 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	var best *plan.Graph
 	var baseline, lower float64
 	proven := true
-	nodes, cached, searched := 0, 0, 0
+	nodes, cached, searched, compared := 0, 0, 0, 0
 	for k, sub := range choices {
 		wv := w
 		if len(sub) > 0 {
@@ -336,19 +336,28 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		if k == 0 {
 			baseline = g.Cost.BaselineCycles
 		}
+		nodes += g.Search.Nodes
+		cached += g.Search.Cached
+		searched += g.Search.Searched
+		if !fusedPlanned(g, sub) {
+			// A fused einsum without a kernel: no choice (its fused ops
+			// would run in no kernel).
+			continue
+		}
+		compared++
 		if len(sub) > 0 {
 			if g, err = unfuse(g, w, sub); err != nil {
 				return nil, err
 			}
 		}
 		proven = proven && g.Search.Optimal == "proven"
-		nodes += g.Search.Nodes
-		cached += g.Search.Cached
-		searched += g.Search.Searched
-		if k == 0 || g.Search.LowerBound < lower {
+		if compared == 1 || g.Search.LowerBound < lower {
 			lower = g.Search.LowerBound
 		}
-		if best == nil || g.Cost.Cycles < best.Cost.Cycles {
+		// Fewer ops without a kernel first (such an op counts nothing),
+		// then fewer cycles.
+		if best == nil || g.Cost.NotPlannable < best.Cost.NotPlannable ||
+			g.Cost.NotPlannable == best.Cost.NotPlannable && g.Cost.Cycles < best.Cost.Cycles {
 			best = g
 		}
 	}
@@ -362,7 +371,7 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	// Searched and Cached count each op plan once over the run: a plan an
 	// earlier choice searched or read is not counted again; Unplanned is
 	// the kept choice's own.
-	st.Fusions, st.Nodes, st.Cached, st.Searched = len(choices), nodes, cached-mem.hits, searched
+	st.Fusions, st.Nodes, st.Cached, st.Searched = compared, nodes, cached-mem.hits, searched
 	st.Optimal, st.LowerBound, st.Gap = "", min(lower, c.Cycles), 0
 	if proven {
 		st.Optimal, st.LowerBound = "proven", c.Cycles
@@ -1272,6 +1281,19 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 		return "", err
 	}
 	return results.Hash(strings.Join([]string{wh, hw, opts, cost.Version}, "\n"))
+}
+
+// fusedPlanned reports whether every einsum fused by fs has a kernel in g
+// (a fused workload's plan).
+func fusedPlanned(g *plan.Graph, fs []workload.Fusion) bool {
+	for _, f := range fs {
+		for _, o := range g.Ops {
+			if o.Name == f.Einsum && o.Status != plan.StatusPlanned {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // fusionChoices lists the subsets of fs PlanGraph compares, none fused

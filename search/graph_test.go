@@ -476,3 +476,40 @@ func TestPlainNoneSkipsFusedClass(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, 1, searched)
 }
+
+// noFusedCache serves a plan cache's plans but for fused einsums.
+type noFusedCache struct{ *DirCache }
+
+func (c noFusedCache) Get(key string, w *workload.Workload, op string) (*plan.Plan, bool) {
+	if o := findOp(w, op); o != nil && len(o.Epilogue) > 0 {
+		return nil, false
+	}
+	return c.DirCache.Get(key, w, op)
+}
+
+// TestFusionChoiceWithoutKernel: a fusion choice whose fused einsum has no
+// kernel is no choice (its fused ops would run in no kernel, and a
+// kernel-less op counts nothing): the graph keeps every op alone.
+func TestFusionChoiceWithoutKernel(t *testing.T) {
+	w, err := workload.Load("testdata/graph/scaled.yaml")
+	require.NoError(t, err)
+	spec := engines.Default()
+	asked := 0
+	o := GraphOptions{Spec: spec, VectorOps: true, Cache: noFusedCache{&DirCache{Dir: "testdata/graph/cache"}},
+		Planner: func(w *workload.Workload, op string, opts Options) (*plan.Plan, error) {
+			if x := findOp(w, op); x != nil && len(x.Epilogue) > 0 {
+				asked++
+				return nil, &NotPlannableError{Op: op, Kind: "einsum", Why: "no legal mapping with its epilogue"}
+			}
+			// Not in the cache: the classes the planner refused when the
+			// cache was made (a transposing op), which it does not keep.
+			return nil, &NotPlannableError{Op: op, Kind: "?", Why: "not in testdata/graph/cache"}
+		}}
+	g, err := PlanGraph(w, o)
+	require.NoError(t, err)
+	assert.Positive(t, asked)
+	assert.Zero(t, g.Cost.Fused)
+	assert.Equal(t, 1, g.Search.Fusions, "only the choice with every op alone is compared")
+	assert.Equal(t, 4, g.Cost.Planned)
+	assert.Zero(t, g.Cost.NotPlannable)
+}
