@@ -638,17 +638,8 @@ func loadFusedSpace(g *globals, file, op string, fuse bool) (*search.Space, erro
 		if _, err := constraints.NewProblem(w, op); err != nil {
 			return nil, err
 		}
-		var fs []workload.Fusion
-		for _, f := range workload.Fusions(w) {
-			if f.Einsum == op {
-				fs = append(fs, f)
-			}
-		}
-		if len(fs) == 0 {
-			return nil, usageError{fmt.Errorf("--fuse: op %q has no epilogue to fuse (an einsum whose f32 output only one float add, sub or mul by a constant, exp, sigmoid, silu or cast reads)", op)}
-		}
-		if w, err = workload.Fuse(w, fs); err != nil {
-			return nil, err
+		if w, err = workload.FuseOp(w, op); err != nil {
+			return nil, usageError{fmt.Errorf("--fuse: %w", err)}
 		}
 	}
 	p, err := constraints.NewProblem(w, op)

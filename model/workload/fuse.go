@@ -91,6 +91,17 @@ func Fusions(w *Workload) []Fusion {
 	return out
 }
 
+// FuseOp returns w with the epilogue Fusions offers for the einsum op
+// fused into it (Fuse), or an error saying why there is none.
+func FuseOp(w *Workload, einsum string) (*Workload, error) {
+	for _, f := range Fusions(w) {
+		if f.Einsum == einsum {
+			return Fuse(w, []Fusion{f})
+		}
+	}
+	return nil, fmt.Errorf("op %q has no epilogue to fuse (an einsum whose f32 output only one float add, sub or mul by a constant, exp, sigmoid, silu or cast reads)", einsum)
+}
+
 // Fuse returns a copy of w in which each fusion's einsum carries its ops as
 // its Epilogue and writes the last one's output; the fused ops and the
 // tensors between them are gone. w is not changed.

@@ -62,3 +62,13 @@ func TestFuse(t *testing.T) {
 		})
 	}
 }
+
+// TestFuseOp: one einsum's epilogue fused, or why it has none.
+func TestFuseOp(t *testing.T) {
+	w := load(t, "attention-head.yaml")
+	f, err := FuseOp(w, "qk")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"s_scaled"}, findOp(f, "qk").Outputs)
+	_, err = FuseOp(w, "pv")
+	require.ErrorContains(t, err, `op "pv" has no epilogue to fuse`)
+}
