@@ -182,7 +182,8 @@ type GraphOptions struct {
 	// MaxNodes bounds the branch and bound's nodes (0: DefaultMaxNodes).
 	MaxNodes int
 	// Progress, when set, is told after each op plan a search made (not
-	// the plans from the cache, nor the ops no planner maps): the op, its
+	// the plans from the cache, nor the ops no planner maps): the op (a
+	// fused einsum as qk+scale), its
 	// layouts, the search's wall time and how many plans have been
 	// searched so far; err is non-nil when the search gave no plan in
 	// those layouts (stopped before a legal candidate, or none), which the
@@ -667,7 +668,11 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 		for i, t := range operands(op) {
 			ls = append(ls, m.layoutText(t, layouts[i]))
 		}
-		o.Progress(op.Name, ls, time.Since(start), m.planned, err)
+		name := op.Name
+		for _, e := range op.Epilogue {
+			name += "+" + e.Name // a fused einsum: qk+scale
+		}
+		o.Progress(name, ls, time.Since(start), m.planned, err)
 	}
 	if err != nil {
 		var se *StoppedError
