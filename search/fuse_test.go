@@ -24,15 +24,8 @@ func TestEpilogueFusedPlanVerifies(t *testing.T) {
 		t.Skip("three searches and three simulations: make test runs it without -race in unit-norace")
 	}
 	w := reducedWorkload(t, "attention-head.yaml", map[string]int{"S": 64, "T": 64, "D": 64})
-	fs := workload.Fusions(w)
-	require.Equal(t, []workload.Fusion{{Einsum: "qk", Ops: []string{"scale"}}}, fs)
-	fw, err := workload.Fuse(w, fs)
-	require.NoError(t, err)
 	spec := engines.Default()
-	r, err := search.PlanOp(fw, "qk", search.Options{Spec: spec, MaxEvaluations: 3000, Workers: 1})
-	require.NoError(t, err)
-	require.NotNil(t, r.Plan)
-	p := r.Plan
+	p := fusedPlan(t, w, workload.Fusion{Einsum: "qk", Ops: []string{"scale"}}, spec, 3000)
 	assert.Equal(t, []string{"scale"}, p.Workload.Epilogue)
 	require.NoError(t, p.Validate())
 	assert.Equal(t, "s_scaled", p.Program.Reference.Output)
@@ -96,15 +89,8 @@ ops:
 `)
 	w, err := workload.Parse(src, "mmcast.yaml")
 	require.NoError(t, err)
-	fs := workload.Fusions(w)
-	require.Equal(t, []workload.Fusion{{Einsum: "mm", Ops: []string{"down"}}}, fs)
-	fw, err := workload.Fuse(w, fs)
-	require.NoError(t, err)
 	spec := engines.Default()
-	r, err := search.PlanOp(fw, "mm", search.Options{Spec: spec, MaxEvaluations: 2000, Workers: 1})
-	require.NoError(t, err)
-	require.NotNil(t, r.Plan)
-	p := r.Plan
+	p := fusedPlan(t, w, workload.Fusion{Einsum: "mm", Ops: []string{"down"}}, spec, 2000)
 	assert.Equal(t, "acc", p.Program.Reference.Epilogue)
 	for _, op := range p.Program.Ops {
 		for _, st := range op.Stages {
@@ -117,4 +103,18 @@ ops:
 	// A cast ends an epilogue: the exp of the bf16 values does not fuse.
 	_, err = workload.Fuse(w, []workload.Fusion{{Einsum: "mm", Ops: []string{"down", "e"}}})
 	require.ErrorContains(t, err, `op "e" follows the cast down`)
+}
+
+// fusedPlan checks that w offers exactly the fusion want, fuses it and
+// plans its einsum within evals candidate evaluations.
+func fusedPlan(t *testing.T, w *workload.Workload, want workload.Fusion, spec *engines.Spec, evals int) *plan.Plan {
+	t.Helper()
+	fs := workload.Fusions(w)
+	require.Equal(t, []workload.Fusion{want}, fs)
+	fw, err := workload.Fuse(w, fs)
+	require.NoError(t, err)
+	r, err := search.PlanOp(fw, want.Einsum, search.Options{Spec: spec, MaxEvaluations: evals, Workers: 1})
+	require.NoError(t, err)
+	require.NotNil(t, r.Plan)
+	return r.Plan
 }

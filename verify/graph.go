@@ -634,8 +634,9 @@ func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
 				out.Vals[i] = math.Inf(-1)
 			}
 		}
-	case "copy":
-		// The same values in another buffer or layout: by axis name.
+	case "copy", "cast":
+		// The same values in another buffer, layout or type (the stored
+		// tensor's rounding is its dtype's): by axis name.
 		if err := reorder(ins[0], out); err != nil {
 			return fmt.Errorf("op %s: %w", o.Name, err)
 		}

@@ -89,6 +89,7 @@ func TestGraphRef(t *testing.T) {
 		{plan.GraphOp{Name: "u", Kind: "silu"}, []*Logical{glogical("x", f, []mapping.Axis{A}, 0, 1)}, []mapping.Axis{A}, []float64{0, 1 / (1 + math.Exp(-1))}},
 		{plan.GraphOp{Name: "s", Kind: "sigmoid"}, []*Logical{glogical("x", f, []mapping.Axis{A}, 0, 1)}, []mapping.Axis{A}, []float64{0.5, 1 / (1 + math.Exp(-1))}},
 		{plan.GraphOp{Name: "e", Kind: "exp"}, []*Logical{glogical("x", f, []mapping.Axis{A}, 0, 1)}, []mapping.Axis{A}, []float64{1, math.E}},
+		{plan.GraphOp{Name: "c", Kind: "cast"}, []*Logical{glogical("x", f, []mapping.Axis{A}, 0.25, 3)}, []mapping.Axis{A}, []float64{0.25, 3}},
 		{plan.GraphOp{Name: "c", Kind: "causal_mask", Query: "A", Key: "B"}, []*Logical{glogical("x", f, []mapping.Axis{A, B}, 1, 2, 3, 4)},
 			[]mapping.Axis{A, B}, []float64{1, math.Inf(-1), 3, 4}},
 		{plan.GraphOp{Name: "g", Kind: "gather", Axes: []string{"A"}}, []*Logical{glogical("t", f, []mapping.Axis{A, B}, 1, 2, 3, 4), glogical("i", dtype.I32, nil, 1)},

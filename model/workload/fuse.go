@@ -121,7 +121,7 @@ func Fuse(w *Workload, fs []Fusion) (*Workload, error) {
 		for _, name := range f.Ops {
 			o := findOp(w, name)
 			if o == nil || !IsEpilogue(w, o) {
-				return nil, fmt.Errorf("%s: fuse: op %q is not an epilogue (a float add, sub or mul by a constant, exp, sigmoid or silu)", w.File, name)
+				return nil, fmt.Errorf("%s: fuse: op %q is not an epilogue (a float add, sub or mul by a constant, exp, sigmoid, silu or cast)", w.File, name)
 			}
 			if o.Inputs[0] != e.Outputs[0] {
 				return nil, fmt.Errorf("%s: fuse: op %q reads %s, not %s", w.File, name, o.Inputs[0], e.Outputs[0])
