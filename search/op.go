@@ -45,9 +45,74 @@ func PlanOp(w *workload.Workload, op string, opts Options) (*OpResult, error) {
 		return nil, err
 	}
 	if o.Kind == workload.KindEinsum {
-		return planEinsumOp(w, o, op, spec, opts)
+		res, err := planEinsumOp(w, o, op, spec, opts)
+		if err != nil {
+			return nil, err
+		}
+		if mo := workload.ProductOp(w, o); mo != nil {
+			return planProduct(w, o, mo, res, spec, opts)
+		}
+		return res, nil
 	}
 	return planVectorOp(w, o, spec, opts)
+}
+
+// planProduct plans an einsum that contracts no axis (workload.ProductOp)
+// over the second space it has, the Vector Engine's elementwise multiply
+// (one input broadcast), and keeps the cheaper of that plan and the
+// contraction search's res. The optimality claim covers both spaces: the
+// multiply's space is enumerated whole, so a multiply plan is optimal
+// when the contraction search finished (or its lower bound is no lower);
+// otherwise its lower bound is the smaller of the two spaces', and never
+// below the workload's roofline, which bounds every kernel (the cost
+// model moves the bytes at the HBM rates at best, TestOpRooflineBound).
+func planProduct(w *workload.Workload, o, mo *workload.Op, res *OpResult, spec *engines.Spec, opts Options) (*OpResult, error) {
+	vr, err := planVectorOp(w, mo, spec, opts)
+	if err != nil {
+		if errors.Is(err, ErrNoKernel) {
+			return res, nil // no multiply kernel: the contraction's plan stands
+		}
+		return nil, err
+	}
+	if vr.Plan == nil || res.Plan != nil && res.Plan.Cost.Cycles <= vr.Plan.Cost.Cycles {
+		return res, nil
+	}
+	vr.Op, vr.Kind = res.Op, o.Kind
+	vr.Einsum = res.Einsum
+	pl := vr.Plan
+	pl.Workload.Op = res.Op // its kind stays mul: the plan is a multiply's
+	vs := &pl.Search
+	// The contraction space's bound: its proven optimum, or the lower
+	// bound it stopped with (none when it stopped before any plan).
+	cb := 0.0
+	if res.Plan != nil {
+		cb = res.Plan.Search.LowerBound
+		if res.Plan.Search.Optimal != "" {
+			cb = res.Plan.Cost.Cycles
+		}
+	}
+	if res.Stats.Complete && res.Plan == nil {
+		cb = pl.Cost.Cycles // no legal contraction: nothing below the multiply
+	}
+	lb := pl.Cost.Cycles
+	if vs.Optimal == "" {
+		lb = vs.LowerBound
+	}
+	lb = min(lb, cb)
+	if rl := vr.Report.Roofline.IdealCycles; lb < rl {
+		lb = rl
+	}
+	if lb < pl.Cost.Cycles {
+		vs.Optimal = ""
+		vs.LowerBound, vs.Gap = lb, (pl.Cost.Cycles-lb)/pl.Cost.Cycles
+		if vs.Stopped == "" {
+			vs.Stopped = res.Stats.Stopped
+		}
+	}
+	vs.Candidates += res.Stats.Candidates
+	vs.Legal += res.Stats.Legal
+	vs.CostEvaluations += res.Stats.CostEvaluations
+	return vr, nil
 }
 
 // ErrNoKernel is what PlanOp's refusal of an op it has no kernel for wraps

@@ -187,8 +187,16 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		}
 	}
 	for _, t := range s.ins {
-		if s.family != "reduce" && !sameAxes(t.Axes, s.out.Axes) {
-			return nil, fmt.Errorf("%s: input %s has axes %v, the output %v; broadcast inputs are not planned", at, t.Name, t.Axes, s.out.Axes)
+		switch {
+		case s.family == "reduce", sameAxes(t.Axes, s.out.Axes):
+		case s.family == "map" && len(s.ins) == 2 && subsetAxes(t.Axes, s.out.Axes):
+			// A broadcast input of a binary elementwise op: its DM tensor
+			// holds its own axes only, and the fetch reads the axes it
+			// lacks with stride 0 (a broadcasting read, 002 L1533-1566;
+			// the DMA replicates it over slices that differ in those axes,
+			// docs/spec-decisions.md "DMA: broadcast reads").
+		default:
+			return nil, fmt.Errorf("%s: input %s has axes %v, the output %v; an input with axes the output lacks, or a broadcast input of an op other than a binary elementwise one, is not planned", at, t.Name, t.Axes, s.out.Axes)
 		}
 	}
 	if o.Kind == workload.KindCopy && s.integer {
@@ -305,6 +313,28 @@ func sameAxes(a, b []string) bool {
 	return true
 }
 
+// subsetAxes reports whether every axis of a is one of b's.
+func subsetAxes(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// held is the digits of ds on axes tensor t holds (a broadcast input
+// holds fewer than the positions).
+func held(ds []digit, t *workload.Tensor) []digit {
+	var out []digit
+	for _, d := range ds {
+		if slices.Contains(t.Axes, d.axis) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // tileable reports whether n tiles of the positions are contiguous in
 // every tensor's HBM order: the tile digits are the positions' outer part
 // (peel: whole axes, then an outer part of the next), whose axes must be
@@ -318,23 +348,44 @@ func (s *opSpace) tileable(n int) bool {
 		return false
 	}
 	for _, t := range append(slices.Clone(s.ins), s.out) {
+		// A broadcast input that holds none of the tile digits' axes is
+		// loaded once, for every tile; one that holds some of them but not
+		// all is not tiled.
+		tout := outer
+		if s.family == "map" {
+			if tout = held(outer, t); len(tout) == 0 {
+				continue
+			} else if len(tout) < len(outer) {
+				return false
+			}
+		}
 		k := 0
 		for _, a := range s.order[t.Name] {
-			if k == len(outer) {
+			if k == len(tout) {
 				break
 			}
 			if size, _ := s.w.AxisSize(a); size > 1 {
-				if a != outer[k].axis {
+				if a != tout[k].axis {
 					return false
 				}
 				k++
 			}
 		}
-		if k < len(outer) {
+		if k < len(tout) {
 			return false
 		}
 	}
 	return true
+}
+
+// resident reports whether input t of candidate c is loaded once for
+// every tile: a broadcast input holding none of the tile digits' axes.
+func (s *opSpace) resident(t *workload.Tensor, tiles int) bool {
+	if s.family != "map" || tiles == 1 || t == s.out {
+		return false
+	}
+	outer, _, _ := peel(s.pos, tiles)
+	return len(held(outer, t)) == 0
 }
 
 // sliceText is a tensor's Slice mapping over the digits ds of n slices: a
@@ -390,7 +441,7 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			}
 			return s.dmReduced(in, c.Inner)
 		}
-		return ds
+		return held(ds, t)
 	}
 	if s.family == "reduce" && s.dmReduced(in, c.Inner) == nil {
 		return nil, fmt.Errorf("the positions within a slice (%s) do not end in a multiple of 8 of one axis", digitsText(in))
@@ -410,11 +461,11 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 		b.k.Tensors = append(b.k.Tensors, kTensor{Name: t.Name, Mem: "hbm", DType: t.DType.String(), Role: role, Chip: "1",
 			Element: b.hbmElement(t), Addr: hbm})
 		bytes := t.Elems * int64(t.DType.SizeBits()) / 8
-		if c.Tiles > 1 {
+		if c.Tiles > 1 && !s.resident(t, c.Tiles) {
 			// The tensor's element with the tile digits pinned: `S, T`
 			// in 16 tiles of S is `1 # 16, S % 128, T` (the form the
 			// emitter's tile loop, kernel.Recognize, reads back).
-			vd := append(slices.Clone(afterTile), ds[len(in):]...)
+			vd := held(append(slices.Clone(afterTile), ds[len(in):]...), t)
 			if s.family == "reduce" && t != s.out {
 				vd = s.mixReduced(afterTile)
 			}
@@ -434,8 +485,11 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 		}
 	}
 	// The streamed DM tensors: one buffer, or two alternating.
-	nbuf := min(c.Tiles, 2)
 	for _, t := range append(slices.Clone(s.ins), s.out) {
+		nbuf := min(c.Tiles, 2)
+		if s.resident(t, c.Tiles) {
+			nbuf = 1
+		}
 		var bb [2]string
 		for k := 0; k < nbuf; k++ {
 			name := t.Name + "_dm"
@@ -444,10 +498,19 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			}
 			bb[k] = b.local(name, "dm", t.DType, digitsText(dsOf(t)), digitsSize(dsOf(t)))
 		}
+		if nbuf == 1 {
+			bb[1] = bb[0]
+		}
 		b.bufs[t.Name] = bb
 	}
 	toDM := func(k int) {
 		for _, t := range s.ins {
+			if s.resident(t, c.Tiles) {
+				if k == 0 {
+					b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_dm", Src: t.Name, Dst: b.bufs[t.Name][0]})
+				}
+				continue
+			}
 			b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_dm", Src: views[t.Name][k], Dst: b.bufs[t.Name][k%2]})
 		}
 	}
@@ -657,13 +720,25 @@ func (b *opBuilder) elementwise() error {
 		// The second input: DM, then the VRF through the sub context; the
 		// Float stage reads it per position (a VRF operand indexed by the
 		// stream's Time and Packet, 002 L5066-5079).
+		// A broadcast input's VRF tensor holds the stream's Time digits
+		// of its own axes only, read again along the others (a VRF
+		// operand indexed by Time alone, as 002 L5066-5079's
+		// m![A % 2 # 8] under Time m![B]), when it holds the packet's
+		// axis; otherwise the VRF holds every position, each lane's value
+		// fetched from DM with stride 0 along the axis it lacks (a
+		// broadcasting read, 002 L1533-1566): a VRF operand does not
+		// broadcast over lanes (VE-R15).
 		y := s.ins[1]
 		ydm := b.load(y, b.in)
-		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.F32, digitsText(b.in), digitsSize(b.in))
+		yt := t8
+		if len(held(p8, y)) == len(p8) {
+			yt = held(t8, y)
+		}
+		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.F32, digitsText(append(slices.Clone(yt), p8...)), digitsSize(yt)*digitsSize(p8))
 		b.chain("sub", []kStage{
 			{Kind: "begin", Tensor: ydm},
-			{Kind: "fetch", DType: "f32", Time: digitsText(t8), Packet: digitsText(p8)},
-			{Kind: "collect", Time: digitsText(t8), Packet: digitsText(p8)},
+			{Kind: "fetch", DType: "f32", Time: digitsText(yt), Packet: digitsText(p8)},
+			{Kind: "collect", Time: digitsText(yt), Packet: digitsText(p8)},
 			{Kind: "to_vrf", Tensor: yvrf},
 		})
 		op, sym := map[workload.Kind][2]string{
@@ -763,7 +838,9 @@ func (b *opBuilder) integerwise() error {
 	case len(s.ins) == 2:
 		y := s.ins[1]
 		ydm := b.load(y, b.in)
-		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.I32, digitsText(b.in), digitsSize(b.in))
+		// The VRF tensor is the collect stream, its packet padded to 8
+		// lanes when fewer (002 L280-285).
+		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.I32, digitsText(t8)+", "+pk, digitsSize(t8)*8)
 		b.chain("sub", append(append([]kStage{{Kind: "begin", Tensor: ydm}}, fetch...), kStage{Kind: "to_vrf", Tensor: yvrf}))
 		st = append(st, kStage{Kind: "vector_fxp", Tensor: yvrf, Param: op})
 		expr = fmt.Sprintf("%s %s %s", x.Name, sym, y.Name)

@@ -152,7 +152,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			if gf.axes != "" {
 				return usageError{fmt.Errorf("--axes resizes a graph planned whole (no --op)")}
 			}
-			if w, o := nonEinsumOp(args[0], op); o != nil {
+			if w, o := nonEinsumOp(args[0], op); o != nil && !(fuse && o.Kind == workload.KindEinsum) {
 				if fuse {
 					return usageError{fmt.Errorf("--fuse: op %q is a %s; an epilogue fuses into an einsum", op, o.Kind)}
 				}

@@ -12,8 +12,9 @@ import (
 )
 
 // nonEinsumOp returns the op of a graph workload called name when it is
-// not an einsum (nil for an einsum, or when the workload does not load:
-// the einsum path reports that).
+// not an einsum, or is an einsum that contracts no axis (planned as a
+// contraction and as a multiply, search.PlanOp); nil for another einsum,
+// or when the workload does not load (the einsum path reports that).
 func nonEinsumOp(file, name string) (*workload.Workload, *workload.Op) {
 	if name == "" {
 		return nil, nil
@@ -23,7 +24,7 @@ func nonEinsumOp(file, name string) (*workload.Workload, *workload.Op) {
 		return nil, nil
 	}
 	for _, o := range w.Ops {
-		if o.Name == name && o.Kind != workload.KindEinsum {
+		if o.Name == name && (o.Kind != workload.KindEinsum || workload.ProductOp(w, o) != nil) {
 			return w, o
 		}
 	}
@@ -63,8 +64,27 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 	if g.json {
 		return writeJSON(wr, planOutput{Plan: pl, WallSeconds: res.Stats.Wall.Seconds(), Target: "manual"})
 	}
+	if o.Kind == workload.KindEinsum {
+		// An einsum that contracts no axis, planned both ways.
+		fmt.Fprintf(wr, "plan %s op %s: einsum %s contracts no axis: planned as a contraction and as a Vector Engine multiply (an input broadcast over the axes it lacks)\n", w.Name, o.Name, o.Einsum)
+		if pl.OpMapping == nil {
+			fmt.Fprintf(wr, "kept the contraction: cycles %.0f (%.3f µs); bottleneck %s; %.1f%% of the roofline; optimal: %s\n",
+				pl.Cost.Cycles, pl.Cost.Seconds*1e6, pl.Cost.Bottleneck, 100*pl.Cost.Roofline, orText(pl.Search.Optimal, "no (stopped)"))
+			if out != "" {
+				fmt.Fprintf(wr, "wrote %s\n", out)
+			}
+			return nil
+		}
+		switch {
+		case res.Einsum == nil:
+		case res.Einsum.Best != nil:
+			fmt.Fprintf(wr, "kept the multiply: the contraction's best is %.0f cycles\n", res.Einsum.Best.Report.Cycles)
+		default:
+			fmt.Fprintf(wr, "kept the multiply: the contraction search found no plan (%s)\n", orText(res.Einsum.Stats.Stopped, "no legal candidate"))
+		}
+	}
 	m := pl.OpMapping
-	fmt.Fprintf(wr, "plan %s op %s: %s (%s)\n", w.Name, o.Name, o.Kind, pl.Workload.Axes)
+	fmt.Fprintf(wr, "plan %s op %s: %s (%s)\n", w.Name, o.Name, pl.Workload.Kind, pl.Workload.Axes)
 	fmt.Fprintf(wr, "form %s; %v split into %d tiles (two DM buffers when more than one), each over %d cluster(s) × %d slice(s)", m.Form, m.Spread, m.Tiles, m.Clusters, m.Slices)
 	if m.Reduced != "" {
 		fmt.Fprintf(wr, "; %s reduced within each slice", m.Reduced)
@@ -80,6 +100,10 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 	if st.Optimal == "" {
 		opt = fmt.Sprintf("stopped (%s): the best of the %d candidates priced; gap %.1f%% to the roofline (%.0f cycles), which bounds the others",
 			st.Stopped, st.Candidates, 100*st.Gap, st.LowerBound)
+		if o.Kind == workload.KindEinsum {
+			opt = fmt.Sprintf("the multiply's space enumerated whole, the contraction's search stopped (%s); gap %.1f%% to the lower bound %.0f cycles (the smaller of the two spaces' bounds, at least the roofline)",
+				st.Stopped, 100*st.Gap, st.LowerBound)
+		}
 	}
 	fmt.Fprintf(wr, "%s; %d candidates, %d legal\n", opt, st.Candidates, st.Legal)
 	for _, r := range st.Illegal {
@@ -89,4 +113,12 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 		fmt.Fprintf(wr, "wrote %s\n", out)
 	}
 	return nil
+}
+
+// orText is s, or alt when s is empty.
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }

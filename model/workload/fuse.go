@@ -157,3 +157,43 @@ func findOp(w *Workload, name string) *Op {
 	}
 	return nil
 }
+
+// ProductOp returns, for an einsum op that contracts no axis — every axis
+// of its two inputs is an output axis, as the MoE block's weighting
+// `T K D, T K -> T K D` (002 L8705) — the same op as an elementwise
+// multiply of float tensors (kind mul, one input broadcast over the axes
+// it lacks), which the Vector Engine computes at one multiply a lane
+// where the Contraction Engine's reduction would sum one term. It returns
+// nil for any other op (a contraction, an einsum with an epilogue, an
+// integer tensor, an output axis neither input holds).
+func ProductOp(w *Workload, o *Op) *Op {
+	if o.Kind != KindEinsum || o.Einsum == nil || len(o.Inputs) != EinsumArity || len(o.Outputs) != 1 || len(o.Epilogue) > 0 {
+		return nil
+	}
+	out := w.Tensor(o.Outputs[0])
+	if out == nil || !out.DType.IsFloat() {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, name := range o.Inputs {
+		t := w.Tensor(name)
+		if t == nil || !t.DType.IsFloat() {
+			return nil
+		}
+		for _, a := range t.Axes {
+			if !slices.Contains(out.Axes, a) {
+				return nil
+			}
+			seen[a] = true
+		}
+	}
+	for _, a := range out.Axes {
+		if !seen[a] {
+			return nil
+		}
+	}
+	m := *o
+	m.Kind = KindMul
+	m.Einsum = nil
+	return &m
+}

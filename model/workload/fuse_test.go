@@ -72,3 +72,41 @@ func TestFuseOp(t *testing.T) {
 	_, err = FuseOp(w, "pv")
 	require.ErrorContains(t, err, `op "pv" has no epilogue to fuse`)
 }
+
+// TestProductOp: an einsum that contracts no axis is also a multiply
+// (the MoE weighting, 002 L8705); a contraction, an integer product, and
+// an op of another kind are not.
+func TestProductOp(t *testing.T) {
+	w, err := Parse([]byte(`name: p
+chips: 1
+axes: {T: 4, K: 2, D: 8}
+tensors:
+  y:  {axes: [T, K, D], dtype: bf16}
+  r:  {axes: [T, K], dtype: bf16}
+  yw: {axes: [T, K, D], dtype: bf16}
+  s:  {axes: [T, D], dtype: f32}
+  a:  {axes: [T, K], dtype: i8}
+  b:  {axes: [T, K], dtype: i8}
+  ab: {axes: [T, K], dtype: i32}
+  e:  {axes: [T, D], dtype: f32}
+ops:
+  - {name: weight, kind: einsum, inputs: [y, r], outputs: [yw]}
+  - {name: sum,    kind: einsum, inputs: [yw, r], outputs: [s]}
+  - {name: iprod,  kind: einsum, inputs: [a, b], outputs: [ab]}
+  - {name: act,    kind: exp,    inputs: [s], outputs: [e]}
+`), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false, false, false} {
+		o := w.Ops[i]
+		m := ProductOp(w, o)
+		if (m != nil) != want {
+			t.Errorf("%s: ProductOp = %v, want a multiply: %v", o.Name, m, want)
+			continue
+		}
+		if m != nil && (m.Kind != KindMul || m.Name != o.Name || o.Kind != KindEinsum || m.Einsum != nil) {
+			t.Errorf("%s: %+v, want a mul of the same name (the op itself unchanged)", o.Name, m)
+		}
+	}
+}
