@@ -46,16 +46,19 @@ unit:
 # configuration, the planned plans on the simulator, the SAT planner
 # against the exhaustive one (with K chunks too), the SAT capacity
 # clauses over the K-chunked spaces, the spread slices' kernels and the
-# fused epilogue's; and results/README.md's tables of every stored plan and
-# layer.
+# fused epilogue's, the broadcast ops; the property tests of whole plans,
+# lower bounds, layouts, explain and the evaluator's precheck, and the
+# CLI's explain and huge-axis equivalence (single-threaded code the race
+# detector slows 5-10x; the parallel planner's tests stay under it); and
+# results/README.md's tables of every stored plan and layer.
 RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 
 # The two packages' runs overlap (one core each); the target fails if
 # either does.
 unit-norace:
 	@$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify & v=$$!; \
-	$(GO) test -count=1 -run '^TestResultsReadmeTable$$' ./cmd/tcpmap & c=$$!; \
-	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify|TestEpilogueFusedPlanVerifies|TestEpilogueCast|TestBroadcastOps)$$' ./search; s=$$?; \
+	$(GO) test -count=1 -run '^(TestResultsReadmeTable|TestExplainLegal|TestMapEquivHuge)$$' ./cmd/tcpmap & c=$$!; \
+	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify|TestEpilogueFusedPlanVerifies|TestEpilogueCast|TestBroadcastOps|TestPlanProperties|TestLowerBoundsAdmissible|TestLayoutRun|TestExplainPartial|TestExplainHelloGEMM|TestDownProjPackets|TestEvaluatorBuildPrecheck)$$' ./search; s=$$?; \
 	wait $$v; r=$$?; wait $$c; q=$$?; test $$s -eq 0 -a $$r -eq 0 -a $$q -eq 0
 
 long:

@@ -12,6 +12,9 @@ import (
 // model's cycles, and for at least one candidate the compute bound is
 // within a factor of the price (the bound is not vacuous).
 func TestLowerBoundsAdmissible(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, w := range []struct {
 		name, src string
@@ -128,6 +131,9 @@ func requireBoundsBelow(t *testing.T, s *Space, c *Candidate, cy float64) {
 // legal candidates of each space (the bound check of
 // TestLowerBoundsAdmissible then covers it).
 func TestLayoutRun(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, src := range []string{reducedGEMM, reducedBMM} {
 		s := newSpace(t, loadWorkload(t, src))

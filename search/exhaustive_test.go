@@ -182,6 +182,9 @@ func TestNeverWorseThanHandWritten(t *testing.T) {
 // functional simulator (verify.Verify executes every engine configuration
 // on simulated memory) and matches the reference computed from the inputs.
 func TestPlanProperties(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, w := range []*workload.Workload{workloadFile(t, "dot.yaml"), loadWorkload(t, tinyGEMM),
 		loadWorkload(t, tinyGEMV), loadWorkload(t, tinyBMM), loadWorkload(t, tinyQK)} {

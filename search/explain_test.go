@@ -180,6 +180,9 @@ func TestExplainHelloGEMV(t *testing.T) {
 // 1200 candidate evaluations (not a wall-clock budget: the same search on
 // any machine), so the mapping is compared with its proven lower bound.
 func TestExplainHelloGEMM(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	s := newSplitSpace(t, loadWorkload(t, helloGEMMWorkload))
 	m, err := constraints.LoadMapSpec("testdata/explain/hello-gemm.yaml", s.P)
@@ -203,6 +206,9 @@ func TestExplainHelloGEMM(t *testing.T) {
 // A partial mapping (only the stationary input) gets its best completion:
 // the exhaustive planner over the same restriction agrees.
 func TestExplainPartial(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	s := newSpace(t, workloadFile(t, "gemv.yaml"))
 	m, err := constraints.ParseMapSpec("map.yaml", []byte("stationary: in0\n"), s.P)

@@ -44,6 +44,9 @@ func downProjSpace(t *testing.T) *Space {
 // SEQ-R6), and the cost model walks the descriptor's 4096-byte packets
 // across BLK and F, contiguous on both sides (002 L2593).
 func TestDownProjPackets(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	s := downProjSpace(t)
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})

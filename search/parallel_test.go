@@ -72,6 +72,9 @@ func requireWorkersDeterministic(t *testing.T, s *Space, opts Options) *Result {
 // the candidates that Build followed by lowering rejects at that fetch,
 // and accepts the others unchanged (the same program).
 func TestEvaluatorBuildPrecheck(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	s := newSplitSpace(t, loadWorkload(t, splitSpaces[2].src)) // skinny GEMM
 	var st Stats

@@ -11,6 +11,9 @@ import (
 // The manual's Hello GEMV mapping (002 L410-416) is legal: its cycles, the
 // optimum's and the distance are printed.
 func TestExplainLegal(t *testing.T) {
+	if raceEnabled {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	code, out, errOut := runCLI(t, "explain", "../../workloads/gemv.yaml", "--mapping", "../../search/testdata/explain/hello-gemv.yaml")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "hello-gemv.yaml on ../../workloads/gemv.yaml: legal\n")

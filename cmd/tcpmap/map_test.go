@@ -149,6 +149,9 @@ func TestMapEquiv(t *testing.T) {
 // enumerating 2^40 positions, and refuses, with the limit, what only
 // enumeration would decide (issue: `map equiv --loose` hung).
 func TestMapEquivHuge(t *testing.T) {
+	if raceEnabled {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	code, out, _ := runCLI(t, "map", "equiv", "--loose", "--axes", "A=1099511627776", "m![A]", "m![A / 2, A % 2]")
 	assert.Equal(t, exitOK, code)
 	assert.Equal(t, "equivalent\n", out)
