@@ -15,6 +15,7 @@ import (
 	"tcpmap/constraints"
 	"tcpmap/cost"
 	"tcpmap/engines"
+	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
@@ -258,18 +259,23 @@ type gop struct {
 
 // graphModel is the planning model of a graph.
 type graphModel struct {
-	w       *workload.Workload
-	spec    *engines.Spec
-	ops     []gop
-	order   []int                 // topological order of the ops
-	prod    map[string]int        // tensor → producing op
-	cons    map[string][]int      // tensor → consuming ops, program order
-	cands   map[string][][]string // tensor → candidate axis orders (declared first)
-	bytes   map[string]int64
-	relay   map[string]float64 // tensor → one relayout's cycles
-	es      []gedge            // the edges, once computed (edges)
-	cached  int
-	planned int
+	w     *workload.Workload
+	spec  *engines.Spec
+	ops   []gop
+	order []int                 // topological order of the ops
+	prod  map[string]int        // tensor → producing op
+	cons  map[string][]int      // tensor → consuming ops, program order
+	cands map[string][][]string // tensor → candidate axis orders (declared first)
+	bytes map[string]int64
+	// relay memoizes relayCost (tensor, from, to → cycles), dma prices the
+	// relayouts' DMA commands, relayErr is the first relayout with no
+	// command (PlanGraph reports it).
+	relay    map[string]float64
+	dma      *cost.DMAModel
+	relayErr error
+	es       []gedge // the edges, once computed (edges)
+	cached   int
+	planned  int
 	// unplanned counts the layout classes whose search gave no plan.
 	unplanned int
 	// plain is the workload without fusions when w is a fusion choice
@@ -402,6 +408,9 @@ func planGraph(w, plain *workload.Workload, o GraphOptions) (*plan.Graph, error)
 		return nil, err
 	}
 	choice, st := m.solve(o.MaxNodes)
+	if m.relayErr != nil {
+		return nil, m.relayErr
+	}
 	base := make([]int, len(m.ops))
 	g, err := m.graphPlan(choice, base, st)
 	if err != nil {
@@ -461,9 +470,6 @@ func newGraphModel(w *workload.Workload, o GraphOptions) (*graphModel, error) {
 			return nil, fmt.Errorf("%s:%d: tensor %s: %w", w.File, t.Line, t.Name, err)
 		}
 		m.bytes[t.Name] = int64(n)
-		if m.relay[t.Name], err = cost.RelayoutCycles(o.Spec, int64(n)); err != nil {
-			return nil, err
-		}
 		m.cands[t.Name] = [][]string{nil}
 	}
 	return m, nil
@@ -825,7 +831,78 @@ func (m *graphModel) relayout(e gedge, a, b int) float64 {
 	if slices.Equal(m.layoutOf(e.from, a, e.tensor), m.layoutOf(e.to, b, e.tensor)) {
 		return 0
 	}
-	return m.relay[e.tensor]
+	return m.relayCost(e.tensor, m.layoutOf(e.from, a, e.tensor), m.layoutOf(e.to, b, e.tensor))
+}
+
+// layoutExpr is tensor t's HBM layout for order (nil: its declared one).
+func (m *graphModel) layoutExpr(t string, order []string) *mapping.Expr {
+	if order == nil {
+		x := m.w.Tensor(t)
+		if x.LayoutExpr != nil {
+			return x.LayoutExpr
+		}
+		order = x.Axes
+	}
+	return orderExpr(m.w, order)
+}
+
+// relayCost is the cycles of copying tensor t from the HBM layout from
+// into to (axis orders; nil: the declared layout): the DMA command the
+// engines derive for the copy (engines.DeriveRelayout: both layouts'
+// runs, spread over the clusters' DMNs) as the cost model prices it
+// (docs/spec-decisions.md "Graph relayouts"). A copy with no command costs
+// +Inf and is recorded in relayErr.
+func (m *graphModel) relayCost(t string, from, to []string) float64 {
+	key := t + "|" + strings.Join(from, ",") + "|" + strings.Join(to, ",")
+	if c, ok := m.relay[key]; ok {
+		return c
+	}
+	c, err := m.relayPrice(t, from, to)
+	if err != nil {
+		c = math.Inf(1)
+		if m.relayErr == nil {
+			m.relayErr = fmt.Errorf("%s: relayout of tensor %s from %s to %s: %w", m.w.File, t, m.layoutText(t, from), m.layoutText(t, to), err)
+		}
+	}
+	m.relay[key] = c
+	return c
+}
+
+func (m *graphModel) relayPrice(t string, from, to []string) (float64, error) {
+	if m.dma == nil {
+		var err error
+		if m.dma, err = cost.NewDMAModel(m.spec); err != nil {
+			return 0, err
+		}
+	}
+	return relayoutCycles(m.spec, m.dma, m.w.Axes, m.w.Tensor(t).DType, m.layoutExpr(t, from), m.layoutExpr(t, to))
+}
+
+// RelayoutCycles is the cycles of a graph relayout: the DMA command the
+// engines derive for copying a tensor of type dt from the HBM layout from
+// into to (engines.DeriveRelayout), the two tensors at two 256 MiB
+// multiples as a kernel's, priced by the cost model's DMA model
+// (docs/spec-decisions.md "Graph relayouts"). Graph planning chooses
+// layouts with it; `tcpmap cost` and `regress` re-price a graph plan's
+// relayouts with it.
+func RelayoutCycles(spec *engines.Spec, axes mapping.Axes, dt dtype.DType, from, to *mapping.Expr) (float64, error) {
+	m, err := cost.NewDMAModel(spec)
+	if err != nil {
+		return 0, err
+	}
+	return relayoutCycles(spec, m, axes, dt, from, to)
+}
+
+func relayoutCycles(spec *engines.Spec, m *cost.DMAModel, axes mapping.Axes, dt dtype.DType, from, to *mapping.Expr) (float64, error) {
+	cmd, err := engines.DeriveRelayout(spec, axes, dt, from, to, 0, 256<<20)
+	if err != nil {
+		return 0, err
+	}
+	est, err := m.EstimateDescriptors(cmd.Descriptors)
+	if err != nil {
+		return 0, err
+	}
+	return est.Cycles, nil
 }
 
 // inputRelayout is the cost of graph input t read by op i in class k.
@@ -835,8 +912,8 @@ func (m *graphModel) inputRelayout(i, k int) float64 {
 		if _, ok := m.prod[t]; ok {
 			continue
 		}
-		if m.layoutOf(i, k, t) != nil {
-			s += m.relay[t]
+		if l := m.layoutOf(i, k, t); l != nil {
+			s += m.relayCost(t, nil, l)
 		}
 	}
 	return s
@@ -1116,7 +1193,7 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 				continue
 			}
 			r := plan.Relayout{Consumer: w.Ops[c].Name, To: m.layoutText(t.Name, read), Kind: "dma",
-				Bytes: m.bytes[t.Name], Cycles: m.relay[t.Name]}
+				Bytes: m.bytes[t.Name], Cycles: m.relayCost(t.Name, stored, read)}
 			relayouts[t.Name] = append(relayouts[t.Name], r)
 			incoming[c] += r.Cycles
 		}

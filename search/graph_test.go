@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/engines"
+	"tcpmap/model/dtype"
+	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 )
@@ -512,4 +514,42 @@ func TestFusionChoiceWithoutKernel(t *testing.T) {
 	assert.Equal(t, 1, g.Search.Fusions, "only the choice with every op alone is compared")
 	assert.Equal(t, 4, g.Cost.Planned)
 	assert.Zero(t, g.Cost.NotPlannable)
+}
+
+// TestRelayoutPriced: a graph relayout costs the DMA command the engines
+// derive for it, as the cost model prices it: the manual's Example 1
+// (m![A, B, C] into m![B, A, C], 002 L2608-2628: 64 read and 64 write
+// requests and the startup, ≈ 628 cycles on one engine) prices near its
+// figure spread over the DMNs; a transpose of a 2-byte innermost axis (the
+// MoE routing weights [T, K] read as [K, T]) moves an element a request
+// and a read-modify-write (002 L2984-2985), over 10x the bytes at the
+// HBM rates; and the graph model charges an edge exactly that.
+func TestRelayoutPriced(t *testing.T) {
+	spec := engines.Default()
+	price := func(axes, from, to string, dt dtype.DType) float64 {
+		ax, err := mapping.ParseAxes(axes)
+		require.NoError(t, err)
+		f, err := mapping.Parse(from, ax, nil)
+		require.NoError(t, err)
+		g, err := mapping.Parse(to, ax, nil)
+		require.NoError(t, err)
+		c, err := RelayoutCycles(spec, ax, dt, f, g)
+		require.NoError(t, err)
+		return c
+	}
+	startup := float64(spec.DMA.StartupCycles.Value) // 002 L2467
+	ex1 := price("A = 8, B = 8, C = 256", "m![A, B, C]", "m![B, A, C]", dtype.I8)
+	assert.Greater(t, ex1, startup)
+	assert.InDelta(t, 128+startup, ex1, 0.1*(128+startup), "002 L2628: 64 + 64 requests and ~500 cycles")
+	tk := price("T = 1024, K = 8", "m![T, K]", "m![K, T]", dtype.BF16)
+	atRate := startup + 2*16384/768.0 // read at 0.75 TB/s, 002 L2602, L2636
+	assert.Greater(t, tk, 10*atRate)
+
+	w, err := workload.Load("../workloads/moe.yaml")
+	require.NoError(t, err)
+	m, err := newGraphModel(w, GraphOptions{Spec: spec})
+	require.NoError(t, err)
+	got := m.relayCost("routing_weights", nil, []string{"K", "T"})
+	assert.InDelta(t, tk, got, 1e-9)
+	require.NoError(t, m.relayErr)
 }
