@@ -193,7 +193,7 @@ func analyzeWith(p *kernel.Program, pre map[string]bool) (*analysis, error) {
 	for i, op := range p.Ops {
 		err := func() error {
 			switch op.Kind {
-			case kernel.OpToDM, kernel.OpDMToDM, kernel.OpToHBM:
+			case kernel.OpToDM, kernel.OpDMToDM, kernel.OpToHBM, kernel.OpHBMToHBM:
 				if err := use(op.Src); err != nil {
 					return err
 				}

@@ -36,10 +36,11 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	}
 	for _, t := range g.Tensors {
 		if len(t.Relayouts) > 0 {
-			// The graph prices the copy (cost.RelayoutCycles); no kernel
-			// performs it yet, and the consumer would read the producer's
-			// bytes in its own layout.
-			return nil, fmt.Errorf("emit graph %q: tensor %s is relayouted for %s (%s): a relayout has no kernel to emit yet",
+			// The graph's program copies it (kernel.OpHBMToHBM,
+			// search.GraphProgram); the layer's Rust does not spell the
+			// copy yet (HbmTensor::to_hbm into the consumer's layout), and
+			// the consumer would read the producer's bytes in its own.
+			return nil, fmt.Errorf("emit graph %q: tensor %s is relayouted for %s (%s): the layer's Rust does not spell a relayout yet",
 				g.Workload.Name, t.Name, t.Relayouts[0].Consumer, t.Relayouts[0].To)
 		}
 	}

@@ -58,7 +58,7 @@ func TestGraphRustVectorRefused(t *testing.T) {
 		_, err = GraphRust(g, RustOptions{Version: "test"})
 		require.Error(t, err, f)
 		msg := err.Error()
-		assert.True(t, strings.Contains(msg, "takes the number 1 only") || strings.Contains(msg, "a relayout has no kernel"),
+		assert.True(t, strings.Contains(msg, "takes the number 1 only") || strings.Contains(msg, "does not spell a relayout yet"),
 			"%s: %v", f, err)
 	}
 }

@@ -710,6 +710,10 @@ func (w *rustWriter) op(op *kernel.Op, tail bool) error {
 		dst, _ := p.Tensor(op.Dst)
 		// 002 L339: `let lhs: DmTensor<...> = lhs.to_dm(&mut ctx.tdma, 0);`
 		w.line("%s%s%s.to_dm(%s);", w.ind, w.bind(dst), op.Src, w.dmaArgs(dst, false))
+	case kernel.OpHBMToHBM:
+		// A graph's relayout: only search.GraphProgram's merged programs
+		// hold one, and those are priced, not emitted.
+		return fmt.Errorf("op %s -> %s: an HBM-to-HBM copy (a graph's relayout) is not emitted in a kernel", op.Src, op.Dst)
 	case kernel.OpToHBM:
 		dst, _ := p.Tensor(op.Dst)
 		call := fmt.Sprintf("%s.to_hbm(%s)", op.Src, w.dmaArgs(dst, true))

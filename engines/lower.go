@@ -172,6 +172,13 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 	if src.DType != dst.DType {
 		return nil, fmt.Errorf("a DMA moves bytes: %s %q to %s %q", src.DType, src.Name, dst.DType, dst.Name)
 	}
+	if op.Kind == kernel.OpHBMToHBM {
+		// A relayout between two HBM tensors (002 L2608-2636).
+		if src.Chip.Size() != 1 || dst.Chip.Size() != 1 {
+			return nil, fmt.Errorf("an HBM-to-HBM copy of %q into %q is derived on one chip", src.Name, dst.Name)
+		}
+		return DeriveRelayout(spec, p.Axes, src.DType, src.Element, dst.Element, int(src.Addr), int(dst.Addr))
+	}
 	dm := dst
 	if dm.Mem != kernel.DM {
 		dm = src

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 
 	"tcpmap/engines"
 	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
@@ -398,20 +400,49 @@ func TestDirCacheNone(t *testing.T) {
 
 // TestGraphProgramRelayout: a graph whose consumer reads a tensor in
 // another layout than its producer writes (the MoE layer's
-// routing_weights, relayouted for weight) has no merged program yet: the
-// overlap is not computed, and the error says why.
+// routing_weights, relayouted for weight) merges into one program with the
+// relayout as an HBM-to-HBM copy into routing_weights@weight just before
+// weight's ops, which the engines lower (engines.DeriveRelayout) and the
+// cost model schedules: the copy costs what the graph's relayout states
+// (search.RelayoutCycles), and a plan whose kernel reads another layout
+// without a relayout stated is refused.
 func TestGraphProgramRelayout(t *testing.T) {
 	if raceDetector {
 		t.Skip("reading the 0.5 MB MoE plan takes 5 s under -race: make test runs it in unit-norace")
 	}
 	g, err := plan.ReadGraph("../results/graphs/moe-ve.graph.json.gz")
 	require.NoError(t, err)
-	relayouts := 0
+	var relayouts []plan.Relayout
 	for _, x := range g.Tensors {
-		relayouts += len(x.Relayouts)
+		relayouts = append(relayouts, x.Relayouts...)
 	}
-	require.Positive(t, relayouts, "the stored MoE plan relayouts a tensor")
-	assert.Zero(t, g.Cost.OverlapCycles)
+	require.NotEmpty(t, relayouts, "the stored MoE plan relayouts a tensor")
+	p, err := GraphProgram(g)
+	require.NoError(t, err)
+	at := slices.IndexFunc(p.Ops, func(op *kernel.Op) bool { return op.Kind == kernel.OpHBMToHBM })
+	require.GreaterOrEqual(t, at, 0)
+	op := p.Ops[at]
+	assert.Equal(t, "routing_weights", op.Src)
+	assert.Equal(t, "routing_weights@weight", op.Dst)
+	assert.True(t, strings.HasPrefix(p.Ops[at+1].Src, "weight."), "the copy runs just before weight's ops, not %s", p.Ops[at+1].Src)
+	rep, err := GraphSchedule(engines.Default(), g)
+	require.NoError(t, err)
+	rw := g.Tensors[slices.IndexFunc(g.Tensors, func(x plan.GraphTensor) bool { return x.Name == "routing_weights" })]
+	axes, err := mapping.ParseAxes(g.Workload.Axes)
+	require.NoError(t, err)
+	from, err := mapping.Parse(rw.Layout, axes, nil)
+	require.NoError(t, err)
+	to, err := mapping.Parse(rw.Relayouts[0].To, axes, nil)
+	require.NoError(t, err)
+	want, err := RelayoutCycles(engines.Default(), axes, dtype.BF16, from, to)
+	require.NoError(t, err)
+	assert.InDelta(t, want, rep.Ops[at].Cost.Cycles, 1e-6*want)
+
+	// The same plan with its relayout dropped: weight reads [K, T] that
+	// nothing wrote.
+	for i := range g.Tensors {
+		g.Tensors[i].Relayouts = nil
+	}
 	_, err = GraphProgram(g)
 	assert.ErrorIs(t, err, ErrRelayout)
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"tcpmap/cost"
 	"tcpmap/engines"
@@ -28,16 +29,20 @@ import (
 var ErrPadded = errors.New("a padded kernel has no place in the graph's program")
 
 // ErrRelayout is GraphProgram's error for a graph tensor a kernel reads in
-// another layout than its producer writes: the graph prices the relayout
-// (cost.RelayoutCycles) but has no kernel for it yet.
-var ErrRelayout = errors.New("a relayout between two kernels has no kernel in the graph's program")
+// another layout than its producer writes when the graph plan states no
+// relayout for that kernel.
+var ErrRelayout = errors.New("a kernel reads a tensor in another layout than it is stored in, and the plan states no relayout")
 
 // GraphProgram merges the kernels of g into one program: each kernel's
 // tensors prefixed with its op's name, except its HBM arguments, which
 // become the graph's tensors (a reshape's output is a tile view of the
 // tensor whose bytes it shares); each at the graph's address. Ops that are
-// not plannable leave their outputs as the program's inputs. It fails for
-// a padded kernel (its axes are not the graph's).
+// not plannable leave their outputs as the program's inputs. A relayout
+// the plan states (a consumer reading a tensor in another layout) is an
+// HBM-to-HBM copy (kernel.OpHBMToHBM, 002 L2608-2636) into a tensor of its
+// own, `TENSOR@CONSUMER`, in a 256 MiB region past the graph's, just
+// before the consumer's ops. It fails for a padded kernel (its axes are
+// not the graph's).
 func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 	addr, err := g.Addresses()
 	if err != nil {
@@ -64,6 +69,13 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 	}
 	declared := map[string]*kernel.Tensor{} // graph tensors already in m
 	written := map[string]bool{}            // graph tensors a kernel of m writes
+	// The relayouts' copies sit past every graph tensor, a region each.
+	var top int64
+	for _, t := range g.Tensors {
+		top = max(top, addr[t.Name]+t.Bytes)
+	}
+	const region = 256 << 20 // as the planner places a kernel's arguments
+	top = (top + region - 1) / region * region
 	for i := range g.Ops {
 		o := &g.Ops[i]
 		if o.Plan == nil {
@@ -96,6 +108,16 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 				return nil, fmt.Errorf("op %s: axis %s of size %d, the graph's is %d", o.Name, a.Name, a.Size, n)
 			}
 		}
+		// The inputs this kernel reads through a relayout, and their
+		// copies' addresses.
+		relaid := map[string]int64{}
+		for _, in := range o.Inputs {
+			if gt := byName[in]; gt != nil && slices.ContainsFunc(gt.Relayouts, func(r plan.Relayout) bool { return r.Consumer == o.Name }) {
+				relaid[in] = top
+				top += (gt.Bytes + region - 1) / region * region
+			}
+		}
+		var pre []*kernel.Op // the relayouts' copies, before the kernel's ops
 		graphArg := map[string]bool{}
 		for _, t := range p.Tensors {
 			if t.Mem == kernel.HBM && t.View == "" {
@@ -106,6 +128,9 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 			}
 		}
 		name := func(s string) string {
+			if _, ok := relaid[s]; ok && graphArg[s] {
+				return s + "@" + o.Name
+			}
 			if graphArg[s] {
 				if r := root(s); r != s {
 					return o.Name + "." + s // a reshape's view of r
@@ -122,6 +147,9 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 		for _, t := range p.Tensors {
 			if graphArg[t.Name] {
 				delta[t.Name] = addr[t.Name] - t.Addr
+				if a, ok := relaid[t.Name]; ok {
+					delta[t.Name] = a - t.Addr
+				}
 			}
 		}
 		for k, t := range q.Tensors {
@@ -155,6 +183,22 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 				}
 				t.View, t.Role = r, kernel.Intermediate
 				m.Tensors = append(m.Tensors, t)
+			case hasKey(relaid, src.Name):
+				// The copy this kernel reads, written by a relayout from
+				// the tensor as stored (declared by its producer, or an
+				// input of the program in its stored layout).
+				gt := byName[src.Name]
+				if declared[gt.Name] == nil {
+					st, err := storedTensor(gt, all, addr[gt.Name])
+					if err != nil {
+						return nil, fmt.Errorf("op %s: %w", o.Name, err)
+					}
+					declared[gt.Name] = st
+					m.Tensors = append(m.Tensors, st)
+				}
+				t.Role = kernel.Intermediate
+				m.Tensors = append(m.Tensors, t)
+				pre = append(pre, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpHBMToHBM, Src: gt.Name, Dst: t.Name})
 			default:
 				gt := byName[src.Name]
 				if prev := declared[gt.Name]; prev != nil {
@@ -189,13 +233,29 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 			// engines.Lower derives them again at the graph's.
 			op.DMA = nil
 		}
-		m.Ops = append(m.Ops, q.Ops...)
+		m.Ops = append(append(m.Ops, pre...), q.Ops...)
 	}
 	if len(m.Ops) == 0 {
 		return nil, fmt.Errorf("graph %s has no kernel", g.Workload.Name)
 	}
 	m.Axes = all
 	return m, nil
+}
+
+func hasKey(m map[string]int64, k string) bool { _, ok := m[k]; return ok }
+
+// storedTensor declares graph tensor gt as an HBM input of the graph's
+// program at addr, in the layout it is stored in.
+func storedTensor(gt *plan.GraphTensor, axes mapping.Axes, addr int64) (*kernel.Tensor, error) {
+	d, err := dtype.Parse(gt.DType)
+	if err != nil {
+		return nil, err
+	}
+	el, err := mapping.Parse(gt.Layout, axes, nil)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: layout %s: %w", gt.Name, gt.Layout, err)
+	}
+	return &kernel.Tensor{Name: gt.Name, Mem: kernel.HBM, DType: d, Role: kernel.Input, Chip: mapping.Identity(), Element: el, Addr: addr}, nil
 }
 
 // rootTensor declares graph tensor gt as a row-major HBM input of the

@@ -385,6 +385,9 @@ func opText(p *kernel.Program, op *kernel.Op) string {
 		return fmt.Sprintf("dma   %s.to_hbm(&mut ctx.tdma, %#x) -> %s", op.Src, d.Addr, op.Dst)
 	case kernel.OpDMToDM:
 		return fmt.Sprintf("dma   %s -> %s", op.Src, op.Dst)
+	case kernel.OpHBMToHBM:
+		d, _ := p.Tensor(op.Dst)
+		return fmt.Sprintf("dma   %s.to_hbm(&mut ctx.tdma, %#x) -> %s", op.Src, d.Addr, op.Dst)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-5s ", op.Context)

@@ -56,7 +56,7 @@ func (p *Program) Accesses() []Access {
 			continue
 		}
 		switch op.Kind {
-		case OpToDM, OpToHBM, OpDMToDM:
+		case OpToDM, OpToHBM, OpDMToDM, OpHBMToHBM:
 			out = append(out, Access{Op: i, Stage: -1, Tensor: op.Src}, Access{Op: i, Stage: -1, Tensor: op.Dst, Write: true})
 		case OpChain:
 			for k, st := range op.Stages {

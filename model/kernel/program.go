@@ -178,6 +178,11 @@ const (
 	OpToHBM OpKind = "to_hbm"
 	// OpDMToDM copies between DM tensors (DMA, 002 L2659-2681).
 	OpDMToDM OpKind = "dm_to_dm"
+	// OpHBMToHBM copies an HBM tensor into another HBM tensor through
+	// their element mappings (DMA, 002 L2608-2636: a relayout; the
+	// library's HbmTensor::to_hbm). Graph planning's relayouts between two
+	// kernels are these (search.GraphProgram).
+	OpHBMToHBM OpKind = "hbm_to_hbm"
 	// OpChain is a tensor-unit pipeline in the main or sub context:
 	// `begin → fetch → [switch] → collect → ...` (002 L213-233).
 	OpChain OpKind = "chain"
@@ -454,14 +459,14 @@ func (t *Tensor) validate() error {
 
 func (p *Program) validateOp(op *Op) error {
 	switch op.Kind {
-	case OpToDM, OpToHBM, OpDMToDM:
+	case OpToDM, OpToHBM, OpDMToDM, OpHBMToHBM:
 		if op.Context != CtxDMA {
 			return fmt.Errorf("a DMA op runs in the dma context, not %q", op.Context)
 		}
 		if len(op.Stages) != 0 {
 			return fmt.Errorf("a DMA op has no stages")
 		}
-		want := map[OpKind][2]Memory{OpToDM: {HBM, DM}, OpToHBM: {DM, HBM}, OpDMToDM: {DM, DM}}[op.Kind]
+		want := map[OpKind][2]Memory{OpToDM: {HBM, DM}, OpToHBM: {DM, HBM}, OpDMToDM: {DM, DM}, OpHBMToHBM: {HBM, HBM}}[op.Kind]
 		for i, name := range []string{op.Src, op.Dst} {
 			t, ok := p.Tensor(name)
 			if !ok {
