@@ -399,8 +399,10 @@ func TestDirCacheNone(t *testing.T) {
 }
 
 // TestGraphProgramRelayout: a graph whose consumer reads a tensor in
-// another layout than its producer writes (the MoE layer's
-// routing_weights, relayouted for weight) merges into one program with the
+// another layout than its producer writes (testdata/graph/
+// moe-relayout.graph.json.gz: the MoE layer as planned before session 12,
+// when a relayout was priced at the HBM rates, routing_weights relayouted
+// for weight; its stated relayout cycles are that price) merges into one program with the
 // relayout as an HBM-to-HBM copy into routing_weights@weight just before
 // weight's ops, which the engines lower (engines.DeriveRelayout) and the
 // cost model schedules: the copy costs what the graph's relayout states
@@ -410,7 +412,7 @@ func TestGraphProgramRelayout(t *testing.T) {
 	if raceDetector {
 		t.Skip("reading the 0.5 MB MoE plan takes 5 s under -race: make test runs it in unit-norace")
 	}
-	g, err := plan.ReadGraph("../results/graphs/moe-ve.graph.json.gz")
+	g, err := plan.ReadGraph("testdata/graph/moe-relayout.graph.json.gz")
 	require.NoError(t, err)
 	var relayouts []plan.Relayout
 	for _, x := range g.Tensors {
