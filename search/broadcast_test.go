@@ -1,12 +1,14 @@
 package search
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/engines"
+	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 	"tcpmap/verify"
 )
@@ -29,6 +31,7 @@ func TestBroadcastOps(t *testing.T) {
 		{"bias_add", "add"}, // bias [D] over T: a Time broadcast
 		{"diff", "sub"},     // [E] − [G]: both inputs broadcast, i32
 		{"weight", "mul"},   // einsum T K D, T K -> T K D: a lane broadcast
+		{"grid", "where"},   // where(hb, ids [E], -1): a select by branch groups
 	} {
 		t.Run(tc.op, func(t *testing.T) {
 			r, err := PlanOp(w, tc.op, Options{MaxEvaluations: 300})
@@ -73,5 +76,42 @@ func TestBroadcastVRF(t *testing.T) {
 		out, ok := p.Tensor(s.out.Name + "_dm")
 		require.True(t, ok, tc.op)
 		assert.Equal(t, tc.compact, vrf.Element.Size() < out.Element.Size(), "%s: VRF %s against the output's %s", tc.op, vrf.Element, out.Element)
+	}
+}
+
+// TestWhereGroups: the where kernel's constant lands where the condition
+// is zero (the branch's group One) and its tensor elsewhere (group Zero):
+// a kernel adding another constant, or ORing its tensor into the other
+// group, fails the comparison with the reference (whose inputs in [−3, 3]
+// make a fifth of the conditions zero).
+func TestWhereGroups(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	w, err := workload.Load("testdata/ops/broadcast.yaml")
+	require.NoError(t, err)
+	r, err := PlanOp(w, "grid", Options{})
+	require.NoError(t, err)
+	for _, mut := range []struct{ from, to string }{
+		{"AddFxp, group(-1, GroupId::One)", "AddFxp, group(-2, GroupId::One)"},
+		{"GroupId::Zero)", "GroupId::One)"},
+	} {
+		data, err := r.Plan.Marshal()
+		require.NoError(t, err)
+		back, err := plan.Unmarshal(data)
+		require.NoError(t, err)
+		n := 0
+		for _, op := range back.Program.Ops {
+			for _, st := range op.Stages {
+				if strings.Contains(st.Param, mut.from) {
+					st.Param, st.Config = strings.Replace(st.Param, mut.from, mut.to, 1), nil
+					n++
+				}
+			}
+		}
+		require.Positive(t, n, mut.from)
+		rep, err := verify.Verify(engines.Default(), back.Program, verify.Options{Seed: 3})
+		require.NoError(t, err)
+		assert.False(t, rep.Pass, "%s → %s passed", mut.from, mut.to)
 	}
 }

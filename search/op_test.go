@@ -265,7 +265,7 @@ func TestPlanOpMoE(t *testing.T) {
 	w := opWorkload(t, "moe.yaml")
 	planned := map[string]bool{"route_softmax": true, "local_off": true, "block_base": true, "scatter_idx": true,
 		"global_off": true, "has_block": true, "grid_valid": true, "combine": true, "blocks": true, "histogram": true,
-		"diff": true} // diff: num_blocks [E] − block_range [GRID], both broadcast
+		"diff": true, "grid": true} // diff: num_blocks [E] − block_range [GRID], both broadcast; grid: a where
 	for _, o := range w.Ops {
 		if o.Kind == workload.KindEinsum {
 			continue

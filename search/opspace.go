@@ -139,7 +139,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	case workload.KindReduce:
 		s.family = "reduce"
 	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast,
-		workload.KindCopy, workload.KindGT, workload.KindGE, workload.KindCeilDiv:
+		workload.KindCopy, workload.KindGT, workload.KindGE, workload.KindCeilDiv, workload.KindWhere:
 		s.family = "map"
 	default:
 		if why, ok := opUnplannable[o.Kind]; ok {
@@ -165,6 +165,10 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	if s.integer {
 		switch o.Kind {
 		case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindGT, workload.KindGE, workload.KindReduce:
+		case workload.KindWhere:
+			if o.Scalar == nil || len(s.ins) != 2 {
+				return nil, fmt.Errorf("%s: where(condition, tensor, constant) is planned: two tensor inputs and a scalar", at)
+			}
 		case workload.KindCeilDiv:
 			// ceil(x / 2^k) = (x + 2^k − 1) >> k for x ≥ 0: a power-of-two
 			// divisor only.
@@ -177,6 +181,9 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		if o.Scalar != nil && (*o.Scalar != math.Trunc(*o.Scalar) || math.Abs(*o.Scalar) >= 1<<31) {
 			return nil, fmt.Errorf("%s: scalar %v is not an i32", at, *o.Scalar)
 		}
+	}
+	if o.Kind == workload.KindWhere && !s.integer {
+		return nil, fmt.Errorf("%s: an i32 where is planned (its select runs in the Logic and Fxp clusters)", at)
 	}
 	if (o.Kind == workload.KindGT || o.Kind == workload.KindGE) && (!s.integer || o.Scalar == nil) {
 		return nil, fmt.Errorf("%s: only an i32 compared with a constant is planned", at)
@@ -829,12 +836,37 @@ func (b *opBuilder) integerwise() error {
 		{Kind: "collect", Time: digitsText(t8), Packet: pk},
 	}
 	st := append([]kStage{{Kind: "begin", Tensor: xdm}}, fetch...)
-	st = append(st, kStage{Kind: "vector_init"}, kStage{Kind: "vector_branch", Param: "Unconditional"})
+	branch := "Unconditional"
+	if s.o.Kind == workload.KindWhere {
+		// The condition's zeros take the branch's group One (the fourth
+		// comparison, as ve-branch-relu's Less(0), 002 L4801).
+		branch = "Comparison([False, False, False, Equal(0)])"
+	}
+	st = append(st, kStage{Kind: "vector_init"}, kStage{Kind: "vector_branch", Param: branch})
 	op := map[workload.Kind]string{workload.KindAdd: "AddFxp", workload.KindSub: "SubFxp", workload.KindMul: "MulInt"}[s.o.Kind]
 	sym := map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*"}[s.o.Kind]
 	var expr string
 	var rng []float64
 	switch {
+	case s.o.Kind == workload.KindWhere:
+		// where(c, y, k): the Logic cluster clears every lane (BitAnd 0)
+		// and ORs y into the lanes whose c is not zero (group Zero); the
+		// Fxp cluster adds k to the others (group One): y where c ≠ 0,
+		// k where c = 0 (002 L4794-4836, operands per group 002 L5058-5062).
+		y := s.ins[1]
+		ydm := b.load(y, b.in)
+		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.I32, digitsText(t8)+", "+pk, digitsSize(t8)*8)
+		b.chain("sub", append(append([]kStage{{Kind: "begin", Tensor: ydm}}, fetch...), kStage{Kind: "to_vrf", Tensor: yvrf}))
+		k := int64(*s.o.Scalar)
+		st = append(st, kStage{Kind: "vector_logic", Param: "BitAnd, 0"},
+			kStage{Kind: "vector_logic", Tensor: yvrf, Param: fmt.Sprintf("BitOr, group(&%s, GroupId::Zero)", yvrf)},
+			kStage{Kind: "vector_fxp", Param: fmt.Sprintf("AddFxp, group(%d, GroupId::One)", k)})
+		// The reference: m = 1 where c ≠ 0 (min(|c|, 1) for integers),
+		// y·m + k·(1 − m), over inputs in [−3, 3], so that a fifth of the
+		// conditions are zero and both groups are exercised.
+		c := x.Name
+		m := fmt.Sprintf("min(max(%s, 0) + max(0 - %s, 0), 1)", c, c)
+		expr, rng = fmt.Sprintf("%s * %s + (0 + %d) * (1 - %s)", y.Name, m, k, m), []float64{-3, 3}
 	case len(s.ins) == 2:
 		y := s.ins[1]
 		ydm := b.load(y, b.in)
