@@ -1,6 +1,9 @@
 package kernel
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Rename returns a copy of p with every tensor name, and every reference
 // to one (views, op sources and destinations, stage tensors, an
@@ -32,6 +35,11 @@ func (p *Program) Rename(f func(string) string) (*Program, error) {
 			s := *st
 			if s.Tensor != "" {
 				s.Tensor = f(s.Tensor)
+				if s.Kind.IsVectorOp() && s.Tensor != st.Tensor {
+					// A VRF operand named in the Param (`group(&y_vrf,
+					// GroupId::Zero)`) is the stage's tensor.
+					s.Param = renameRef(s.Param, st.Tensor, s.Tensor)
+				}
 			}
 			// An interleaved begin's second tensor (002 L1866).
 			if b, err := ParseBeginInterleave(s.Param); s.Kind == StBegin && err == nil && b != nil {
@@ -98,4 +106,30 @@ func (c *VectorOpConfig) renamed(f func(string) string) *VectorOpConfig {
 		d.Pair = &p
 	}
 	return &d
+}
+
+// renameRef replaces each reference `&from` in a vector op's Param (the
+// name whole: not followed by a name's character) with `&to`.
+func renameRef(param, from, to string) string {
+	var b strings.Builder
+	ref := "&" + from
+	for {
+		i := strings.Index(param, ref)
+		if i < 0 {
+			b.WriteString(param)
+			return b.String()
+		}
+		j := i + len(ref)
+		if j < len(param) && isNameByte(param[j]) {
+			b.WriteString(param[:j])
+			param = param[j:]
+			continue
+		}
+		b.WriteString(param[:i] + "&" + to)
+		param = param[j:]
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '.' || c == '@' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

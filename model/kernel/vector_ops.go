@@ -458,7 +458,7 @@ func parseVeOperand(a veArg) (VeOperand, error) {
 		return VeOperand{Kind: VeStash}, nil
 	case strings.HasPrefix(t, "&"):
 		name := strings.TrimSpace(t[1:])
-		if !isIdent(name) {
+		if !isTensorRef(name) {
 			return VeOperand{}, fmt.Errorf("column %d: %q is not a VRF tensor name", a.off+1, t)
 		}
 		return VeOperand{Kind: VeVRF, Tensor: name}, nil
@@ -474,6 +474,19 @@ func parseVeOperand(a veArg) (VeOperand, error) {
 		return VeOperand{}, fmt.Errorf("column %d: operand %q is not a constant, Stash or &vrf_tensor", a.off+1, t)
 	}
 	return VeOperand{Kind: VeConst, Text: t}, nil
+}
+
+// isTensorRef reports whether s names a tensor: identifiers joined by
+// `.` or `@` (a merged graph program's `OP.TENSOR` and `TENSOR@CONSUMER`,
+// search.GraphProgram), or one identifier.
+func isTensorRef(s string) bool {
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '.' || r == '@' }) {
+		if !isIdent(part) {
+			return false
+		}
+	}
+	return s != "" && !strings.HasPrefix(s, ".") && !strings.HasPrefix(s, "@") &&
+		!strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "@") && !strings.Contains(s, "..")
 }
 
 func isIdent(s string) bool {
