@@ -3,9 +3,12 @@ package emit
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
 )
 
@@ -19,7 +22,12 @@ import (
 // each op's outputs in program order; a view shares its input's region),
 // and each kernel's HBM tensors are moved there (its tile views with
 // them): a kernel reads its inputs where their producers wrote them, so
-// device memory is carried between kernels without copies. Ops without a
+// device memory is carried between kernels without copies, except where
+// the plan states a relayout: a module of its own copies the tensor into
+// the layout its consumer reads (HbmTensor::to_hbm, an HBM-to-HBM DMA,
+// 002 L2608-2636) at the copy's address (plan.Graph.Addresses,
+// `TENSOR@CONSUMER`), just before the consumer, which reads the copy. Ops
+// without a
 // kernel (not yet plannable) appear in run_layer as comments saying where
 // their outputs are expected; the layer runs whole only once every op has
 // a kernel. The kernels' HBM addresses differ from their plans' (the cost
@@ -34,16 +42,6 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	if opts.API.OrDefault() != Visa01 {
 		return nil, fmt.Errorf("emit graph %q: the layer is written against visa-0.1 only (opt-0.6 places tensors itself)", g.Workload.Name)
 	}
-	for _, t := range g.Tensors {
-		if len(t.Relayouts) > 0 {
-			// The graph's program copies it (kernel.OpHBMToHBM,
-			// search.GraphProgram); the layer's Rust does not spell the
-			// copy yet (HbmTensor::to_hbm into the consumer's layout), and
-			// the consumer would read the producer's bytes in its own.
-			return nil, fmt.Errorf("emit graph %q: tensor %s is relayouted for %s (%s): the layer's Rust does not spell a relayout yet",
-				g.Workload.Name, t.Name, t.Relayouts[0].Consumer, t.Relayouts[0].To)
-		}
-	}
 	addr, err := g.Addresses()
 	if err != nil {
 		return nil, err
@@ -57,6 +55,14 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	fmt.Fprintf(&b, "// Written against furiosa-visa-std 0.1.0 (tcpmap emit --api visa-0.1): one module per kernel,\n")
 	fmt.Fprintf(&b, "// run_layer runs them in program order with every tensor at its own HBM address.\n")
 	b.WriteString("#![feature(register_tool)]\n#![register_tool(tcp)]\nextern crate furiosa_visa_std;\nextern crate tokio;\nextern crate rand;\nuse furiosa_visa_std::prelude::*;\n\n")
+	axes, err := mapping.ParseAxes(g.Workload.Axes)
+	if err != nil {
+		return nil, fmt.Errorf("emit graph %q: axes: %w", g.Workload.Name, err)
+	}
+	byName := map[string]*plan.GraphTensor{}
+	for i := range g.Tensors {
+		byName[g.Tensors[i].Name] = &g.Tensors[i]
+	}
 	var calls []string
 	for i := range g.Ops {
 		o := &g.Ops[i]
@@ -76,7 +82,29 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 			calls = append(calls, fmt.Sprintf("    // %s (%s): fused into %s's kernel.", o.Name, o.Kind, o.FusedInto))
 			continue
 		}
-		p, err := rebased(o.Plan.Program, addr)
+		// The inputs read through a relayout: a copy into the consumer's
+		// layout at its own address, just before the kernel.
+		at, cloned := addr, false
+		for _, in := range o.Inputs {
+			a, ok := addr[plan.RelayoutCopy(in, o.Name)]
+			if !ok {
+				continue
+			}
+			if err := readsRelayout(o, byName[in]); err != nil {
+				return nil, fmt.Errorf("emit graph %q: %w", g.Workload.Name, err)
+			}
+			mod, err := relayoutModule(&b, g, axes, byName[in], o.Name, i)
+			if err != nil {
+				return nil, fmt.Errorf("emit graph %q: %w", g.Workload.Name, err)
+			}
+			if !cloned {
+				at, cloned = maps.Clone(addr), true
+			}
+			at[in] = a
+			calls = append(calls, fmt.Sprintf("    let at = %s::launch_at(ctx, %#x, %#x).await; // %s relayouted for %s\n    assert_eq!(at, %#x);",
+				mod, addr[in], a, in, o.Name, a))
+		}
+		p, err := rebased(o.Plan.Program, at)
 		if err != nil {
 			return nil, fmt.Errorf("emit graph %q: op %s: %w", g.Workload.Name, o.Name, err)
 		}
@@ -108,7 +136,7 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 		fmt.Fprintf(&b, "    let out: %s = launch(kernel, (&mut *ctx, %s)).await;\n    out.address()\n}\n}\n\n", ret, strings.Join(refs, ", "))
 		var as []string
 		for _, t := range o.Inputs {
-			as = append(as, fmt.Sprintf("%#x", addr[t]))
+			as = append(as, fmt.Sprintf("%#x", at[t]))
 		}
 		kout := g.KernelOutput(o)
 		calls = append(calls, fmt.Sprintf("    let at = %s::launch_at(ctx, %s).await; // %s -> %s\n    assert_eq!(at, %#x);",
@@ -126,6 +154,61 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	b.WriteString(strings.Join(calls, "\n"))
 	b.WriteString("\n}\n\n#[tokio::main]\nasync fn main() {\n    let mut ctx = Context::acquire();\n    run_layer(&mut ctx).await;\n}\n")
 	return b.Bytes(), nil
+}
+
+// readsRelayout checks that op o's kernel reads tensor t in the layout
+// its relayout for o copies it into.
+func readsRelayout(o *plan.GraphOp, t *plan.GraphTensor) error {
+	if t == nil {
+		return fmt.Errorf("op %s: a relayouted input is no graph tensor", o.Name)
+	}
+	k := slices.IndexFunc(t.Relayouts, func(r plan.Relayout) bool { return r.Consumer == o.Name })
+	if k < 0 {
+		return fmt.Errorf("tensor %s: no relayout for %s", t.Name, o.Name)
+	}
+	kt, ok := o.Plan.Program.Tensor(t.Name)
+	if !ok {
+		return fmt.Errorf("op %s: its kernel does not read tensor %s", o.Name, t.Name)
+	}
+	to, err := mapping.Parse(t.Relayouts[k].To, o.Plan.Program.Axes, nil)
+	if err != nil {
+		return fmt.Errorf("tensor %s: relayout for %s: %w", t.Name, o.Name, err)
+	}
+	if eq, _, err := mapping.EquivLimit(to, kt.Element, false, 1<<22); err != nil || !eq {
+		return fmt.Errorf("tensor %s is relayouted for %s into %s, but %s's kernel reads %s", t.Name, o.Name, t.Relayouts[k].To, o.Name, kt.Element.Text())
+	}
+	return nil
+}
+
+// relayoutModule writes the module that copies graph tensor t into the
+// layout consumer reads it in (the relayout the plan states: an HBM-to-HBM
+// DMA, 002 L2608-2636, the library's HbmTensor::to_hbm) and returns its
+// name; its launch_at copies the tensor at `from` to `to`.
+func relayoutModule(b *bytes.Buffer, g *plan.Graph, axes mapping.Axes, t *plan.GraphTensor, consumer string, i int) (string, error) {
+	if t == nil {
+		return "", fmt.Errorf("op %s: a relayouted input is no graph tensor", consumer)
+	}
+	k := slices.IndexFunc(t.Relayouts, func(r plan.Relayout) bool { return r.Consumer == consumer })
+	if k < 0 {
+		return "", fmt.Errorf("tensor %s: no relayout for %s", t.Name, consumer)
+	}
+	r := t.Relayouts[k]
+	var decl []string
+	for _, a := range t.Axes {
+		n, ok := axes.Size(a)
+		if !ok {
+			return "", fmt.Errorf("tensor %s: unknown axis %s", t.Name, a)
+		}
+		decl = append(decl, fmt.Sprintf("%s = %d", a, n))
+	}
+	mod := fmt.Sprintf("rl%02d_%s_%s", i, rustIdent(t.Name), rustIdent(consumer))
+	fmt.Fprintf(b, "/// The relayout of %s for %s: from %s to %s, an HBM-to-HBM DMA\n/// (002 L2608-2636; %.0f cycles, tcpmap/cost model).\npub mod %s {\n", t.Name, consumer, t.Layout, r.To, r.Cycles, mod)
+	fmt.Fprintf(b, "use furiosa_visa_std::prelude::*;\n\naxes![%s];\ntype Chip = m![1];\n\n", strings.Join(decl, ", "))
+	fmt.Fprintf(b, "/// Copies %s at `from` into the layout %s at `to`, which it returns.\n", t.Name, consumer)
+	b.WriteString("pub(crate) async fn launch_at(ctx: &mut Context, from: Address, to: Address) -> Address {\n")
+	fmt.Fprintf(b, "    let src: HbmTensor<%s, Chip, %s> = unsafe { HbmTensor::from_addr(from) };\n", t.DType, t.Layout)
+	fmt.Fprintf(b, "    let dst: HbmTensor<%s, Chip, %s> = src.to_hbm(&mut ctx.tdma, to);\n    dst.address()\n}\n}\n\n", t.DType, r.To)
+	return mod, nil
 }
 
 // rebased is a copy of p whose HBM tensors (and their tile views) sit at

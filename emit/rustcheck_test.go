@@ -231,6 +231,10 @@ func TestRustCheck(t *testing.T) {
 	fsrc, err := GraphRust(fg, RustOptions{Version: "check"})
 	require.NoError(t, err)
 	add("graph-scaled-fused", Visa01, fsrc)
+	// A layer whose input is relayouted for its consumer (graph_test.go).
+	rsrc, err := GraphRust(relayoutGraph(t, 1000), RustOptions{Version: "check"})
+	require.NoError(t, err)
+	add("graph-relayout", Visa01, rsrc)
 	calSrc := map[string]string{}
 	for _, c := range manualCases {
 		src := calibration(t, c.name)

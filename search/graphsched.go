@@ -3,7 +3,6 @@ package search
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"tcpmap/cost"
 	"tcpmap/engines"
@@ -69,13 +68,6 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 	}
 	declared := map[string]*kernel.Tensor{} // graph tensors already in m
 	written := map[string]bool{}            // graph tensors a kernel of m writes
-	// The relayouts' copies sit past every graph tensor, a region each.
-	var top int64
-	for _, t := range g.Tensors {
-		top = max(top, addr[t.Name]+t.Bytes)
-	}
-	const region = 256 << 20 // as the planner places a kernel's arguments
-	top = (top + region - 1) / region * region
 	for i := range g.Ops {
 		o := &g.Ops[i]
 		if o.Plan == nil {
@@ -112,9 +104,8 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 		// copies' addresses.
 		relaid := map[string]int64{}
 		for _, in := range o.Inputs {
-			if gt := byName[in]; gt != nil && slices.ContainsFunc(gt.Relayouts, func(r plan.Relayout) bool { return r.Consumer == o.Name }) {
-				relaid[in] = top
-				top += (gt.Bytes + region - 1) / region * region
+			if a, ok := addr[plan.RelayoutCopy(in, o.Name)]; ok {
+				relaid[in] = a
 			}
 		}
 		var pre []*kernel.Op // the relayouts' copies, before the kernel's ops
@@ -129,7 +120,7 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 		}
 		name := func(s string) string {
 			if _, ok := relaid[s]; ok && graphArg[s] {
-				return s + "@" + o.Name
+				return plan.RelayoutCopy(s, o.Name)
 			}
 			if graphArg[s] {
 				if r := root(s); r != s {

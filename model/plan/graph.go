@@ -745,5 +745,26 @@ func (g *Graph) Addresses() (map[string]int64, error) {
 			}
 		}
 	}
+	// A relayout's copy, `TENSOR@CONSUMER`, in a region of its own after
+	// every tensor, in program order.
+	for _, o := range g.Ops {
+		for _, in := range o.Inputs {
+			t := byName[in]
+			if t == nil {
+				continue
+			}
+			for _, r := range t.Relayouts {
+				if r.Consumer == o.Name {
+					addr[RelayoutCopy(in, o.Name)] = next
+					next += (max(t.Bytes, 1) + GraphAlign - 1) / GraphAlign * GraphAlign
+				}
+			}
+		}
+	}
 	return addr, nil
 }
+
+// RelayoutCopy names the copy of tensor t that consumer reads through a
+// relayout (Addresses places it; search.GraphProgram and the layer's Rust
+// write it).
+func RelayoutCopy(t, consumer string) string { return t + "@" + consumer }
