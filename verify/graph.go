@@ -74,7 +74,23 @@ type GraphOpReport struct {
 	Graph []Comparison `json:"graph,omitempty"`
 	// MACs simulated.
 	MACs int64 `json:"macs,omitempty"`
-	Pass bool  `json:"pass"`
+	// Relayouts are the copies of the op's inputs into the layouts its
+	// kernel reads, run on the simulator before it (simulated ops only).
+	Relayouts []RelayoutCheck `json:"relayouts,omitempty"`
+	Pass      bool            `json:"pass"`
+}
+
+// RelayoutCheck is one relayout run on the simulator: the tensor copied
+// from its stored layout into To by the HBM-to-HBM DMA the engines derive
+// (kernel.OpHBMToHBM), and how many of its elements the copy holds
+// other values for (a copy is exact).
+type RelayoutCheck struct {
+	Tensor     string `json:"tensor"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Elements   int    `json:"elements"`
+	Mismatches int    `json:"mismatches"`
+	Pass       bool   `json:"pass"`
 }
 
 // gval is one graph tensor's values: on the device (as stored, in its
@@ -231,6 +247,20 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			}
 			or.How = "simulated"
 			rep.Simulated++
+			for k, name := range o.Inputs {
+				gt := tensors[name]
+				for _, r := range gt.Relayouts {
+					if r.Consumer != o.Name {
+						continue
+					}
+					rc, err := runRelayout(spec, axes, gt, r, ins[k].dev, nil)
+					if err != nil {
+						return nil, fmt.Errorf("op %s: relayout of %s: %w", o.Name, name, err)
+					}
+					or.Relayouts = append(or.Relayouts, rc)
+					or.Pass = or.Pass && rc.Pass
+				}
+			}
 			if err := runKernel(spec, o, out, ins, ref, &or, vals, newVal, opts); err != nil {
 				return nil, fmt.Errorf("op %s: %w", o.Name, err)
 			}
@@ -241,6 +271,75 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 		rep.Ops = append(rep.Ops, or)
 	}
 	return rep, nil
+}
+
+// runRelayout runs the relayout r of graph tensor gt, whose device values
+// are v, on the simulator: v stored in gt's layout at one HBM address, an
+// HBM-to-HBM copy (kernel.OpHBMToHBM, lowered by engines.DeriveRelayout,
+// 002 L2608-2636) into r.To at another, and the copy read back and
+// compared with v element by element. lowered, when set, may change the
+// lowered program before it runs (tests).
+func runRelayout(spec *engines.Spec, axes mapping.Axes, gt *plan.GraphTensor, r plan.Relayout, v *Logical, lowered func(*kernel.Program)) (RelayoutCheck, error) {
+	rc := RelayoutCheck{Tensor: gt.Name, From: gt.Layout, To: r.To, Elements: len(v.Vals)}
+	from, err := mapping.Parse(gt.Layout, axes, nil)
+	if err != nil {
+		return rc, fmt.Errorf("layout %s: %w", gt.Layout, err)
+	}
+	to, err := mapping.Parse(r.To, axes, nil)
+	if err != nil {
+		return rc, fmt.Errorf("layout %s: %w", r.To, err)
+	}
+	p := &kernel.Program{Name: "relayout_" + gt.Name, Axes: axes, Chips: 1,
+		Tensors: []*kernel.Tensor{
+			{Name: "src", Mem: kernel.HBM, DType: v.DType, Role: kernel.Input, Chip: mapping.Identity(), Element: from},
+			{Name: "dst", Mem: kernel.HBM, DType: v.DType, Role: kernel.Output, Chip: mapping.Identity(), Element: to, Addr: 256 << 20},
+		},
+		Ops:       []*kernel.Op{{Context: kernel.CtxDMA, Kind: kernel.OpHBMToHBM, Src: "src", Dst: "dst"}},
+		Reference: &kernel.Reference{Op: kernel.RefExpr, Inputs: []string{"src"}, Output: "dst", Expr: "src"},
+	}
+	if err := engines.Lower(spec, p); err != nil {
+		return rc, err
+	}
+	if lowered != nil {
+		lowered(p)
+	}
+	dev, err := NewDevice(spec, 1)
+	if err != nil {
+		return rc, err
+	}
+	src, dst := p.Tensors[0], p.Tensors[1]
+	in, err := NewLogical(p, src)
+	if err != nil {
+		return rc, err
+	}
+	if err := reorder(v, in); err != nil {
+		return rc, err
+	}
+	if err := WriteHBMTensor(dev, p, src, in); err != nil {
+		return rc, err
+	}
+	x, err := NewExecutor(dev, p, ExecOptions{})
+	if err != nil {
+		return rc, err
+	}
+	if err := x.Run(); err != nil {
+		return rc, err
+	}
+	got, err := ReadHBMTensor(dev, p, dst)
+	if err != nil {
+		return rc, err
+	}
+	back := &Logical{Name: v.Name, DType: v.DType, Axes: v.Axes, Vals: make([]float64, len(v.Vals))}
+	if err := reorder(got, back); err != nil {
+		return rc, err
+	}
+	for i, w := range back.Vals {
+		if w != v.Vals[i] && !(math.IsNaN(w) && math.IsNaN(v.Vals[i])) {
+			rc.Mismatches++
+		}
+	}
+	rc.Pass = rc.Mismatches == 0
+	return rc, nil
 }
 
 // storeRound is r as a tensor of dtype d stores it.
@@ -929,6 +1028,9 @@ func (r *GraphReport) String() string {
 	var b strings.Builder
 	for _, o := range r.Ops {
 		fmt.Fprintf(&b, "  %-14s %-13s %-22s", o.Op, o.Kind, o.How)
+		for _, r := range o.Relayouts {
+			fmt.Fprintf(&b, " relayout %s %s -> %s: %d of %d elements differ;", r.Tensor, r.From, r.To, r.Mismatches, r.Elements)
+		}
 		if o.Kernel != nil {
 			fmt.Fprintf(&b, " kernel: %s", o.Kernel.String())
 			for _, g := range o.Graph {

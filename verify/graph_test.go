@@ -10,6 +10,7 @@ import (
 
 	"tcpmap/engines"
 	"tcpmap/model/dtype"
+	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
 )
@@ -168,4 +169,52 @@ func TestGraphRefMoE(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestVerifyGraphRelayout: a relayout the graph states runs on the
+// simulator before its consumer — the reduced attention head with q
+// stored transposed (m![D, S]) and relayouted for qk (m![S, D]): the
+// HBM-to-HBM copy (engines.DeriveRelayout, 002 L2608-2636) holds every
+// element of q, and qk verifies on it.
+func TestVerifyGraphRelayout(t *testing.T) {
+	g := head64(t)
+	for i := range g.Tensors {
+		if x := &g.Tensors[i]; x.Name == "q" {
+			require.Equal(t, "m![S, D]", x.Layout)
+			x.Layout = "m![D, S]"
+			x.Relayouts = []plan.Relayout{{Consumer: "qk", To: "m![S, D]", Kind: "dma", Bytes: x.Bytes, Cycles: 1000}}
+		}
+	}
+	rep, err := VerifyGraph(engines.Default(), g, GraphOptions{Seed: 1})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "%s", rep)
+	var checks []RelayoutCheck
+	for _, o := range rep.Ops {
+		checks = append(checks, o.Relayouts...)
+	}
+	require.Len(t, checks, 1)
+	assert.Equal(t, RelayoutCheck{Tensor: "q", From: "m![D, S]", To: "m![S, D]", Elements: 64 * 64, Pass: true}, checks[0])
+	assert.Contains(t, rep.String(), "relayout q m![D, S] -> m![S, D]: 0 of 4096 elements differ")
+}
+
+// TestRelayoutCheckFails: a relayout copy whose command moves the wrong
+// bytes (its first descriptor's source base one element off) is caught.
+func TestRelayoutCheckFails(t *testing.T) {
+	axes, err := mapping.ParseAxes("S = 16, D = 8")
+	require.NoError(t, err)
+	gt := &plan.GraphTensor{Name: "q", Axes: []string{"S", "D"}, DType: "f32", Layout: "m![D, S]"}
+	r := plan.Relayout{Consumer: "qk", To: "m![S, D]"}
+	v := &Logical{Name: "q", DType: dtype.F32, Axes: []mapping.Axis{{Name: "S", Size: 16}, {Name: "D", Size: 8}}, Vals: make([]float64, 128)}
+	for i := range v.Vals {
+		v.Vals[i] = float64(i)
+	}
+	ok, err := runRelayout(engines.Default(), axes, gt, r, v, nil)
+	require.NoError(t, err)
+	assert.True(t, ok.Pass)
+	bad, err := runRelayout(engines.Default(), axes, gt, r, v, func(p *kernel.Program) {
+		p.Ops[0].DMA.Descriptors[0].SrcBase += 4
+	})
+	require.NoError(t, err)
+	assert.False(t, bad.Pass)
+	assert.Positive(t, bad.Mismatches)
 }
