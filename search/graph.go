@@ -1548,3 +1548,38 @@ func (c *memCache) PutNone(key string, err error) error {
 	}
 	return nil
 }
+
+// PriceRelayouts prices every relayout of a graph plan with the model in
+// force (search.RelayoutCycles: the DMA command from the tensor's stored
+// layout to the one its consumer reads) and calls f with each.
+func PriceRelayouts(spec *engines.Spec, gp *plan.Graph, f func(*plan.GraphTensor, *plan.Relayout, float64)) error {
+	axes, err := mapping.ParseAxes(gp.Workload.Axes)
+	if err != nil {
+		return fmt.Errorf("workload.axes: %w", err)
+	}
+	for i := range gp.Tensors {
+		t := &gp.Tensors[i]
+		for j := range t.Relayouts {
+			r := &t.Relayouts[j]
+			at := fmt.Sprintf("tensors[%d].relayouts[%d]", i, j)
+			dt, err := dtype.Parse(t.DType)
+			if err != nil {
+				return fmt.Errorf("%s: %w", at, err)
+			}
+			from, err := mapping.Parse(t.Layout, axes, nil)
+			if err != nil {
+				return fmt.Errorf("tensors[%d].layout: %w", i, err)
+			}
+			to, err := mapping.Parse(r.To, axes, nil)
+			if err != nil {
+				return fmt.Errorf("%s.to: %w", at, err)
+			}
+			c, err := RelayoutCycles(spec, axes, dt, from, to)
+			if err != nil {
+				return fmt.Errorf("%s: %w", at, err)
+			}
+			f(t, r, c)
+		}
+	}
+	return nil
+}

@@ -18,9 +18,7 @@ import (
 	"tcpmap/cost"
 	"tcpmap/emit"
 	"tcpmap/engines"
-	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
-	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
 	"tcpmap/search"
 	"tcpmap/verify"
@@ -162,7 +160,7 @@ func priceGraph(spec *engines.Spec, path string, gp *plan.Graph, overlap bool) (
 	// (search.RelayoutCycles).
 	incoming := map[string]float64{}
 	out := graphCostOutput{Graph: gp.Workload.Name, PlannedCycles: gp.Cost.Cycles, NotPlannable: gp.Cost.NotPlannable}
-	if err := priceRelayouts(spec, gp, func(t *plan.GraphTensor, r *plan.Relayout, cycles float64) {
+	if err := search.PriceRelayouts(spec, gp, func(t *plan.GraphTensor, r *plan.Relayout, cycles float64) {
 		incoming[r.Consumer] += cycles
 		out.RelayoutCycles += cycles
 	}); err != nil {
@@ -355,40 +353,5 @@ func emitGraph(w io.Writer, g *globals, path string, gp *plan.Graph, out string,
 		return writeJSON(w, map[string]any{"files": []emittedFile{{Path: f, Lang: "rust", Bytes: len(data)}}})
 	}
 	fmt.Fprintln(w, f)
-	return nil
-}
-
-// priceRelayouts prices every relayout of a graph plan with the model in
-// force (search.RelayoutCycles: the DMA command from the tensor's stored
-// layout to the one its consumer reads) and calls f with each.
-func priceRelayouts(spec *engines.Spec, gp *plan.Graph, f func(*plan.GraphTensor, *plan.Relayout, float64)) error {
-	axes, err := mapping.ParseAxes(gp.Workload.Axes)
-	if err != nil {
-		return fmt.Errorf("workload.axes: %w", err)
-	}
-	for i := range gp.Tensors {
-		t := &gp.Tensors[i]
-		for j := range t.Relayouts {
-			r := &t.Relayouts[j]
-			at := fmt.Sprintf("tensors[%d].relayouts[%d]", i, j)
-			dt, err := dtype.Parse(t.DType)
-			if err != nil {
-				return fmt.Errorf("%s: %w", at, err)
-			}
-			from, err := mapping.Parse(t.Layout, axes, nil)
-			if err != nil {
-				return fmt.Errorf("tensors[%d].layout: %w", i, err)
-			}
-			to, err := mapping.Parse(r.To, axes, nil)
-			if err != nil {
-				return fmt.Errorf("%s.to: %w", at, err)
-			}
-			c, err := search.RelayoutCycles(spec, axes, dt, from, to)
-			if err != nil {
-				return fmt.Errorf("%s: %w", at, err)
-			}
-			f(t, r, c)
-		}
-	}
 	return nil
 }
