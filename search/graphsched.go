@@ -39,8 +39,8 @@ var ErrRelayout = errors.New("a kernel reads a tensor in another layout than it 
 // not plannable leave their outputs as the program's inputs. A relayout
 // the plan states (a consumer reading a tensor in another layout) is an
 // HBM-to-HBM copy (kernel.OpHBMToHBM, 002 L2608-2636) into a tensor of its
-// own, `TENSOR@CONSUMER`, in a 256 MiB region past the graph's, just
-// before the consumer's ops. It fails for a padded kernel (its axes are
+// own, `TENSOR@CONSUMER` (plan.RelayoutCopy, at its plan.Graph.Addresses
+// region), just before the consumer's ops. It fails for a padded kernel (its axes are
 // not the graph's).
 func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 	addr, err := g.Addresses()
