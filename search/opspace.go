@@ -35,7 +35,10 @@ import (
 //     once);
 //   - what follows from these: the Time and Packet of the stream (8 f32
 //     lanes a packet, the Float stages at Way4, 002 L4549-4560), the DM
-//     and VRF tensors, the casts.
+//     and VRF tensors, the casts. An input of a binary elementwise op may
+//     lack some of the output's axes (a broadcast): its DM tensor holds
+//     its own axes, the fetch reads the others with stride 0, and a tile
+//     loop over axes it lacks loads it once.
 //
 // Every candidate is built (opkernel.go), lowered by engines.Lower (a
 // broken rule rejects it under the rule's ID: a DM or VRF overflow, a
