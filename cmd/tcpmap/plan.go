@@ -158,7 +158,14 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 				}
 				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				return planOp(ctx, c, g, w, o, timeout, maxEvals, out)
+				// An einsum that contracts no axis searches its contraction
+				// too: the einsum path's workers, memory and progress.
+				return planOp(ctx, c, g, w, o, search.Options{Timeout: timeout, MaxEvaluations: maxEvals, Workers: workers,
+					MemoryBudget: uint64(memory) << 20, ProgressEvery: planProgressEvery,
+					Progress: func(st search.Stats) {
+						fmt.Fprintf(c.ErrOrStderr(), "plan: %d candidates, %d legal, %d priced, %.1fs\n",
+							st.Candidates, st.Legal, st.CostEvaluations, st.Wall.Seconds())
+					}}, out)
 			}
 			s, err := loadFusedSpace(g, args[0], op, fuse)
 			if err != nil {

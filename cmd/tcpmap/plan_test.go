@@ -333,3 +333,20 @@ func TestPlanTarget(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `--target "visa-0.2": want manual, visa-0.1 or opt-0.6`)
 }
+
+// TestPlanProductOp: `plan --op` of an einsum that contracts no axis
+// plans it as a contraction and as a Vector Engine multiply and says
+// which it kept and why; the multiply's plan writes and verifies, and its
+// claim is no stronger than the contraction search's budget allows.
+func TestPlanProductOp(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "weight.plan.json")
+	code, stdout, errOut := runCLI(t, "plan", "../../search/testdata/ops/broadcast.yaml", "--op", "weight", "--max-evaluations", "300", "--workers", "1", "--out", out)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "contracts no axis: planned as a contraction and as a Vector Engine multiply")
+	assert.Contains(t, stdout, "kept the multiply: the contraction search found no plan (evaluations)")
+	assert.Contains(t, stdout, "plan broadcast op weight: mul (T=256, K=8, D=256)")
+	assert.Contains(t, stdout, "the contraction's search stopped (evaluations); gap")
+	code, stdout, errOut = runCLI(t, "verify", out)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "PASS weight")
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -33,12 +32,16 @@ func nonEinsumOp(file, name string) (*workload.Workload, *workload.Op) {
 
 // planOp is `tcpmap plan --op NAME` for a non-einsum op: search.PlanOp
 // over the op's mapspace (enumerated whole), the plan printed and written.
-func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workload, o *workload.Op, timeout time.Duration, maxEvals int, out string) error {
+func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workload, o *workload.Op, opts search.Options, out string) error {
 	spec, err := loadSpec(g)
 	if err != nil {
 		return err
 	}
-	res, err := search.PlanOp(w, o.Name, search.Options{Spec: spec, Timeout: timeout, MaxEvaluations: maxEvals, Context: ctx})
+	opts.Spec, opts.Context = spec, ctx
+	if o.Kind != workload.KindEinsum {
+		opts.Progress = nil // an op space is priced in a second or two
+	}
+	res, err := search.PlanOp(w, o.Name, opts)
 	if err != nil {
 		return err
 	}
