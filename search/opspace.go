@@ -57,7 +57,8 @@ type opCand struct {
 	Tiles, Clusters, Slices int
 	// Stagger offsets the output's HBM address by this many bytes past
 	// its 256 MiB boundary, so that the tiles' loads and stores, issued
-	// together, start on other HBM channels and banks.
+	// together, fall on other HBM banks (1 MiB: address bit 20; 16 GiB:
+	// bit 34; both select the HBM slice, 002 L2966-2975).
 	Stagger int64
 	// Form is the kernel's form (opForms).
 	Form string
@@ -280,9 +281,14 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 					if tl > 1 {
 						// The stores of tile k and the loads of tile k + 2
 						// are issued together: the output one HBM slice
-						// bit (bit 20, 002 L2970) away from the input
-						// spreads them over other banks.
-						s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, Stagger: 1 << 20, MainLoad: main})
+						// bit away from the input spreads them over other
+						// banks — bit 20, which a tile of 1 MB or more
+						// spans itself, or bit 34, the third slice of
+						// every channel (002 L2966-2975), whose banks no
+						// input of a 16 GiB region touches.
+						for _, st := range []int64{1 << 20, 1 << 34} {
+							s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, Stagger: st, MainLoad: main})
+						}
 					}
 				}
 			}
