@@ -706,11 +706,18 @@ const GraphAlign = 1 << 28
 // Addresses assigns each graph tensor an HBM region of its own, aligned to
 // GraphAlign: inputs in declaration order, then the ops' outputs in
 // program order; a reshape's output (GraphTensor.View) shares its input's.
-// The emitted layer (emit.GraphRust) and the graph's schedule place the
-// kernels' HBM tensors there.
+// A Vector Engine kernel whose plan staggers its output
+// (OpMapping.Stagger: 1 MiB, or 16 GiB into every channel's third HBM
+// slice, address bit 34, 002 L2966-2975) has it at that offset past its
+// region, as it was priced; a 16 GiB offset leaves the region's low part
+// to the next tensor, and every tensor below 16 GiB is checked to stay
+// clear of the offset ones. The emitted layer (emit.GraphRust) and the
+// graph's schedule place the kernels' HBM tensors there.
 func (g *Graph) Addresses() (map[string]int64, error) {
 	addr := map[string]int64{}
 	next := int64(0)
+	var high []string // tensors placed 16 GiB past their region
+	stagger := int64(0)
 	place := func(t *GraphTensor) error {
 		if t.View != "" {
 			a, ok := addr[t.View]
@@ -723,8 +730,14 @@ func (g *Graph) Addresses() (map[string]int64, error) {
 		if t.Place == PlaceFused {
 			return nil // stored nowhere
 		}
-		addr[t.Name] = next
-		next += (max(t.Bytes, 1) + GraphAlign - 1) / GraphAlign * GraphAlign
+		addr[t.Name] = next + stagger
+		switch {
+		case stagger >= highStagger:
+			high = append(high, t.Name)
+			next += (max(t.Bytes, 1) + GraphAlign - 1) / GraphAlign * GraphAlign
+		default:
+			next += (max(t.Bytes, 1) + stagger + GraphAlign - 1) / GraphAlign * GraphAlign
+		}
 		return nil
 	}
 	byName := map[string]*GraphTensor{}
@@ -738,13 +751,20 @@ func (g *Graph) Addresses() (map[string]int64, error) {
 			}
 		}
 	}
-	for _, o := range g.Ops {
+	for i := range g.Ops {
+		o := &g.Ops[i]
+		kout := g.KernelOutput(o)
 		for _, name := range o.Outputs {
+			stagger = 0
+			if name == kout && o.Plan != nil && o.Plan.OpMapping != nil {
+				stagger = o.Plan.OpMapping.Stagger
+			}
 			if err := place(byName[name]); err != nil {
 				return nil, err
 			}
 		}
 	}
+	stagger = 0
 	// A relayout's copy, `TENSOR@CONSUMER`, in a region of its own after
 	// every tensor, in program order.
 	for _, o := range g.Ops {
@@ -761,8 +781,18 @@ func (g *Graph) Addresses() (map[string]int64, error) {
 			}
 		}
 	}
+	for _, name := range high {
+		if next > highStagger {
+			return nil, fmt.Errorf("graph %q: %d bytes of regions below its 16 GiB-staggered output %s; the offset would overlap them", g.Workload.Name, next, name)
+		}
+	}
 	return addr, nil
 }
+
+// highStagger is the output offset of a Vector Engine kernel that puts its
+// output in every channel's third HBM slice (address bit 34, 002
+// L2966-2975).
+const highStagger = 1 << 34
 
 // RelayoutCopy names the copy of tensor t that consumer reads through a
 // relayout (Addresses places it; search.GraphProgram and the layer's Rust

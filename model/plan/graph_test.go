@@ -2,6 +2,7 @@ package plan
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,4 +145,34 @@ func FuzzUnmarshalGraph(f *testing.F) {
 		require.NoError(t, err)
 		assert.Equal(t, out, again)
 	})
+}
+
+// TestAddressesStagger: a kernel whose plan staggers its output has it at
+// that offset past its region in the graph's address map, as it was
+// priced: 1 MiB inside its region (grown to hold it when needed), 16 GiB
+// (HBM address bit 34, 002 L2966-2975) above the regions, which go on
+// below; the other tensors keep their regions.
+func TestAddressesStagger(t *testing.T) {
+	data, err := os.ReadFile("testdata/head-64.graph.json")
+	require.NoError(t, err)
+	base, err := UnmarshalGraph(data)
+	require.NoError(t, err)
+	plain, err := base.Addresses()
+	require.NoError(t, err)
+	qk := slices.IndexFunc(base.Ops, func(o GraphOp) bool { return o.Name == "qk" })
+	require.GreaterOrEqual(t, qk, 0)
+	out := base.Ops[qk].Outputs[0]
+	for _, st := range []int64{1 << 20, 1 << 34} {
+		g, err := UnmarshalGraph(data)
+		require.NoError(t, err)
+		g.Ops[qk].Plan.OpMapping = &OpMapping{Form: "test", Stagger: st}
+		addr, err := g.Addresses()
+		require.NoError(t, err)
+		assert.Equal(t, plain[out]+st, addr[out], "stagger %d", st)
+		for name, a := range addr {
+			if name != out {
+				assert.Equal(t, plain[name], a, "%s moved (stagger %d): its tensors are small, their regions unchanged", name, st)
+			}
+		}
+	}
 }
