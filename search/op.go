@@ -3,6 +3,8 @@ package search
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"tcpmap/constraints"
 	"tcpmap/cost"
@@ -109,9 +111,26 @@ func planProduct(w *workload.Workload, o, mo *workload.Op, res *OpResult, spec *
 			vs.Stopped = res.Stats.Stopped
 		}
 	}
+	// The counts cover both spaces: the contraction's candidates, legal
+	// ones, pricings and rejections by rule join the multiply's.
 	vs.Candidates += res.Stats.Candidates
 	vs.Legal += res.Stats.Legal
 	vs.CostEvaluations += res.Stats.CostEvaluations
+	vs.Pruned += res.Stats.Pruned
+	for _, r := range res.Stats.Rules() {
+		k := slices.IndexFunc(vs.Illegal, func(x plan.RuleCount) bool { return x.Rule == r.Rule })
+		if k < 0 {
+			vs.Illegal = append(vs.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
+			continue
+		}
+		vs.Illegal[k].Count += r.Count
+	}
+	slices.SortStableFunc(vs.Illegal, func(a, b plan.RuleCount) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return strings.Compare(a.Rule, b.Rule)
+	})
 	return vr, nil
 }
 
