@@ -72,11 +72,17 @@ func planProduct(w *workload.Workload, o, mo *workload.Op, res *OpResult, spec *
 	vr, err := planVectorOp(w, mo, spec, opts)
 	if err != nil {
 		if errors.Is(err, ErrNoKernel) {
+			res.Product = "no kernel: " + err.Error()
 			return res, nil // no multiply kernel: the contraction's plan stands
 		}
 		return nil, err
 	}
-	if vr.Plan == nil || res.Plan != nil && res.Plan.Cost.Cycles <= vr.Plan.Cost.Cycles {
+	switch {
+	case vr.Plan == nil:
+		res.Product = "no plan: its enumeration stopped (" + vr.Stats.Stopped + ") before any legal candidate"
+		return res, nil
+	case res.Plan != nil && res.Plan.Cost.Cycles <= vr.Plan.Cost.Cycles:
+		res.Product = fmt.Sprintf("%.0f cycles", vr.Plan.Cost.Cycles)
 		return res, nil
 	}
 	vr.Op, vr.Kind = res.Op, o.Kind
@@ -175,6 +181,10 @@ type OpResult struct {
 	// Why names the rules that emptied the op's space, for a non-einsum op
 	// with no legal candidate.
 	Why string
+	// Product, for an einsum that contracts no axis whose contraction plan
+	// was kept (or which has none), says what its multiply came to: its
+	// cycles, or why it has no kernel.
+	Product string
 }
 
 // lookupOp returns the op of w called name; "" names the single einsum of

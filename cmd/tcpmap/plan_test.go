@@ -350,3 +350,16 @@ func TestPlanProductOp(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, stdout, "PASS weight")
 }
+
+// TestPlanProductOpNoMultiply: at the MoE's size the weighting has no
+// multiply kernel (its weights lack the packet's axis: the VRF overflows
+// or a slice's share is one 2-byte element, docs/spec-decisions.md
+// "Broadcast inputs and einsums that contract nothing"); plan says so, with
+// the rules, beside the contraction search's outcome.
+func TestPlanProductOpNoMultiply(t *testing.T) {
+	code, _, errOut := runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "weight", "--max-evaluations", "200", "--workers", "1")
+	assert.Equal(t, 3, code, "stopped before any legal candidate")
+	assert.Contains(t, errOut, "op weight contracts no axis; as a Vector Engine multiply: no kernel:")
+	assert.Contains(t, errOut, "MEM-C3")
+	assert.Contains(t, errOut, "DMA-R1")
+}

@@ -52,6 +52,9 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 	}
 	if res.Plan == nil {
 		fmt.Fprintf(c.ErrOrStderr(), "%s: op %s: stopped (%s) before any legal candidate\n", w.File, o.Name, res.Stats.Stopped)
+		if res.Product != "" {
+			fmt.Fprintf(c.ErrOrStderr(), "%s: op %s contracts no axis; as a Vector Engine multiply: %s\n", w.File, o.Name, res.Product)
+		}
 		return exitError{3}
 	}
 	pl := res.Plan
@@ -73,6 +76,7 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 		if pl.OpMapping == nil {
 			fmt.Fprintf(wr, "kept the contraction: cycles %.0f (%.3f µs); bottleneck %s; %.1f%% of the roofline; optimal: %s\n",
 				pl.Cost.Cycles, pl.Cost.Seconds*1e6, pl.Cost.Bottleneck, 100*pl.Cost.Roofline, orText(pl.Search.Optimal, "no (stopped)"))
+			fmt.Fprintf(wr, "the multiply: %s\n", res.Product)
 			if out != "" {
 				fmt.Fprintf(wr, "wrote %s\n", out)
 			}
