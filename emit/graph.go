@@ -90,10 +90,11 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 			if !ok {
 				continue
 			}
-			if err := readsRelayout(o, byName[in]); err != nil {
+			r, err := readsRelayout(o, byName[in])
+			if err != nil {
 				return nil, fmt.Errorf("emit graph %q: %w", g.Workload.Name, err)
 			}
-			mod, err := relayoutModule(&b, g, axes, byName[in], o.Name, i)
+			mod, err := relayoutModule(&b, axes, byName[in], r, i)
 			if err != nil {
 				return nil, fmt.Errorf("emit graph %q: %w", g.Workload.Name, err)
 			}
@@ -156,43 +157,37 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// readsRelayout checks that op o's kernel reads tensor t in the layout
-// its relayout for o copies it into.
-func readsRelayout(o *plan.GraphOp, t *plan.GraphTensor) error {
+// readsRelayout returns tensor t's relayout for op o, checking that o's
+// kernel reads t in the layout the relayout copies it into.
+func readsRelayout(o *plan.GraphOp, t *plan.GraphTensor) (plan.Relayout, error) {
 	if t == nil {
-		return fmt.Errorf("op %s: a relayouted input is no graph tensor", o.Name)
+		return plan.Relayout{}, fmt.Errorf("op %s: a relayouted input is no graph tensor", o.Name)
 	}
 	k := slices.IndexFunc(t.Relayouts, func(r plan.Relayout) bool { return r.Consumer == o.Name })
 	if k < 0 {
-		return fmt.Errorf("tensor %s: no relayout for %s", t.Name, o.Name)
+		return plan.Relayout{}, fmt.Errorf("tensor %s: no relayout for %s", t.Name, o.Name)
 	}
+	r := t.Relayouts[k]
 	kt, ok := o.Plan.Program.Tensor(t.Name)
 	if !ok {
-		return fmt.Errorf("op %s: its kernel does not read tensor %s", o.Name, t.Name)
+		return r, fmt.Errorf("op %s: its kernel does not read tensor %s", o.Name, t.Name)
 	}
-	to, err := mapping.Parse(t.Relayouts[k].To, o.Plan.Program.Axes, nil)
+	to, err := mapping.Parse(r.To, o.Plan.Program.Axes, nil)
 	if err != nil {
-		return fmt.Errorf("tensor %s: relayout for %s: %w", t.Name, o.Name, err)
+		return r, fmt.Errorf("tensor %s: relayout for %s: %w", t.Name, o.Name, err)
 	}
 	if eq, _, err := mapping.EquivLimit(to, kt.Element, false, 1<<22); err != nil || !eq {
-		return fmt.Errorf("tensor %s is relayouted for %s into %s, but %s's kernel reads %s", t.Name, o.Name, t.Relayouts[k].To, o.Name, kt.Element.Text())
+		return r, fmt.Errorf("tensor %s is relayouted for %s into %s, but %s's kernel reads %s", t.Name, o.Name, r.To, o.Name, kt.Element.Text())
 	}
-	return nil
+	return r, nil
 }
 
 // relayoutModule writes the module that copies graph tensor t into the
-// layout consumer reads it in (the relayout the plan states: an HBM-to-HBM
+// layout r.To its consumer reads (the relayout the plan states: an HBM-to-HBM
 // DMA, 002 L2608-2636, the library's HbmTensor::to_hbm) and returns its
 // name; its launch_at copies the tensor at `from` to `to`.
-func relayoutModule(b *bytes.Buffer, g *plan.Graph, axes mapping.Axes, t *plan.GraphTensor, consumer string, i int) (string, error) {
-	if t == nil {
-		return "", fmt.Errorf("op %s: a relayouted input is no graph tensor", consumer)
-	}
-	k := slices.IndexFunc(t.Relayouts, func(r plan.Relayout) bool { return r.Consumer == consumer })
-	if k < 0 {
-		return "", fmt.Errorf("tensor %s: no relayout for %s", t.Name, consumer)
-	}
-	r := t.Relayouts[k]
+func relayoutModule(b *bytes.Buffer, axes mapping.Axes, t *plan.GraphTensor, r plan.Relayout, i int) (string, error) {
+	consumer := r.Consumer
 	var decl []string
 	for _, a := range t.Axes {
 		n, ok := axes.Size(a)

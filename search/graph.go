@@ -894,7 +894,7 @@ func RelayoutCycles(spec *engines.Spec, axes mapping.Axes, dt dtype.DType, from,
 }
 
 func relayoutCycles(spec *engines.Spec, m *cost.DMAModel, axes mapping.Axes, dt dtype.DType, from, to *mapping.Expr) (float64, error) {
-	cmd, err := engines.DeriveRelayout(spec, axes, dt, from, to, 0, 256<<20)
+	cmd, err := engines.DeriveRelayout(spec, axes, dt, from, to, 0, plan.GraphAlign)
 	if err != nil {
 		return 0, err
 	}

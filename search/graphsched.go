@@ -174,7 +174,7 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 				}
 				t.View, t.Role = r, kernel.Intermediate
 				m.Tensors = append(m.Tensors, t)
-			case hasKey(relaid, src.Name):
+			case relaid[src.Name] > 0: // a copy's region follows the graph's tensors
 				// The copy this kernel reads, written by a relayout from
 				// the tensor as stored (declared by its producer, or an
 				// input of the program in its stored layout).
@@ -232,8 +232,6 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 	m.Axes = all
 	return m, nil
 }
-
-func hasKey(m map[string]int64, k string) bool { _, ok := m[k]; return ok }
 
 // storedTensor declares graph tensor gt as an HBM input of the graph's
 // program at addr, in the layout it is stored in.

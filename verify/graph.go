@@ -292,7 +292,7 @@ func runRelayout(spec *engines.Spec, axes mapping.Axes, gt *plan.GraphTensor, r 
 	p := &kernel.Program{Name: "relayout_" + gt.Name, Axes: axes, Chips: 1,
 		Tensors: []*kernel.Tensor{
 			{Name: "src", Mem: kernel.HBM, DType: v.DType, Role: kernel.Input, Chip: mapping.Identity(), Element: from},
-			{Name: "dst", Mem: kernel.HBM, DType: v.DType, Role: kernel.Output, Chip: mapping.Identity(), Element: to, Addr: 256 << 20},
+			{Name: "dst", Mem: kernel.HBM, DType: v.DType, Role: kernel.Output, Chip: mapping.Identity(), Element: to, Addr: plan.GraphAlign},
 		},
 		Ops:       []*kernel.Op{{Context: kernel.CtxDMA, Kind: kernel.OpHBMToHBM, Src: "src", Dst: "dst"}},
 		Reference: &kernel.Reference{Op: kernel.RefExpr, Inputs: []string{"src"}, Output: "dst", Expr: "src"},
