@@ -49,7 +49,7 @@ func (s *Space) MaxRows() int {
 // slice's DM under c, whatever the tiling of its output axes: those tiles
 // split only Time factors (tile.go), so a tile holds the slice's share of
 // the contracted axes (whole unless split across slices, SplitK, or
-// chunked by c's contracted Tile factors, TileK) and the Row and Packet
+// clusters, ClusterK, or chunked by c's contracted Tile factors, TileK) and the Row and Packet
 // factors of the others (footprint).
 func (s *Space) DMFloor(c *Candidate, t int) int64 {
 	o := s.OperandOf(t)
@@ -59,7 +59,7 @@ func (s *Space) DMFloor(c *Candidate, t int) int64 {
 			continue
 		}
 		if ax.Class == Contracted {
-			n *= int64(ax.Size / (c.Factor(a, Slice) * c.Factor(a, Tile)))
+			n *= int64(ax.Size / (c.Factor(a, Cluster) * c.Factor(a, Slice) * c.Factor(a, Tile)))
 		} else {
 			n *= int64(c.Factor(a, Row) * c.Factor(a, Packet))
 		}
@@ -134,7 +134,7 @@ func (s *Space) ShortRun(t int) (int, bool) {
 }
 
 // DMUnitsSplit is DMUnitsOf for a space that splits contracted axes
-// (SplitK), as the SAT encoding's DM clause reads it: the 2-units of Row
+// across slices or clusters (SplitK, ClusterK), as the SAT encoding's DM clause reads it: the 2-units of Row
 // and Packet tensor t's output axes may carry when its contracted axes are
 // whole, against the other tensors' floors with their contracted axes
 // split as far as the slices allow; negative when t's whole contracted
@@ -148,11 +148,20 @@ func (s *Space) DMUnitsSplit(t, ring int) int {
 			whole.Split[a][l], split.Split[a][l] = 1, 1
 		}
 		if ax.Class == Contracted {
-			// The most slices the axis splits over: its largest divisor
-			// within a cluster.
-			for _, d := range divisors(ax.Size) {
-				if d <= s.slices {
-					split.Split[a][Slice] = int32(d)
+			// The most slices (and clusters, ClusterK) the axis splits
+			// over: its largest divisors within a cluster (and the chip).
+			if s.splitK {
+				for _, d := range divisors(ax.Size) {
+					if d <= s.slices {
+						split.Split[a][Slice] = int32(d)
+					}
+				}
+			}
+			if s.clusterK {
+				for _, d := range divisors(ax.Size / split.Factor(a, Slice)) {
+					if d <= s.clusters {
+						split.Split[a][Cluster] = int32(d)
+					}
 				}
 			}
 		}
@@ -195,7 +204,7 @@ func (s *Space) kChunks() int {
 // chunkK gives c's contracted axes the largest Tile factors within
 // MaxKTiles, in total, where the space tiles them (TileK): the candidate
 // whose floors (DMFloor) are the smallest any K chunking gives. A tile
-// factor divides what the axis's Slice factor leaves.
+// factor divides what the axis's Cluster and Slice factors leave.
 func (s *Space) chunkK(c *Candidate) {
 	if !s.tileK {
 		return
@@ -206,7 +215,7 @@ func (s *Space) chunkK(c *Candidate) {
 			continue
 		}
 		best := 1
-		for _, d := range divisors(ax.Size / c.Factor(a, Slice)) {
+		for _, d := range divisors(ax.Size / (c.Factor(a, Cluster) * c.Factor(a, Slice))) {
 			if d <= left {
 				best = d
 			}
@@ -217,11 +226,11 @@ func (s *Space) chunkK(c *Candidate) {
 }
 
 // TRFUnitsSplit is the TRF clause's room for a space that splits
-// contracted axes (SplitK): the most 2-units of Row (log2 Row::SIZE) for
+// contracted axes across slices or clusters (SplitK, ClusterK): the most 2-units of Row (log2 Row::SIZE) for
 // which a TRF Row holds the stationary operand's contracted axes whole
 // (8 KB × 8 / Row::SIZE, 002 L4118, L4151-4155); negative when not even
-// one Row does. As with DMUnitsSplit, each contracted unit at Slice adds
-// ⌈log2 p⌉ to it.
+// one Row does. As with DMUnitsSplit, each contracted unit at Slice or
+// Cluster adds ⌈log2 p⌉ to it.
 func (s *Space) TRFUnitsSplit() int {
 	bits := int64(s.ebits)
 	for _, ax := range s.P.Axes {

@@ -30,6 +30,11 @@ const (
 	// each K chunk's partial sums go to DM and the Vector Engine adds them,
 	// the manual's split reduce, 002 L7151-7177).
 	whenTiledK
+	// whenClusterK: only where the space splits contracted axes across
+	// the clusters (Space.ClusterK: each cluster contracts its share into
+	// partial sums and the cluster reduce adds them, a DMA between the
+	// clusters' DMs and the Vector Engine, 002 L7382-7610).
+	whenClusterK
 )
 
 // roleLevels is the table, by role and level (002 L104-120: an einsum's
@@ -39,9 +44,10 @@ const (
 //   - Contracted axes are reduced by the Reducer's tree (Packet, 002 L4384-
 //     4392) and accumulator (Time, 002 L4447-4492), and across the slices
 //     of a cluster by the Vector Engine's Inter-Slice Block (Slice, 002
-//     L6583-6755, L7073-7080: split-K); Cluster would need the cluster
-//     reduce (DMA and Vector Engine, 002 L7382-7610), Row is the TRF's
-//     output axis (002 L4100-4105).
+//     L6583-6755, L7073-7080: split-K), and across the clusters by the
+//     cluster reduce (Cluster: a DMA between the clusters' DMs, then
+//     the Vector Engine adds the two partial sums, 002 L7382-7610,
+//     ClusterK); Row is the TRF's output axis (002 L4100-4105).
 //   - Batch axes and the streamed operand's free axes spread over Cluster,
 //     Slice and Time, and fill a packet of columns (002 L3721-3734).
 //   - The stationary operand's free axes spread over Cluster, Slice, Time
@@ -55,7 +61,7 @@ const (
 // binary op, 002 L7151-7177). Chip is open to every role and held at 1 by
 // Check: one chip is mapped.
 var roleLevels = [NumRoles][NumLevels]levelUse{
-	RoleC:  {Tile: whenTiledK, Chip: always, Slice: whenSplit, Time: always, Packet: withContracted},
+	RoleC:  {Tile: whenTiledK, Chip: always, Cluster: whenClusterK, Slice: whenSplit, Time: always, Packet: withContracted},
 	RoleB:  {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
 	RoleFX: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Packet: withColumns},
 	RoleFW: {Tile: always, Chip: always, Cluster: always, Slice: always, Time: always, Row: always},
@@ -75,6 +81,8 @@ func (s *Space) opens(r Role, l Level, k PacketContent) bool {
 		return s.splitK
 	case whenTiledK:
 		return s.tileK
+	case whenClusterK:
+		return s.clusterK
 	}
 	return false
 }
@@ -105,6 +113,10 @@ func (s *Space) mayTake(a int, l Level) bool {
 			}
 		case whenTiledK:
 			if s.tileK {
+				return true
+			}
+		case whenClusterK:
+			if s.clusterK {
 				return true
 			}
 		default:
@@ -138,6 +150,10 @@ func (s *Space) roleClauses(c *Formula, rule Lit, r Role, l Level, at, cols Lit,
 		}
 	case whenTiledK:
 		if !s.tileK {
+			clause()
+		}
+	case whenClusterK:
+		if !s.clusterK {
 			clause()
 		}
 	}

@@ -103,9 +103,9 @@ var (
 	ruleSpaceUnits = Rule{ID: "SPACE-FACTORS", Cite: "002 L129-132, L147",
 		Text: "each axis is split into factors over Cluster, Slice, Row, Packet and Time whose product is its size"}
 	ruleSpaceRoles = Rule{ID: "SPACE-ROLES", Cite: "002 L104-120, L4099-4105, L4384-4392",
-		Text: "contracted axes go to Packet and Time, and to Slice where the Inter-Slice Block adds their partial sums (f32 or i32 accumulators, without a switch, 002 L6583-6755); output axes to Cluster, Slice and Time; the stationary operand's own axes also to Row; a packet of columns holds the streamed operand's output axes (and contracted axes innermost when no full contracted packet exists, 002 L4392)"}
-	ruleSpaceClusters = Rule{ID: "SPACE-CLUSTERS", Cite: "002 L130, L317",
-		Text: "a chip has 2 clusters: at most that many on the output axes"}
+		Text: "contracted axes go to Packet and Time, to Slice where the Inter-Slice Block adds their partial sums (f32 or i32 accumulators, without a switch, 002 L6583-6755), and to Cluster where the cluster reduce adds them (f32 or i32 accumulators, 002 L7382-7610); output axes to Cluster, Slice and Time; the stationary operand's own axes also to Row; a packet of columns holds the streamed operand's output axes (and contracted axes innermost when no full contracted packet exists, 002 L4392)"}
+	ruleSpaceClusters = Rule{ID: "SPACE-CLUSTERS", Cite: "002 L130, L317, L7382-7610",
+		Text: "a chip has 2 clusters: at most that many on the output axes, or on a contracted axis the cluster reduce adds"}
 	ruleSpaceSlices = Rule{ID: "SPACE-SLICES", Cite: "002 L131, L318",
 		Text: "a cluster has 256 slices: the slice factors multiply to at most 256"}
 	ruleSpaceRows = Rule{ID: "SPACE-ROWS", Cite: "002 L132, L4162-4167",
@@ -185,7 +185,7 @@ func NewEncoding(s *Space) (*Encoding, error) {
 	// With contracted axes split across slices a slice's share may have
 	// no full packet though the axes have one: Half stays open, and the
 	// enumerator decides per skeleton (decode checks it).
-	if full && !s.splitK {
+	if full && !s.splitK && !s.clusterK {
 		c.Clause(rPacket, e.mode[Half].Not())
 	}
 
@@ -204,10 +204,12 @@ func NewEncoding(s *Space) (*Encoding, error) {
 	for t := range 2 {
 		runAxis[t], runUnits[t], runOK[t] = s.runUnits(t)
 	}
-	// splitT holds, for each contracted unit, its Slice literal negated,
-	// weighted ⌈log2 p⌉, and splitW the weights' sum: splitT + x ≤ k +
-	// splitW is x ≤ k + the weight of the units split across slices
-	// (SplitK), which shrink every floor the TRF and DM clauses bound.
+	// splitT holds, for each contracted unit, its Slice literal negated
+	// (SplitK) and its Cluster literal negated (ClusterK), each weighted
+	// ⌈log2 p⌉, and splitW the weights' sum: splitT + x ≤ k + splitW is
+	// x ≤ k + the weight of the units split across slices or clusters,
+	// which shrink every floor the TRF and DM clauses bound (a unit sits
+	// at one level, so one of its two literals is false at most).
 	var splitT []Term
 	splitW := 0
 	var dmT [NumTensors][]Term
@@ -262,6 +264,11 @@ func NewEncoding(s *Space) (*Encoding, error) {
 					if l == Slice && s.splitK {
 						// A split candidate does not switch (SplitK).
 						c.Clause(rRoles, at.Not(), e.sw.Not())
+						w := int(math.Ceil(math.Log2(float64(pr)) - 1e-9))
+						splitT = append(splitT, Term{Lit: at.Not(), Weight: w})
+						splitW += w
+					}
+					if l == Cluster && s.clusterK {
 						w := int(math.Ceil(math.Log2(float64(pr)) - 1e-9))
 						splitT = append(splitT, Term{Lit: at.Not(), Weight: w})
 						splitW += w
@@ -350,7 +357,7 @@ func NewEncoding(s *Space) (*Encoding, error) {
 	}
 	c.Clause(rRows, rw.AtMost(log2(s.rows[len(s.rows)-1])))
 	switch {
-	case s.splitK:
+	case s.splitK || s.clusterK:
 		// Row units, plus the contracted units kept whole, within the
 		// room of a Row holding the contracted axes whole.
 		rs, err := sum(append(append([]Term(nil), rowT...), splitT...))
@@ -388,7 +395,7 @@ func NewEncoding(s *Space) (*Encoding, error) {
 			}
 			terms := dmT[t]
 			k := s.DMUnitsOf(t, ring)
-			if s.splitK && t != TensorOut {
+			if (s.splitK || s.clusterK) && t != TensorOut {
 				// The inputs hold every contracted axis: their floors
 				// shrink with the units split across slices.
 				terms = append(append([]Term(nil), dmT[t]...), splitT...)

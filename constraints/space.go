@@ -382,6 +382,9 @@ type Space struct {
 	splitK bool
 	// tileK is set when contracted axes may be tiled (TileK).
 	tileK bool
+	// clusterK is set when contracted axes may be split across the
+	// clusters (ClusterK).
+	clusterK bool
 	// copyOut is set when the output may be rewritten in HBM order by a
 	// copy chain (CopiesOutput).
 	copyOut bool
@@ -455,6 +458,31 @@ func (s *Space) WithTileK(on bool) *Space {
 	t.tileK = on && s.tileK
 	return &t
 }
+
+// ClusterK reports whether the space splits contracted axes across the
+// clusters of the chip: each cluster contracts its share of K into f32 or
+// i32 partial sums for the whole output, and the cluster reduce adds them
+// (002 L7382-7610: a DMA between the clusters' DMs, then interleaved
+// partial sums added by the Vector Engine, as the split reduce does,
+// 002 L7151-7177). The DMA gives each cluster both partial sums of half
+// the output (the halves of its outermost Time digit), so that the two
+// clusters add, cast and store one half each (a reduce-scatter, 002
+// L7400-7440). Only with an f32 or i32 accumulator (the Vector Engine's
+// AddF / AddFxp), not combined with split-K (SplitK) or a copied output
+// (LayoutCopy).
+func (s *Space) ClusterK() bool { return s.clusterK }
+
+// WithClusterK returns a copy of s whose contracted axes split across
+// the clusters or not.
+func (s *Space) WithClusterK(on bool) *Space {
+	t := *s
+	t.clusterK = on && s.clusterK
+	return &t
+}
+
+// ClusterSplit returns the clusters c's partial sums are spread over: the
+// product of the contracted axes' Cluster factors (1: not split).
+func (s *Space) ClusterSplit(c *Candidate) int { return s.contracted(c, Cluster) }
 
 // MaxKTiles bounds a candidate's K chunks (the product of its contracted
 // axes' Tile factors): each chunk past the first adds a split-reduce pass
@@ -543,12 +571,15 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	// The split reduce adds f32 and i32 partial sums (the Vector Engine's
 	// AddF / AddFxp, 002 L4826, L4893, in pair mode, L5154-5178).
 	s.tileK = s.splitK
+	// The cluster reduce adds them too, with a DMA between the clusters
+	// (ClusterK).
+	s.clusterK = s.splitK && s.clusters > 1
 	if p.EpilogueVector() {
 		// The epilogue takes the main chain's Vector Engine pass, which
 		// split-K's Inter-Slice reduce and the K chunks' split reduce
 		// need too: not combined yet (the candidates are left out, not
 		// built wrong).
-		s.splitK, s.tileK = false, false
+		s.splitK, s.tileK, s.clusterK = false, false, false
 	}
 	// The innermost axis with more than one coordinate (a size-1 axis has
 	// no digit in the layout and sorts last in hbm).
@@ -756,7 +787,27 @@ func (s *Space) Check(c *Candidate) error {
 	if s.Split(c) > 1 && (c.Switch || c.Layout[TensorOut] == LayoutCopy) {
 		return fmt.Errorf("a contracted axis split across slices with a switched stream or a copied output (SplitK)")
 	}
+	if s.ClusterSplit(c) > 1 {
+		if s.Split(c) > 1 || c.Layout[TensorOut] == LayoutCopy {
+			return fmt.Errorf("a contracted axis split across clusters with one split across slices or a copied output (ClusterK)")
+		}
+		if s.OutTime(c)%s.ClusterSplit(c) != 0 {
+			return fmt.Errorf("a contracted axis split across %d clusters with %d output time steps: each cluster adds and stores a share of the outermost (ClusterK)", s.ClusterSplit(c), s.OutTime(c))
+		}
+	}
 	return nil
+}
+
+// OutTime returns the Time steps of c's output in one tile: the product
+// of the output axes' Time factors.
+func (s *Space) OutTime(c *Candidate) int {
+	n := 1
+	for a := range s.P.Axes {
+		if s.Role(a, c.Stationary) != RoleC {
+			n *= c.Factor(a, Time)
+		}
+	}
+	return n
 }
 
 // Ring returns the slices that share c's streamed operand: the Slice
@@ -957,7 +1008,8 @@ func (e *enumerator) emit(c Candidate) {
 }
 
 // clusters places the cluster factor: on no axis (one cluster, `1 # 2`,
-// 002 L317) or all clusters on one output axis.
+// 002 L317) or all clusters on one output axis, or on one contracted axis
+// where the space splits them across clusters (ClusterK).
 func (e *enumerator) clusters(c Candidate, clustered, sliced []int) {
 	e.slices(c, sliced, 0, 1)
 	for _, a := range clustered {
@@ -979,6 +1031,9 @@ func (e *enumerator) slices(c Candidate, outputs []int, i, used int) {
 		return
 	}
 	if i == len(outputs) {
+		if e.s.ClusterSplit(&c) > 1 && e.s.Split(&c) > 1 {
+			return // not both (ClusterK)
+		}
 		if !e.keep(StageSlices, &c) {
 			return
 		}
@@ -1152,10 +1207,13 @@ func (e *enumerator) times(c Candidate) {
 
 // orders enumerates the computation Time orders and broadcast places.
 func (e *enumerator) orders(c Candidate) {
+	s := e.s
+	if n := s.ClusterSplit(&c); n > 1 && s.OutTime(&c)%n != 0 {
+		return // no output time step to share out (ClusterK)
+	}
 	if !e.keep(StageTiles, &c) {
 		return
 	}
-	s := e.s
 	var timed, inner []int // timed: the streamed side's axes; inner: FW axes
 	for a := range s.P.Axes {
 		if c.Factor(a, Time) == 1 {
@@ -1247,7 +1305,7 @@ func (e *enumerator) layouts(c Candidate) {
 			choices[t] = append(choices[t], LayoutCompute)
 		}
 	}
-	if e.s.layouts != nil && e.s.Split(&c) == 1 && e.s.layouts.Copyable(&c) {
+	if e.s.layouts != nil && e.s.Split(&c) == 1 && e.s.ClusterSplit(&c) == 1 && e.s.layouts.Copyable(&c) {
 		choices[TensorOut] = append(choices[TensorOut], LayoutCopy)
 	}
 	for _, l0 := range choices[0] {

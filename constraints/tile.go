@@ -32,7 +32,10 @@ type footprint struct {
 	// partial is the bytes of the K chunks' partial-sum buffers (TileK),
 	// one set whatever the buffering: two for two chunks (the first
 	// chunk's sums and the second's), three for more (the new chunk's and
-	// two running sums the split-reduce passes alternate between).
+	// two running sums the split-reduce passes alternate between); and
+	// a cluster reduce's (ClusterK): the two partial sums of the
+	// cluster's half of the output, and the cluster's partial sums unless
+	// they are the K chunks' last running sum.
 	partial int64
 	// trf is the bytes of one Row's TRF Element.
 	trf int64
@@ -86,11 +89,15 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 	if c.Acc == AccSequential {
 		out = outTime * f.rows * ((m + bus - 1) / bus * bus)
 	}
+	// A cluster reduce (ClusterK): each cluster's DM holds its partial
+	// sums of the whole output and the two of its half, and one half of
+	// the output.
+	nc := s.ClusterSplit(c)
 	for i, o := range []*Operand{&p.In[0], &p.In[1], &p.Out} {
 		n := 0
 		switch {
 		case i == 2:
-			n = out
+			n = out / nc
 		case c.Switch && i != w:
 			// The ring shares the streamed tile (Candidate.Switch).
 			n = elems(o, false) / s.Ring(c)
@@ -111,6 +118,19 @@ func (s *Space) footprint(c *Candidate) (footprint, error) {
 		}
 		f.partial = int64(PartialBuffers(k)) * AlignUp(int64(b), DMAlign)
 		f.dm += f.partial
+	}
+	if nc > 1 {
+		// Q, and P unless it is the K chunks' last running sum.
+		b, err := s.P.Acc.BytesFor(out)
+		if err != nil {
+			return f, err
+		}
+		n := int64(2)
+		if s.KTiles(c) > 1 {
+			n = 1
+		}
+		f.partial += n * AlignUp(int64(b), DMAlign)
+		f.dm += n * AlignUp(int64(b), DMAlign)
 	}
 	t, err := tensorBytes(&p.In[w], elems(&p.In[w], true))
 	if err != nil {

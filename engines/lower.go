@@ -179,6 +179,11 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 		}
 		return DeriveRelayout(spec, p.Axes, src.DType, src.Element, dst.Element, int(src.Addr), int(dst.Addr))
 	}
+	if src.Mem == kernel.DM && dst.Mem == kernel.DM {
+		if cmd, ok, err := lowerClusterExchange(spec, p, src, dst); ok {
+			return cmd, err
+		}
+	}
 	dm := dst
 	if dm.Mem != kernel.DM {
 		dm = src
@@ -205,6 +210,59 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 	// leaves its cluster (002 L2487-2491).
 	req.Stream = DMAStream{Cluster: cluster, Time: mapping.Pair(slice, outer), Packet: packet}
 	return DeriveDMA(spec, req)
+}
+
+// lowerClusterExchange derives a DM-to-DM DMA between the clusters that
+// moves the source's cluster digits into the destination's element and
+// the destination's cluster digits out of the source's element (the
+// cluster reduce's exchange, 002 L7382-7610; DMA between clusters, 002
+// L2386-2389): the destination's element is the source's cluster digits,
+// outermost, over the rest. A DMN's time and packet stay in one cluster on
+// each side (DMA-R3, 002 L2487-2491), so the stream's cluster part is the
+// source's cluster digits (each DMA Engine reads its own cluster's DM,
+// the source DMN's engine, 002 L2548) and its DMN part the destination's
+// cluster digits over the source slices' DMN spread, the spread's inner
+// digits walking in time with the slices inside a DMN. ok is false when
+// the tensors are not of that form (the ordinary derivation applies).
+func lowerClusterExchange(spec *Spec, p *kernel.Program, src, dst *kernel.Tensor) (cmd *kernel.DMACommand, ok bool, err error) {
+	if same, _ := mapping.Equiv(src.Cluster, dst.Cluster); same {
+		return nil, false, nil
+	}
+	from, to := liveDigits(src.Cluster), liveDigits(dst.Cluster)
+	if from == nil || to == nil || from.Size() < 2 || to.Size() < 2 || dst.Element.Size()%from.Size() != 0 {
+		return nil, false, nil
+	}
+	outer, rest, err := mapping.SplitAt(dst.Element, dst.Element.Size()/from.Size())
+	if err != nil {
+		return nil, false, nil
+	}
+	if eq, _ := mapping.Equiv(outer, from); !eq {
+		return nil, false, nil
+	}
+	packet := liveDigits(rest)
+	slice := liveDigits(src.Slice)
+	if packet == nil || slice == nil {
+		return nil, true, fmt.Errorf("the mappings of %q are not factorizable", src.Name)
+	}
+	time, packet, err := capPacket(spec, src.DType, packet)
+	if err != nil {
+		return nil, true, fmt.Errorf("%q: %w", dst.Name, err)
+	}
+	req := DMARequest{Axes: p.Axes, DType: src.DType, Src: dmaTensor(src), Dst: dmaTensor(dst)}
+	dmns := spec.Cluster.DMNs.Value
+	if spread, ok := spreadOverDMNs(spec, src.Slice); ok && dmns%to.Size() == 0 {
+		// The destination clusters take the outer DMN digits.
+		n := min(spread.dmn.Size(), dmns/to.Size())
+		if dmn, inner, err := mapping.SplitAt(spread.dmn, spread.dmn.Size()/n); err == nil {
+			req.Stream = DMAStream{Cluster: from, Slice: mapping.Pair(to, dmn), Time: mapping.Pair(inner, spread.time, time), Packet: packet}
+			if cmd, err := DeriveDMA(spec, req); err == nil {
+				return cmd, true, nil
+			}
+		}
+	}
+	req.Stream = DMAStream{Cluster: from, Slice: to, Time: mapping.Pair(slice, time), Packet: packet}
+	cmd, err = DeriveDMA(spec, req)
+	return cmd, true, err
 }
 
 // capPacket splits a packet mapping whose bytes exceed the DMA's largest

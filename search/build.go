@@ -396,11 +396,17 @@ func (b *build) keptDigit(a int) *mapping.Expr {
 	return b.digit(a, b.c.Below(a, Time)*k, b.c.Factor(a, Time)/k)
 }
 
-// cluster is the Cluster mapping, padded to the chip's clusters.
+// cluster is the Cluster mapping, padded to the chip's clusters: an
+// output axis's cluster digit, or a contracted axis's (ClusterK).
 func (b *build) cluster() (*mapping.Expr, error) {
 	var ps []*mapping.Expr
 	for _, a := range b.outAxes {
 		ps = append(ps, b.part(a, Cluster, Cluster))
+	}
+	for a, ax := range b.p.Axes {
+		if ax.Class == Contracted {
+			ps = append(ps, b.part(a, Cluster, Cluster))
+		}
 	}
 	return padTo(b.pair(ps...), b.s.Clusters())
 }
@@ -756,6 +762,72 @@ func (b *build) splitReduce() (*splitReduce, mapping.Axes, error) {
 		}
 	}
 	return &splitReduce{acc: b.p.Acc, out: b.p.Out.DType, axis: name, time: rest, packet: packet, cast: acc.cast}, decl, nil
+}
+
+// clusterReduce is the cluster reduce of a candidate whose contracted axis
+// is split across the clusters (ClusterK, 002 L7382-7610). Each cluster's
+// main chain commits its partial sums of the whole output tile (the
+// accumulator's type) to P, whose Cluster is the contracted axis's
+// cluster digit kd and whose element is the output's, half · rest: half
+// is the outermost two positions of the output's time digits. A DMA moves
+// P into Q, whose Cluster is half and whose element is kd · rest: every
+// cluster then holds the two partial sums of its half (a reduce-scatter,
+// 002 L7400-7440; the DMA between the clusters' DMs, 002 L2386-2389).
+// A main chain fetches Q with kd the innermost Time digit, unzips the two
+// partial sums into a pair and adds them (the split reduce's pass, 002
+// L7151-7177, L5154-5178), casts to the output type and commits the
+// cluster's half of the output, whose Cluster is half; the store writes
+// each half from its cluster.
+type clusterReduce struct {
+	// add is the pass that adds the two partial sums (its time is rest,
+	// its group the digit kd).
+	add splitReduce
+	// half is the Cluster of Q and of the output DM tensor; q and out
+	// their elements.
+	half, q, out *mapping.Expr
+}
+
+// clusterReduce returns the cluster reduce of a candidate whose
+// contracted axis is split across the clusters, nil for any other.
+func (b *build) clusterReduce() (*clusterReduce, error) {
+	if b.s.ClusterSplit(b.c) == 1 {
+		return nil, nil
+	}
+	var kd *mapping.Expr
+	axis := ""
+	for a, ax := range b.p.Axes {
+		if ax.Class == Contracted && b.c.Factor(a, Cluster) > 1 {
+			kd, axis = b.part(a, Cluster, Cluster), ax.Name
+		}
+	}
+	if kd.Size() != 2 {
+		return nil, fmt.Errorf("search: a cluster reduce over %d clusters: the pass adds two partial sums", kd.Size())
+	}
+	rest, packet, err := b.outParts()
+	if err != nil {
+		return nil, err
+	}
+	acc, err := b.accumulate()
+	if err != nil {
+		return nil, err
+	}
+	if rest.Size()%2 != 0 {
+		return nil, fmt.Errorf("search: a cluster reduce needs an even number of output positions in Time, not %s", rest.Text())
+	}
+	half, inner, err := mapping.SplitAt(rest, rest.Size()/2)
+	if err != nil {
+		return nil, fmt.Errorf("search: the cluster reduce's halves of %s: %w", rest.Text(), err)
+	}
+	half, inner = b.s.memo.normalize(half), b.s.memo.normalize(inner)
+	if fs, err := mapping.Factorize(half); err != nil || len(fs) != 1 || fs[0].Kind != mapping.FactorTerm {
+		return nil, fmt.Errorf("search: the cluster reduce's halves of %s: the outermost two positions %s are not one digit of an axis", rest.Text(), half.Text())
+	}
+	return &clusterReduce{
+		add:  splitReduce{acc: b.p.Acc, out: b.p.Out.DType, axis: axis, group: kd, time: inner, packet: packet, cast: acc.cast},
+		half: half,
+		q:    b.pair(kd, inner, packet),
+		out:  b.pair(inner, packet),
+	}, nil
 }
 
 // copyElement is the output DM tensor's element mapping under LayoutCopy:
@@ -1136,6 +1208,13 @@ func (b *build) program() (*kernel.Program, error) {
 			main.vector = vec
 		}
 	}
+	cr, err := b.clusterReduce()
+	if err != nil {
+		return nil, err
+	}
+	if cr != nil && (cp != nil || red != nil) {
+		return nil, fmt.Errorf("search: a cluster reduce with a copied output or a split across slices is not built")
+	}
 	for k := range nbuf {
 		elem := oe
 		if cp != nil {
@@ -1145,6 +1224,9 @@ func (b *build) program() (*kernel.Program, error) {
 		tt.DType = outType
 		if red != nil {
 			tt.Slice = red.SliceOut
+		}
+		if cr != nil {
+			tt.Cluster, tt.Element = cr.half, cr.out
 		}
 		groups[TensorOut].bufs = append(groups[TensorOut].bufs, tt.Name)
 	}
@@ -1169,6 +1251,24 @@ func (b *build) program() (*kernel.Program, error) {
 			tt.Slice = red.SliceOut
 		}
 		partials = append(partials, tt.Name)
+	}
+	// The cluster reduce's partial sums: the cluster's (P) and, after the
+	// DMA between the clusters, the two of its half (Q).
+	// With K chunks P is the running sum the last chunk's split reduce
+	// writes.
+	var clusterP, clusterQ string
+	if cr != nil {
+		if nk > 1 {
+			sums := partials[1:]
+			clusterP = sums[(nk-1)%len(sums)]
+		} else {
+			tp, _ := dmTensor(&p.Out, p.Out.Name+"_cp", oe)
+			tp.DType = p.Acc
+			clusterP = tp.Name
+		}
+		tq, _ := dmTensor(&p.Out, p.Out.Name+"_cq", cr.q)
+		tq.DType, tq.Cluster = p.Acc, cr.half
+		clusterQ = tq.Name
 	}
 	// Addresses: consecutive, aligned, inside one slice's DM.
 	limit := int64(b.s.Spec.DM.BytesPerSlice.Value)
@@ -1304,9 +1404,13 @@ func (b *build) program() (*kernel.Program, error) {
 		if cp != nil {
 			commit = staging
 		}
+		if cr != nil && nk == 1 {
+			// The tile's sums go to P; the cluster reduce finishes it.
+			commit = clusterP
+		}
 		if nk == 1 {
 			so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
-				Stages: main.stages(cur(gx, gx.bufs), cur(gw, gw.trf), commit)})
+				Stages: main.stagesTo(cur(gx, gx.bufs), cur(gw, gw.trf), commit, cr == nil)})
 		} else {
 			// Chunk 0 commits the running sum ps1; chunk k ≥ 1 commits ps0,
 			// and the split reduce adds it to the running sum into the
@@ -1321,12 +1425,17 @@ func (b *build) program() (*kernel.Program, error) {
 					Stages: main.stagesTo(cur(gx, gx.bufs), cur(gw, gw.trf), partials[0], false)})
 				last := chunk == nk-1
 				dst := commit
-				if !last {
+				if !last || cr != nil {
 					dst = sums[chunk%len(sums)]
 				}
 				so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,
-					Stages: sr.stages(partials[0], sums[(chunk-1)%len(sums)], dst, last)})
+					Stages: sr.stages(partials[0], sums[(chunk-1)%len(sums)], dst, last && cr == nil)})
 			}
+		}
+		if cr != nil && chunk == nk-1 {
+			so.main = append(so.main,
+				&kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpDMToDM, Src: clusterP, Dst: clusterQ},
+				&kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain, Stages: cr.add.stages(clusterQ, "", cur(gout, gout.bufs), true)})
 		}
 		if cp != nil {
 			so.main = append(so.main, &kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain,

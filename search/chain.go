@@ -241,17 +241,29 @@ type splitReduce struct {
 	axis         string
 	time, packet *mapping.Expr
 	cast         *mapping.Expr
+	// group, when set, is the Time digit of axis that holds the two
+	// partial sums in one tensor (a cluster reduce's contracted cluster
+	// digit, clusterReduce): the pass fetches that tensor alone. Unset,
+	// the group is the interleave axis of size 2.
+	group *mapping.Expr
 }
 
+// stages is the pass over first and second interleaved (or over first
+// alone, whose group digit holds both partial sums, when second is "").
 func (r *splitReduce) stages(first, second, out string, last bool) []*kernel.Stage {
-	i := mapping.Sym(r.axis, 2)
+	i := r.group
+	begin := &kernel.Stage{Kind: kernel.StBegin, Tensor: first}
+	if second != "" {
+		i = mapping.Sym(r.axis, 2)
+		begin.Param = kernel.BeginInterleave{Axis: r.axis, Tensor: second}.String()
+	}
 	ft := mapping.Pair(r.time, i)
 	zip := "Add"
 	if r.acc != dtype.F32 {
 		zip = "AddFxp"
 	}
 	st := []*kernel.Stage{
-		{Kind: kernel.StBegin, Tensor: first, Param: kernel.BeginInterleave{Axis: r.axis, Tensor: second}.String()},
+		begin,
 		{Kind: kernel.StFetch, DType: r.acc, Time: ft, Packet: r.packet},
 		{Kind: kernel.StCollect, Time: ft, Packet: r.packet},
 		{Kind: kernel.StVectorInit},
