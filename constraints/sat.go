@@ -182,10 +182,27 @@ func NewEncoding(s *Space) (*Encoding, error) {
 		}
 	}
 	full := len(packetSplits(contracted, func(a int) int { return p.Axes[a].Size }, s.PacketElems(Single))) > 0
-	// With contracted axes split across slices a slice's share may have
-	// no full packet though the axes have one: Half stays open, and the
-	// enumerator decides per skeleton (decode checks it).
-	if full && !s.splitK && !s.clusterK {
+	// With contracted axes split across slices (or clusters) a slice's
+	// share may have no full packet though the axes have one: Half stays
+	// open, and the enumerator decides per skeleton (decode checks it).
+	// Split across the clusters only, it stays open only when some
+	// contracted axis halved has none.
+	half := !full || s.splitK
+	if full && !s.splitK && s.clusterK {
+		for _, a := range contracted {
+			if p.Axes[a].Size%clusters != 0 {
+				continue
+			}
+			share := func(b int) int {
+				if b == a {
+					return p.Axes[b].Size / clusters
+				}
+				return p.Axes[b].Size
+			}
+			half = half || len(packetSplits(contracted, share, s.PacketElems(Single))) == 0
+		}
+	}
+	if !half {
 		c.Clause(rPacket, e.mode[Half].Not())
 	}
 

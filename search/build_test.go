@@ -40,18 +40,27 @@ func workloadFile(t testing.TB, name string) *workload.Workload {
 // K-chunk tests (tilek_test.go) newTileKSpace.
 func newSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false)
 }
 
 // newTileKSpace returns w's mapspace with K chunks (Space.TileK) and
-// without split-K candidates.
+// without split-K candidates across slices or clusters.
 func newTileKSpace(t testing.TB, w *workload.Workload) *Space {
+	t.Helper()
+	return newSplitSpace(t, w).WithSplitK(false).WithClusterK(false)
+}
+
+// newClusterKSpace returns w's mapspace with contracted axes split across
+// the clusters (Space.ClusterK) and K chunks, without split-K across
+// slices.
+func newClusterKSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
 	return newSplitSpace(t, w).WithSplitK(false)
 }
 
-// newSplitSpace returns w's whole mapspace, split-K candidates and K
-// chunks included (Space.SplitK, Space.TileK).
+// newSplitSpace returns w's whole mapspace, split-K candidates (across
+// slices and clusters) and K chunks included (Space.SplitK,
+// Space.ClusterK, Space.TileK).
 func newSplitSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
 	p, err := constraints.NewProblem(w, "")

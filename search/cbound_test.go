@@ -114,13 +114,13 @@ chips: 1
 					n++
 					rows := 1
 					// splitW is the room the contracted axes split across
-					// slices make (SplitK): ⌈log2 p⌉ a unit, as the SAT
-					// encoding's clauses add it.
+					// slices or clusters make (SplitK, ClusterK): ⌈log2 p⌉
+					// a unit, as the SAT encoding's clauses add it.
 					splitW := 0
 					for a, ax := range s.P.Axes {
 						rows *= c.Factor(a, Row)
 						if ax.Class == Contracted {
-							for f := c.Factor(a, Slice); f > 1; {
+							for f := c.Factor(a, Slice) * c.Factor(a, Cluster); f > 1; {
 								for p := 2; p <= f; p++ {
 									if f%p == 0 {
 										splitW += bits.Len(uint(p - 1))
@@ -131,7 +131,8 @@ chips: 1
 							}
 						}
 					}
-					if s.Split(&c) > 1 {
+					isSplit := s.Split(&c) > 1 || s.ClusterSplit(&c) > 1
+					if isSplit {
 						split++
 						require.LessOrEqual(t, bits.TrailingZeros(uint(rows)), s.TRFUnitsSplit()+splitW, named{s, &c})
 					} else {
@@ -149,7 +150,7 @@ chips: 1
 						if c.Switch {
 							limit = switched[k]
 						}
-						if s.Split(&c) > 1 && k != TensorOut {
+						if isSplit && k != TensorOut {
 							limit = s.DMUnitsSplit(k, 1) + splitW
 						}
 						require.LessOrEqual(t, u, limit, "tensor %d of %s", k, named{s, &c})

@@ -122,3 +122,8 @@ func wrap(cs *constraints.Space, memo *exprMemo) *Space {
 // WithTileK returns a copy of s with K-chunked candidates or without
 // (constraints.Space.WithTileK); the copy shares the memo.
 func (s *Space) WithTileK(on bool) *Space { return wrap(s.Space.WithTileK(on), s.memo) }
+
+// WithClusterK returns a copy of s with candidates whose contracted axes
+// split across the clusters or without (constraints.Space.WithClusterK);
+// the copy shares the memo.
+func (s *Space) WithClusterK(on bool) *Space { return wrap(s.Space.WithClusterK(on), s.memo) }

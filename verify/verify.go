@@ -407,7 +407,7 @@ func spatialOnce(t *kernel.Tensor) bool {
 // SliceSample chooses k slices at random (from seed) among the slices the
 // reference output is read from: the live slices of the DM source of every
 // to_hbm op writing it or one of its tile views. All of them when there are at most k. The result is
-// in ascending order.
+// in ascending order, with the peers withClusterPeers adds.
 func SliceSample(d *Device, p *kernel.Program, k int, seed uint64) ([]int, error) {
 	if p.Reference == nil {
 		return nil, errors.New("sample: the kernel states no reference")
@@ -447,7 +447,45 @@ func SliceSample(d *Device, p *kernel.Program, k int, seed uint64) ([]int, error
 		list = list[:k]
 		sort.Ints(list)
 	}
-	return list, nil
+	return withClusterPeers(d, p, list), nil
+}
+
+// withClusterPeers adds to a sample, when the program moves data between
+// the clusters' DMs slice for slice (a DM-to-DM DMA whose tensors have
+// different Cluster and the same Slice mappings: the cluster reduce's
+// exchange), the same slice of every other cluster of its chip: a sampled
+// slice's result depends on what its peers computed.
+func withClusterPeers(d *Device, p *kernel.Program, list []int) []int {
+	exchange := false
+	for _, op := range p.Ops {
+		if op.Kind != kernel.OpDMToDM {
+			continue
+		}
+		src, ok1 := p.Tensor(op.Src)
+		dst, ok2 := p.Tensor(op.Dst)
+		if !ok1 || !ok2 {
+			continue
+		}
+		sameCluster, _ := mapping.Equiv(src.Cluster, dst.Cluster)
+		sameSlice, _ := mapping.Equiv(src.Slice, dst.Slice)
+		exchange = exchange || !sameCluster && sameSlice
+	}
+	if !exchange {
+		return list
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, g := range list {
+		chip, _, slice := d.SliceCoords(g)
+		for cl := range d.clusters {
+			if h, ok := d.SliceIndex(chip, cl, slice); ok && !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
 }
 
 // RandomValues fills l with random values exactly representable in its
