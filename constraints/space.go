@@ -572,8 +572,12 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	// AddF / AddFxp, 002 L4826, L4893, in pair mode, L5154-5178).
 	s.tileK = s.splitK
 	// The cluster reduce adds them too, with a DMA between the clusters
-	// (ClusterK).
-	s.clusterK = s.splitK && s.clusters > 1
+	// (ClusterK), when each cluster can take a share of the output.
+	outSize := 1
+	for _, name := range p.Out.Axes {
+		outSize *= p.Axes[p.axis(name)].Size
+	}
+	s.clusterK = s.splitK && s.clusters > 1 && outSize%s.clusters == 0
 	if p.EpilogueVector() {
 		// The epilogue takes the main chain's Vector Engine pass, which
 		// split-K's Inter-Slice reduce and the K chunks' split reduce

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 )
 
 func loadKernel(t *testing.T, name string) *kernel.Program {
@@ -264,4 +265,45 @@ func TestLowerSwitchDualChannel(t *testing.T) {
 			assert.Equal(t, tc.flits, cfg.Switch.FlitsPerPacket)
 		})
 	}
+}
+
+// TestLowerClusterExchange: the cluster reduce's DMA (docs/spec-decisions.md
+// "Cluster reduce") moves P, partial sums over the clusters by K's digit,
+// into Q, over the clusters by the output's outermost digit, DM to DM
+// across the clusters (002 L2386-2389). Every DMN reads one cluster and
+// writes one (DMA-R3, 002 L2487-2491), the engine of the source cluster
+// runs it (002 L2548), all 8 DMNs of each cluster take part, and half the
+// bytes change cluster; with the destination's cluster part as the stream's
+// (the ordinary derivation) a DMN's time would cross the source's clusters,
+// which DMA-R3 refuses.
+func TestLowerClusterExchange(t *testing.T) {
+	p := parseKernel(t, `{"name": "exchange", "axes": "I=256, J=32, K=16", "chips": 1,
+  "tensors": [
+    {"name": "ps", "mem": "dm", "dtype": "f32", "role": "intermediate", "chip": "1", "cluster": "K / 8", "slice": "I", "element": "J", "addr": 0},
+    {"name": "pq", "mem": "dm", "dtype": "f32", "role": "intermediate", "chip": "1", "cluster": "J / 16", "slice": "I", "element": "K / 8, J % 16", "addr": 128}
+  ],
+  "ops": [{"context": "dma", "kind": "dm_to_dm", "src": "ps", "dst": "pq"}]}`)
+	require.NoError(t, Lower(Default(), p))
+	cmd := p.Ops[0].DMA
+	total, across := 0, 0
+	dmns := map[[2]int]bool{}
+	for _, d := range cmd.Descriptors {
+		assert.Equal(t, d.Dmn.Cluster, d.Src.Dmn.Cluster, "the source cluster's engine runs it")
+		dmns[[2]int{d.Dmn.Cluster, d.Dmn.DMN}] = true
+		total += d.Bytes
+		if d.Src.Dmn.Cluster != d.Dst.Dmn.Cluster {
+			across += d.Bytes
+		}
+	}
+	assert.Equal(t, 2*256*32*4, total, "every partial sum of both clusters")
+	assert.Equal(t, total/2, across, "half of them change cluster")
+	assert.Len(t, dmns, 16, "8 DMNs in each cluster")
+
+	src, _ := p.Tensor("ps")
+	dst, _ := p.Tensor("pq")
+	_, err := DeriveDMA(Default(), DMARequest{Axes: p.Axes, DType: src.DType, Src: dmaTensor(src), Dst: dmaTensor(dst),
+		Stream: DMAStream{Cluster: dst.Cluster, Time: src.Slice, Packet: mapping.MustParse("K / 8, J % 16", p.Axes, nil)}})
+	var v *Violation
+	require.ErrorAs(t, err, &v)
+	assert.Equal(t, "DMA-R3", v.Rule.ID)
 }
