@@ -58,7 +58,7 @@ RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 unit-norace:
 	@$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify & v=$$!; \
 	$(GO) test -count=1 -run '^(TestResultsReadmeTable|TestExplainLegal|TestMapEquivHuge)$$' ./cmd/tcpmap & c=$$!; \
-	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestClusterKSolveMatchesExhaustive|TestClusterKPlansVerify|TestClusterKBoundsAdmissible|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify|TestEpilogueFusedPlanVerifies|TestEpilogueCast|TestBroadcastOps|TestWhereGroups|TestPlanProperties|TestLowerBoundsAdmissible|TestLayoutRun|TestExplainPartial|TestExplainHelloGEMM|TestDownProjPackets|TestEvaluatorBuildPrecheck)$$' ./search; s=$$?; \
+	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestClusterKSolveMatchesExhaustive|TestClusterKPlansVerify|TestClusterKBoundsAdmissible|TestRowsOuterBoundsAdmissible|TestRowsOuterSolveMatchesExhaustive|TestRowsOuterPlansVerify|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify|TestEpilogueFusedPlanVerifies|TestEpilogueCast|TestBroadcastOps|TestWhereGroups|TestPlanProperties|TestLowerBoundsAdmissible|TestLayoutRun|TestExplainPartial|TestExplainHelloGEMM|TestDownProjPackets|TestEvaluatorBuildPrecheck)$$' ./search; s=$$?; \
 	wait $$v; r=$$?; wait $$c; q=$$?; test $$s -eq 0 -a $$r -eq 0 -a $$q -eq 0
 
 long:

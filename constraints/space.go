@@ -270,7 +270,18 @@ type Candidate struct {
 	// TileOrder lists the tiled axes, outermost loop first; unused entries
 	// are noAxis.
 	TileOrder [MaxAxes]uint8
+	// RowOuter has bit a set when axis a's Row digit sits above its Time
+	// digit (`J / 4 % 8` on Row, `J % 4` in Time, as the vendor's
+	// projection kernels map Q), rather than below it (`J / 8 % 4` in
+	// Time, `J % 8` on Row, the Hello GEMM's, 002 L483-484, L503). Only a
+	// stationary operand's free axis with Row and Time factors both above
+	// 1 has the choice (Space.RowsOuter).
+	RowOuter uint8
 }
+
+// RowAbove reports whether axis a's Row digit sits above its Time digit
+// (Candidate.RowOuter).
+func (c *Candidate) RowAbove(a int) bool { return c.RowOuter&(1<<uint(a)) != 0 }
 
 // order returns the used prefix of an order array.
 func order(o [MaxAxes]uint8) []int {
@@ -294,11 +305,21 @@ func (c *Candidate) Tiles() []int { return order(c.TileOrder) }
 func (c *Candidate) Factor(a int, l Level) int { return int(c.Split[a][l]) }
 
 // Below returns the product of axis a's factors at levels minor to l: the
-// coordinate stride of its level-l digit.
+// coordinate stride of its level-l digit. The levels nest Tile, Chip,
+// Cluster, Slice, Time, Row, Packet within an axis, Row above Time where
+// the candidate says so (RowOuter).
 func (c *Candidate) Below(a int, l Level) int {
 	n := 1
 	for k := l + 1; k < NumLevels; k++ {
 		n *= c.Factor(a, k)
+	}
+	if c.RowAbove(a) {
+		switch l {
+		case Time:
+			n /= c.Factor(a, Row)
+		case Row:
+			n *= c.Factor(a, Time)
+		}
 	}
 	return n
 }
@@ -339,6 +360,19 @@ func (c *Candidate) String(p *Problem) string {
 		}
 		if c.DoubleBuffer {
 			b.WriteString(" double")
+		}
+	}
+	if c.RowOuter != 0 {
+		b.WriteString(" rows-outer=")
+		first := true
+		for a, ax := range p.Axes {
+			if c.RowAbove(a) {
+				if !first {
+					b.WriteByte(',')
+				}
+				b.WriteString(ax.Name)
+				first = false
+			}
 		}
 	}
 	fmt.Fprintf(&b, " %s bcast=%s layout=%s/%s/%s", c.Mode, c.Bcast, c.Layout[0], c.Layout[1], c.Layout[2])
@@ -385,6 +419,9 @@ type Space struct {
 	// clusterK is set when contracted axes may be split across the
 	// clusters (ClusterK).
 	clusterK bool
+	// rowsOuter is set when a Row digit may sit above its axis's Time
+	// digit (RowsOuter).
+	rowsOuter bool
 	// copyOut is set when the output may be rewritten in HBM order by a
 	// copy chain (CopiesOutput).
 	copyOut bool
@@ -478,6 +515,30 @@ func (s *Space) WithClusterK(on bool) *Space {
 	t := *s
 	t.clusterK = on && s.clusterK
 	return &t
+}
+
+// RowsOuter reports whether the space holds both orders of a stationary
+// free axis's Row and Time digits (Candidate.RowOuter): with the Row digit
+// above, each Row's weights are a contiguous run of the axis (the TRF load
+// reads the DM tensor in order, and the vendor's projection kernels map Q
+// so, `Q / 4 % 8` on Row and `Q % 4` in Time); below, neighbouring Rows
+// hold neighbouring positions, so that the accumulator's Row # 8 packet
+// (002 L4447-4448) is a contiguous run of the output.
+func (s *Space) RowsOuter() bool { return s.rowsOuter }
+
+// WithRowsOuter returns a copy of s with or without the candidates whose
+// Row digits sit above their Time digits.
+func (s *Space) WithRowsOuter(on bool) *Space {
+	t := *s
+	t.rowsOuter = on && s.rowsOuter
+	return &t
+}
+
+// rowOrderOpen reports whether axis a of c may take either order of its
+// Row and Time digits: a stationary operand's free axis with both factors
+// above 1 (otherwise the two orders are one mapping).
+func (s *Space) rowOrderOpen(c *Candidate, a int) bool {
+	return s.rowsOuter && s.Role(a, c.Stationary) == RoleFW && c.Factor(a, Row) > 1 && c.Factor(a, Time) > 1
 }
 
 // ClusterSplit returns the clusters c's partial sums are spread over: the
@@ -578,6 +639,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 		outSize *= p.Axes[p.axis(name)].Size
 	}
 	s.clusterK = s.splitK && s.clusters > 1 && outSize%s.clusters == 0
+	s.rowsOuter = true
 	if p.EpilogueVector() {
 		// The epilogue takes the main chain's Vector Engine pass, which
 		// split-K's Inter-Slice reduce and the K chunks' split reduce
@@ -669,6 +731,9 @@ func (s *Space) Check(c *Candidate) error {
 	if c.Acc >= NumAccumulations {
 		return fmt.Errorf("accumulation kind %d out of range", c.Acc)
 	}
+	if c.RowOuter>>uint(len(p.Axes)) != 0 {
+		return fmt.Errorf("rows-outer bits %b name no axis", c.RowOuter)
+	}
 	for t, l := range c.Layout {
 		if l >= NumLayouts {
 			return fmt.Errorf("layout %d out of range", l)
@@ -710,6 +775,9 @@ func (s *Space) Check(c *Candidate) error {
 		}
 		if c.Factor(a, Chip) != 1 {
 			return fmt.Errorf("axis %s: chip factor %d; one chip is mapped", ax.Name, c.Factor(a, Chip))
+		}
+		if c.RowAbove(a) && !s.rowOrderOpen(c, a) {
+			return fmt.Errorf("axis %s: its Row digit above its Time digit, but only a stationary operand's free axis with Row and Time factors has the choice", ax.Name)
 		}
 		slice *= c.Factor(a, Slice)
 		cluster *= c.Factor(a, Cluster)
@@ -1234,7 +1302,7 @@ func (e *enumerator) orders(c Candidate) {
 		d := c
 		d.Bcast = BcastFetch
 		SetOrder(&d.Order, ord)
-		e.layouts(d)
+		e.rowOrders(d)
 		return !e.stop
 	})
 	if len(inner) == 0 || e.stop {
@@ -1245,7 +1313,7 @@ func (e *enumerator) orders(c Candidate) {
 			d := c
 			d.Bcast = BcastAlign
 			SetOrder(&d.Order, append(append([]int(nil), outer...), in...))
-			e.layouts(d)
+			e.rowOrders(d)
 			return !e.stop
 		})
 		return !e.stop
@@ -1288,6 +1356,28 @@ func permute(xs []int, f func([]int) bool) {
 		for l, r := i+1, len(cur)-1; l < r; l, r = l+1, r-1 {
 			cur[l], cur[r] = cur[r], cur[l]
 		}
+	}
+}
+
+// rowOrders enumerates, for each stationary free axis with Row and Time
+// factors, its Row digit below and above its Time digit
+// (Candidate.RowOuter), then the layouts.
+func (e *enumerator) rowOrders(c Candidate) {
+	var open []int
+	for a := range e.s.P.Axes {
+		if e.s.rowOrderOpen(&c, a) {
+			open = append(open, a)
+		}
+	}
+	for mask := 0; mask < 1<<len(open) && !e.stop; mask++ {
+		d := c
+		d.RowOuter = 0
+		for i, a := range open {
+			if mask&(1<<i) != 0 {
+				d.RowOuter |= 1 << uint(a)
+			}
+		}
+		e.layouts(d)
 	}
 }
 

@@ -404,7 +404,11 @@ func (s *Space) innermostDM(c *Candidate, t int) (axis int, level Level, ok bool
 		// with a digit, at its lowest level with a factor.
 		for i := len(s.HBMOrder(t)) - 1; i >= 0; i-- {
 			a := s.HBMOrder(t)[i]
-			for l := Packet; l >= Time; l-- {
+			levels := []Level{Packet, Row, Time}
+			if c.RowAbove(a) {
+				levels = []Level{Packet, Time, Row}
+			}
+			for _, l := range levels {
 				if c.Factor(a, l) > 1 {
 					return a, l, true
 				}

@@ -40,6 +40,13 @@ func workloadFile(t testing.TB, name string) *workload.Workload {
 // K-chunk tests (tilek_test.go) newTileKSpace.
 func newSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
+	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false)
+}
+
+// newRowsOuterSpace is newSpace with both orders of a stationary free
+// axis's Row and Time digits (Space.RowsOuter).
+func newRowsOuterSpace(t testing.TB, w *workload.Workload) *Space {
+	t.Helper()
 	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false)
 }
 
@@ -47,7 +54,7 @@ func newSpace(t testing.TB, w *workload.Workload) *Space {
 // without split-K candidates across slices or clusters.
 func newTileKSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithClusterK(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithClusterK(false).WithRowsOuter(false)
 }
 
 // newClusterKSpace returns w's mapspace with contracted axes split across
@@ -55,7 +62,7 @@ func newTileKSpace(t testing.TB, w *workload.Workload) *Space {
 // slices.
 func newClusterKSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithRowsOuter(false)
 }
 
 // newSplitSpace returns w's whole mapspace, split-K candidates (across

@@ -127,3 +127,8 @@ func (s *Space) WithTileK(on bool) *Space { return wrap(s.Space.WithTileK(on), s
 // split across the clusters or without (constraints.Space.WithClusterK);
 // the copy shares the memo.
 func (s *Space) WithClusterK(on bool) *Space { return wrap(s.Space.WithClusterK(on), s.memo) }
+
+// WithRowsOuter returns a copy of s with or without the candidates whose
+// Row digits sit above their Time digits (constraints.Space.WithRowsOuter);
+// the copy shares the memo.
+func (s *Space) WithRowsOuter(on bool) *Space { return wrap(s.Space.WithRowsOuter(on), s.memo) }

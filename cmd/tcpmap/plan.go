@@ -317,6 +317,15 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "  time order: %s\n", orNone(m.TimeOrder))
+	var outer []string
+	for _, a := range m.Axes {
+		if a.RowOuter {
+			outer = append(outer, a.Name)
+		}
+	}
+	if len(outer) > 0 {
+		fmt.Fprintf(w, "  Row digit above the Time digit: %s\n", strings.Join(outer, ", "))
+	}
 	if len(m.TileOrder) > 0 {
 		buf := "single-buffered"
 		if m.DoubleBuffer {

@@ -163,6 +163,11 @@ type AxisMapping struct {
 	Time    int    `json:"time"`
 	Row     int    `json:"row"`
 	Packet  int    `json:"packet"`
+	// RowOuter is set when the axis's Row digit sits above its Time digit
+	// (`J / 4 % 8` on Row, `J % 4` in Time) rather than below it (the
+	// Hello GEMM's `J % 8` on Row, 002 L483-484): only a stationary-free
+	// axis with Row and Time factors above 1.
+	RowOuter bool `json:"row_outer,omitempty"`
 }
 
 // TensorLayout is the DM element order chosen for one tensor.

@@ -183,6 +183,9 @@ func (p *Plan) validateMapping(axes mapping.Axes, ein *workload.Einsum) error {
 		if prod != a.Size {
 			return fieldErr(at, "the factors of %s multiply to %d, not its size %d", a.Name, prod, a.Size)
 		}
+		if a.RowOuter && (a.Class != "stationary-free" || a.Row <= 1 || a.Time <= 1) {
+			return fieldErr(at+".row_outer", "axis %s (%s, row %d, time %d): only a stationary-free axis with Row and Time factors above 1 orders them", a.Name, a.Class, a.Row, a.Time)
+		}
 		chips *= a.Chip
 	}
 	if chips != p.Program.Chips {
