@@ -988,6 +988,11 @@ func (s *Space) LayoutsDiffer(c *Candidate, t int) bool {
 	// or the buffering: the rest of c keys the memo.
 	k := *c
 	k.Layout, k.TileOrder, k.DoubleBuffer = [NumTensors]Layout{}, [MaxAxes]uint8{}, false
+	if t == 1-int(c.Stationary) {
+		// Nor does the streamed operand's on the stationary operand's
+		// digit order.
+		k.RowOuter = 0
+	}
 	return s.memo.differ(k, t, func() bool { return s.layoutsDifferOf(c, t) })
 }
 
