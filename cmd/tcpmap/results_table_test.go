@@ -122,8 +122,14 @@ func plansTable(dir string) (string, error) {
 			feat = append(feat, t)
 		}
 		for _, a := range m.Axes {
+			if a.RowOuter {
+				feat = append(feat, fmt.Sprintf("%s Row above Time", a.Name))
+			}
 			if a.Class != "contracted" {
 				continue
+			}
+			if a.Cluster > 1 {
+				feat = append(feat, fmt.Sprintf("cluster reduce %s×%d", a.Name, a.Cluster))
 			}
 			if a.Slice > 1 {
 				feat = append(feat, fmt.Sprintf("split-K %s×%d", a.Name, a.Slice))
