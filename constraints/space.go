@@ -386,12 +386,16 @@ func (c *Candidate) String(p *Problem) string {
 type Space struct {
 	P    *Problem
 	Spec *engines.Spec
-	// NoDualChannel leaves out the candidates whose collect packet is one
-	// 64-byte dual-channel flit (PacketMode Dual): the vendor's libraries
-	// collect 32-byte flits only (docs/spec-decisions.md "Collect packet:
-	// 32-byte flits in the libraries, 64-byte dual-channel flits in the
-	// manual"). `tcpmap plan --target visa-0.1|opt-0.6` sets it.
-	NoDualChannel bool
+	// Library makes the space the vendor's libraries' rather than the
+	// manual's hardware (`tcpmap plan --target visa-0.1|opt-0.6` sets it):
+	// it leaves out the candidates whose collect packet is one 64-byte
+	// dual-channel flit (PacketMode Dual), as the libraries collect
+	// 32-byte flits only (docs/spec-decisions.md "Collect packet: 32-byte
+	// flits in the libraries, 64-byte dual-channel flits in the manual"),
+	// and a cluster reduce exchanges its partial sums through HBM, as the
+	// libraries' DM-to-DM DMA keeps the Cluster mapping
+	// (docs/spec-decisions.md "Cluster reduce").
+	Library bool
 	// ebits is the input element size in bits.
 	ebits int
 	// rows, slices, clusters are the hardware counts; dmns the DMNs of a
@@ -1067,7 +1071,7 @@ type enumerator struct {
 
 // keep reports whether the branch at stage st goes on.
 func (e *enumerator) keep(st Stage, c *Candidate) bool {
-	if e.s.NoDualChannel && st == StagePacket && c.Mode == Dual {
+	if e.s.Library && st == StagePacket && c.Mode == Dual {
 		return false
 	}
 	return !e.stop && (e.Where == nil || e.Where(st, c))

@@ -708,6 +708,13 @@ func (w *rustWriter) op(op *kernel.Op, tail bool) error {
 	switch op.Kind {
 	case kernel.OpToDM, kernel.OpDMToDM:
 		dst, _ := p.Tensor(op.Dst)
+		if src, _ := p.Tensor(op.Src); op.Kind == kernel.OpDMToDM && src != nil {
+			if same, _ := mapping.Equiv(src.Cluster, dst.Cluster); !same {
+				// The cluster reduce's exchange on the manual's hardware.
+				return fmt.Errorf("op %s -> %s: a DM-to-DM DMA between the clusters (Cluster %s to %s, 002 L2386-2389) has no call in the libraries: DmTensor::to_dm keeps the Cluster mapping; plan with --target visa-0.1 or opt-0.6, whose cluster reduce exchanges through HBM",
+					op.Src, op.Dst, src.Cluster.Text(), dst.Cluster.Text())
+			}
+		}
 		// 002 L339: `let lhs: DmTensor<...> = lhs.to_dm(&mut ctx.tdma, 0);`
 		w.line("%s%s%s.to_dm(%s);", w.ind, w.bind(dst), op.Src, w.dmaArgs(dst, false))
 	case kernel.OpHBMToHBM:

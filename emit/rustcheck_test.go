@@ -188,7 +188,7 @@ func TestRustCheck(t *testing.T) {
 		jobs = append(jobs, checkJob{name: string(api) + "/" + name, file: file, api: api})
 	}
 	progs := storedPrograms(t, false)
-	for _, name := range tiledKernels {
+	for _, name := range append(append([]string(nil), tiledKernels...), clusterKLibrary) {
 		p, err := rustread.ReadFile(filepath.Join("testdata", name+".json"))
 		require.NoError(t, err)
 		progs[name] = p

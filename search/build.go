@@ -783,8 +783,8 @@ type clusterReduce struct {
 	// its group the digit kd).
 	add splitReduce
 	// half is the Cluster of Q and of the output DM tensor; q and out
-	// their elements.
-	half, q, out *mapping.Expr
+	// their elements; kd the contracted axis's cluster digit.
+	half, q, out, kd *mapping.Expr
 }
 
 // clusterReduce returns the cluster reduce of a candidate whose
@@ -825,6 +825,7 @@ func (b *build) clusterReduce() (*clusterReduce, error) {
 	return &clusterReduce{
 		add:  splitReduce{acc: b.p.Acc, out: b.p.Out.DType, axis: axis, group: kd, time: inner, packet: packet, cast: acc.cast},
 		half: half,
+		kd:   kd,
 		q:    b.pair(kd, inner, packet),
 		out:  b.pair(inner, packet),
 	}, nil
@@ -1261,7 +1262,7 @@ func (b *build) program() (*kernel.Program, error) {
 	// DMA between the clusters, the two of its half (Q).
 	// With K chunks P is the running sum the last chunk's split reduce
 	// writes.
-	var clusterP, clusterQ string
+	var clusterP, clusterQ, clusterX string
 	if cr != nil {
 		if nk > 1 {
 			sums := partials[1:]
@@ -1274,6 +1275,20 @@ func (b *build) program() (*kernel.Program, error) {
 		tq, _ := dmTensor(&p.Out, p.Out.Name+"_cq", cr.q)
 		tq.DType, tq.Cluster = p.Acc, cr.half
 		clusterQ = tq.Name
+		if b.s.Library {
+			// For the libraries the exchange goes through HBM: the
+			// cluster's partial sums out (kd, then each slice's share in
+			// DM order), then each half's two back under the other
+			// Cluster mapping.
+			n, err := p.Acc.BytesFor(2 * cr.q.Size() * b.sliceDigits().Size())
+			if err != nil {
+				return nil, err
+			}
+			clusterX = p.Out.Name + "_cx"
+			prog.Tensors = append(prog.Tensors, &kernel.Tensor{Name: clusterX, Mem: kernel.HBM, DType: p.Acc, Role: kernel.Intermediate,
+				Chip: one, Element: b.pair(cr.kd, b.sliceDigits(), oe), Addr: addr})
+			addr += constraints.AlignUp(int64(n), hbmRegion)
+		}
 	}
 	// Addresses: consecutive, aligned, inside one slice's DM.
 	limit := int64(b.s.Spec.DM.BytesPerSlice.Value)
@@ -1438,8 +1453,15 @@ func (b *build) program() (*kernel.Program, error) {
 			}
 		}
 		if cr != nil && chunk == nk-1 {
+			if clusterX == "" {
+				// One DMA between the clusters' DMs (002 L2386-2389).
+				so.main = append(so.main, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpDMToDM, Src: clusterP, Dst: clusterQ})
+			} else {
+				so.main = append(so.main,
+					&kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToHBM, Src: clusterP, Dst: clusterX},
+					&kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToDM, Src: clusterX, Dst: clusterQ})
+			}
 			so.main = append(so.main,
-				&kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpDMToDM, Src: clusterP, Dst: clusterQ},
 				&kernel.Op{Context: kernel.CtxMain, Kind: kernel.OpChain, Stages: cr.add.stages(clusterQ, "", cur(gout, gout.bufs), true)})
 		}
 		if cp != nil {

@@ -1,12 +1,17 @@
 package search
 
 import (
+	"encoding/json"
+	"flag"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/engines"
+	"tcpmap/model/kernel"
 	"tcpmap/verify"
 )
 
@@ -128,5 +133,56 @@ func TestClusterKPlansVerify(t *testing.T) {
 			assert.GreaterOrEqual(t, len(verified), 2, "kinds verified: %v", verified)
 			t.Logf("verified %v", verified)
 		})
+	}
+}
+
+var writeClusterK = flag.Bool("write-clusterk", false, "write emit/testdata/clusterk-library.json, the library route's kernel (TestClusterKLibraryRoute)")
+
+// TestClusterKLibraryRoute: for the vendor's libraries (Space.Library,
+// plan --target visa-0.1|opt-0.6), whose DmTensor::to_dm keeps the Cluster
+// mapping, the cluster reduce exchanges its partial sums through HBM: the
+// cluster's partial sums to an HBM tensor, then each half's two back into
+// DM under the other Cluster mapping, with no DM-to-DM DMA; the kernel
+// verifies, and it is the K-unchunked cluster-split kernel emit's tests
+// and rust-check spell in both APIs (emit/testdata/clusterk-library.json).
+func TestClusterKLibraryRoute(t *testing.T) {
+	t.Parallel()
+	s := newClusterKSpace(t, loadWorkload(t, clusterKSpaces[0].src))
+	s.Library = true
+	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+	require.NoError(t, err)
+	var found *Evaluated
+	var cand Candidate
+	s.Enumerate(func(c Candidate) bool {
+		if s.ClusterSplit(&c) == 1 || s.KTiles(&c) > 1 || c.TileOrder[0] != NoAxis {
+			return true
+		}
+		if x := ev.evaluate(0, &c, nil); x != nil {
+			found, cand = x, c
+			return false
+		}
+		return true
+	})
+	require.NotNil(t, found, "a legal cluster-split candidate")
+	var kinds []string
+	for _, op := range found.Program.Ops {
+		if op.Kind != kernel.OpChain {
+			kinds = append(kinds, string(op.Kind)+" "+op.Src+" "+op.Dst)
+		}
+	}
+	assert.Contains(t, kinds, "to_hbm out_cp out_cx")
+	assert.Contains(t, kinds, "to_dm out_cx out_cq")
+	assert.NotContains(t, strings.Join(kinds, ","), "dm_to_dm")
+	if !raceDetector {
+		rep, err := verify.Verify(engines.Default(), found.Program, verify.Options{Seed: 3})
+		require.NoError(t, err)
+		assert.True(t, rep.Pass, "%s", rep)
+	}
+	if *writeClusterK {
+		p, err := s.Build(&cand)
+		require.NoError(t, err)
+		data, err := json.MarshalIndent(p, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile("../emit/testdata/clusterk-library.json", append(data, '\n'), 0o644))
 	}
 }

@@ -57,12 +57,12 @@ type Options struct {
 	// holds more than this many bytes (0: no limit); Stats.Stopped is then
 	// StoppedMemory.
 	MemoryBudget uint64
-	// Spec, Exhaustive, NoPad and NoDualChannel configure PlanOp (op.go):
+	// Spec, Exhaustive, NoPad and Library configure PlanOp (op.go):
 	// the hardware (nil: engines.Default()), the exhaustive planner
-	// instead of the SAT one for an einsum op, no padded search, and no
-	// 64-byte dual-channel collects (tcpmap plan --target).
-	Spec                             *engines.Spec
-	Exhaustive, NoPad, NoDualChannel bool
+	// instead of the SAT one for an einsum op, no padded search, and the
+	// libraries' space (constraints.Space.Library, tcpmap plan --target).
+	Spec                       *engines.Spec
+	Exhaustive, NoPad, Library bool
 }
 
 // Why a search stopped before its end (Stats.Stopped).

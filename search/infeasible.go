@@ -208,7 +208,7 @@ func (s *Space) resized(sizes map[string]int) (*Space, error) {
 	}
 	r, err := NewSpace(p, s.Spec)
 	if r != nil {
-		r.NoDualChannel = s.NoDualChannel
+		r.Library = s.Library
 		if !s.SplitK() {
 			r = r.WithSplitK(false)
 		}

@@ -215,7 +215,7 @@ func planEinsumOp(w *workload.Workload, o *workload.Op, name string, spec *engin
 	if err != nil {
 		return nil, err
 	}
-	s.NoDualChannel = opts.NoDualChannel
+	s.Library = opts.Library
 	run := Solve
 	if opts.Exhaustive {
 		run = Exhaustive

@@ -19,7 +19,7 @@ func PlanPoint(ctx context.Context, p *SweepPoint) (*results.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.NoDualChannel = p.Options.Target != "manual"
+	s.Library = p.Options.Target != "manual"
 	run := Solve
 	if p.Options.Planner == "exhaustive" {
 		run = Exhaustive

@@ -7,18 +7,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestNoDualChannel: a space for the vendor's libraries (NoDualChannel,
+// TestLibrary: a space for the vendor's libraries (Library,
 // `tcpmap plan --target visa-0.1|opt-0.6`) enumerates exactly the
 // candidates of the whole space whose packet mode is not Dual, and both
 // planners plan within it.
-func TestNoDualChannel(t *testing.T) {
+func TestLibrary(t *testing.T) {
 	t.Parallel()
 	w := loadWorkload(t, tinyGEMV)
 	s := newSpace(t, w)
 	var all, single []Candidate
 	s.Enumerate(func(c Candidate) bool { all = append(all, c); return true })
 	n := newSpace(t, w)
-	n.NoDualChannel = true
+	n.Library = true
 	n.Enumerate(func(c Candidate) bool { single = append(single, c); return true })
 	var want []Candidate
 	for _, c := range all {

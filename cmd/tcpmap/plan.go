@@ -50,8 +50,8 @@ type planOutput struct {
 // 64-byte dual-channel flits in the manual").
 var planTargets = map[string]string{
 	"manual":   "the manual's hardware: collect packets of one 32-byte flit or one 64-byte dual-channel flit",
-	"visa-0.1": "furiosa-visa-std 0.1.0: collect packets of one 32-byte flit, no dual-channel candidates",
-	"opt-0.6":  "furiosa-opt-std 0.6.0: collect packets of one 32-byte flit, no dual-channel candidates",
+	"visa-0.1": "furiosa-visa-std 0.1.0: collect packets of one 32-byte flit, no dual-channel candidates, a cluster reduce through HBM",
+	"opt-0.6":  "furiosa-opt-std 0.6.0: collect packets of one 32-byte flit, no dual-channel candidates, a cluster reduce through HBM",
 }
 
 func newPlanCmd(g *globals) *cobra.Command {
@@ -98,7 +98,10 @@ bottleneck, and the search statistics.
 the hardware the manual describes; visa-0.1 and opt-0.6 (the APIs of tcpmap
 emit --api) leave out the candidates whose collect packet is one 64-byte
 dual-channel flit, which both of the vendor's libraries refuse (their collect
-makes 32-byte flits).
+makes 32-byte flits), and exchange a cluster reduce's partial sums through
+HBM (the libraries' DM-to-DM DMA keeps the Cluster mapping; on the manual's
+hardware one DMA moves them between the clusters' DMs, which the Rust
+emitter cannot spell in either library).
 
 --top N lists the N best candidates. --timeout stops the search early with
 the best candidate found so far and the gap to the proven lower bound; Ctrl-C
@@ -171,7 +174,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			if err != nil {
 				return err
 			}
-			s.NoDualChannel = target != "manual"
+			s.Library = target != "manual"
 			stderr := c.ErrOrStderr()
 			run := search.Solve
 			if planner == "exhaustive" {
@@ -272,7 +275,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
 	cmd.Flags().BoolVar(&noPad, "no-pad", false, "when no mapping is legal at the workload's sizes, do not plan the nearest padding (report the paddings instead)")
 	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
-	cmd.Flags().StringVar(&target, "target", "manual", "the library the kernel is for: manual, visa-0.1 or opt-0.6 (no 64-byte dual-channel collect packets)")
+	cmd.Flags().StringVar(&target, "target", "manual", "the library the kernel is for: manual, visa-0.1 or opt-0.6 (no 64-byte dual-channel collect packets, a cluster reduce through HBM)")
 	return cmd
 }
 
