@@ -29,7 +29,7 @@ var clusterKSpaces = []struct {
 	name, src string
 	long      bool
 }{
-	{"cluster-gemm", "name: cluster-gemm\neinsum: IK,KJ->IJ\naxes: {I: 4, J: 32, K: 256}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n", false},
+	{"cluster-gemm", "name: cluster-gemm\neinsum: IK,KJ->IJ\naxes: {I: 2, J: 32, K: 256}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n", false},
 	{"cluster-gemm-k512", "name: cluster-gemm-k512\neinsum: IK,KJ->IJ\naxes: {I: 8, J: 32, K: 512}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n", true},
 	{"cluster-gemm-i32", "name: cluster-gemm-i32\neinsum: IK,KJ->IJ\naxes: {I: 8, J: 64, K: 1024}\ndtype: {in: i8, acc: i32, out: i32}\nchips: 1\n", true},
 }

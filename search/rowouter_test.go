@@ -119,7 +119,7 @@ func TestRowsOuterMapSpec(t *testing.T) {
 // 8 Rows and 2 Time steps.
 const rowsOuterGEMM = `name: rows-outer-gemm
 einsum: IK,KJ->IJ
-axes: {I: 16, J: 16, K: 32}
+axes: {I: 16, J: 8, K: 32}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `
