@@ -1009,11 +1009,17 @@ func (s *Space) layoutsDifferOf(c *Candidate, t int) bool {
 	var e1, e2 *mapping.Expr
 	switch {
 	case t == TensorOut:
-		e1, err1 = b1.outElement()
-		e2, err2 = b2.outElement()
-		if err1 != nil || err2 != nil {
+		// The compute layout's element (b2), and the same digits in HBM
+		// order (outParts under LayoutHBM), without building it twice.
+		rest, packet, err := b2.outParts()
+		if err != nil {
 			return false
 		}
+		sorted, err := b2.hbmSorted(rest)
+		if err != nil {
+			return false
+		}
+		e1, e2 = b2.pair(sorted, packet), b2.pair(rest, packet)
 	case t == b1.x:
 		e1, e2 = b1.xElement(), b2.xElement()
 	default:
