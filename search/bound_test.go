@@ -5,6 +5,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tcpmap/engines"
+	"tcpmap/verify"
 )
 
 // TestLowerBoundsAdmissible: on every legal candidate of small spaces (a
@@ -108,6 +111,50 @@ func eachLegal(t *testing.T, s *Space, f func(c *Candidate, x *Evaluated)) {
 		i++
 		return true
 	})
+}
+
+// boundsBelowWhere checks every lower bound of every legal candidate of s
+// that keep selects (a sample under -short, eachLegal) against its price,
+// and returns how many it checked.
+func boundsBelowWhere(t *testing.T, s *Space, keep func(*Candidate) bool) int {
+	t.Helper()
+	n := 0
+	eachLegal(t, s, func(c *Candidate, x *Evaluated) {
+		if keep(c) {
+			n++
+			requireBoundsBelow(t, s, c, x.Report.Cycles)
+		}
+	})
+	return n
+}
+
+// verifyKinds runs on the simulator, against the reference, the first
+// legal candidate of s of each kind (kind's value) among those keep
+// selects, once per sample size (0: every slice), and returns the kinds
+// verified.
+func verifyKinds[K comparable](t *testing.T, s *Space, keep func(*Candidate) bool, kind func(*Candidate) K, samples ...int) map[K]bool {
+	t.Helper()
+	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+	require.NoError(t, err)
+	verified := map[K]bool{}
+	s.Enumerate(func(c Candidate) bool {
+		kd := kind(&c)
+		if !keep(&c) || verified[kd] {
+			return true
+		}
+		x := ev.evaluate(0, &c, nil)
+		if x == nil {
+			return true
+		}
+		verified[kd] = true
+		for _, sample := range samples {
+			rep, err := verify.Verify(engines.Default(), x.Program, verify.Options{Seed: 5, Sample: sample})
+			require.NoError(t, err, c.String(s.P))
+			assert.True(t, rep.Pass, "%s (sample %d): %s", c.String(s.P), sample, rep)
+		}
+		return true
+	})
+	return verified
 }
 
 // requireBoundsBelow checks every lower bound of candidate c against its

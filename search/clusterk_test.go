@@ -76,13 +76,7 @@ func TestClusterKBoundsAdmissible(t *testing.T) {
 				longOnly(t)
 			}
 			s := newClusterKSpace(t, loadWorkload(t, w.src))
-			split := 0
-			eachLegal(t, s, func(c *Candidate, x *Evaluated) {
-				if s.ClusterSplit(c) > 1 {
-					split++
-					requireBoundsBelow(t, s, c, x.Report.Cycles)
-				}
-			})
+			split := boundsBelowWhere(t, s, func(c *Candidate) bool { return s.ClusterSplit(c) > 1 })
 			assert.Positive(t, split, "legal cluster-split candidates")
 		})
 	}
@@ -105,31 +99,13 @@ func TestClusterKPlansVerify(t *testing.T) {
 				longOnly(t)
 			}
 			s := newClusterKSpace(t, loadWorkload(t, w.src))
-			ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
-			require.NoError(t, err)
 			type kind struct {
 				k      int
 				tiled  bool
 				double bool
 			}
-			verified := map[kind]bool{}
-			s.Enumerate(func(c Candidate) bool {
-				kd := kind{s.KTiles(&c), c.TileOrder[0] != NoAxis, c.DoubleBuffer}
-				if s.ClusterSplit(&c) == 1 || verified[kd] {
-					return true
-				}
-				x := ev.evaluate(0, &c, nil)
-				if x == nil {
-					return true
-				}
-				verified[kd] = true
-				for _, sample := range []int{0, 2} {
-					rep, err := verify.Verify(engines.Default(), x.Program, verify.Options{Seed: 5, Sample: sample})
-					require.NoError(t, err, c.String(s.P))
-					assert.True(t, rep.Pass, "%s (sample %d): %s", c.String(s.P), sample, rep)
-				}
-				return true
-			})
+			verified := verifyKinds(t, s, func(c *Candidate) bool { return s.ClusterSplit(c) > 1 },
+				func(c *Candidate) kind { return kind{s.KTiles(c), c.TileOrder[0] != NoAxis, c.DoubleBuffer} }, 0, 2)
 			assert.GreaterOrEqual(t, len(verified), 2, "kinds verified: %v", verified)
 			t.Logf("verified %v", verified)
 		})

@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/constraints"
-	"tcpmap/engines"
-	"tcpmap/verify"
 )
 
 // A stationary free axis's Row digit above its Time digit
@@ -28,13 +26,7 @@ func TestRowsOuterBoundsAdmissible(t *testing.T) {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
 	}
 	s := newRowsOuterSpace(t, loadWorkload(t, rowsOuterGEMM))
-	outer := 0
-	eachLegal(t, s, func(c *Candidate, x *Evaluated) {
-		if c.RowOuter != 0 {
-			outer++
-			requireBoundsBelow(t, s, c, x.Report.Cycles)
-		}
-	})
+	outer := boundsBelowWhere(t, s, func(c *Candidate) bool { return c.RowOuter != 0 })
 	assert.Positive(t, outer, "legal row-outer candidates")
 }
 
@@ -64,29 +56,12 @@ func TestRowsOuterPlansVerify(t *testing.T) {
 		t.Skip("the simulator runs without the race detector (make test's unit-norace)")
 	}
 	s := newRowsOuterSpace(t, loadWorkload(t, rowsOuterGEMM))
-	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
-	require.NoError(t, err)
 	type kind struct {
-		stationary uint8
-		out        Layout
-		acc        Accumulation
+		out Layout
+		acc Accumulation
 	}
-	verified := map[kind]bool{}
-	s.Enumerate(func(c Candidate) bool {
-		kd := kind{c.Stationary, c.Layout[TensorOut], c.Acc}
-		if c.RowOuter == 0 || verified[kd] {
-			return true
-		}
-		x := ev.evaluate(0, &c, nil)
-		if x == nil {
-			return true
-		}
-		verified[kd] = true
-		rep, err := verify.Verify(engines.Default(), x.Program, verify.Options{Seed: 9})
-		require.NoError(t, err, c.String(s.P))
-		assert.True(t, rep.Pass, "%s: %s", c.String(s.P), rep)
-		return true
-	})
+	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.RowOuter != 0 },
+		func(c *Candidate) kind { return kind{c.Layout[TensorOut], c.Acc} }, 0)
 	assert.GreaterOrEqual(t, len(verified), 2, "kinds verified: %v", verified)
 	t.Logf("verified %v", verified)
 }

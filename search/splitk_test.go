@@ -66,13 +66,7 @@ func TestSplitKBoundsAdmissible(t *testing.T) {
 				longOnly(t)
 			}
 			s := newSplitSpace(t, loadWorkload(t, w.src))
-			split := 0
-			eachLegal(t, s, func(c *Candidate, x *Evaluated) {
-				if s.Split(c) > 1 {
-					split++
-					requireBoundsBelow(t, s, c, x.Report.Cycles)
-				}
-			})
+			split := boundsBelowWhere(t, s, func(c *Candidate) bool { return s.Split(c) > 1 })
 			assert.Positive(t, split, "legal split candidates")
 		})
 	}

@@ -5,9 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"tcpmap/engines"
-	"tcpmap/verify"
 )
 
 // K chunks (Space.TileK): a contracted axis tiled in the innermost tile
@@ -69,13 +66,7 @@ func TestTileKBoundsAdmissible(t *testing.T) {
 				longOnly(t)
 			}
 			s := newTileKSpace(t, loadWorkload(t, w.src))
-			chunked := 0
-			eachLegal(t, s, func(c *Candidate, x *Evaluated) {
-				if s.KTiles(c) > 1 {
-					chunked++
-					requireBoundsBelow(t, s, c, x.Report.Cycles)
-				}
-			})
+			chunked := boundsBelowWhere(t, s, func(c *Candidate) bool { return s.KTiles(c) > 1 })
 			assert.Positive(t, chunked, "legal chunked candidates")
 		})
 	}
@@ -97,30 +88,12 @@ func TestTileKPlansVerify(t *testing.T) {
 				longOnly(t)
 			}
 			s := newTileKSpace(t, loadWorkload(t, w.src))
-			ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
-			require.NoError(t, err)
 			type kind struct {
 				k      int
 				double bool
 			}
-			verified := map[kind]bool{}
-			s.Enumerate(func(c Candidate) bool {
-				kd := kind{s.KTiles(&c), c.DoubleBuffer}
-				if kd.k == 1 || verified[kd] {
-					return true
-				}
-				x := ev.evaluate(0, &c, nil)
-				if x == nil {
-					return true
-				}
-				verified[kd] = true
-				for _, sample := range []int{0, 2} {
-					rep, err := verify.Verify(engines.Default(), x.Program, verify.Options{Seed: 5, Sample: sample})
-					require.NoError(t, err, c.String(s.P))
-					assert.True(t, rep.Pass, "%s (sample %d): %s", c.String(s.P), sample, rep)
-				}
-				return true
-			})
+			verified := verifyKinds(t, s, func(c *Candidate) bool { return s.KTiles(c) > 1 },
+				func(c *Candidate) kind { return kind{s.KTiles(c), c.DoubleBuffer} }, 0, 2)
 			assert.GreaterOrEqual(t, len(verified), 3, "chunk counts and bufferings verified: %v", verified)
 			t.Logf("verified %v", verified)
 		})
