@@ -503,12 +503,13 @@ func (s *Space) WithTileK(on bool) *Space {
 // ClusterK reports whether the space splits contracted axes across the
 // clusters of the chip: each cluster contracts its share of K into f32 or
 // i32 partial sums for the whole output, and the cluster reduce adds them
-// (002 L7382-7610: a DMA between the clusters' DMs, then interleaved
-// partial sums added by the Vector Engine, as the split reduce does,
-// 002 L7151-7177). The DMA gives each cluster both partial sums of half
-// the output (the halves of its outermost Time digit), so that the two
-// clusters add, cast and store one half each (a reduce-scatter, 002
-// L7400-7440). Only with an f32 or i32 accumulator (the Vector Engine's
+// (002 L7382-7610: a DMA, then the partial sums added by the Vector
+// Engine, as the split reduce does, 002 L7151-7177). The DMA gives each
+// cluster both partial sums of half the output (the halves of its
+// outermost Time digit), so that the two clusters add, cast and store one
+// half each (a reduce-scatter, 002 L7400-7440): one DMA between the
+// clusters' DMs on the manual's hardware (002 L2386-2389), through HBM
+// for the libraries (Library). Only with an f32 or i32 accumulator (the Vector Engine's
 // AddF / AddFxp), not combined with split-K (SplitK) or a copied output
 // (LayoutCopy).
 func (s *Space) ClusterK() bool { return s.clusterK }

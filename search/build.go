@@ -769,10 +769,12 @@ func (b *build) splitReduce() (*splitReduce, mapping.Axes, error) {
 // main chain commits its partial sums of the whole output tile (the
 // accumulator's type) to P, whose Cluster is the contracted axis's
 // cluster digit kd and whose element is the output's, half · rest: half
-// is the outermost two positions of the output's time digits. A DMA moves
-// P into Q, whose Cluster is half and whose element is kd · rest: every
-// cluster then holds the two partial sums of its half (a reduce-scatter,
-// 002 L7400-7440; the DMA between the clusters' DMs, 002 L2386-2389).
+// is the outermost two positions of the output's time digits. P moves into
+// Q, whose Cluster is half and whose element is kd · rest: every cluster
+// then holds the two partial sums of its half (a reduce-scatter, 002
+// L7400-7440), by one DMA between the clusters' DMs (002 L2386-2389) or,
+// for the libraries (Space.Library), whose DM-to-DM DMA keeps the Cluster
+// mapping, through an HBM tensor (002 L7608).
 // A main chain fetches Q with kd the innermost Time digit, unzips the two
 // partial sums into a pair and adds them (the split reduce's pass, 002
 // L7151-7177, L5154-5178), casts to the output type and commits the
