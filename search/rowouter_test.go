@@ -39,6 +39,8 @@ func TestRowsOuterSolveMatchesExhaustive(t *testing.T) {
 		t.Skip("the exhaustive searches run without the race detector (make test's unit-norace)")
 	}
 	s := newRowsOuterSpace(t, loadWorkload(t, rowsOuterGEMM))
+	require.True(t, s.RowsOuter())
+	require.False(t, s.WithRowsOuter(false).RowsOuter())
 	_, sat := requireSolveMatchesExhaustive(t, s)
 	r, err := Solve(s.WithRowsOuter(false), Options{})
 	require.NoError(t, err)
