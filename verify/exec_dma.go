@@ -69,10 +69,14 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 				return fmt.Errorf("%s: packet %d: read: %w", d, q, err)
 			}
 			tainted := (srcTaint != nil && sg >= 0 && srcTaint[sg]) || (src.Mem == kernel.HBM && x.hbmTainted[src.Name])
+			if bs, lo := x.hbmOwnBytes(src, d.Src, int64(sa)); bs != nil {
+				tainted = tainted || anyTrue(bs, lo, int64(d.Stride0))
+			}
 			dg, err := x.dmaWrite(d.Dst, int64(da), stride, b)
 			if err != nil {
 				return fmt.Errorf("%s: packet %d: write: %w", d, q, err)
 			}
+			bs, lo := x.hbmOwnBytes(dst, d.Dst, int64(da))
 			switch {
 			case dstTaint != nil && dg >= 0:
 				if !written[dg] {
@@ -80,6 +84,10 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 					dstTaint[dg] = false
 				}
 				dstTaint[dg] = dstTaint[dg] || tainted
+			case bs != nil:
+				for i := lo; i < min(lo+int64(d.Stride0), int64(len(bs))); i++ {
+					bs[i] = tainted
+				}
 			case tainted:
 				x.hbmTainted[dst.Name] = true
 				x.hbmTainted[out.Name] = true
@@ -110,6 +118,35 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 		}
 	}
 	return nil
+}
+
+// hbmOwnBytes returns, while sampling, the byte taint of t when it is an
+// HBM tensor of the kernel's own (Executor.hbmBytes) and the index of the
+// byte at HBM address addr of media m's chip in it; nil otherwise.
+func (x *Executor) hbmOwnBytes(t *kernel.Tensor, m kernel.DMAMedia, addr int64) ([]bool, int64) {
+	if x.run == nil || t.Mem != kernel.HBM || t.Role != kernel.Intermediate || t.View != "" {
+		return nil, 0
+	}
+	per, err := t.DType.BytesFor(t.Element.Size())
+	if err != nil {
+		return nil, 0
+	}
+	bs := x.hbmBytes[t.Name]
+	if bs == nil {
+		bs = make([]bool, int64(per)*int64(t.Chip.Size()))
+		x.hbmBytes[t.Name] = bs
+	}
+	return bs, int64(m.Dmn.Chip)*int64(per) + addr - t.Addr
+}
+
+// anyTrue reports whether bs holds a true in [lo, lo+n).
+func anyTrue(bs []bool, lo, n int64) bool {
+	for i := max(lo, 0); i < min(lo+n, int64(len(bs))); i++ {
+		if bs[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // dmaMedia resolves a DMA media and address to a device memory: HBM(chip)

@@ -451,24 +451,35 @@ func SliceSample(d *Device, p *kernel.Program, k int, seed uint64) ([]int, error
 }
 
 // withClusterPeers adds to a sample, when the program moves data between
-// the clusters' DMs slice for slice (a DM-to-DM DMA whose tensors have
-// different Cluster and the same Slice mappings: the cluster reduce's
-// exchange), the same slice of every other cluster of its chip: a sampled
-// slice's result depends on what its peers computed.
+// the clusters slice for slice (a DM tensor copied into one with another
+// Cluster and the same Slice mapping, by one DM-to-DM DMA or through an
+// HBM tensor of the kernel's own: the cluster reduce's exchange), the same
+// slice of every other cluster of its chip: a sampled slice's result
+// depends on what its peers computed.
 func withClusterPeers(d *Device, p *kernel.Program, list []int) []int {
+	moved := func(src, dst *kernel.Tensor) bool {
+		sameCluster, _ := mapping.Equiv(src.Cluster, dst.Cluster)
+		sameSlice, _ := mapping.Equiv(src.Slice, dst.Slice)
+		return !sameCluster && sameSlice
+	}
+	staged := map[string][]*kernel.Tensor{} // an intermediate HBM tensor's DM sources
 	exchange := false
 	for _, op := range p.Ops {
-		if op.Kind != kernel.OpDMToDM {
-			continue
-		}
 		src, ok1 := p.Tensor(op.Src)
 		dst, ok2 := p.Tensor(op.Dst)
 		if !ok1 || !ok2 {
 			continue
 		}
-		sameCluster, _ := mapping.Equiv(src.Cluster, dst.Cluster)
-		sameSlice, _ := mapping.Equiv(src.Slice, dst.Slice)
-		exchange = exchange || !sameCluster && sameSlice
+		switch {
+		case op.Kind == kernel.OpDMToDM:
+			exchange = exchange || moved(src, dst)
+		case op.Kind == kernel.OpToHBM && dst.Role == kernel.Intermediate && dst.View == "":
+			staged[dst.Name] = append(staged[dst.Name], src)
+		case op.Kind == kernel.OpToDM:
+			for _, from := range staged[src.Name] {
+				exchange = exchange || moved(from, dst)
+			}
+		}
 	}
 	if !exchange {
 		return list
