@@ -106,8 +106,8 @@ type Executor struct {
 	// of the kernel's own (an intermediate that is not a view: the cluster
 	// reduce's exchange through HBM), whose clean bytes stay clean when
 	// other bytes of it are tainted.
-	hbmBytes   map[string][]bool
-	origin     map[string][]int32
+	hbmBytes map[string][]bool
+	origin   map[string][]int32
 	// originSrc[t][pos] is where the reference output's element position
 	// pos was last copied from in DM: the global slice << 32 | the byte
 	// address in it; -1 when not from DM (or a sub-byte element).
