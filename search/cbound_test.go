@@ -88,7 +88,7 @@ chips: 1
 				// long-k without split-K (its K = 8192 split across slices
 				// makes the space too large to enumerate under -race); the
 				// split clauses on tiled-gemm.
-				s := newSplitSpace(t, loadWorkload(t, w.src))
+				s := newSplitSpace(t, loadWorkload(t, w.src)).WithRowsOuter(false)
 				if w.name == "long-k" {
 					s = s.WithSplitK(false)
 				}

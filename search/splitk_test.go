@@ -41,7 +41,7 @@ func TestSplitKSolveMatchesExhaustive(t *testing.T) {
 			if w.long {
 				longOnly(t)
 			}
-			s := newSplitSpace(t, loadWorkload(t, w.src))
+			s := newSplitSpace(t, loadWorkload(t, w.src)).WithClusterK(false).WithRowsOuter(false)
 			require.True(t, s.SplitK())
 			_, sat := requireSolveMatchesExhaustive(t, s)
 			assert.Greater(t, s.Split(&sat.Best.Candidate), 1, "the optimum splits K: %s", sat.Best.Candidate.String(s.P))
@@ -65,7 +65,7 @@ func TestSplitKBoundsAdmissible(t *testing.T) {
 			if w.long {
 				longOnly(t)
 			}
-			s := newSplitSpace(t, loadWorkload(t, w.src))
+			s := newSplitSpace(t, loadWorkload(t, w.src)).WithClusterK(false).WithRowsOuter(false)
 			split := boundsBelowWhere(t, s, func(c *Candidate) bool { return s.Split(c) > 1 })
 			assert.Positive(t, split, "legal split candidates")
 		})
@@ -81,7 +81,7 @@ func TestSplitKPlansVerify(t *testing.T) {
 	for _, w := range splitSpaces {
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel()
-			s := newSplitSpace(t, loadWorkload(t, w.src))
+			s := newSplitSpace(t, loadWorkload(t, w.src)).WithClusterK(false).WithRowsOuter(false)
 			r, err := Solve(s, Options{Top: 3})
 			require.NoError(t, err)
 			for _, x := range r.Top {
