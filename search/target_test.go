@@ -7,11 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestLibrary: a space for the vendor's libraries (Library,
+// TestLibraryNoDualChannel: a space for the vendor's libraries (Library,
 // `tcpmap plan --target visa-0.1|opt-0.6`) enumerates exactly the
 // candidates of the whole space whose packet mode is not Dual, and both
 // planners plan within it.
-func TestLibrary(t *testing.T) {
+func TestLibraryNoDualChannel(t *testing.T) {
 	t.Parallel()
 	w := loadWorkload(t, tinyGEMV)
 	s := newSpace(t, w)
