@@ -785,8 +785,9 @@ type clusterReduce struct {
 	// its group the digit kd).
 	add splitReduce
 	// half is the Cluster of Q and of the output DM tensor; q and out
-	// their elements; kd the contracted axis's cluster digit.
-	half, q, out, kd *mapping.Expr
+	// their elements (kd, the contracted axis's cluster digit, is the
+	// pass's group).
+	half, q, out *mapping.Expr
 }
 
 // clusterReduce returns the cluster reduce of a candidate whose
@@ -827,7 +828,6 @@ func (b *build) clusterReduce() (*clusterReduce, error) {
 	return &clusterReduce{
 		add:  splitReduce{acc: b.p.Acc, out: b.p.Out.DType, axis: axis, group: kd, time: inner, packet: packet, cast: acc.cast},
 		half: half,
-		kd:   kd,
 		q:    b.pair(kd, inner, packet),
 		out:  b.pair(inner, packet),
 	}, nil
@@ -1294,7 +1294,7 @@ func (b *build) program() (*kernel.Program, error) {
 			}
 			clusterX = p.Out.Name + "_cx"
 			prog.Tensors = append(prog.Tensors, &kernel.Tensor{Name: clusterX, Mem: kernel.HBM, DType: p.Acc, Role: kernel.Intermediate,
-				Chip: one, Element: b.pair(cr.kd, b.sliceDigits(), oe), Addr: addr})
+				Chip: one, Element: b.pair(cr.add.group, b.sliceDigits(), oe), Addr: addr})
 			addr += constraints.AlignUp(int64(n), hbmRegion)
 		}
 	}

@@ -102,11 +102,11 @@ type Executor struct {
 	// source, originTainted for tainted data, 0 when no DMA wrote it.
 	tainted    map[string][]bool
 	hbmTainted map[string]bool
-	// hbmBytes[t] marks, byte by byte, the tainted bytes of an HBM tensor
+	// hbmBytes[t] marks, a bit a byte, the tainted bytes of an HBM tensor
 	// of the kernel's own (an intermediate that is not a view: the cluster
 	// reduce's exchange through HBM), whose clean bytes stay clean when
 	// other bytes of it are tainted.
-	hbmBytes map[string][]bool
+	hbmBytes map[string]byteTaint
 	origin   map[string][]int32
 	// originSrc[t][pos] is where the reference output's element position
 	// pos was last copied from in DM: the global slice << 32 | the byte
@@ -138,7 +138,7 @@ func NewExecutor(dev *Device, p *kernel.Program, opts ExecOptions) (*Executor, e
 		return nil, err
 	}
 	x := &Executor{spec: dev.spec, prog: p, dev: dev, run: opts.Run, allocs: map[string]*Allocation{},
-		plans: make([]*chainPlan, len(p.Ops)), tainted: map[string][]bool{}, hbmTainted: map[string]bool{}, hbmBytes: map[string][]bool{}, origin: map[string][]int32{}, originSrc: map[string][]int64{},
+		plans: make([]*chainPlan, len(p.Ops)), tainted: map[string][]bool{}, hbmTainted: map[string]bool{}, hbmBytes: map[string]byteTaint{}, origin: map[string][]int32{}, originSrc: map[string][]int64{},
 		everywhere: runEverywhere(p)}
 	for i := range allocs {
 		x.allocs[allocs[i].Tensor.Name] = &allocs[i]

@@ -70,7 +70,7 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 			}
 			tainted := (srcTaint != nil && sg >= 0 && srcTaint[sg]) || (src.Mem == kernel.HBM && x.hbmTainted[src.Name])
 			if bs, lo := x.hbmOwnBytes(src, d.Src, int64(sa)); bs != nil {
-				tainted = tainted || anyTrue(bs, lo, int64(d.Stride0))
+				tainted = tainted || bs.any(lo, int64(d.Stride0))
 			}
 			dg, err := x.dmaWrite(d.Dst, int64(da), stride, b)
 			if err != nil {
@@ -85,9 +85,7 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 				}
 				dstTaint[dg] = dstTaint[dg] || tainted
 			case bs != nil:
-				for i := lo; i < min(lo+int64(d.Stride0), int64(len(bs))); i++ {
-					bs[i] = tainted
-				}
+				bs.set(lo, int64(d.Stride0), tainted)
 			case tainted:
 				x.hbmTainted[dst.Name] = true
 				x.hbmTainted[out.Name] = true
@@ -123,7 +121,7 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 // hbmOwnBytes returns, while sampling, the byte taint of t when it is an
 // HBM tensor of the kernel's own (Executor.hbmBytes) and the index of the
 // byte at HBM address addr of media m's chip in it; nil otherwise.
-func (x *Executor) hbmOwnBytes(t *kernel.Tensor, m kernel.DMAMedia, addr int64) ([]bool, int64) {
+func (x *Executor) hbmOwnBytes(t *kernel.Tensor, m kernel.DMAMedia, addr int64) (byteTaint, int64) {
 	if x.run == nil || t.Mem != kernel.HBM || t.Role != kernel.Intermediate || t.View != "" {
 		return nil, 0
 	}
@@ -133,20 +131,34 @@ func (x *Executor) hbmOwnBytes(t *kernel.Tensor, m kernel.DMAMedia, addr int64) 
 	}
 	bs := x.hbmBytes[t.Name]
 	if bs == nil {
-		bs = make([]bool, int64(per)*int64(t.Chip.Size()))
+		bs = make(byteTaint, (int64(per)*int64(t.Chip.Size())+63)/64)
 		x.hbmBytes[t.Name] = bs
 	}
 	return bs, int64(m.Dmn.Chip)*int64(per) + addr - t.Addr
 }
 
-// anyTrue reports whether bs holds a true in [lo, lo+n).
-func anyTrue(bs []bool, lo, n int64) bool {
-	for i := max(lo, 0); i < min(lo+n, int64(len(bs))); i++ {
-		if bs[i] {
+// byteTaint holds a bit a byte, set where the byte holds tainted data.
+type byteTaint []uint64
+
+// any reports whether a byte of [lo, lo+n) is tainted.
+func (b byteTaint) any(lo, n int64) bool {
+	for i := max(lo, 0); i < min(lo+n, int64(len(b))*64); i++ {
+		if b[i/64]&(1<<uint(i%64)) != 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// set marks the bytes of [lo, lo+n) tainted or clean.
+func (b byteTaint) set(lo, n int64, tainted bool) {
+	for i := max(lo, 0); i < min(lo+n, int64(len(b))*64); i++ {
+		if tainted {
+			b[i/64] |= 1 << uint(i%64)
+		} else {
+			b[i/64] &^= 1 << uint(i%64)
+		}
+	}
 }
 
 // dmaMedia resolves a DMA media and address to a device memory: HBM(chip)
