@@ -44,8 +44,9 @@ unit:
 # verify/race_on_test.go and search/race_on_test.go), run whole without it:
 # the manual's GEMM sizes simulated on every slice, every mutated
 # configuration, the planned plans on the simulator, the SAT planner
-# against the exhaustive one (with K chunks too), the SAT capacity
-# clauses over the K-chunked spaces, the spread slices' kernels and the
+# against the exhaustive one (with K chunks, split K, tiles, pruning and
+# the manual's own mappings too), the SAT capacity clauses and the tiled
+# bounds, the spread slices' kernels and the
 # fused epilogue's, the broadcast ops; the property tests of whole plans,
 # lower bounds, layouts, explain and the evaluator's precheck, and the
 # CLI's explain and huge-axis equivalence (single-threaded code the race
@@ -58,7 +59,7 @@ RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 unit-norace:
 	@$(GO) test -count=1 -run $(RACE_SKIPPED) ./verify & v=$$!; \
 	$(GO) test -count=1 -run '^(TestResultsReadmeTable|TestExplainLegal|TestMapEquivHuge)$$' ./cmd/tcpmap & c=$$!; \
-	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestClusterKSolveMatchesExhaustive|TestClusterKPlansVerify|TestClusterKBoundsAdmissible|TestRowsOuterBoundsAdmissible|TestRowsOuterSolveMatchesExhaustive|TestRowsOuterPlansVerify|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify|TestEpilogueFusedPlanVerifies|TestEpilogueCast|TestBroadcastOps|TestWhereGroups|TestPlanProperties|TestLowerBoundsAdmissible|TestLayoutRun|TestExplainPartial|TestExplainHelloGEMM|TestDownProjPackets|TestEvaluatorBuildPrecheck)$$' ./search; s=$$?; \
+	$(GO) test -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestClusterKSolveMatchesExhaustive|TestClusterKPlansVerify|TestClusterKBoundsAdmissible|TestRowsOuterBoundsAdmissible|TestRowsOuterSolveMatchesExhaustive|TestRowsOuterPlansVerify|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify|TestEpilogueFusedPlanVerifies|TestEpilogueCast|TestBroadcastOps|TestWhereGroups|TestPlanProperties|TestLowerBoundsAdmissible|TestLayoutRun|TestExplainPartial|TestExplainHelloGEMM|TestDownProjPackets|TestEvaluatorBuildPrecheck|TestSkeletonCapacity|TestSolveMatchesExhaustiveTiled|TestNeverWorseThanHandWritten|TestPruneExact|TestSplitKSolveMatchesExhaustive|TestTileKBoundsAdmissible)$$' ./search; s=$$?; \
 	wait $$v; r=$$?; wait $$c; q=$$?; test $$s -eq 0 -a $$r -eq 0 -a $$q -eq 0
 
 long:

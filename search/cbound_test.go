@@ -37,6 +37,9 @@ chips: 1
 // skeletons are excluded. Without K chunks; TestSkeletonCapacityTileK
 // checks the limits widened by them.
 func TestSkeletonCapacity(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	skeletonCapacity(t, false)
 }
@@ -192,6 +195,9 @@ chips: 1
 // unbuilt. The tiled GEMM, larger, runs without -short (`make
 // test-long`).
 func TestSolveMatchesExhaustiveTiled(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string

@@ -106,6 +106,9 @@ func goldenCycles(t *testing.T, name string) float64 {
 // worse than the manual's. The GEMM's whole-size search runs without
 // -short (`make test-long`).
 func TestNeverWorseThanHandWritten(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
@@ -257,6 +260,9 @@ func TestPlanDeterministic(t *testing.T) {
 // TestPruneExact: pruning by the DMA lower bound finds the same best
 // candidates as pricing every legal candidate exactly.
 func TestPruneExact(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, w := range []*workload.Workload{loadWorkload(t, tinyGEMV), workloadFile(t, "dot.yaml")} {
 		_, exact := plan1(t, w, Options{Top: 3, NoPrune: true})

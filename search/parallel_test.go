@@ -14,7 +14,8 @@ import (
 
 // TestWorkersDeterministic: the SAT planner's plan, proof and statistics
 // do not depend on how many workers evaluate its candidates (parallel.go).
-// The reduced GEMM and BMM run without -short (`make test-long`).
+// The full-size GEMV, the reduced GEMM and BMM run without -short
+// (`make test-long`).
 func TestWorkersDeterministic(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -22,8 +23,9 @@ func TestWorkersDeterministic(t *testing.T) {
 		w    *workload.Workload
 		long bool
 	}{
-		{"gemv", workloadFile(t, "gemv.yaml"), false},
+		{"tiny-gemv", loadWorkload(t, tinyGEMV), false},
 		{"small-bmm", loadWorkload(t, smallBMM), false},
+		{"gemv", workloadFile(t, "gemv.yaml"), true},
 		{"reduced-bmm", loadWorkload(t, reducedBMM), true},
 		{"reduced-gemm", loadWorkload(t, reducedGEMM), true},
 	} {

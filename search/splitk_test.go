@@ -34,6 +34,9 @@ var splitSpaces = []struct {
 // units, no switch with a split) still proves the exhaustive optimum, and
 // the optimum splits K.
 func TestSplitKSolveMatchesExhaustive(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, w := range splitSpaces {
 		t.Run(w.name, func(t *testing.T) {

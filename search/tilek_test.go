@@ -58,6 +58,9 @@ func TestTileKSolveMatchesExhaustive(t *testing.T) {
 // TestTileKBoundsAdmissible: every lower bound of every legal chunked
 // candidate (sampled under -short) is at most its price.
 func TestTileKBoundsAdmissible(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, w := range tileKSpaces {
 		t.Run(w.name, func(t *testing.T) {

@@ -122,6 +122,11 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 		// -short it proves its winner too.
 		prove bool
 		evals int
+		// shortEvals, under -short, stops a proving row's search after
+		// this many evaluations instead (the plan verified is the best
+		// found; the proof is TestSolveMatchesExhaustive's): its proof
+		// alone takes tens of seconds.
+		shortEvals int
 		// maxTiles bounds the tiles (0: the default); where restricts the
 		// space (forced tiled plans; no optimality claimed then).
 		maxTiles int
@@ -130,11 +135,11 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 		long bool
 	}{
 		{name: "dot", file: "dot.yaml", note: "full size A=2048", prove: true},
-		{name: "gemv", file: "gemv.yaml", note: "full size I=256 J=2048", prove: true},
+		{name: "gemv", file: "gemv.yaml", note: "full size I=256 J=2048", prove: true, shortEvals: 300},
 		{name: "gemm", file: "gemm.yaml", sizes: map[string]int{"I": 32, "J": 32, "K": 128},
 			note: "I=J=32 K=128 (full 512x512x2048)", prove: true},
 		{name: "gemm-4k", file: "gemm-4k.yaml", sizes: map[string]int{"I": 64, "J": 64, "K": 256},
-			note: "I=J=64 K=256 (full 4096^3)", prove: true},
+			note: "I=J=64 K=256 (full 4096^3)", prove: true, shortEvals: 300},
 		{name: "bmm", file: "bmm.yaml", sizes: map[string]int{"V": 2, "M": 2, "N": 12},
 			note: "V=2 M=2 N=12 K=32 (full V=32 M=32 N=24)", evals: 500},
 		{name: "attention-head/qk", file: "attention-head.yaml", op: "qk", sizes: map[string]int{"S": 32, "T": 32, "D": 128},
@@ -162,6 +167,10 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 				t.Skip("long: `make test-long` runs it (go test without -short)")
 			}
 			prove := tc.prove || tc.Where == nil && !testing.Short()
+			evals := tc.evals
+			if testing.Short() && tc.shortEvals > 0 {
+				prove, evals = false, tc.shortEvals
+			}
 			start := time.Now()
 			w := reducedWorkload(t, tc.file, tc.sizes)
 			p, err := constraints.NewProblem(w, tc.op)
@@ -170,7 +179,7 @@ func TestPlansVerifyOnSimulator(t *testing.T) {
 			require.NoError(t, err)
 			opts := search.Options{MaxTiles: tc.maxTiles, Top: 3}
 			if !prove {
-				opts.MaxEvaluations = tc.evals
+				opts.MaxEvaluations = evals
 			}
 			opts.Where = tc.Where
 			solve := search.Solve
@@ -301,7 +310,7 @@ func TestSpreadSlicesVerify(t *testing.T) {
 		switched   bool
 	}{
 		{"gemv", "gemv.yaml", nil, false},
-		{"gemm/switched", "gemm.yaml", map[string]int{"I": 64, "J": 32, "K": 128}, true},
+		{"gemm/switched", "gemm.yaml", map[string]int{"I": 64, "J": 32, "K": 64}, true},
 		{"bmm", "bmm.yaml", map[string]int{"V": 2, "M": 2, "N": 12}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,6 +324,7 @@ func TestSpreadSlicesVerify(t *testing.T) {
 			require.NoError(t, err)
 			// The spread without split-K (its own tests, splitk_test.go).
 			s = s.WithSplitK(false)
+			k := slices.IndexFunc(p.Axes, func(a constraints.Axis) bool { return a.Name == "K" })
 			live := func(c *search.Candidate) int {
 				n := 1
 				for a := range c.Split {
@@ -338,14 +348,21 @@ func TestSpreadSlicesVerify(t *testing.T) {
 					if axes < 2 {
 						return false
 					}
+					// Under -short, the contracted axis on the packet
+					// (the lanes the switch carries): the space's other
+					// switched candidates are mostly illegal, which
+					// leaves the search tens of seconds of them.
+					if testing.Short() && st >= search.StagePacket && c.Split[k][search.Packet] < 2 {
+						return false
+					}
 				}
 				return st < search.StageStationary || c.Switch == tc.switched
 			}
-			top := 3
+			opts := search.Options{Top: 3, Where: Where}
 			if testing.Short() {
-				top = 1 // the best; `make test-long` verifies three
+				opts.Top = 1 // the best; `make test-long` verifies three
 			}
-			res, err := search.Solve(s, search.Options{Top: top, Where: Where})
+			res, err := search.Solve(s, opts)
 			require.NoError(t, err)
 			require.NotNil(t, res.Best, "no legal candidate: %+v", res.Stats.Rules())
 			for i, x := range res.Top {

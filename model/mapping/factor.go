@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,10 +189,26 @@ const verifyLimit = 1 << 22
 // several contributions or needed an overshoot cut, the result is also
 // checked against Map position by position (sizes up to 2^22). Errors wrap
 // [ErrNotFactorizable].
+//
+// Answers are remembered by the expression's structure (factorized): a
+// planner lowers thousands of candidates whose expressions are new
+// pointers over a few thousand distinct structures (GEMV 256×2048: 2.2 M
+// calls, 5,676 distinct texts). The caller gets its own copy.
 func Factorize(e *Expr) (Factors, error) {
 	if err := e.Err(); err != nil {
 		return nil, err
 	}
+	h := e.Hash()
+	if x, ok := factorized.get(h, e); ok {
+		return slices.Clip(slices.Clone(x.fs)), x.err
+	}
+	fs, err := factorize(e)
+	factorized.put(h, e, fs, err)
+	return slices.Clip(slices.Clone(fs)), err
+}
+
+// factorize is Factorize without the cache.
+func factorize(e *Expr) (Factors, error) {
 	fs, err := factors(e)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", e, ErrNotFactorizable, err)
@@ -659,4 +676,39 @@ func termExpr(f Factor) *Expr {
 		return x.Resize(r)
 	}
 	return x
+}
+
+// factorized remembers Factorize's answers by the expression's structural
+// hash, checked with Equal on a hit (a collision recomputes and replaces).
+// Bounded: a full cache is emptied.
+var factorized factorCache
+
+// maxFactorized bounds the factorized cache.
+const maxFactorized = 1 << 14
+
+type factorEntry struct {
+	e   *Expr
+	fs  Factors
+	err error
+}
+
+type factorCache struct {
+	sync.RWMutex
+	m map[uint64]factorEntry
+}
+
+func (c *factorCache) get(h uint64, e *Expr) (factorEntry, bool) {
+	c.RLock()
+	x, ok := c.m[h]
+	c.RUnlock()
+	return x, ok && x.e.Equal(e)
+}
+
+func (c *factorCache) put(h uint64, e *Expr, fs Factors, err error) {
+	c.Lock()
+	if c.m == nil || len(c.m) >= maxFactorized {
+		c.m = make(map[uint64]factorEntry, 256)
+	}
+	c.m[h] = factorEntry{e: e, fs: slices.Clone(fs), err: err}
+	c.Unlock()
 }
