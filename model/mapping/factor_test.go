@@ -152,3 +152,43 @@ func TestFactorizeVerifyCacheKeysSizes(t *testing.T) {
 		}
 	}
 }
+
+// Factorize remembers its answers by structure: an Equal expression built
+// anew gets the same factors, a caller's edit of its copy does not reach
+// the next caller, and expressions that differ only in an axis size (or
+// in a skew, which the hash leaves out) get their own answers.
+func TestFactorizeRemembers(t *testing.T) {
+	a, err := ParseAxes("B=2048,C=12")
+	require.NoError(t, err)
+	src := "B / 64, C # 16, B % 32, B / 32 % 2"
+	first, err := Factorize(MustParse(src, a, nil))
+	require.NoError(t, err)
+	want := factorizeUncached(t, MustParse(src, a, nil))
+	assert.True(t, first.Equal(want), "%v vs %v", first, want)
+	first[0].Extent = 99
+	again, err := Factorize(MustParse(src, a, nil))
+	require.NoError(t, err)
+	assert.True(t, again.Equal(want), "a caller's edit leaked into the cache: %v", again)
+
+	b, err := ParseAxes("B=4096,C=12")
+	require.NoError(t, err)
+	other, err := Factorize(MustParse(src, b, nil))
+	require.NoError(t, err)
+	assert.True(t, other.Equal(factorizeUncached(t, MustParse(src, b, nil))))
+	assert.False(t, other.Equal(want))
+
+	// An expression that does not factor keeps its error.
+	c := axes(t, "A=4,B=4")
+	_, err1 := Factorize(parse(t, "[A, B] = 5", c))
+	_, err2 := Factorize(parse(t, "[A, B] = 5", c))
+	require.Error(t, err1)
+	assert.Equal(t, err1.Error(), err2.Error())
+	assert.ErrorIs(t, err2, ErrNotFactorizable)
+}
+
+func factorizeUncached(t *testing.T, e *Expr) Factors {
+	t.Helper()
+	fs, err := factorize(e)
+	require.NoError(t, err)
+	return fs
+}
