@@ -155,8 +155,8 @@ func TestFactorizeVerifyCacheKeysSizes(t *testing.T) {
 
 // Factorize remembers its answers by structure: an Equal expression built
 // anew gets the same factors, a caller's edit of its copy does not reach
-// the next caller, and expressions that differ only in an axis size (or
-// in a skew, which the hash leaves out) get their own answers.
+// the next caller, expressions that differ only in an axis size get their
+// own answers, and an error is remembered as an error.
 func TestFactorizeRemembers(t *testing.T) {
 	a, err := ParseAxes("B=2048,C=12")
 	require.NoError(t, err)
