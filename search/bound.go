@@ -258,7 +258,12 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
 	}
 	var d dmaLoad
 	units := float64(n) * repl / math.Min(req, run)
-	d.hbm = units * each / channels
+	// The busiest channel serves at least its share of the units: the
+	// tensor's n bytes lie in at most ⌈n / 256⌉ + 1 access units (bits
+	// 0-7 address a unit, 002 L2983), each in one channel, so a small
+	// tensor's requests (a GEMV's output: 512 bytes, 16 read-modify-writes)
+	// queue on a few channels whatever the address mapping.
+	d.hbm = units * each / math.Min(channels, math.Ceil(float64(n)/float64(h.AccessUnitBytes.Value))+1)
 	if t == TensorOut {
 		d.wr = units * h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.WriteTBPerS.Value / channels
 	} else {
