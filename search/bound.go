@@ -39,7 +39,8 @@ import "math"
 //     its one request a cycle, those of its pair of DMNs (dmaCycles,
 //     slicesServed).
 //   - HBM requests: each tensor's requests, a read-modify-write for a short
-//     output write, spread at best evenly over the channels; the inputs'
+//     output write, spread at best evenly over the channels its bytes can
+//     touch (at most one per 256-byte unit it spans); the inputs'
 //     at no more than the read bandwidth, the output's at no more than the
 //     write bandwidth, 0.75 of 1.5 TB/s each (002 L2602, L2636)
 //     (dmaCycles).
@@ -209,7 +210,8 @@ func (s *Space) placementBoundOf(c *Candidate) float64 {
 // index them, each a channel's request time, or a read-modify-write
 // (UnalignedWriteFactor request times, 002 L2985) for an output write
 // shorter than 256 bytes; at best they spread evenly over the channels
-// (002 L2980). The inputs' requests are reads and the output's writes, each
+// (002 L2980) that the tensor's bytes can touch: a tensor of n bytes lies
+// in at most ⌈n / 256⌉ + 1 access units, each in one channel. The inputs' requests are reads and the output's writes, each
 // direction at most at its share of the channels' rate, 0.75 of 1.5 TB/s
 // (002 L2602, L2636; cost's HBMStats.ReadCycles, WriteCycles): rd and wr.
 //
