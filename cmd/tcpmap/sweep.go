@@ -250,12 +250,14 @@ func (p *sweepProgress) update(s search.SweepProgress) {
 	}
 }
 
-// line prints the plain progress line.
+// line prints the plain progress line, unless the progress is closed: a
+// tick taken just before close must not write after the command returned
+// (the race detector caught one writing to the test's stderr buffer).
 func (p *sweepProgress) line() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.last
-	if s.Total == 0 {
+	if s.Total == 0 || p.closed {
 		return
 	}
 	planned := s.Done - s.Cached
