@@ -448,3 +448,44 @@ func TestBuildTRFLoadOverlapsCompute(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutsDifferKey: LayoutsDiffer's memo key leaves out what no DM
+// element reads (the broadcast, the order of other tensors' axes, the tile
+// order, the buffering, the layouts): on every candidate of small whole
+// spaces (split K, K chunks, the cluster reduce, both digit orders and
+// the switch included), each tensor's memoized answer is the one built
+// afresh. A key too narrow would answer for one candidate what another
+// computed, and drop or keep a layout variant wrongly.
+func TestLayoutsDifferKey(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	for _, src := range []string{tinyGEMM, tinyBMM, tinyQK, tinyGEMV, rowsOuterGEMM} {
+		w := loadWorkload(t, src)
+		t.Run(w.Name, func(t *testing.T) {
+			t.Parallel()
+			s := newSplitSpace(t, w)
+			require.NotNil(t, s.memo, "a memo to check")
+			n, differ, i := 0, 0, 0
+			s.Enumerate(func(c Candidate) bool {
+				i++
+				if testing.Short() && i%7 != 0 {
+					return true
+				}
+				for ts := range NumTensors {
+					got := s.LayoutsDiffer(&c, ts)
+					require.Equal(t, s.layoutsDifferOf(&c, ts), got, "tensor %d of %s", ts, c.String(s.P))
+					n++
+					if got {
+						differ++
+					}
+				}
+				return true
+			})
+			require.Positive(t, differ, "some layouts differ")
+			require.Less(t, differ, n, "some do not")
+			t.Logf("%d answers checked, %d differ", n, differ)
+		})
+	}
+}
