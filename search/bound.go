@@ -1,6 +1,10 @@
 package search
 
-import "math"
+import (
+	"math"
+
+	"tcpmap/model/mapping"
+)
 
 // Lower bounds of a candidate's price that hold for every candidate with
 // the same spatial factors (Cluster, Slice, Row, Packet), whatever its
@@ -252,7 +256,7 @@ func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
 	bytes := float64(n) * share
 	run := s.run(c, t, float64(n), acc)
 	if layout {
-		run = math.Min(run, s.layoutRun(c, t))
+		run = math.Min(run, math.Min(s.layoutRun(c, t), s.computeRun(c, t)))
 	}
 	each := h.CyclesPerRequest.Value
 	if t == TensorOut && run < req {
@@ -378,6 +382,73 @@ func (s *Space) layoutRun(c *Candidate, t int) float64 {
 		o = &s.P.In[t]
 	}
 	return float64(o.DType.SizeBits()) / 8
+}
+
+// computeRun returns the bytes of the longest contiguous run of tensor t's
+// DMA under a computation-order DM layout (LayoutCompute): the DM element
+// as Build writes it (xElement, wElement, outParts), walked innermost
+// first while each digit steps the plain HBM layout by the run so far (a
+// DMA packet is contiguous on both sides, 002 L2593). The output of
+// GEMM 4096³ in computation order, `m![J / 32 % 8, I % 32, J % 32]` over
+// HBM `m![I, J]`, writes 64-byte runs: read-modify-writes the skeleton
+// bounds did not see, so the planner built 470 such candidates only to
+// prune them. +Inf (no claim) for another layout, a layout that is not
+// plain, the switched streamed operand (its ring's block is not in its
+// element) or an element the builder refuses. Memoized by elementKey.
+func (s *Space) computeRun(c *Candidate, t int) float64 {
+	if c.Layout[t] != LayoutCompute || !s.PlainLayout(t) || c.Switch && t == 1-int(c.Stationary) {
+		return math.Inf(1)
+	}
+	return s.memo.run(s.elementKey(c, t), t, func() float64 { return s.computeRunOf(c, t) })
+}
+
+// computeRunOf is computeRun without the memo.
+func (s *Space) computeRunOf(c *Candidate, t int) float64 {
+	b, err := s.newBuild(c)
+	if err != nil {
+		return math.Inf(1)
+	}
+	var e *mapping.Expr
+	switch {
+	case t == TensorOut:
+		rest, packet, err := b.outParts()
+		if err != nil {
+			return math.Inf(1)
+		}
+		e = b.pair(rest, packet)
+	case t == b.x:
+		e = b.xElement()
+	default:
+		e = b.wElement()
+	}
+	fs, err := s.memo.factorize(e)
+	if err != nil {
+		return math.Inf(1)
+	}
+	o := &s.P.Out
+	if t < 2 {
+		o = &s.P.In[t]
+	}
+	// The plain HBM layout's stride of each axis, in elements.
+	var stride [MaxAxes]int
+	n := 1
+	order := s.HBMOrder(t)
+	for i := len(order) - 1; i >= 0; i-- {
+		stride[order[i]] = n
+		n *= s.P.Axes[order[i]].Size
+	}
+	run := 1
+	for _, f := range fs {
+		if f.Kind != mapping.FactorTerm {
+			break
+		}
+		a := s.P.AxisIndex(f.Axis)
+		if a < 0 || f.Stride*stride[a] != run {
+			break
+		}
+		run *= f.Extent
+	}
+	return float64(run) * float64(o.DType.SizeBits()) / 8
 }
 
 // innermostDM returns the axis and level of the innermost live digit of

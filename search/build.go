@@ -987,6 +987,12 @@ func (b *build) hbmSorted(e *mapping.Expr) (*mapping.Expr, error) {
 // LayoutsDiffer reports whether the two DM layouts of tensor t differ, so
 // that the choice between them matters.
 func (s *Space) LayoutsDiffer(c *Candidate, t int) bool {
+	return s.memo.differ(s.elementKey(c, t), t, func() bool { return s.layoutsDifferOf(c, t) })
+}
+
+// elementKey is what of c tensor t's DM element mappings (both layouts)
+// depend on: the key of the memos of LayoutsDiffer and computeRun.
+func (s *Space) elementKey(c *Candidate, t int) Candidate {
 	// The element mappings do not depend on the layouts, the tile order
 	// or the buffering: the rest of c keys the memo.
 	k := *c
@@ -1002,7 +1008,7 @@ func (s *Space) LayoutsDiffer(c *Candidate, t int) bool {
 	// without these two, 15 k with them (TestLayoutsDifferKey).
 	k.Bcast = 0
 	k.Order = s.elementOrder(c, t)
-	return s.memo.differ(k, t, func() bool { return s.layoutsDifferOf(c, t) })
+	return k
 }
 
 // elementOrder is c's time order restricted to the axes whose order tensor

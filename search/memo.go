@@ -17,8 +17,10 @@ type exprMemo struct {
 	norm map[uint64][]normEntry
 	fact map[uint64][]factEntry
 	// differs caches layoutsDiffer by candidate (layouts, tile order and
-	// buffering cleared) and tensor.
+	// buffering cleared) and tensor; runs caches computeRun by the same
+	// key.
 	differs map[differKey]bool
+	runs    map[differKey]float64
 }
 
 type differKey struct {
@@ -38,7 +40,7 @@ type factEntry struct {
 const maxMemoEntries = 1 << 16
 
 func newExprMemo() *exprMemo {
-	return &exprMemo{norm: map[uint64][]normEntry{}, fact: map[uint64][]factEntry{}, differs: map[differKey]bool{}}
+	return &exprMemo{norm: map[uint64][]normEntry{}, fact: map[uint64][]factEntry{}, differs: map[differKey]bool{}, runs: map[differKey]float64{}}
 }
 
 // normalize is mapping.Normalize(e), cached.
@@ -108,6 +110,28 @@ func (m *exprMemo) differ(c Candidate, t int, f func() bool) bool {
 		clear(m.differs)
 	}
 	m.differs[k] = v
+	m.mu.Unlock()
+	return v
+}
+
+// run returns the cached run for (c, t), or f's, cached.
+func (m *exprMemo) run(c Candidate, t int, f func() float64) float64 {
+	if m == nil {
+		return f()
+	}
+	k := differKey{c, t}
+	m.mu.Lock()
+	v, ok := m.runs[k]
+	m.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = f()
+	m.mu.Lock()
+	if len(m.runs) >= maxMemoEntries {
+		clear(m.runs)
+	}
+	m.runs[k] = v
 	m.mu.Unlock()
 	return v
 }
