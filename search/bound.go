@@ -391,8 +391,8 @@ func (s *Space) layoutRun(c *Candidate, t int) float64 {
 // DMA packet is contiguous on both sides, 002 L2593). The output of
 // GEMM 4096³ in computation order, `m![J / 32 % 8, I % 32, J % 32]` over
 // HBM `m![I, J]`, writes 64-byte runs: read-modify-writes the skeleton
-// bounds did not see, so the planner built 470 such candidates only to
-// prune them. +Inf (no claim) for another layout, a layout that is not
+// bounds did not see, so the planner built such candidates only to prune
+// them (544 built before, 232 with this). +Inf (no claim) for another layout, a layout that is not
 // plain, the switched streamed operand (its ring's block is not in its
 // element) or an element the builder refuses. Memoized by elementKey.
 func (s *Space) computeRun(c *Candidate, t int) float64 {

@@ -3,6 +3,7 @@ package search
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -449,8 +450,8 @@ func TestBuildTRFLoadOverlapsCompute(t *testing.T) {
 	}
 }
 
-// TestLayoutsDifferKey: LayoutsDiffer's memo key leaves out what no DM
-// element reads (the broadcast, the order of other tensors' axes, the tile
+// TestLayoutsDifferKey: LayoutsDiffer's and computeRun's memo key
+// (elementKey) leaves out what no DM element reads (the broadcast, the order of other tensors' axes, the tile
 // order, the buffering, the layouts): on every candidate of small whole
 // spaces (split K, K chunks, the cluster reduce, both digit orders and
 // the switch included), each tensor's memoized answer is the one built
@@ -467,7 +468,7 @@ func TestLayoutsDifferKey(t *testing.T) {
 			t.Parallel()
 			s := newSplitSpace(t, w)
 			require.NotNil(t, s.memo, "a memo to check")
-			n, differ, i := 0, 0, 0
+			n, differ, i, runs := 0, 0, 0, 0
 			s.Enumerate(func(c Candidate) bool {
 				i++
 				if testing.Short() && i%7 != 0 {
@@ -476,6 +477,10 @@ func TestLayoutsDifferKey(t *testing.T) {
 				for ts := range NumTensors {
 					got := s.LayoutsDiffer(&c, ts)
 					require.Equal(t, s.layoutsDifferOf(&c, ts), got, "tensor %d of %s", ts, c.String(s.P))
+					if run := s.computeRun(&c, ts); !math.IsInf(run, 1) {
+						require.Equal(t, s.computeRunOf(&c, ts), run, "run of tensor %d of %s", ts, c.String(s.P))
+						runs++
+					}
 					n++
 					if got {
 						differ++
@@ -485,7 +490,8 @@ func TestLayoutsDifferKey(t *testing.T) {
 			})
 			require.Positive(t, differ, "some layouts differ")
 			require.Less(t, differ, n, "some do not")
-			t.Logf("%d answers checked, %d differ", n, differ)
+			require.Positive(t, runs, "computation-order runs checked")
+			t.Logf("%d answers checked, %d differ, %d runs", n, differ, runs)
 		})
 	}
 }
