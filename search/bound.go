@@ -89,7 +89,7 @@ func (s *Space) hbmReadBytesPerCycle() float64 {
 func (s *Space) lowerBounds(c *Candidate) bounds { return s.boundsOf(c, false) }
 
 // boundsOf is lowerBounds; with layout set it also uses c's DM layouts
-// (layoutRun).
+// (layoutRun, computeRun).
 func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 	var b bounds
 	packets := 1.0
@@ -221,7 +221,7 @@ func (s *Space) placementBoundOf(c *Candidate) float64 {
 //
 // With acc unset, the output's run ignores the accumulation (run), so the
 // bound depends on the Cluster and Slice factors alone; with layout set,
-// the runs also follow c's DM layouts (layoutRun).
+// the runs also follow c's DM layouts (layoutRun, computeRun).
 func (s *Space) dmaCycles(c *Candidate, acc, layout bool) dmaLoad {
 	var d dmaLoad
 	for t := range NumTensors {
