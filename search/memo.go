@@ -97,21 +97,7 @@ func (m *exprMemo) differ(c Candidate, t int, f func() bool) bool {
 	if m == nil {
 		return f()
 	}
-	k := differKey{c, t}
-	m.mu.Lock()
-	v, ok := m.differs[k]
-	m.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = f()
-	m.mu.Lock()
-	if len(m.differs) >= maxMemoEntries {
-		clear(m.differs)
-	}
-	m.differs[k] = v
-	m.mu.Unlock()
-	return v
+	return memoized(m, m.differs, differKey{c, t}, f)
 }
 
 // run returns the cached run for (c, t), or f's, cached.
@@ -119,19 +105,24 @@ func (m *exprMemo) run(c Candidate, t int, f func() float64) float64 {
 	if m == nil {
 		return f()
 	}
-	k := differKey{c, t}
+	return memoized(m, m.runs, differKey{c, t}, f)
+}
+
+// memoized returns cache[k], or f's answer stored there (under m's lock;
+// a full cache is emptied).
+func memoized[V any](m *exprMemo, cache map[differKey]V, k differKey, f func() V) V {
 	m.mu.Lock()
-	v, ok := m.runs[k]
+	v, ok := cache[k]
 	m.mu.Unlock()
 	if ok {
 		return v
 	}
 	v = f()
 	m.mu.Lock()
-	if len(m.runs) >= maxMemoEntries {
-		clear(m.runs)
+	if len(cache) >= maxMemoEntries {
+		clear(cache)
 	}
-	m.runs[k] = v
+	cache[k] = v
 	m.mu.Unlock()
 	return v
 }
