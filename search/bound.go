@@ -215,8 +215,9 @@ func (s *Space) placementBoundOf(c *Candidate) float64 {
 // (UnalignedWriteFactor request times, 002 L2985) for an output write
 // shorter than 256 bytes; at best they spread evenly over the channels
 // (002 L2980) that the tensor's bytes can touch: a tensor of n bytes lies
-// in at most ⌈n / 256⌉ + 1 access units, each in one channel. The inputs' requests are reads and the output's writes, each
-// direction at most at its share of the channels' rate, 0.75 of 1.5 TB/s
+// in at most ⌈n / 256⌉ + 1 access units, each in one channel. The inputs'
+// requests are reads and the output's writes, each direction at most at
+// its share of the channels' rate, 0.75 of 1.5 TB/s
 // (002 L2602, L2636; cost's HBMStats.ReadCycles, WriteCycles): rd and wr.
 //
 // With acc unset, the output's run ignores the accumulation (run), so the
@@ -386,15 +387,16 @@ func (s *Space) layoutRun(c *Candidate, t int) float64 {
 
 // computeRun returns the bytes of the longest contiguous run of tensor t's
 // DMA under a computation-order DM layout (LayoutCompute): the DM element
-// as Build writes it (xElement, wElement, outParts), walked innermost
+// as Build writes it (build.element), walked innermost
 // first while each digit steps the plain HBM layout by the run so far (a
 // DMA packet is contiguous on both sides, 002 L2593). The output of
 // GEMM 4096³ in computation order, `m![J / 32 % 8, I % 32, J % 32]` over
 // HBM `m![I, J]`, writes 64-byte runs: read-modify-writes the skeleton
 // bounds did not see, so the planner built such candidates only to prune
-// them (544 built before, 232 with this). +Inf (no claim) for another layout, a layout that is not
-// plain, the switched streamed operand (its ring's block is not in its
-// element) or an element the builder refuses. Memoized by elementKey.
+// them (544 built before, 232 with this). +Inf (no claim) for another
+// layout, a layout that is not plain, the switched streamed operand (its
+// ring's block is not in its element) or an element the builder refuses.
+// Memoized by elementKey.
 func (s *Space) computeRun(c *Candidate, t int) float64 {
 	if c.Layout[t] != LayoutCompute || !s.PlainLayout(t) || c.Switch && t == 1-int(c.Stationary) {
 		return math.Inf(1)
@@ -408,18 +410,9 @@ func (s *Space) computeRunOf(c *Candidate, t int) float64 {
 	if err != nil {
 		return math.Inf(1)
 	}
-	var e *mapping.Expr
-	switch {
-	case t == TensorOut:
-		rest, packet, err := b.outParts()
-		if err != nil {
-			return math.Inf(1)
-		}
-		e = b.pair(rest, packet)
-	case t == b.x:
-		e = b.xElement()
-	default:
-		e = b.wElement()
+	e, err := b.element(t)
+	if err != nil {
+		return math.Inf(1)
 	}
 	fs, err := s.memo.factorize(e)
 	if err != nil {

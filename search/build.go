@@ -270,7 +270,7 @@ func (s *Space) groupRing(c *Candidate) int {
 
 // factorizes reports whether e has a factorized form.
 func factorizes(e *mapping.Expr) bool {
-	_, err := mapping.Factorize(e)
+	_, err := mapping.FactorizeShared(e)
 	return err == nil
 }
 
@@ -704,6 +704,19 @@ func (b *build) outElement() (*mapping.Expr, error) {
 	return b.pair(rest, packet), nil
 }
 
+// element is tensor t's DM element mapping under b's candidate: outElement,
+// xElement or wElement.
+func (b *build) element(t int) (*mapping.Expr, error) {
+	switch t {
+	case TensorOut:
+		return b.outElement()
+	case b.x:
+		return b.xElement(), nil
+	default:
+		return b.wElement(), nil
+	}
+}
+
 // outParts returns the output DM tensor's element mapping (outElement) in
 // its two parts: the digits the accumulator writes in Time, and its
 // output packet.
@@ -822,7 +835,7 @@ func (b *build) clusterReduce() (*clusterReduce, error) {
 		return nil, fmt.Errorf("search: the cluster reduce's halves of %s: %w", rest.Text(), err)
 	}
 	half, inner = b.s.memo.normalize(half), b.s.memo.normalize(inner)
-	if fs, err := mapping.Factorize(half); err != nil || len(fs) != 1 || fs[0].Kind != mapping.FactorTerm {
+	if fs, err := mapping.FactorizeShared(half); err != nil || len(fs) != 1 || fs[0].Kind != mapping.FactorTerm {
 		return nil, fmt.Errorf("search: the cluster reduce's halves of %s: the outermost two positions %s are not one digit of an axis", rest.Text(), half.Text())
 	}
 	return &clusterReduce{
@@ -1058,10 +1071,9 @@ func (s *Space) layoutsDifferOf(c *Candidate, t int) bool {
 			return false
 		}
 		e1, e2 = b2.pair(sorted, packet), b2.pair(rest, packet)
-	case t == b1.x:
-		e1, e2 = b1.xElement(), b2.xElement()
-	default:
-		e1, e2 = b1.wElement(), b2.wElement()
+	default: // an input's element has no error
+		e1, _ = b1.element(t)
+		e2, _ = b2.element(t)
 	}
 	f1, err1 := s.memo.factorize(e1)
 	f2, err2 := s.memo.factorize(e2)

@@ -6,16 +6,16 @@ import (
 	"tcpmap/model/mapping"
 )
 
-// exprMemo caches mapping.Normalize and mapping.Factorize by expression
-// content. Candidates of one space share most of their expressions (an
-// axis's digits, a tensor's layout), and factorizing them is most of what
-// building a candidate costs. Entries are found by Hash and compared with
-// Equal, so a colliding entry is never returned; expressions are immutable,
-// so the cached results may be shared. Safe for concurrent use.
+// exprMemo caches mapping.Normalize by expression content (mapping caches
+// Factorize itself: factorize reads that cache), and two answers per
+// candidate's DM elements (differ, run). Candidates of one space share most
+// of their expressions (an axis's digits, a tensor's layout). Entries are
+// found by Hash and compared with Equal, so a colliding entry is never
+// returned; expressions are immutable, so the cached results may be
+// shared. Safe for concurrent use.
 type exprMemo struct {
 	mu   sync.Mutex
 	norm map[uint64][]normEntry
-	fact map[uint64][]factEntry
 	// differs caches layoutsDiffer by candidate (layouts, tile order and
 	// buffering cleared) and tensor; runs caches computeRun by the same
 	// key.
@@ -30,17 +30,11 @@ type differKey struct {
 
 type normEntry struct{ in, out *mapping.Expr }
 
-type factEntry struct {
-	in  *mapping.Expr
-	out mapping.Factors
-	err error
-}
-
 // maxMemoEntries bounds each cache; a full cache is emptied.
 const maxMemoEntries = 1 << 16
 
 func newExprMemo() *exprMemo {
-	return &exprMemo{norm: map[uint64][]normEntry{}, fact: map[uint64][]factEntry{}, differs: map[differKey]bool{}, runs: map[differKey]float64{}}
+	return &exprMemo{norm: map[uint64][]normEntry{}, differs: map[differKey]bool{}, runs: map[differKey]float64{}}
 }
 
 // normalize is mapping.Normalize(e), cached.
@@ -67,29 +61,10 @@ func (m *exprMemo) normalize(e *mapping.Expr) *mapping.Expr {
 	return out
 }
 
-// factorize is mapping.Factorize(e), cached. The factors returned are
-// shared: callers must not modify them.
+// factorize is mapping.FactorizeShared(e): mapping's cache, shared. The
+// factors returned must not be modified.
 func (m *exprMemo) factorize(e *mapping.Expr) (mapping.Factors, error) {
-	if m == nil {
-		return mapping.Factorize(e)
-	}
-	h := e.Hash()
-	m.mu.Lock()
-	for _, x := range m.fact[h] {
-		if x.in.Equal(e) {
-			m.mu.Unlock()
-			return x.out, x.err
-		}
-	}
-	m.mu.Unlock()
-	out, err := mapping.Factorize(e)
-	m.mu.Lock()
-	if len(m.fact) >= maxMemoEntries {
-		clear(m.fact)
-	}
-	m.fact[h] = append(m.fact[h], factEntry{in: e, out: out, err: err})
-	m.mu.Unlock()
-	return out, err
+	return mapping.FactorizeShared(e)
 }
 
 // differ returns the cached answer for (c, t), or f's, cached.

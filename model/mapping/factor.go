@@ -195,16 +195,24 @@ const verifyLimit = 1 << 22
 // pointers over a few thousand distinct structures (GEMV 256×2048: 2.2 M
 // calls, 5,676 distinct texts). The caller gets its own copy.
 func Factorize(e *Expr) (Factors, error) {
+	fs, err := FactorizeShared(e)
+	return slices.Clip(slices.Clone(fs)), err
+}
+
+// FactorizeShared is Factorize without the copy: the factors returned are
+// the cache's, shared by every caller, which must not modify them (a
+// planner's hot loop compares them and reads them).
+func FactorizeShared(e *Expr) (Factors, error) {
 	if err := e.Err(); err != nil {
 		return nil, err
 	}
 	h := e.Hash()
 	if x, ok := factorized.get(h, e); ok {
-		return slices.Clip(slices.Clone(x.fs)), x.err
+		return x.fs, x.err
 	}
 	fs, err := factorize(e)
 	factorized.put(h, e, fs, err)
-	return slices.Clip(slices.Clone(fs)), err
+	return fs, err
 }
 
 // factorize is Factorize without the cache.
@@ -684,7 +692,7 @@ func termExpr(f Factor) *Expr {
 var factorized factorCache
 
 // maxFactorized bounds the factorized cache.
-const maxFactorized = 1 << 14
+const maxFactorized = 1 << 16
 
 type factorEntry struct {
 	e   *Expr
@@ -709,6 +717,6 @@ func (c *factorCache) put(h uint64, e *Expr, fs Factors, err error) {
 	if c.m == nil || len(c.m) >= maxFactorized {
 		c.m = make(map[uint64]factorEntry, 256)
 	}
-	c.m[h] = factorEntry{e: e, fs: slices.Clone(fs), err: err}
+	c.m[h] = factorEntry{e: e, fs: slices.Clip(fs), err: err}
 	c.Unlock()
 }

@@ -154,8 +154,8 @@ func TestFactorizeVerifyCacheKeysSizes(t *testing.T) {
 }
 
 // Factorize remembers its answers by structure: an Equal expression built
-// anew gets the same factors, a caller's edit of its copy does not reach
-// the next caller, expressions that differ only in an axis size get their
+// anew gets the same factors (FactorizeShared too), a caller's edit of its
+// copy does not reach the next caller, expressions that differ only in an axis size get their
 // own answers, and an error is remembered as an error.
 func TestFactorizeRemembers(t *testing.T) {
 	a, err := ParseAxes("B=2048,C=12")
@@ -169,6 +169,9 @@ func TestFactorizeRemembers(t *testing.T) {
 	again, err := Factorize(MustParse(src, a, nil))
 	require.NoError(t, err)
 	assert.True(t, again.Equal(want), "a caller's edit leaked into the cache: %v", again)
+	shared, err := FactorizeShared(MustParse(src, a, nil))
+	require.NoError(t, err)
+	assert.True(t, shared.Equal(want), "the shared answer is the same: %v", shared)
 
 	b, err := ParseAxes("B=4096,C=12")
 	require.NoError(t, err)
