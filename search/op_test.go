@@ -309,6 +309,9 @@ func must(b []byte, err error) []byte {
 // softmax, silu and residual add, nor of the MoE comparison, is priced
 // below it.
 func TestOpRooflineBound(t *testing.T) {
+	if raceDetector {
+		t.Skip("every candidate priced, single-threaded: make test runs it in unit-norace")
+	}
 	m, err := cost.NewModel(engines.Default())
 	require.NoError(t, err)
 	for _, c := range []struct{ file, op string }{

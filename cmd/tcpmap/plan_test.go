@@ -339,6 +339,9 @@ func TestPlanTarget(t *testing.T) {
 // which it kept and why; the multiply's plan writes and verifies, and its
 // claim is no stronger than the contraction search's budget allows.
 func TestPlanProductOp(t *testing.T) {
+	if raceEnabled {
+		t.Skip("one worker planning, single-threaded: make test runs it in unit-norace")
+	}
 	out := filepath.Join(t.TempDir(), "weight.plan.json")
 	code, stdout, errOut := runCLI(t, "plan", "../../search/testdata/ops/broadcast.yaml", "--op", "weight", "--max-evaluations", "300", "--workers", "1", "--out", out)
 	require.Equal(t, 0, code, errOut)
@@ -357,6 +360,9 @@ func TestPlanProductOp(t *testing.T) {
 // "Broadcast inputs and einsums that contract nothing"); plan says so, with
 // the rules, beside the contraction search's outcome.
 func TestPlanProductOpNoMultiply(t *testing.T) {
+	if raceEnabled {
+		t.Skip("one worker planning, single-threaded: make test runs it in unit-norace")
+	}
 	code, _, errOut := runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "weight", "--max-evaluations", "200", "--workers", "1")
 	assert.Equal(t, 3, code, "stopped before any legal candidate")
 	assert.Contains(t, errOut, "op weight contracts no axis; as a Vector Engine multiply: no kernel:")
