@@ -49,7 +49,7 @@ vet:
 # such a test links, so the planner's workers run constraints, cost and
 # emit code under it there; those packages' own tests, single-threaded
 # over read-only state, run without it (unit-norace), 3-10x faster.
-RACE_PKGS  := ./search ./verify ./cmd/tcpmap ./engines ./model/mapping
+RACE_PKGS  := ./search ./search/sweep ./verify ./cmd/tcpmap ./engines ./model/mapping
 PLAIN_PKGS  = $(filter-out $(patsubst ./%,tcpmap/%,$(RACE_PKGS)),$(shell $(GO) list $(PKGS)))
 
 unit:

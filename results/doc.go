@@ -11,7 +11,7 @@
 // database in WAL mode: killing the writing process loses at most the
 // results it had not committed and never corrupts the store.
 //
-// The package plans nothing: search.Sweep plans the points and hands the
+// The package plans nothing: package search/sweep plans the points and hands the
 // results here. Besides the Go package, the results/ folder holds stored
 // outputs (results/README.md): the cost-model baseline, plans and plots.
 package results

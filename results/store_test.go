@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/plotter"
+
+	"tcpmap/results/digest"
 )
 
 // record makes a planned result for point i of a fake sweep.
@@ -24,7 +26,7 @@ func record(t testing.TB, i int) *Record {
 	require.NoError(t, err)
 	m := 256 << (i % 4)
 	return &Record{
-		Key:   Key{Workload: HashBytes([]byte("w" + strconv.Itoa(i))), HW: HashBytes([]byte("hw")), Options: HashBytes([]byte("o")), Cost: "1"},
+		Key:   Key{Workload: digest.Bytes([]byte("w" + strconv.Itoa(i))), HW: digest.Bytes([]byte("hw")), Options: digest.Bytes([]byte("o")), Cost: "1"},
 		Sweep: "test", Point: i, Workload: "gemm", Einsum: "M K, K N -> M N",
 		Axes: fmt.Sprintf("M=%d, N=256, K=256", m), DType: "bf16",
 		Params: map[string]string{"M": strconv.Itoa(m), "dtype": "bf16"},
@@ -197,7 +199,7 @@ func TestMergeIdempotentAndConflicts(t *testing.T) {
 		for _, i := range points {
 			require.NoError(t, s.Put(record(t, i)))
 		}
-		require.NoError(t, s.PutHardware(HashBytes([]byte("hw")), []byte(`{"x": 1}`)))
+		require.NoError(t, s.PutHardware(digest.Bytes([]byte("hw")), []byte(`{"x": 1}`)))
 		require.NoError(t, s.Close())
 		return p
 	}
@@ -216,7 +218,7 @@ func TestMergeIdempotentAndConflicts(t *testing.T) {
 	assert.Equal(t, MergeReport{Same: 2, Conflicts: []Conflict{}}, *again)
 	n, _ := out.Count()
 	assert.Equal(t, 4, n)
-	hw, err := out.Hardware(HashBytes([]byte("hw")))
+	hw, err := out.Hardware(digest.Bytes([]byte("hw")))
 	require.NoError(t, err)
 	assert.Equal(t, `{"x": 1}`, string(hw))
 

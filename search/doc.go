@@ -1,11 +1,11 @@
 // Package search holds the planners of one contraction (an einsum, or one
 // einsum op of a graph): SAT-backed branch and bound over the constraints
-// mapspace and the exhaustive baseline; and sweeps, which plan every point of
-// a sweep file into the result store (sweep.go, sweepfile.go); and graph
+// mapspace and the exhaustive baseline; and graph
 // planning, a plan per op and a layout per tensor edge chosen together
 // (graph.go, graphcache.go). It asks
 // engines for legality and cost for prices; it never re-derives an engine
-// rule.
+// rule. Sweeps, which plan every point of a sweep file into the result
+// store, are its subpackage sweep.
 //
 // What exists (the mapspace itself — Problem, Candidate, the level table,
 // Space with its Check, Enumerate and capacity rules, the SAT encoding, the

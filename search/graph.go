@@ -20,7 +20,7 @@ import (
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
-	"tcpmap/results"
+	"tcpmap/results/digest"
 )
 
 // Graph planning: one plan per op and one layout per tensor of a graph
@@ -1349,20 +1349,20 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 			}
 			c.Operands = append(c.Operands, od)
 		}
-		wh, err = results.Hash(c)
+		wh, err = digest.JSON(c)
 	}
 	if err != nil {
 		return "", err
 	}
-	hw, err := results.Hash(spec)
+	hw, err := digest.JSON(spec)
 	if err != nil {
 		return "", err
 	}
-	opts, err := results.Hash(struct{ MaxEvaluations, MaxTiles int }{o.MaxEvaluations, o.MaxTiles})
+	opts, err := digest.JSON(struct{ MaxEvaluations, MaxTiles int }{o.MaxEvaluations, o.MaxTiles})
 	if err != nil {
 		return "", err
 	}
-	return results.Hash(strings.Join([]string{wh, hw, opts, cost.Version}, "\n"))
+	return digest.JSON(strings.Join([]string{wh, hw, opts, cost.Version}, "\n"))
 }
 
 // fusedPlanned reports whether every einsum fused by fs has a kernel in g

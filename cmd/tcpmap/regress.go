@@ -12,7 +12,7 @@ import (
 	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/plan"
-	"tcpmap/search"
+	"tcpmap/search/sweep"
 )
 
 func init() { subcommands = append(subcommands, newRegressCmd) }
@@ -222,7 +222,7 @@ func regressStore(c *cobra.Command, g *globals, rf *resultsFlags, db string, upd
 		return err
 	}
 	defer st.Close()
-	reg, err := search.RegressStore(st, flt, cost.DefaultTolerance)
+	reg, err := sweep.RegressStore(st, flt, cost.DefaultTolerance)
 	if err != nil {
 		return err
 	}

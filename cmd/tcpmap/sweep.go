@@ -17,7 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"tcpmap/results"
-	"tcpmap/search"
+	"tcpmap/search/sweep"
 )
 
 func init() { subcommands = append(subcommands, newSweepCmd) }
@@ -45,12 +45,12 @@ type sweepOutput struct {
 }
 
 // sweepPlanner, when set (by tests), plans the points instead of
-// search.PlanPoint.
-var sweepPlanner search.PointPlanner
+// sweep.PlanPoint.
+var sweepPlanner sweep.PointPlanner
 
 // onSweepProgress, when set (by tests), is called after each point with
 // the sweep's context, which Ctrl-C cancels.
-var onSweepProgress func(ctx context.Context, p search.SweepProgress)
+var onSweepProgress func(ctx context.Context, p sweep.Progress)
 
 // sweepProgressEvery is how often a sweep prints a progress line when
 // stderr is not a terminal.
@@ -108,7 +108,7 @@ Exit status: 0 every point stored, 1 invalid input or a point that failed
 			var si, sn int
 			if shard != "" {
 				var err error
-				if si, sn, err = search.ParseShard(shard, os.Getenv); err != nil {
+				if si, sn, err = sweep.ParseShard(shard, os.Getenv); err != nil {
 					return usageError{err}
 				}
 			}
@@ -116,7 +116,7 @@ Exit status: 0 every point stored, 1 invalid input or a point that failed
 			if err != nil {
 				return err
 			}
-			sw, err := search.LoadSweep(args[0], spec)
+			sw, err := sweep.Load(args[0], spec)
 			if err != nil {
 				return err
 			}
@@ -129,9 +129,9 @@ Exit status: 0 every point stored, 1 invalid input or a point that failed
 			defer stop()
 			pr := newSweepProgress(c.ErrOrStderr(), sw.Name)
 			defer pr.close()
-			sum, err := search.RunSweep(sw, search.SweepOptions{Store: st, Workers: workers, Force: force,
+			sum, err := sweep.Run(sw, sweep.Options{Store: st, Workers: workers, Force: force,
 				Shard: si, Shards: sn, Context: ctx, Planner: sweepPlanner,
-				Progress: func(p search.SweepProgress) {
+				Progress: func(p sweep.Progress) {
 					pr.update(p)
 					if onSweepProgress != nil {
 						onSweepProgress(ctx, p)
@@ -199,7 +199,7 @@ type sweepProgress struct {
 	mu     sync.Mutex
 	w      io.Writer
 	bar    *progressbar.ProgressBar
-	last   search.SweepProgress
+	last   sweep.Progress
 	ticker *time.Ticker
 	done   chan struct{}
 	closed bool
@@ -235,7 +235,7 @@ func newSweepProgress(stderr io.Writer, name string) *sweepProgress {
 }
 
 // update records a finished point.
-func (p *sweepProgress) update(s search.SweepProgress) {
+func (p *sweepProgress) update(s sweep.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.last = s

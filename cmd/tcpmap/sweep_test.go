@@ -16,7 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tcpmap/results"
-	"tcpmap/search"
+	"tcpmap/search/sweep"
 )
 
 // cliSweep is a 12-point sweep of a small GEMM.
@@ -30,7 +30,7 @@ options: {max_evaluations: 100}
 `
 
 // fakePointPlanner prices a point from its sizes without searching.
-func fakePointPlanner(_ context.Context, p *search.SweepPoint) (*results.Record, error) {
+func fakePointPlanner(_ context.Context, p *sweep.Point) (*results.Record, error) {
 	macs := 1.0
 	var axes []string
 	for _, a := range p.Problem.Axes {
@@ -69,7 +69,7 @@ func TestSweepCLIResumeAndForce(t *testing.T) {
 	spec, db := writeSweep(t, dir, cliSweep), filepath.Join(dir, "r.db")
 
 	// Ctrl-C after 4 points: exit 3, the 4 points stay.
-	onSweepProgress = func(ctx context.Context, p search.SweepProgress) {
+	onSweepProgress = func(ctx context.Context, p sweep.Progress) {
 		if p.Done == 4 {
 			cancelSweep(t, ctx)
 		}
@@ -291,7 +291,7 @@ options: {max_evaluations: 300}
 
 	code, out, _ = runCLI(t, "regress", "--db", db, "--where", "A=1024", "--json")
 	require.Equal(t, exitOK, code)
-	var reg search.StoreRegression
+	var reg sweep.StoreRegression
 	require.NoError(t, json.Unmarshal([]byte(out), &reg))
 	assert.Len(t, reg.Points, 1)
 	assert.Nil(t, reg.Tau)
@@ -369,7 +369,7 @@ func TestSweepProgressBar(t *testing.T) {
 
 // TestSweepProgressLines: off a terminal, a line every period.
 func TestSweepProgressLines(t *testing.T) {
-	sweepPlanner = func(ctx context.Context, p *search.SweepPoint) (*results.Record, error) {
+	sweepPlanner = func(ctx context.Context, p *sweep.Point) (*results.Record, error) {
 		time.Sleep(15 * time.Millisecond)
 		return fakePointPlanner(ctx, p)
 	}

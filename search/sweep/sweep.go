@@ -1,4 +1,11 @@
-package search
+// Package sweep plans every point of a sweep file (`tcpmap sweep`,
+// workloads/sweeps/*.yaml, docs/sweeps.md) with search's planners, in
+// parallel and resumably, into the result store (package results), and
+// checks a store against the cost model (RegressStore). It is apart from
+// package search so that the planners link neither the store's SQLite
+// driver nor the plotting library: their tests, the longest under the race
+// detector, start before those are compiled.
+package sweep
 
 import (
 	"strconv"
@@ -29,7 +36,7 @@ import (
 //	  - {M: 8192, N: 8192}
 //	options: {timeout: 60s, max_evaluations: 0, max_tiles: 0, target: manual, planner: sat, pad: true}
 //
-// ParseSweep reads such a file into its points; errors name the file, line
+// Parse reads such a file into its points; errors name the file, line
 // and column (workload.Error).
 
 // Sweep is a parsed sweep file: its points, in order.
@@ -39,15 +46,15 @@ type Sweep struct {
 	// Points are the expanded points: workloads outermost, then the
 	// explicit points, then the grid, first parameter outermost; the
 	// excluded points and repeated ones (the same key) are left out.
-	Points []*SweepPoint
+	Points []*Point
 	// Excluded counts the points exclude removed, Duplicates the points
 	// that repeat an earlier point's key.
 	Excluded, Duplicates int
 }
 
-// SweepPoint is one point of a sweep: a contraction, a hardware spec and
+// Point is one point of a sweep: a contraction, a hardware spec and
 // the planner's options, with its content key.
-type SweepPoint struct {
+type Point struct {
 	// Index is the point's position in Sweep.Points.
 	Index int
 	// Params are the swept parameters' values by name, as the sweep file
@@ -72,7 +79,7 @@ type SweepPoint struct {
 }
 
 // Text names the point: its workload and parameters (`gemm M=256 N=512`).
-func (p *SweepPoint) Text() string {
+func (p *Point) Text() string {
 	name := p.Workload.Name
 	if p.Op != "" {
 		name += "/" + p.Op
@@ -88,7 +95,7 @@ func (p *SweepPoint) Text() string {
 
 // Shard returns the shard of n that plans the point: its key's hash modulo
 // n, so that the partition does not depend on the order of the sweep file.
-func (p *SweepPoint) Shard(n int) int {
+func (p *Point) Shard(n int) int {
 	id := p.Key.ID()
 	v, _ := strconv.ParseUint(id[:15], 16, 64)
 	return int(v % uint64(n))
@@ -108,57 +115,3 @@ type PointOptions struct {
 // Targets are the values of the target option (the `tcpmap plan
 // --target` values): whether dual-channel collect packets are planned.
 var Targets = []string{"manual", "visa-0.1", "opt-0.6"}
-
-// canonicalProblem is what a point's workload hash covers: the
-// contraction as the planner sees it, without file names or positions.
-type canonicalProblem struct {
-	Einsum string             `json:"einsum"`
-	Axes   []canonicalAxis    `json:"axes"`
-	In     []canonicalOperand `json:"in"`
-	Out    canonicalOperand   `json:"out"`
-	Acc    string             `json:"acc"`
-	Chips  int                `json:"chips"`
-	// Epilogue is the fused ops' work (kind and constant), in order;
-	// left out without one, so that other problems keep their hashes.
-	Epilogue []canonicalEpilogue `json:"epilogue,omitempty"`
-}
-
-type canonicalEpilogue struct {
-	Kind   string   `json:"kind"`
-	Scalar *float64 `json:"scalar,omitempty"`
-}
-
-type canonicalAxis struct {
-	Name  string `json:"name"`
-	Size  int    `json:"size"`
-	Valid int    `json:"valid,omitempty"`
-	Class string `json:"class"`
-}
-
-type canonicalOperand struct {
-	Name   string   `json:"name"`
-	Axes   []string `json:"axes"`
-	DType  string   `json:"dtype"`
-	Layout string   `json:"layout"`
-}
-
-// ProblemHash is the content hash of a contraction (results.Key.Workload).
-func ProblemHash(p *constraints.Problem) (string, error) {
-	c := canonicalProblem{Einsum: p.Einsum(), Acc: p.Acc.String(), Chips: p.Chips}
-	for _, a := range p.Axes {
-		c.Axes = append(c.Axes, canonicalAxis{Name: a.Name, Size: a.Size, Valid: a.Valid, Class: a.Class.String()})
-	}
-	op := func(o *constraints.Operand) canonicalOperand {
-		l := ""
-		if o.Layout != nil {
-			l = o.Layout.Text()
-		}
-		return canonicalOperand{Name: o.Name, Axes: o.Axes, DType: o.DType.String(), Layout: l}
-	}
-	c.In = []canonicalOperand{op(&p.In[0]), op(&p.In[1])}
-	c.Out = op(&p.Out)
-	for _, e := range p.Epilogue {
-		c.Epilogue = append(c.Epilogue, canonicalEpilogue{Kind: string(e.Kind), Scalar: e.Scalar})
-	}
-	return results.Hash(c)
-}

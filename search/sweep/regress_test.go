@@ -1,4 +1,4 @@
-package search
+package sweep
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"tcpmap/engines"
 	"tcpmap/model/plan"
 	"tcpmap/results"
+	"tcpmap/results/digest"
 )
 
 // storeOfPlans stores the given stored plans (results/plans) as results
@@ -21,17 +22,17 @@ func storeOfPlans(t *testing.T, names []string, scale []float64) *results.Store 
 	st := openStore(t, filepath.Join(t.TempDir(), "r.db"))
 	specJSON, err := json.Marshal(engines.Default())
 	require.NoError(t, err)
-	hw := results.HashBytes(specJSON)
+	hw := digest.Bytes(specJSON)
 	require.NoError(t, st.PutHardware(hw, specJSON))
 	for i, name := range names {
-		data, err := os.ReadFile(filepath.Join("..", "results", "plans", name+".plan.json"))
+		data, err := os.ReadFile(filepath.Join("..", "..", "results", "plans", name+".plan.json"))
 		require.NoError(t, err)
 		pl, err := plan.Unmarshal(data)
 		require.NoError(t, err)
 		z, err := results.Compress(data)
 		require.NoError(t, err)
 		require.NoError(t, st.Put(&results.Record{
-			Key:   results.Key{Workload: results.HashBytes([]byte(name)), HW: hw, Options: "o", Cost: "c"},
+			Key:   results.Key{Workload: digest.Bytes([]byte(name)), HW: hw, Options: "o", Cost: "c"},
 			Sweep: "plans", Point: i, Workload: name, Params: map[string]string{"plan": name},
 			Status: results.StatusPlanned, Cycles: pl.Cost.Cycles * scale[i], Bottleneck: pl.Cost.Bottleneck, Plan: z,
 		}))

@@ -1,4 +1,4 @@
-package search
+package sweep
 
 import (
 	"os"
@@ -17,21 +17,21 @@ func TestShippedSweeps(t *testing.T) {
 		file   string
 		points int
 	}{
-		{"../workloads/sweeps/gemm-shapes.yaml", 200},
-		{"../workloads/sweeps/hw-dm-size.yaml", 8},
+		{"../../workloads/sweeps/gemm-shapes.yaml", 200},
+		{"../../workloads/sweeps/hw-dm-size.yaml", 8},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
-			sw, err := LoadSweep(tc.file, engines.Default())
+			sw, err := Load(tc.file, engines.Default())
 			require.NoError(t, err)
 			assert.Len(t, sw.Points, tc.points)
 			assert.Zero(t, sw.Duplicates)
 		})
 	}
-	sw, err := LoadSweep("../workloads/sweeps/gemm-shapes.yaml", engines.Default())
+	sw, err := Load("../../workloads/sweeps/gemm-shapes.yaml", engines.Default())
 	require.NoError(t, err)
 	assert.Equal(t, 16, sw.Excluded)
 	assert.Equal(t, "gemm M=256 N=256 K=256", strings.Replace(sw.Points[0].Text(), "K=256 M=256 N=256", "M=256 N=256 K=256", 1))
-	dm, err := LoadSweep("../workloads/sweeps/hw-dm-size.yaml", engines.Default())
+	dm, err := Load("../../workloads/sweeps/hw-dm-size.yaml", engines.Default())
 	require.NoError(t, err)
 	assert.Equal(t, 131072, dm.Points[0].Spec.DM.BytesPerSlice.Value)
 	assert.Equal(t, 1048576, dm.Points[7].Spec.DM.BytesPerSlice.Value)
@@ -50,7 +50,7 @@ options: {timeout: 2s}
 `
 
 func TestParseSweepExpansion(t *testing.T) {
-	sw, err := ParseSweep([]byte(gemmSweep), "s.yaml", engines.Default())
+	sw, err := Parse([]byte(gemmSweep), "s.yaml", engines.Default())
 	require.NoError(t, err)
 	require.Len(t, sw.Points, 12)
 	p := sw.Points[11]
@@ -81,14 +81,14 @@ workload:
   axes: {M: 64, N: 64, K: 64}
   chips: 1
 `
-	sw2, err := ParseSweep([]byte(other), "o.yaml", engines.Default())
+	sw2, err := Parse([]byte(other), "o.yaml", engines.Default())
 	require.NoError(t, err)
 	require.Len(t, sw2.Points, 12)
 	for _, p := range sw2.Points {
 		assert.True(t, ids[p.Key.ID()], p.Text())
 	}
 	// Another timeout is another key.
-	sw3, err := ParseSweep([]byte(strings.Replace(gemmSweep, "timeout: 2s", "timeout: 3s", 1)), "s.yaml", engines.Default())
+	sw3, err := Parse([]byte(strings.Replace(gemmSweep, "timeout: 2s", "timeout: 3s", 1)), "s.yaml", engines.Default())
 	require.NoError(t, err)
 	assert.NotEqual(t, sw.Points[0].Key.ID(), sw3.Points[0].Key.ID())
 	assert.Equal(t, sw.Points[0].Key.Workload, sw3.Points[0].Key.Workload)
@@ -105,7 +105,7 @@ grid:
 exclude:
   - {hw.dm.misaligned_write_factor: 3, M: 128}
 `
-	sw, err := ParseSweep([]byte(src), "hw.yaml", engines.Default())
+	sw, err := Parse([]byte(src), "hw.yaml", engines.Default())
 	require.NoError(t, err)
 	require.Len(t, sw.Points, 3)
 	assert.Equal(t, 1, sw.Excluded)
@@ -118,7 +118,7 @@ exclude:
 func TestParseSweepErrors(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("name: x\neinsum: IK,KJ->IJ\naxes: {I: 4}\n"), 0o644))
-	moe, err := filepath.Abs("../workloads/moe.yaml")
+	moe, err := filepath.Abs("../../workloads/moe.yaml")
 	require.NoError(t, err)
 	const wl = "workload: {einsum: \"MK,KN->MN\", axes: {M: 64, N: 64, K: 64}, dtype: bf16}\n"
 	for _, tc := range []struct {
@@ -158,7 +158,7 @@ func TestParseSweepErrors(t *testing.T) {
 		{"dtype graph", "name: s\nworkload: {file: " + moe + ", op: router}\ngrid:\n  dtype: [i8]\n", "dtype varies an einsum workload"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseSweep([]byte(tc.src), filepath.Join(dir, "s.yaml"), engines.Default())
+			_, err := Parse([]byte(tc.src), filepath.Join(dir, "s.yaml"), engines.Default())
 			require.Error(t, err)
 			assert.Contains(t, strings.ReplaceAll(err.Error(), dir+"/", ""), tc.want)
 		})
@@ -178,7 +178,7 @@ func FuzzParseSweep(f *testing.F) {
 		if len(data) > 4096 {
 			return
 		}
-		sw, err := ParseSweep(data, "fuzz.yaml", spec)
+		sw, err := Parse(data, "fuzz.yaml", spec)
 		if err != nil {
 			if !strings.Contains(err.Error(), "fuzz.yaml") {
 				t.Fatalf("error without the file name: %v", err)
@@ -195,13 +195,13 @@ func FuzzParseSweep(f *testing.F) {
 
 // TestDocsSweepExample: the sweep file docs/sweeps.md shows is valid.
 func TestDocsSweepExample(t *testing.T) {
-	doc, err := os.ReadFile("../docs/sweeps.md")
+	doc, err := os.ReadFile("../../docs/sweeps.md")
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(doc), "```yaml\n")
 	require.True(t, ok)
 	src, _, ok := strings.Cut(rest, "```")
 	require.True(t, ok)
-	sw, err := ParseSweep([]byte(src), "../docs/sweeps.md", engines.Default())
+	sw, err := Parse([]byte(src), "../../docs/sweeps.md", engines.Default())
 	require.NoError(t, err)
 	assert.Len(t, sw.Points, 288)
 }

@@ -1,4 +1,4 @@
-package search
+package sweep
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"tcpmap/results"
+	"tcpmap/search"
 )
 
 // PlanPoint plans a sweep point as `tcpmap plan` plans a workload: the SAT
@@ -14,23 +15,23 @@ import (
 // (unless the point's pad option is off), within its timeout and
 // evaluation budget. Each point's search evaluates candidates on one core
 // (the sweep plans points in parallel instead); plans do not depend on it.
-func PlanPoint(ctx context.Context, p *SweepPoint) (*results.Record, error) {
-	s, err := NewSpace(p.Problem, p.Spec)
+func PlanPoint(ctx context.Context, p *Point) (*results.Record, error) {
+	s, err := search.NewSpace(p.Problem, p.Spec)
 	if err != nil {
 		return nil, err
 	}
 	s.Library = p.Options.Target != "manual"
-	run := Solve
+	run := search.Solve
 	if p.Options.Planner == "exhaustive" {
-		run = Exhaustive
+		run = search.Exhaustive
 	}
-	opts := Options{Top: 1, Timeout: p.Options.Timeout, MaxEvaluations: p.Options.MaxEvaluations,
-		MaxTiles: p.Options.MaxTiles, Workers: 1, Context: ctx, MemoryBudget: DefaultMemoryBudget}
-	res, relax, why, err := SolveAnyShape(s, run, opts, p.Options.Pad)
+	opts := search.Options{Top: 1, Timeout: p.Options.Timeout, MaxEvaluations: p.Options.MaxEvaluations,
+		MaxTiles: p.Options.MaxTiles, Workers: 1, Context: ctx, MemoryBudget: search.DefaultMemoryBudget}
+	res, relax, why, err := search.SolveAnyShape(s, run, opts, p.Options.Pad)
 	if err != nil {
 		return nil, err
 	}
-	if res.Stats.Stopped == StoppedInterrupt {
+	if res.Stats.Stopped == search.StoppedInterrupt {
 		return nil, ErrInterrupted
 	}
 	r := &results.Record{
@@ -84,7 +85,7 @@ func PlanPoint(ctx context.Context, p *SweepPoint) (*results.Record, error) {
 }
 
 // axesText writes the point's axis sizes as plans do (`M=256, N=512`).
-func axesText(p *SweepPoint) string {
+func axesText(p *Point) string {
 	var parts []string
 	for _, a := range p.Problem.Axes {
 		size := a.Size

@@ -1,4 +1,4 @@
-package search
+package sweep
 
 import (
 	"context"
@@ -36,7 +36,7 @@ type fakePlanner struct {
 	delay time.Duration
 }
 
-func (f *fakePlanner) plan(ctx context.Context, p *SweepPoint) (*results.Record, error) {
+func (f *fakePlanner) plan(ctx context.Context, p *Point) (*results.Record, error) {
 	f.calls.Add(1)
 	if f.delay > 0 {
 		select {
@@ -63,7 +63,7 @@ func (f *fakePlanner) plan(ctx context.Context, p *SweepPoint) (*results.Record,
 }
 
 func loadFake(t testing.TB) *Sweep {
-	sw, err := ParseSweep([]byte(fakeSweep), "fake.yaml", engines.Default())
+	sw, err := Parse([]byte(fakeSweep), "fake.yaml", engines.Default())
 	require.NoError(t, err)
 	require.Len(t, sw.Points, 24)
 	return sw
@@ -80,20 +80,20 @@ func TestRunSweepCacheAndForce(t *testing.T) {
 	sw := loadFake(t)
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	f := &fakePlanner{}
-	var last SweepProgress
-	sum, err := RunSweep(sw, SweepOptions{Store: st, Workers: 3, Planner: f.plan, Progress: func(p SweepProgress) { last = p }})
+	var last Progress
+	sum, err := Run(sw, Options{Store: st, Workers: 3, Planner: f.plan, Progress: func(p Progress) { last = p }})
 	require.NoError(t, err)
 	assert.Equal(t, 24, sum.Planned)
 	assert.Equal(t, int64(24), f.calls.Load())
 	assert.Equal(t, 24, last.Done)
 
-	sum, err = RunSweep(sw, SweepOptions{Store: st, Workers: 3, Planner: f.plan})
+	sum, err = Run(sw, Options{Store: st, Workers: 3, Planner: f.plan})
 	require.NoError(t, err)
 	assert.Equal(t, 24, sum.Cached)
 	assert.Zero(t, sum.Planned)
 	assert.Equal(t, int64(24), f.calls.Load(), "cache hits are not planned")
 
-	sum, err = RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: f.plan, Force: true})
+	sum, err = Run(sw, Options{Store: st, Workers: 2, Planner: f.plan, Force: true})
 	require.NoError(t, err)
 	assert.Equal(t, 24, sum.Planned)
 	assert.Equal(t, int64(48), f.calls.Load())
@@ -107,8 +107,8 @@ func TestRunSweepInterruptAndResume(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	f := &fakePlanner{delay: 5 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
-	sum, err := RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: f.plan, Context: ctx,
-		Progress: func(p SweepProgress) {
+	sum, err := Run(sw, Options{Store: st, Workers: 2, Planner: f.plan, Context: ctx,
+		Progress: func(p Progress) {
 			if p.Done == 5 {
 				cancel()
 			}
@@ -121,7 +121,7 @@ func TestRunSweepInterruptAndResume(t *testing.T) {
 	assert.Equal(t, sum.Planned, stored)
 	assert.Less(t, stored, 24)
 
-	sum, err = RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: f.plan})
+	sum, err = Run(sw, Options{Store: st, Workers: 2, Planner: f.plan})
 	require.NoError(t, err)
 	assert.Equal(t, stored, sum.Cached)
 	assert.Equal(t, 24-stored, sum.Planned)
@@ -131,13 +131,13 @@ func TestRunSweepErrorsAreReported(t *testing.T) {
 	sw := loadFake(t)
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	f := &fakePlanner{}
-	failing := func(ctx context.Context, p *SweepPoint) (*results.Record, error) {
+	failing := func(ctx context.Context, p *Point) (*results.Record, error) {
 		if p.Index == 3 {
 			return nil, fmt.Errorf("boom")
 		}
 		return f.plan(ctx, p)
 	}
-	sum, err := RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: failing})
+	sum, err := Run(sw, Options{Store: st, Workers: 2, Planner: failing})
 	require.NoError(t, err)
 	assert.Equal(t, 1, sum.Failed)
 	require.Len(t, sum.Errors, 1)
@@ -153,7 +153,7 @@ func TestShardsPartitionAndMerge(t *testing.T) {
 	sw := loadFake(t)
 	dir := t.TempDir()
 	single := openStore(t, filepath.Join(dir, "single.db"))
-	_, err := RunSweep(sw, SweepOptions{Store: single, Workers: 2, Planner: (&fakePlanner{}).plan})
+	_, err := Run(sw, Options{Store: single, Workers: 2, Planner: (&fakePlanner{}).plan})
 	require.NoError(t, err)
 
 	merged := openStore(t, filepath.Join(dir, "all.db"))
@@ -162,7 +162,7 @@ func TestShardsPartitionAndMerge(t *testing.T) {
 		path := filepath.Join(dir, fmt.Sprintf("shard%d.db", i))
 		st, err := results.Open(path)
 		require.NoError(t, err)
-		sum, err := RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: (&fakePlanner{}).plan, Shard: i, Shards: 4})
+		sum, err := Run(sw, Options{Store: st, Workers: 2, Planner: (&fakePlanner{}).plan, Shard: i, Shards: 4})
 		require.NoError(t, err)
 		total += sum.InShard
 		assert.Equal(t, sum.InShard, sum.Planned)
@@ -195,7 +195,7 @@ grid:
   M: [256, 64, 128]
 workload: {einsum: "MK,KN->MN", axes: {M: 64, N: 64, K: 64}, dtype: bf16}
 `
-	sw2, err := ParseSweep([]byte(reordered), "r.yaml", engines.Default())
+	sw2, err := Parse([]byte(reordered), "r.yaml", engines.Default())
 	require.NoError(t, err)
 	shard := map[string]int{}
 	for _, p := range sw.Points {
@@ -211,11 +211,11 @@ const sweepKillEnv = "TCPMAP_SWEEP_KILL_HELPER"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(sweepKillEnv); path != "" {
-		sw, err := ParseSweep([]byte(fakeSweep), "fake.yaml", engines.Default())
+		sw, err := Parse([]byte(fakeSweep), "fake.yaml", engines.Default())
 		if err == nil {
 			var st *results.Store
 			if st, err = results.Open(path); err == nil {
-				_, err = RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: (&fakePlanner{delay: 100 * time.Millisecond}).plan})
+				_, err = Run(sw, Options{Store: st, Workers: 2, Planner: (&fakePlanner{delay: 100 * time.Millisecond}).plan})
 			}
 		}
 		fmt.Fprintln(os.Stderr, "the sweep ended before it was killed:", err)
@@ -257,7 +257,7 @@ func TestSweepKill9(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, stored, 24, "killed before the end")
 	f := &fakePlanner{}
-	sum, err := RunSweep(loadFake(t), SweepOptions{Store: st, Workers: 2, Planner: f.plan})
+	sum, err := Run(loadFake(t), Options{Store: st, Workers: 2, Planner: f.plan})
 	require.NoError(t, err)
 	assert.Equal(t, stored, sum.Cached)
 	assert.Equal(t, int64(24-stored), f.calls.Load())
@@ -272,7 +272,7 @@ workload: {einsum: "A,A->", axes: {A: 1024}, dtype: bf16}
 grid: {A: [1024]}
 options: {max_evaluations: 300}
 `
-	sw, err := ParseSweep([]byte(src), "dot.yaml", engines.Default())
+	sw, err := Parse([]byte(src), "dot.yaml", engines.Default())
 	require.NoError(t, err)
 	r, err := PlanPoint(context.Background(), sw.Points[0])
 	require.NoError(t, err)
@@ -321,20 +321,20 @@ func TestParseShard(t *testing.T) {
 // sweep file, open the store, find every key, plan nothing.
 func BenchmarkSweepRerunFromStore(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "s.db")
-	sw, err := LoadSweep("../workloads/sweeps/gemm-shapes.yaml", engines.Default())
+	sw, err := Load("../../workloads/sweeps/gemm-shapes.yaml", engines.Default())
 	require.NoError(b, err)
 	st, err := results.Open(path)
 	require.NoError(b, err)
-	_, err = RunSweep(sw, SweepOptions{Store: st, Workers: 2, Planner: (&fakePlanner{}).plan})
+	_, err = Run(sw, Options{Store: st, Workers: 2, Planner: (&fakePlanner{}).plan})
 	require.NoError(b, err)
 	require.NoError(b, st.Close())
 	b.ResetTimer()
 	for b.Loop() {
-		sw, err := LoadSweep("../workloads/sweeps/gemm-shapes.yaml", engines.Default())
+		sw, err := Load("../../workloads/sweeps/gemm-shapes.yaml", engines.Default())
 		require.NoError(b, err)
 		st, err := results.Open(path)
 		require.NoError(b, err)
-		sum, err := RunSweep(sw, SweepOptions{Store: st, Workers: 1, Planner: (&fakePlanner{}).plan})
+		sum, err := Run(sw, Options{Store: st, Workers: 1, Planner: (&fakePlanner{}).plan})
 		require.NoError(b, err)
 		require.Equal(b, 200, sum.Cached)
 		require.NoError(b, st.Close())

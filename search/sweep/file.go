@@ -1,4 +1,4 @@
-package search
+package sweep
 
 import (
 	"bytes"
@@ -22,6 +22,8 @@ import (
 	"tcpmap/model/pos"
 	"tcpmap/model/workload"
 	"tcpmap/results"
+	"tcpmap/results/digest"
+	"tcpmap/search"
 )
 
 // sweepDecoder reads a sweep file strictly, collecting positioned errors.
@@ -38,20 +40,20 @@ func (d *sweepDecoder) errAt(n *yaml.Node, field, format string, args ...any) {
 // lowers it to keep each input fast).
 var maxSweepPoints = 100000
 
-// LoadSweep reads and expands the sweep file at path against the base
+// Load reads and expands the sweep file at path against the base
 // hardware spec.
-func LoadSweep(path string, base *engines.Spec) (*Sweep, error) {
+func Load(path string, base *engines.Spec) (*Sweep, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, workload.ErrorList{{File: path, Field: "file", Msg: err.Error()}}
 	}
-	return ParseSweep(data, path, base)
+	return Parse(data, path, base)
 }
 
-// ParseSweep reads and expands the sweep in data (file names it in errors
+// Parse reads and expands the sweep in data (file names it in errors
 // and resolves workload files relative to it) against the base hardware
 // spec. On failure the error is a workload.ErrorList.
-func ParseSweep(data []byte, file string, base *engines.Spec) (*Sweep, error) {
+func Parse(data []byte, file string, base *engines.Spec) (*Sweep, error) {
 	d := &sweepDecoder{file: file}
 	root := d.document(data)
 	if root == nil {
@@ -944,9 +946,9 @@ func deepCopy(n *yaml.Node) *yaml.Node {
 
 // point builds one point: the workload with its axes and dtype, the spec
 // with its overrides, the options, the key.
-func (d *sweepDecoder) point(b *baseWorkload, several bool, a assignment, opts PointOptions, hw *hwCache) *SweepPoint {
+func (d *sweepDecoder) point(b *baseWorkload, several bool, a assignment, opts PointOptions, hw *hwCache) *Point {
 	at := a.at
-	p := &SweepPoint{Params: map[string]string{}, Op: b.op}
+	p := &Point{Params: map[string]string{}, Op: b.op}
 	if at != nil {
 		p.Line, p.Col = at.Line, at.Column
 	}
@@ -1031,15 +1033,15 @@ func pointField(a assignment) string {
 
 // pointKey is a point's content key.
 func pointKey(p *constraints.Problem, specJSON []byte, o PointOptions) (results.Key, error) {
-	wh, err := ProblemHash(p)
+	wh, err := search.ProblemHash(p)
 	if err != nil {
 		return results.Key{}, err
 	}
-	oh, err := results.Hash(o)
+	oh, err := digest.JSON(o)
 	if err != nil {
 		return results.Key{}, err
 	}
-	return results.Key{Workload: wh, HW: results.HashBytes(specJSON), Options: oh, Cost: cost.Version}, nil
+	return results.Key{Workload: wh, HW: digest.Bytes(specJSON), Options: oh, Cost: cost.Version}, nil
 }
 
 func sortedParamNames(m map[string]string) []string {

@@ -1,4 +1,4 @@
-package search
+package sweep
 
 import (
 	"context"
@@ -11,26 +11,27 @@ import (
 
 	"tcpmap/model/pos"
 	"tcpmap/results"
+	"tcpmap/search"
 )
 
 // PointPlanner plans one sweep point into a result record (Key, Sweep and
-// Point are filled in by RunSweep). A search the context stopped must
+// Point are filled in by Run). A search the context stopped must
 // return ErrInterrupted: its best-so-far is no result of the point.
-type PointPlanner func(ctx context.Context, p *SweepPoint) (*results.Record, error)
+type PointPlanner func(ctx context.Context, p *Point) (*results.Record, error)
 
 // ErrInterrupted is a point whose search the sweep's context stopped; it
 // is not stored and the rerun plans it.
 var ErrInterrupted = errors.New("interrupted")
 
-// SweepOptions are RunSweep's settings.
-type SweepOptions struct {
+// Options are Run's settings.
+type Options struct {
 	// Store receives the results; points it holds are cache hits.
 	Store *results.Store
 	// Workers is how many points are planned at once (at least 1).
 	Workers int
 	// Force plans points the store already holds.
 	Force bool
-	// Shard and Shards: plan only the points whose SweepPoint.Shard(Shards)
+	// Shard and Shards: plan only the points whose Point.Shard(Shards)
 	// is Shard (Shards 0 or 1: every point).
 	Shard, Shards int
 	// Context stops the sweep (Ctrl-C): points in flight are dropped,
@@ -40,24 +41,24 @@ type SweepOptions struct {
 	Planner PointPlanner
 	// Progress, when set, is called after each point (from one goroutine
 	// at a time).
-	Progress func(SweepProgress)
+	Progress func(Progress)
 }
 
-// SweepProgress is a sweep's state after a point.
-type SweepProgress struct {
+// Progress is a sweep's state after a point.
+type Progress struct {
 	// Done of Total points of the shard are finished (cached, planned or
 	// failed); Cached of them were cache hits.
 	Done, Total, Cached int
 	// Point is the point just finished, Record its result (nil on error),
 	// Err its error.
-	Point   *SweepPoint
+	Point   *Point
 	Record  *results.Record
 	Err     error
 	Elapsed time.Duration
 }
 
-// SweepSummary is what a sweep did.
-type SweepSummary struct {
+// Summary is what a sweep did.
+type Summary struct {
 	// Points are the sweep's points, InShard those of this shard; Cached
 	// were already stored; Planned, NoPlan and Infeasible were planned now
 	// and stored with that status; Failed ended in an error (not stored);
@@ -70,12 +71,12 @@ type SweepSummary struct {
 	Wall   time.Duration
 }
 
-// RunSweep plans the sweep's points of the shard that the store does not
+// Run plans the sweep's points of the shard that the store does not
 // hold (all of them with Force), Workers at a time, storing each result as
 // soon as it is planned, in its own transaction. Stopped by the context,
 // it returns after the points in flight end (their results are dropped);
 // a rerun plans what is left.
-func RunSweep(sw *Sweep, o SweepOptions) (*SweepSummary, error) {
+func Run(sw *Sweep, o Options) (*Summary, error) {
 	start := time.Now()
 	if o.Store == nil {
 		return nil, errors.New("sweep: no result store")
@@ -89,8 +90,8 @@ func RunSweep(sw *Sweep, o SweepOptions) (*SweepSummary, error) {
 		plan = PlanPoint
 	}
 	workers := max(o.Workers, 1)
-	sum := &SweepSummary{Points: len(sw.Points)}
-	var todo []*SweepPoint
+	sum := &Summary{Points: len(sw.Points)}
+	var todo []*Point
 	for _, p := range sw.Points {
 		if o.Shards > 1 && p.Shard(o.Shards) != o.Shard {
 			continue
@@ -110,10 +111,10 @@ func RunSweep(sw *Sweep, o SweepOptions) (*SweepSummary, error) {
 	}
 	var mu sync.Mutex
 	done := 0
-	report := func(p *SweepPoint, r *results.Record, err error) {
+	report := func(p *Point, r *results.Record, err error) {
 		done++
 		if o.Progress != nil {
-			o.Progress(SweepProgress{Done: done, Total: sum.InShard, Cached: sum.Cached, Point: p, Record: r, Err: err, Elapsed: time.Since(start)})
+			o.Progress(Progress{Done: done, Total: sum.InShard, Cached: sum.Cached, Point: p, Record: r, Err: err, Elapsed: time.Since(start)})
 		}
 	}
 	if !o.Force {
@@ -137,7 +138,7 @@ func RunSweep(sw *Sweep, o SweepOptions) (*SweepSummary, error) {
 		todo = left
 	}
 
-	jobs := make(chan *SweepPoint)
+	jobs := make(chan *Point)
 	var wg sync.WaitGroup
 	errs := map[int]error{}
 	var storeErr error
@@ -153,7 +154,7 @@ func RunSweep(sw *Sweep, o SweepOptions) (*SweepSummary, error) {
 					continue
 				}
 				r, err := plan(ctx, p)
-				if errors.Is(err, ErrInterrupted) || (err == nil && ctx.Err() != nil && r.Stopped == StoppedInterrupt) {
+				if errors.Is(err, ErrInterrupted) || (err == nil && ctx.Err() != nil && r.Stopped == search.StoppedInterrupt) {
 					mu.Lock()
 					sum.Left++
 					mu.Unlock()
