@@ -91,6 +91,15 @@ func (s *Space) lowerBounds(c *Candidate) bounds { return s.boundsOf(c, false) }
 // boundsOf is lowerBounds; with layout set it also uses c's DM layouts
 // (layoutRun, computeRun).
 func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
+	var loads [NumTensors]dmaLoad
+	for t := range NumTensors {
+		loads[t] = s.tensorDMA(c, t, true, layout)
+	}
+	return s.boundsWith(c, &loads)
+}
+
+// boundsWith is boundsOf given each tensor's DMA load (tensorDMA).
+func (s *Space) boundsWith(c *Candidate, loads *[NumTensors]dmaLoad) bounds {
 	var b bounds
 	packets := 1.0
 	for a, ax := range s.P.Axes {
@@ -120,7 +129,10 @@ func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 		}
 		b.input[t] = fixed + bytes/rate
 	}
-	d := s.dmaCycles(c, true, layout)
+	var d dmaLoad
+	for t := range loads {
+		d = d.add(loads[t])
+	}
 	b.dma = fixed + max(d.dmn, d.engine)
 	b.hbm = fixed + max(d.hbm, d.rd, d.wr)
 	b.sub = fixed + s.subCycles(c)

@@ -173,7 +173,7 @@ type bnb struct {
 	// expanded holds skeletons listed ahead of their turn by spare
 	// workers (expand); speculated, built candidates priced ahead of their
 	// turn (exact).
-	expanded   map[Skeleton][]scored
+	expanded   map[Skeleton]expansion
 	speculated map[Candidate]exactOut
 	// outs is evaluateBounds's buffer.
 	outs []boundOut
@@ -206,7 +206,7 @@ func newBnB(s *Space, opts Options) (*bnb, error) {
 	sv := &bnb{s: s, e: e, opts: opts, res: res, st: &res.Stats, ev: ev, pool: pool,
 		top: max(opts.Top, 1), n: len(s.P.Axes), start: start, every: opts.ProgressEvery,
 		cur: math.Inf(1), level: 2 * float64(s.Spec.DMA.StartupCycles.Value), incumbentBound: math.Inf(1),
-		expanded: map[Skeleton][]scored{}, speculated: map[Candidate]exactOut{}}
+		expanded: map[Skeleton]expansion{}, speculated: map[Candidate]exactOut{}}
 	if sv.every <= 0 {
 		sv.every = time.Second
 	}
@@ -357,10 +357,17 @@ func (sv *bnb) left() (time.Duration, bool) {
 
 // listOf enumerates skeleton k's candidates with their candidate
 // bounds, best first.
-func (sv *bnb) listOf(k *Skeleton) []scored {
+//
+// Candidates whose bound exceeds cut are counted in *skipped and left
+// out: the incumbent only falls, so they would never be built.
+func (sv *bnb) listOf(k *Skeleton, cut float64, skipped *int) []scored {
 	var list []scored
 	add := func(c Candidate) bool {
-		list = append(list, scored{c: c, bound: sv.s.candidateBound(&c)})
+		if b := sv.s.candidateBound(&c); b <= cut {
+			list = append(list, scored{c: c, bound: b})
+		} else {
+			*skipped++
+		}
 		return true
 	}
 	if sv.opts.Where == nil {
@@ -379,7 +386,7 @@ func (sv *bnb) listOf(k *Skeleton) []scored {
 // queue holds unexpanded are listed meanwhile (pure work, kept until
 // they come up).
 func (sv *bnb) expand(k *Skeleton) []scored {
-	list, ok := sv.expanded[*k]
+	ex, ok := sv.expanded[*k]
 	if ok {
 		delete(sv.expanded, *k)
 	} else {
@@ -404,14 +411,17 @@ func (sv *bnb) expand(k *Skeleton) []scored {
 			ks = append(ks, sv.queue[best].k)
 		}
 		lists := make([][]scored, len(ks))
-		sv.pool.each(len(ks), func(_ *evaluator, i int) { lists[i] = sv.listOf(&ks[i]) })
+		cut, skipped := sv.incumbentBound, make([]int, len(ks))
+		sv.pool.each(len(ks), func(_ *evaluator, i int) { lists[i] = sv.listOf(&ks[i], cut, &skipped[i]) })
 		for i := 1; i < len(ks); i++ {
-			sv.expanded[ks[i]] = lists[i]
+			sv.expanded[ks[i]] = expansion{lists[i], skipped[i]}
 		}
-		list = lists[0]
+		ex = expansion{lists[0], skipped[0]}
 	}
-	sv.st.Candidates += len(list)
-	if len(list) == 0 {
+	list := ex.list
+	sv.st.Candidates += len(list) + ex.skipped
+	sv.st.Skipped += ex.skipped
+	if len(list)+ex.skipped == 0 {
 		sv.st.SAT.Empty++
 	}
 	return list
@@ -798,6 +808,13 @@ type queued struct {
 type scored struct {
 	c     Candidate
 	bound float64
+}
+
+// expansion is a skeleton's candidates listed (bnb.listOf): those that
+// could still beat the incumbent, in bound order, and how many could not.
+type expansion struct {
+	list    []scored
+	skipped int
 }
 
 // skeletonQueue is a min-heap of skeletons by bound.

@@ -60,11 +60,16 @@ func (d dmaLoad) cycles(startup float64) float64 {
 // candidateBound returns a lower bound on c's cycles: the larger of its
 // skeleton bounds and the serial path of its tiles.
 func (s *Space) candidateBound(c *Candidate) float64 {
-	return max(s.boundsOf(c, true).max(), s.serialBound(c))
+	var loads [NumTensors]dmaLoad
+	for t := range NumTensors {
+		loads[t] = s.tensorDMA(c, t, true, true)
+	}
+	return max(s.boundsWith(c, &loads).max(), s.serialBound(c, &loads))
 }
 
-// serialBound is the bound of the path through c's tile steps.
-func (s *Space) serialBound(c *Candidate) float64 {
+// serialBound is the bound of the path through c's tile steps, given
+// each tensor's DMA load moving it whole (tensorDMA).
+func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 	// The tile loops, outermost first, and each tensor's tiles.
 	var counts [MaxAxes]int
 	var held [NumTensors][MaxAxes]bool
@@ -91,7 +96,7 @@ func (s *Space) serialBound(c *Candidate) float64 {
 	startup := float64(s.Spec.DMA.StartupCycles.Value)
 	var load [NumTensors]dmaLoad
 	for t := range NumTensors {
-		d, k := s.tensorDMA(c, t, true, true), float64(tiles[t])
+		d, k := whole[t], float64(tiles[t])
 		load[t] = dmaLoad{d.dmn / k, d.engine / k, d.hbm / k, d.rd / k, d.wr / k}
 	}
 	w, x := int(c.Stationary), 1-int(c.Stationary)
@@ -192,3 +197,4 @@ func (s *Space) loads(counts []int, held []bool) int {
 	}
 	return n
 }
+
