@@ -1,11 +1,11 @@
 package search
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"tcpmap/constraints"
@@ -356,15 +356,17 @@ func (sv *bnb) left() (time.Duration, bool) {
 }
 
 // listOf enumerates skeleton k's candidates with their candidate
-// bounds, best first.
+// bounds, best first, in ev's scratch (one list a worker at a time).
 //
 // Candidates whose bound exceeds cut are counted in *skipped and left
-// out: the incumbent only falls, so they would never be built.
-func (sv *bnb) listOf(k *Skeleton, cut float64, skipped *int) []scored {
-	var list []scored
+// out: the incumbent only falls, so they would never be built. The list
+// is gathered in ev.scratch and sorted by key, the candidates (a few
+// hundred bytes each) moved once into a list of the exact size.
+func (sv *bnb) listOf(ev *evaluator, k *Skeleton, cut float64, skipped *int) []scored {
+	ev.scratch = ev.scratch[:0]
 	add := func(c Candidate) bool {
 		if b := sv.s.candidateBound(&c); b <= cut {
-			list = append(list, scored{c: c, bound: b})
+			ev.scratch = append(ev.scratch, scored{c: c, bound: b})
 		} else {
 			*skipped++
 		}
@@ -377,8 +379,30 @@ func (sv *bnb) listOf(k *Skeleton, cut float64, skipped *int) []scored {
 			return k.Matches(stage, c, sv.n) && sv.opts.Where(stage, c)
 		}, add)
 	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].bound < list[j].bound })
+	keys := ev.keys[:0]
+	for i := range ev.scratch {
+		keys = append(keys, boundKey{ev.scratch[i].bound, int32(i)})
+	}
+	// Stable: equal bounds keep the enumeration's order.
+	slices.SortFunc(keys, func(a, b boundKey) int {
+		return cmp.Or(cmp.Compare(a.bound, b.bound), cmp.Compare(a.i, b.i))
+	})
+	ev.keys = keys
+	if len(keys) == 0 {
+		return nil
+	}
+	list := make([]scored, len(keys))
+	for j, k := range keys {
+		list[j] = ev.scratch[k.i]
+	}
 	return list
+}
+
+// boundKey sorts a skeleton's list: a candidate's bound and its place in
+// the enumeration.
+type boundKey struct {
+	bound float64
+	i     int32
 }
 
 // expand lists skeleton k's candidates (listOf); with spare workers,
@@ -412,7 +436,7 @@ func (sv *bnb) expand(k *Skeleton) []scored {
 		}
 		lists := make([][]scored, len(ks))
 		cut, skipped := sv.incumbentBound, make([]int, len(ks))
-		sv.pool.each(len(ks), func(_ *evaluator, i int) { lists[i] = sv.listOf(&ks[i], cut, &skipped[i]) })
+		sv.pool.each(len(ks), func(ev *evaluator, i int) { lists[i] = sv.listOf(ev, &ks[i], cut, &skipped[i]) })
 		for i := 1; i < len(ks); i++ {
 			sv.expanded[ks[i]] = expansion{lists[i], skipped[i]}
 		}

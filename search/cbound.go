@@ -197,4 +197,3 @@ func (s *Space) loads(counts []int, held []bool) int {
 	}
 	return n
 }
-

@@ -202,6 +202,10 @@ type evaluator struct {
 	// subFetch caches the verdict of the sub context's TRF-load fetch by
 	// its request (build).
 	subFetch map[subFetchKey]error
+	// scratch and keys are the branch and bound's buffers for listing a
+	// skeleton's candidates (bnb.listOf).
+	scratch []scored
+	keys    []boundKey
 }
 
 func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {
