@@ -283,3 +283,27 @@ func JSON(file string, data []byte, err error) *Error {
 	line, col := JSONPos(data, err)
 	return &Error{File: file, Line: line, Col: col, Err: err}
 }
+
+// Document decodes data, the YAML file file, as exactly one document and
+// returns its top node; otherwise nil and the positioned problems (a
+// syntax error, an empty file, a second document).
+func Document(file string, data []byte) (*yaml.Node, ErrorList) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, ErrorList{Errorf(file, nil, "", "empty file")}
+		}
+		return nil, YAML(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, ErrorList{Errorf(file, &extra, "", "more than one YAML document")}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, YAML(file, err) // a broken second document
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, ErrorList{Errorf(file, &doc, "", "empty file")}
+	}
+	return doc.Content[0], nil
+}

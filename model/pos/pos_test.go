@@ -270,3 +270,24 @@ func TestJSONPos(t *testing.T) {
 	assert.Zero(t, line+col, "not a decoding error: no position")
 	assert.Equal(t, "k.json: tensors[3]: null", JSON("k.json", nil, errors.New("tensors[3]: null")).Error())
 }
+
+// TestDocument: one document's top node; every other input a positioned
+// problem.
+func TestDocument(t *testing.T) {
+	n, errs := Document("w.yaml", []byte("name: x\n"))
+	require.Empty(t, errs)
+	require.NotNil(t, n)
+	assert.Equal(t, yaml.MappingNode, n.Kind)
+	for _, c := range []struct{ src, want string }{
+		{"", "w.yaml: empty file"},
+		{"# only a comment\n", "w.yaml: empty file"},
+		{"a: 1\n---\nb: 2\n", "w.yaml:2:1: more than one YAML document"}, // at its marker
+		{"a: [1\n", "w.yaml:2"},
+		{"a: 1\n---\nb: [\n", "w.yaml:4"},
+	} {
+		n, errs := Document("w.yaml", []byte(c.src))
+		assert.Nil(t, n, c.src)
+		require.NotEmpty(t, errs, c.src)
+		assert.Contains(t, errs.Error(), c.want, c.src)
+	}
+}

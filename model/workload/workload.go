@@ -1,9 +1,6 @@
 package workload
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"strings"
 
@@ -11,6 +8,7 @@ import (
 
 	"tcpmap/model/dtype"
 	"tcpmap/model/mapping"
+	"tcpmap/model/pos"
 )
 
 // Form tells which of the two workload formats a file uses.
@@ -148,31 +146,12 @@ func Parse(data []byte, filename string) (*Workload, error) {
 	return w, nil
 }
 
-// document decodes data into a single YAML document's top node.
+// document decodes data as one YAML document (pos.Document), keeping its
+// problems.
 func (d *decoder) document(data []byte) *yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			d.errAt(nil, "", "empty file")
-		} else {
-			d.syntaxErr(err)
-		}
-		return nil
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		d.errAt(&extra, "", "more than one YAML document")
-		return nil
-	} else if !errors.Is(err, io.EOF) {
-		d.syntaxErr(err)
-		return nil
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		d.errAt(&doc, "", "empty file")
-		return nil
-	}
-	return doc.Content[0]
+	root, errs := pos.Document(d.file, data)
+	d.errs = append(d.errs, errs...)
+	return root
 }
 
 // axisTable is the declared axes with the node of each declaration.

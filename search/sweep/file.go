@@ -1,11 +1,9 @@
 package sweep
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -66,30 +64,12 @@ func Parse(data []byte, file string, base *engines.Spec) (*Sweep, error) {
 	return sw, nil
 }
 
+// document decodes data as one YAML document (pos.Document), keeping its
+// problems.
 func (d *sweepDecoder) document(data []byte) *yaml.Node {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			d.errAt(nil, "", "empty file")
-			return nil
-		}
-		d.errs = append(d.errs, pos.YAML(d.file, err)...)
-		return nil
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		d.errAt(&extra, "", "more than one YAML document")
-		return nil
-	} else if !errors.Is(err, io.EOF) {
-		d.errs = append(d.errs, pos.YAML(d.file, err)...) // a broken second document
-		return nil
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		d.errAt(&doc, "", "empty file")
-		return nil
-	}
-	return doc.Content[0]
+	root, errs := pos.Document(d.file, data)
+	d.errs = append(d.errs, errs...)
+	return root
 }
 
 // pair is one key/value of a mapping.
