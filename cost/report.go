@@ -375,8 +375,30 @@ func (m *Model) finish(p *kernel.Program) error {
 		rf.Bound = "memory"
 	}
 	rf.HBM = ratio(float64(rf.HBMBytes), rf.PeakHBMBytesPerCycle*r.Cycles)
+	// An argument updated in place (kernel.Tensor.InPlace) is neither
+	// read nor written whole: the least its update moves is each tile
+	// view of it an op writes, written once at the size of what the op
+	// writes there (its source: an update_slice's slice; the view's
+	// positions pad the rest of the argument).
+	inPlace := map[string]bool{}
 	for _, t := range p.Tensors {
-		if t == nil || t.Mem != kernel.HBM || t.View != "" || t.Element == nil {
+		if t != nil && t.InPlace() {
+			inPlace[t.View] = true
+		}
+	}
+	written := map[string]bool{}
+	for _, op := range p.Ops {
+		t, ok := p.Tensor(op.Dst)
+		src, sok := p.Tensor(op.Src)
+		if ok && sok && t.Mem == kernel.HBM && t.Role == kernel.Intermediate && inPlace[t.View] && !written[t.Name] {
+			written[t.Name] = true
+			if n, err := src.DType.BytesFor(m.validElements(p, src)); err == nil {
+				rf.MinWriteBytes += int64(n)
+			}
+		}
+	}
+	for _, t := range p.Tensors {
+		if t == nil || t.Mem != kernel.HBM || t.View != "" || t.Element == nil || inPlace[t.Name] {
 			continue
 		}
 		n, err := t.DType.BytesFor(m.validElements(p, t))

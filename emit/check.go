@@ -13,6 +13,10 @@ import (
 type analysis struct {
 	inputs []*kernel.Tensor // HBM inputs, in tensor order: the kernel's parameters
 	output *kernel.Tensor   // the HBM output, the kernel's result; nil if none
+	// inPlace is the input the output is, updated in place
+	// (kernel.Tensor.InPlace): a `&mut` parameter, and the kernel returns
+	// nothing.
+	inPlace *kernel.Tensor
 }
 
 // rustKeywords are Rust's strict and reserved keywords, which no variable
@@ -168,6 +172,10 @@ func analyzeWith(p *kernel.Program, pre map[string]bool) (*analysis, error) {
 				return nil, fmt.Errorf("outputs %q and %q: a kernel returns one HbmTensor (002 L200)", a.output.Name, t.Name)
 			}
 			a.output = t
+			if t.InPlace() {
+				a.inPlace, _ = p.Tensor(t.View)
+				defined[t.Name] = true // the argument's bytes, written through views
+			}
 		}
 	}
 	if a.output != nil {

@@ -102,17 +102,27 @@ func (w *rustWriter) host() error {
 	}
 	var args []string
 	for _, t := range k.inputs {
-		if w.api == Opt06 {
-			w.line("    let %s_hbm = %s.to_hbm(&mut ctx.pdma).await;", t.Name, t.Name)
-		} else {
-			w.line("    let %s_hbm = %s.to_hbm(&mut ctx.pdma, %s).await;", t.Name, t.Name, addrText(t.Addr, true))
+		// The argument the kernel updates in place is lent mutably.
+		mut, ref := "", "&"
+		if t == k.inPlace {
+			mut, ref = "mut ", "&mut "
 		}
-		args = append(args, "&"+t.Name+"_hbm")
+		if w.api == Opt06 {
+			w.line("    let %s%s_hbm = %s.to_hbm(&mut ctx.pdma).await;", mut, t.Name, t.Name)
+		} else {
+			w.line("    let %s%s_hbm = %s.to_hbm(&mut ctx.pdma, %s).await;", mut, t.Name, t.Name, addrText(t.Addr, true))
+		}
+		args = append(args, ref+t.Name+"_hbm")
 	}
 	launch := fmt.Sprintf("launch(kernel, (&mut ctx%s)).await;", strings.Join(append([]string{""}, args...), ", "))
-	if k.output == nil {
+	switch {
+	case k.output == nil:
 		w.line("    %s", launch)
-	} else {
+	case k.inPlace != nil:
+		// The result is the argument's device tensor after the kernel.
+		w.line("    %s", launch)
+		w.line("    let %s = %s_hbm.to_host::<m![%s]>(&mut ctx.pdma).await;", outName, k.inPlace.Name, w.mapSpelling(hostMap(k.output), false))
+	default:
 		w.line("    let %s_hbm = %s", k.output.Name, launch)
 		w.line("    let %s = %s_hbm.to_host::<m![%s]>(&mut ctx.pdma).await;", outName, k.output.Name, w.mapSpelling(hostMap(k.output), false))
 	}
@@ -173,6 +183,9 @@ type oracle struct {
 	depth  int               // roundings per element before the output cast
 	unit   float64           // the output type's unit roundoff
 	scalar string
+	// pinned is an update_slice's condition on the loop variables for the
+	// slice's positions (`s == 7`).
+	pinned string
 }
 
 func newOracle(p *kernel.Program) (*oracle, error) {
@@ -259,6 +272,14 @@ func newOracle(p *kernel.Program) (*oracle, error) {
 		if r.Scalar != 0 {
 			o.depth++
 		}
+	case kernel.RefUpdateSlice:
+		// Copies: no rounding. The pinned index of the axis.
+		v, ok := o.vars[r.Axis]
+		if len(o.ins) != 2 || !ok {
+			return nil, fmt.Errorf("update_slice of %d inputs along %s: want the tensor and the slice, along one of the output's axes", len(o.ins), r.Axis)
+		}
+		n, _ := p.Axes.Size(r.Axis)
+		o.pinned = fmt.Sprintf("%s == %d", v, n-1)
 	}
 	if r.Scalar != 0 {
 		if math.IsNaN(r.Scalar) || math.IsInf(r.Scalar, 0) {
@@ -443,6 +464,8 @@ func (o *oracle) write(w *rustWriter) {
 		if o.scalar != "" {
 			what += " plus " + o.scalar
 		}
+	case kernel.RefUpdateSlice:
+		what = fmt.Sprintf("%s with its last %s replaced by %s (an update_slice, in place)", o.ins[0].Name, r.Axis, o.ins[1].Name)
 	}
 	w.line("/// The host oracle: %s.", what)
 	if o.isInt {
@@ -465,6 +488,8 @@ func (o *oracle) write(w *rustWriter) {
 	}
 	var expr string
 	switch {
+	case r.Op == kernel.RefUpdateSlice:
+		expr = fmt.Sprintf("if %s { %s } else { %s }", o.pinned, operands[1], operands[0])
 	case r.Op == kernel.RefAdd && o.isInt:
 		expr = operands[0]
 		for _, x := range operands[1:] {

@@ -632,6 +632,9 @@ func referenceText(r *kernel.Reference) string {
 		}
 		text += " valid(" + strings.Join(vs, ", ") + ")"
 	}
+	if r.Axis != "" {
+		text += " axis(" + r.Axis + ")" // `update_slice(cache, row) -> cache_new axis(S)`
+	}
 	if r.Epilogue != "" {
 		text += " then " + r.Epilogue // `einsum(q, k) -> s then (acc) * 0.5` (kernel.Reference.Epilogue)
 	}
@@ -653,10 +656,14 @@ func (w *rustWriter) kernel() error {
 	p, k := w.p, w.k
 	params := []string{"ctx: &mut Context"}
 	for _, t := range k.inputs {
-		params = append(params, fmt.Sprintf("%s: &%s", t.Name, w.typeText(t)))
+		ref := "&"
+		if t == k.inPlace {
+			ref = "&mut " // the result: this argument updated in place
+		}
+		params = append(params, fmt.Sprintf("%s: %s%s", t.Name, ref, w.typeText(t)))
 	}
 	ret := ""
-	if k.output != nil {
+	if k.output != nil && k.inPlace == nil {
 		ret = " -> " + w.typeText(k.output)
 	}
 	if err := w.takeErr(); err != nil {
@@ -685,7 +692,7 @@ func (w *rustWriter) kernel() error {
 			return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
 		}
 	}
-	if k.output != nil && !(len(p.Ops) > 0 && p.Ops[len(p.Ops)-1].Kind == kernel.OpToHBM && p.Ops[len(p.Ops)-1].Dst == k.output.Name) {
+	if k.output != nil && k.inPlace == nil && !(len(p.Ops) > 0 && p.Ops[len(p.Ops)-1].Kind == kernel.OpToHBM && p.Ops[len(p.Ops)-1].Dst == k.output.Name) {
 		w.line("    %s", k.output.Name)
 	}
 	w.line("}")
@@ -718,9 +725,7 @@ func (w *rustWriter) op(op *kernel.Op, tail bool) error {
 		// 002 L339: `let lhs: DmTensor<...> = lhs.to_dm(&mut ctx.tdma, 0);`
 		w.line("%s%s%s.to_dm(%s);", w.ind, w.bind(dst), op.Src, w.dmaArgs(dst, false))
 	case kernel.OpHBMToHBM:
-		// A graph's relayout: only search.GraphProgram's merged programs
-		// hold one, and those are priced, not emitted.
-		return fmt.Errorf("op %s -> %s: an HBM-to-HBM copy (a graph's relayout) is not emitted in a kernel", op.Src, op.Dst)
+		return w.hbmToView(op)
 	case kernel.OpToHBM:
 		dst, _ := p.Tensor(op.Dst)
 		call := fmt.Sprintf("%s.to_hbm(%s)", op.Src, w.dmaArgs(dst, true))

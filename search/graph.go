@@ -580,7 +580,9 @@ func (m *graphModel) planOps(o GraphOptions) error {
 	planned := func(i int) bool { return m.ops[i].status == plan.StatusPlanned }
 	for _, t := range m.w.Tensors {
 		p, produced := m.prod[t.Name]
-		if !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[t.Name], planned) {
+		// An update_slice's result is its destination updated in place:
+		// the destination's layout (opslice.go).
+		if !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[t.Name], planned) || m.w.Ops[p].Kind == workload.KindUpdateSlice {
 			continue
 		}
 		m.cands[t.Name] = append(m.cands[t.Name], m.distinctOrders(t.Axes, o.Layouts)...)
@@ -1229,7 +1231,9 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		if p, ok := m.prod[t.Name]; ok {
 			gt.Producer = w.Ops[p].Name
 			stored = m.layoutOf(p, choice[p], t.Name)
-			if w.Ops[p].Kind == workload.KindReshape {
+			// A reshape's output is a view of its input; an update_slice's
+			// is its destination updated in place (search/opslice.go).
+			if k := w.Ops[p].Kind; k == workload.KindReshape || k == workload.KindUpdateSlice {
 				gt.View = w.Ops[p].Inputs[0]
 			}
 		}

@@ -23,8 +23,9 @@ func opWorkload(t *testing.T, name string) *workload.Workload {
 // TestPlanOpDecodeLayer plans every non-einsum op of the decode layer
 // that has a kernel, checks the plan reads back (format version 2) and
 // verifies its program on the simulator against the op's float64
-// reference; the four reshapes are free; the ops without a kernel yet
-// (gather, update_slice) are refused with their file and line.
+// reference; the four reshapes are free; the KV-cache updates are one
+// DMA each, in place; the op without a kernel yet (gather) is refused
+// with its file and line.
 func TestPlanOpDecodeLayer(t *testing.T) {
 	if raceDetector {
 		t.Skip("the simulator under -race: make test runs it in unit-norace")
@@ -32,7 +33,7 @@ func TestPlanOpDecodeLayer(t *testing.T) {
 	w := opWorkload(t, "llama3-70b-decode.yaml")
 	want := map[string]string{ // op → form
 		"rmsnorm_in": "rmsnorm", "rmsnorm_post": "rmsnorm", "scale": "mul", "softmax": "", "resid_attn": "add",
-		"resid_ffn": "add", "silu": "silu", "swiglu": "mul",
+		"resid_ffn": "add", "silu": "silu", "swiglu": "mul", "kv_update_k": "update_slice", "kv_update_v": "update_slice",
 	}
 	for _, o := range w.Ops {
 		if o.Kind == workload.KindEinsum {
@@ -46,7 +47,7 @@ func TestPlanOpDecodeLayer(t *testing.T) {
 				assert.True(t, r.Free)
 				assert.Nil(t, r.Plan)
 				return
-			case workload.KindGather, workload.KindUpdateSlice:
+			case workload.KindGather:
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), "llama3-70b-decode.yaml:")
 				assert.Contains(t, err.Error(), "002 L1004-1005")

@@ -64,6 +64,7 @@ type kReference struct {
 	Output string    `json:"output"`
 	Expr   string    `json:"expr"`
 	Range  []float64 `json:"range,omitempty"`
+	Axis   string    `json:"axis,omitempty"`
 }
 
 // program decodes the JSON form into a kernel program.

@@ -76,7 +76,8 @@ type opSpace struct {
 	w    *workload.Workload
 	o    *workload.Op
 	spec *engines.Spec
-	// family is "map" (elementwise) or "rows" (a reduction along Red).
+	// family is "map" (elementwise), "rows" (a reduction along Red),
+	// "reduce" or "slice" (an update_slice, opslice.go).
 	family string
 	// ins are the tensor inputs (a scalar stands for none), out the output.
 	ins []*workload.Tensor
@@ -109,8 +110,6 @@ var opUnplannable = map[workload.Kind]string{
 		"fetch whose addresses come from an index table; the manual leaves indirect sequencing a TODO (002 L1004-1005)",
 	workload.KindScatter: "the destinations are a value known only at run time (an index tensor), which needs indirect " +
 		"sequencing, a TODO in the manual (002 L1004-1005)",
-	workload.KindUpdateSlice: "the row written is the decoding step's position, a run-time value the op does not carry, " +
-		"which needs an address from an index (indirect sequencing, a TODO in the manual, 002 L1004-1005)",
 	workload.KindCausalMask: "the manual writes the attention mask to the branch log and loads the ExecutionIds from the " +
 		"VRF (BranchMode::Vrf, 002 L4802, L8099), but states neither the Branch Logger nor the VRF tensor it reads " +
 		"(engines: BranchMode::Vrf is not modelled)",
@@ -138,6 +137,8 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		s.ins = append(s.ins, w.Tensor(name))
 	}
 	switch o.Kind {
+	case workload.KindUpdateSlice:
+		return s.sliceSpace(at)
 	case workload.KindSoftmax, workload.KindRMSNorm:
 		s.family = "rows"
 	case workload.KindReduce:
@@ -423,6 +424,9 @@ func (s *opSpace) sliceText(ds []digit, n int) string {
 
 // build writes candidate c's kernel program.
 func (s *opSpace) build(c opCand) (*kernel.Program, error) {
+	if s.family == "slice" {
+		return s.buildSlice()
+	}
 	_, afterTile, ok := peel(s.pos, c.Tiles)
 	if !ok {
 		return nil, fmt.Errorf("%d tiles do not divide the positions", c.Tiles)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -149,8 +150,14 @@ func ReferenceFor(p *kernel.Program, inputs map[string]*Logical, need []bool) (*
 			return nil, fmt.Errorf("reference: add: %w", err)
 		}
 		return add(out, ins, r.Scalar, isInt)
+	case kernel.RefUpdateSlice:
+		e, err := updateSlice(out, ins, r.Axis, isInt)
+		if err != nil {
+			return nil, fmt.Errorf("reference: update_slice: %w", err)
+		}
+		return e, nil
 	}
-	return nil, fmt.Errorf("reference: unknown op %q: want einsum, add or mul", r.Op)
+	return nil, fmt.Errorf("reference: unknown op %q: want einsum, add, mul, update_slice or expr", r.Op)
 }
 
 // checkInput checks that in holds the values of input tensor name: its
@@ -626,6 +633,57 @@ func add(out *Logical, ins []*Logical, scalar float64, isInt bool) (*Expected, e
 				offs[j] -= strides[j][k] * coords[k]
 			}
 			coords[k] = 0
+		}
+	}
+	return e, nil
+}
+
+// updateSlice is out = ins[0] with its last index of axis replaced by
+// ins[1] (kernel.RefUpdateSlice): copies, exact (Depth 0, Abs the values'
+// magnitudes).
+func updateSlice(out *Logical, ins []*Logical, axis string, isInt bool) (*Expected, error) {
+	if len(ins) != 2 {
+		return nil, fmt.Errorf("want two inputs, the tensor and the slice, not %d", len(ins))
+	}
+	dest, src := ins[0], ins[1]
+	if !sameAxes(dest.Axes, out.Axes) {
+		return nil, fmt.Errorf("the tensor %s has axes %s, the output %s", dest.Name, axesString(dest.Axes), axesString(out.Axes))
+	}
+	p := slices.IndexFunc(out.Axes, func(a mapping.Axis) bool { return a.Name == axis })
+	want := slices.Delete(slices.Clone(out.Axes), max(p, 0), max(p, 0)+1)
+	if p < 0 {
+		// An axis of size 1 is in no mapping: the slice is the whole tensor.
+		want = out.Axes
+	}
+	// The slice's axes, in its own order, at their places in the output.
+	at := make([]int, len(src.Axes))
+	for j, a := range src.Axes {
+		at[j] = slices.Index(want, a)
+		if at[j] >= 0 && at[j] >= p && p >= 0 {
+			at[j]++
+		}
+	}
+	if len(src.Axes) != len(want) || slices.Contains(at, -1) {
+		return nil, fmt.Errorf("the slice %s has axes %s, want the tensor's without %s: %s", src.Name, axesString(src.Axes), axis, axesString(want))
+	}
+	copy(out.Vals, dest.Vals)
+	c := make([]int, len(out.Axes))
+	for i := range out.Vals {
+		out.Coords(i, c)
+		if p >= 0 && c[p] != out.Axes[p].Size-1 {
+			continue
+		}
+		so := 0
+		for j, a := range src.Axes {
+			so = so*a.Size + c[at[j]]
+		}
+		out.Vals[i] = src.Vals[so]
+	}
+	e := &Expected{Out: out}
+	if !isInt {
+		e.Abs = &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}
+		for i, v := range out.Vals {
+			e.Abs.Vals[i] = math.Abs(v)
 		}
 	}
 	return e, nil

@@ -279,7 +279,11 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 // tiles, the packet.
 func kernelText(p *plan.Plan) string {
 	if m := p.OpMapping; m != nil {
-		// A Vector Engine op: its form and spread (search.PlanOp).
+		// A Vector Engine op: its form and spread (search.PlanOp); an
+		// update_slice is one DMA, on no slice.
+		if m.Clusters*m.Slices == 0 {
+			return m.Form + ", one DMA in place"
+		}
 		s := fmt.Sprintf("%s over %d slices", m.Form, m.Clusters*m.Slices)
 		if m.Tiles > 1 {
 			s += fmt.Sprintf(", %d tiles", m.Tiles)

@@ -92,7 +92,11 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 	}
 	m := pl.OpMapping
 	fmt.Fprintf(wr, "plan %s op %s: %s (%s)\n", w.Name, o.Name, pl.Workload.Kind, pl.Workload.Axes)
-	fmt.Fprintf(wr, "form %s; %v split into %d tiles (two DM buffers when more than one), each over %d cluster(s) × %d slice(s)", m.Form, m.Spread, m.Tiles, m.Clusters, m.Slices)
+	if o.Kind == workload.KindUpdateSlice {
+		fmt.Fprintf(wr, "form %s: %s written in place into the last %s of %s by one HBM-to-HBM DMA; no slice computes", m.Form, o.Inputs[1], o.Axis, o.Inputs[0])
+	} else {
+		fmt.Fprintf(wr, "form %s; %v split into %d tiles (two DM buffers when more than one), each over %d cluster(s) × %d slice(s)", m.Form, m.Spread, m.Tiles, m.Clusters, m.Slices)
+	}
 	if m.Reduced != "" {
 		fmt.Fprintf(wr, "; %s reduced within each slice", m.Reduced)
 	}

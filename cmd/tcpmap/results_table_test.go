@@ -154,6 +154,9 @@ func plansTable(dir string) (string, error) {
 				what += " " + om.Form
 			}
 			feat = []string{fmt.Sprintf("%d tiles × %d clusters × %d slices", om.Tiles, om.Clusters, om.Slices)}
+			if om.Clusters*om.Slices == 0 {
+				feat = []string{"one HBM-to-HBM DMA, in place"} // an update_slice
+			}
 		}
 		if len(p.Workload.Epilogue) > 0 {
 			// An einsum with its epilogue (plan --op E --fuse).

@@ -125,8 +125,14 @@ type reader struct {
 	hostAddr   map[string]int64 // device variable → HBM address
 	hostAddrAt map[string]int
 	launchArgs []string
+	launchMut  []int // the launch arguments lent &mut
 	launchOff  int
 	launchOut  string
+
+	// inPlace is the kernel's &mut parameter, the argument it updates in
+	// place (read_inplace.go); viewOff the byte offset of each view of it.
+	inPlace *kernel.Tensor
+	viewOff map[*kernel.Tensor]int64
 }
 
 // fail records the first error, at byte offset off.
@@ -643,7 +649,15 @@ func (r *reader) hostFn() {
 	if r.err != nil {
 		return
 	}
-	body := r.toks[start:end]
+	// The body's tokens, without the mut of `let mut x_hbm` (the argument
+	// the kernel updates in place, lent &mut).
+	body := make([]token, 0, end-start)
+	for i, t := range r.toks[start:end] {
+		if t.text == "mut" && i > 0 && r.toks[start+i-1].text == "let" {
+			continue
+		}
+		body = append(body, t)
+	}
 	text := func(k int) string {
 		if k < len(body) {
 			return body[k].text
@@ -697,6 +711,11 @@ func (r *reader) hostFn() {
 			first := true
 			for j < len(body) && text(j) != ")" {
 				if text(j) == "&" && text(j+1) == "mut" && first {
+					j += 3
+				} else if text(j) == "&" && text(j+1) == "mut" && j+2 < len(body) && body[j+2].kind == tIdent {
+					// The argument the kernel updates in place.
+					r.launchArgs = append(r.launchArgs, body[j+2].text)
+					r.launchMut = append(r.launchMut, len(r.launchArgs)-1)
 					j += 3
 				} else if text(j) == "&" && j+1 < len(body) && body[j+1].kind == tIdent {
 					r.launchArgs = append(r.launchArgs, body[j+1].text)
@@ -768,9 +787,17 @@ func (r *reader) kernel() {
 		name := r.ident()
 		r.expect(":")
 		r.expect("&")
+		mut := r.accept("mut")
 		t := r.tensorType()
 		if r.err != nil {
 			return
+		}
+		if mut {
+			if r.inPlace != nil || t.Mem != kernel.HBM {
+				r.fail(name.off, "kernel parameter %s is &mut: a kernel updates one HBM argument in place", name.text)
+				return
+			}
+			r.inPlace = t
 		}
 		if t.Mem != kernel.HBM {
 			r.fail(name.off, "kernel parameter %s is a %s tensor: kernel arguments live in HBM", name.text, t.Mem)
@@ -813,6 +840,15 @@ func (r *reader) kernel() {
 func (r *reader) statement() {
 	if r.is("for") {
 		r.forLoop()
+		return
+	}
+	if r.is("let") && r.peek(2).text == ":" && r.peek(3).text == "HbmTensorViewMut" {
+		r.next()
+		r.inPlaceView(r.ident())
+		return
+	}
+	if t := r.tok(); t.kind == tIdent && r.peek(1).text == "." && r.peek(2).text == "view" && r.peek(5).text == "." && r.peek(6).text == "to_hbm_view" {
+		r.toHBMView()
 		return
 	}
 	if r.accept("let") {

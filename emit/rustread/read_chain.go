@@ -824,6 +824,9 @@ func (r *reader) finish() (*kernel.Program, error) {
 			t.Addr = a
 		}
 	}
+	if r.inPlaceResult(); r.err != nil {
+		return nil, r.err
+	}
 	if r.unrollLoop(); r.err != nil {
 		return nil, r.err
 	}
@@ -845,7 +848,7 @@ func (r *reader) finish() (*kernel.Program, error) {
 	return p, nil
 }
 
-// reference parses `OP(ARG, ...) -> OUT [valid(...)] [then EPILOGUE] [=
+// reference parses `OP(ARG, ...) -> OUT [valid(...)] [axis(AXIS)] [then EPILOGUE] [=
 // EXPR] [; inputs in [lo, hi]]`, where a numeric argument is the scalar of
 // add.
 func (r *reader) reference(d directive) *kernel.Reference {
@@ -863,6 +866,16 @@ func (r *reader) reference(d directive) *kernel.Reference {
 		return nil
 	}
 	out := v[arrow+2:]
+	axis := ""
+	if i := strings.Index(out, " axis("); i >= 0 {
+		// The axis of an update_slice: ` axis(Sctx)`.
+		a, ok := strings.CutSuffix(strings.TrimSpace(out[i+len(" axis("):]), ")")
+		if !ok || strings.TrimSpace(a) == "" {
+			r.fail(at+arrow+2+i, "want axis(AXIS) after the reference's output")
+			return nil
+		}
+		axis, out = strings.TrimSpace(a), out[:i]
+	}
 	var valid map[string]int
 	if i := strings.Index(out, " valid("); i >= 0 {
 		// The padded axes' workload sizes: ` valid(I: 1500, K: 999)`.
@@ -884,7 +897,7 @@ func (r *reader) reference(d directive) *kernel.Reference {
 		}
 		out = out[:i]
 	}
-	ref := &kernel.Reference{Op: kernel.RefOp(strings.TrimSpace(v[:open])), Output: strings.TrimSpace(out), Valid: valid}
+	ref := &kernel.Reference{Op: kernel.RefOp(strings.TrimSpace(v[:open])), Output: strings.TrimSpace(out), Valid: valid, Axis: axis}
 	scalars := 0
 	for _, a := range strings.Split(v[open+1:close], ",") {
 		a = strings.TrimSpace(a)

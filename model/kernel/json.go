@@ -44,6 +44,8 @@ type referenceJSON struct {
 	Range    []float64 `json:"range,omitempty"`
 	// Valid is Reference.Valid (encoding/json writes map keys sorted).
 	Valid map[string]int `json:"valid,omitempty"`
+	// Axis is Reference.Axis.
+	Axis string `json:"axis,omitempty"`
 }
 
 type tensorJSON struct {
@@ -118,7 +120,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		w.Ops = append(w.Ops, o)
 	}
 	if r := p.Reference; r != nil {
-		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr, Epilogue: r.Epilogue, Range: r.Range, Valid: r.Valid}
+		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr, Epilogue: r.Epilogue, Range: r.Range, Valid: r.Valid, Axis: r.Axis}
 	}
 	return json.Marshal(w)
 }
@@ -175,7 +177,7 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 		return r.err
 	}
 	if rj := w.Reference; rj != nil {
-		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Expr: rj.Expr, Epilogue: rj.Epilogue, Range: rj.Range, Valid: rj.Valid}
+		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Expr: rj.Expr, Epilogue: rj.Epilogue, Range: rj.Range, Valid: rj.Valid, Axis: rj.Axis}
 	}
 	if err := q.Validate(); err != nil {
 		return err

@@ -47,6 +47,11 @@ const (
 	// RefMul: the output is the elementwise product of the inputs (002
 	// L237-305: elementwise multiplication).
 	RefMul RefOp = "mul"
+	// RefUpdateSlice: the output is the first input with its last index of
+	// Axis replaced by the second input, which holds the first's other
+	// axes: the row a decoding step writes into a KV cache (002
+	// L8286-8297, "kv_cache_l_K[s-1] = K_rope").
+	RefUpdateSlice RefOp = "update_slice"
 )
 
 // Reference is the computation a kernel performs, over its HBM tensors.
@@ -77,6 +82,8 @@ type Reference struct {
 	// values are drawn from (verify.RandomValuesIn), rounded to each
 	// input's type; unset, a dtype's default range.
 	Range []float64
+	// Axis is the axis RefUpdateSlice replaces the last index of.
+	Axis string
 }
 
 // Memory is where a tensor lives (002 L133-141).
@@ -132,9 +139,16 @@ type Tensor struct {
 	// view of (`tile::<dim, n, _>(t)`, 002 L813-831, L954-971): it
 	// addresses bytes of that tensor rather than bytes of its own, so it
 	// never collides with it or with another view of it. Empty for a
-	// tensor of its own.
+	// tensor of its own. A result (role Output) that views an argument
+	// whole — same address, same mappings — is that argument updated in
+	// place (InPlace): the kernel writes some of its bytes through tile
+	// views of the argument and leaves the rest as they were.
 	View string
 }
+
+// InPlace reports whether t is a result that is an argument updated in
+// place (a whole view of it; see View).
+func (t *Tensor) InPlace() bool { return t.Role == Output && t.View != "" }
 
 // Base returns the name of the tensor whose bytes t holds: its View, or its
 // own name.
@@ -328,8 +342,12 @@ func (p *Program) Validate() error {
 		if b, ok := p.Tensor(t.View); !ok || b.Mem != HBM || b.Role == Intermediate || b.View != "" {
 			return fmt.Errorf("tensors[%d] %q: view of %q, which is not an HBM argument or result of the kernel", i, t.Name, t.View)
 		}
-		if b, _ := p.Tensor(t.View); b.DType != t.DType {
+		b, _ := p.Tensor(t.View)
+		if b.DType != t.DType {
 			return fmt.Errorf("tensors[%d] %q: a view has its tensor's dtype %s, not %s", i, t.Name, b.DType, t.DType)
+		}
+		if t.Role == Output && (b.Role != Input || b.Addr != t.Addr || !b.Chip.Equal(t.Chip) || !b.Element.Equal(t.Element)) {
+			return fmt.Errorf("tensors[%d] %q: a result that is a view of %q is that argument updated in place: an input at the same address with the same mappings", i, t.Name, t.View)
 		}
 	}
 	for i, op := range p.Ops {
@@ -359,8 +377,18 @@ func (p *Program) validateReference(r *Reference) error {
 		if err := p.validateRefExpr(r); err != nil {
 			return err
 		}
+	case RefUpdateSlice:
+		if len(r.Inputs) != 2 {
+			return fmt.Errorf("update_slice needs two inputs, the tensor and the slice, not %d", len(r.Inputs))
+		}
+		if _, ok := p.Axes.Size(r.Axis); !ok {
+			return fmt.Errorf("update_slice axis %q: no such axis", r.Axis)
+		}
 	default:
-		return fmt.Errorf("unknown op %q: want einsum, add, mul or expr", r.Op)
+		return fmt.Errorf("unknown op %q: want einsum, add, mul, update_slice or expr", r.Op)
+	}
+	if r.Axis != "" && r.Op != RefUpdateSlice {
+		return fmt.Errorf("an axis goes with op update_slice")
 	}
 	if (r.Expr != "") != (r.Op == RefExpr) {
 		return fmt.Errorf("an expression goes with op expr")
@@ -451,8 +479,8 @@ func (t *Tensor) validate() error {
 	if t.Role != Intermediate && t.Mem != HBM {
 		return fmt.Errorf("%s tensors are intermediate; kernel arguments and results live in HBM", t.Mem)
 	}
-	if t.View != "" && (t.Mem != HBM || t.Role != Intermediate) {
-		return fmt.Errorf("view of %q: only an intermediate HBM tensor is a tile view of an argument", t.View)
+	if t.View != "" && (t.Mem != HBM || t.Role == Input) {
+		return fmt.Errorf("view of %q: only an intermediate HBM tensor (a tile view) or a result (the argument updated in place) views an argument", t.View)
 	}
 	return nil
 }

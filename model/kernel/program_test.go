@@ -58,7 +58,7 @@ func TestProgramJSONErrors(t *testing.T) {
 		{"reference to DM", `"inputs": ["lhs", "rhs"]`, `"inputs": ["lhs", "rhs_dm"]`, `reference: tensor "rhs_dm" is a dm intermediate tensor, want an HBM input`},
 		{"reference op", `"op": "einsum"`, `"op": "conv"`, `reference: unknown op "conv"`},
 		{"reference scalar", `"output": "out"}`, `"output": "out", "scalar": 1}`, `a scalar goes with add of one input`},
-		{"view of an intermediate", `"trf_address": "Full"`, `"trf_address": "Full", "view": "lhs_dm"`, `only an intermediate HBM tensor is a tile view`},
+		{"view of an intermediate", `"trf_address": "Full"`, `"trf_address": "Full", "view": "lhs_dm"`, `only an intermediate HBM tensor (a tile view) or a result (the argument updated in place) views an argument`},
 		{"view of unknown", `"role": "input", "chip": "1", "element": "A", "addr": 0}`, `"role": "intermediate", "chip": "1", "element": "A", "addr": 0, "view": "zz"}`, `view of "zz", which is not an HBM argument`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

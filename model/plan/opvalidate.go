@@ -67,6 +67,17 @@ func (p *Plan) validateOp() error {
 	if m.Stagger < 0 {
 		return fieldErr("op_mapping.hbm_stagger", "%d is negative", m.Stagger)
 	}
+	// An update_slice is one DMA (search/opslice.go): it computes on no
+	// slice, and its reference is the update's own.
+	if k == workload.KindUpdateSlice {
+		if m.Clusters != 0 || m.Slices != 0 || m.Tiles != 1 {
+			return fieldErr("op_mapping", "an update_slice is one DMA: 1 tile, no clusters or slices computing, not %d, %d, %d", m.Tiles, m.Clusters, m.Slices)
+		}
+		if r := p.Program.Reference; r == nil || r.Op != kernel.RefUpdateSlice {
+			return fieldErr("program.reference", "an update_slice's program states its update_slice reference")
+		}
+		return nil
+	}
 	if m.Clusters < 1 {
 		return fieldErr("op_mapping.clusters", "%d: want at least 1", m.Clusters)
 	}
