@@ -100,7 +100,7 @@ func (r *reader) inPlaceView(name token) {
 		return
 	}
 	t := &kernel.Tensor{Mem: kernel.HBM, Role: kernel.Intermediate, DType: dt, Chip: chip, Element: elem, View: base.Name}
-	if !sameExpr(chip, base.Chip) || dt != base.DType {
+	if !chip.Equal(base.Chip) || dt != base.DType {
 		r.fail(elemOff, "the view of %s has its type: %s, Chip %s", bt.text, base.DType, base.Chip.Text())
 		return
 	}
@@ -215,8 +215,4 @@ func (r *reader) inPlaceResult() {
 	for t, off := range r.viewOff {
 		t.Addr = b.Addr + off
 	}
-}
-
-func sameExpr(a, b *mapping.Expr) bool {
-	return a == nil && b == nil || a != nil && b != nil && a.Equal(b)
 }
