@@ -341,6 +341,17 @@ func FuzzRead(f *testing.F) {
 			f.Add(src)
 		}
 	}
+	// A kernel updating an argument in place (&mut, a view, to_hbm_view),
+	// in both APIs.
+	for _, api := range rustapi.APIs {
+		var p kernel.Program
+		if err := json.Unmarshal([]byte(updateSlice), &p); err != nil {
+			f.Fatal(err)
+		}
+		if src, err := emit.Rust(&p, emit.RustOptions{API: api}); err == nil {
+			f.Add(src)
+		}
+	}
 	// An einsum with its epilogue (the reference directive's `then`).
 	if pl, err := plan.Read("../../results/plans/attention-head-qk+scale.plan.json"); err == nil {
 		if src, err := emit.Rust(pl.Program, emit.RustOptions{}); err == nil {
