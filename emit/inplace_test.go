@@ -2,6 +2,7 @@ package emit
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -11,26 +12,16 @@ import (
 	"tcpmap/model/kernel"
 )
 
-// inPlaceProgram is an update_slice kernel (search/opslice.go): the
-// cache's last S overwritten by the row, in place.
-const inPlaceProgram = `{
-  "name": "update", "axes": "H=2, S=8, D=16", "chips": 1,
-  "tensors": [
-    {"name": "cache", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "H, S, D", "addr": 0},
-    {"name": "row", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "H, D", "addr": 268435456},
-    {"name": "cache_new", "mem": "hbm", "dtype": "bf16", "role": "output", "chip": "1", "element": "H, S, D", "addr": 0, "view": "cache"},
-    {"name": "cache_new_row", "mem": "hbm", "dtype": "bf16", "role": "intermediate", "chip": "1", "element": "H, 1 # 8, D", "addr": 224, "view": "cache"}
-  ],
-  "ops": [{"context": "dma", "kind": "hbm_to_hbm", "src": "row", "dst": "cache_new_row"}],
-  "reference": {"op": "update_slice", "inputs": ["cache", "row"], "output": "cache_new", "axis": "S"}
-}`
-
 // TestRustInPlace: the kernel takes the cache &mut and returns nothing,
 // binds the view of its last S (index 7: 224 bytes = 7 rows of 16 bf16)
 // and copies the row there; the host lends the cache's device tensor
 // &mut and reads it back as the result; the oracle takes the row at
 // s == 7. A view at no index of the axis, or pinning two axes, is refused.
 func TestRustInPlace(t *testing.T) {
+	// The shipped update_slice kernel (search/opslice.go's form).
+	data, err := os.ReadFile("../workloads/kernels/update-slice.json")
+	require.NoError(t, err)
+	inPlaceProgram := string(data)
 	read := func(src string) *kernel.Program {
 		var p kernel.Program
 		require.NoError(t, json.Unmarshal([]byte(src), &p))

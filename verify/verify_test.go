@@ -34,7 +34,8 @@ func einsumMACs(p *kernel.Program) int64 {
 // the einsum's multiply-accumulates. The Hello Vector Engine kernels (002
 // L158-298) pass exactly, and so do an i8 GEMV (i8 × i8 → i32 accumulation,
 // 002 L4391, cast to i8) and an addition whose fetch casts i8 to i32
-// (002 L1966).
+// (002 L1966). The update_slice kernel writes the new row into the
+// cache's last S and leaves the rest as it was.
 func TestVerifyGoldenKernels(t *testing.T) {
 	for _, tc := range []struct {
 		path   string
@@ -55,6 +56,9 @@ func TestVerifyGoldenKernels(t *testing.T) {
 		// move in 4096-byte packets.
 		{"testdata/add-two-clusters.json", 0},
 		{"testdata/gemv-long-rows.json", 0},
+		// The KV-cache update (search/opslice.go): one HBM-to-HBM DMA
+		// into the cache's last row, in place; the whole cache compared.
+		{"../workloads/kernels/update-slice.json", 0},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			if raceEnabled && (tc.sample > 0 || tc.path == "../workloads/kernels/hello-gemm.json") {

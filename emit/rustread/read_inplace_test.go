@@ -11,39 +11,25 @@ import (
 
 	"tcpmap/emit"
 	"tcpmap/emit/rustapi"
-	"tcpmap/model/kernel"
 )
-
-// updateSlice is an update_slice kernel as search/opslice.go writes it:
-// the cache's last S overwritten by the row, in place.
-const updateSlice = `{
-  "name": "update", "axes": "H=2, S=8, D=16", "chips": 1,
-  "tensors": [
-    {"name": "cache", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "H, S, D", "addr": 0},
-    {"name": "row", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "H, D", "addr": 268435456},
-    {"name": "cache_new", "mem": "hbm", "dtype": "bf16", "role": "output", "chip": "1", "element": "H, S, D", "addr": 0, "view": "cache"},
-    {"name": "cache_new_row", "mem": "hbm", "dtype": "bf16", "role": "intermediate", "chip": "1", "element": "H, 1 # 8, D", "addr": 224, "view": "cache"}
-  ],
-  "ops": [{"context": "dma", "kind": "hbm_to_hbm", "src": "row", "dst": "cache_new_row"}],
-  "reference": {"op": "update_slice", "inputs": ["cache", "row"], "output": "cache_new", "axis": "S"}
-}`
 
 // TestReadInPlace: a kernel updating an argument in place reads back as
 // written in both APIs, and its malformed forms are refused where they go
 // wrong.
 func TestReadInPlace(t *testing.T) {
-	var p kernel.Program
-	require.NoError(t, json.Unmarshal([]byte(updateSlice), &p))
+	p := loadGolden(t, "update-slice")
+	file, err := json.Marshal(p)
+	require.NoError(t, err)
 	for _, api := range rustapi.APIs {
-		src, err := emit.Rust(&p, emit.RustOptions{API: api})
+		src, err := emit.Rust(p, emit.RustOptions{API: api})
 		require.NoError(t, err)
 		got, err := Read("u.rs", src)
 		require.NoError(t, err, "%s", src)
 		data, err := json.Marshal(got)
 		require.NoError(t, err)
-		assert.JSONEq(t, updateSlice, string(data), "%s", api)
+		assert.JSONEq(t, string(file), string(data), "%s", api)
 	}
-	good, err := emit.Rust(&p, emit.RustOptions{})
+	good, err := emit.Rust(p, emit.RustOptions{})
 	require.NoError(t, err)
 	src := string(good)
 	for _, c := range []struct{ name, old, new, want string }{

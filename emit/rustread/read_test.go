@@ -344,11 +344,7 @@ func FuzzRead(f *testing.F) {
 	// A kernel updating an argument in place (&mut, a view, to_hbm_view),
 	// in both APIs.
 	for _, api := range rustapi.APIs {
-		var p kernel.Program
-		if err := json.Unmarshal([]byte(updateSlice), &p); err != nil {
-			f.Fatal(err)
-		}
-		if src, err := emit.Rust(&p, emit.RustOptions{API: api}); err == nil {
+		if src, err := emit.Rust(loadGolden(f, "update-slice"), emit.RustOptions{API: api}); err == nil {
 			f.Add(src)
 		}
 	}
