@@ -208,22 +208,19 @@ func open(path string, upTo int) (*Store, error) {
 
 // migrate applies the migrations the store lacks, each in a transaction.
 func (s *Store) migrate(upTo int) error {
-	var v int
-	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+	// The version and the objects in one statement, so from one snapshot:
+	// read apart, another process's first migration could commit between
+	// them, and its tables would look like a database that is no store.
+	var v, n int
+	if err := s.db.QueryRow(`SELECT user_version, (SELECT count(*) FROM sqlite_schema) FROM pragma_user_version`).Scan(&v, &n); err != nil {
 		return fmt.Errorf("%s: not a result store: %w", s.path, err)
 	}
 	if v > len(migrations) {
 		return fmt.Errorf("%s: schema version %d is newer than this tcpmap's %d", s.path, v, len(migrations))
 	}
-	if v == 0 {
-		// A new store, or a SQLite file that is something else.
-		var n int
-		if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_schema`).Scan(&n); err != nil {
-			return fmt.Errorf("%s: not a result store: %w", s.path, err)
-		}
-		if n > 0 {
-			return fmt.Errorf("%s: a SQLite database that is not a result store (schema version 0 with %d objects)", s.path, n)
-		}
+	if v == 0 && n > 0 {
+		// Not a new store: a SQLite file that is something else.
+		return fmt.Errorf("%s: a SQLite database that is not a result store (schema version 0 with %d objects)", s.path, n)
 	}
 	for ; v < upTo; v++ {
 		tx, err := s.db.Begin()
