@@ -43,13 +43,20 @@ vet:
 	$(GO) vet $(PKGS)
 
 # The race detector runs the packages whose code runs concurrently (the
-# parallel planner and sweeps, the simulator's slice runs, the CLI's sweep
-# and graph commands) or holds state goroutines share (engines' rule
+# parallel planner, the sweeps' workers and their progress lines, the
+# simulator's slice runs) or holds state goroutines share (engines' rule
 # registry, mapping's factorization cache). It instruments every package
 # such a test links, so the planner's workers run constraints, cost and
 # emit code under it there; those packages' own tests, single-threaded
-# over read-only state, run without it (unit-norace), 3-10x faster.
-RACE_PKGS  := ./search ./search/sweep ./verify ./cmd/tcpmap ./engines ./model/mapping
+# over read-only state, run without it (unit-norace), 3-10x faster. No
+# race test binary links the result store's SQLite (modernc.org/sqlite,
+# ~58 s of CPU to build with -race on 2 cores): search/sweep runs its
+# workers against a store in memory, its SQLite tests are results' own,
+# and the CLI (cmd/tcpmap) runs without it (its race run alone was ~36 s):
+# its sweep's goroutines are sweep.Run's and sweep.Lines', tested there;
+# the other, regress pricing the graph plans side by side (each into its
+# own slot), ran under it in no test.
+RACE_PKGS  := ./search ./search/sweep ./verify ./engines ./model/mapping
 PLAIN_PKGS  = $(filter-out $(patsubst ./%,tcpmap/%,$(RACE_PKGS)),$(shell $(GO) list $(PKGS)))
 
 unit:
@@ -63,19 +70,20 @@ unit:
 # the manual's own mappings too), the SAT capacity clauses and the tiled
 # bounds, the spread slices' kernels and the
 # fused epilogue's, the broadcast ops; the property tests of whole plans,
-# lower bounds, layouts, explain and the evaluator's precheck, and the
-# CLI's explain and huge-axis equivalence (single-threaded code the race
-# detector slows 5-10x; the parallel planner's tests stay under it);
-# results/README.md's tables of every stored plan and layer; and the
-# packages the race run leaves out (PLAIN_PKGS), with -short.
+# lower bounds, layouts, explain and the evaluator's precheck
+# (single-threaded code the race detector slows 5-10x; the parallel
+# planner's tests stay under it); and the packages the race run leaves out
+# (PLAIN_PKGS), with -short: among them the CLI's, whole (its explain,
+# huge-axis equivalence and product-op planning, results/README.md's
+# tables of every stored plan and layer), but for TestRegressRepoBaseline,
+# which runs `tcpmap regress` as the regress target does (~23 s).
 RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
 
 # The runs overlap (search's on both cores, the others in turn); the
 # target fails if any does.
 unit-norace:
 	@{ $(TEST) -count=1 -run $(RACE_SKIPPED) ./verify && \
-	  $(TEST) -count=1 -run '^(TestResultsReadmeTable|TestExplainLegal|TestMapEquivHuge|TestPlanProductOp|TestPlanProductOpNoMultiply)$$' ./cmd/tcpmap && \
-	  $(TEST) -short -count=1 $(PLAIN_PKGS); } & v=$$!; \
+	  $(TEST) -short -count=1 -skip '^TestRegressRepoBaseline$$' $(PLAIN_PKGS); } & v=$$!; \
 	$(TEST) -short -count=1 -run '^(TestPlansVerifyOnSimulator|TestSolveMatchesExhaustive|TestTileKSolveMatchesExhaustive|TestTileKPlansVerify|TestClusterKSolveMatchesExhaustive|TestClusterKPlansVerify|TestClusterKBoundsAdmissible|TestRowsOuterBoundsAdmissible|TestRowsOuterSolveMatchesExhaustive|TestRowsOuterPlansVerify|TestSkeletonCapacityTileK|TestPlanOpDecodeLayer|TestPlanOpAttentionHead|TestPlanOpMoE|TestPlanOpLayouts|TestOpTilesSpanAxes|TestGraphProgramRelayout|TestSpreadSlicesVerify|TestEpilogueFusedPlanVerifies|TestEpilogueCast|TestBroadcastOps|TestWhereGroups|TestPlanProperties|TestLowerBoundsAdmissible|TestLayoutRun|TestExplainPartial|TestExplainHelloGEMM|TestDownProjPackets|TestEvaluatorBuildPrecheck|TestSkeletonCapacity|TestSolveMatchesExhaustiveTiled|TestNeverWorseThanHandWritten|TestPruneExact|TestSplitKSolveMatchesExhaustive|TestTileKBoundsAdmissible|TestLayoutsDifferKey|TestOpRooflineBound)$$' ./search; s=$$?; \
 	wait $$v; r=$$?; test $$s -eq 0 -a $$r -eq 0
 

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"tcpmap/internal/atomicfile"
+	"tcpmap/results/record"
 )
 
 // PlotOptions choose what Plot draws.
@@ -68,10 +69,10 @@ const plotW, plotH = 16 * vg.Centimeter, 11 * vg.Centimeter
 // Plot draws the planned results of rs and writes each plot as SVG and
 // PNG next to prefix (PREFIX-cycles.svg, …), replacing files atomically.
 // It returns the files written, in order.
-func Plot(rs []*Record, o PlotOptions, prefix string) ([]string, error) {
-	var planned []*Record
+func Plot(rs []*record.Record, o PlotOptions, prefix string) ([]string, error) {
+	var planned []*record.Record
 	for _, r := range rs {
-		if r.Status == StatusPlanned {
+		if r.Status == record.StatusPlanned {
 			planned = append(planned, r)
 		}
 	}
@@ -95,8 +96,8 @@ func Plot(rs []*Record, o PlotOptions, prefix string) ([]string, error) {
 		if err := checkVaried(planned, o); err != nil {
 			return nil, err
 		}
-	} else if _, ok := planned[0].Params[o.X]; !ok && numericColumns[o.X] == nil {
-		return nil, fmt.Errorf("plot: --x %s is not a parameter of the results (they have %s)", o.X, strings.Join(ParamNames(planned), ", "))
+	} else if _, ok := planned[0].Params[o.X]; !ok && !record.IsNumericColumn(o.X) {
+		return nil, fmt.Errorf("plot: --x %s is not a parameter of the results (they have %s)", o.X, strings.Join(record.ParamNames(planned), ", "))
 	}
 	if o.Title == "" {
 		o.Title = planned[0].Sweep
@@ -122,9 +123,9 @@ func Plot(rs []*Record, o PlotOptions, prefix string) ([]string, error) {
 		var err error
 		switch name {
 		case PlotCycles:
-			p, err = linePlot(series, o, "cycles", "predicted cycles", func(r *Record) float64 { return r.Cycles }, true)
+			p, err = linePlot(series, o, "cycles", "predicted cycles", func(r *record.Record) float64 { return r.Cycles }, true)
 		case PlotPeak:
-			p, err = linePlot(series, o, "% of MAC peak", "MAC utilization (% of the chip's peak)", func(r *Record) float64 { return 100 * r.MACUtilization }, false)
+			p, err = linePlot(series, o, "% of MAC peak", "MAC utilization (% of the chip's peak)", func(r *record.Record) float64 { return 100 * r.MACUtilization }, false)
 		case PlotRoofline:
 			p, err = rooflinePlot(series, o)
 		case PlotBottleneck:
@@ -159,16 +160,16 @@ func Plot(rs []*Record, o PlotOptions, prefix string) ([]string, error) {
 // checkVaried refuses parameters that vary among results with the same X
 // and series: those results would fall on one another. A parameter that
 // changes with X (the DM's geometry with its size) is fine.
-func checkVaried(rs []*Record, o PlotOptions) error {
+func checkVaried(rs []*record.Record, o PlotOptions) error {
 	shown := map[string]bool{o.X: true}
 	for _, s := range o.Series {
 		shown[s] = true
 	}
-	if _, ok := rs[0].Params[o.X]; !ok && numericColumns[o.X] == nil {
-		return fmt.Errorf("plot: --x %s is not a parameter of the results (they have %s)", o.X, strings.Join(ParamNames(rs), ", "))
+	if _, ok := rs[0].Params[o.X]; !ok && !record.IsNumericColumn(o.X) {
+		return fmt.Errorf("plot: --x %s is not a parameter of the results (they have %s)", o.X, strings.Join(record.ParamNames(rs), ", "))
 	}
 	var extra []string
-	for _, name := range ParamNames(rs) {
+	for _, name := range record.ParamNames(rs) {
 		if shown[name] {
 			continue
 		}
@@ -176,9 +177,9 @@ func checkVaried(rs []*Record, o PlotOptions) error {
 		vals := map[string]bool{}
 		clash := false
 		for _, r := range rs {
-			place := field(r, o.X)
+			place := record.Field(r, o.X)
 			for _, s := range o.Series {
-				place += "\x00" + field(r, s)
+				place += "\x00" + record.Field(r, s)
 			}
 			v := r.Params[name]
 			vals[v] = true
@@ -200,19 +201,19 @@ func checkVaried(rs []*Record, o PlotOptions) error {
 // series is one line: its label and its points sorted by X.
 type series struct {
 	label string
-	rs    []*Record
+	rs    []*record.Record
 	xs    []float64
 }
 
 // groupSeries splits the results into lines by the series parameters,
 // in the order of their first result, each sorted by X.
-func groupSeries(rs []*Record, o PlotOptions) []*series {
+func groupSeries(rs []*record.Record, o PlotOptions) []*series {
 	var out []*series
 	by := map[string]*series{}
 	for _, r := range rs {
 		var parts []string
 		for _, s := range o.Series {
-			parts = append(parts, s+"="+field(r, s))
+			parts = append(parts, s+"="+record.Field(r, s))
 		}
 		label := strings.Join(parts, " ")
 		if label == "" {
@@ -236,8 +237,8 @@ func groupSeries(rs []*Record, o PlotOptions) []*series {
 }
 
 // xValue is a result's value of a numeric parameter or column.
-func xValue(r *Record, name string) float64 {
-	f, err := strconv.ParseFloat(field(r, name), 64)
+func xValue(r *record.Record, name string) float64 {
+	f, err := strconv.ParseFloat(record.Field(r, name), 64)
 	if err != nil {
 		return math.NaN()
 	}
@@ -352,7 +353,7 @@ func countLabels(ts []plot.Tick) int {
 }
 
 // linePlot draws y(r) against X, one line with points per series.
-func linePlot(ss []*series, o PlotOptions, what, ylabel string, y func(*Record) float64, logY bool) (*plot.Plot, error) {
+func linePlot(ss []*series, o PlotOptions, what, ylabel string, y func(*record.Record) float64, logY bool) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("%s: %s", o.Title, what), unit(o.X), ylabel)
 	var xs, ys []float64
 	for i, s := range ss {
@@ -469,7 +470,7 @@ func rooflinePlot(ss []*series, o PlotOptions) (*plot.Plot, error) {
 
 // bottleneckPlot stacks, for each X value, the count of results by their
 // bottleneck.
-func bottleneckPlot(rs []*Record, o PlotOptions) (*plot.Plot, error) {
+func bottleneckPlot(rs []*record.Record, o PlotOptions) (*plot.Plot, error) {
 	var xvals []float64
 	seenX := map[float64]bool{}
 	var kinds []string

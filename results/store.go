@@ -1,98 +1,25 @@
 package results
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 
-	"tcpmap/model/plan"
+	"tcpmap/results/record"
 )
 
 // DefaultPath is the store a sweep writes when no --db is given.
 const DefaultPath = "results/tcpmap.db"
-
-// The statuses of a result.
-const (
-	// StatusPlanned: the search found a plan (proven optimal, or the best
-	// found before its limit, with its gap).
-	StatusPlanned = "planned"
-	// StatusNoPlan: the search stopped at its limit before any legal
-	// candidate.
-	StatusNoPlan = "no-plan"
-	// StatusInfeasible: the whole mapspace (and its paddings) holds no
-	// legal mapping.
-	StatusInfeasible = "infeasible"
-)
-
-// Record is one planned sweep point as the store holds it. The numbers
-// describe the plan (Status StatusPlanned); for the other statuses they
-// are zero and Message says what happened.
-type Record struct {
-	// Key is the result's content key; ID() its primary key.
-	Key Key `json:"key"`
-	// Sweep names the sweep that planned it, Point its index in the
-	// sweep's expansion (informational: ordering only).
-	Sweep string `json:"sweep"`
-	Point int    `json:"point"`
-	// Workload, Op, Einsum, Axes and DType describe what was planned
-	// (`I K, K J -> I J`, `I=512, J=512, K=2048`, `bf16`).
-	Workload string `json:"workload"`
-	Op       string `json:"op,omitempty"`
-	Einsum   string `json:"einsum"`
-	Axes     string `json:"axes"`
-	DType    string `json:"dtype"`
-	// Params are the point's swept parameters by name (an axis name,
-	// `dtype`, `hw.<field path>`, a planner option, `workload`), in the
-	// sweep file's spelling.
-	Params map[string]string `json:"params"`
-	Status string            `json:"status"`
-	// Message is the planner's explanation when there is no plan, or the
-	// padding a padded plan used.
-	Message string `json:"message,omitempty"`
-	// The cost model's prediction (plan.Cost).
-	Cycles          float64 `json:"cycles"`
-	Seconds         float64 `json:"seconds"`
-	MACUtilization  float64 `json:"mac_utilization"`
-	HBMUtilization  float64 `json:"hbm_utilization"`
-	Roofline        float64 `json:"roofline"`
-	RooflineCycles  float64 `json:"roofline_cycles"`
-	Bound           string  `json:"bound"`
-	Bottleneck      string  `json:"bottleneck"`
-	BottleneckShare float64 `json:"bottleneck_share"`
-	HBMBytes        int64   `json:"hbm_bytes"`
-	// MACs is the contraction's multiply-accumulates, MinHBMBytes its
-	// inputs read and output written once; PeakMACsPerCycle and
-	// PeakHBMBytesPerCycle are the hardware's two roofs (cost.Roofline).
-	MACs                 float64 `json:"macs"`
-	MinHBMBytes          int64   `json:"min_hbm_bytes"`
-	PeakMACsPerCycle     float64 `json:"peak_macs_per_cycle"`
-	PeakHBMBytesPerCycle float64 `json:"peak_hbm_bytes_per_cycle"`
-	// The search (plan.Search): Optimal "proven", "exhaustive" or "";
-	// Stopped why it stopped early; Gap to the proven lower bound.
-	Optimal    string  `json:"optimal"`
-	Stopped    string  `json:"stopped,omitempty"`
-	Gap        float64 `json:"gap"`
-	Candidates int     `json:"candidates"`
-	Legal      int     `json:"legal"`
-	// WallSeconds is the point's planning time (not part of the result's
-	// content: merges and comparisons ignore it).
-	WallSeconds float64 `json:"wall_seconds"`
-	// Plan is the plan file's JSON (model/plan), gzip-compressed; nil
-	// without a plan. Export leaves it out.
-	Plan []byte `json:"-"`
-}
 
 // Store is an open result store.
 type Store struct {
@@ -208,22 +135,19 @@ func open(path string, upTo int) (*Store, error) {
 
 // migrate applies the migrations the store lacks, each in a transaction.
 func (s *Store) migrate(upTo int) error {
-	var v int
-	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+	// The version and the objects in one statement, so from one snapshot:
+	// read apart, another process's first migration could commit between
+	// them, and its tables would look like a database that is no store.
+	var v, n int
+	if err := s.db.QueryRow(`SELECT user_version, (SELECT count(*) FROM sqlite_schema) FROM pragma_user_version`).Scan(&v, &n); err != nil {
 		return fmt.Errorf("%s: not a result store: %w", s.path, err)
 	}
 	if v > len(migrations) {
 		return fmt.Errorf("%s: schema version %d is newer than this tcpmap's %d", s.path, v, len(migrations))
 	}
-	if v == 0 {
-		// A new store, or a SQLite file that is something else.
-		var n int
-		if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_schema`).Scan(&n); err != nil {
-			return fmt.Errorf("%s: not a result store: %w", s.path, err)
-		}
-		if n > 0 {
-			return fmt.Errorf("%s: a SQLite database that is not a result store (schema version 0 with %d objects)", s.path, n)
-		}
+	if v == 0 && n > 0 {
+		// Not a new store: a SQLite file that is something else.
+		return fmt.Errorf("%s: a SQLite database that is not a result store (schema version 0 with %d objects)", s.path, n)
 	}
 	for ; v < upTo; v++ {
 		tx, err := s.db.Begin()
@@ -291,23 +215,10 @@ func (s *Store) Check() error {
 	return nil
 }
 
-// Compress gzips data; the bytes depend only on data (plan.Gzip).
-func Compress(data []byte) ([]byte, error) { return plan.Gzip(data) }
-
-// Decompress reverses Compress.
-func Decompress(data []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	defer zr.Close()
-	return io.ReadAll(zr)
-}
-
 // PutHardware stores a hardware spec (its canonical JSON) under its hash,
 // once.
 func (s *Store) PutHardware(hash string, specJSON []byte) error {
-	z, err := Compress(specJSON)
+	z, err := record.Compress(specJSON)
 	if err != nil {
 		return err
 	}
@@ -329,7 +240,7 @@ func (s *Store) Hardware(hash string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path, err)
 	}
-	return Decompress(z)
+	return record.Decompress(z)
 }
 
 // short abbreviates a hash for messages.
@@ -347,7 +258,8 @@ const columns = `id, workload_hash, hw_hash, options_hash, cost_version, sweep, 
 	bottleneck_share, hbm_bytes, macs, min_hbm_bytes, peak_macs_per_cycle,
 	peak_hbm_bytes_per_cycle, optimal, stopped, gap, candidates, legal, wall_seconds, plan`
 
-func (r *Record) values() []any {
+// values are r's columns in the order of columns.
+func values(r *record.Record) []any {
 	return []any{r.Key.ID(), r.Key.Workload, r.Key.HW, r.Key.Options, r.Key.Cost, r.Sweep, r.Point,
 		r.Workload, r.Op, r.Einsum, r.Axes, r.DType, r.Status, r.Message, r.Cycles, r.Seconds,
 		r.MACUtilization, r.HBMUtilization, r.Roofline, r.RooflineCycles, r.Bound, r.Bottleneck,
@@ -357,8 +269,8 @@ func (r *Record) values() []any {
 
 type scanner interface{ Scan(...any) error }
 
-func scanRecord(sc scanner) (*Record, error) {
-	r := &Record{}
+func scanRecord(sc scanner) (*record.Record, error) {
+	r := &record.Record{}
 	var id string
 	err := sc.Scan(&id, &r.Key.Workload, &r.Key.HW, &r.Key.Options, &r.Key.Cost, &r.Sweep, &r.Point,
 		&r.Workload, &r.Op, &r.Einsum, &r.Axes, &r.DType, &r.Status, &r.Message, &r.Cycles, &r.Seconds,
@@ -373,11 +285,11 @@ func scanRecord(sc scanner) (*Record, error) {
 
 // Put stores r (replacing a result with the same key) in one transaction:
 // the result and its parameters are both stored or neither is.
-func (s *Store) Put(r *Record) error {
+func (s *Store) Put(r *record.Record) error {
 	return s.put(context.Background(), r)
 }
 
-func (s *Store) put(ctx context.Context, r *Record) (err error) {
+func (s *Store) put(ctx context.Context, r *record.Record) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
@@ -392,10 +304,10 @@ func (s *Store) put(ctx context.Context, r *Record) (err error) {
 	if _, err = tx.Exec(`DELETE FROM params WHERE id = ?`, id); err != nil {
 		return err
 	}
-	if _, err = tx.Exec(`INSERT OR REPLACE INTO results(`+columns+`) VALUES(`+strings.Repeat("?, ", 34)+`?)`, r.values()...); err != nil {
+	if _, err = tx.Exec(`INSERT OR REPLACE INTO results(`+columns+`) VALUES(`+strings.Repeat("?, ", 34)+`?)`, values(r)...); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(r.Params) {
+	for _, name := range slices.Sorted(maps.Keys(r.Params)) {
 		v := r.Params[name]
 		var num any
 		if f, err := strconv.ParseFloat(v, 64); err == nil {
@@ -406,15 +318,6 @@ func (s *Store) put(ctx context.Context, r *Record) (err error) {
 		}
 	}
 	return tx.Commit()
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // Has returns the IDs among ids that the store holds.
@@ -444,7 +347,7 @@ func (s *Store) Has(ids []string) (map[string]bool, error) {
 // Get returns the result with the given ID, or nil when the store has
 // none. prefix may be an abbreviated ID (at least 6 hex digits) that
 // matches one result.
-func (s *Store) Get(prefix string) (*Record, error) {
+func (s *Store) Get(prefix string) (*record.Record, error) {
 	if len(prefix) < 6 {
 		return nil, fmt.Errorf("result ID %q: give at least 6 hex digits", prefix)
 	}
@@ -452,7 +355,7 @@ func (s *Store) Get(prefix string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path, err)
 	}
-	var out []*Record
+	var out []*record.Record
 	for rows.Next() {
 		r, err := scanRecord(rows)
 		if err != nil {
@@ -478,8 +381,8 @@ func (s *Store) Get(prefix string) (*Record, error) {
 }
 
 // loadParams fills the records' Params.
-func (s *Store) loadParams(rs []*Record) error {
-	byID := make(map[string]*Record, len(rs))
+func (s *Store) loadParams(rs []*record.Record) error {
+	byID := make(map[string]*record.Record, len(rs))
 	for _, r := range rs {
 		r.Params = map[string]string{}
 		byID[r.Key.ID()] = r

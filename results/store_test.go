@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bytes"
 	"database/sql"
 	"fmt"
 	"os"
@@ -18,19 +17,20 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"tcpmap/results/digest"
+	"tcpmap/results/record"
 )
 
-// record makes a planned result for point i of a fake sweep.
-func record(t testing.TB, i int) *Record {
-	plan, err := Compress([]byte(fmt.Sprintf(`{"version": 1, "point": %d}`, i)))
+// testRecord makes a planned result for point i of a fake sweep.
+func testRecord(t testing.TB, i int) *record.Record {
+	plan, err := record.Compress([]byte(fmt.Sprintf(`{"version": 1, "point": %d}`, i)))
 	require.NoError(t, err)
 	m := 256 << (i % 4)
-	return &Record{
-		Key:   Key{Workload: digest.Bytes([]byte("w" + strconv.Itoa(i))), HW: digest.Bytes([]byte("hw")), Options: digest.Bytes([]byte("o")), Cost: "1"},
+	return &record.Record{
+		Key:   record.Key{Workload: digest.Bytes([]byte("w" + strconv.Itoa(i))), HW: digest.Bytes([]byte("hw")), Options: digest.Bytes([]byte("o")), Cost: "1"},
 		Sweep: "test", Point: i, Workload: "gemm", Einsum: "M K, K N -> M N",
 		Axes: fmt.Sprintf("M=%d, N=256, K=256", m), DType: "bf16",
 		Params: map[string]string{"M": strconv.Itoa(m), "dtype": "bf16"},
-		Status: StatusPlanned, Cycles: float64(1000 + 7*i%13), Bottleneck: []string{"dma/hbm", "main/switch"}[i%2],
+		Status: record.StatusPlanned, Cycles: float64(1000 + 7*i%13), Bottleneck: []string{"dma/hbm", "main/switch"}[i%2],
 		Bound: "memory", Optimal: "proven", Roofline: 0.5, MACs: float64(m) * 256 * 256, WallSeconds: float64(i),
 		Plan: plan,
 	}
@@ -40,7 +40,7 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.db")
 	s, err := Open(path)
 	require.NoError(t, err)
-	require.NoError(t, s.Put(record(t, 1)))
+	require.NoError(t, s.Put(testRecord(t, 1)))
 	require.NoError(t, s.Close())
 	s, err = Open(path)
 	require.NoError(t, err)
@@ -60,8 +60,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	s, err := open(path, 1)
 	require.NoError(t, err)
-	r := record(t, 3)
-	_, err = s.db.Exec(`INSERT INTO results(`+columns+`) VALUES(`+strings.Repeat("?, ", 34)+`?)`, r.values()...)
+	r := testRecord(t, 3)
+	_, err = s.db.Exec(`INSERT INTO results(`+columns+`) VALUES(`+strings.Repeat("?, ", 34)+`?)`, values(r)...)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
@@ -112,41 +112,44 @@ func TestOpenRefuses(t *testing.T) {
 	}
 }
 
-func TestListFilterBest(t *testing.T) {
+// TestListFilterGet: List in the sweep's order, its filters applied to
+// the stored parameters and columns; Get by an abbreviated ID with the
+// plan (record's tests check Filter and Best on records alone).
+func TestListFilterGet(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "s.db"))
 	require.NoError(t, err)
 	defer s.Close()
 	for i := 0; i < 8; i++ {
-		require.NoError(t, s.Put(record(t, i)))
+		require.NoError(t, s.Put(testRecord(t, i)))
 	}
 	// Put replaces: storing a point again keeps one row.
-	require.NoError(t, s.Put(record(t, 0)))
-	all, err := s.List(Filter{}, false)
+	require.NoError(t, s.Put(testRecord(t, 0)))
+	all, err := s.List(record.Filter{}, false)
 	require.NoError(t, err)
 	require.Len(t, all, 8)
 	for i, r := range all {
 		assert.Equal(t, i, r.Point, "sweep order")
 		assert.Nil(t, r.Plan)
 	}
-	cond := func(s string) Cond {
-		c, err := ParseCond(s)
+	cond := func(s string) record.Cond {
+		c, err := record.ParseCond(s)
 		require.NoError(t, err)
 		return c
 	}
 	for _, tc := range []struct {
 		name string
-		f    Filter
+		f    record.Filter
 		want []int
 	}{
-		{"M equal", Filter{Where: []Cond{cond("M=512")}}, []int{1, 5}},
-		{"M range", Filter{Where: []Cond{cond("M=512..1024")}}, []int{1, 2, 5, 6}},
-		{"M greater", Filter{Where: []Cond{cond("M>1024")}}, []int{3, 7}},
-		{"dtype", Filter{Where: []Cond{cond("dtype=bf16"), cond("M<=256")}}, []int{0, 4}},
-		{"not", Filter{Where: []Cond{cond("M!=256")}}, []int{1, 2, 3, 5, 6, 7}},
-		{"bottleneck", Filter{Bottleneck: "switch"}, []int{1, 3, 5, 7}},
-		{"workload", Filter{Workload: "gemv"}, nil},
-		{"column", Filter{Where: []Cond{cond("cycles>=1008")}}, []int{3, 5, 7}},
-		{"missing param", Filter{Where: []Cond{cond("K=256")}}, nil},
+		{"M equal", record.Filter{Where: []record.Cond{cond("M=512")}}, []int{1, 5}},
+		{"M range", record.Filter{Where: []record.Cond{cond("M=512..1024")}}, []int{1, 2, 5, 6}},
+		{"M greater", record.Filter{Where: []record.Cond{cond("M>1024")}}, []int{3, 7}},
+		{"dtype", record.Filter{Where: []record.Cond{cond("dtype=bf16"), cond("M<=256")}}, []int{0, 4}},
+		{"not", record.Filter{Where: []record.Cond{cond("M!=256")}}, []int{1, 2, 3, 5, 6, 7}},
+		{"bottleneck", record.Filter{Bottleneck: "switch"}, []int{1, 3, 5, 7}},
+		{"workload", record.Filter{Workload: "gemv"}, nil},
+		{"column", record.Filter{Where: []record.Cond{cond("cycles>=1008")}}, []int{3, 5, 7}},
+		{"missing param", record.Filter{Where: []record.Cond{cond("K=256")}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs, err := s.List(tc.f, false)
@@ -158,36 +161,16 @@ func TestListFilterBest(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
-	best := Best(all, []string{"M"})
-	require.Len(t, best, 4)
-	for _, b := range best {
-		for _, r := range all {
-			if r.Params["M"] == b.Params["M"] {
-				assert.LessOrEqual(t, b.Cycles, r.Cycles)
-			}
-		}
-	}
-	one := Best(all, nil)
-	require.Len(t, one, 1)
-	assert.Equal(t, 1000.0, one[0].Cycles)
-
 	got, err := s.Get(all[2].Key.ID()[:10])
 	require.NoError(t, err)
 	require.NotNil(t, got)
 	assert.Equal(t, 2, got.Point)
 	assert.NotEmpty(t, got.Plan)
-	plan, err := Decompress(got.Plan)
+	plan, err := record.Decompress(got.Plan)
 	require.NoError(t, err)
 	assert.Contains(t, string(plan), `"point": 2`)
 	_, err = s.Get("ab")
 	assert.Error(t, err)
-}
-
-func TestParseCondErrors(t *testing.T) {
-	for _, s := range []string{"M", "=5", "M=", "M<abc", "M=9..1", "M=a..b"} {
-		_, err := ParseCond(s)
-		assert.Error(t, err, s)
-	}
 }
 
 func TestMergeIdempotentAndConflicts(t *testing.T) {
@@ -197,7 +180,7 @@ func TestMergeIdempotentAndConflicts(t *testing.T) {
 		s, err := Open(p)
 		require.NoError(t, err)
 		for _, i := range points {
-			require.NoError(t, s.Put(record(t, i)))
+			require.NoError(t, s.Put(testRecord(t, i)))
 		}
 		require.NoError(t, s.PutHardware(digest.Bytes([]byte("hw")), []byte(`{"x": 1}`)))
 		require.NoError(t, s.Close())
@@ -226,7 +209,7 @@ func TestMergeIdempotentAndConflicts(t *testing.T) {
 	c := filepath.Join(dir, "c.db")
 	s, err := Open(c)
 	require.NoError(t, err)
-	r := record(t, 1)
+	r := testRecord(t, 1)
 	r.Cycles = 5
 	require.NoError(t, s.Put(r))
 	require.NoError(t, s.Close())
@@ -239,37 +222,26 @@ func TestMergeIdempotentAndConflicts(t *testing.T) {
 	assert.NotEqual(t, 5.0, kept.Cycles)
 }
 
-func TestExport(t *testing.T) {
-	rs := []*Record{record(t, 0), record(t, 1)}
-	var j, c bytes.Buffer
-	require.NoError(t, WriteJSON(&j, rs))
-	require.NoError(t, WriteCSV(&c, rs))
-	assert.Contains(t, j.String(), `"M": "512"`)
-	lines := strings.Split(strings.TrimSpace(c.String()), "\n")
-	require.Len(t, lines, 3)
-	assert.True(t, strings.HasSuffix(lines[0], "param:M,param:dtype"))
-	assert.True(t, strings.HasSuffix(lines[2], ",512,bf16"))
-}
+// KillHelperEnv makes the test binary a writer that stores records until
+// it is killed (TestKill9): TestMain (main_test.go) then runs
+// WriteUntilKilled on the store it names. Both are exported for TestMain,
+// which is in package results_test to run the sweep's helper too.
+const KillHelperEnv = "TCPMAP_RESULTS_KILL_HELPER"
 
-// killHelperEnv makes the test binary a writer that stores records until
-// it is killed (TestKill9).
-const killHelperEnv = "TCPMAP_RESULTS_KILL_HELPER"
-
-func TestMain(m *testing.M) {
-	if path := os.Getenv(killHelperEnv); path != "" {
-		s, err := Open(path)
-		if err != nil {
+// WriteUntilKilled stores the records of killPoints points over and over
+// into the store at path; it ends the process only on an error.
+func WriteUntilKilled(path string) {
+	s, err := Open(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for i := 0; ; i++ {
+		if err := s.Put(testRecord(&testing.T{}, i%killPoints)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		for i := 0; ; i++ {
-			if err := s.Put(record(&testing.T{}, i%killPoints)); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-		}
 	}
-	os.Exit(m.Run())
 }
 
 const killPoints = 400
@@ -285,7 +257,7 @@ func TestKill9(t *testing.T) {
 	}
 	for round := 0; round < rounds; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), killHelperEnv+"="+path)
+		cmd.Env = append(os.Environ(), KillHelperEnv+"="+path)
 		cmd.Stderr = os.Stderr
 		require.NoError(t, cmd.Start())
 		// Let it write for a while, then kill it in mid-stream.
@@ -316,13 +288,13 @@ func TestKill9(t *testing.T) {
 	defer s.Close()
 	var ids []string
 	for i := 0; i < killPoints; i++ {
-		ids = append(ids, record(t, i).Key.ID())
+		ids = append(ids, testRecord(t, i).Key.ID())
 	}
 	have, err := s.Has(ids)
 	require.NoError(t, err)
 	for i := 0; i < killPoints; i++ {
 		if !have[ids[i]] {
-			require.NoError(t, s.Put(record(t, i)))
+			require.NoError(t, s.Put(testRecord(t, i)))
 		}
 	}
 	n, err := s.Count()

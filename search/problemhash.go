@@ -38,7 +38,7 @@ type canonicalOperand struct {
 	Layout string   `json:"layout"`
 }
 
-// ProblemHash is the content hash of a contraction (results.Key.Workload).
+// ProblemHash is the content hash of a contraction (record.Key.Workload).
 func ProblemHash(p *constraints.Problem) (string, error) {
 	c := canonicalProblem{Einsum: p.Einsum(), Acc: p.Acc.String(), Chips: p.Chips}
 	for _, a := range p.Axes {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"tcpmap/results"
+	"tcpmap/results/record"
 )
 
 func init() { subcommands = append(subcommands, newResultsCmd) }
@@ -34,15 +35,15 @@ func (f *resultsFlags) add(cmd *cobra.Command) {
 }
 
 // filter builds the filter; bad conditions are usage errors.
-func (f *resultsFlags) filter() (results.Filter, error) {
-	flt := results.Filter{Workload: f.workload, Sweep: f.sweep, Bottleneck: f.bottleneck, Status: f.status}
+func (f *resultsFlags) filter() (record.Filter, error) {
+	flt := record.Filter{Workload: f.workload, Sweep: f.sweep, Bottleneck: f.bottleneck, Status: f.status}
 	switch f.status {
-	case "", results.StatusPlanned, results.StatusNoPlan, results.StatusInfeasible:
+	case "", record.StatusPlanned, record.StatusNoPlan, record.StatusInfeasible:
 	default:
 		return flt, usageError{fmt.Errorf("--status %q: want planned, no-plan or infeasible", f.status)}
 	}
 	for _, w := range f.where {
-		c, err := results.ParseCond(w)
+		c, err := record.ParseCond(w)
 		if err != nil {
 			return flt, usageError{err}
 		}
@@ -61,7 +62,7 @@ func openStore(path string) (*results.Store, error) {
 }
 
 // query opens the store and lists the results the filters select.
-func (f *resultsFlags) query(plans bool) (*results.Store, []*results.Record, error) {
+func (f *resultsFlags) query(plans bool) (*results.Store, []*record.Record, error) {
 	flt, err := f.filter()
 	if err != nil {
 		return nil, nil, err
@@ -97,15 +98,15 @@ wall_seconds).`,
 }
 
 // writeResultsTable prints results one a line.
-func writeResultsTable(w io.Writer, rs []*results.Record) error {
+func writeResultsTable(w io.Writer, rs []*record.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "id\tpoint\tstatus\tcycles\t% MAC peak\t% roofline\tbottleneck\tsearch")
 	for _, r := range rs {
 		search := r.Optimal
-		if search == "" && r.Status == results.StatusPlanned {
+		if search == "" && r.Status == record.StatusPlanned {
 			search = fmt.Sprintf("gap %.0f%%", 100*r.Gap)
 		}
-		if r.Status != results.StatusPlanned {
+		if r.Status != record.StatusPlanned {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\t\t%s\n", r.Key.ID()[:12], r.PointText(), r.Status, r.Message)
 			continue
 		}
@@ -131,7 +132,7 @@ func newResultsListCmd(g *globals, f *resultsFlags) *cobra.Command {
 			}
 			defer st.Close()
 			if g.json {
-				return results.WriteJSON(c.OutOrStdout(), rs)
+				return record.WriteJSON(c.OutOrStdout(), rs)
 			}
 			return writeResultsTable(c.OutOrStdout(), rs)
 		},
@@ -156,9 +157,9 @@ a planner option): --by M,N lists the best K for each M and N.`,
 				return err
 			}
 			defer st.Close()
-			best := results.Best(rs, by)
+			best := record.Best(rs, by)
 			if g.json {
-				return results.WriteJSON(c.OutOrStdout(), best)
+				return record.WriteJSON(c.OutOrStdout(), best)
 			}
 			return writeResultsTable(c.OutOrStdout(), best)
 		},
@@ -192,9 +193,9 @@ left out: results show --plan writes one), one column per swept parameter
 				return err
 			}
 			defer st.Close()
-			write := results.WriteJSON
+			write := record.WriteJSON
 			if csvOut {
-				write = results.WriteCSV
+				write = record.WriteCSV
 			}
 			if out == "" {
 				return write(c.OutOrStdout(), rs)
@@ -216,7 +217,7 @@ left out: results show --plan writes one), one column per swept parameter
 // showOutput is `results show --json`.
 type showOutput struct {
 	ID string `json:"id"`
-	*results.Record
+	*record.Record
 	Plan json.RawMessage `json:"plan,omitempty"`
 }
 
@@ -249,7 +250,7 @@ cost, verify and emit read; compressed when FILE ends in .gz).`,
 			}
 			var plan []byte
 			if r.Plan != nil {
-				if plan, err = results.Decompress(r.Plan); err != nil {
+				if plan, err = record.Decompress(r.Plan); err != nil {
 					return fmt.Errorf("%s: result %s: the stored plan: %w", f.db, r.Key.ID()[:12], err)
 				}
 			}
@@ -277,7 +278,7 @@ cost, verify and emit read; compressed when FILE ends in .gz).`,
 				fmt.Fprintf(w, " (%s)", r.Message)
 			}
 			fmt.Fprintln(w)
-			if r.Status == results.StatusPlanned {
+			if r.Status == record.StatusPlanned {
 				fmt.Fprintf(w, "cost: %.0f cycles = %s; MAC utilization %.2f%%, HBM %.1f%%; bottleneck %s (%.0f%%); %s-bound\n",
 					r.Cycles, seconds(r.Seconds), 100*r.MACUtilization, 100*r.HBMUtilization, r.Bottleneck, 100*r.BottleneckShare, r.Bound)
 				fmt.Fprintf(w, "roofline: %.0f cycles; this plan reaches %.1f%% of it\n", r.RooflineCycles, 100*r.Roofline)

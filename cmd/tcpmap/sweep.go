@@ -44,6 +44,13 @@ type sweepOutput struct {
 	PointsPerSecond float64 `json:"points_per_second"`
 }
 
+// The SQLite store is what sweep.Run stores into and sweep.RegressStore
+// reads.
+var (
+	_ sweep.Store       = (*results.Store)(nil)
+	_ sweep.StoreReader = (*results.Store)(nil)
+)
+
 // sweepPlanner, when set (by tests), plans the points instead of
 // sweep.PlanPoint.
 var sweepPlanner sweep.PointPlanner
@@ -193,20 +200,17 @@ Exit status: 0 every point stored, 1 invalid input or a point that failed
 }
 
 // sweepProgress reports a sweep's progress on stderr: a bar on a terminal,
-// a line every sweepProgressEvery otherwise, and a line for each failed
-// point.
+// otherwise sweep.Lines' plain lines (a line every sweepProgressEvery and
+// one for each failed point).
 type sweepProgress struct {
 	mu     sync.Mutex
-	w      io.Writer
 	bar    *progressbar.ProgressBar
-	last   sweep.Progress
-	ticker *time.Ticker
-	done   chan struct{}
+	lines  *sweep.Lines
 	closed bool
 }
 
 func newSweepProgress(stderr io.Writer, name string) *sweepProgress {
-	p := &sweepProgress{w: stderr, done: make(chan struct{})}
+	p := &sweepProgress{}
 	if tw, ok := stderrTerminal(); ok {
 		// The bar writes its own control sequences straight to the
 		// terminal; the sweep's name (read from a file) is escaped first.
@@ -220,67 +224,34 @@ func newSweepProgress(stderr io.Writer, name string) *sweepProgress {
 			progressbar.OptionClearOnFinish())
 		return p
 	}
-	p.ticker = time.NewTicker(sweepProgressEvery)
-	go func() {
-		for {
-			select {
-			case <-p.ticker.C:
-				p.line()
-			case <-p.done:
-				return
-			}
-		}
-	}()
+	p.lines = sweep.NewLines(stderr, sweepProgressEvery)
 	return p
 }
 
 // update records a finished point.
 func (p *sweepProgress) update(s sweep.Progress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.last = s
-	if p.bar != nil {
-		if p.bar.GetMax() != s.Total {
-			p.bar.ChangeMax(s.Total)
-		}
-		p.bar.Set(s.Done)
-	}
-	if s.Err != nil && p.bar == nil {
-		fmt.Fprintf(p.w, "sweep: failed: %v\n", s.Err)
-	}
-}
-
-// line prints the plain progress line, unless the progress is closed: a
-// tick taken just before close must not write after the command returned
-// (the race detector caught one writing to the test's stderr buffer).
-func (p *sweepProgress) line() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.last
-	if s.Total == 0 || p.closed {
+	if p.lines != nil {
+		p.lines.Update(s)
 		return
 	}
-	planned := s.Done - s.Cached
-	rate := float64(planned) / s.Elapsed.Seconds()
-	eta := "?"
-	if rate > 0 {
-		eta = time.Duration(float64(s.Total-s.Done) / rate * float64(time.Second)).Round(time.Second).String()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar.GetMax() != s.Total {
+		p.bar.ChangeMax(s.Total)
 	}
-	fmt.Fprintf(p.w, "sweep: %d/%d points (%d from the store), %.3g points/s, ETA %s\n", s.Done, s.Total, s.Cached, rate, eta)
+	p.bar.Set(s.Done)
 }
 
 func (p *sweepProgress) close() {
+	if p.lines != nil {
+		p.lines.Close()
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return
 	}
 	p.closed = true
-	if p.ticker != nil {
-		p.ticker.Stop()
-		close(p.done)
-	}
-	if p.bar != nil {
-		p.bar.Finish()
-	}
+	p.bar.Finish()
 }

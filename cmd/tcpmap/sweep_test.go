@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"tcpmap/results"
+	"tcpmap/results/record"
 	"tcpmap/search/sweep"
 )
 
@@ -30,14 +30,14 @@ options: {max_evaluations: 100}
 `
 
 // fakePointPlanner prices a point from its sizes without searching.
-func fakePointPlanner(_ context.Context, p *sweep.Point) (*results.Record, error) {
+func fakePointPlanner(_ context.Context, p *sweep.Point) (*record.Record, error) {
 	macs := 1.0
 	var axes []string
 	for _, a := range p.Problem.Axes {
 		macs *= float64(a.Size)
 		axes = append(axes, fmt.Sprintf("%s=%d", a.Name, a.Size))
 	}
-	plan, err := results.Compress([]byte(`{"fake": true}`))
+	plan, err := record.Compress([]byte(`{"fake": true}`))
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +45,8 @@ func fakePointPlanner(_ context.Context, p *sweep.Point) (*results.Record, error
 	if p.Params["dtype"] == "i8" {
 		bott = "main/switch"
 	}
-	return &results.Record{Workload: p.Workload.Name, Einsum: p.Problem.Einsum(), Axes: strings.Join(axes, ", "),
-		DType: p.Problem.In[0].DType.String(), Status: results.StatusPlanned, Cycles: macs / 100, MACs: macs,
+	return &record.Record{Workload: p.Workload.Name, Einsum: p.Problem.Einsum(), Axes: strings.Join(axes, ", "),
+		DType: p.Problem.In[0].DType.String(), Status: record.StatusPlanned, Cycles: macs / 100, MACs: macs,
 		MACUtilization: 0.1, Roofline: 0.4, RooflineCycles: macs / 250, Bottleneck: bott, Bound: "memory",
 		Optimal: "proven", Plan: plan, PeakMACsPerCycle: 131072, PeakHBMBytesPerCycle: 1500, MinHBMBytes: int64(macs / 20)}, nil
 }
@@ -369,7 +369,7 @@ func TestSweepProgressBar(t *testing.T) {
 
 // TestSweepProgressLines: off a terminal, a line every period.
 func TestSweepProgressLines(t *testing.T) {
-	sweepPlanner = func(ctx context.Context, p *sweep.Point) (*results.Record, error) {
+	sweepPlanner = func(ctx context.Context, p *sweep.Point) (*record.Record, error) {
 		time.Sleep(15 * time.Millisecond)
 		return fakePointPlanner(ctx, p)
 	}

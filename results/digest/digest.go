@@ -1,5 +1,5 @@
 // Package digest computes the content hashes the result store's keys are
-// made of (results.Key) and the planners' caches are named by. It is apart
+// made of (record.Key) and the planners' caches are named by. It is apart
 // from package results so that the planners hash their keys without
 // linking the store's SQLite driver.
 package digest

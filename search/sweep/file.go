@@ -19,8 +19,8 @@ import (
 	"tcpmap/model/dtype"
 	"tcpmap/model/pos"
 	"tcpmap/model/workload"
-	"tcpmap/results"
 	"tcpmap/results/digest"
+	"tcpmap/results/record"
 	"tcpmap/search"
 )
 
@@ -1012,16 +1012,16 @@ func pointField(a assignment) string {
 }
 
 // pointKey is a point's content key.
-func pointKey(p *constraints.Problem, specJSON []byte, o PointOptions) (results.Key, error) {
+func pointKey(p *constraints.Problem, specJSON []byte, o PointOptions) (record.Key, error) {
 	wh, err := search.ProblemHash(p)
 	if err != nil {
-		return results.Key{}, err
+		return record.Key{}, err
 	}
 	oh, err := digest.JSON(o)
 	if err != nil {
-		return results.Key{}, err
+		return record.Key{}, err
 	}
-	return results.Key{Workload: wh, HW: digest.Bytes(specJSON), Options: oh, Cost: cost.Version}, nil
+	return record.Key{Workload: wh, HW: digest.Bytes(specJSON), Options: oh, Cost: cost.Version}, nil
 }
 
 func sortedParamNames(m map[string]string) []string {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"tcpmap/results"
+	"tcpmap/results/record"
 	"tcpmap/search"
 )
 
@@ -15,7 +15,7 @@ import (
 // (unless the point's pad option is off), within its timeout and
 // evaluation budget. Each point's search evaluates candidates on one core
 // (the sweep plans points in parallel instead); plans do not depend on it.
-func PlanPoint(ctx context.Context, p *Point) (*results.Record, error) {
+func PlanPoint(ctx context.Context, p *Point) (*record.Record, error) {
 	s, err := search.NewSpace(p.Problem, p.Spec)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func PlanPoint(ctx context.Context, p *Point) (*results.Record, error) {
 	if res.Stats.Stopped == search.StoppedInterrupt {
 		return nil, ErrInterrupted
 	}
-	r := &results.Record{
+	r := &record.Record{
 		Workload: p.Workload.Name, Op: p.Op, Einsum: p.Problem.Einsum(), Axes: axesText(p),
 		DType: p.Problem.In[0].DType.String(), Params: p.Params,
 		Candidates: res.Stats.Candidates, Legal: res.Stats.Legal, Stopped: res.Stats.Stopped,
@@ -42,11 +42,11 @@ func PlanPoint(ctx context.Context, p *Point) (*results.Record, error) {
 	}
 	if res.Best == nil {
 		if !res.Stats.Complete {
-			r.Status = results.StatusNoPlan
+			r.Status = record.StatusNoPlan
 			r.Message = fmt.Sprintf("stopped (%s) after %.1fs before any legal candidate (%d candidates)", res.Stats.Stopped, res.Stats.Wall.Seconds(), res.Stats.Candidates)
 			return r, nil
 		}
-		r.Status = results.StatusInfeasible
+		r.Status = record.StatusInfeasible
 		r.Message = fmt.Sprintf("no legal mapping among %d candidates", res.Stats.Candidates)
 		if why != nil && len(why.Rules) > 0 {
 			var rules []string
@@ -65,14 +65,14 @@ func PlanPoint(ctx context.Context, p *Point) (*results.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Plan, err = results.Compress(data); err != nil {
+	if r.Plan, err = record.Compress(data); err != nil {
 		return nil, err
 	}
 	if relax != nil {
 		r.Message = "planned padded: " + relax.String()
 	}
 	c, rep := pl.Cost, res.Best.Report
-	r.Status = results.StatusPlanned
+	r.Status = record.StatusPlanned
 	r.Cycles, r.Seconds, r.MACUtilization, r.HBMUtilization = c.Cycles, c.Seconds, c.MACUtilization, c.HBMUtilization
 	r.Roofline, r.RooflineCycles, r.Bound = c.Roofline, c.RooflineCycles, c.Bound
 	r.Bottleneck, r.BottleneckShare, r.HBMBytes = c.Bottleneck, c.BottleneckShare, c.HBMBytes

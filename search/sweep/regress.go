@@ -9,7 +9,7 @@ import (
 	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/plan"
-	"tcpmap/results"
+	"tcpmap/results/record"
 )
 
 // StoreDrift is one stored plan re-priced by the current cost model.
@@ -49,7 +49,7 @@ type StoreRegression struct {
 // (the store keeps it), and compares the cycles and bottleneck with the
 // stored ones. A plan that no longer lowers or prices is an error naming
 // the result.
-func RegressStore(st *results.Store, f results.Filter, tolerance float64) (*StoreRegression, error) {
+func RegressStore(st StoreReader, f record.Filter, tolerance float64) (*StoreRegression, error) {
 	rs, err := st.List(f, true)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func RegressStore(st *results.Store, f results.Filter, tolerance float64) (*Stor
 	specs := map[string]*engines.Spec{}
 	var olds, news []float64
 	for _, r := range rs {
-		if r.Status != results.StatusPlanned || r.Plan == nil {
+		if r.Status != record.StatusPlanned || r.Plan == nil {
 			continue
 		}
 		id := r.Key.ID()
@@ -74,7 +74,7 @@ func RegressStore(st *results.Store, f results.Filter, tolerance float64) (*Stor
 			}
 			specs[r.Key.HW] = spec
 		}
-		data, err := results.Decompress(r.Plan)
+		data, err := record.Decompress(r.Plan)
 		if err != nil {
 			return nil, fmt.Errorf("%s: the stored plan: %w", where, err)
 		}

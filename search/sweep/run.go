@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"tcpmap/model/pos"
-	"tcpmap/results"
+	"tcpmap/results/record"
 	"tcpmap/search"
 )
 
 // PointPlanner plans one sweep point into a result record (Key, Sweep and
 // Point are filled in by Run). A search the context stopped must
 // return ErrInterrupted: its best-so-far is no result of the point.
-type PointPlanner func(ctx context.Context, p *Point) (*results.Record, error)
+type PointPlanner func(ctx context.Context, p *Point) (*record.Record, error)
 
 // ErrInterrupted is a point whose search the sweep's context stopped; it
 // is not stored and the rerun plans it.
@@ -25,8 +25,9 @@ var ErrInterrupted = errors.New("interrupted")
 
 // Options are Run's settings.
 type Options struct {
-	// Store receives the results; points it holds are cache hits.
-	Store *results.Store
+	// Store receives the results; points it holds are cache hits. The
+	// workers call its Put at once: it must be safe for concurrent use.
+	Store Store
 	// Workers is how many points are planned at once (at least 1).
 	Workers int
 	// Force plans points the store already holds.
@@ -52,7 +53,7 @@ type Progress struct {
 	// Point is the point just finished, Record its result (nil on error),
 	// Err its error.
 	Point   *Point
-	Record  *results.Record
+	Record  *record.Record
 	Err     error
 	Elapsed time.Duration
 }
@@ -111,7 +112,7 @@ func Run(sw *Sweep, o Options) (*Summary, error) {
 	}
 	var mu sync.Mutex
 	done := 0
-	report := func(p *Point, r *results.Record, err error) {
+	report := func(p *Point, r *record.Record, err error) {
 		done++
 		if o.Progress != nil {
 			o.Progress(Progress{Done: done, Total: sum.InShard, Cached: sum.Cached, Point: p, Record: r, Err: err, Elapsed: time.Since(start)})
@@ -180,9 +181,9 @@ func Run(sw *Sweep, o Options) (*Summary, error) {
 					sum.Failed++
 					errs[p.Index] = &pos.Error{File: sw.File, Line: p.Line, Col: p.Col, Msg: p.Text() + ": " + err.Error(), Err: err}
 					r = nil
-				case r.Status == results.StatusPlanned:
+				case r.Status == record.StatusPlanned:
 					sum.Planned++
-				case r.Status == results.StatusNoPlan:
+				case r.Status == record.StatusNoPlan:
 					sum.NoPlan++
 				default:
 					sum.Infeasible++

@@ -3,11 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,7 +12,7 @@ import (
 
 	"tcpmap/engines"
 	"tcpmap/model/pos"
-	"tcpmap/results"
+	"tcpmap/results/record"
 )
 
 // fakeSweep is a 3 × 4 × 2 = 24-point sweep of a small GEMM.
@@ -36,7 +32,7 @@ type fakePlanner struct {
 	delay time.Duration
 }
 
-func (f *fakePlanner) plan(ctx context.Context, p *Point) (*results.Record, error) {
+func (f *fakePlanner) plan(ctx context.Context, p *Point) (*record.Record, error) {
 	f.calls.Add(1)
 	if f.delay > 0 {
 		select {
@@ -49,7 +45,7 @@ func (f *fakePlanner) plan(ctx context.Context, p *Point) (*results.Record, erro
 	for _, a := range p.Problem.Axes {
 		macs *= float64(a.Size)
 	}
-	plan, err := results.Compress([]byte(fmt.Sprintf(`{"point": %q}`, p.Text())))
+	plan, err := record.Compress([]byte(fmt.Sprintf(`{"point": %q}`, p.Text())))
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +53,8 @@ func (f *fakePlanner) plan(ctx context.Context, p *Point) (*results.Record, erro
 	if macs > 1<<22 {
 		bott = "main/switch"
 	}
-	return &results.Record{Workload: p.Workload.Name, Einsum: p.Problem.Einsum(), Axes: axesText(p), DType: "bf16",
-		Status: results.StatusPlanned, Cycles: macs / 1000, MACs: macs, Bottleneck: bott, Optimal: "proven", Plan: plan,
+	return &record.Record{Workload: p.Workload.Name, Einsum: p.Problem.Einsum(), Axes: axesText(p), DType: "bf16",
+		Status: record.StatusPlanned, Cycles: macs / 1000, MACs: macs, Bottleneck: bott, Optimal: "proven", Plan: plan,
 		PeakMACsPerCycle: 131072, PeakHBMBytesPerCycle: 1500, MinHBMBytes: int64(macs / 10), Roofline: 0.5, WallSeconds: 0.01}, nil
 }
 
@@ -69,16 +65,9 @@ func loadFake(t testing.TB) *Sweep {
 	return sw
 }
 
-func openStore(t testing.TB, path string) *results.Store {
-	s, err := results.Open(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 func TestRunSweepCacheAndForce(t *testing.T) {
 	sw := loadFake(t)
-	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	st := newMemStore(t)
 	f := &fakePlanner{}
 	var last Progress
 	sum, err := Run(sw, Options{Store: st, Workers: 3, Planner: f.plan, Progress: func(p Progress) { last = p }})
@@ -97,14 +86,12 @@ func TestRunSweepCacheAndForce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 24, sum.Planned)
 	assert.Equal(t, int64(48), f.calls.Load())
-	n, err := st.Count()
-	require.NoError(t, err)
-	assert.Equal(t, 24, n)
+	assert.Equal(t, 24, st.Count())
 }
 
 func TestRunSweepInterruptAndResume(t *testing.T) {
 	sw := loadFake(t)
-	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	st := newMemStore(t)
 	f := &fakePlanner{delay: 5 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	sum, err := Run(sw, Options{Store: st, Workers: 2, Planner: f.plan, Context: ctx,
@@ -116,8 +103,7 @@ func TestRunSweepInterruptAndResume(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, sum.Interrupted)
 	assert.Positive(t, sum.Left)
-	stored, err := st.Count()
-	require.NoError(t, err)
+	stored := st.Count()
 	assert.Equal(t, sum.Planned, stored)
 	assert.Less(t, stored, 24)
 
@@ -129,9 +115,9 @@ func TestRunSweepInterruptAndResume(t *testing.T) {
 
 func TestRunSweepErrorsAreReported(t *testing.T) {
 	sw := loadFake(t)
-	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	st := newMemStore(t)
 	f := &fakePlanner{}
-	failing := func(ctx context.Context, p *Point) (*results.Record, error) {
+	failing := func(ctx context.Context, p *Point) (*record.Record, error) {
 		if p.Index == 3 {
 			return nil, fmt.Errorf("boom")
 		}
@@ -147,123 +133,6 @@ func TestRunSweepErrorsAreReported(t *testing.T) {
 	assert.EqualError(t, pe.Err, "boom")
 }
 
-// TestShardsPartitionAndMerge runs the sweep as 4 shards into 4 stores,
-// merges them and checks the merged store answers as a single run's does.
-func TestShardsPartitionAndMerge(t *testing.T) {
-	sw := loadFake(t)
-	dir := t.TempDir()
-	single := openStore(t, filepath.Join(dir, "single.db"))
-	_, err := Run(sw, Options{Store: single, Workers: 2, Planner: (&fakePlanner{}).plan})
-	require.NoError(t, err)
-
-	merged := openStore(t, filepath.Join(dir, "all.db"))
-	total := 0
-	for i := 0; i < 4; i++ {
-		path := filepath.Join(dir, fmt.Sprintf("shard%d.db", i))
-		st, err := results.Open(path)
-		require.NoError(t, err)
-		sum, err := Run(sw, Options{Store: st, Workers: 2, Planner: (&fakePlanner{}).plan, Shard: i, Shards: 4})
-		require.NoError(t, err)
-		total += sum.InShard
-		assert.Equal(t, sum.InShard, sum.Planned)
-		require.NoError(t, st.Close())
-		rep, err := merged.Merge(path)
-		require.NoError(t, err)
-		assert.Empty(t, rep.Conflicts)
-		// Merging again changes nothing.
-		rep, err = merged.Merge(path)
-		require.NoError(t, err)
-		assert.Zero(t, rep.Added)
-	}
-	assert.Equal(t, 24, total, "the shards partition the points")
-
-	for _, f := range []results.Filter{{}, {Bottleneck: "switch"}, {Where: []results.Cond{{Name: "M", Op: "..", Lo: 128, Hi: 256}}}} {
-		a, err := single.List(f, true)
-		require.NoError(t, err)
-		b, err := merged.List(f, true)
-		require.NoError(t, err)
-		assert.Equal(t, a, b)
-		assert.Equal(t, results.Best(a, []string{"M"}), results.Best(b, []string{"M"}))
-	}
-
-	// The partition does not depend on the sweep file's order.
-	reordered := `name: fake
-options: {max_evaluations: 100}
-grid:
-  N: [128, 64]
-  K: {pow2: [64, 512]}
-  M: [256, 64, 128]
-workload: {einsum: "MK,KN->MN", axes: {M: 64, N: 64, K: 64}, dtype: bf16}
-`
-	sw2, err := Parse([]byte(reordered), "r.yaml", engines.Default())
-	require.NoError(t, err)
-	shard := map[string]int{}
-	for _, p := range sw.Points {
-		shard[p.Key.ID()] = p.Shard(4)
-	}
-	for _, p := range sw2.Points {
-		assert.Equal(t, shard[p.Key.ID()], p.Shard(4))
-	}
-}
-
-// sweepKillEnv makes the test binary a sweeping process (TestSweepKill9).
-const sweepKillEnv = "TCPMAP_SWEEP_KILL_HELPER"
-
-func TestMain(m *testing.M) {
-	if path := os.Getenv(sweepKillEnv); path != "" {
-		sw, err := Parse([]byte(fakeSweep), "fake.yaml", engines.Default())
-		if err == nil {
-			var st *results.Store
-			if st, err = results.Open(path); err == nil {
-				_, err = Run(sw, Options{Store: st, Workers: 2, Planner: (&fakePlanner{delay: 100 * time.Millisecond}).plan})
-			}
-		}
-		fmt.Fprintln(os.Stderr, "the sweep ended before it was killed:", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
-
-// TestSweepKill9 kills a sweeping process with SIGKILL: the store passes
-// the integrity check, and the rerun plans only the missing points.
-func TestSweepKill9(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "k.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), sweepKillEnv+"="+path)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	deadline := time.Now().Add(20 * time.Second)
-	var n int
-	for time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-		if _, err := os.Stat(path); err != nil {
-			continue // the helper has not created it yet
-		}
-		if st, err := results.Open(path); err == nil {
-			n, _ = st.Count()
-			st.Close()
-			if n >= 6 {
-				break
-			}
-		}
-	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	require.Error(t, cmd.Wait())
-	require.GreaterOrEqual(t, n, 6)
-
-	st := openStore(t, path)
-	require.NoError(t, st.Check())
-	stored, err := st.Count()
-	require.NoError(t, err)
-	require.Less(t, stored, 24, "killed before the end")
-	f := &fakePlanner{}
-	sum, err := Run(loadFake(t), Options{Store: st, Workers: 2, Planner: f.plan})
-	require.NoError(t, err)
-	assert.Equal(t, stored, sum.Cached)
-	assert.Equal(t, int64(24-stored), f.calls.Load())
-	require.NoError(t, st.Check())
-}
-
 // TestPlanPoint plans a real point with the planner, within an evaluation
 // budget (the same result on any machine).
 func TestPlanPoint(t *testing.T) {
@@ -276,7 +145,7 @@ options: {max_evaluations: 300}
 	require.NoError(t, err)
 	r, err := PlanPoint(context.Background(), sw.Points[0])
 	require.NoError(t, err)
-	require.Equal(t, results.StatusPlanned, r.Status, r.Message)
+	require.Equal(t, record.StatusPlanned, r.Status, r.Message)
 	assert.Positive(t, r.Cycles)
 	assert.NotEmpty(t, r.Plan)
 	assert.Equal(t, "A, A -> 1", r.Einsum)
@@ -313,30 +182,5 @@ func TestParseShard(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, [2]int{tc.i, tc.n}, [2]int{i, n})
 		})
-	}
-}
-
-// BenchmarkSweepRerunFromStore is the rerun of the shipped 200-point
-// gemm-shapes sweep when the store holds every point: read and expand the
-// sweep file, open the store, find every key, plan nothing.
-func BenchmarkSweepRerunFromStore(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "s.db")
-	sw, err := Load("../../workloads/sweeps/gemm-shapes.yaml", engines.Default())
-	require.NoError(b, err)
-	st, err := results.Open(path)
-	require.NoError(b, err)
-	_, err = Run(sw, Options{Store: st, Workers: 2, Planner: (&fakePlanner{}).plan})
-	require.NoError(b, err)
-	require.NoError(b, st.Close())
-	b.ResetTimer()
-	for b.Loop() {
-		sw, err := Load("../../workloads/sweeps/gemm-shapes.yaml", engines.Default())
-		require.NoError(b, err)
-		st, err := results.Open(path)
-		require.NoError(b, err)
-		sum, err := Run(sw, Options{Store: st, Workers: 1, Planner: (&fakePlanner{}).plan})
-		require.NoError(b, err)
-		require.Equal(b, 200, sum.Cached)
-		require.NoError(b, st.Close())
 	}
 }

@@ -1,10 +1,16 @@
 // Package sweep plans every point of a sweep file (`tcpmap sweep`,
 // workloads/sweeps/*.yaml, docs/sweeps.md) with search's planners, in
-// parallel and resumably, into the result store (package results), and
-// checks a store against the cost model (RegressStore). It is apart from
-// package search so that the planners link neither the store's SQLite
-// driver nor the plotting library: their tests, the longest under the race
-// detector, start before those are compiled.
+// parallel and resumably, into a result store (Store: the SQLite store of
+// package results is one), checks a store against the cost model
+// (RegressStore), and prints a sweep's progress as plain lines (Lines).
+// It is apart from package search so that the planners link neither the
+// store's SQLite driver nor the plotting library: their tests, the longest
+// under the race detector, start before those are compiled. And it imports
+// only the store's records (package results/record), not the store: its
+// own tests, under the race detector too, run the workers against a store
+// in memory, and SQLite (a minute of CPU to build with -race) is not built
+// for them. The tests that need SQLite (shards merged, a sweep killed) are
+// in package results' tests.
 package sweep
 
 import (
@@ -15,7 +21,7 @@ import (
 	"tcpmap/constraints"
 	"tcpmap/engines"
 	"tcpmap/model/workload"
-	"tcpmap/results"
+	"tcpmap/results/record"
 )
 
 // A sweep file (`tcpmap sweep SPEC.yaml`, workloads/sweeps/*.yaml) names
@@ -58,7 +64,7 @@ type Point struct {
 	// Index is the point's position in Sweep.Points.
 	Index int
 	// Params are the swept parameters' values by name, as the sweep file
-	// spells them (results.Record.Params).
+	// spells them (record.Record.Params).
 	Params map[string]string
 	// Workload is the workload with the point's axis sizes and dtype; Op
 	// the einsum op of a graph. Problem is its contraction.
@@ -66,13 +72,13 @@ type Point struct {
 	Op       string
 	Problem  *constraints.Problem
 	// Spec is the hardware spec with the point's hw.* overrides; SpecJSON
-	// its canonical JSON (results.Key.HW hashes it).
+	// its canonical JSON (record.Key.HW hashes it).
 	Spec     *engines.Spec
 	SpecJSON []byte
 	// Options are the planner options of the point.
 	Options PointOptions
 	// Key is the point's content key.
-	Key results.Key
+	Key record.Key
 	// Line and Col locate the point in the sweep file (its explicit point,
 	// or the grid).
 	Line, Col int
@@ -102,7 +108,7 @@ func (p *Point) Shard(n int) int {
 }
 
 // PointOptions are the planner options of a sweep point; every field
-// enters the point's key (results.Key.Options).
+// enters the point's key (record.Key.Options).
 type PointOptions struct {
 	Planner        string        `json:"planner"`
 	Target         string        `json:"target"`
