@@ -578,11 +578,16 @@ func (m *graphModel) planOps(o GraphOptions) error {
 		return nil
 	}
 	planned := func(i int) bool { return m.ops[i].status == plan.StatusPlanned }
+	// A consumer whose kernel computes on the tensor: an update_slice's is
+	// one DMA of its slice, the same few descriptors from any layout
+	// (opslice.go), so a layout of the slice another op could not use
+	// never pays for its producer's search.
+	computes := func(i int) bool { return planned(i) && m.w.Ops[i].Kind != workload.KindUpdateSlice }
 	for _, t := range m.w.Tensors {
 		p, produced := m.prod[t.Name]
 		// An update_slice's result is its destination updated in place:
-		// the destination's layout (opslice.go).
-		if !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[t.Name], planned) || m.w.Ops[p].Kind == workload.KindUpdateSlice {
+		// the destination's layout.
+		if !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[t.Name], computes) || m.w.Ops[p].Kind == workload.KindUpdateSlice {
 			continue
 		}
 		m.cands[t.Name] = append(m.cands[t.Name], m.distinctOrders(t.Axes, o.Layouts)...)
