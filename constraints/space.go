@@ -1068,14 +1068,26 @@ type enumerator struct {
 	stop  bool
 	// tiled selects the pass: 0 untiled candidates, 1 tiled ones.
 	tiled int
+	// probe is the copy of a partial candidate Where is shown.
+	probe Candidate
 }
 
-// keep reports whether the branch at stage st goes on.
+// keep reports whether the branch at stage st goes on. Where is shown a
+// copy the enumerator owns: a pointer to the recursion's own candidate,
+// passed to a function value, would move every one of them to the heap
+// (GEMM 4096³ enumerates 194 k).
 func (e *enumerator) keep(st Stage, c *Candidate) bool {
 	if e.s.Library && st == StagePacket && c.Mode == Dual {
 		return false
 	}
-	return !e.stop && (e.Where == nil || e.Where(st, c))
+	if e.stop {
+		return false
+	}
+	if e.Where == nil {
+		return true
+	}
+	e.probe = *c
+	return e.Where(st, &e.probe)
 }
 
 func (e *enumerator) emit(c Candidate) {
@@ -1397,19 +1409,25 @@ func (e *enumerator) layouts(c Candidate) {
 			return
 		}
 	}
-	var choices [NumTensors][]Layout
+	// The layouts of each tensor (at most HBM, compute and copy), asked
+	// of the enumerator's copy of c (see keep).
+	var choices [NumTensors][3]Layout
+	var n [NumTensors]int
+	e.probe = c
 	for t := range NumTensors {
-		choices[t] = []Layout{LayoutHBM}
-		if e.s.layouts == nil || e.s.layouts.LayoutsDiffer(&c, t) {
-			choices[t] = append(choices[t], LayoutCompute)
+		choices[t][0], n[t] = LayoutHBM, 1
+		if e.s.layouts == nil || e.s.layouts.LayoutsDiffer(&e.probe, t) {
+			choices[t][n[t]] = LayoutCompute
+			n[t]++
 		}
 	}
-	if e.s.layouts != nil && e.s.Split(&c) == 1 && e.s.ClusterSplit(&c) == 1 && e.s.layouts.Copyable(&c) {
-		choices[TensorOut] = append(choices[TensorOut], LayoutCopy)
+	if e.s.layouts != nil && e.s.Split(&c) == 1 && e.s.ClusterSplit(&c) == 1 && e.s.layouts.Copyable(&e.probe) {
+		choices[TensorOut][n[TensorOut]] = LayoutCopy
+		n[TensorOut]++
 	}
-	for _, l0 := range choices[0] {
-		for _, l1 := range choices[1] {
-			for _, l2 := range choices[2] {
+	for _, l0 := range choices[0][:n[0]] {
+		for _, l1 := range choices[1][:n[1]] {
+			for _, l2 := range choices[2][:n[2]] {
 				if e.stop {
 					return
 				}

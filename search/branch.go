@@ -365,9 +365,12 @@ func (sv *bnb) left() (time.Duration, bool) {
 func (sv *bnb) listOf(ev *evaluator, k *Skeleton, cut float64, skipped *int) []scored {
 	ev.scratch = ev.scratch[:0]
 	add := func(c Candidate) bool {
-		if b := sv.s.candidateBound(&c); b <= cut {
-			ev.scratch = append(ev.scratch, scored{c: c, bound: b})
-		} else {
+		// Bounded in its place in the scratch: a pointer to c itself
+		// would move every candidate to the heap.
+		ev.scratch = append(ev.scratch, scored{c: c})
+		last := &ev.scratch[len(ev.scratch)-1]
+		if last.bound = sv.s.candidateBound(&last.c); last.bound > cut {
+			ev.scratch = ev.scratch[:len(ev.scratch)-1]
 			*skipped++
 		}
 		return true
