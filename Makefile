@@ -65,7 +65,7 @@ unit:
 # The tests the race detector skips or samples (raceEnabled in
 # verify/race_on_test.go and search/race_on_test.go), run whole without it:
 # the manual's GEMM sizes simulated on every slice, every mutated
-# configuration, the planned plans on the simulator, the SAT planner
+# configuration, the mutation study's sample, the planned plans on the simulator, the SAT planner
 # against the exhaustive one (with K chunks, split K, tiles, pruning and
 # the manual's own mappings too), the SAT capacity clauses and the tiled
 # bounds, the spread slices' kernels and the
@@ -77,7 +77,7 @@ unit:
 # huge-axis equivalence and product-op planning, results/README.md's
 # tables of every stored plan and layer), but for TestRegressRepoBaseline,
 # which runs `tcpmap regress` as the regress target does (~23 s).
-RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs)$$'
+RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs|TestMutation)$$'
 
 # The runs overlap (search's on both cores, the others in turn); the
 # target fails if any does.

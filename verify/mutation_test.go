@@ -436,10 +436,14 @@ const mutationScoreMin = 0.97
 
 // TestMutation runs the mutation study: in full under TCPMAP_MUTATION=1
 // (`make mutation`), otherwise a fixed sample of 1 in 300 mutants of the
-// light kernels (seeded, so the same mutants every run; about 200, a few
-// seconds, half a minute under the race detector). Either way the score
-// must reach 97 %.
+// light kernels and the stored plans (seeded, so the same mutants every
+// run; about 250, a few seconds). Either way the score must reach 97 %.
+// The simulations run one after another: the race detector, which slows
+// them 5-10x, skips it (make test runs it in unit-norace).
 func TestMutation(t *testing.T) {
+	if raceEnabled {
+		t.Skip("single-threaded simulations: make test runs it without the race detector (unit-norace)")
+	}
 	full := os.Getenv("TCPMAP_MUTATION") != ""
 	spec := engines.Default()
 	rng := rand.New(rand.NewPCG(18, 4))
@@ -452,7 +456,7 @@ func TestMutation(t *testing.T) {
 		if only := os.Getenv("TCPMAP_MUTATION_ONLY"); only != "" && !strings.Contains(name, only) {
 			continue
 		}
-		if (!full || os.Getenv("TCPMAP_MUTATION_LIGHT") != "") && (heavyKernels[name] || strings.HasSuffix(path, ".plan.json") && raceEnabled) {
+		if (!full || os.Getenv("TCPMAP_MUTATION_LIGHT") != "") && heavyKernels[name] {
 			continue
 		}
 		s := loadSubject(t, path)
