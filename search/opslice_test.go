@@ -29,7 +29,8 @@ ops:
 
 // TestPlanOpUpdateSlice: the update is one HBM-to-HBM DMA of the slice
 // into the cache's last Sctx, in place; the simulator's cache equals the
-// reference everywhere (the rows before it untouched); the roofline counts
+// reference everywhere (the rows before it untouched), and there are no
+// slices to sample; the roofline counts
 // the slice read and written once, not the cache; a DMA into another row
 // fails verification; a cache another op reads is not updated in place.
 func TestPlanOpUpdateSlice(t *testing.T) {
@@ -59,6 +60,8 @@ func TestPlanOpUpdateSlice(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rep.Pass, "%s", rep)
 	assert.Equal(t, 2*64*128, rep.Compared, "the whole cache is compared")
+	_, err = verify.Verify(engines.Default(), p, verify.Options{Seed: 3, Sample: 8})
+	assert.ErrorContains(t, err, "on no slice: there are no slices to sample", "no slice computes: nothing to sample")
 
 	// The slice written one row early: the cache's last row keeps its old
 	// values and row 62 is overwritten.

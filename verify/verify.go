@@ -434,6 +434,10 @@ func SliceSample(d *Device, p *kernel.Program, k int, seed uint64) ([]int, error
 		}
 	}
 	if len(cand) == 0 {
+		if out, ok := p.Tensor(p.Reference.Output); ok && out.InPlace() {
+			// An update in place (an update_slice): HBM to HBM, no slice.
+			return nil, fmt.Errorf("sample: the kernel updates %q in place by HBM-to-HBM copies, on no slice: there are no slices to sample (verify it whole, --slices all)", out.View)
+		}
 		return nil, fmt.Errorf("sample: no to_hbm op writes the output %q from DM", p.Reference.Output)
 	}
 	list := make([]int, 0, len(cand))
