@@ -23,23 +23,7 @@ import (
 func (r *reader) inPlaceView(name token) {
 	r.expect(":")
 	r.expect("HbmTensorViewMut")
-	r.expect("<")
-	if r.tok().kind != tLife {
-		r.fail(r.tok().off, "want the view's lifetime '_")
-		return
-	}
-	r.next()
-	r.expect(",")
-	dt := r.dtypeArg()
-	r.expect(",")
-	chip := r.mapArg()
-	r.expect(",")
-	elemOff := r.tok().off
-	elem := r.mapArg()
-	r.accept(",")
-	r.expect(">")
-	r.expect("=")
-	bt := r.ident()
+	dt, chip, elem, elemOff, bt := r.viewHead()
 	if r.err != nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"tcpmap/emit/rustapi"
+	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
@@ -702,13 +703,9 @@ func (r *reader) checkSlots() {
 	}
 }
 
-// tileView parses the rest of `let x_t: HbmTensorView<'_, D, Chip, M> =
-// x.view().tile::<m![I / 128], 1, M1>(i)...;` (002 L813-831). Each tile's
-// mapping is mapping.TileView's, Bottom-padded for the result's view_mut;
-// furiosa-visa-std 0.1.0's m! writes Bottom padding `#` (loop.go).
-func (r *reader) tileView(name token) {
-	lp := r.lp
-	typ := r.next()
+// viewHead parses the rest of a view's type after its name and the
+// variable it views: `<'_, D, Chip, M> = x`.
+func (r *reader) viewHead() (dt dtype.DType, chip, elem *mapping.Expr, elemOff int, base token) {
 	r.expect("<")
 	if r.tok().kind != tLife {
 		r.fail(r.tok().off, "want the view's lifetime '_")
@@ -716,16 +713,27 @@ func (r *reader) tileView(name token) {
 	}
 	r.next()
 	r.expect(",")
-	dt := r.dtypeArg()
+	dt = r.dtypeArg()
 	r.expect(",")
-	chip := r.mapArg()
+	chip = r.mapArg()
 	r.expect(",")
-	elemOff := r.tok().off
-	elem := r.mapArg()
+	elemOff = r.tok().off
+	elem = r.mapArg()
 	r.accept(",")
 	r.expect(">")
 	r.expect("=")
-	bt := r.ident()
+	base = r.ident()
+	return
+}
+
+// tileView parses the rest of `let x_t: HbmTensorView<'_, D, Chip, M> =
+// x.view().tile::<m![I / 128], 1, M1>(i)...;` (002 L813-831). Each tile's
+// mapping is mapping.TileView's, Bottom-padded for the result's view_mut;
+// furiosa-visa-std 0.1.0's m! writes Bottom padding `#` (loop.go).
+func (r *reader) tileView(name token) {
+	lp := r.lp
+	typ := r.next()
+	dt, chip, elem, elemOff, bt := r.viewHead()
 	if r.err != nil {
 		return
 	}
