@@ -37,24 +37,7 @@ func (r *reader) inPlaceView(name token) {
 	r.expect("(")
 	r.expect(")")
 	r.expect(".")
-	r.expect("tile")
-	r.expect("::")
-	r.expect("<")
-	dimOff := r.tok().off
-	dim := r.mapArg()
-	r.expect(",")
-	if one := r.tok(); r.err == nil {
-		if x, ok := r.intLit(one); !ok || x != 1 {
-			r.fail(one.off, "the view is one index of the axis: a tile of 1")
-			return
-		}
-	}
-	r.next()
-	r.expect(",")
-	mOff := r.tok().off
-	m := r.mapArg()
-	r.expect(">")
-	r.expect("(")
+	dim, m, dimOff, mOff := r.tileHead("the view is one index of the axis: a tile of 1")
 	idxOff := r.tok().off
 	idx := r.constExpr()
 	r.expect(")")

@@ -726,6 +726,30 @@ func (r *reader) viewHead() (dt dtype.DType, chip, elem *mapping.Expr, elemOff i
 	return
 }
 
+// tileHead parses `tile::<DIM, 1, M>(` up to the tile's index; a LEN
+// other than 1 fails with why.
+func (r *reader) tileHead(why string) (dim, m *mapping.Expr, dimOff, mOff int) {
+	r.expect("tile")
+	r.expect("::")
+	r.expect("<")
+	dimOff = r.tok().off
+	dim = r.mapArg()
+	r.expect(",")
+	if one := r.tok(); r.err == nil {
+		if x, ok := r.intLit(one); !ok || x != 1 {
+			r.fail(one.off, "%s", why)
+			return
+		}
+	}
+	r.next()
+	r.expect(",")
+	mOff = r.tok().off
+	m = r.mapArg()
+	r.expect(">")
+	r.expect("(")
+	return
+}
+
 // tileView parses the rest of `let x_t: HbmTensorView<'_, D, Chip, M> =
 // x.view().tile::<m![I / 128], 1, M1>(i)...;` (002 L813-831). Each tile's
 // mapping is mapping.TileView's, Bottom-padded for the result's view_mut;
@@ -758,23 +782,7 @@ func (r *reader) tileView(name token) {
 	v := &kernel.LoopView{Name: name.text, Base: bt.text}
 	cur := base.Element
 	for r.err == nil && r.accept(".") {
-		r.expect("tile")
-		r.expect("::")
-		r.expect("<")
-		dimOff := r.tok().off
-		dim := r.mapArg()
-		r.expect(",")
-		one := r.tok()
-		if x, ok := r.intLit(one); !ok || x != 1 {
-			r.fail(one.off, "a tile loop takes tiles of 1")
-			return
-		}
-		r.next()
-		r.expect(",")
-		mOff := r.tok().off
-		m := r.mapArg()
-		r.expect(">")
-		r.expect("(")
+		dim, m, dimOff, mOff := r.tileHead("a tile loop takes tiles of 1")
 		iv := r.ident()
 		r.expect(")")
 		if r.err != nil {
