@@ -21,8 +21,8 @@ import (
 // tile digits). engines.DeriveRelayout derives the command (its spread
 // over the DMA engines); no slice computes. The space has that one
 // candidate, so its plan is optimal by enumeration. The rest of the
-// destination is never read nor written (docs/spec-decisions.md "Ops
-// without a kernel").
+// destination is never read nor written (docs/spec-decisions.md
+// "update_slice: in place, one DMA").
 
 // sliceSpace fills s for an update_slice op o, or says why it has none.
 func (s *opSpace) sliceSpace(at string) (*opSpace, error) {
