@@ -21,7 +21,8 @@ import (
 // own mapspace (opspace.go): every candidate is built into a kernel
 // program, lowered by engines/ (a broken rule makes it illegal, counted
 // under its rule), priced by cost/, and the cheapest wins; the op spaces
-// are small and enumerated whole, so the optimum is proven by enumeration
+// are small and enumerated whole (Options.Workers candidates at once, read
+// off in the space's order), so the optimum is proven by enumeration
 // ("exhaustive") unless Timeout, MaxEvaluations or the context stopped the
 // enumeration (the plan then carries its gap to the bound of the
 // candidates not priced).

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"tcpmap/cost"
@@ -1218,37 +1221,82 @@ func planVectorOp(w *workload.Workload, o *workload.Op, spec *engines.Spec, opts
 		return nil, noKernel(err)
 	}
 	start := time.Now()
-	model, err := cost.NewModel(spec)
-	if err != nil {
-		return nil, err
-	}
 	st := &res.Stats
 	st.Planner = "exhaustive"
 	st.Illegal = map[string]*RuleStat{}
 	ev := &evaluator{s: nil, stats: st}
-	var best *opEvaluated
 	var deadline time.Time
 	if opts.Timeout > 0 {
 		deadline = start.Add(opts.Timeout)
 	}
-	stopped := ""
-	for _, c := range s.cands {
-		if opts.stopped() || !deadline.IsZero() && time.Now().After(deadline) || opts.MaxEvaluations > 0 && st.Evaluated >= opts.MaxEvaluations {
-			stopped = opts.stopReason(st.Evaluated)
+	// The candidates are built, checked and priced by several workers at
+	// once, each with its cost model, taking them in order; a stop
+	// (interrupt, deadline) ends the taking, so the candidates evaluated
+	// are a prefix of the space's. The statistics and the winner are then
+	// read off in candidate order (the lowest cycles, the first of equal
+	// ones), as one worker would find them.
+	n := len(s.cands)
+	if opts.MaxEvaluations > 0 {
+		n = min(n, opts.MaxEvaluations)
+	}
+	nw := opts.Workers
+	if nw <= 0 {
+		nw = runtime.GOMAXPROCS(0)
+	}
+	nw = max(1, min(nw, maxWorkers, n))
+	models := make([]*cost.Model, nw)
+	for k := range models {
+		m, err := cost.NewModel(spec)
+		if err != nil {
+			return nil, err
+		}
+		models[k] = m
+	}
+	errs := make([]error, n)
+	done := make([]bool, n)
+	bests := make([]*opEvaluated, nw)
+	bestAt := make([]int, nw)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for k := range nw {
+		wg.Go(func() {
+			for !opts.stopped() && (deadline.IsZero() || !time.Now().After(deadline)) {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				x, err := s.evaluate(s.cands[i], models[k])
+				errs[i], done[i] = err, true
+				if err == nil && (bests[k] == nil || x.report.Cycles < bests[k].report.Cycles) {
+					bests[k], bestAt[k] = x, i
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if !done[i] {
 			break
 		}
 		st.Candidates++
 		st.Evaluated++
-		x, err := s.evaluate(c, model)
-		if err != nil {
-			ev.reject(err)
+		if errs[i] != nil {
+			ev.reject(errs[i])
 			continue
 		}
 		st.Legal++
 		st.CostEvaluations++
-		if best == nil || x.report.Cycles < best.report.Cycles {
-			best = x
+	}
+	var best *opEvaluated
+	at := n
+	for k, x := range bests {
+		if x != nil && (best == nil || x.report.Cycles < best.report.Cycles || x.report.Cycles == best.report.Cycles && bestAt[k] < at) {
+			best, at = x, bestAt[k]
 		}
+	}
+	stopped := ""
+	if st.Evaluated < len(s.cands) {
+		stopped = opts.stopReason(st.Evaluated)
 	}
 	st.Wall = time.Since(start)
 	st.Complete = stopped == ""
