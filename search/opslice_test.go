@@ -84,3 +84,41 @@ func TestPlanOpUpdateSlice(t *testing.T) {
 	assert.ErrorContains(t, err, "kv2.yaml:")
 	assert.ErrorContains(t, err, "is also read by op keep")
 }
+
+// opWorkersYAML is a small softmax whose space has a few dozen candidates.
+const opWorkersYAML = `name: sm
+chips: 1
+axes: {R: 16, C: 64}
+tensors:
+  x: {axes: [R, C], dtype: f32}
+  y: {axes: [R, C], dtype: f32}
+ops:
+  - {name: softmax, kind: softmax, inputs: [x], outputs: [y], axis: C}
+`
+
+// TestPlanOpWorkersDeterministic: an op's candidates priced by several
+// workers give the plan and the statistics one worker gives, whole and
+// stopped by an evaluation budget (the first candidates of the space).
+func TestPlanOpWorkersDeterministic(t *testing.T) {
+	w, err := workload.Parse([]byte(opWorkersYAML), "sm.yaml")
+	require.NoError(t, err)
+	for _, budget := range []int{0, 7} {
+		var want []byte
+		for _, n := range []int{1, 3} {
+			r, err := PlanOp(w, "softmax", Options{Workers: n, MaxEvaluations: budget})
+			require.NoError(t, err)
+			require.NotNil(t, r.Plan)
+			if budget > 0 {
+				assert.Equal(t, budget, r.Plan.Search.Candidates)
+				assert.Equal(t, StoppedBudget, r.Plan.Search.Stopped)
+			}
+			data, err := r.Plan.Marshal()
+			require.NoError(t, err)
+			if want == nil {
+				want = data
+				continue
+			}
+			assert.Equal(t, string(want), string(data), "budget %d, %d workers", budget, n)
+		}
+	}
+}
