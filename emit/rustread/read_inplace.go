@@ -117,34 +117,21 @@ func (r *reader) pinnedElement(base *kernel.Tensor, axis string) (*mapping.Expr,
 
 // toHBMView parses `src.view().to_hbm_view(&mut ctx.tdma, v);`.
 func (r *reader) toHBMView() {
-	st := r.ident()
-	r.expect(".")
-	r.expect("view")
-	r.expect("(")
-	r.expect(")")
-	r.expect(".")
-	m := r.ident()
-	r.expect("(")
-	r.expect("&")
-	r.expect("mut")
-	r.expect(r.ctxName)
-	r.expect(".")
-	r.expect("tdma")
-	r.expect(",")
-	dt := r.ident()
+	st, dt := r.viewToHBM()
 	r.expect(")")
 	r.expect(";")
 	if r.err != nil {
 		return
 	}
+	const m = "to_hbm_view"
 	src, ok := r.vars[st.text]
 	if !ok || src.Mem != kernel.HBM || src.Role != kernel.Input {
-		r.fail(st.off, "%s copies an HBM argument of the kernel, not %s", m.text, st.text)
+		r.fail(st.off, "%s copies an HBM argument of the kernel, not %s", m, st.text)
 		return
 	}
 	dst, ok := r.vars[dt.text]
 	if _, isView := r.viewOff[dst]; !ok || !isView {
-		r.fail(dt.off, "%s writes a view of the argument the kernel updates in place, not %s", m.text, dt.text)
+		r.fail(dt.off, "%s writes a view of the argument the kernel updates in place, not %s", m, dt.text)
 		return
 	}
 	r.prog.Ops = append(r.prog.Ops, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpHBMToHBM, Src: src.Name, Dst: dst.Name})

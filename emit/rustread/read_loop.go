@@ -868,10 +868,10 @@ func (r *reader) sameView(read, view *mapping.Expr) bool {
 	return read.Equal(view)
 }
 
-// storeTile parses `x_dm.view().to_hbm_view(&mut ctx.tdma, out_t);`
-// (DmTensorView::to_hbm_view, memory_tensor.rs; tensor/memory.rs).
-func (r *reader) storeTile() {
-	st := r.ident()
+// viewToHBM parses `x.view().to_hbm_view(&mut ctx.tdma, y` up to the
+// destination's name: the source and the destination.
+func (r *reader) viewToHBM() (src, dst token) {
+	src = r.ident()
 	r.expect(".")
 	r.expect("view")
 	r.noArgs()
@@ -884,7 +884,13 @@ func (r *reader) storeTile() {
 	r.expect(".")
 	r.expect("tdma")
 	r.expect(",")
-	vt := r.ident()
+	return src, r.ident()
+}
+
+// storeTile parses `x_dm.view().to_hbm_view(&mut ctx.tdma, out_t);`
+// (DmTensorView::to_hbm_view, memory_tensor.rs; tensor/memory.rs).
+func (r *reader) storeTile() {
+	st, vt := r.viewToHBM()
 	whole := r.accept(".")
 	if whole {
 		// The whole result of a loop that tiles none of its axes (K
