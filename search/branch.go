@@ -416,6 +416,16 @@ func (sv *bnb) expand(k *Skeleton) []scored {
 	ex, ok := sv.expanded[*k]
 	if ok {
 		delete(sv.expanded, *k)
+		// Listed under an older incumbent: cut as listOf would cut it now
+		// (the list is in bound order), so that what is evaluated, and
+		// where a budget of evaluations stops, does not depend on the
+		// workers that listed ahead.
+		n := len(ex.list)
+		for n > 0 && ex.list[n-1].bound > sv.incumbentBound {
+			n--
+		}
+		ex.skipped += len(ex.list) - n
+		ex.list = ex.list[:n]
 	} else {
 		ks := []Skeleton{*k}
 		for sv.opts.Where == nil && len(ks) < len(sv.pool.evs) {
