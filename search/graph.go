@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/graph"
@@ -234,10 +236,11 @@ type PlanCache interface {
 const (
 	DefaultLayouts  = 2
 	DefaultMaxNodes = 1 << 20
-	// DefaultLayoutEvaluations: 10,000 evaluations take 2-3 s on the
+	// DefaultLayoutEvaluations: 10,000 evaluations take 3-5 s on the
 	// decode layer's attention einsums (qk, pv in a transposed score
-	// layout, where no candidate is legal), and let the whole decode
-	// layer plan in under 10 s from the stored einsum plans.
+	// layout, where no candidate is legal); run beside the other ops'
+	// searches (runJobs), they let the whole decode layer plan in under
+	// 10 s from the stored einsum plans.
 	DefaultLayoutEvaluations = 10_000
 )
 
@@ -274,8 +277,11 @@ type graphModel struct {
 	dma      *cost.DMAModel
 	relayErr error
 	es       []gedge // the edges, once computed (edges)
-	cached   int
-	planned  int
+	// mu guards the plan cache, cached, planned and the progress reports
+	// while runJobs plans ops at once.
+	mu      sync.Mutex
+	cached  int
+	planned int
 	// unplanned counts the layout classes whose search gave no plan.
 	unplanned int
 	// plain is the workload without fusions when w is a fusion choice
@@ -552,76 +558,226 @@ func operands(op *workload.Op) []string {
 // planned for each combination of its operands' candidates that is not
 // all-declared.
 func (m *graphModel) planOps(o GraphOptions) error {
+	n := len(m.ops)
+	known := make([]bool, n) // the op's status is final
+	var jobs []*opJob
 	for i := range m.ops {
 		g := &m.ops[i]
-		op := g.op
-		declared := make([][]string, len(operands(op)))
-		if op.Kind == workload.KindReshape {
-			g.status = plan.StatusView
+		declared := make([][]string, len(operands(g.op)))
+		if g.op.Kind == workload.KindReshape {
+			g.status, known[i] = plan.StatusView, true
 			g.classes = []layoutClass{{layouts: declared}}
 			continue
 		}
-		pl, err := m.planOp(op, declared, o)
+		jobs = append(jobs, &opJob{op: i, layouts: declared, declared: true})
+	}
+	// deps[i]: the ops whose status op i's layout classes depend on, the
+	// producers and consumers of its operands (tensorCands).
+	deps := make([][]int, n)
+	for i := range m.ops {
+		for _, t := range operands(m.ops[i].op) {
+			if p, ok := m.prod[t]; ok {
+				deps[i] = append(deps[i], p)
+			}
+			deps[i] = append(deps[i], m.cons[t]...)
+		}
+	}
+	expanded := make([]bool, n)
+	computed := map[string]bool{}
+	// expand queues op i's classes in layouts other than the declared
+	// ones once the statuses they depend on are known.
+	expand := func() {
+		if o.Layouts < 2 {
+			return
+		}
+		for i := range m.ops {
+			if expanded[i] || !known[i] || m.ops[i].status != plan.StatusPlanned || slices.ContainsFunc(deps[i], func(j int) bool { return !known[j] }) {
+				continue
+			}
+			expanded[i] = true
+			combos := [][][]string{nil}
+			for _, t := range operands(m.ops[i].op) {
+				m.tensorCands(t, o, computed)
+				var next [][][]string
+				for _, c := range combos {
+					for _, l := range m.cands[t] {
+						next = append(next, append(slices.Clone(c), l))
+					}
+				}
+				combos = next
+			}
+			for _, c := range combos[1:] { // combos[0] is the declared class
+				jobs = append(jobs, &opJob{op: i, layouts: c})
+			}
+		}
+	}
+	expand()
+	var first *opJob // the first job in order that failed
+	m.runJobs(&jobs, o, func(j *opJob) bool {
+		if !j.declared {
+			if j.err != nil && !isNoChoice(j.err) && (first == nil || j.seq < first.seq) {
+				first = j
+			}
+			return first == nil
+		}
+		g := &m.ops[j.op]
 		var np *NotPlannableError
-		if errors.As(err, &np) {
+		switch {
+		case errors.As(j.err, &np):
 			g.status, g.reason = plan.StatusNotPlannable, np.Error()
-			g.classes = []layoutClass{{layouts: declared}}
+			g.classes = []layoutClass{{layouts: j.layouts}}
+		case j.err != nil:
+			if first == nil || j.seq < first.seq {
+				first = j
+			}
+			return false
+		default:
+			g.status = plan.StatusPlanned
+			g.classes = []layoutClass{{layouts: j.layouts, plan: j.plan, cycles: j.plan.Cost.Cycles}}
+		}
+		known[j.op] = true
+		expand()
+		return first == nil
+	})
+	if first != nil {
+		return first.err
+	}
+	// Every tensor's candidate layouts, whether or not an op's classes
+	// read them (relayouts do).
+	for _, t := range m.w.Tensors {
+		m.tensorCands(t.Name, o, computed)
+	}
+	// The classes in the jobs' order, which the statuses alone determine.
+	for _, j := range jobs {
+		if j.declared {
 			continue
 		}
-		if err != nil {
-			return err
+		if isNoChoice(j.err) {
+			m.unplanned++ // no plan in these layouts (within the budget): not a choice
+			continue
 		}
-		g.status = plan.StatusPlanned
-		g.classes = []layoutClass{{layouts: declared, plan: pl, cycles: pl.Cost.Cycles}}
+		g := &m.ops[j.op]
+		g.classes = append(g.classes, layoutClass{layouts: j.layouts, plan: j.plan, cycles: j.plan.Cost.Cycles})
 	}
-	if o.Layouts < 2 {
-		return nil
+	return nil
+}
+
+// isNoChoice reports whether err is a search that gave no plan in its
+// layouts: no kernel or no legal candidate, or none within its budget.
+func isNoChoice(err error) bool {
+	var np *NotPlannableError
+	var se *StoppedError
+	return errors.As(err, &np) || errors.As(err, &se)
+}
+
+// tensorCands adds tensor t's candidate layouts other than the declared
+// one to m.cands, once (computed): the distinct axis orders of a tensor a
+// planned op produces and another planned op computes on. It reads the
+// statuses of t's producer and consumers.
+func (m *graphModel) tensorCands(name string, o GraphOptions, computed map[string]bool) {
+	if computed[name] || o.Layouts < 2 {
+		return
 	}
+	computed[name] = true
+	t := m.w.Tensor(name)
 	planned := func(i int) bool { return m.ops[i].status == plan.StatusPlanned }
 	// A consumer whose kernel computes on the tensor: an update_slice's is
 	// one DMA of its slice, the same few descriptors from any layout
 	// (opslice.go), so a layout of the slice another op could not use
 	// never pays for its producer's search.
 	computes := func(i int) bool { return planned(i) && m.w.Ops[i].Kind != workload.KindUpdateSlice }
-	for _, t := range m.w.Tensors {
-		p, produced := m.prod[t.Name]
-		// An update_slice's result is its destination updated in place:
-		// the destination's layout.
-		if !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[t.Name], computes) || m.w.Ops[p].Kind == workload.KindUpdateSlice {
-			continue
-		}
-		m.cands[t.Name] = append(m.cands[t.Name], m.distinctOrders(t.Axes, o.Layouts)...)
+	p, produced := m.prod[name]
+	// An update_slice's result is its destination updated in place:
+	// the destination's layout.
+	if t == nil || !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[name], computes) || m.w.Ops[p].Kind == workload.KindUpdateSlice {
+		return
 	}
-	for i := range m.ops {
-		g := &m.ops[i]
-		if g.status != plan.StatusPlanned {
-			continue
-		}
-		combos := [][][]string{nil}
-		for _, t := range operands(g.op) {
-			var next [][][]string
-			for _, c := range combos {
-				for _, l := range m.cands[t] {
-					next = append(next, append(slices.Clone(c), l))
-				}
+	m.cands[name] = append(m.cands[name], m.distinctOrders(t.Axes, o.Layouts)...)
+}
+
+// opJob is one op plan graph planning asks for: op (an index of
+// graphModel.ops) in a layout class (declared: its operands' declared
+// layouts), and what planOp gave; seq is its place in the run.
+type opJob struct {
+	op       int
+	layouts  [][]string
+	declared bool
+	seq      int
+	plan     *plan.Plan
+	err      error
+}
+
+// runJobs plans the jobs, as many at a time as the options' workers (0:
+// GOMAXPROCS), in order; done is called with each finished job on the
+// calling goroutine, and may append jobs (the classes an op's status
+// opens); it returns false to start no more. Each search is deterministic
+// (its budget counts evaluations, and its result does not depend on its
+// workers), and what the jobs add depends only on the statuses, so the
+// graph plan does not depend on which search finishes first: the decode
+// layer's attention einsums, searched in layouts with no legal candidate,
+// run beside the Vector Engine ops' searches instead of after them.
+func (m *graphModel) runJobs(jobs *[]*opJob, o GraphOptions, done func(*opJob) bool) {
+	n := o.Op.Workers
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	work := make(chan *opJob)
+	finished := make(chan *opJob)
+	var wg sync.WaitGroup
+	for range max(n, 1) {
+		wg.Go(func() {
+			for j := range work {
+				j.plan, j.err = m.planOp(m.ops[j.op].op, j.layouts, o)
+				finished <- j
 			}
-			combos = next
-		}
-		for _, c := range combos[1:] { // combos[0] is the declared class
-			pl, err := m.planOp(g.op, c, o)
-			var np *NotPlannableError
-			var se *StoppedError
-			if errors.As(err, &np) || errors.As(err, &se) {
-				m.unplanned++ // no plan in these layouts (within the budget): not a choice
+		})
+	}
+	// The next job: a class in other layouts before a declared one (a
+	// search there may run until its budget: start it early), else in
+	// order.
+	sent := map[*opJob]bool{}
+	pick := func() *opJob {
+		var first *opJob
+		for _, j := range *jobs {
+			if sent[j] {
 				continue
 			}
-			if err != nil {
-				return err
+			if !j.declared {
+				return j
 			}
-			g.classes = append(g.classes, layoutClass{layouts: c, plan: pl, cycles: pl.Cost.Cycles})
+			if first == nil {
+				first = j
+			}
+		}
+		return first
+	}
+	numbered := 0 // jobs[:numbered] have their seq
+	inflight, more := 0, true
+	for {
+		for ; numbered < len(*jobs); numbered++ {
+			(*jobs)[numbered].seq = numbered
+		}
+		var send chan *opJob
+		var j *opJob
+		if more {
+			if j = pick(); j != nil {
+				send = work
+			}
+		}
+		if send == nil && inflight == 0 {
+			break
+		}
+		select {
+		case send <- j:
+			sent[j] = true
+			inflight++
+		case f := <-finished:
+			inflight--
+			more = done(f) && more
 		}
 	}
-	return nil
+	close(work)
+	wg.Wait()
 }
 
 // planOp plans op with its operands in the layouts ls (nil: declared),
@@ -639,6 +795,15 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 			o.Op.MaxEvaluations = budget
 		}
 	}
+	// The cache, the counters and the progress report are shared by the
+	// jobs runJobs runs at once; the search is not.
+	m.mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			m.mu.Unlock()
+		}
+	}()
 	key := ""
 	if o.Cache != nil && (o.VectorOps || op.Kind == workload.KindEinsum) {
 		var err error
@@ -664,8 +829,12 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 	if o.CacheOnly && op.Kind == workload.KindEinsum {
 		return nil, fmt.Errorf("%s:%d: op %s: %w (--cache-only)", w.File, op.Line, op.Name, ErrNotCached)
 	}
+	m.mu.Unlock()
+	locked = false
 	start := time.Now()
 	p, err := o.Planner(w, op.Name, o.Op)
+	m.mu.Lock()
+	locked = true
 	var np *NotPlannableError
 	if err != nil && errors.As(err, &np) {
 		if mc, ok := o.Cache.(*memCache); ok && key != "" {

@@ -586,3 +586,43 @@ func TestRelayoutPriced(t *testing.T) {
 	assert.InDelta(t, tk, got, 1e-9)
 	require.NoError(t, m.relayErr)
 }
+
+// veChainYAML is a small graph of Vector Engine ops whose intermediate
+// tensors may take either axis order: graph planning searches each op in
+// several layout classes, as many at a time as it has workers.
+const veChainYAML = `name: ve-chain
+chips: 1
+axes: {A: 8, B: 32}
+tensors:
+  x: {axes: [A, B], dtype: f32}
+  y: {axes: [A, B], dtype: f32}
+  z: {axes: [A, B], dtype: f32}
+  r: {axes: [A, B], dtype: f32}
+ops:
+  - {name: e, kind: exp,  inputs: [x], outputs: [y]}
+  - {name: s, kind: silu, inputs: [y], outputs: [z]}
+  - {name: m, kind: add,  inputs: [z, y], outputs: [r]}
+`
+
+// TestPlanGraphWorkersDeterministic: the op plans graph planning runs at
+// once (runJobs) give the graph plan, byte for byte, that one at a time
+// gives, its statistics included.
+func TestPlanGraphWorkersDeterministic(t *testing.T) {
+	w, err := workload.Parse([]byte(veChainYAML), "ve-chain.yaml")
+	require.NoError(t, err)
+	spec := engines.Default()
+	var want []byte
+	for _, n := range []int{1, 3} {
+		g, err := PlanGraph(w, GraphOptions{Spec: spec, Planner: PlanOpPlanner(spec), VectorOps: true, Op: Options{Workers: n}})
+		require.NoError(t, err)
+		assert.Equal(t, 3, g.Cost.Planned)
+		assert.Greater(t, g.Search.Choices, 3, "the ops in other layouts too")
+		data, err := g.Marshal()
+		require.NoError(t, err)
+		if want == nil {
+			want = data
+			continue
+		}
+		assert.Equal(t, string(want), string(data), "%d workers", n)
+	}
+}
