@@ -148,6 +148,18 @@ func (g *graph) checkOp(op *Op, n *opNodes) {
 			errParam("key", "size mismatch: query %s is %d, key %s is %d", op.Query, size(op.Query), op.Key, size(op.Key))
 		}
 		wantOut(0, ins[0].Axes, "the input's axes")
+		if len(ins) == 2 {
+			// The mask: x + mask is x where key <= query, −inf elsewhere.
+			m := ins[1]
+			switch {
+			case m.Values == nil || m.Values.Kind != ValuesCausal || m.Values.Query != op.Query || m.Values.Key != op.Key:
+				errIn(1, "the mask %s must have values {kind: causal, query: %s, key: %s}", m.Name, op.Query, op.Key)
+			case len(minus(m.Axes, ins[0].Axes)) > 0:
+				errIn(1, "the mask %s has axes the input %s lacks", shape(m), shape(ins[0]))
+			case m.DType != ins[0].DType:
+				errIn(1, "the mask is %s, the input %s", m.DType, ins[0].DType)
+			}
+		}
 	case KindReduce, KindCumsum:
 		for i, a := range op.Axes {
 			if !slices.Contains(ins[0].Axes, a) {

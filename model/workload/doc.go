@@ -50,13 +50,19 @@
 // axis size may name another axis declared with a number (Sq: S) for two
 // roles of one length.
 //
+// A tensor may state its values by rule, `values: {kind: causal, query:
+// S, key: T}`: an additive causal mask (0 where T <= S, −inf elsewhere),
+// the attention_mask the manual's causal mask reads (002 L8094-8099), a
+// constant input the host builds. causal_mask takes it as its second
+// input (x + mask); without it the op has no kernel.
+//
 // A tensor is a graph input when no op produces it, an output when no op
 // consumes it, an intermediate otherwise. Each tensor is produced at most
 // once, read only after the op producing it, and used by some op.
 //
 // # Required fields
 //
-// Every field shown above except layouts (and layout) is required, chips
+// Every field shown above except layouts (and layout, values) is required, chips
 // included: the chip count is system-dependent (002 L129) and is never
 // defaulted. Unknown fields, repeated keys, YAML aliases and extra
 // documents are errors.

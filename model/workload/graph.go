@@ -2,6 +2,8 @@ package workload
 
 import (
 	"fmt"
+	"slices"
+	"tcpmap/model/dtype"
 
 	"gonum.org/v1/gonum/graph/simple"
 	"gonum.org/v1/gonum/graph/topo"
@@ -12,7 +14,7 @@ import (
 var (
 	graphRequired  = []string{"name", "axes", "chips", "tensors", "ops"}
 	tensorRequired = []string{"axes", "dtype"}
-	tensorOptional = []string{"layout"}
+	tensorOptional = []string{"layout", "values"}
 	opRequired     = []string{"name", "kind", "inputs", "outputs"}
 )
 
@@ -144,6 +146,9 @@ func (g *graph) tensors(n *yaml.Node) {
 				d.checkLayout(t, q.val, join(field, "layout"), g.w.Axes)
 			}
 		}
+		if q, ok := fs["values"]; ok && good {
+			d.values(t, q.val, join(field, "values"), g.axes)
+		}
 		g.w.Tensors = append(g.w.Tensors, t)
 		g.tnode[name] = p.key
 	}
@@ -230,14 +235,18 @@ func (g *graph) op(n *yaml.Node, field string) (*Op, *opNodes) {
 	if p, ok := fs["inputs"]; ok {
 		nodes.inList = p.val
 		op.Inputs, nodes.inputs = g.operands(p.val, field+".inputs")
-		if op.Inputs != nil && len(op.Inputs) != wantIn {
+		if op.Inputs != nil && len(op.Inputs) != wantIn && (spec.maxIn == 0 || len(op.Inputs) < wantIn || len(op.Inputs) > spec.maxIn) {
 			extra := ""
 			if spec.scalar && op.Scalar == nil {
 				extra = fmt.Sprintf(" (or %d and scalar)", spec.in-1)
 			} else if op.Scalar != nil {
 				extra = " besides scalar"
 			}
-			d.errAt(p.val, field+".inputs", "wrong arity: %s takes %d inputs%s, got %d", op.Kind, wantIn, extra, len(op.Inputs))
+			want := fmt.Sprintf("%d inputs%s", wantIn, extra)
+			if spec.maxIn > 0 {
+				want = fmt.Sprintf("%d to %d inputs", wantIn, spec.maxIn)
+			}
+			d.errAt(p.val, field+".inputs", "wrong arity: %s takes %s, got %d", op.Kind, want, len(op.Inputs))
 		}
 	}
 	if p, ok := fs["outputs"]; ok {
@@ -341,6 +350,10 @@ func (g *graph) flow() {
 				d.errAt(at, field, "unknown tensor %s (not in tensors)", t)
 				continue
 			}
+			if tt := w.Tensor(t); tt.Values != nil {
+				d.errAt(at, field, "tensor %s has values %s: an input, not produced by an op", t, tt.Values.Text())
+				continue
+			}
 			if p, dup := producer[t]; dup {
 				d.errAt(at, field, "tensor %s is produced twice (also by op %s, line %d)", t, w.Ops[p].Name, w.Ops[p].Line)
 				continue
@@ -438,4 +451,50 @@ func sccs(succ [][]int) []int {
 		}
 	}
 	return comp
+}
+
+// values reads a tensor's values rule: {kind: causal, query: A, key: B},
+// an additive causal mask over two axes of the tensor of equal sizes.
+func (d *decoder) values(t *Tensor, n *yaml.Node, field string, axes *axisTable) {
+	fs, ok := d.fields(n, field, []string{"kind", "query", "key"}, nil)
+	if !ok {
+		return
+	}
+	v := &Values{}
+	if kind, ok := d.str(fs["kind"].val, join(field, "kind")); ok {
+		if kind != ValuesCausal {
+			d.errAt(fs["kind"].val, join(field, "kind"), "unknown values kind %q (causal)", kind)
+			return
+		}
+		v.Kind = kind
+	} else {
+		return
+	}
+	for _, p := range []struct {
+		name string
+		to   *string
+	}{{"query", &v.Query}, {"key", &v.Key}} {
+		q := fs[p.name]
+		a, ok := d.name(q.val, join(field, p.name), "axis")
+		if !ok {
+			return
+		}
+		if !slices.Contains(t.Axes, a) {
+			d.errAt(q.val, join(field, p.name), "axis %s not present in tensor %s", a, shape(t))
+			return
+		}
+		*p.to = a
+	}
+	qs, _ := axes.size(v.Query)
+	ks, _ := axes.size(v.Key)
+	switch {
+	case v.Query == v.Key:
+		d.errAt(fs["key"].val, join(field, "key"), "query and key are the same axis %s", v.Key)
+	case qs != ks:
+		d.errAt(fs["key"].val, join(field, "key"), "size mismatch: query %s is %d, key %s is %d", v.Query, qs, v.Key, ks)
+	case t.DType != dtype.F32 && t.DType != dtype.BF16:
+		d.errAt(fs["kind"].val, join(field, "kind"), "a causal mask holds −inf: f32 or bf16, not %s", t.DType)
+	default:
+		t.Values = v
+	}
 }

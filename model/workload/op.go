@@ -60,6 +60,7 @@ const (
 // whether it computes (vector), contracts, or only moves data.
 type kindSpec struct {
 	in, out int      // number of inputs and outputs
+	maxIn   int      // more inputs allowed, up to maxIn (0: in exactly)
 	scalar  bool     // `scalar` may stand for the last input
 	params  []string // parameter fields, all required
 	class   opClass
@@ -91,7 +92,7 @@ var kinds = map[Kind]kindSpec{
 	KindCast:        {in: 1, out: 1, class: classVector},
 	KindSoftmax:     {in: 1, out: 1, params: []string{"axis"}, class: classVector},
 	KindRMSNorm:     {in: 1, out: 1, params: []string{"axis"}, class: classVector},
-	KindCausalMask:  {in: 1, out: 1, params: []string{"query", "key"}, class: classVector},
+	KindCausalMask:  {in: 1, maxIn: 2, out: 1, params: []string{"query", "key"}, class: classVector},
 	KindReduce:      {in: 1, out: 1, params: []string{"op", "axes"}, class: classVector},
 	KindCumsum:      {in: 1, out: 1, params: []string{"axes"}, class: classVector},
 	KindTopK:        {in: 1, out: 2, params: []string{"axis", "k"}, class: classVector},

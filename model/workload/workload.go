@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -55,7 +57,38 @@ type Tensor struct {
 	LayoutExpr *mapping.Expr `json:"-"`
 	Role       Role          `json:"role"`
 	Elems      int64         `json:"elems"` // product of the axis sizes (1 for a scalar)
-	Line       int           `json:"line"`
+	// Values, when set, are the tensor's values, known before the graph
+	// runs: a constant input the host builds, as the manual's
+	// attention_mask[Sq, Sk] is (002 L8094-8099). Nil for data.
+	Values *Values `json:"values,omitempty"`
+	Line   int     `json:"line"`
+}
+
+// Values are a constant tensor's values, by rule.
+type Values struct {
+	// Kind is the rule: ValuesCausal.
+	Kind string `json:"kind"`
+	// Query and Key are the axes of a causal mask.
+	Query string `json:"query,omitempty"`
+	Key   string `json:"key,omitempty"`
+}
+
+// ValuesCausal is an additive causal mask: 0 where the Key index is at
+// most the Query index, −inf elsewhere, so that adding it keeps x where
+// key <= query and makes it −inf elsewhere (causal_mask, 002 L8094).
+const ValuesCausal = "causal"
+
+// At returns the value at Query index q and Key index k.
+func (v *Values) At(q, k int) float64 {
+	if k <= q {
+		return 0
+	}
+	return math.Inf(-1)
+}
+
+// Text is the values as the YAML states them.
+func (v *Values) Text() string {
+	return fmt.Sprintf("{kind: %s, query: %s, key: %s}", v.Kind, v.Query, v.Key)
 }
 
 // EinsumDTypes are the element types of a single-einsum workload: the

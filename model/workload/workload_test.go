@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,6 +159,11 @@ func TestInvalidFiles(t *testing.T) {
 		{"graph_tensor_unknown_axis.yaml", "6:17: tensors.y.axes[1]", "unknown axis E"},
 		{"graph_reshape_mismatch.yaml", "8:57: ops[0].outputs[0]", "size mismatch: reshape of x [S, D] (32 elements) to y [S, H, Dh] (16 elements)"},
 		{"graph_produced_twice.yaml", "9:53: ops[1].outputs[0]", "tensor y is produced twice (also by op a, line 8)"},
+		{"graph_values_kind.yaml", "6:51: tensors.mask.values.kind", `unknown values kind "triangle" (causal)`},
+		{"graph_values_axis.yaml", "6:74: tensors.mask.values.key", "axis D not present in tensor mask [S, T]"},
+		{"graph_values_produced.yaml", "8:49: ops[0].outputs[0]", "tensor mask has values {kind: causal, query: S, key: T}: an input, not produced by an op"},
+		{"graph_causal_mask_values.yaml", "9:51: ops[0].inputs[1]", "the mask bias must have values {kind: causal, query: S, key: T}"},
+		{"graph_causal_mask_arity.yaml", "8:47: ops[0].inputs", "wrong arity: causal_mask takes 1 to 2 inputs, got 3"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			path := filepath.Join("testdata", c.file)
@@ -211,7 +217,7 @@ ops:
 	assert.Equal(t, []string{
 		"mem.yaml:2:8: chips: 0 out of range [1, 1048576]",
 		`mem.yaml:3:14: axes: bad axis name "d" (an uppercase letter, then letters, digits or _, as in m![...])`,
-		"mem.yaml:5:31: tensors.x.shape: unknown field (allowed: axes, dtype, layout)",
+		"mem.yaml:5:31: tensors.x.shape: unknown field (allowed: axes, dtype, layout, values)",
 	}, got)
 }
 
@@ -384,4 +390,29 @@ func BenchmarkParse(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestCausalValues: a tensor's values rule is read, and a causal mask
+// holds 0 where the key is at most the query and −inf elsewhere (added
+// to x, it is causal_mask's x where key <= query, 002 L8094).
+func TestCausalValues(t *testing.T) {
+	w, err := Parse([]byte(`name: masked
+chips: 1
+axes: {H: 2, S: 4, T: 4}
+tensors:
+  s:    {axes: [H, S, T], dtype: f32}
+  mask: {axes: [S, T], dtype: f32, values: {kind: causal, query: S, key: T}}
+  m:    {axes: [H, S, T], dtype: f32}
+ops:
+  - {name: causal, kind: causal_mask, inputs: [s, mask], outputs: [m], query: S, key: T}
+`), "masked.yaml")
+	require.NoError(t, err)
+	v := w.Tensor("mask").Values
+	require.NotNil(t, v)
+	assert.Equal(t, Values{Kind: ValuesCausal, Query: "S", Key: "T"}, *v)
+	assert.Equal(t, "{kind: causal, query: S, key: T}", v.Text())
+	assert.Zero(t, v.At(2, 1))
+	assert.Zero(t, v.At(2, 2))
+	assert.True(t, math.IsInf(v.At(1, 2), -1))
+	assert.Nil(t, w.Tensor("s").Values)
 }
