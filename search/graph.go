@@ -1400,7 +1400,7 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 	}
 	for _, t := range w.Tensors {
 		gt := plan.GraphTensor{Name: t.Name, Axes: t.Axes, DType: t.DType.String(), Role: string(t.Role),
-			Bytes: m.bytes[t.Name], Place: plan.PlaceHBM, Relayouts: relayouts[t.Name]}
+			Bytes: m.bytes[t.Name], Place: plan.PlaceHBM, Relayouts: relayouts[t.Name], Values: t.Values}
 		var stored []string
 		if p, ok := m.prod[t.Name]; ok {
 			gt.Producer = w.Ops[p].Name

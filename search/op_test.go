@@ -1,6 +1,9 @@
 package search
 
 import (
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -139,15 +142,16 @@ func TestPlanOpSoftmaxGoldenPoint(t *testing.T) {
 	}
 }
 
-// TestPlanOpAttentionHead: the scale and softmax of the attention head
-// (2048 × 2048 f32) plan tiled (the next tile's load under this tile's
-// chains) and verify; the causal mask has no kernel yet and is refused.
+// TestPlanOpAttentionHead: the scale, the causal mask and the softmax of
+// the attention head (2048 × 2048 f32) plan tiled (the next tile's load
+// under this tile's chains) and verify; the mask's kernel adds its mask
+// input. Without that input the causal mask has no kernel and is refused.
 func TestPlanOpAttentionHead(t *testing.T) {
 	if raceDetector {
 		t.Skip("the simulator under -race: make test runs it in unit-norace")
 	}
 	w := opWorkload(t, "attention-head.yaml")
-	ops := []string{"scale", "softmax"}
+	ops := []string{"scale", "causal", "softmax"}
 	if testing.Short() {
 		ops = ops[1:] // the scale's 130 candidates over 16 MB: make test-long
 	}
@@ -165,8 +169,14 @@ func TestPlanOpAttentionHead(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, rep.Pass, "%s: %s", op, rep)
 	}
-	_, err := PlanOp(w, "causal", Options{})
-	require.ErrorContains(t, err, "attention-head.yaml:33: op causal (causal_mask): no kernel: the manual writes the attention mask to the branch log")
+	src, err := os.ReadFile("../workloads/attention-head.yaml")
+	require.NoError(t, err)
+	text := strings.Replace(string(src), "inputs: [s_scaled, mask]", "inputs: [s_scaled]", 1)
+	text = regexp.MustCompile(`(?m)^  mask: .*\n`).ReplaceAllString(text, "")
+	unmasked, err := workload.Parse([]byte(text), "unmasked.yaml")
+	require.NoError(t, err)
+	_, err = PlanOp(unmasked, "causal", Options{})
+	require.ErrorContains(t, err, "unmasked.yaml:36: op causal (causal_mask): no kernel: the op has no mask input")
 	assert.ErrorIs(t, err, ErrNoKernel)
 }
 

@@ -113,9 +113,10 @@ var opUnplannable = map[workload.Kind]string{
 		"fetch whose addresses come from an index table; the manual leaves indirect sequencing a TODO (002 L1004-1005)",
 	workload.KindScatter: "the destinations are a value known only at run time (an index tensor), which needs indirect " +
 		"sequencing, a TODO in the manual (002 L1004-1005)",
-	workload.KindCausalMask: "the manual writes the attention mask to the branch log and loads the ExecutionIds from the " +
-		"VRF (BranchMode::Vrf, 002 L4802, L8099), but states neither the Branch Logger nor the VRF tensor it reads " +
-		"(engines: BranchMode::Vrf is not modelled)",
+	workload.KindCausalMask: "the op has no mask input: the manual writes an attention_mask tensor to the branch log and " +
+		"loads the ExecutionIds from the VRF (BranchMode::Vrf, 002 L4802, L8099), states neither the Branch Logger nor " +
+		"the VRF tensor it reads, and has no means to make the mask from the axes' indices; give the op a second input " +
+		"with values {kind: causal, query: Q, key: K}, which its kernel adds",
 	workload.KindCumsum: "the manual's cumsum is a static branch logger whose ExecutionIds the Vector Engine loads from " +
 		"the VRF (002 L8620, L8708-8720; BranchMode::Vrf, 002 L4802), and neither the Branch Logger nor that VRF tensor " +
 		"is stated (engines: BranchMode::Vrf is not modelled)",
@@ -148,6 +149,13 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		s.family = "reduce"
 	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast,
 		workload.KindCopy, workload.KindGT, workload.KindGE, workload.KindCeilDiv, workload.KindWhere:
+		s.family = "map"
+	case workload.KindCausalMask:
+		if len(o.Inputs) != 2 {
+			return nil, fmt.Errorf("%s: no kernel: %s (docs/spec-decisions.md \"Causal mask: an additive mask input\")", at, opUnplannable[o.Kind])
+		}
+		// x + mask, the mask's values a causal rule (workload.Values;
+		// the workload checks it is the op's): an add of two tensors.
 		s.family = "map"
 	default:
 		if why, ok := opUnplannable[o.Kind]; ok {
@@ -764,9 +772,10 @@ func (b *opBuilder) elementwise() error {
 			{Kind: "collect", Time: digitsText(yt), Packet: digitsText(p8)},
 			{Kind: "to_vrf", Tensor: yvrf},
 		})
+		// A causal mask adds its mask (0 or −inf).
 		op, sym := map[workload.Kind][2]string{
-			workload.KindAdd: {"AddF", "+"}, workload.KindSub: {"SubF", "-"}, workload.KindMul: {"MulF(Mul0)", "*"},
-		}[s.o.Kind][0], map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*"}[s.o.Kind]
+			workload.KindAdd: {"AddF", "+"}, workload.KindSub: {"SubF", "-"}, workload.KindMul: {"MulF(Mul0)", "*"}, workload.KindCausalMask: {"AddF", "+"},
+		}[s.o.Kind][0], map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*", workload.KindCausalMask: "+"}[s.o.Kind]
 		if op == "" {
 			return fmt.Errorf("%s of two tensors is not planned", s.o.Kind)
 		}

@@ -151,6 +151,16 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 		if err := RandomValues(rng, l); err != nil {
 			return nil, err
 		}
+		if v := t.Values; v != nil {
+			// A constant input (a causal mask): its rule's values.
+			pos := axisPos(l)
+			q, k := pos[v.Query], pos[v.Key]
+			coords := make([]int, len(l.Axes))
+			for i := range l.Vals {
+				l.Coords(i, coords)
+				l.Vals[i] = v.At(coords[q], coords[k])
+			}
+		}
 		if l.DType.IsInt() {
 			// Integer inputs are index tables and positions: 0, 1, 2, …
 			// along a single axis (the MoE's Expert_Indices and
@@ -237,7 +247,7 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 				e, _ := newVal(name)
 				for k, r := range outs[j].Vals {
 					dev.Vals[k] = storeRound(r, dev.DType)
-					e.Vals[k] = math.Abs(dev.Vals[k] - r)
+					e.Vals[k] = distance(dev.Vals[k], r)
 				}
 				vals[name] = &gval{dev: dev, ref: outs[j], err: e}
 			}
@@ -437,7 +447,7 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref
 		}
 		e, _ := newVal(out)
 		for k, r := range ref.Vals {
-			e.Vals[k] = math.Abs(outDev.Vals[k] - r)
+			e.Vals[k] = distance(outDev.Vals[k], r)
 		}
 		or.How = "simulated; graph distance measured"
 		or.Pass = kc.Pass
@@ -486,6 +496,15 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref
 	or.Pass = kc.Pass && gc.Pass
 	vals[o.Outputs[0]] = &gval{dev: outDev, ref: ref, err: e}
 	return nil
+}
+
+// distance is |a − b|, 0 when they are equal (−∞ stored where the
+// reference has −∞, a causal mask's: ∞ − ∞ is NaN).
+func distance(a, b float64) float64 {
+	if a == b {
+		return 0
+	}
+	return math.Abs(a - b)
 }
 
 // absOf is |l| elementwise.

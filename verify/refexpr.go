@@ -227,9 +227,17 @@ func bcastIndex(res, sub []mapping.Axis) []int {
 }
 
 // widen widens a real interval by one f32 rounding (relative u) and an
-// underflow.
+// underflow. An infinite end stays: an f32 operation on −∞ (a causal
+// mask's, workload.Values) gives −∞ exactly, and widening it by
+// u·|−∞| would make it NaN.
 func widen(lo, hi, u float64) (float64, float64) {
-	return lo - u*math.Abs(lo) - eta, hi + u*math.Abs(hi) + eta
+	if !math.IsInf(lo, 0) {
+		lo = lo - u*math.Abs(lo) - eta
+	}
+	if !math.IsInf(hi, 0) {
+		hi = hi + u*math.Abs(hi) + eta
+	}
+	return lo, hi
 }
 
 func (e *exprEval) errAt(n *kernel.RefNode, format string, args ...any) error {

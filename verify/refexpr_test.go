@@ -148,3 +148,30 @@ func TestRandomValuesIn(t *testing.T) {
 	}
 	assert.Error(t, RandomValuesIn(rng, x, []float64{2, 1}))
 }
+
+// TestWidenInfinity: one f32 rounding widens a finite end and keeps an
+// infinite one (−∞ + x is −∞ exactly; widening it by u·|−∞| gave NaN, and
+// a causal mask's −∞ left its softmax rows unchecked), and the graph's
+// distance of −∞ from −∞ is 0.
+func TestWidenInfinity(t *testing.T) {
+	for _, c := range []struct{ lo, hi float64 }{
+		{math.Inf(-1), math.Inf(-1)}, {math.Inf(-1), 1}, {-1, math.Inf(1)}, {math.Inf(1), math.Inf(1)},
+	} {
+		lo, hi := widen(c.lo, c.hi, uOp)
+		assert.False(t, math.IsNaN(lo) || math.IsNaN(hi), "%v", c)
+		assert.LessOrEqual(t, lo, c.lo)
+		assert.GreaterOrEqual(t, hi, c.hi)
+		if math.IsInf(c.lo, 0) {
+			assert.Equal(t, c.lo, lo)
+		}
+		if math.IsInf(c.hi, 0) {
+			assert.Equal(t, c.hi, hi)
+		}
+	}
+	lo, hi := widen(1, 2, uOp)
+	assert.Less(t, lo, 1.0)
+	assert.Greater(t, hi, 2.0)
+	assert.Zero(t, distance(math.Inf(-1), math.Inf(-1)))
+	assert.True(t, math.IsInf(distance(math.Inf(-1), 0), 1))
+	assert.Equal(t, 0.5, distance(1, 1.5))
+}

@@ -88,10 +88,11 @@ func TestWorkloadCheckJSON(t *testing.T) {
 	assert.Equal(t, "graph", res[0].Summary.Kind)
 	assert.Equal(t, 5, res[0].Summary.Ops)
 	// One head, S = T = 2048, D = 128: two einsums of 2·S·T·D FLOPs, three
-	// vector ops of S·T; q, k, v read and o written in bf16.
+	// vector ops of S·T; q, k, v read and o written in bf16, the causal
+	// mask read in f32.
 	S, T, D := int64(2048), int64(2048), int64(128)
 	assert.Equal(t, 2*2*S*T*D+3*S*T, res[0].Summary.FLOPs)
-	assert.Equal(t, (S*D+2*T*D+S*D)*2, res[0].Summary.MinBytes)
+	assert.Equal(t, (S*D+2*T*D+S*D)*2+S*T*4, res[0].Summary.MinBytes)
 	assert.False(t, res[1].Valid)
 	require.Len(t, res[1].Errors, 1)
 	assert.Equal(t, 2, res[1].Errors[0].Line)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"tcpmap/model/workload"
 
 	"tcpmap/internal/atomicfile"
 	"tcpmap/model/kernel"
@@ -161,6 +162,10 @@ type GraphTensor struct {
 	// Relayouts are the copies into the layouts consumers read that differ
 	// from Layout.
 	Relayouts []Relayout `json:"relayouts,omitempty"`
+	// Values, for an input whose values are known before the graph runs
+	// (workload.Values: a causal mask), is their rule; verify fills the
+	// input by it.
+	Values *workload.Values `json:"values,omitempty"`
 }
 
 // Relayout is one copy of a tensor into another HBM layout before a
@@ -428,6 +433,16 @@ func (g *Graph) Validate() error {
 			return fieldErr(f+".name", "tensor %q repeated", t.Name)
 		}
 		tensors[t.Name] = i
+		if v := t.Values; v != nil {
+			switch {
+			case v.Kind != workload.ValuesCausal:
+				return fieldErr(f+".values.kind", "unknown values kind %q (causal)", v.Kind)
+			case !slices.Contains(t.Axes, v.Query) || !slices.Contains(t.Axes, v.Key) || v.Query == v.Key:
+				return fieldErr(f+".values", "query %q and key %q must be two axes of %s %v", v.Query, v.Key, t.Name, t.Axes)
+			case t.Producer != "":
+				return fieldErr(f+".values", "tensor %s has values: an input, not produced by %s", t.Name, t.Producer)
+			}
+		}
 	}
 	ops := map[string]int{}
 	reads := map[string]map[string]bool{} // tensor → consumer ops
