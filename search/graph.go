@@ -613,7 +613,30 @@ func (m *graphModel) planOps(o GraphOptions) error {
 	}
 	expand()
 	var first *opJob // the first job in order that failed
-	m.runJobs(&jobs, o, func(j *opJob) bool {
+	// The searches that may run until their budget are an einsum's in
+	// other layouts: first those, then the declared ops whose status they
+	// wait for, then the others in order (the order changes when a search
+	// runs, not what it gives).
+	unblocks := make([]bool, n)
+	for i := range m.ops {
+		if m.ops[i].op.Kind == workload.KindEinsum {
+			for _, j := range deps[i] {
+				unblocks[j] = true
+			}
+		}
+	}
+	prio := func(j *opJob) int {
+		switch einsum := m.ops[j.op].op.Kind == workload.KindEinsum; {
+		case !j.declared && einsum:
+			return 3
+		case j.declared && unblocks[j.op]:
+			return 2
+		case !j.declared:
+			return 1
+		}
+		return 0
+	}
+	m.runJobs(&jobs, o, prio, func(j *opJob) bool {
 		if !j.declared {
 			if j.err != nil && !isNoChoice(j.err) && (first == nil || j.seq < first.seq) {
 				first = j
@@ -708,7 +731,7 @@ type opJob struct {
 }
 
 // runJobs plans the jobs, as many at a time as the options' workers (0:
-// GOMAXPROCS), in order; done is called with each finished job on the
+// GOMAXPROCS), the first of the highest priority next; done is called with each finished job on the
 // calling goroutine, and may append jobs (the classes an op's status
 // opens); it returns false to start no more. Each search is deterministic
 // (its budget counts evaluations, and its result does not depend on its
@@ -716,7 +739,7 @@ type opJob struct {
 // graph plan does not depend on which search finishes first: the decode
 // layer's attention einsums, searched in layouts with no legal candidate,
 // run beside the Vector Engine ops' searches instead of after them.
-func (m *graphModel) runJobs(jobs *[]*opJob, o GraphOptions, done func(*opJob) bool) {
+func (m *graphModel) runJobs(jobs *[]*opJob, o GraphOptions, prio func(*opJob) int, done func(*opJob) bool) {
 	n := o.Op.Workers
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
@@ -732,24 +755,16 @@ func (m *graphModel) runJobs(jobs *[]*opJob, o GraphOptions, done func(*opJob) b
 			}
 		})
 	}
-	// The next job: a class in other layouts before a declared one (a
-	// search there may run until its budget: start it early), else in
-	// order.
+	// The next job: the first of the highest priority.
 	sent := map[*opJob]bool{}
 	pick := func() *opJob {
-		var first *opJob
+		var best *opJob
 		for _, j := range *jobs {
-			if sent[j] {
-				continue
-			}
-			if !j.declared {
-				return j
-			}
-			if first == nil {
-				first = j
+			if !sent[j] && (best == nil || prio(j) > prio(best)) {
+				best = j
 			}
 		}
-		return first
+		return best
 	}
 	numbered := 0 // jobs[:numbered] have their seq
 	inflight, more := 0, true
