@@ -33,14 +33,14 @@ import (
 // a kernel. The kernels' HBM addresses differ from their plans' (the cost
 // model priced them at the plans' addresses).
 //
-// Only the visa-0.1 API is written (opt-0.6 places tensors itself, so the
-// graph's placement has no spelling there).
+// Under --api opt-0.6, whose compiler places every tensor, the layer
+// passes tensors by type instead (graphRustOpt06).
 func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	if g == nil {
 		return nil, fmt.Errorf("emit: nil graph plan")
 	}
-	if opts.API.OrDefault() != Visa01 {
-		return nil, fmt.Errorf("emit graph %q: the layer is written against visa-0.1 only (opt-0.6 places tensors itself)", g.Workload.Name)
+	if opts.API.OrDefault() == Opt06 {
+		return graphRustOpt06(g, opts)
 	}
 	addr, err := g.Addresses()
 	if err != nil {

@@ -37,8 +37,9 @@ func storedGraphs(t testing.TB) []string {
 // TestGraphRust: a graph plan is one Rust file: a module per kernel with
 // its launch_at, the ops without a kernel named where run_layer runs, every
 // tensor at its own HBM address (a view at its input's), each kernel's
-// output where its consumers read it; the bytes are deterministic; opt-0.6
-// is refused.
+// output where its consumers read it; the bytes are deterministic; under
+// opt-0.6, which passes tensors by type, a layer with an op without a
+// kernel is refused.
 // TestGraphRustVectorRefused: the stored layers planned with their Vector
 // Engine ops (results/graphs/NAME-ve.graph.json.gz) do not emit: a Vector
 // Engine kernel's lane-broadcast VRF operand has no spelling in
@@ -81,7 +82,7 @@ func TestGraphRust(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, src, again)
 	_, err = GraphRust(g, RustOptions{Version: "test", API: Opt06})
-	assert.ErrorContains(t, err, "visa-0.1 only")
+	assert.ErrorContains(t, err, "op scale (mul) has no kernel: under opt-0.6 a layer runs whole only when every op has one")
 	// A relayout into a layout its consumer's kernel does not read is
 	// refused, naming the tensor, not written as if the kernel read it.
 	for i := range g.Tensors {
@@ -140,4 +141,46 @@ func TestGraphRustRelayout(t *testing.T) {
 	again, err := GraphRust(relayoutGraph(t, 1000), RustOptions{Version: "test"})
 	require.NoError(t, err)
 	assert.Equal(t, src, again, "deterministic")
+}
+
+// TestGraphRustOpt06: under furiosa-opt-std 0.6.0 the attention head
+// planned with its Vector Engine ops (every op a kernel, the causal mask's
+// mask an input by rule) is one file: the layer's axes declared once at the
+// root and used by every kernel's module (a K chunk's own axis declared in
+// its module), the inputs staged in HBM (the mask built from its rule,
+// 0 where T <= S), each kernel launched on its producers' outputs, the
+// output read back; the bytes are deterministic. rust-check type-checks it
+// against the 0.6.0 stub (rustcheck_test.go). A layer with a view, whose
+// tensor would change type without a kernel, is refused naming the op.
+func TestGraphRustOpt06(t *testing.T) {
+	g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", "attention-head-ve.graph.json.gz"))
+	require.NoError(t, err)
+	src, err := GraphRust(g, RustOptions{Version: "test", API: Opt06})
+	require.NoError(t, err)
+	s := string(src)
+	assert.Equal(t, 1, strings.Count(s, "#![register_tool(furiosa_opt)]"))
+	assert.Contains(t, s, "\naxes![S = 2048, T = 2048, D = 128];\n")
+	assert.Contains(t, s, "pub mod op02_causal {\n")
+	assert.Contains(t, s, "use super::{S, T, D};\naxes![Kc = 2];\n")
+	assert.Contains(t, s, "let mask = HostTensor::<f32, m![S, T]>::from_vec((0..4194304usize).map(|i| if i / 1 % 2048 <= i / 2048 % 2048 { 0.0 } else { f32::NEG_INFINITY })).to_hbm::<m![1], m![S, T]>(&mut ctx.pdma).await;")
+	assert.Contains(t, s, "let s_scaled = launch(op00_qk::kernel, (&mut *ctx, &q, &k)).await; // qk\n    // scale (mul): fused into qk's kernel.")
+	assert.Contains(t, s, "let s_masked = launch(op02_causal::kernel, (&mut *ctx, &s_scaled, &mask)).await; // causal")
+	assert.Contains(t, s, "let _o = o.to_host::<m![S, D]>(&mut ctx.pdma).await;")
+	assert.NotContains(t, s, "from_addr", "0.6.0 places the tensors")
+	again, err := GraphRust(g, RustOptions{Version: "test", API: Opt06})
+	require.NoError(t, err)
+	assert.Equal(t, src, again)
+
+	d, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", "llama3-70b-decode-ve.graph.json.gz"))
+	require.NoError(t, err)
+	_, err = GraphRust(d, RustOptions{Version: "test", API: Opt06})
+	assert.ErrorContains(t, err, "op rope_lookup (gather) has no kernel: under opt-0.6 a layer runs whole only when every op has one")
+	// Were the gather a kernel, the first reshape would be refused.
+	for i := range d.Ops {
+		if d.Ops[i].Name == "rope_lookup" {
+			d.Ops[i].Status = plan.StatusPlanned
+		}
+	}
+	_, err = GraphRust(d, RustOptions{Version: "test", API: Opt06})
+	assert.ErrorContains(t, err, "op q_split (reshape) is a view of Q: furiosa-opt-std 0.6.0 passes tensors by type")
 }

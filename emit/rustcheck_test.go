@@ -126,7 +126,11 @@ var wrongCalls = []struct {
 	// them and the bf16 output tile.
 	{"interleaved tensors of two types", "visa-0.1/tiledk-k2-single", "(out_ps0.view(), out_ps1.view())", "(out_ps0.view(), out_dm.view())", "E0308"},
 	{"interleaved tensors of two types under 0.6", "opt-0.6/tiledk-k2-single", "(out_ps0.view(), out_ps1.view())", "(out_ps0.view(), out_dm.view())", "E0308"},
-	{"graph: a kernel launched without its second input", "visa-0.1/graph-attention-head", "op04_pv::launch_at(ctx, 0x60000000, 0x20000000)", "op04_pv::launch_at(ctx, 0x60000000)", "E0061"},
+	{"graph: a kernel launched without its second input", "visa-0.1/graph-attention-head", "op04_pv::launch_at(ctx, 0x70000000, 0x20000000)", "op04_pv::launch_at(ctx, 0x70000000)", "E0061"},
+	// Under 0.6 the layer passes tensors by type: one kernel's output is
+	// the next one's input only if their types agree.
+	{"graph under 0.6: a kernel given its inputs swapped", "opt-0.6/graph-attention-head-ve", "(&mut *ctx, &p, &v)", "(&mut *ctx, &v, &p)", "E0308"},
+	{"graph under 0.6: the mask staged in another layout", "opt-0.6/graph-attention-head-ve", "to_hbm::<m![1], m![S, T]>(&mut ctx.pdma).await;\n    let s_scaled", "to_hbm::<m![1], m![T, S]>(&mut ctx.pdma).await;\n    let s_scaled", "E0308"},
 	{"from_addr outside unsafe", "visa-0.1/tiled-2axis-double", "unsafe { HbmTensor::from_addr(2 << 28) }", "HbmTensor::from_addr(2 << 28)", "E0133"},
 	{"Bottom padding under 0.1", "visa-0.1/tiled-2axis-double", "m![1 # 2, I % 64, J]>(i)", "m![1 #{!} 2, I % 64, J]>(i)", "is not in the furiosa-visa-std 0.1.0 grammar"},
 	{"address under 0.6", "opt-0.6/hello-gemm", "b.to_dm(&mut ctx.tdma)", "b.to_dm(&mut ctx.tdma, 1 << 16)", "E0061"},
@@ -223,6 +227,15 @@ func TestRustCheck(t *testing.T) {
 		src, err := GraphRust(g, RustOptions{Version: "check"})
 		require.NoError(t, err, name)
 		add("graph-"+name, Visa01, src)
+	}
+	// The layers whose every op has a kernel and no view, written against
+	// furiosa-opt-std 0.6.0 (graph_opt06.go): tensors passed by type.
+	for _, name := range []string{"attention-head-ve"} {
+		g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", name+".graph.json.gz"))
+		require.NoError(t, err)
+		src, err := GraphRust(g, RustOptions{Version: "check", API: Opt06})
+		require.NoError(t, err, name)
+		add("graph-"+name, Opt06, src)
 	}
 	// A graph with two epilogue ops fused into an einsum
 	// (search/testdata/graph/scaled.yaml planned with --vector-ops).
