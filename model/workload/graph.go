@@ -457,8 +457,8 @@ func sccs(succ [][]int) []int {
 // an additive causal mask over two axes of the tensor of equal sizes.
 func (d *decoder) values(t *Tensor, n *yaml.Node, field string, axes *axisTable) {
 	fs, ok := d.fields(n, field, []string{"kind", "query", "key"}, nil)
-	if !ok {
-		return
+	if !ok || len(fs) < 3 {
+		return // fields reported what is missing
 	}
 	v := &Values{}
 	if kind, ok := d.str(fs["kind"].val, join(field, "kind")); ok {
