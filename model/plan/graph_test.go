@@ -1,9 +1,11 @@
 package plan
 
 import (
+	"bytes"
 	"os"
 	"slices"
 	"strings"
+	"tcpmap/model/workload"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -129,6 +131,11 @@ func FuzzUnmarshalGraph(f *testing.F) {
 	if fused, err := os.ReadFile("testdata/head-64-fused.graph.json"); err == nil {
 		f.Add(fused)
 	}
+	// An input with values by rule (a causal mask's, workload.Values).
+	f.Add(bytes.Replace(head64(f), []byte(`"layout": "m![S, D]"
+    },`), []byte(`"layout": "m![S, D]",
+      "values": {"kind": "causal", "query": "S", "key": "D"}
+    },`), 1))
 	f.Add([]byte(`{"version": 1, "kind": "graph"}`))
 	f.Add([]byte(`{"version": 1, "kind": "graph", "ops": [{"plan": {}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -174,5 +181,38 @@ func TestAddressesStagger(t *testing.T) {
 				assert.Equal(t, plain[name], a, "%s moved (stagger %d): its tensors are small, their regions unchanged", name, st)
 			}
 		}
+	}
+}
+
+// TestGraphValidateValues: an input's values rule names two of its axes
+// and a known kind, and no op produces it.
+func TestGraphValidateValues(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		v    workload.Values
+		prod string
+		want string
+	}{
+		{"ok", workload.Values{Kind: "causal", Query: "S", Key: "D"}, "", ""},
+		{"kind", workload.Values{Kind: "iota", Query: "S", Key: "D"}, "", `tensors[0].values.kind: unknown values kind "iota"`},
+		{"axis", workload.Values{Kind: "causal", Query: "S", Key: "T"}, "", `query "S" and key "T" must be two axes of q`},
+		{"same", workload.Values{Kind: "causal", Query: "S", Key: "S"}, "", `query "S" and key "S" must be two axes of q`},
+		{"produced", workload.Values{Kind: "causal", Query: "S", Key: "D"}, "qk", "tensor q has values: an input, not produced by qk"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, err := UnmarshalGraph(head64(t))
+			require.NoError(t, err)
+			v := c.v
+			g.Tensors[0].Values = &v
+			if c.prod != "" {
+				g.Tensors[0].Producer = c.prod
+			}
+			err = g.Validate()
+			if c.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, c.want)
+		})
 	}
 }
