@@ -670,7 +670,9 @@ func (m *graphModel) planOps(o GraphOptions) error {
 	for _, t := range m.w.Tensors {
 		m.tensorCands(t.Name, o, computed)
 	}
-	// The classes in the jobs' order, which the statuses alone determine.
+	// Each op's classes in the order of its combinations: an op's jobs
+	// are queued together (expand), so which op's come first, which
+	// depends on the searches' timing, changes no op's list.
 	for _, j := range jobs {
 		if j.declared {
 			continue
