@@ -109,6 +109,17 @@ func TestGraphFusedHead(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph attention-head, seed 1: 4 kernels simulated, 0 ops fed from the reference")
 	assert.Contains(t, stdout, "fused into qk")
+	// Every op a kernel, no view: the layer emits under furiosa-opt-std
+	// 0.6.0 (not under 0.1.0, which cannot spell softmax's lane broadcast).
+	rs := filepath.Join(dir, "rs")
+	code, _, stderr = runCLI(t, "emit", out, "--api", "opt-0.6", "--out", rs)
+	require.Equal(t, exitOK, code, stderr)
+	layer, err := os.ReadFile(filepath.Join(rs, "attention-head.graph.rs"))
+	require.NoError(t, err)
+	assert.Contains(t, string(layer), "let s_masked = launch(op02_causal::kernel, (&mut *ctx, &s_scaled, &mask)).await; // causal")
+	code, _, stderr = runCLI(t, "emit", out, "--out", rs)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "takes the number 1 only")
 	code, stdout, stderr = runCLI(t, "cost", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, fmt.Sprintf("graph attention-head: %.0f cycles (the plan states %.0f", gp.Cost.Cycles, gp.Cost.Cycles))
