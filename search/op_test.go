@@ -423,3 +423,58 @@ func TestOpTilesSpanAxes(t *testing.T) {
 	assert.True(t, s.tileable(2), "G leads both orders")
 	assert.False(t, s.tileable(8), "H is not second in z's order")
 }
+
+// TestInterleavedAdd: a float add of two tensors has a second form, both
+// fetched from DM interleaved and the pair's groups added in the Clip
+// cluster (interleavedAdd), which needs no VRF: the attention head's causal
+// mask in that form prices as the VRF form does at its best point and
+// verifies, and so does the prefill layer's mask, broadcast over the 64
+// heads and resident in DM for all the tiles (at reduced sizes: one head
+// a tile). At full size the prefill's mask has no other form: a slice's
+// 32 KB share overflows the 8 KB VRF, so its plan is interleaved.
+func TestInterleavedAdd(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	head := opWorkload(t, "attention-head.yaml")
+	prefill := opWorkload(t, "llama3-70b-prefill.yaml")
+	src, err := os.ReadFile("../workloads/llama3-70b-prefill.yaml")
+	require.NoError(t, err)
+	small, err := workload.Parse([]byte(strings.Replace(string(src), "S: 2048, Sq: S", "S: 128, Sq: S", 1)), "prefill-small.yaml")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		w    *workload.Workload
+		cand opCand
+	}{
+		{"head", head, opCand{Tiles: 8, Clusters: 2, Slices: 256, Stagger: 1 << 34}},
+		{"prefill-small", small, opCand{Tiles: 64, Clusters: 2, Slices: 256, Stagger: 1 << 34}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := newOpSpace(c.w, findOp(c.w, "causal"), engines.Default())
+			require.NoError(t, err)
+			cand := c.cand
+			cand.Form = formInterleaved
+			require.Contains(t, s.cands, cand)
+			x, err := s.evaluate(cand, m)
+			require.NoError(t, err)
+			require.Equal(t, "Ilv", x.program.Axes.List()[len(x.program.Axes.List())-1].Name)
+			rep, err := verify.Verify(engines.Default(), x.program, verify.Options{Seed: 5, Sample: 4})
+			require.NoError(t, err)
+			assert.True(t, rep.Pass, "%s", rep)
+			if c.name == "head" {
+				cand.Form = "causal_mask"
+				v, err := s.evaluate(cand, m)
+				require.NoError(t, err)
+				assert.InDelta(t, v.report.Cycles, x.report.Cycles, 1, "both forms DMA-bound at the head's best point")
+			}
+		})
+	}
+	r, err := PlanOp(prefill, "causal", Options{})
+	require.NoError(t, err)
+	require.NotNil(t, r.Plan)
+	assert.Equal(t, formInterleaved, r.Plan.OpMapping.Form)
+	require.NoError(t, r.Plan.Validate())
+}

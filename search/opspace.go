@@ -127,6 +127,11 @@ var opUnplannable = map[workload.Kind]string{
 		"as a value (the manual's Expert_Indices tensor, 002 L8623), an input the op does not have",
 }
 
+// formInterleaved is the form of a float add of two tensors (an add, a
+// causal mask's add of its mask) that fetches both from DM interleaved
+// instead of loading the second into the VRF (interleavedAdd).
+const formInterleaved = plan.FormInterleaved
+
 // opForms lists the forms of each kind with more than one.
 var opForms = map[workload.Kind][]string{
 	workload.KindSoftmax: {"recompute", "stored"},
@@ -269,6 +274,11 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	forms := opForms[o.Kind]
 	if forms == nil {
 		forms = []string{string(o.Kind)}
+	}
+	if s.family == "map" && len(s.ins) == 2 && !s.integer && (o.Kind == workload.KindAdd || o.Kind == workload.KindCausalMask) {
+		// The sum of two DM tensors without the VRF: an interleaved fetch
+		// of both, the pair's groups added (interleavedAdd).
+		forms = append(forms, formInterleaved)
 	}
 	total := digitsSize(s.pos)
 	perCluster := spec.Cluster.Slices.Value
@@ -452,6 +462,9 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 		return nil, fmt.Errorf("%d slices do not divide the positions", c.Slices)
 	}
 	b := &opBuilder{s: s, c: c, k: kProg{Name: s.o.Name, Axes: s.axes, Chips: 1}, bufs: map[string][2]string{}}
+	if c.Form == formInterleaved {
+		b.k.Axes += ", " + interleaveAxis + "=2"
+	}
 	b.cluster = fmt.Sprintf("1 # %d", s.spec.Chip.Clusters.Value)
 	if c.Clusters > 1 {
 		b.cluster = digitsText(clD)
@@ -747,6 +760,9 @@ func (b *opBuilder) elementwise() error {
 	var mid []kStage
 	var expr string
 	var rng []float64
+	if b.c.Form == formInterleaved {
+		return b.interleavedAdd(xdm)
+	}
 	if len(s.ins) == 2 {
 		// The second input: DM, then the VRF through the sub context; the
 		// Float stage reads it per position (a VRF operand indexed by the
@@ -793,6 +809,52 @@ func (b *opBuilder) elementwise() error {
 	b.reference(expr, rng)
 	return nil
 }
+
+// interleavedAdd is the one-chain kernel of a float add of two tensors
+// held in DM under one mapping (the second above the first): a fetch that
+// interleaves them along an axis of size 2 the program declares (FE-R8,
+// 002 L1843-1867), the pair's two groups unzipped and added by the Clip
+// cluster's Add in pair mode, as the split reduce adds two partial sums
+// (002 L5154-5165, L5178, L7151-7177), then the cast and the commit. It
+// needs no VRF, whose 8 KB bound the other form's second input
+// (002 L140): a causal mask broadcast over heads, resident in DM for all
+// the tiles, is one such second tensor.
+func (b *opBuilder) interleavedAdd(xdm string) error {
+	s := b.s
+	ydm := b.load(s.ins[1], b.in)
+	xd, yd := held(b.in, s.ins[0]), held(b.in, s.ins[1])
+	if digitsText(xd) != digitsText(yd) || s.ins[0].DType != s.ins[1].DType {
+		return fmt.Errorf("interleaved: the inputs are held in DM as %s and %s, not one mapping", digitsText(xd), digitsText(yd))
+	}
+	t8, p8, ok := withPacket(b.in, 8)
+	if !ok {
+		return fmt.Errorf("the positions within a slice (%s) do not end in a multiple of 8 of one axis", digitsText(b.in))
+	}
+	ft := append(slices.Clone(t8), digit{axis: interleaveAxis, full: 2, div: 1, size: 2})
+	tt := digitsText(t8)
+	if tt == "" {
+		tt = "1"
+	}
+	st := []kStage{
+		{Kind: "begin", Tensor: xdm, Param: kernel.BeginInterleave{Axis: interleaveAxis, Tensor: ydm}.String()},
+		{Kind: "fetch", DType: "f32", Time: digitsText(ft), Packet: digitsText(p8)},
+		{Kind: "collect", Time: digitsText(ft), Packet: digitsText(p8)},
+		{Kind: "vector_init"},
+		{Kind: string(kernel.StVectorUnzip), Time: tt, Axis: interleaveAxis, Param: tt + ", 1 # 2"},
+		{Kind: string(kernel.StVectorClipZip), Param: "Add"},
+		{Kind: "vector_final"},
+	}
+	if out := s.out.DType; out != dtype.F32 {
+		st = append(st, kStage{Kind: "cast", DType: out.String(), Packet: digitsText(p8) + " # 16"})
+	}
+	b.chain("main", append(st, kStage{Kind: "commit", Tensor: b.outBuf()}))
+	b.reference(fmt.Sprintf("%s + %s", s.ins[0].Name, s.ins[1].Name), nil)
+	return nil
+}
+
+// interleaveAxis is the interleaved fetch's axis of size 2, which an op
+// kernel's program declares when a candidate's form needs it.
+const interleaveAxis = "Ilv"
 
 // floatMid is the Float cluster's work of a float elementwise op of one
 // tensor x at Way4 (002 L4878-4899): a constant added, subtracted or

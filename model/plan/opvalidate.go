@@ -41,10 +41,13 @@ func (p *Plan) validateOp() error {
 	if err != nil {
 		return fieldErr("workload.axes", "%v", err)
 	}
-	if got, want := axes.String(), p.Program.Axes.String(); got != want {
+	m := p.OpMapping
+	// An interleaved add's program declares its interleave axis after the
+	// workload's.
+	if got, want := axes.String(), p.Program.Axes.String(); got != want &&
+		!(m.Form == FormInterleaved && len(p.Program.Axes.List()) == len(axes.List())+1 && extends(p.Program.Axes, axes, axes.Names())) {
 		return fieldErr("workload.axes", "%q, but the program's axes are %q", got, want)
 	}
-	m := p.OpMapping
 	if m.Form == "" {
 		return fieldErr("op_mapping.form", "missing")
 	}

@@ -60,3 +60,24 @@ func TestOpPlan(t *testing.T) {
 	q.Mapping.Stationary = "x"
 	require.ErrorContains(t, q.Validate(), "mapping")
 }
+
+// TestOpPlanInterleaveAxis: the interleaved add's program declares its
+// interleave axis after the workload's (FormInterleaved); no other form's
+// may, nor may that one declare two or put it first.
+func TestOpPlanInterleaveAxis(t *testing.T) {
+	data, err := os.ReadFile("../../results/plans/llama3-70b-prefill-causal.plan.json.gz")
+	require.NoError(t, err)
+	p, err := Decode(data)
+	require.NoError(t, err)
+	require.Equal(t, FormInterleaved, p.OpMapping.Form)
+	require.NoError(t, p.Validate())
+	assert.Equal(t, p.Workload.Axes+", Ilv=2", p.Program.Axes.String())
+	q := *p
+	m := *p.OpMapping
+	m.Form = "causal_mask"
+	q.OpMapping = &m
+	assert.ErrorContains(t, q.Validate(), `workload.axes: "G=8, Hkv=8, Sq=2048, Sk=2048", but the program's axes are "G=8, Hkv=8, Sq=2048, Sk=2048, Ilv=2"`)
+	q = *p
+	q.Workload.Axes = "G=8, Hkv=8, Sq=2048"
+	assert.ErrorContains(t, q.Validate(), "workload.axes")
+}

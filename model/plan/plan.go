@@ -114,10 +114,17 @@ type Mapping struct {
 	Switch bool `json:"switch,omitempty"`
 }
 
+// FormInterleaved is the form of a float add of two tensors whose kernel
+// fetches both from DM interleaved and adds the pair's groups; its
+// program declares the interleave axis after the workload's.
+const FormInterleaved = "interleaved"
+
 // OpMapping is a point of a non-einsum op's mapspace (search/opspace.go).
 type OpMapping struct {
 	// Form is the kernel's form: the op's kind, or for an op with several
-	// forms the one chosen (softmax: "recompute" or "stored").
+	// forms the one chosen (softmax: "recompute" or "stored"; a float add
+	// of two tensors: FormInterleaved, or the kind's, its second input
+	// through the VRF).
 	Form string `json:"form"`
 	// Spread lists the axes whose positions are split over the clusters
 	// and slices, major first (row-major); Reduced names the axes a
