@@ -1557,8 +1557,18 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 	if err != nil {
 		return "", err
 	}
-	return digest.JSON(strings.Join([]string{wh, hw, opts, cost.Version}, "\n"))
+	keys := []string{wh, hw, opts, cost.Version}
+	if x.Kind != workload.KindEinsum {
+		keys = append(keys, opSpaceVersion)
+	}
+	return digest.JSON(strings.Join(keys, "\n"))
 }
+
+// opSpaceVersion names the Vector Engine ops' mapspace (opspace.go) in the
+// plan cache's keys: a plan found in a smaller space is no answer for the
+// larger one. Bump it when the space gains candidates.
+const opSpaceVersion = "op-space 2: the interleaved add"
+
 
 // fusedPlanned reports whether every einsum fused by fs has a kernel in g
 // (a fused workload's plan).
