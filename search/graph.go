@@ -757,12 +757,17 @@ func (m *graphModel) runJobs(jobs *[]*opJob, o GraphOptions, prio func(*opJob) i
 			}
 		})
 	}
-	// The next job: the first of the highest priority.
+	// The next job: the first of the highest priority. One einsum search
+	// at a time: its memory budget (Options.MemoryBudget) measures the
+	// process's heap, which two large searches at once would share, and
+	// stop each other.
 	sent := map[*opJob]bool{}
+	heavy := func(j *opJob) bool { return m.ops[j.op].op.Kind == workload.KindEinsum }
+	heavyOut := 0
 	pick := func() *opJob {
 		var best *opJob
 		for _, j := range *jobs {
-			if !sent[j] && (best == nil || prio(j) > prio(best)) {
+			if !sent[j] && (heavyOut == 0 || !heavy(j)) && (best == nil || prio(j) > prio(best)) {
 				best = j
 			}
 		}
@@ -788,8 +793,14 @@ func (m *graphModel) runJobs(jobs *[]*opJob, o GraphOptions, prio func(*opJob) i
 		case send <- j:
 			sent[j] = true
 			inflight++
+			if heavy(j) {
+				heavyOut++
+			}
 		case f := <-finished:
 			inflight--
+			if heavy(f) {
+				heavyOut--
+			}
 			more = done(f) && more
 		}
 	}
@@ -1568,7 +1579,6 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 // plan cache's keys: a plan found in a smaller space is no answer for the
 // larger one. Bump it when the space gains candidates.
 const opSpaceVersion = "op-space 2: the interleaved add"
-
 
 // fusedPlanned reports whether every einsum fused by fs has a kernel in g
 // (a fused workload's plan).
