@@ -69,6 +69,24 @@ func graphRustOpt06(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	b.WriteString("use rand::SeedableRng;\nuse rand::rngs::SmallRng;\nuse furiosa_opt_std::prelude::*;\n\n")
 	fmt.Fprintf(&b, "axes![%s];\n\n", strings.Join(decl, ", "))
 
+	// Each tensor's Rust name: lower case, made unique (Q and q are two
+	// tensors of the decode layer).
+	idents := map[string]string{}
+	taken := map[string]bool{}
+	ident := func(name string) string {
+		if id, ok := idents[name]; ok {
+			return id
+		}
+		id := rustIdent(name)
+		for taken[id] {
+			id += "_"
+		}
+		idents[name], taken[id] = id, true
+		return id
+	}
+	for _, t := range g.Tensors {
+		ident(t.Name)
+	}
 	var calls []string
 	// Graph inputs: staged in HBM in their stored layouts.
 	for _, t := range g.Tensors {
@@ -79,7 +97,7 @@ func graphRustOpt06(g *plan.Graph, opts RustOptions) ([]byte, error) {
 		if err != nil {
 			return fail("%v", err)
 		}
-		calls = append(calls, fmt.Sprintf("    let %s = %s.to_hbm::<m![1], %s>(&mut ctx.pdma).await;", rustIdent(t.Name), host, t.Layout))
+		calls = append(calls, fmt.Sprintf("    let %s = %s.to_hbm::<m![1], %s>(&mut ctx.pdma).await;", ident(t.Name), host, t.Layout))
 	}
 	first := ""
 	for i := range g.Ops {
@@ -136,7 +154,7 @@ func graphRustOpt06(g *plan.Graph, opts RustOptions) ([]byte, error) {
 			if t == nil {
 				return fail("op %s: input %s is no graph tensor", o.Name, in)
 			}
-			arg := rustIdent(in)
+			arg := ident(in)
 			layout := t.Layout
 			if r := slices.IndexFunc(t.Relayouts, func(r plan.Relayout) bool { return r.Consumer == o.Name }); r >= 0 {
 				rl, err := readsRelayout(o, t)
@@ -144,7 +162,7 @@ func graphRustOpt06(g *plan.Graph, opts RustOptions) ([]byte, error) {
 					return fail("%v", err)
 				}
 				layout = rl.To
-				copyName := rustIdent(in + "_for_" + o.Name)
+				copyName := ident(in + "@" + o.Name)
 				calls = append(calls, fmt.Sprintf("    // %s relayouted for %s: %s to %s (%.0f cycles, tcpmap/cost model).\n    let %s = %s.to_hbm::<%s>(&mut ctx.tdma);",
 					in, o.Name, t.Layout, rl.To, rl.Cycles, copyName, arg, rl.To))
 				arg = copyName
@@ -163,14 +181,14 @@ func graphRustOpt06(g *plan.Graph, opts RustOptions) ([]byte, error) {
 			return fail("op %s: its kernel returns %s, the layer holds %s as %s", o.Name, ret, kout, want)
 		}
 		calls = append(calls, fmt.Sprintf("    let %s = launch(%s::kernel, (&mut *ctx, %s)).await; // %s",
-			rustIdent(kout), mod, strings.Join(args, ", "), o.Name))
+			ident(kout), mod, strings.Join(args, ", "), o.Name))
 	}
 	if first == "" {
 		return fail("no kernel")
 	}
 	for _, t := range g.Tensors {
 		if t.Producer != "" && len(t.Consumers) == 0 && t.Place != plan.PlaceFused {
-			calls = append(calls, fmt.Sprintf("    let _%s = %s.to_host::<%s>(&mut ctx.pdma).await;", rustIdent(t.Name), rustIdent(t.Name), t.Layout))
+			calls = append(calls, fmt.Sprintf("    let _%s = %s.to_host::<%s>(&mut ctx.pdma).await;", ident(t.Name), ident(t.Name), t.Layout))
 		}
 	}
 	b.WriteString("/// Runs the layer once: the graph inputs staged in HBM (random, or by their\n/// rule), every kernel in program order, the graph outputs read back.\n")
