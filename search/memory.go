@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/metrics"
 	"time"
 )
@@ -64,6 +65,14 @@ func withMemoryBudget(opts Options) (Options, func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				if heapBytes() <= opts.MemoryBudget {
+					continue
+				}
+				// The metric counts what the GC has yet to free: an
+				// earlier search's garbage (a graph plans many in a row)
+				// would stop this one at its first sample. Collect, then
+				// judge the heap that is left.
+				runtime.GC()
 				if h := heapBytes(); h > opts.MemoryBudget {
 					cancel(fmt.Errorf("%w: the heap holds %d MiB, the budget is %d MiB", ErrMemoryBudget, h>>20, opts.MemoryBudget>>20))
 					return
