@@ -757,17 +757,14 @@ func (m *graphModel) runJobs(jobs *[]*opJob, o GraphOptions, prio func(*opJob) i
 			}
 		})
 	}
-	// The next job: the first of the highest priority. One einsum search
-	// at a time: its memory budget (Options.MemoryBudget) measures the
-	// process's heap, which two large searches at once would share, and
-	// stop each other.
+	// The next job: the first of the highest priority. The searches
+	// running at once share the process's memory budget
+	// (Options.MemoryBudget: the live heap, withMemoryBudget).
 	sent := map[*opJob]bool{}
-	heavy := func(j *opJob) bool { return m.ops[j.op].op.Kind == workload.KindEinsum }
-	heavyOut := 0
 	pick := func() *opJob {
 		var best *opJob
 		for _, j := range *jobs {
-			if !sent[j] && (heavyOut == 0 || !heavy(j)) && (best == nil || prio(j) > prio(best)) {
+			if !sent[j] && (best == nil || prio(j) > prio(best)) {
 				best = j
 			}
 		}
@@ -793,14 +790,8 @@ func (m *graphModel) runJobs(jobs *[]*opJob, o GraphOptions, prio func(*opJob) i
 		case send <- j:
 			sent[j] = true
 			inflight++
-			if heavy(j) {
-				heavyOut++
-			}
 		case f := <-finished:
 			inflight--
-			if heavy(f) {
-				heavyOut--
-			}
 			more = done(f) && more
 		}
 	}

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -67,17 +66,26 @@ type kReference struct {
 	Axis   string    `json:"axis,omitempty"`
 }
 
-// program decodes the JSON form into a kernel program.
+// program parses the text form into a kernel program, as the JSON form
+// would be read (kernel.ProgramText), without the JSON in between.
 func (k *kProg) program() (*kernel.Program, error) {
-	data, err := json.Marshal(k)
-	if err != nil {
-		return nil, err
+	w := kernel.ProgramText{Name: k.Name, Axes: k.Axes, Chips: k.Chips,
+		Tensors: make([]*kernel.TensorText, 0, len(k.Tensors)), Ops: make([]*kernel.OpText, 0, len(k.Ops))}
+	for _, t := range k.Tensors {
+		w.Tensors = append(w.Tensors, &kernel.TensorText{Name: t.Name, Mem: kernel.Memory(t.Mem), DType: t.DType, Role: kernel.Role(t.Role),
+			Chip: t.Chip, Cluster: t.Cluster, Slice: t.Slice, Element: t.Element, Addr: t.Addr, View: t.View})
 	}
-	var p kernel.Program
-	if err := p.UnmarshalJSON(data); err != nil {
-		return nil, err
+	for _, o := range k.Ops {
+		op := &kernel.OpText{Context: kernel.Context(o.Context), Kind: kernel.OpKind(o.Kind), Src: o.Src, Dst: o.Dst}
+		for _, st := range o.Stages {
+			op.Stages = append(op.Stages, &kernel.StageText{Kind: kernel.StageKind(st.Kind), Tensor: st.Tensor, DType: st.DType,
+				Time: st.Time, Packet: st.Packet, Axis: st.Axis, Param: st.Param})
+		}
+		w.Ops = append(w.Ops, op)
 	}
-	return &p, nil
+	r := k.Reference
+	w.Reference = &kernel.ReferenceText{Op: kernel.RefOp(r.Op), Inputs: r.Inputs, Output: r.Output, Expr: r.Expr, Range: r.Range, Axis: r.Axis}
+	return w.Program()
 }
 
 // digit is one digit of a tensor's row-major index: (axis / div) % size

@@ -24,16 +24,21 @@ import (
 // Decoding is strict: unknown fields are errors, and every error names the
 // JSON path of the offending field.
 
-type programJSON struct {
+// ProgramText is a program in its JSON form's words: mappings, types and
+// parameters as text. UnmarshalJSON decodes the JSON into it; a builder
+// that writes programs as text (search's op kernels) fills it directly and
+// calls Program, without the JSON in between.
+type ProgramText struct {
 	Name      string         `json:"name"`
 	Axes      string         `json:"axes"`
 	Chips     int            `json:"chips"`
-	Tensors   []*tensorJSON  `json:"tensors"`
-	Ops       []*opJSON      `json:"ops"`
-	Reference *referenceJSON `json:"reference,omitempty"`
+	Tensors   []*TensorText  `json:"tensors"`
+	Ops       []*OpText      `json:"ops"`
+	Reference *ReferenceText `json:"reference,omitempty"`
 }
 
-type referenceJSON struct {
+// ReferenceText is a Reference in text (ProgramText).
+type ReferenceText struct {
 	Op     RefOp    `json:"op"`
 	Inputs []string `json:"inputs"`
 	Output string   `json:"output"`
@@ -48,7 +53,8 @@ type referenceJSON struct {
 	Axis string `json:"axis,omitempty"`
 }
 
-type tensorJSON struct {
+// TensorText is a Tensor in text (ProgramText).
+type TensorText struct {
 	Name       string     `json:"name"`
 	Mem        Memory     `json:"mem"`
 	DType      string     `json:"dtype"`
@@ -63,16 +69,18 @@ type tensorJSON struct {
 	View       string     `json:"view,omitempty"`
 }
 
-type opJSON struct {
+// OpText is an Op in text (ProgramText).
+type OpText struct {
 	Context Context      `json:"context"`
 	Kind    OpKind       `json:"kind"`
 	Src     string       `json:"src,omitempty"`
 	Dst     string       `json:"dst,omitempty"`
-	Stages  []*stageJSON `json:"stages,omitempty"`
+	Stages  []*StageText `json:"stages,omitempty"`
 	DMA     *DMACommand  `json:"dma,omitempty"`
 }
 
-type stageJSON struct {
+// StageText is a Stage in text (ProgramText).
+type StageText struct {
 	Kind   StageKind    `json:"kind"`
 	Tensor string       `json:"tensor,omitempty"`
 	DType  string       `json:"dtype,omitempty"`
@@ -100,18 +108,18 @@ func dtypeText(d dtype.DType) string {
 
 // MarshalJSON writes the program's JSON form.
 func (p *Program) MarshalJSON() ([]byte, error) {
-	w := programJSON{Name: p.Name, Axes: p.Axes.String(), Chips: p.Chips}
+	w := ProgramText{Name: p.Name, Axes: p.Axes.String(), Chips: p.Chips}
 	for _, t := range p.Tensors {
-		w.Tensors = append(w.Tensors, &tensorJSON{
+		w.Tensors = append(w.Tensors, &TensorText{
 			Name: t.Name, Mem: t.Mem, DType: dtypeText(t.DType), Role: t.Role,
 			Chip: text(t.Chip), Cluster: text(t.Cluster), Slice: text(t.Slice), Row: text(t.Row),
 			Element: text(t.Element), Addr: t.Addr, TrfAddress: t.TrfAddress, View: t.View,
 		})
 	}
 	for _, op := range p.Ops {
-		o := &opJSON{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst, DMA: op.DMA}
+		o := &OpText{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst, DMA: op.DMA}
 		for _, s := range op.Stages {
-			o.Stages = append(o.Stages, &stageJSON{
+			o.Stages = append(o.Stages, &StageText{
 				Kind: s.Kind, Tensor: s.Tensor, DType: dtypeText(s.DType),
 				Time: text(s.Time), Packet: text(s.Packet), Slice: text(s.Slice),
 				Axis: s.Axis, Param: s.Param, Config: s.Config,
@@ -120,7 +128,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		w.Ops = append(w.Ops, o)
 	}
 	if r := p.Reference; r != nil {
-		w.Reference = &referenceJSON{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr, Epilogue: r.Epilogue, Range: r.Range, Valid: r.Valid, Axis: r.Axis}
+		w.Reference = &ReferenceText{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr, Epilogue: r.Epilogue, Range: r.Range, Valid: r.Valid, Axis: r.Axis}
 	}
 	return json.Marshal(w)
 }
@@ -129,19 +137,30 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 func (p *Program) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var w programJSON
+	var w ProgramText
 	if err := dec.Decode(&w); err != nil {
 		return err
 	}
+	q, err := w.Program()
+	if err != nil {
+		return err
+	}
+	*p = *q
+	return nil
+}
+
+// Program parses the text fields and returns the validated program, as
+// UnmarshalJSON does; errors name the field's JSON path.
+func (w *ProgramText) Program() (*Program, error) {
 	axes, err := mapping.ParseAxes(w.Axes)
 	if err != nil {
-		return fmt.Errorf("axes: %w", err)
+		return nil, fmt.Errorf("axes: %w", err)
 	}
 	q := Program{Name: w.Name, Axes: axes, Chips: w.Chips}
 	r := reader{axes: axes}
 	for i, tj := range w.Tensors {
 		if tj == nil {
-			return fmt.Errorf("tensors[%d]: null", i)
+			return nil, fmt.Errorf("tensors[%d]: null", i)
 		}
 		at := fmt.Sprintf("tensors[%d]", i)
 		t := &Tensor{Name: tj.Name, Mem: tj.Mem, Role: tj.Role, Addr: tj.Addr, TrfAddress: tj.TrfAddress, View: tj.View}
@@ -155,12 +174,12 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 	}
 	for i, oj := range w.Ops {
 		if oj == nil {
-			return fmt.Errorf("ops[%d]: null", i)
+			return nil, fmt.Errorf("ops[%d]: null", i)
 		}
 		op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst, DMA: oj.DMA}
 		for k, sj := range oj.Stages {
 			if sj == nil {
-				return fmt.Errorf("ops[%d].stages[%d]: null", i, k)
+				return nil, fmt.Errorf("ops[%d].stages[%d]: null", i, k)
 			}
 			at := fmt.Sprintf("ops[%d].stages[%d]", i, k)
 			op.Stages = append(op.Stages, &Stage{
@@ -174,16 +193,15 @@ func (p *Program) UnmarshalJSON(data []byte) error {
 		q.Ops = append(q.Ops, op)
 	}
 	if r.err != nil {
-		return r.err
+		return nil, r.err
 	}
 	if rj := w.Reference; rj != nil {
 		q.Reference = &Reference{Op: rj.Op, Inputs: rj.Inputs, Output: rj.Output, Scalar: rj.Scalar, Expr: rj.Expr, Epilogue: rj.Epilogue, Range: rj.Range, Valid: rj.Valid, Axis: rj.Axis}
 	}
 	if err := q.Validate(); err != nil {
-		return err
+		return nil, err
 	}
-	*p = q
-	return nil
+	return &q, nil
 }
 
 // reader parses the text fields of a program, keeping the first error.
