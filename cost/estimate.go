@@ -175,6 +175,18 @@ func (m *Model) priceDMAOp(p *kernel.Program, i int, op *kernel.Op, oc *OpCost) 
 				oc.HBMBytes += b
 			}
 		}
+		// An indirect loop also reads its index values (counted here;
+		// their few requests are not priced: docs/spec-decisions.md
+		// "Gather: the DMA's indirect loop").
+		if idx, ok := p.Tensor(op.Index); ok && op.Index != "" {
+			for _, e := range d.Entries {
+				if e.Index != nil {
+					if n, err := idx.DType.BytesFor(e.Size); err == nil {
+						oc.HBMBytes += int64(n)
+					}
+				}
+			}
+		}
 	}
 	m.addFindings(i, res.findings)
 	return nil

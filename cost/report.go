@@ -397,11 +397,25 @@ func (m *Model) finish(p *kernel.Program) error {
 			}
 		}
 	}
+	// A gather's table (the source of an op with an index) is read only
+	// at the rows it gathers: at least what the gather writes.
+	gathered := map[string]*kernel.Tensor{}
+	for _, op := range p.Ops {
+		if op.Index != "" {
+			if t, ok := p.Tensor(op.Dst); ok {
+				gathered[op.Src] = t
+			}
+		}
+	}
 	for _, t := range p.Tensors {
 		if t == nil || t.Mem != kernel.HBM || t.View != "" || t.Element == nil || inPlace[t.Name] {
 			continue
 		}
-		n, err := t.DType.BytesFor(m.validElements(p, t))
+		read := t
+		if o, ok := gathered[t.Name]; ok {
+			read = o
+		}
+		n, err := t.DType.BytesFor(m.validElements(p, read))
 		if err != nil {
 			continue
 		}

@@ -21,6 +21,10 @@ import (
 // at that index's byte offset. Any other HBM-to-HBM copy (a graph's
 // relayout, in search.GraphProgram's merged programs, which are priced,
 // not emitted) is refused.
+// gatherUnspelled is why a gather's DMA is not emitted in either API.
+const gatherUnspelled = "a gather (the DMA's indirect loop over an index tensor, 002 L1684-1688) has no spelling in the manual's Rust API " +
+	"(its indirect sequencing is a TODO, 002 L1004-1006), and furiosa-opt-std 0.6.0's dma_gather is not in the catalogs tcpmap's stubs are built from"
+
 func (w *rustWriter) hbmToView(op *kernel.Op) error {
 	p, k := w.p, w.k
 	src, _ := p.Tensor(op.Src)

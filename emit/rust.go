@@ -82,6 +82,11 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	if spec == nil {
 		spec = engines.Default()
 	}
+	for i, op := range p.Ops {
+		if op.Index != "" {
+			return nil, fmt.Errorf("emit %q: ops[%d] (%s): %s", p.Name, i, op.Kind, gatherUnspelled)
+		}
+	}
 	if err := CheckAddresses(spec, p); err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}

@@ -1148,6 +1148,18 @@ func CheckDMACommand(spec *Spec, cmd *kernel.DMACommand) error {
 // innermost entry fastest (the table of 002 L2570-2577), plus the byte
 // within the position. It does not allocate.
 func DMAPacket(d *kernel.DMADescriptor, q int) (src, dst int, err error) {
+	return DMAPacketIndexed(d, q, nil)
+}
+
+// IndexLookup returns the value at position pos of an IndirectLoop
+// entry's index tensor (kernel.DMAIndex): the row it reads.
+type IndexLookup func(x *kernel.DMAIndex, pos int) (int, error)
+
+// DMAPacketIndexed is DMAPacket for a descriptor with an IndirectLoop entry
+// (DMA-R16, 002 L1684-1688): at that entry the source moves by the row the
+// index tensor names at position Index.Offset + i, times the stride; a row
+// outside [0, Index.Rows) is an error.
+func DMAPacketIndexed(d *kernel.DMADescriptor, q int, index IndexLookup) (src, dst int, err error) {
 	if d.ElemBits < 8 || d.ElemBits%8 != 0 || d.Stride0 < 1 {
 		return 0, 0, fmt.Errorf("dma: descriptor with %d-bit loop positions and stride0 %d", d.ElemBits, d.Stride0)
 	}
@@ -1163,9 +1175,23 @@ func DMAPacket(d *kernel.DMADescriptor, q int) (src, dst int, err error) {
 		if e.Size < 1 {
 			return 0, 0, fmt.Errorf("dma: entry %d has size %d", k, e.Size)
 		}
-		src += i % e.Size * e.SrcStride
-		dst += i % e.Size * e.DstStride
+		pos := i % e.Size
+		dst += pos * e.DstStride
 		i /= e.Size
+		if x := e.Index; x != nil {
+			if index == nil {
+				return 0, 0, ruleDMAIndirect.Violate("entry %d is an indirect loop over %q, and no index values are given", k, x.Tensor)
+			}
+			r, err := index(x, x.Offset+pos)
+			if err != nil {
+				return 0, 0, err
+			}
+			if r < 0 || r >= x.Rows {
+				return 0, 0, ruleDMAIndirect.Violate("index %q position %d holds %d, outside the table's %d rows", x.Tensor, x.Offset+pos, r, x.Rows).With("row", r)
+			}
+			pos = r
+		}
+		src += pos * e.SrcStride
 	}
 	if i != 0 {
 		return 0, 0, fmt.Errorf("dma: packet %d lies beyond the descriptor's %d loop positions", q, d.Size())
@@ -1308,6 +1334,9 @@ func CheckDMAOp(spec *Spec, cmd *kernel.DMACommand, op DMAOp) error {
 			bLo, bHi = b, b+int64(eb/8)-1
 			for _, e := range d.Entries {
 				s, n := strideOf(e), int64(e.Size-1)
+				if e.Index != nil && side == 0 {
+					n = int64(e.Index.Rows - 1) // any row of the table (DMA-R16)
+				}
 				lo, hi := &bLo, &bHi
 				if m.Kind == kernel.MediaDM && s != 0 && s%stride == 0 {
 					lo, hi, s = &sLo, &sHi, s/stride

@@ -101,6 +101,9 @@ func Lower(spec *Spec, p *kernel.Program) error {
 			if err == nil {
 				err = checkDMAOp(spec, p, op)
 			}
+			if err == nil {
+				err = checkGather(p, op)
+			}
 			if err != nil {
 				err = &LowerError{Op: i, Stage: -1, Kind: string(op.Kind), Err: err}
 			}
@@ -171,6 +174,10 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 	dst, _ := p.Tensor(op.Dst)
 	if src.DType != dst.DType {
 		return nil, fmt.Errorf("a DMA moves bytes: %s %q to %s %q", src.DType, src.Name, dst.DType, dst.Name)
+	}
+	if op.Index != "" {
+		idx, _ := p.Tensor(op.Index)
+		return DeriveGather(spec, src, idx, dst)
 	}
 	if op.Kind == kernel.OpHBMToHBM {
 		// A relayout between two HBM tensors (002 L2608-2636).

@@ -44,6 +44,7 @@ type kOp struct {
 	Kind    string   `json:"kind"`
 	Src     string   `json:"src,omitempty"`
 	Dst     string   `json:"dst,omitempty"`
+	Index   string   `json:"index,omitempty"`
 	Stages  []kStage `json:"stages,omitempty"`
 }
 
@@ -76,7 +77,7 @@ func (k *kProg) program() (*kernel.Program, error) {
 			Chip: t.Chip, Cluster: t.Cluster, Slice: t.Slice, Element: t.Element, Addr: t.Addr, View: t.View})
 	}
 	for _, o := range k.Ops {
-		op := &kernel.OpText{Context: kernel.Context(o.Context), Kind: kernel.OpKind(o.Kind), Src: o.Src, Dst: o.Dst}
+		op := &kernel.OpText{Context: kernel.Context(o.Context), Kind: kernel.OpKind(o.Kind), Src: o.Src, Dst: o.Dst, Index: o.Index}
 		for _, st := range o.Stages {
 			op.Stages = append(op.Stages, &kernel.StageText{Kind: kernel.StageKind(st.Kind), Tensor: st.Tensor, DType: st.DType,
 				Time: st.Time, Packet: st.Packet, Axis: st.Axis, Param: st.Param})

@@ -80,7 +80,8 @@ type opSpace struct {
 	o    *workload.Op
 	spec *engines.Spec
 	// family is "map" (elementwise), "rows" (a reduction along Red),
-	// "reduce" or "slice" (an update_slice, opslice.go).
+	// "reduce", "slice" (an update_slice, opslice.go) or "gather"
+	// (opgather.go).
 	family string
 	// ins are the tensor inputs (a scalar stands for none), out the output.
 	ins []*workload.Tensor
@@ -109,10 +110,9 @@ const maxOpTiles = 64
 // opUnplannable says why the kinds the manual gives no means for have no
 // kernel.
 var opUnplannable = map[workload.Kind]string{
-	workload.KindGather: "the row is chosen by a value known only at run time (an index tensor), which needs a DMA or " +
-		"fetch whose addresses come from an index table; the manual leaves indirect sequencing a TODO (002 L1004-1005)",
-	workload.KindScatter: "the destinations are a value known only at run time (an index tensor), which needs indirect " +
-		"sequencing, a TODO in the manual (002 L1004-1005)",
+	workload.KindScatter: "the destinations are a value known only at run time (an index tensor), which needs an indirect " +
+		"loop on the write side; the manual states its IndirectLoop for gathers, reads (002 L1684-1688), and leaves " +
+		"indirect sequencing a TODO (002 L1004-1005)",
 	workload.KindCausalMask: "the op has no mask input: the manual writes an attention_mask tensor to the branch log and " +
 		"loads the ExecutionIds from the VRF (BranchMode::Vrf, 002 L4802, L8099), states neither the Branch Logger nor " +
 		"the VRF tensor it reads, and has no means to make the mask from the axes' indices; give the op a second input " +
@@ -148,6 +148,8 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	switch o.Kind {
 	case workload.KindUpdateSlice:
 		return s.sliceSpace(at)
+	case workload.KindGather:
+		return s.gatherSpace(at)
 	case workload.KindSoftmax, workload.KindRMSNorm:
 		s.family = "rows"
 	case workload.KindReduce:
@@ -445,8 +447,11 @@ func (s *opSpace) sliceText(ds []digit, n int) string {
 
 // build writes candidate c's kernel program.
 func (s *opSpace) build(c opCand) (*kernel.Program, error) {
-	if s.family == "slice" {
+	switch s.family {
+	case "slice":
 		return s.buildSlice()
+	case "gather":
+		return s.buildGather()
 	}
 	_, afterTile, ok := peel(s.pos, c.Tiles)
 	if !ok {

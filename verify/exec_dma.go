@@ -52,6 +52,10 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 	// a destination slice is clean again once a clean packet lands there
 	// and no tainted one does.
 	written := map[int]bool{}
+	index, indexTainted, err := x.gatherIndex(op)
+	if err != nil {
+		return err
+	}
 	var buf []byte
 	for di := range cmd.Descriptors {
 		d := &cmd.Descriptors[di]
@@ -60,7 +64,7 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 		}
 		b := buf[:d.Stride0]
 		for q := 0; q < d.Packets; q++ {
-			sa, da, err := engines.DMAPacket(d, q)
+			sa, da, err := engines.DMAPacketIndexed(d, q, index)
 			if err != nil {
 				return fmt.Errorf("%s: %w", d, err)
 			}
@@ -68,7 +72,7 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 			if err != nil {
 				return fmt.Errorf("%s: packet %d: read: %w", d, q, err)
 			}
-			tainted := (srcTaint != nil && sg >= 0 && srcTaint[sg]) || (src.Mem == kernel.HBM && x.hbmTainted[src.Name])
+			tainted := (srcTaint != nil && sg >= 0 && srcTaint[sg]) || (src.Mem == kernel.HBM && x.hbmTainted[src.Name]) || indexTainted
 			if bs, lo := x.hbmOwnBytes(src, d.Src, int64(sa)); bs != nil {
 				tainted = tainted || bs.any(lo, int64(d.Stride0))
 			}
@@ -116,6 +120,49 @@ func (x *Executor) runDMA(op *kernel.Op) error {
 		}
 	}
 	return nil
+}
+
+// gatherIndex returns the lookup of a gather's index tensor (op.Index,
+// engines.DMAPacketIndexed): position p is the tensor's p-th element in
+// HBM, read when the command runs (docs/spec-decisions.md "Gather: the
+// DMA's indirect loop"); nil for a plain copy. tainted is set when the
+// index holds data from slices that did not run.
+func (x *Executor) gatherIndex(op *kernel.Op) (engines.IndexLookup, bool, error) {
+	if op.Index == "" {
+		return nil, false, nil
+	}
+	t, ok := x.prog.Tensor(op.Index)
+	if !ok || t.Mem != kernel.HBM || !t.DType.IsInt() {
+		return nil, false, fmt.Errorf("gather index %q: not an integer HBM tensor", op.Index)
+	}
+	bits := t.DType.SizeBits()
+	if bits%8 != 0 || bits > 32 {
+		return nil, false, fmt.Errorf("gather index %q: %s elements are not whole bytes of at most 4", op.Index, t.DType)
+	}
+	n := t.Element.Size()
+	raw := make([]byte, n*bits/8)
+	if err := x.dev.ReadHBM(0, t.Addr, raw); err != nil {
+		return nil, false, fmt.Errorf("gather index %q: %w", op.Index, err)
+	}
+	vals := make([]int, n)
+	for i := range vals {
+		var p uint32
+		for b := bits/8 - 1; b >= 0; b-- {
+			p = p<<8 | uint32(raw[i*bits/8+b])
+		}
+		v, err := t.DType.Decode(p)
+		if err != nil {
+			return nil, false, fmt.Errorf("gather index %q: %w", op.Index, err)
+		}
+		vals[i] = int(v)
+	}
+	look := func(ix *kernel.DMAIndex, pos int) (int, error) {
+		if pos < 0 || pos >= len(vals) {
+			return 0, fmt.Errorf("gather index %q has %d values, position %d asked", ix.Tensor, len(vals), pos)
+		}
+		return vals[pos], nil
+	}
+	return look, x.hbmTainted[t.Name], nil
 }
 
 // hbmOwnBytes returns, while sampling, the byte taint of t when it is an

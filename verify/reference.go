@@ -106,6 +106,24 @@ func ReferenceFor(p *kernel.Program, inputs map[string]*Logical, need []bool) (*
 	if !isInt && !outT.DType.IsFloat() {
 		return nil, fmt.Errorf("reference: output %q has dtype %s, neither float nor integer", outT.Name, outT.DType)
 	}
+	if r.Op == kernel.RefGather {
+		if len(r.Inputs) != 2 {
+			return nil, fmt.Errorf("reference: gather needs the table and the index, not %d inputs", len(r.Inputs))
+		}
+		table, err := checkInput(p, r.Inputs[0], inputs[r.Inputs[0]], isInt)
+		if err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
+		}
+		index, err := checkInput(p, r.Inputs[1], inputs[r.Inputs[1]], true)
+		if err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
+		}
+		e, err := gather(out, table, index, isInt)
+		if err != nil {
+			return nil, fmt.Errorf("reference: gather: %w", err)
+		}
+		return e, nil
+	}
 	var ins []*Logical
 	for _, name := range r.Inputs {
 		in, err := checkInput(p, name, inputs[name], isInt)
@@ -157,7 +175,7 @@ func ReferenceFor(p *kernel.Program, inputs map[string]*Logical, need []bool) (*
 		}
 		return e, nil
 	}
-	return nil, fmt.Errorf("reference: unknown op %q: want einsum, add, mul, update_slice or expr", r.Op)
+	return nil, fmt.Errorf("reference: unknown op %q: want einsum, add, mul, update_slice, gather or expr", r.Op)
 }
 
 // checkInput checks that in holds the values of input tensor name: its
@@ -633,6 +651,72 @@ func add(out *Logical, ins []*Logical, scalar float64, isInt bool) (*Expected, e
 				offs[j] -= strides[j][k] * coords[k]
 			}
 			coords[k] = 0
+		}
+	}
+	return e, nil
+}
+
+// gather is out = table at the rows index names (kernel.RefGather): the
+// table's axes absent from out are the gathered ones, a row's number its
+// flat row-major position over them in the table's order; out's other axes
+// are the index's and the table's rest. An index outside the rows reads 0
+// (as the graph reference's gather). Copies, exact (Depth 0, Abs the
+// values' magnitudes).
+func gather(out, table, index *Logical, isInt bool) (*Expected, error) {
+	outAt := map[string]int{}
+	for i, a := range out.Axes {
+		outAt[a.Name] = i
+	}
+	rows := 1
+	var rowAxes []int // the table's gathered axes
+	for i, a := range table.Axes {
+		if _, ok := outAt[a.Name]; !ok {
+			rows *= a.Size
+			rowAxes = append(rowAxes, i)
+		}
+	}
+	for _, a := range index.Axes {
+		if _, ok := outAt[a.Name]; !ok {
+			return nil, fmt.Errorf("the output %s lacks the index %s's axis %s", out.Name, index.Name, a.Name)
+		}
+	}
+	if len(out.Axes) != len(index.Axes)+len(table.Axes)-len(rowAxes) {
+		return nil, fmt.Errorf("the output %s has axes %s: want the index %s's and the table %s's ungathered ones", out.Name, axesString(out.Axes), axesString(index.Axes), axesString(table.Axes))
+	}
+	oc := make([]int, len(out.Axes))
+	for i := range out.Vals {
+		out.Coords(i, oc)
+		io := 0
+		for _, a := range index.Axes {
+			io = io*a.Size + oc[outAt[a.Name]]
+		}
+		r := int(index.Vals[io])
+		out.Vals[i] = 0
+		if r < 0 || r >= rows {
+			continue
+		}
+		// The row's digits, innermost gathered axis fastest.
+		digits := map[int]int{}
+		for k := len(rowAxes) - 1; k >= 0; k-- {
+			sz := table.Axes[rowAxes[k]].Size
+			digits[rowAxes[k]] = r % sz
+			r /= sz
+		}
+		to := 0
+		for k, a := range table.Axes {
+			c, ok := digits[k]
+			if !ok {
+				c = oc[outAt[a.Name]]
+			}
+			to = to*a.Size + c
+		}
+		out.Vals[i] = table.Vals[to]
+	}
+	e := &Expected{Out: out}
+	if !isInt {
+		e.Abs = &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}
+		for i, v := range out.Vals {
+			e.Abs.Vals[i] = math.Abs(v)
 		}
 	}
 	return e, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -437,6 +438,9 @@ func SliceSample(d *Device, p *kernel.Program, k int, seed uint64) ([]int, error
 		if out, ok := p.Tensor(p.Reference.Output); ok && out.InPlace() {
 			// An update in place (an update_slice): HBM to HBM, no slice.
 			return nil, fmt.Errorf("sample: the kernel updates %q in place by HBM-to-HBM copies, on no slice: there are no slices to sample (verify it whole, --slices all)", out.View)
+		}
+		if slices.ContainsFunc(p.Ops, func(op *kernel.Op) bool { return op.Index != "" }) {
+			return nil, fmt.Errorf("sample: the kernel gathers %q by an HBM-to-HBM copy, on no slice: there are no slices to sample (verify it whole, --slices all)", p.Reference.Output)
 		}
 		return nil, fmt.Errorf("sample: no to_hbm op writes the output %q from DM", p.Reference.Output)
 	}

@@ -406,6 +406,9 @@ func opText(p *kernel.Program, op *kernel.Op) string {
 		return fmt.Sprintf("dma   %s -> %s", op.Src, op.Dst)
 	case kernel.OpHBMToHBM:
 		d, _ := p.Tensor(op.Dst)
+		if op.Index != "" {
+			return fmt.Sprintf("dma   %s rows at %s (indirect loop) -> %s at %#x", op.Src, op.Index, op.Dst, d.Addr)
+		}
 		return fmt.Sprintf("dma   %s.to_hbm(&mut ctx.tdma, %#x) -> %s", op.Src, d.Addr, op.Dst)
 	}
 	var b strings.Builder

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -92,9 +93,12 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 	}
 	m := pl.OpMapping
 	fmt.Fprintf(wr, "plan %s op %s: %s (%s)\n", w.Name, o.Name, pl.Workload.Kind, pl.Workload.Axes)
-	if o.Kind == workload.KindUpdateSlice {
+	switch o.Kind {
+	case workload.KindGather:
+		fmt.Fprintf(wr, "form %s: the rows of %s that %s names (gathered axes %s) copied in index order into %s by one HBM-to-HBM DMA with an indirect loop; no slice computes", m.Form, o.Inputs[0], o.Inputs[1], strings.Join(o.Axes, ", "), o.Outputs[0])
+	case workload.KindUpdateSlice:
 		fmt.Fprintf(wr, "form %s: %s written in place into the last %s of %s by one HBM-to-HBM DMA; no slice computes", m.Form, o.Inputs[1], o.Axis, o.Inputs[0])
-	} else {
+	default:
 		fmt.Fprintf(wr, "form %s; %v split into %d tiles (two DM buffers when more than one), each over %d cluster(s) × %d slice(s)", m.Form, m.Spread, m.Tiles, m.Clusters, m.Slices)
 	}
 	if m.Reduced != "" {

@@ -57,7 +57,11 @@ func (p *Program) Accesses() []Access {
 		}
 		switch op.Kind {
 		case OpToDM, OpToHBM, OpDMToDM, OpHBMToHBM:
-			out = append(out, Access{Op: i, Stage: -1, Tensor: op.Src}, Access{Op: i, Stage: -1, Tensor: op.Dst, Write: true})
+			out = append(out, Access{Op: i, Stage: -1, Tensor: op.Src})
+			if op.Index != "" {
+				out = append(out, Access{Op: i, Stage: -1, Tensor: op.Index})
+			}
+			out = append(out, Access{Op: i, Stage: -1, Tensor: op.Dst, Write: true})
 		case OpChain:
 			for k, st := range op.Stages {
 				if st == nil {

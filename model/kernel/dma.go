@@ -60,6 +60,21 @@ type DMAEntry struct {
 	// Term names the stream term the entry iterates (`A%4`), as the manual
 	// labels entries (002 L2629); documentation only.
 	Term string `json:"term,omitempty"`
+	// Index makes the entry an IndirectLoop (002 L1684-1688): on the
+	// read side, iteration i moves by the index tensor's value at
+	// position Index.Offset + i times SrcStride instead of by i times it
+	// (a gather); the write side keeps its stride.
+	Index *DMAIndex `json:"index,omitempty"`
+}
+
+// DMAIndex is the offset sequence of an IndirectLoop entry: the values of
+// an integer HBM tensor, the row numbers a gather reads, from position
+// Offset on. Rows bounds them: a value outside [0, Rows) names no row of
+// the table.
+type DMAIndex struct {
+	Tensor string `json:"tensor"`
+	Offset int    `json:"offset"`
+	Rows   int    `json:"rows"`
 }
 
 // DMADescriptor is `(<DmaSequencer>, <source_media>, <dest_media>)` (002

@@ -77,6 +77,7 @@ type OpText struct {
 	Dst     string       `json:"dst,omitempty"`
 	Stages  []*StageText `json:"stages,omitempty"`
 	DMA     *DMACommand  `json:"dma,omitempty"`
+	Index   string       `json:"index,omitempty"`
 }
 
 // StageText is a Stage in text (ProgramText).
@@ -117,7 +118,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		})
 	}
 	for _, op := range p.Ops {
-		o := &OpText{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst, DMA: op.DMA}
+		o := &OpText{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst, DMA: op.DMA, Index: op.Index}
 		for _, s := range op.Stages {
 			o.Stages = append(o.Stages, &StageText{
 				Kind: s.Kind, Tensor: s.Tensor, DType: dtypeText(s.DType),
@@ -176,7 +177,7 @@ func (w *ProgramText) Program() (*Program, error) {
 		if oj == nil {
 			return nil, fmt.Errorf("ops[%d]: null", i)
 		}
-		op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst, DMA: oj.DMA}
+		op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst, DMA: oj.DMA, Index: oj.Index}
 		for k, sj := range oj.Stages {
 			if sj == nil {
 				return nil, fmt.Errorf("ops[%d].stages[%d]: null", i, k)

@@ -52,6 +52,11 @@ const (
 	// axes: the row a decoding step writes into a KV cache (002
 	// L8286-8297, "kv_cache_l_K[s-1] = K_rope").
 	RefUpdateSlice RefOp = "update_slice"
+	// RefGather: the output is the first input (the table) at the rows
+	// the second (the index) names: its axes absent from the output are
+	// the gathered ones, their flat row-major position the index's value;
+	// an index outside them reads 0 (workload.KindGather).
+	RefGather RefOp = "gather"
 )
 
 // Reference is the computation a kernel performs, over its HBM tensors.
@@ -213,6 +218,14 @@ type Op struct {
 	// DMA is the lowered DMA command of a DMA op (engines.Lower); a
 	// hand-written kernel may state its own.
 	DMA *DMACommand
+	// Index, on an HBM-to-HBM copy, names an integer HBM tensor whose
+	// values choose the source rows: a gather (the sequencer's
+	// IndirectLoop, 002 L1684-1688). The source's axes that the
+	// destination lacks are the gathered ones, major in the source's
+	// layout; the index's axes take their place in the destination
+	// (engines.DeriveGather; docs/spec-decisions.md "Gather: the DMA's
+	// indirect loop").
+	Index string
 }
 
 // StageKind names a stage of a tensor-unit chain (002 L213-233, the method
@@ -384,8 +397,12 @@ func (p *Program) validateReference(r *Reference) error {
 		if _, ok := p.Axes.Size(r.Axis); !ok {
 			return fmt.Errorf("update_slice axis %q: no such axis", r.Axis)
 		}
+	case RefGather:
+		if len(r.Inputs) != 2 {
+			return fmt.Errorf("gather needs two inputs, the table and the index, not %d", len(r.Inputs))
+		}
 	default:
-		return fmt.Errorf("unknown op %q: want einsum, add, mul, update_slice or expr", r.Op)
+		return fmt.Errorf("unknown op %q: want einsum, add, mul, update_slice, gather or expr", r.Op)
 	}
 	if r.Axis != "" && r.Op != RefUpdateSlice {
 		return fmt.Errorf("an axis goes with op update_slice")
@@ -495,6 +512,18 @@ func (p *Program) validateOp(op *Op) error {
 			return fmt.Errorf("a DMA op has no stages")
 		}
 		want := map[OpKind][2]Memory{OpToDM: {HBM, DM}, OpToHBM: {DM, HBM}, OpDMToDM: {DM, DM}, OpHBMToHBM: {HBM, HBM}}[op.Kind]
+		if op.Index != "" {
+			if op.Kind != OpHBMToHBM {
+				return fmt.Errorf("an index (a gather) is read by an HBM-to-HBM copy only, not %s", op.Kind)
+			}
+			t, ok := p.Tensor(op.Index)
+			switch {
+			case !ok:
+				return fmt.Errorf("unknown index tensor %q", op.Index)
+			case t.Mem != HBM || !t.DType.IsInt():
+				return fmt.Errorf("index tensor %q is %s in %s, want an integer HBM tensor", op.Index, t.DType, t.Mem)
+			}
+		}
 		for i, name := range []string{op.Src, op.Dst} {
 			t, ok := p.Tensor(name)
 			if !ok {

@@ -70,14 +70,15 @@ func (p *Plan) validateOp() error {
 	if m.Stagger < 0 {
 		return fieldErr("op_mapping.hbm_stagger", "%d is negative", m.Stagger)
 	}
-	// An update_slice is one DMA (search/opslice.go): it computes on no
-	// slice, and its reference is the update's own.
-	if k == workload.KindUpdateSlice {
+	// An update_slice and a gather are one DMA (search/opslice.go,
+	// search/opgather.go): they compute on no slice, and their reference
+	// is their own.
+	if ref, ok := map[workload.Kind]kernel.RefOp{workload.KindUpdateSlice: kernel.RefUpdateSlice, workload.KindGather: kernel.RefGather}[k]; ok {
 		if m.Clusters != 0 || m.Slices != 0 || m.Tiles != 1 {
-			return fieldErr("op_mapping", "an update_slice is one DMA: 1 tile, no clusters or slices computing, not %d, %d, %d", m.Tiles, m.Clusters, m.Slices)
+			return fieldErr("op_mapping", "a %s is one DMA: 1 tile, no clusters or slices computing, not %d, %d, %d", k, m.Tiles, m.Clusters, m.Slices)
 		}
-		if r := p.Program.Reference; r == nil || r.Op != kernel.RefUpdateSlice {
-			return fieldErr("program.reference", "an update_slice's program states its update_slice reference")
+		if r := p.Program.Reference; r == nil || r.Op != ref {
+			return fieldErr("program.reference", "a %s's program states its %s reference", k, ref)
 		}
 		return nil
 	}

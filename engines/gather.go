@@ -1,0 +1,234 @@
+package engines
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
+)
+
+// A gather in one DMA command: the sequencer's IndirectLoop (002
+// L1684-1688), an entry whose iterations move by "a different offset from
+// the provided sequence" instead of a fixed stride, "enabling gather
+// operations with data-dependent access patterns ... like embedding lookups
+// where indices are determined at runtime". The manual states no more: not
+// where the sequence lives nor how it is scaled (its Indirect Sequencing
+// section is a TODO, 002 L1004-1006). The decision
+// (docs/spec-decisions.md "Gather: the DMA's indirect loop"): the sequence
+// is an integer HBM tensor's values, each a row number of the table, the
+// offset the row number times the entry's source stride (the row's bytes);
+// the write side walks its stride as any entry does.
+
+var (
+	ruleDMAIndirect = NewRule(Rule{ID: "DMA-R16", Engine: "dma", Name: "indirect loop",
+		Cite: "002 L1684-1688",
+		Text: "an IndirectLoop entry replaces the (limit, stride) pattern by (limit, [offset0, offset1, ...]): each iteration reads at the offset the sequence gives; here the sequence is an index tensor's values times the entry's source stride, each within the table's rows"})
+)
+
+// DeriveGather derives the command of a gather: the rows of table (an HBM
+// tensor) that index's values name, copied in index order into out (an
+// HBM tensor). The table's axes that out lacks are the gathered ones; they
+// must be the table's major axes (a row is then the contiguous run of the
+// others), out must hold the index's axes major and the table's other axes
+// below them in the table's order, and the index must be row-major over its
+// own axes. Each descriptor moves a block of consecutive index positions,
+// the blocks spread over the chip's clusters and DMNs (as a relayout's
+// walk, 002 L2404, L2544); a row moves in packets of at most
+// max_packet_bytes (002 L2428-2429).
+func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMACommand, error) {
+	if spec == nil {
+		return nil, fmt.Errorf("gather: no hardware spec")
+	}
+	if table.DType != out.DType {
+		return nil, fmt.Errorf("gather: a DMA moves bytes: table %s %q, output %s %q", table.DType, table.Name, out.DType, out.Name)
+	}
+	bits := table.DType.SizeBits()
+	if bits < 8 || bits%8 != 0 {
+		return nil, fmt.Errorf("gather: %s elements are not whole bytes", table.DType)
+	}
+	eb := bits / 8
+	tf, err := plainAxes(table.Element)
+	if err != nil {
+		return nil, fmt.Errorf("gather: the table %q: %w", table.Name, err)
+	}
+	of, err := plainAxes(out.Element)
+	if err != nil {
+		return nil, fmt.Errorf("gather: the output %q: %w", out.Name, err)
+	}
+	xf, err := plainAxes(index.Element)
+	if err != nil {
+		return nil, fmt.Errorf("gather: the index %q: %w", index.Name, err)
+	}
+	// The table: gathered axes (absent from out) major, then the row.
+	g := 0
+	for g < len(tf) && !slices.Contains(of, tf[g]) {
+		g++
+	}
+	row := tf[g:]
+	for _, a := range row {
+		if !slices.Contains(of, a) {
+			return nil, fmt.Errorf("gather: the table %q's axis %s, absent from the output, lies inside a row (%v): the gathered axes must be the table's major ones", table.Name, a.Name, names(row))
+		}
+	}
+	if g == 0 {
+		return nil, fmt.Errorf("gather: the output %q holds every axis of the table %q: nothing is gathered", out.Name, table.Name)
+	}
+	for _, a := range xf {
+		if slices.Contains(tf, a) {
+			return nil, fmt.Errorf("gather: the index %q shares axis %s with the table %q (a batched gather): not built", index.Name, a.Name, table.Name)
+		}
+	}
+	if want := append(slices.Clone(xf), row...); !slices.Equal(of, want) {
+		return nil, fmt.Errorf("gather: the output %q is laid out %v; a gather writes the index's axes, then the table's row: %v", out.Name, names(of), names(want))
+	}
+	rows, n, rowElems := 1, 1, 1
+	for _, a := range tf[:g] {
+		rows *= a.Size
+	}
+	for _, a := range xf {
+		n *= a.Size
+	}
+	for _, a := range row {
+		rowElems *= a.Size
+	}
+	rowBytes := rowElems * eb
+	// The packet: the largest divisor of the row within max_packet_bytes.
+	p := rowElems
+	for p*eb > spec.DMA.MaxPacketBytes.Value || rowElems%p != 0 {
+		p--
+	}
+	// The spread: index blocks, then parts of each row when the index
+	// positions do not fill the DMNs (254 MoE grids are 2 × 127), each
+	// descriptor on its own DMN, the DMA Engines (one per DMN pair, 002
+	// L2404) taken before their second ports.
+	clusters, dmns := spec.Chip.Clusters.Value, spec.Cluster.DMNs.Value
+	ports := max(spec.DMA.DMNsPerEngine.Value, 1)
+	total := clusters * dmns
+	ki := largestDivisor(n, total)
+	packets := rowElems / p
+	kr := largestDivisor(packets, total/ki)
+	m, part := n/ki, rowBytes/kr
+	engines := total / ports
+	req := spec.DMA.RequestBytes.Value
+	cmd := &kernel.DMACommand{SliceStride: spec.DMA.SliceStrideBytes.Value,
+		DMNStride: spec.DMA.SliceStrideBytes.Value * spec.Cluster.SlicesPerDMN.Value}
+	for d := range ki * kr {
+		i, j := d/kr, d%kr
+		e, port := d%engines, d/engines
+		x := kernel.DmnIndex{Cluster: e / (dmns / ports), DMN: e%(dmns/ports)*ports + port}
+		entries := []kernel.DMAEntry{{Size: m, SrcStride: rowBytes, DstStride: rowBytes, Term: index.Name,
+			Index: &kernel.DMAIndex{Tensor: index.Name, Offset: i * m, Rows: rows}}}
+		if packets/kr > 1 {
+			entries = append(entries, kernel.DMAEntry{Size: packets / kr, SrcStride: p * eb, DstStride: p * eb})
+		}
+		if p > 1 {
+			entries = append(entries, kernel.DMAEntry{Size: p, SrcStride: eb, DstStride: eb})
+		}
+		bytes := m * part
+		rpp := (p*eb + req - 1) / req
+		cmd.Descriptors = append(cmd.Descriptors, kernel.DMADescriptor{
+			Dmn: x, Src: kernel.DMAMedia{Kind: kernel.MediaHBM}, Dst: kernel.DMAMedia{Kind: kernel.MediaHBM},
+			Entries: entries, SrcBase: int(table.Addr) + j*part, DstBase: int(out.Addr) + i*m*rowBytes + j*part,
+			Stride0: p * eb, ElemBits: bits, Bytes: bytes, Packets: bytes / (p * eb),
+			RequestsPerPacket: rpp, Requests: bytes / (p * eb) * rpp,
+		})
+	}
+	// Descriptors in DMN order (kernel.DMACommand).
+	slices.SortStableFunc(cmd.Descriptors, func(a, b kernel.DMADescriptor) int {
+		return cmp.Or(cmp.Compare(a.Dmn.Cluster, b.Dmn.Cluster), cmp.Compare(a.Dmn.DMN, b.Dmn.DMN))
+	})
+	cmd.Homogeneous = homogeneous(cmd.Descriptors)
+	if err := CheckDMACommand(spec, cmd); err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	return cmd, nil
+}
+
+// largestDivisor is the largest divisor of n no larger than limit (1 at
+// least).
+func largestDivisor(n, limit int) int {
+	for k := min(n, limit); k > 1; k-- {
+		if n%k == 0 {
+			return k
+		}
+	}
+	return 1
+}
+
+// gAxis is an axis of a row-major layout.
+type gAxis struct {
+	Name string
+	Size int
+}
+
+// plainAxes returns the axes of a row-major element mapping, major first:
+// every digit a whole axis, live (no padding, broadcast or split).
+func plainAxes(e *mapping.Expr) ([]gAxis, error) {
+	if e == nil {
+		return nil, nil
+	}
+	fs, err := mapping.Factorize(e)
+	if err != nil {
+		return nil, err
+	}
+	var out []gAxis
+	for i := len(fs) - 1; i >= 0; i-- {
+		f := fs[i]
+		if f.Kind != mapping.FactorTerm || f.Stride != 1 || f.Extent != f.AxisSize {
+			return nil, fmt.Errorf("the layout m![%s] is not its axes whole, row-major", e)
+		}
+		out = append(out, gAxis{f.Axis, f.AxisSize})
+	}
+	return out, nil
+}
+
+func names(as []gAxis) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// checkGather checks a gather op's indirect entries against its index
+// tensor (DMA-R16): every descriptor reads its positions within the index's
+// values, and an indirect entry is a read-side loop of an HBM-to-HBM copy.
+func checkGather(p *kernel.Program, op *kernel.Op) error {
+	if op.Index == "" {
+		for x, d := range op.DMA.Descriptors {
+			for _, e := range d.Entries {
+				if e.Index != nil {
+					return ruleDMAIndirect.Violate("descriptor %d has an indirect entry, and the op names no index tensor", x)
+				}
+			}
+		}
+		return nil
+	}
+	idx, _ := p.Tensor(op.Index)
+	n := idx.Element.Size()
+	for x, d := range op.DMA.Descriptors {
+		found := false
+		for _, e := range d.Entries {
+			if e.Index == nil {
+				continue
+			}
+			switch {
+			case found:
+				return ruleDMAIndirect.Violate("descriptor %d has two indirect entries", x)
+			case e.Index.Tensor != op.Index:
+				return ruleDMAIndirect.Violate("descriptor %d reads its offsets from %q; the op's index is %q", x, e.Index.Tensor, op.Index)
+			case e.Index.Offset < 0 || e.Index.Offset+e.Size > n:
+				return ruleDMAIndirect.Violate("descriptor %d reads index positions [%d, %d); %q holds %d", x, e.Index.Offset, e.Index.Offset+e.Size, op.Index, n)
+			case e.Index.Rows < 1:
+				return ruleDMAIndirect.Violate("descriptor %d: an indirect entry over %d rows", x, e.Index.Rows)
+			}
+			found = true
+		}
+		if !found {
+			return ruleDMAIndirect.Violate("descriptor %d of a gather has no indirect entry", x)
+		}
+	}
+	return nil
+}

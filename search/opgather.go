@@ -1,0 +1,108 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"tcpmap/model/kernel"
+	"tcpmap/model/workload"
+)
+
+// A gather (the RoPE table lookup of the transformer layers, 002 L8043-8053,
+// L8269-8277; the MoE's weight gathers, 002 L8683-8686) is one HBM-to-HBM
+// DMA whose read side walks the table's rows in the order the index's
+// values give: the sequencer's IndirectLoop (002 L1684-1688;
+// engines.DeriveGather, docs/spec-decisions.md "Gather: the DMA's indirect
+// loop"). No slice computes. The table's gathered axes must be its major
+// ones, so that a row is a contiguous run; the output holds the index's
+// axes, then the row. The space has that one candidate (its spread over the
+// DMA engines is the command's), so its plan is optimal by enumeration.
+
+// gatherSpace fills s for a gather op o, or says why it has none.
+func (s *opSpace) gatherSpace(at string) (*opSpace, error) {
+	o, w := s.o, s.w
+	table, index := s.ins[0], s.ins[1]
+	s.family = "gather"
+	s.order = map[string][]string{}
+	for _, t := range []*workload.Tensor{table, index, s.out} {
+		ord, err := layoutOrder(t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", at, err)
+		}
+		s.order[t.Name] = live(w, ord)
+	}
+	if !index.DType.IsInt() {
+		return nil, fmt.Errorf("%s: the index %s is %s: a gather's index holds row numbers, integers", at, index.Name, index.DType)
+	}
+	if table.DType != s.out.DType {
+		return nil, fmt.Errorf("%s: the table %s is %s, the output %s %s: a gather copies the rows as they are", at, table.Name, table.DType, s.out.Name, s.out.DType)
+	}
+	for _, a := range s.order[index.Name] {
+		if slices.Contains(s.order[table.Name], a) {
+			return nil, fmt.Errorf("%s: no kernel: the index %s shares axis %s with the table %s, a batched gather: each row's offset would depend on its position as well as on the index, which one indirect loop does not give", at, index.Name, a, table.Name)
+		}
+	}
+	tord := s.order[table.Name]
+	g := 0
+	for g < len(tord) && slices.Contains(o.Axes, tord[g]) {
+		g++
+	}
+	for _, a := range tord[g:] {
+		if slices.Contains(o.Axes, a) {
+			return nil, fmt.Errorf("%s: no kernel: the gathered axis %s is not among the table %s's major axes (%s): a row of the table would not be one contiguous run for the DMA to move", at, a, table.Name, strings.Join(tord, ", "))
+		}
+	}
+	want := append(slices.Clone(s.order[index.Name]), tord[g:]...)
+	if !slices.Equal(s.order[s.out.Name], want) {
+		return nil, fmt.Errorf("%s: no kernel: the output %s is laid out %s; the DMA writes the rows in index order: give it the layout m![%s]", at, s.out.Name, strings.Join(s.order[s.out.Name], ", "), strings.Join(want, ", "))
+	}
+	var names []string
+	for _, t := range []*workload.Tensor{table, index} {
+		for _, a := range s.order[t.Name] {
+			if size, _ := w.AxisSize(a); size > 1 && !slices.Contains(names, fmt.Sprintf("%s=%d", a, size)) {
+				names = append(names, fmt.Sprintf("%s=%d", a, size))
+			}
+		}
+	}
+	s.axes = strings.Join(names, ", ")
+	s.cands = []opCand{{Tiles: 1, Form: string(workload.KindGather)}}
+	return s, nil
+}
+
+// live is ord without its axes of size 1, which are in no mapping.
+func live(w *workload.Workload, ord []string) []string {
+	var out []string
+	for _, a := range ord {
+		if n, _ := w.AxisSize(a); n > 1 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// buildGather writes the gather's program: the table and the index as
+// arguments, the output as the result, and the one DMA between them.
+func (s *opSpace) buildGather() (*kernel.Program, error) {
+	table, index := s.ins[0], s.ins[1]
+	b := &opBuilder{s: s, k: kProg{Name: s.o.Name, Axes: s.axes, Chips: 1}}
+	bytes := func(t *workload.Tensor) int64 { return t.Elems * int64(t.DType.SizeBits()) / 8 }
+	// Each tensor at a 256 MiB boundary past the one before.
+	ia := alignUp(bytes(table), 256<<20)
+	oa := alignUp(ia+bytes(index), 256<<20)
+	b.k.Tensors = []kTensor{
+		{Name: table.Name, Mem: "hbm", DType: table.DType.String(), Role: "input", Chip: "1", Element: b.hbmElement(table)},
+		{Name: index.Name, Mem: "hbm", DType: index.DType.String(), Role: "input", Chip: "1", Element: b.hbmElement(index), Addr: ia},
+		{Name: s.out.Name, Mem: "hbm", DType: s.out.DType.String(), Role: "output", Chip: "1", Element: b.hbmElement(s.out), Addr: oa},
+	}
+	b.k.Ops = []kOp{{Context: "dma", Kind: "hbm_to_hbm", Src: table.Name, Dst: s.out.Name, Index: index.Name}}
+	// The index's random values are rows of the table (the reference's
+	// range is every input's: the table's copied values do not mind it).
+	rows := 1
+	for _, a := range s.o.Axes {
+		n, _ := s.w.AxisSize(a)
+		rows *= int(n)
+	}
+	b.k.Reference = kReference{Op: "gather", Inputs: []string{table.Name, index.Name}, Output: s.out.Name, Range: []float64{0, float64(rows - 1)}}
+	return b.k.program()
+}
