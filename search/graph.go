@@ -713,8 +713,12 @@ func (m *graphModel) tensorCands(name string, o GraphOptions, computed map[strin
 	computes := func(i int) bool { return planned(i) && m.w.Ops[i].Kind != workload.KindUpdateSlice }
 	p, produced := m.prod[name]
 	// An update_slice's result is its destination updated in place:
-	// the destination's layout.
-	if t == nil || !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[name], computes) || m.w.Ops[p].Kind == workload.KindUpdateSlice {
+	// the destination's layout. A gather's output is the layout its DMA
+	// writes, the index's axes then the table's row (opgather.go): no
+	// other layout of it is searched (docs/spec-decisions.md "Gather: the
+	// DMA's indirect loop").
+	if t == nil || !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[name], computes) ||
+		m.w.Ops[p].Kind == workload.KindUpdateSlice || m.w.Ops[p].Kind == workload.KindGather {
 		return
 	}
 	m.cands[name] = append(m.cands[name], m.distinctOrders(t.Axes, o.Layouts)...)
