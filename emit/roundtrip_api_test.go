@@ -106,7 +106,24 @@ var apiRefusals = map[string]string{
 	// place for.
 	"llama3-70b-prefill-causal.plan.json.gz/visa-0.1": residentBeforeLoop,
 	"llama3-70b-prefill-causal.plan.json.gz/opt-0.6":  residentBeforeLoop,
+	// The gathers: one DMA with an indirect loop, which neither API
+	// spells (docs/spec-decisions.md "Gather: the DMA's indirect loop").
+	"llama3-70b-decode-rope_lookup.plan.json/visa-0.1":  gatherRefusal,
+	"llama3-70b-decode-rope_lookup.plan.json/opt-0.6":   gatherRefusal,
+	"llama3-70b-prefill-rope_lookup.plan.json/visa-0.1": gatherRefusal,
+	"llama3-70b-prefill-rope_lookup.plan.json/opt-0.6":  gatherRefusal,
+	"moe-token_block.plan.json/visa-0.1":                gatherRefusal,
+	"moe-token_block.plan.json/opt-0.6":                 gatherRefusal,
+	"moe-gather_back.plan.json/visa-0.1":                gatherRefusal,
+	"moe-gather_back.plan.json/opt-0.6":                 gatherRefusal,
+	"moe-gather_up.plan.json/visa-0.1":                  gatherRefusal,
+	"moe-gather_up.plan.json/opt-0.6":                   gatherRefusal,
+	"moe-gather_down.plan.json/visa-0.1":                gatherRefusal,
+	"moe-gather_down.plan.json/opt-0.6":                 gatherRefusal,
 }
+
+// gatherRefusal is the refusal of a gather's kernel.
+const gatherRefusal = `ops[0] (hbm_to_hbm): ` + gatherUnspelled
 
 // residentBeforeLoop is the refusal of a tiled kernel with an input loaded
 // once before its tile loop: no TileLoop holds it (kernel.Recognize), and
@@ -131,9 +148,12 @@ func emitStored(t *testing.T, name string, p *kernel.Program, api API) []byte {
 // pair examples that trim the pair, which neither library's
 // VectorTensorPair can (vector_tensor_pair.rs of both leaves out the trim),
 // the plans whose cluster reduce moves DM to DM between the clusters, and
-// the prefill layer's causal mask (residentBeforeLoop).
+// the prefill layer's causal mask (residentBeforeLoop) and the gathers
+// (gatherRefusal).
 var refusedByBoth = []string{"ve-pair-asymmetric.json", "ve-pair-fp-mul.json", "ve-pair-sub-reverse.json",
-	"gemm.plan.json", "moe-router.plan.json", "llama3-70b-prefill-down_proj.plan.json.gz", "llama3-70b-prefill-causal.plan.json.gz"}
+	"gemm.plan.json", "moe-router.plan.json", "llama3-70b-prefill-down_proj.plan.json.gz", "llama3-70b-prefill-causal.plan.json.gz",
+	"llama3-70b-decode-rope_lookup.plan.json", "llama3-70b-prefill-rope_lookup.plan.json", "moe-token_block.plan.json",
+	"moe-gather_back.plan.json", "moe-gather_up.plan.json", "moe-gather_down.plan.json"}
 
 // TestAPIRefusalsStored: every entry of apiRefusals names a stored program,
 // and the programs refused by both APIs are exactly refusedByBoth (the

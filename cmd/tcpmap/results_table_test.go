@@ -154,7 +154,10 @@ func plansTable(dir string) (string, error) {
 				what += " " + om.Form
 			}
 			feat = []string{fmt.Sprintf("%d tiles × %d clusters × %d slices", om.Tiles, om.Clusters, om.Slices)}
-			if om.Clusters*om.Slices == 0 {
+			switch {
+			case om.Form == "gather":
+				feat = []string{"one HBM-to-HBM DMA, an indirect loop"}
+			case om.Clusters*om.Slices == 0:
 				feat = []string{"one HBM-to-HBM DMA, in place"} // an update_slice
 			}
 		}
