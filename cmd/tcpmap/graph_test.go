@@ -305,3 +305,50 @@ func TestGraphCostCompressed(t *testing.T) {
 	assert.Contains(t, stdout, fmt.Sprintf("overlapped: %.0f cycles with every kernel in one program (the plan states %.0f)",
 		gp.Cost.OverlapCycles, gp.Cost.OverlapCycles))
 }
+
+// gatherShiftYAML gathers the rows of a table at positions shifted by a
+// constant: by 10 every row is in the table, by 100 the last 36 are not.
+const gatherShiftYAML = `name: gather-shift
+chips: 1
+axes: {S: 64, R: 128, A: 64}
+tensors:
+  pos:   {axes: [S], dtype: i32}
+  idx:   {axes: [S], dtype: i32}
+  table: {axes: [R, A], dtype: f32}
+  rows:  {axes: [S, A], dtype: f32}
+ops:
+  - {name: shift,  kind: add,    inputs: [pos], outputs: [idx], scalar: SHIFT}
+  - {name: lookup, kind: gather, inputs: [table, idx], outputs: [rows], axes: [R]}
+`
+
+// TestGraphGatherIndex: a gather planned in a graph is simulated on the
+// index its producer computed (positions 0, 1, … shifted by 10); an index
+// outside its table (shifted by 100: row 128 of 128 at position 28) is
+// not a row the gather's DMA reads, so verify feeds the gather from the
+// graph's reference and says why, instead of failing the layer
+// (docs/spec-decisions.md "Gather: the DMA's indirect loop").
+func TestGraphGatherIndex(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		shift string
+		want  []string
+	}{
+		{"10", []string{"PASS: graph gather-shift, seed 1: 2 kernels simulated, 0 ops fed from the reference (not yet plannable)\n"}},
+		{"100", []string{"lookup         gather        fed from the reference: its index idx holds 128 at position 28, outside the table's 128 rows, which its DMA cannot read (DMA-R16)",
+			"PASS: graph gather-shift, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 gathers fed from the reference (their index outside their table)"}},
+	} {
+		t.Run(tc.shift, func(t *testing.T) {
+			src := filepath.Join(dir, "g"+tc.shift+".yaml")
+			require.NoError(t, os.WriteFile(src, []byte(strings.Replace(gatherShiftYAML, "SHIFT", tc.shift, 1)), 0o644))
+			out := filepath.Join(dir, "g"+tc.shift+".graph.json")
+			code, stdout, stderr := runCLI(t, "plan", src, "--vector-ops", "--stored", "", "--cache", filepath.Join(dir, "cache"), "--out", out)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, stdout, "2 ops planned")
+			code, stdout, stderr = runCLI(t, "verify", out)
+			require.Equal(t, exitOK, code, stderr)
+			for _, w := range tc.want {
+				assert.Contains(t, stdout, w)
+			}
+		})
+	}
+}
