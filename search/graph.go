@@ -1573,7 +1573,7 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 // opSpaceVersion names the Vector Engine ops' mapspace (opspace.go) in the
 // plan cache's keys: a plan found in a smaller space is no answer for the
 // larger one. Bump it when the space gains candidates.
-const opSpaceVersion = "op-space 2: the interleaved add"
+const opSpaceVersion = "op-space 3: DMNs dealt out in chunks"
 
 // fusedPlanned reports whether every einsum fused by fs has a kernel in g
 // (a fused workload's plan).

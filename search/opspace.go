@@ -72,6 +72,12 @@ type opCand struct {
 	// sit inside the reduced axis in DM (1, 2 or 4: the reduce's 8
 	// accumulator slots hold 2 Way4 halves of each): longer DMA runs.
 	Inner int
+	// Interleave, when set, deals a tile's positions out to the clusters
+	// and DMNs a chunk of Interleave positions at a time (interleavePeel):
+	// the DMNs' concurrent streams then read neighbouring HBM addresses,
+	// in the same DRAM rows, instead of blocks a DMN's share apart, whose
+	// rows conflict in every bank (002 L2987-2989).
+	Interleave int
 }
 
 // opSpace is an op's mapspace.
@@ -299,6 +305,10 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 						continue
 					}
 					s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, MainLoad: main})
+					if ch := s.interleaveChunk(); cl*sl >= 2*spec.Cluster.SlicesPerDMN.Value && s.tileSpansRows(tl) {
+						// The DMNs' shares dealt out a chunk at a time.
+						s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, MainLoad: main, Interleave: ch})
+					}
 					if o.Kind == workload.KindSoftmax && tl == 1 {
 						s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, MainLoad: true})
 					}
@@ -319,6 +329,88 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		}
 	}
 	return s, nil
+}
+
+// interleavePeel splits a tile's positions ds (major first) over clusters
+// × slices with each DMN's share dealt out a chunk at a time: from the
+// minor side, a chunk of positions stays within a slice, the cluster and
+// DMN digits sit just above it, and the slice within its DMN (perDMN
+// slices, 002 L2867-2868) takes the major part; a slice holds the rest.
+// Position p of the tile is then [slice in DMN, rest, cluster, DMN,
+// chunk], so the DMNs' DMA streams advance side by side through HBM. The
+// slice digits are the DMN's, major, then the slice's within it.
+func interleavePeel(ds []digit, clusters, slices, perDMN, chunk int) (clD, slD, in []digit, ok bool) {
+	if perDMN < 1 || slices%perDMN != 0 || clusters*slices/perDMN < 2 {
+		return nil, nil, nil, false
+	}
+	dmns := slices / perDMN
+	n := digitsSize(ds)
+	if chunk < 1 || n%(clusters*dmns*chunk) != 0 {
+		return nil, nil, nil, false
+	}
+	outer, c, ok := peel(ds, n/chunk)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	a, b, ok := peel(outer, n/chunk/(clusters*dmns))
+	if !ok {
+		return nil, nil, nil, false
+	}
+	clD, dmnD, ok := peel(b, clusters)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	inDMN, rest, ok := peel(a, perDMN)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	return clD, append(dmnD, inDMN...), append(rest, c...), true
+}
+
+// interleaveChunk is the chunk of positions a DMN takes in turn
+// (opCand.Interleave): the fewest positions whose every streamed tensor
+// moves at least one 256-byte HBM unit (002 L2984-2985: a shorter run is a
+// partial unit), a power of two.
+func (s *opSpace) interleaveChunk() int {
+	per := 1 // positions' elements: a rows op's row
+	if s.family == "rows" {
+		per = s.red.size
+	}
+	minBits := 0
+	for _, t := range append(slices.Clone(s.ins), s.out) {
+		if b := t.DType.SizeBits(); minBits == 0 || b < minBits {
+			minBits = b
+		}
+	}
+	unit := int(s.spec.HBM.AccessUnitBytes.Value) * 8
+	c := 1
+	for c*per*minBits < unit {
+		c *= 2
+	}
+	return c
+}
+
+// tileSpansRows reports whether a tile of some tensor of the op, in tiles
+// tiles, spans more than one DRAM row of every bank: more bytes than the
+// addresses below the lowest row bit (2 MiB, 002 L2971). Below that the
+// DMNs' blocks of a tile share their rows however they are dealt out, so
+// the space holds no interleaved candidate for it (opCand.Interleave).
+func (s *opSpace) tileSpansRows(tiles int) bool {
+	low := -1
+	for _, b := range s.spec.HBM.AddressBits.Row.Value {
+		if low < 0 || b < low {
+			low = b
+		}
+	}
+	if low < 0 {
+		return false
+	}
+	for _, t := range append(slices.Clone(s.ins), s.out) {
+		if t.Elems*int64(t.DType.SizeBits())/8/int64(tiles) > 1<<low {
+			return true
+		}
+	}
+	return false
 }
 
 // layoutOrder is t's axes in its HBM order: its declared order, or the
@@ -457,14 +549,19 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 	if !ok {
 		return nil, fmt.Errorf("%d tiles do not divide the positions", c.Tiles)
 	}
-	rest := afterTile
-	clD, rest, ok := peel(rest, c.Clusters)
-	if !ok {
-		return nil, fmt.Errorf("%d clusters do not divide the positions", c.Clusters)
-	}
-	slD, in, ok := peel(rest, c.Slices)
-	if !ok {
-		return nil, fmt.Errorf("%d slices do not divide the positions", c.Slices)
+	var clD, slD, in []digit
+	if c.Interleave > 0 {
+		if clD, slD, in, ok = interleavePeel(afterTile, c.Clusters, c.Slices, s.spec.Cluster.SlicesPerDMN.Value, c.Interleave); !ok {
+			return nil, fmt.Errorf("the positions of a tile (%s) do not deal out to %d clusters × %d slices in chunks of %d", digitsText(afterTile), c.Clusters, c.Slices, c.Interleave)
+		}
+	} else {
+		rest := afterTile
+		if clD, rest, ok = peel(rest, c.Clusters); !ok {
+			return nil, fmt.Errorf("%d clusters do not divide the positions", c.Clusters)
+		}
+		if slD, in, ok = peel(rest, c.Slices); !ok {
+			return nil, fmt.Errorf("%d slices do not divide the positions", c.Slices)
+		}
 	}
 	b := &opBuilder{s: s, c: c, k: kProg{Name: s.o.Name, Axes: s.axes, Chips: 1}, bufs: map[string][2]string{}}
 	if c.Form == formInterleaved {
@@ -1439,7 +1536,7 @@ func (s *opSpace) plan(x *opEvaluated, st *Stats) *plan.Plan {
 	for _, r := range st.Rules() {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
 	}
-	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad, Inner: x.c.Inner}
+	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad, Inner: x.c.Inner, Interleave: x.c.Interleave}
 	switch s.family {
 	case "rows":
 		om.Reduced = s.red.axis

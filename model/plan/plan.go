@@ -146,7 +146,13 @@ type OpMapping struct {
 	MainLoad bool `json:"main_load,omitempty"`
 	// Inner is, for a reduce, how many packets of the kept innermost axis
 	// sit inside the reduced axis in DM (0 for other ops).
-	Inner  int `json:"inner,omitempty"`
+	Inner int `json:"inner,omitempty"`
+	// Interleave, when set, is the run of positions (a chunk) each DMN
+	// takes in turn: a tile's positions are dealt out to the clusters
+	// and DMNs a chunk at a time, so that the DMNs' concurrent DMA
+	// streams read neighbouring HBM addresses (0: each DMN a contiguous
+	// block of the tile).
+	Interleave int `json:"dmn_interleave,omitempty"`
 	Slices int `json:"slices"`
 }
 
