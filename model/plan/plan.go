@@ -153,7 +153,7 @@ type OpMapping struct {
 	// streams read neighbouring HBM addresses (0: each DMN a contiguous
 	// block of the tile).
 	Interleave int `json:"dmn_interleave,omitempty"`
-	Slices int `json:"slices"`
+	Slices     int `json:"slices"`
 }
 
 // AxisMapping is where one axis's factors go. The product of the factors is
