@@ -44,8 +44,8 @@ func TestInterleavePeel(t *testing.T) {
 // rows dealt out to the 16 DMNs a row at a time, is cheaper than with each
 // DMN reading its own block of the tile (16 blocks 512 KB apart, whose
 // DRAM rows conflict in every bank) under the same cost model; and
-// interleaved kernels of a row op and an elementwise op compute what
-// their references say on every slice.
+// interleaved kernels of a row op, an elementwise op and the interleaved
+// add of two tensors compute what their references say on every slice.
 func TestOpInterleaveDMNs(t *testing.T) {
 	if raceDetector {
 		t.Skip("the simulator under -race: make test runs it in unit-norace")
@@ -71,6 +71,7 @@ func TestOpInterleaveDMNs(t *testing.T) {
 	}{
 		{"softmax", opCand{Tiles: 1, Clusters: 2, Slices: 256, Form: "recompute", Interleave: 1}},
 		{"scale", opCand{Tiles: 2, Clusters: 2, Slices: 256, Form: "mul", Interleave: 64}},
+		{"causal", opCand{Tiles: 2, Clusters: 2, Slices: 256, Form: formInterleaved, Interleave: 64}},
 	} {
 		s, err := newOpSpace(small, findOp(small, tc.op), engines.Default())
 		require.NoError(t, err)
