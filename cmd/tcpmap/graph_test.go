@@ -352,3 +352,31 @@ func TestGraphGatherIndex(t *testing.T) {
 		})
 	}
 }
+
+// smallMoE is the MoE block at reduced sizes (the same graph; BLK stays
+// the 64 its block arithmetic multiplies by, GRID the 8 blocks its 8
+// experts take at most), planned from the committed op plans.
+var smallMoE = []string{"plan", "../../workloads/moe.yaml", "--axes", "T=32,D=32,F=32,E=8,K=2,GRID=8", "--vector-ops",
+	"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
+
+// TestGraphMoEReduced plans the MoE block whole at reduced sizes and
+// verifies it: its 19 kernels (the router, the routing arithmetic, the
+// four gathers — the weights' by the expert ids, the combine's by the
+// scatter indices — the sparse MLP, the weighting and the combine)
+// simulated in order on the values their producers computed, the 8 ops
+// without a kernel (top-k, cumsum, one-hot, compact, scatter, the batched
+// gather, …) fed from the graph's reference.
+func TestGraphMoEReduced(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "moe.graph.json")
+	code, stdout, stderr := runCLI(t, append(smallMoE, "--out", out)...)
+	failStale(t, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "19 ops planned, 0 views, 8 not yet plannable")
+	assert.Contains(t, stdout, "0 searched")
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 19 kernels simulated, 8 ops fed from the reference (not yet plannable)\n")
+	for _, op := range []string{"gather_up", "gather_down", "gather_back", "token_block"} {
+		assert.Regexp(t, `(?m)^  `+op+` +gather +simulated`, stdout)
+	}
+}
