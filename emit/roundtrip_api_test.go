@@ -85,7 +85,7 @@ var apiRefusals = map[string]string{
 	"llama3-70b-decode-rmsnorm_in.plan.json/visa-0.1": `ops[3] (chain): the type of q_vrf: m![8]: ` + visaLaneBroadcast,
 	"llama3-70b-decode-softmax.plan.json/visa-0.1":    `ops[2] (chain): the type of m_vrf: m![8]: ` + visaLaneBroadcast,
 	"moe-route_softmax.plan.json/visa-0.1":            `ops[2] (chain): the type of m_vrf: m![T % 16, 8]: ` + visaLaneBroadcast,
-	"attention-head-softmax.plan.json.gz/visa-0.1":    `tensor m_vrf: m![S % 2, 8]: ` + visaLaneBroadcast,
+	"attention-head-softmax.plan.json.gz/visa-0.1":    `tensor m_vrf: m![8]: ` + visaLaneBroadcast,
 	"ve-pair-asymmetric.json/opt-0.6":                 `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
 	"ve-pair-asymmetric.json/visa-0.1":                `ops[1] (chain): stages[5] (vector_trim_way4): ` + visaPairTrim,
 	"ve-pair-fp-mul.json/opt-0.6":                     `ops[1] (chain): stages[5] (vector_trim_way4): ` + optPairTrim,
