@@ -813,47 +813,8 @@ func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
 		// (one axis: its coordinate); the output has the table's other axes
 		// and the index's. An index outside the gathered axes reads 0 (an
 		// empty MoE grid, whose expert id is -1, 002 L8615-L8616).
-		table, index := ins[0], ins[1]
-		tpos, opos := axisPos(table), axisPos(out)
-		gathered := map[string]bool{}
-		span := 1
-		for _, a := range o.Axes {
-			p, ok := tpos[a]
-			if !ok {
-				return fmt.Errorf("op %s: the table has no axis %s", o.Name, a)
-			}
-			gathered[a] = true
-			span *= table.Axes[p].Size
-		}
-		oc := make([]int, len(out.Axes))
-		for i := range out.Vals {
-			out.Coords(i, oc)
-			io := 0
-			for _, a := range index.Axes {
-				io = io*a.Size + oc[opos[a.Name]]
-			}
-			at := int(index.Vals[io])
-			out.Vals[i] = 0
-			if at < 0 || at >= span {
-				continue
-			}
-			to, rest := 0, at
-			// The gathered coordinates from the flat index, minor first.
-			gc := map[string]int{}
-			for k := len(table.Axes) - 1; k >= 0; k-- {
-				if a := table.Axes[k]; gathered[a.Name] {
-					gc[a.Name] = rest % a.Size
-					rest /= a.Size
-				}
-			}
-			for _, a := range table.Axes {
-				c, ok := gc[a.Name]
-				if !ok {
-					c = oc[opos[a.Name]]
-				}
-				to = to*a.Size + c
-			}
-			out.Vals[i] = table.Vals[to]
+		if err := gatherRows(out, ins[0], ins[1], o.Axes); err != nil {
+			return fmt.Errorf("op %s: %w", o.Name, err)
 		}
 	case "scatter":
 		// data to the output's axes o.Axes at the flat row-major index
@@ -1113,6 +1074,67 @@ func (r *GraphReport) String() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// gatherRows fills out with table at the rows index names: the table's
+// gathered axes at the index's value, flat and row-major over them in the
+// table's order (one axis: its coordinate); out has the table's other axes
+// and the index's. An index outside the gathered axes reads 0 (an empty
+// MoE grid, whose expert id is -1, 002 L8615-L8616). The graph's
+// reference and a gather kernel's (kernel.RefGather) both read it.
+func gatherRows(out, table, index *Logical, axes []string) error {
+	tpos, opos := axisPos(table), axisPos(out)
+	gathered := map[string]bool{}
+	span := 1
+	for _, a := range axes {
+		p, ok := tpos[a]
+		if !ok {
+			return fmt.Errorf("the table %s has no axis %s", table.Name, a)
+		}
+		gathered[a] = true
+		span *= table.Axes[p].Size
+	}
+	for _, a := range index.Axes {
+		if _, ok := opos[a.Name]; !ok {
+			return fmt.Errorf("the output %s lacks the index %s's axis %s", out.Name, index.Name, a.Name)
+		}
+	}
+	for _, a := range table.Axes {
+		if _, ok := opos[a.Name]; !ok && !gathered[a.Name] {
+			return fmt.Errorf("the output %s lacks the table %s's ungathered axis %s", out.Name, table.Name, a.Name)
+		}
+	}
+	oc := make([]int, len(out.Axes))
+	gc := map[string]int{}
+	for i := range out.Vals {
+		out.Coords(i, oc)
+		io := 0
+		for _, a := range index.Axes {
+			io = io*a.Size + oc[opos[a.Name]]
+		}
+		at := int(index.Vals[io])
+		out.Vals[i] = 0
+		if at < 0 || at >= span {
+			continue
+		}
+		to, rest := 0, at
+		// The gathered coordinates from the flat index, minor first.
+		for k := len(table.Axes) - 1; k >= 0; k-- {
+			if a := table.Axes[k]; gathered[a.Name] {
+				gc[a.Name] = rest % a.Size
+				rest /= a.Size
+			}
+		}
+		for _, a := range table.Axes {
+			c, ok := gc[a.Name]
+			if !ok || !gathered[a.Name] {
+				c = oc[opos[a.Name]]
+			}
+			to = to*a.Size + c
+		}
+		out.Vals[i] = table.Vals[to]
+	}
+	return nil
 }
 
 // tensorIndex is the index of the graph tensor called name (-1: none).

@@ -657,61 +657,25 @@ func add(out *Logical, ins []*Logical, scalar float64, isInt bool) (*Expected, e
 }
 
 // gather is out = table at the rows index names (kernel.RefGather): the
-// table's axes absent from out are the gathered ones, a row's number its
-// flat row-major position over them in the table's order; out's other axes
-// are the index's and the table's rest. An index outside the rows reads 0
-// (as the graph reference's gather). Copies, exact (Depth 0, Abs the
-// values' magnitudes).
+// table's axes absent from out are the gathered ones (gatherRows). Copies,
+// exact (Depth 0, Abs the values' magnitudes).
 func gather(out, table, index *Logical, isInt bool) (*Expected, error) {
-	outAt := map[string]int{}
-	for i, a := range out.Axes {
-		outAt[a.Name] = i
-	}
-	rows := 1
-	var rowAxes []int // the table's gathered axes
-	for i, a := range table.Axes {
+	outAt := axisPos(out)
+	var axes []string
+	for _, a := range table.Axes {
 		if _, ok := outAt[a.Name]; !ok {
-			rows *= a.Size
-			rowAxes = append(rowAxes, i)
+			axes = append(axes, a.Name)
 		}
 	}
-	for _, a := range index.Axes {
-		if _, ok := outAt[a.Name]; !ok {
-			return nil, fmt.Errorf("the output %s lacks the index %s's axis %s", out.Name, index.Name, a.Name)
-		}
+	if err := gatherRows(out, table, index, axes); err != nil {
+		return nil, err
 	}
-	if len(out.Axes) != len(index.Axes)+len(table.Axes)-len(rowAxes) {
-		return nil, fmt.Errorf("the output %s has axes %s: want the index %s's and the table %s's ungathered ones", out.Name, axesString(out.Axes), axesString(index.Axes), axesString(table.Axes))
-	}
-	oc := make([]int, len(out.Axes))
-	for i := range out.Vals {
-		out.Coords(i, oc)
-		io := 0
-		for _, a := range index.Axes {
-			io = io*a.Size + oc[outAt[a.Name]]
-		}
-		r := int(index.Vals[io])
-		out.Vals[i] = 0
-		if r < 0 || r >= rows {
-			continue
-		}
-		// The row's digits, innermost gathered axis fastest.
-		digits := map[int]int{}
-		for k := len(rowAxes) - 1; k >= 0; k-- {
-			sz := table.Axes[rowAxes[k]].Size
-			digits[rowAxes[k]] = r % sz
-			r /= sz
-		}
-		to := 0
-		for k, a := range table.Axes {
-			c, ok := digits[k]
-			if !ok {
-				c = oc[outAt[a.Name]]
-			}
-			to = to*a.Size + c
-		}
-		out.Vals[i] = table.Vals[to]
-	}
+	return exact(out, isInt), nil
+}
+
+// exact is the expectation of a copy: out itself, exact (Depth 0), with
+// Abs the values' magnitudes for floats.
+func exact(out *Logical, isInt bool) *Expected {
 	e := &Expected{Out: out}
 	if !isInt {
 		e.Abs = &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}
@@ -719,7 +683,7 @@ func gather(out, table, index *Logical, isInt bool) (*Expected, error) {
 			e.Abs.Vals[i] = math.Abs(v)
 		}
 	}
-	return e, nil
+	return e
 }
 
 // updateSlice is out = ins[0] with its last index of axis replaced by
@@ -763,12 +727,5 @@ func updateSlice(out *Logical, ins []*Logical, axis string, isInt bool) (*Expect
 		}
 		out.Vals[i] = src.Vals[so]
 	}
-	e := &Expected{Out: out}
-	if !isInt {
-		e.Abs = &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}
-		for i, v := range out.Vals {
-			e.Abs.Vals[i] = math.Abs(v)
-		}
-	}
-	return e, nil
+	return exact(out, isInt), nil
 }
