@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -61,28 +62,11 @@ func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMAComm
 	if err != nil {
 		return nil, fmt.Errorf("gather: the index %q: %w", index.Name, err)
 	}
-	// The table: gathered axes (absent from out) major, then the row.
-	g := 0
-	for g < len(tf) && !slices.Contains(of, tf[g]) {
-		g++
+	g, err := GatherLayout(table.Name, index.Name, out.Name, names(tf), names(xf), names(of))
+	if err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
 	}
 	row := tf[g:]
-	for _, a := range row {
-		if !slices.Contains(of, a) {
-			return nil, fmt.Errorf("gather: the table %q's axis %s, absent from the output, lies inside a row (%v): the gathered axes must be the table's major ones", table.Name, a.Name, names(row))
-		}
-	}
-	if g == 0 {
-		return nil, fmt.Errorf("gather: the output %q holds every axis of the table %q: nothing is gathered", out.Name, table.Name)
-	}
-	for _, a := range xf {
-		if slices.Contains(tf, a) {
-			return nil, fmt.Errorf("gather: the index %q shares axis %s with the table %q (a batched gather): not built", index.Name, a.Name, table.Name)
-		}
-	}
-	if want := append(slices.Clone(xf), row...); !slices.Equal(of, want) {
-		return nil, fmt.Errorf("gather: the output %q is laid out %v; a gather writes the index's axes, then the table's row: %v", out.Name, names(of), names(want))
-	}
 	rows, n, rowElems := 1, 1, 1
 	for _, a := range tf[:g] {
 		rows *= a.Size
@@ -144,6 +128,39 @@ func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMAComm
 		return nil, fmt.Errorf("gather: %w", err)
 	}
 	return cmd, nil
+}
+
+// GatherLayout checks the layouts a gather's one DMA reads and writes
+// (DeriveGather), each given as its axes in row-major order, major first,
+// axes of size 1 left out, and returns how many of the table's major axes
+// are gathered (those the output lacks). A row, the table's other axes, is
+// then one contiguous run the indirect loop moves whole; the output holds
+// the index's axes, then the row. An index sharing an axis with its table
+// (a batched gather) would need each row's offset to depend on its position
+// as well as on the index's value, which one indirect loop (002
+// L1684-1688) does not give.
+func GatherLayout(tableName, indexName, outName string, table, index, out []string) (int, error) {
+	for _, a := range index {
+		if slices.Contains(table, a) {
+			return 0, fmt.Errorf("the index %s shares axis %s with the table %s, a batched gather: each row's offset would depend on its position as well as on the index, which one indirect loop does not give", indexName, a, tableName)
+		}
+	}
+	g := 0
+	for g < len(table) && !slices.Contains(out, table[g]) {
+		g++
+	}
+	for _, a := range table[g:] {
+		if !slices.Contains(out, a) {
+			return 0, fmt.Errorf("the table %s's axis %s, absent from the output, lies inside a row (%s): the gathered axes must be the table's major ones, a row one contiguous run for the DMA to move", tableName, a, strings.Join(table[g:], ", "))
+		}
+	}
+	if g == 0 {
+		return 0, fmt.Errorf("the output %s holds every axis of the table %s: nothing is gathered", outName, tableName)
+	}
+	if want := append(slices.Clone(index), table[g:]...); !slices.Equal(out, want) {
+		return 0, fmt.Errorf("the output %s is laid out m![%s]; a gather writes the index's axes, then the table's row: m![%s]", outName, strings.Join(out, ", "), strings.Join(want, ", "))
+	}
+	return g, nil
 }
 
 // largestDivisor is the largest divisor of n no larger than limit (1 at

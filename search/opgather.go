@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/model/workload"
 )
@@ -21,7 +22,7 @@ import (
 
 // gatherSpace fills s for a gather op o, or says why it has none.
 func (s *opSpace) gatherSpace(at string) (*opSpace, error) {
-	o, w := s.o, s.w
+	w := s.w
 	table, index := s.ins[0], s.ins[1]
 	s.family = "gather"
 	s.order = map[string][]string{}
@@ -38,36 +39,27 @@ func (s *opSpace) gatherSpace(at string) (*opSpace, error) {
 	if table.DType != s.out.DType {
 		return nil, fmt.Errorf("%s: the table %s is %s, the output %s %s: a gather copies the rows as they are", at, table.Name, table.DType, s.out.Name, s.out.DType)
 	}
-	for _, a := range s.order[index.Name] {
-		if slices.Contains(s.order[table.Name], a) {
-			return nil, fmt.Errorf("%s: no kernel: the index %s shares axis %s with the table %s, a batched gather: each row's offset would depend on its position as well as on the index, which one indirect loop does not give", at, index.Name, a, table.Name)
-		}
+	if _, err := engines.GatherLayout(table.Name, index.Name, s.out.Name, s.order[table.Name], s.order[index.Name], s.order[s.out.Name]); err != nil {
+		return nil, fmt.Errorf("%s: no kernel: %v", at, err)
 	}
-	tord := s.order[table.Name]
-	g := 0
-	for g < len(tord) && slices.Contains(o.Axes, tord[g]) {
-		g++
-	}
-	for _, a := range tord[g:] {
-		if slices.Contains(o.Axes, a) {
-			return nil, fmt.Errorf("%s: no kernel: the gathered axis %s is not among the table %s's major axes (%s): a row of the table would not be one contiguous run for the DMA to move", at, a, table.Name, strings.Join(tord, ", "))
-		}
-	}
-	want := append(slices.Clone(s.order[index.Name]), tord[g:]...)
-	if !slices.Equal(s.order[s.out.Name], want) {
-		return nil, fmt.Errorf("%s: no kernel: the output %s is laid out %s; the DMA writes the rows in index order: give it the layout m![%s]", at, s.out.Name, strings.Join(s.order[s.out.Name], ", "), strings.Join(want, ", "))
-	}
+	s.axes = axesDecl(w, s.order[table.Name], s.order[index.Name])
+	s.cands = []opCand{{Tiles: 1, Form: string(workload.KindGather)}}
+	return s, nil
+}
+
+// axesDecl is a program's axes declaration over the axes of ords, in
+// their order, each once, those of size 1 left out (in no mapping).
+func axesDecl(w *workload.Workload, ords ...[]string) string {
 	var names []string
-	for _, t := range []*workload.Tensor{table, index} {
-		for _, a := range s.order[t.Name] {
-			if size, _ := w.AxisSize(a); size > 1 && !slices.Contains(names, fmt.Sprintf("%s=%d", a, size)) {
-				names = append(names, fmt.Sprintf("%s=%d", a, size))
+	for _, ord := range ords {
+		for _, a := range live(w, ord) {
+			n, _ := w.AxisSize(a)
+			if d := fmt.Sprintf("%s=%d", a, n); !slices.Contains(names, d) {
+				names = append(names, d)
 			}
 		}
 	}
-	s.axes = strings.Join(names, ", ")
-	s.cands = []opCand{{Tiles: 1, Form: string(workload.KindGather)}}
-	return s, nil
+	return strings.Join(names, ", ")
 }
 
 // live is ord without its axes of size 1, which are in no mapping.

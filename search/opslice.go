@@ -51,13 +51,7 @@ func (s *opSpace) sliceSpace(at string) (*opSpace, error) {
 	if !slices.Contains(dest.Axes, o.Axis) {
 		return nil, fmt.Errorf("%s: the destination %s has no axis %s", at, dest.Name, o.Axis)
 	}
-	var names []string
-	for _, a := range s.order[dest.Name] {
-		if size, _ := w.AxisSize(a); size > 1 {
-			names = append(names, fmt.Sprintf("%s=%d", a, size))
-		}
-	}
-	s.axes = strings.Join(names, ", ")
+	s.axes = axesDecl(w, s.order[dest.Name])
 	s.cands = []opCand{{Tiles: 1, Form: string(workload.KindUpdateSlice)}}
 	return s, nil
 }
