@@ -277,11 +277,29 @@ type Candidate struct {
 	// stationary operand's free axis with Row and Time factors both above
 	// 1 has the choice (Space.RowsOuter).
 	RowOuter uint8
+	// SliceInner has bit a set when axis a's Slice digit sits below its
+	// Time digit: the slices are dealt the axis a chunk at a time (`I / 4
+	// % 8` in Time, `I % 4` on Slice for I = 32 over 4 slices), each
+	// slice holding every ring-th chunk, rather than a contiguous block
+	// each (`I % 8` in Time, `I / 8` on Slice). The chunk is the axis's
+	// positions below the Slice digit (Row and Packet factors, one
+	// position without). Neighbouring slices' DMAs then read neighbouring
+	// HBM addresses at once, in the same DRAM rows, where blocks a share
+	// apart fall in different rows of the same banks (002 L2710-2716,
+	// L2989; docs/spec-decisions.md "Digit order: Slice below Time").
+	// Only an output axis that is not the stationary operand's free axis,
+	// with Slice and Time factors both above 1, of a candidate without
+	// the switch, has the choice (Space.SlicesInner).
+	SliceInner uint8
 }
 
 // RowAbove reports whether axis a's Row digit sits above its Time digit
 // (Candidate.RowOuter).
 func (c *Candidate) RowAbove(a int) bool { return c.RowOuter&(1<<uint(a)) != 0 }
+
+// SliceBelow reports whether axis a's Slice digit sits below its Time
+// digit (Candidate.SliceInner).
+func (c *Candidate) SliceBelow(a int) bool { return c.SliceInner&(1<<uint(a)) != 0 }
 
 // order returns the used prefix of an order array.
 func order(o [MaxAxes]uint8) []int {
@@ -307,7 +325,8 @@ func (c *Candidate) Factor(a int, l Level) int { return int(c.Split[a][l]) }
 // Below returns the product of axis a's factors at levels minor to l: the
 // coordinate stride of its level-l digit. The levels nest Tile, Chip,
 // Cluster, Slice, Time, Row, Packet within an axis, Row above Time where
-// the candidate says so (RowOuter).
+// the candidate says so (RowOuter), Slice below Time where it says so
+// (SliceInner; never with RowOuter on the same axis).
 func (c *Candidate) Below(a int, l Level) int {
 	n := 1
 	for k := l + 1; k < NumLevels; k++ {
@@ -319,6 +338,14 @@ func (c *Candidate) Below(a int, l Level) int {
 			n /= c.Factor(a, Row)
 		case Row:
 			n *= c.Factor(a, Time)
+		}
+	}
+	if c.SliceBelow(a) {
+		switch l {
+		case Slice:
+			n /= c.Factor(a, Time)
+		case Time:
+			n *= c.Factor(a, Slice)
 		}
 	}
 	return n
@@ -367,6 +394,19 @@ func (c *Candidate) String(p *Problem) string {
 		first := true
 		for a, ax := range p.Axes {
 			if c.RowAbove(a) {
+				if !first {
+					b.WriteByte(',')
+				}
+				b.WriteString(ax.Name)
+				first = false
+			}
+		}
+	}
+	if c.SliceInner != 0 {
+		b.WriteString(" slices-inner=")
+		first := true
+		for a, ax := range p.Axes {
+			if c.SliceBelow(a) {
 				if !first {
 					b.WriteByte(',')
 				}
@@ -426,6 +466,16 @@ type Space struct {
 	// rowsOuter is set when a Row digit may sit above its axis's Time
 	// digit (RowsOuter).
 	rowsOuter bool
+	// slicesInner is set when a Slice digit may sit below its axis's Time
+	// digit (SlicesInner).
+	slicesInner bool
+	// posBytes[t][a] is the bytes one position of axis a spans in tensor
+	// t's HBM layout (the axes inner to it whole; 0: t lacks a), and
+	// innerAxes[t][a] those inner axes, for a plain layout
+	// (sliceOrderOpen); unitBytes is the HBM access unit.
+	posBytes  [NumTensors][MaxAxes]int
+	innerAxes [NumTensors][MaxAxes]uint8
+	unitBytes int
 	// copyOut is set when the output may be rewritten in HBM order by a
 	// copy chain (CopiesOutput).
 	copyOut bool
@@ -546,6 +596,60 @@ func (s *Space) rowOrderOpen(c *Candidate, a int) bool {
 	return s.rowsOuter && s.Role(a, c.Stationary) == RoleFW && c.Factor(a, Row) > 1 && c.Factor(a, Time) > 1
 }
 
+// SlicesInner reports whether the space holds both orders of an output
+// axis's Slice and Time digits (Candidate.SliceInner): with the Slice
+// digit above, each slice holds a contiguous block of the axis; below,
+// the slices are dealt it a chunk at a time, so that the DMNs serving
+// neighbouring slices stream neighbouring HBM addresses.
+func (s *Space) SlicesInner() bool { return s.slicesInner }
+
+// WithSlicesInner returns a copy of s with or without the candidates
+// whose Slice digits sit below their Time digits.
+func (s *Space) WithSlicesInner(on bool) *Space {
+	t := *s
+	t.slicesInner = on && s.slicesInner
+	return &t
+}
+
+// sliceOrderOpen reports whether axis a of c may take either order of its
+// Slice and Time digits: an output axis other than the stationary
+// operand's free axes (whose Slice digit is the switch's ring or sits
+// beside their Row digit), with both factors above 1 (otherwise the two
+// orders are one mapping), its Row digit below its Time digit, in a
+// candidate without the switch (whose streamed operand's DM Slice holds
+// a block of its Time digit, Space.SwitchBlock), and whose chunk — its
+// positions below the Slice digit, with the axes inner to it in HBM —
+// moves whole 256-byte HBM units in every tensor that holds it (002
+// L2980-2985): a shorter chunk splits units between slices, a partial
+// read or write each (a read-modify-write at ×50, 002 L2985), where the
+// blocks keep them whole. A tensor whose inner axes are split across
+// slices or clusters already has such runs, whichever the order.
+func (s *Space) sliceOrderOpen(c *Candidate, a int) bool {
+	if !s.slicesInner || c.Switch || c.RowAbove(a) || c.Factor(a, Slice) == 1 || c.Factor(a, Time) == 1 {
+		return false
+	}
+	if r := s.Role(a, c.Stationary); r != RoleFX && r != RoleB {
+		return false
+	}
+	chunk := c.Factor(a, Row) * c.Factor(a, Packet)
+	for t := range NumTensors {
+		n := s.posBytes[t][a]
+		if n == 0 || !s.plain[t] {
+			continue
+		}
+		split := false
+		for b := range s.P.Axes {
+			if s.innerAxes[t][a]&(1<<uint(b)) != 0 && c.Factor(b, Cluster)*c.Factor(b, Slice) > 1 {
+				split = true
+			}
+		}
+		if !split && (chunk*n)%s.unitBytes != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // ClusterSplit returns the clusters c's partial sums are spread over: the
 // product of the contracted axes' Cluster factors (1: not split).
 func (s *Space) ClusterSplit(c *Candidate) int { return s.contracted(c, Cluster) }
@@ -622,7 +726,17 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 			return nil, err
 		}
 		s.plain[t] = plainLayout(p, o)
+		// The bytes of one position of each axis of a plain layout with
+		// the axes inner to it whole, and those axes (sliceOrderOpen).
+		bytes := o.DType.SizeBits() / 8
+		var inner uint8
+		for _, a := range slices.Backward(s.hbm[t]) {
+			s.posBytes[t][a], s.innerAxes[t][a] = bytes, inner
+			bytes *= p.Axes[a].Size
+			inner |= 1 << uint(a)
+		}
 	}
+	s.unitBytes = spec.HBM.AccessUnitBytes.Value // 256 (002 L2980, L2983)
 	var contracted []int
 	for a, ax := range p.Axes {
 		if ax.Class == Contracted {
@@ -645,6 +759,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	}
 	s.clusterK = s.splitK && s.clusters > 1 && outSize%s.clusters == 0
 	s.rowsOuter = true
+	s.slicesInner = true
 	if p.EpilogueVector() {
 		// The epilogue takes the main chain's Vector Engine pass, which
 		// split-K's Inter-Slice reduce and the K chunks' split reduce
@@ -736,6 +851,9 @@ func (s *Space) Check(c *Candidate) error {
 	if c.Acc >= NumAccumulations {
 		return fmt.Errorf("accumulation kind %d out of range", c.Acc)
 	}
+	if c.SliceInner>>uint(len(p.Axes)) != 0 {
+		return fmt.Errorf("slices-inner bits %b name no axis", c.SliceInner)
+	}
 	if c.RowOuter>>uint(len(p.Axes)) != 0 {
 		return fmt.Errorf("rows-outer bits %b name no axis", c.RowOuter)
 	}
@@ -783,6 +901,9 @@ func (s *Space) Check(c *Candidate) error {
 		}
 		if c.RowAbove(a) && !s.rowOrderOpen(c, a) {
 			return fmt.Errorf("axis %s: its Row digit above its Time digit, but only a stationary operand's free axis with Row and Time factors has the choice", ax.Name)
+		}
+		if c.SliceBelow(a) && !s.sliceOrderOpen(c, a) {
+			return fmt.Errorf("axis %s: its Slice digit below its Time digit, but only an output axis other than the stationary operand's free axes, with Slice and Time factors, without the switch, has the choice", ax.Name)
 		}
 		slice *= c.Factor(a, Slice)
 		cluster *= c.Factor(a, Cluster)
@@ -1378,20 +1499,47 @@ func permute(xs []int, f func([]int) bool) {
 
 // rowOrders enumerates, for each stationary free axis with Row and Time
 // factors, its Row digit below and above its Time digit
-// (Candidate.RowOuter), then the layouts.
+// (Candidate.RowOuter), then the Slice orders.
 func (e *enumerator) rowOrders(c Candidate) {
-	var open []int
+	var open [MaxAxes]int
+	n := 0
 	for a := range e.s.P.Axes {
 		if e.s.rowOrderOpen(&c, a) {
-			open = append(open, a)
+			open[n] = a
+			n++
 		}
 	}
-	for mask := 0; mask < 1<<len(open) && !e.stop; mask++ {
+	for mask := 0; mask < 1<<n && !e.stop; mask++ {
 		d := c
 		d.RowOuter = 0
-		for i, a := range open {
+		for i, a := range open[:n] {
 			if mask&(1<<i) != 0 {
 				d.RowOuter |= 1 << uint(a)
+			}
+		}
+		e.sliceOrders(d)
+	}
+}
+
+// sliceOrders enumerates, for each output axis with Slice and Time
+// factors that has the choice (Space.sliceOrderOpen), its Slice digit
+// above and below its Time digit (Candidate.SliceInner), then the
+// layouts.
+func (e *enumerator) sliceOrders(c Candidate) {
+	var open [MaxAxes]int
+	n := 0
+	for a := range e.s.P.Axes {
+		if e.s.sliceOrderOpen(&c, a) {
+			open[n] = a
+			n++
+		}
+	}
+	for mask := 0; mask < 1<<n && !e.stop; mask++ {
+		d := c
+		d.SliceInner = 0
+		for i, a := range open[:n] {
+			if mask&(1<<i) != 0 {
+				d.SliceInner |= 1 << uint(a)
 			}
 		}
 		e.layouts(d)

@@ -119,7 +119,21 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 // part is axis a's digit over the levels from..to (major..minor): the
 // coordinate stride is the product of the factors minor to `to`, the
 // extent the product of the factors from..to. It is nil for extent 1.
+//
+// A candidate dealing axis a out to the slices (Candidate.SliceInner)
+// nests its Slice digit between Time and Row: a range from Time down past
+// it, without Slice, is the Time digit and the digits below Slice.
 func (b *build) part(a int, from, to Level) *mapping.Expr {
+	if b.c.SliceBelow(a) && from == Time && to > Time {
+		time, below := b.part(a, Time, Time), b.part(a, Time+1, to)
+		switch {
+		case time == nil:
+			return below
+		case below == nil:
+			return time
+		}
+		return b.pair(time, below)
+	}
 	n := 1
 	for l := from; l <= to; l++ {
 		n *= b.c.Factor(a, l)

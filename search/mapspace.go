@@ -132,3 +132,8 @@ func (s *Space) WithClusterK(on bool) *Space { return wrap(s.Space.WithClusterK(
 // Row digits sit above their Time digits (constraints.Space.WithRowsOuter);
 // the copy shares the memo.
 func (s *Space) WithRowsOuter(on bool) *Space { return wrap(s.Space.WithRowsOuter(on), s.memo) }
+
+// WithSlicesInner returns a copy of s with or without the candidates whose
+// Slice digits sit below their Time digits
+// (constraints.Space.WithSlicesInner); the copy shares the memo.
+func (s *Space) WithSlicesInner(on bool) *Space { return wrap(s.Space.WithSlicesInner(on), s.memo) }

@@ -329,6 +329,15 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	if len(outer) > 0 {
 		fmt.Fprintf(w, "  Row digit above the Time digit: %s\n", strings.Join(outer, ", "))
 	}
+	var inner []string
+	for _, a := range m.Axes {
+		if a.SliceInner {
+			inner = append(inner, a.Name)
+		}
+	}
+	if len(inner) > 0 {
+		fmt.Fprintf(w, "  Slice digit below the Time digit: %s\n", strings.Join(inner, ", "))
+	}
 	if len(m.TileOrder) > 0 {
 		buf := "single-buffered"
 		if m.DoubleBuffer {

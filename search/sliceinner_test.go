@@ -1,0 +1,171 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/constraints"
+)
+
+// An output axis's Slice digit below its Time digit
+// (Candidate.SliceInner, Space.SlicesInner): the slices are dealt the
+// axis a chunk at a time (`I / 4 % 2` in Time, `I % 4` on Slice) instead
+// of a contiguous block each (`I % 2` in Time, `I / 2` on Slice). Tested
+// on slicesInnerGEMM, whose I (a row of 256 bytes of in0 and of the
+// output) takes Slice and Time factors: every bound holds for every legal
+// candidate with the order reversed, the planner proves the exhaustive
+// optimum, the plans verify on every slice, and a mapping file that
+// states the order selects it.
+
+// TestSlicesInnerBoundsAdmissible: every lower bound of every legal
+// slice-inner candidate (a sample under -short) is at most its price, and
+// such candidates exist. Only they are built.
+func TestSlicesInnerBoundsAdmissible(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
+	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
+	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+	require.NoError(t, err)
+	i, legal, every := 0, 0, sampleEvery()
+	s.Enumerate(func(c Candidate) bool {
+		if c.SliceInner == 0 {
+			return true
+		}
+		if i%every == 0 {
+			if x := ev.evaluate(i, &c, nil); x != nil {
+				legal++
+				requireBoundsBelow(t, s, &c, x.Report.Cycles)
+			}
+		}
+		i++
+		return true
+	})
+	assert.Positive(t, legal, "legal slice-inner candidates")
+}
+
+// TestSlicesInnerSolveMatchesExhaustive: with both digit orders in the
+// space the SAT branch and bound proves the exhaustive optimum, no worse
+// than the space with one order. Both search the untiled candidates
+// holding in1 in the TRF (Options.Where), where I is dealt out (in0
+// stationary makes I its Row axis).
+func TestSlicesInnerSolveMatchesExhaustive(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("the exhaustive searches run without the race detector (make test's unit-norace)")
+	}
+	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
+	require.True(t, s.SlicesInner())
+	require.False(t, s.WithSlicesInner(false).SlicesInner())
+	opts := Options{Where: func(st Stage, c *Candidate) bool {
+		switch st {
+		case constraints.StageStationary:
+			return c.Stationary == 1
+		case constraints.StageTiles:
+			return len(c.Tiles()) == 0
+		}
+		return true
+	}}
+	ex, err := Exhaustive(s, opts)
+	require.NoError(t, err)
+	sat, err := Solve(s, opts)
+	require.NoError(t, err)
+	require.NotNil(t, ex.Best)
+	require.NotNil(t, sat.Best)
+	// A restricted search claims no proof (Stats.Restricted); the
+	// exhaustive search is the check.
+	require.Equal(t, ex.Best.Report.Cycles, sat.Best.Report.Cycles, "exhaustive %s, sat %s",
+		ex.Best.Candidate.String(s.P), sat.Best.Candidate.String(s.P))
+	inner := 0
+	s.EnumerateWhere(opts.Where, func(c Candidate) bool {
+		if c.SliceInner != 0 {
+			inner++
+		}
+		return true
+	})
+	assert.Positive(t, inner, "slice-inner candidates searched")
+	r, err := Solve(s.WithSlicesInner(false), opts)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, r.Best.Report.Cycles, sat.Best.Report.Cycles)
+	t.Logf("optimum %.0f cycles (%s); one order %.0f; %d slice-inner candidates", sat.Best.Report.Cycles, sat.Best.Candidate.String(s.P), r.Best.Report.Cycles, inner)
+}
+
+// TestSlicesInnerPlansVerify: slice-inner plans run on the simulator and
+// match the reference (the DMAs deal each slice its chunks, the commit
+// writes them back), every slice simulated; the first legal one of each
+// DM layout of the output and stationary operand.
+func TestSlicesInnerPlansVerify(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("the simulator runs without the race detector (make test's unit-norace)")
+	}
+	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
+	type kind struct {
+		out  Layout
+		stat int
+	}
+	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.SliceInner != 0 },
+		func(c *Candidate) kind { return kind{c.Layout[TensorOut], int(c.Stationary)} }, 0)
+	assert.GreaterOrEqual(t, len(verified), 2, "kinds verified: %v", verified)
+	t.Logf("verified %v", verified)
+}
+
+// TestSlicesInnerMapSpec: a mapping file's Slice and Time expressions
+// state the digit order; the candidates that agree with it have it.
+func TestSlicesInnerMapSpec(t *testing.T) {
+	t.Parallel()
+	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
+	for _, tc := range []struct {
+		spec  string
+		inner bool
+	}{
+		// I's Time digit above its 4 slices, K's 4 time steps of
+		// 32-element packets.
+		{"stationary: in1\ntime: 'm![I / 4, K / 32]'\n", true},
+		{"stationary: in1\ntime: 'm![I % 2, K / 32]'\n", false},
+	} {
+		m, err := constraints.ParseMapSpec("map.yaml", []byte(tc.spec), s.P)
+		require.NoError(t, err)
+		n := 0
+		s.EnumerateWhere(m.Where(s.P), func(c Candidate) bool {
+			n++
+			assert.Equal(t, tc.inner, c.SliceBelow(s.P.AxisIndex("I")), "%s", c.String(s.P))
+			return true
+		})
+		assert.Positive(t, n, tc.spec)
+	}
+}
+
+// TestSliceInnerOnlyWholeUnits: the order is offered only where each
+// slice's chunk moves whole 256-byte HBM units (002 L2980-2985): not for
+// an axis whose positions are 2-byte elements innermost in HBM.
+func TestSliceInnerOnlyWholeUnits(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
+	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
+	j, i := s.P.AxisIndex("J"), s.P.AxisIndex("I")
+	n := 0
+	s.Enumerate(func(c Candidate) bool {
+		require.False(t, c.SliceBelow(j), "J's positions are 2 bytes innermost in the output: %s", c.String(s.P))
+		if c.SliceBelow(i) {
+			n++
+		}
+		return true
+	})
+	assert.Positive(t, n, "candidates dealing I out")
+}
+
+// slicesInnerGEMM is small enough to enumerate in seconds: a row of I is
+// 128 bf16 (256 bytes) of in0 and of the output, and in1 (J K, as
+// attention's keys) sits in the TRF with its rows contiguous.
+const slicesInnerGEMM = `name: slices-inner-gemm
+einsum: IK,JK->IJ
+axes: {I: 8, J: 64, K: 128}
+dtype: {in: bf16, acc: f32, out: f32}
+chips: 1
+`
