@@ -277,29 +277,30 @@ type Candidate struct {
 	// stationary operand's free axis with Row and Time factors both above
 	// 1 has the choice (Space.RowsOuter).
 	RowOuter uint8
-	// SliceInner has bit a set when axis a's Slice digit sits below its
-	// Time digit: the slices are dealt the axis a chunk at a time (`I / 4
-	// % 8` in Time, `I % 4` on Slice for I = 32 over 4 slices), each
-	// slice holding every ring-th chunk, rather than a contiguous block
-	// each (`I % 8` in Time, `I / 8` on Slice). The chunk is the axis's
-	// positions below the Slice digit (Row and Packet factors, one
-	// position without). Neighbouring slices' DMAs then read neighbouring
-	// HBM addresses at once, in the same DRAM rows, where blocks a share
-	// apart fall in different rows of the same banks (002 L2710-2716,
-	// L2989; docs/spec-decisions.md "Digit order: Slice below Time").
+	// Dealt has bit a set when axis a's Cluster and Slice digits sit
+	// below its Time digit: the clusters and slices are dealt the axis a
+	// chunk at a time (`I / 4 % 8` in Time, `I % 4` on Slice for I = 32
+	// over 4 slices), each slice holding every n-th chunk of n slices,
+	// rather than a contiguous block each (`I % 8` in Time, `I / 8` on
+	// Slice). The chunk is the axis's positions below the Slice digit (Row
+	// and Packet factors, one position without). Neighbouring slices'
+	// DMAs, on every DMN of both clusters, then read neighbouring HBM
+	// addresses at once, in the same DRAM rows, where blocks a share apart
+	// fall in different rows of the same banks (002 L2710-2716, L2989;
+	// docs/spec-decisions.md "Digit order: Cluster and Slice below Time").
 	// Only an output axis that is not the stationary operand's free axis,
-	// with Slice and Time factors both above 1, of a candidate without
-	// the switch, has the choice (Space.SlicesInner).
-	SliceInner uint8
+	// with Time and Cluster or Slice factors above 1, of a candidate
+	// without the switch, has the choice (Space.DealsOut).
+	Dealt uint8
 }
 
 // RowAbove reports whether axis a's Row digit sits above its Time digit
 // (Candidate.RowOuter).
 func (c *Candidate) RowAbove(a int) bool { return c.RowOuter&(1<<uint(a)) != 0 }
 
-// SliceBelow reports whether axis a's Slice digit sits below its Time
-// digit (Candidate.SliceInner).
-func (c *Candidate) SliceBelow(a int) bool { return c.SliceInner&(1<<uint(a)) != 0 }
+// DealtOut reports whether axis a's Cluster and Slice digits sit below
+// its Time digit (Candidate.Dealt).
+func (c *Candidate) DealtOut(a int) bool { return c.Dealt&(1<<uint(a)) != 0 }
 
 // order returns the used prefix of an order array.
 func order(o [MaxAxes]uint8) []int {
@@ -325,8 +326,8 @@ func (c *Candidate) Factor(a int, l Level) int { return int(c.Split[a][l]) }
 // Below returns the product of axis a's factors at levels minor to l: the
 // coordinate stride of its level-l digit. The levels nest Tile, Chip,
 // Cluster, Slice, Time, Row, Packet within an axis, Row above Time where
-// the candidate says so (RowOuter), Slice below Time where it says so
-// (SliceInner; never with RowOuter on the same axis).
+// the candidate says so (RowOuter), Cluster and Slice below Time where it
+// says so (Dealt; never with RowOuter on the same axis).
 func (c *Candidate) Below(a int, l Level) int {
 	n := 1
 	for k := l + 1; k < NumLevels; k++ {
@@ -340,12 +341,12 @@ func (c *Candidate) Below(a int, l Level) int {
 			n *= c.Factor(a, Time)
 		}
 	}
-	if c.SliceBelow(a) {
+	if c.DealtOut(a) {
 		switch l {
-		case Slice:
+		case Cluster, Slice:
 			n /= c.Factor(a, Time)
 		case Time:
-			n *= c.Factor(a, Slice)
+			n *= c.Factor(a, Cluster) * c.Factor(a, Slice)
 		}
 	}
 	return n
@@ -402,11 +403,11 @@ func (c *Candidate) String(p *Problem) string {
 			}
 		}
 	}
-	if c.SliceInner != 0 {
-		b.WriteString(" slices-inner=")
+	if c.Dealt != 0 {
+		b.WriteString(" dealt-out=")
 		first := true
 		for a, ax := range p.Axes {
-			if c.SliceBelow(a) {
+			if c.DealtOut(a) {
 				if !first {
 					b.WriteByte(',')
 				}
@@ -466,13 +467,13 @@ type Space struct {
 	// rowsOuter is set when a Row digit may sit above its axis's Time
 	// digit (RowsOuter).
 	rowsOuter bool
-	// slicesInner is set when a Slice digit may sit below its axis's Time
+	// dealsOut is set when a Slice digit may sit below its axis's Time
 	// digit (SlicesInner).
-	slicesInner bool
+	dealsOut bool
 	// posBytes[t][a] is the bytes one position of axis a spans in tensor
 	// t's HBM layout (the axes inner to it whole; 0: t lacks a), and
 	// innerAxes[t][a] those inner axes, for a plain layout
-	// (sliceOrderOpen); unitBytes is the HBM access unit.
+	// (dealOpen); unitBytes is the HBM access unit.
 	posBytes  [NumTensors][MaxAxes]int
 	innerAxes [NumTensors][MaxAxes]uint8
 	unitBytes int
@@ -596,36 +597,37 @@ func (s *Space) rowOrderOpen(c *Candidate, a int) bool {
 	return s.rowsOuter && s.Role(a, c.Stationary) == RoleFW && c.Factor(a, Row) > 1 && c.Factor(a, Time) > 1
 }
 
-// SlicesInner reports whether the space holds both orders of an output
-// axis's Slice and Time digits (Candidate.SliceInner): with the Slice
-// digit above, each slice holds a contiguous block of the axis; below,
-// the slices are dealt it a chunk at a time, so that the DMNs serving
-// neighbouring slices stream neighbouring HBM addresses.
-func (s *Space) SlicesInner() bool { return s.slicesInner }
+// DealsOut reports whether the space holds both orders of an output
+// axis's Cluster and Slice digits and its Time digit (Candidate.Dealt):
+// above, each slice holds a contiguous block of the axis; below, the
+// clusters and slices are dealt it a chunk at a time, so that the DMNs
+// serving neighbouring slices stream neighbouring HBM addresses.
+func (s *Space) DealsOut() bool { return s.dealsOut }
 
-// WithSlicesInner returns a copy of s with or without the candidates
-// whose Slice digits sit below their Time digits.
-func (s *Space) WithSlicesInner(on bool) *Space {
+// WithDealsOut returns a copy of s with or without the candidates whose
+// Cluster and Slice digits sit below their Time digits.
+func (s *Space) WithDealsOut(on bool) *Space {
 	t := *s
-	t.slicesInner = on && s.slicesInner
+	t.dealsOut = on && s.dealsOut
 	return &t
 }
 
-// sliceOrderOpen reports whether axis a of c may take either order of its
-// Slice and Time digits: an output axis other than the stationary
-// operand's free axes (whose Slice digit is the switch's ring or sits
-// beside their Row digit), with both factors above 1 (otherwise the two
-// orders are one mapping), its Row digit below its Time digit, in a
-// candidate without the switch (whose streamed operand's DM Slice holds
-// a block of its Time digit, Space.SwitchBlock), and whose chunk — its
-// positions below the Slice digit, with the axes inner to it in HBM —
-// moves whole 256-byte HBM units in every tensor that holds it (002
-// L2980-2985): a shorter chunk splits units between slices, a partial
-// read or write each (a read-modify-write at ×50, 002 L2985), where the
-// blocks keep them whole. A tensor whose inner axes are split across
-// slices or clusters already has such runs, whichever the order.
-func (s *Space) sliceOrderOpen(c *Candidate, a int) bool {
-	if !s.slicesInner || c.Switch || c.RowAbove(a) || c.Factor(a, Slice) == 1 || c.Factor(a, Time) == 1 {
+// dealOpen reports whether axis a of c may take either order of its
+// Cluster and Slice digits and its Time digit: an output axis other than
+// the stationary operand's free axes (whose Slice digit is the switch's
+// ring or sits beside their Row digit), with a Time factor and a Cluster
+// or Slice factor above 1 (otherwise the two orders are one mapping), its
+// Row digit below its Time digit, in a candidate without the switch
+// (whose streamed operand's DM Slice holds a block of its Time digit,
+// Space.SwitchBlock), and whose chunk — its positions below the Slice
+// digit, with the axes inner to it in HBM — moves whole 256-byte HBM
+// units in every tensor that holds it (002 L2980-2985): a shorter chunk
+// splits units between slices, a partial read or write each (a
+// read-modify-write at ×50, 002 L2985), where the blocks keep them whole.
+// A tensor whose inner axes are split across slices or clusters already
+// has such runs, whichever the order.
+func (s *Space) dealOpen(c *Candidate, a int) bool {
+	if !s.dealsOut || c.Switch || c.RowAbove(a) || c.Factor(a, Cluster)*c.Factor(a, Slice) == 1 || c.Factor(a, Time) == 1 {
 		return false
 	}
 	if r := s.Role(a, c.Stationary); r != RoleFX && r != RoleB {
@@ -727,7 +729,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 		}
 		s.plain[t] = plainLayout(p, o)
 		// The bytes of one position of each axis of a plain layout with
-		// the axes inner to it whole, and those axes (sliceOrderOpen).
+		// the axes inner to it whole, and those axes (dealOpen).
 		bytes := o.DType.SizeBits() / 8
 		var inner uint8
 		for _, a := range slices.Backward(s.hbm[t]) {
@@ -759,7 +761,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	}
 	s.clusterK = s.splitK && s.clusters > 1 && outSize%s.clusters == 0
 	s.rowsOuter = true
-	s.slicesInner = true
+	s.dealsOut = true
 	if p.EpilogueVector() {
 		// The epilogue takes the main chain's Vector Engine pass, which
 		// split-K's Inter-Slice reduce and the K chunks' split reduce
@@ -851,8 +853,8 @@ func (s *Space) Check(c *Candidate) error {
 	if c.Acc >= NumAccumulations {
 		return fmt.Errorf("accumulation kind %d out of range", c.Acc)
 	}
-	if c.SliceInner>>uint(len(p.Axes)) != 0 {
-		return fmt.Errorf("slices-inner bits %b name no axis", c.SliceInner)
+	if c.Dealt>>uint(len(p.Axes)) != 0 {
+		return fmt.Errorf("dealt-out bits %b name no axis", c.Dealt)
 	}
 	if c.RowOuter>>uint(len(p.Axes)) != 0 {
 		return fmt.Errorf("rows-outer bits %b name no axis", c.RowOuter)
@@ -902,8 +904,8 @@ func (s *Space) Check(c *Candidate) error {
 		if c.RowAbove(a) && !s.rowOrderOpen(c, a) {
 			return fmt.Errorf("axis %s: its Row digit above its Time digit, but only a stationary operand's free axis with Row and Time factors has the choice", ax.Name)
 		}
-		if c.SliceBelow(a) && !s.sliceOrderOpen(c, a) {
-			return fmt.Errorf("axis %s: its Slice digit below its Time digit, but only an output axis other than the stationary operand's free axes, with Slice and Time factors, without the switch, has the choice", ax.Name)
+		if c.DealtOut(a) && !s.dealOpen(c, a) {
+			return fmt.Errorf("axis %s: its Cluster and Slice digits below its Time digit, but only an output axis other than the stationary operand's free axes, with Time and Cluster or Slice factors, without the switch, whose chunks move whole HBM units, has the choice", ax.Name)
 		}
 		slice *= c.Factor(a, Slice)
 		cluster *= c.Factor(a, Cluster)
@@ -1517,29 +1519,28 @@ func (e *enumerator) rowOrders(c Candidate) {
 				d.RowOuter |= 1 << uint(a)
 			}
 		}
-		e.sliceOrders(d)
+		e.dealOrders(d)
 	}
 }
 
-// sliceOrders enumerates, for each output axis with Slice and Time
-// factors that has the choice (Space.sliceOrderOpen), its Slice digit
-// above and below its Time digit (Candidate.SliceInner), then the
-// layouts.
-func (e *enumerator) sliceOrders(c Candidate) {
+// dealOrders enumerates, for each output axis that has the choice
+// (Space.dealOpen), its Cluster and Slice digits above and below its Time
+// digit (Candidate.Dealt), then the layouts.
+func (e *enumerator) dealOrders(c Candidate) {
 	var open [MaxAxes]int
 	n := 0
 	for a := range e.s.P.Axes {
-		if e.s.sliceOrderOpen(&c, a) {
+		if e.s.dealOpen(&c, a) {
 			open[n] = a
 			n++
 		}
 	}
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
 		d := c
-		d.SliceInner = 0
+		d.Dealt = 0
 		for i, a := range open[:n] {
 			if mask&(1<<i) != 0 {
-				d.SliceInner |= 1 << uint(a)
+				d.Dealt |= 1 << uint(a)
 			}
 		}
 		e.layouts(d)

@@ -120,11 +120,11 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 // coordinate stride is the product of the factors minor to `to`, the
 // extent the product of the factors from..to. It is nil for extent 1.
 //
-// A candidate dealing axis a out to the slices (Candidate.SliceInner)
+// A candidate dealing axis a out to the slices (Candidate.Dealt)
 // nests its Slice digit between Time and Row: a range from Time down past
 // it, without Slice, is the Time digit and the digits below Slice.
 func (b *build) part(a int, from, to Level) *mapping.Expr {
-	if b.c.SliceBelow(a) && from == Time && to > Time {
+	if b.c.DealtOut(a) && from == Time && to > Time {
 		time, below := b.part(a, Time, Time), b.part(a, Time+1, to)
 		switch {
 		case time == nil:

@@ -41,19 +41,19 @@ func workloadFile(t testing.TB, name string) *workload.Workload {
 // K-chunk tests (tilek_test.go) newTileKSpace.
 func newSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithSlicesInner(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false)
 }
 
 // newRowsOuterSpace is newSpace with both orders of a stationary free
 // axis's Row and Time digits (Space.RowsOuter).
 func newRowsOuterSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithSlicesInner(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithDealsOut(false)
 }
 
-// newSlicesInnerSpace is newSpace with both orders of an output axis's
+// newDealtOutSpace is newSpace with both orders of an output axis's
 // Slice and Time digits (Space.SlicesInner).
-func newSlicesInnerSpace(t testing.TB, w *workload.Workload) *Space {
+func newDealtOutSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
 	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false)
 }
@@ -62,7 +62,7 @@ func newSlicesInnerSpace(t testing.TB, w *workload.Workload) *Space {
 // without split-K candidates across slices or clusters.
 func newTileKSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithClusterK(false).WithRowsOuter(false).WithSlicesInner(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false)
 }
 
 // newClusterKSpace returns w's mapspace with contracted axes split across
@@ -70,7 +70,7 @@ func newTileKSpace(t testing.TB, w *workload.Workload) *Space {
 // slices.
 func newClusterKSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithRowsOuter(false).WithSlicesInner(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithRowsOuter(false).WithDealsOut(false)
 }
 
 // newSplitSpace returns w's whole mapspace, split-K candidates (across

@@ -133,7 +133,7 @@ func (s *Space) WithClusterK(on bool) *Space { return wrap(s.Space.WithClusterK(
 // the copy shares the memo.
 func (s *Space) WithRowsOuter(on bool) *Space { return wrap(s.Space.WithRowsOuter(on), s.memo) }
 
-// WithSlicesInner returns a copy of s with or without the candidates whose
+// WithDealsOut returns a copy of s with or without the candidates whose
 // Slice digits sit below their Time digits
-// (constraints.Space.WithSlicesInner); the copy shares the memo.
-func (s *Space) WithSlicesInner(on bool) *Space { return wrap(s.Space.WithSlicesInner(on), s.memo) }
+// (constraints.Space.WithDealsOut); the copy shares the memo.
+func (s *Space) WithDealsOut(on bool) *Space { return wrap(s.Space.WithDealsOut(on), s.memo) }

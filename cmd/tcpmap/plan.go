@@ -331,12 +331,12 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	}
 	var inner []string
 	for _, a := range m.Axes {
-		if a.SliceInner {
+		if a.DealtOut {
 			inner = append(inner, a.Name)
 		}
 	}
 	if len(inner) > 0 {
-		fmt.Fprintf(w, "  Slice digit below the Time digit: %s\n", strings.Join(inner, ", "))
+		fmt.Fprintf(w, "  Cluster and Slice digits below the Time digit (dealt out): %s\n", strings.Join(inner, ", "))
 	}
 	if len(m.TileOrder) > 0 {
 		buf := "single-buffered"

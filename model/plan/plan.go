@@ -181,11 +181,12 @@ type AxisMapping struct {
 	// Hello GEMM's `J % 8` on Row, 002 L483-484): only a stationary-free
 	// axis with Row and Time factors above 1.
 	RowOuter bool `json:"row_outer,omitempty"`
-	// SliceInner is set when the axis's Slice digit sits below its Time
-	// digit (`I / 4 % 8` in Time, `I % 4` on Slice: the slices dealt the
-	// axis a position at a time) rather than above it (`I / 8` on Slice):
-	// only a free or batch axis with Slice and Time factors above 1.
-	SliceInner bool `json:"slice_inner,omitempty"`
+	// DealtOut is set when the axis's Cluster and Slice digits sit below
+	// its Time digit (`I / 4 % 8` in Time, `I % 4` on Slice: the slices
+	// dealt the axis a position at a time) rather than above it (`I / 8`
+	// on Slice): only a free or batch axis with Time and Cluster or Slice
+	// factors above 1.
+	DealtOut bool `json:"dealt_out,omitempty"`
 }
 
 // TensorLayout is the DM element order chosen for one tensor.

@@ -186,8 +186,8 @@ func (p *Plan) validateMapping(axes mapping.Axes, ein *workload.Einsum) error {
 		if a.RowOuter && (a.Class != "stationary-free" || a.Row <= 1 || a.Time <= 1) {
 			return fieldErr(at+".row_outer", "axis %s (%s, row %d, time %d): only a stationary-free axis with Row and Time factors above 1 orders them", a.Name, a.Class, a.Row, a.Time)
 		}
-		if a.SliceInner && (a.Class != "free" && a.Class != "batch" || a.Slice <= 1 || a.Time <= 1 || a.RowOuter) {
-			return fieldErr(at+".slice_inner", "axis %s (%s, slice %d, time %d): only a free or batch axis with Slice and Time factors above 1, its Row digit below its Time digit, orders them", a.Name, a.Class, a.Slice, a.Time)
+		if a.DealtOut && (a.Class != "free" && a.Class != "batch" || a.Cluster*a.Slice <= 1 || a.Time <= 1 || a.RowOuter) {
+			return fieldErr(at+".dealt_out", "axis %s (%s, cluster %d, slice %d, time %d): only a free or batch axis with Time and Cluster or Slice factors above 1, its Row digit below its Time digit, is dealt out", a.Name, a.Class, a.Cluster, a.Slice, a.Time)
 		}
 		chips *= a.Chip
 	}

@@ -9,30 +9,30 @@ import (
 	"tcpmap/constraints"
 )
 
-// An output axis's Slice digit below its Time digit
-// (Candidate.SliceInner, Space.SlicesInner): the slices are dealt the
+// An output axis's Cluster and Slice digits below its Time digit
+// (Candidate.Dealt, Space.DealsOut): the clusters and slices are dealt the
 // axis a chunk at a time (`I / 4 % 2` in Time, `I % 4` on Slice) instead
 // of a contiguous block each (`I % 2` in Time, `I / 2` on Slice). Tested
-// on slicesInnerGEMM, whose I (a row of 256 bytes of in0 and of the
-// output) takes Slice and Time factors: every bound holds for every legal
-// candidate with the order reversed, the planner proves the exhaustive
-// optimum, the plans verify on every slice, and a mapping file that
-// states the order selects it.
+// on dealtOutGEMM, whose I (a row of 256 bytes of in0 and of the
+// output) takes Cluster, Slice and Time factors: every bound holds for
+// every legal candidate with the order reversed, the planner finds the
+// exhaustive optimum, the plans verify on every slice, and a mapping file
+// that states the order selects it.
 
-// TestSlicesInnerBoundsAdmissible: every lower bound of every legal
-// slice-inner candidate (a sample under -short) is at most its price, and
+// TestDealtOutBoundsAdmissible: every lower bound of every legal
+// dealt-out candidate (a sample under -short) is at most its price, and
 // such candidates exist. Only they are built.
-func TestSlicesInnerBoundsAdmissible(t *testing.T) {
+func TestDealtOutBoundsAdmissible(t *testing.T) {
 	t.Parallel()
 	if raceDetector {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
 	}
-	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
+	s := newDealtOutSpace(t, loadWorkload(t, dealtOutGEMM))
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 	require.NoError(t, err)
 	i, legal, every := 0, 0, sampleEvery()
 	s.Enumerate(func(c Candidate) bool {
-		if c.SliceInner == 0 {
+		if c.Dealt == 0 {
 			return true
 		}
 		if i%every == 0 {
@@ -44,22 +44,22 @@ func TestSlicesInnerBoundsAdmissible(t *testing.T) {
 		i++
 		return true
 	})
-	assert.Positive(t, legal, "legal slice-inner candidates")
+	assert.Positive(t, legal, "legal dealt-out candidates")
 }
 
-// TestSlicesInnerSolveMatchesExhaustive: with both digit orders in the
+// TestDealtOutSolveMatchesExhaustive: with both digit orders in the
 // space the SAT branch and bound proves the exhaustive optimum, no worse
 // than the space with one order. Both search the untiled candidates
 // holding in1 in the TRF (Options.Where), where I is dealt out (in0
 // stationary makes I its Row axis).
-func TestSlicesInnerSolveMatchesExhaustive(t *testing.T) {
+func TestDealtOutSolveMatchesExhaustive(t *testing.T) {
 	t.Parallel()
 	if raceDetector {
 		t.Skip("the exhaustive searches run without the race detector (make test's unit-norace)")
 	}
-	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
-	require.True(t, s.SlicesInner())
-	require.False(t, s.WithSlicesInner(false).SlicesInner())
+	s := newDealtOutSpace(t, loadWorkload(t, dealtOutGEMM))
+	require.True(t, s.DealsOut())
+	require.False(t, s.WithDealsOut(false).DealsOut())
 	opts := Options{Where: func(st Stage, c *Candidate) bool {
 		switch st {
 		case constraints.StageStationary:
@@ -81,43 +81,46 @@ func TestSlicesInnerSolveMatchesExhaustive(t *testing.T) {
 		ex.Best.Candidate.String(s.P), sat.Best.Candidate.String(s.P))
 	inner := 0
 	s.EnumerateWhere(opts.Where, func(c Candidate) bool {
-		if c.SliceInner != 0 {
+		if c.Dealt != 0 {
 			inner++
 		}
 		return true
 	})
-	assert.Positive(t, inner, "slice-inner candidates searched")
-	r, err := Solve(s.WithSlicesInner(false), opts)
+	assert.Positive(t, inner, "dealt-out candidates searched")
+	r, err := Solve(s.WithDealsOut(false), opts)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, r.Best.Report.Cycles, sat.Best.Report.Cycles)
-	t.Logf("optimum %.0f cycles (%s); one order %.0f; %d slice-inner candidates", sat.Best.Report.Cycles, sat.Best.Candidate.String(s.P), r.Best.Report.Cycles, inner)
+	t.Logf("optimum %.0f cycles (%s); one order %.0f; %d dealt-out candidates", sat.Best.Report.Cycles, sat.Best.Candidate.String(s.P), r.Best.Report.Cycles, inner)
 }
 
-// TestSlicesInnerPlansVerify: slice-inner plans run on the simulator and
+// TestDealtOutPlansVerify: dealt-out plans run on the simulator and
 // match the reference (the DMAs deal each slice its chunks, the commit
 // writes them back), every slice simulated; the first legal one of each
-// DM layout of the output and stationary operand.
-func TestSlicesInnerPlansVerify(t *testing.T) {
+// DM layout of the output, with I on one cluster and on both.
+func TestDealtOutPlansVerify(t *testing.T) {
 	t.Parallel()
 	if raceDetector {
 		t.Skip("the simulator runs without the race detector (make test's unit-norace)")
 	}
-	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
+	s := newDealtOutSpace(t, loadWorkload(t, dealtOutGEMM))
 	type kind struct {
-		out  Layout
-		stat int
+		out      Layout
+		clusters int
 	}
-	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.SliceInner != 0 },
-		func(c *Candidate) kind { return kind{c.Layout[TensorOut], int(c.Stationary)} }, 0)
-	assert.GreaterOrEqual(t, len(verified), 2, "kinds verified: %v", verified)
+	i := s.P.AxisIndex("I")
+	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.Dealt != 0 },
+		func(c *Candidate) kind { return kind{c.Layout[TensorOut], c.Factor(i, Cluster)} }, 0)
+	// Both output layouts, I dealt out over one cluster's slices and over
+	// both clusters.
+	assert.GreaterOrEqual(t, len(verified), 4, "kinds verified: %v", verified)
 	t.Logf("verified %v", verified)
 }
 
-// TestSlicesInnerMapSpec: a mapping file's Slice and Time expressions
+// TestDealtOutMapSpec: a mapping file's Slice and Time expressions
 // state the digit order; the candidates that agree with it have it.
-func TestSlicesInnerMapSpec(t *testing.T) {
+func TestDealtOutMapSpec(t *testing.T) {
 	t.Parallel()
-	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
+	s := newDealtOutSpace(t, loadWorkload(t, dealtOutGEMM))
 	for _, tc := range []struct {
 		spec  string
 		inner bool
@@ -132,27 +135,27 @@ func TestSlicesInnerMapSpec(t *testing.T) {
 		n := 0
 		s.EnumerateWhere(m.Where(s.P), func(c Candidate) bool {
 			n++
-			assert.Equal(t, tc.inner, c.SliceBelow(s.P.AxisIndex("I")), "%s", c.String(s.P))
+			assert.Equal(t, tc.inner, c.DealtOut(s.P.AxisIndex("I")), "%s", c.String(s.P))
 			return true
 		})
 		assert.Positive(t, n, tc.spec)
 	}
 }
 
-// TestSliceInnerOnlyWholeUnits: the order is offered only where each
+// TestDealtOutWholeUnits: the order is offered only where each
 // slice's chunk moves whole 256-byte HBM units (002 L2980-2985): not for
 // an axis whose positions are 2-byte elements innermost in HBM.
-func TestSliceInnerOnlyWholeUnits(t *testing.T) {
+func TestDealtOutWholeUnits(t *testing.T) {
 	t.Parallel()
 	if raceDetector {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
 	}
-	s := newSlicesInnerSpace(t, loadWorkload(t, slicesInnerGEMM))
+	s := newDealtOutSpace(t, loadWorkload(t, dealtOutGEMM))
 	j, i := s.P.AxisIndex("J"), s.P.AxisIndex("I")
 	n := 0
 	s.Enumerate(func(c Candidate) bool {
-		require.False(t, c.SliceBelow(j), "J's positions are 2 bytes innermost in the output: %s", c.String(s.P))
-		if c.SliceBelow(i) {
+		require.False(t, c.DealtOut(j), "J's positions are 2 bytes innermost in the output: %s", c.String(s.P))
+		if c.DealtOut(i) {
 			n++
 		}
 		return true
@@ -160,10 +163,10 @@ func TestSliceInnerOnlyWholeUnits(t *testing.T) {
 	assert.Positive(t, n, "candidates dealing I out")
 }
 
-// slicesInnerGEMM is small enough to enumerate in seconds: a row of I is
+// dealtOutGEMM is small enough to enumerate in seconds: a row of I is
 // 128 bf16 (256 bytes) of in0 and of the output, and in1 (J K, as
 // attention's keys) sits in the TRF with its rows contiguous.
-const slicesInnerGEMM = `name: slices-inner-gemm
+const dealtOutGEMM = `name: dealt-out-gemm
 einsum: IK,JK->IJ
 axes: {I: 8, J: 64, K: 128}
 dtype: {in: bf16, acc: f32, out: f32}
