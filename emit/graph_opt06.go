@@ -201,15 +201,24 @@ func graphRustOpt06(g *plan.Graph, opts RustOptions) ([]byte, error) {
 }
 
 // hostInput is the host expression of graph input t in its stored layout:
-// random values, or, for an input with values by rule (a causal mask,
-// workload.Values), the rule's values in the layout's row-major order.
+// random values, or, for an input with values by rule (a causal mask, an
+// iota, workload.Values), the rule's values in the layout's row-major
+// order.
 func hostInput(t *plan.GraphTensor, axes mapping.Axes) (string, error) {
 	typ := fmt.Sprintf("HostTensor::<%s, %s>", t.DType, t.Layout)
 	v := t.Values
 	if v == nil {
 		return typ + "::rand(rng)", nil
 	}
-	if v.Kind != workload.ValuesCausal {
+	switch {
+	case v.Kind == workload.ValuesIota:
+		if t.DType != "i32" {
+			return "", fmt.Errorf("tensor %s: a %s iota (the host writes i32 positions)", t.Name, t.DType)
+		}
+		// One axis: the position is the element's index.
+		n, _ := axes.Size(v.Axis)
+		return fmt.Sprintf("%s::from_vec((0..%dusize).map(|i| i as i32))", typ, n), nil
+	case v.Kind != workload.ValuesCausal:
 		return "", fmt.Errorf("tensor %s: values of kind %q", t.Name, v.Kind)
 	}
 	if t.DType != "f32" {

@@ -1513,7 +1513,7 @@ func (m *graphModel) criticalPath(choice []int, incoming []float64) ([]string, f
 // canonical contraction (ProblemHash) for an einsum, or of its kind,
 // parameters and operands (names, axes with sizes, dtypes, layouts) for
 // another op; the hardware spec; the search options that change the plan;
-// and the cost model's version.
+// the cost model's version; and the version of the op's mapspace.
 func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (string, error) {
 	x := findOp(w, op)
 	if x == nil {
@@ -1533,11 +1533,15 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 			Axes                []string
 			Sizes               []int64
 		}
+		// The op without its place in the file: a comment or an op
+		// added above it moves no plan.
+		xc := *x
+		xc.Line = 0
 		c := struct {
 			Op       *workload.Op
 			Chips    int
 			Operands []operand
-		}{Op: x, Chips: w.Chips}
+		}{Op: &xc, Chips: w.Chips}
 		for _, name := range operands(x) {
 			t := w.Tensor(name)
 			od := operand{Name: t.Name, DType: t.DType.String(), Axes: t.Axes}
@@ -1566,6 +1570,8 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 	keys := []string{wh, hw, opts, cost.Version}
 	if x.Kind != workload.KindEinsum {
 		keys = append(keys, opSpaceVersion)
+	} else {
+		keys = append(keys, mapSpaceVersion)
 	}
 	return digest.JSON(strings.Join(keys, "\n"))
 }
@@ -1574,6 +1580,11 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 // plan cache's keys: a plan found in a smaller space is no answer for the
 // larger one. Bump it when the space gains candidates.
 const opSpaceVersion = "op-space 3: DMNs dealt out in chunks"
+
+// mapSpaceVersion names the contractions' mapspace (constraints.Space) in
+// the plan cache's keys, as opSpaceVersion the ops'. Bump it when the
+// space gains candidates.
+const mapSpaceVersion = "map-space 2: cluster and slice digits dealt out"
 
 // fusedPlanned reports whether every einsum fused by fs has a kernel in g
 // (a fused workload's plan).

@@ -626,3 +626,32 @@ func TestPlanGraphWorkersDeterministic(t *testing.T) {
 		assert.Equal(t, string(want), string(data), "%d workers", n)
 	}
 }
+
+// TestGraphKeyIgnoresLine: an op's plan cache key does not move with the
+// op's line in the file (a comment added above it), and changes with what
+// the op computes.
+func TestGraphKeyIgnoresLine(t *testing.T) {
+	w, err := workload.Load("../workloads/moe.yaml")
+	require.NoError(t, err)
+	spec := engines.Default()
+	for _, op := range []string{"one_hot", "router"} {
+		k1, err := GraphKey(w, op, spec, Options{})
+		require.NoError(t, err)
+		x := findOp(w, op)
+		line := x.Line
+		x.Line += 7
+		k2, err := GraphKey(w, op, spec, Options{})
+		x.Line = line
+		require.NoError(t, err)
+		assert.Equal(t, k1, k2, op)
+	}
+	x := findOp(w, "has_block")
+	k1, err := GraphKey(w, "has_block", spec, Options{})
+	require.NoError(t, err)
+	scalar := *x.Scalar
+	*x.Scalar = scalar + 1
+	k2, err := GraphKey(w, "has_block", spec, Options{})
+	*x.Scalar = scalar
+	require.NoError(t, err)
+	assert.NotEqual(t, k1, k2, "a different constant")
+}

@@ -282,6 +282,8 @@ func TestPlanOpMoE(t *testing.T) {
 	planned := map[string]bool{"route_softmax": true, "local_off": true, "block_base": true, "scatter_idx": true,
 		"global_off": true, "has_block": true, "grid_valid": true, "combine": true, "blocks": true, "histogram": true,
 		"diff": true, "grid": true, // diff: num_blocks [E] − block_range [GRID], both broadcast; grid: a where
+		// one_hot: [topk_indices == expert_indices], both broadcast.
+		"one_hot": true,
 		// The gathers whose index shares no axis with the table (one
 		// indirect DMA, opgather.go); gather_up and gather_down move
 		// 400 MB tables, verified at reduced size (TestGatherOps).

@@ -130,7 +130,8 @@ var opUnplannable = map[workload.Kind]string{
 		"not have), compares all E x E pairs, sums the ranks and compacts with the Filter (002 L8534-8590): a pipeline " +
 		"of kernels, not planned as one op",
 	workload.KindOneHot: "a one-hot compares each index with its position along the new axis, which needs that position " +
-		"as a value (the manual's Expert_Indices tensor, 002 L8623), an input the op does not have",
+		"as a value (the manual's Expert_Indices tensor, 002 L8623): give the op a second input over the new axis with " +
+		"values {kind: iota, axis: E}, which its kernel compares with",
 }
 
 // formInterleaved is the form of a float add of two tensors (an add, a
@@ -163,6 +164,13 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast,
 		workload.KindCopy, workload.KindGT, workload.KindGE, workload.KindCeilDiv, workload.KindWhere:
 		s.family = "map"
+	case workload.KindOneHot:
+		if len(o.Inputs) != 2 {
+			return nil, fmt.Errorf("%s: no kernel: %s (docs/spec-decisions.md \"One-hot: an equality with the positions\")", at, opUnplannable[o.Kind])
+		}
+		// [x == pos] of the indices and the positions (the workload
+		// checks their iota rule): an i32 op of two tensors.
+		s.family = "map"
 	case workload.KindCausalMask:
 		if len(o.Inputs) != 2 {
 			return nil, fmt.Errorf("%s: no kernel: %s (docs/spec-decisions.md \"Causal mask: an additive mask input\")", at, opUnplannable[o.Kind])
@@ -193,7 +201,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	}
 	if s.integer {
 		switch o.Kind {
-		case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindGT, workload.KindGE, workload.KindReduce:
+		case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindGT, workload.KindGE, workload.KindReduce, workload.KindOneHot:
 		case workload.KindWhere:
 			if o.Scalar == nil || len(s.ins) != 2 {
 				return nil, fmt.Errorf("%s: where(condition, tensor, constant) is planned: two tensor inputs and a scalar", at)
@@ -1032,7 +1040,7 @@ func (b *opBuilder) integerwise() error {
 		branch = "Comparison([False, False, False, Equal(0)])"
 	}
 	st = append(st, kStage{Kind: "vector_init"}, kStage{Kind: "vector_branch", Param: branch})
-	op := map[workload.Kind]string{workload.KindAdd: "AddFxp", workload.KindSub: "SubFxp", workload.KindMul: "MulInt"}[s.o.Kind]
+	op := map[workload.Kind]string{workload.KindAdd: "AddFxp", workload.KindSub: "SubFxp", workload.KindMul: "MulInt", workload.KindOneHot: "SubFxp"}[s.o.Kind]
 	sym := map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*"}[s.o.Kind]
 	var expr string
 	var rng []float64
@@ -1065,6 +1073,17 @@ func (b *opBuilder) integerwise() error {
 		b.chain("sub", append(append([]kStage{{Kind: "begin", Tensor: ydm}}, fetch...), kStage{Kind: "to_vrf", Tensor: yvrf}))
 		st = append(st, kStage{Kind: "vector_fxp", Tensor: yvrf, Param: op})
 		expr = fmt.Sprintf("%s %s %s", x.Name, sym, y.Name)
+		if s.o.Kind == workload.KindOneHot {
+			// [x == pos] from d = x − pos in the Clip stage (002
+			// L4956-4972): AbsMin(d, −1) is 0 where d = 0 (|0| < 1) and −1
+			// elsewhere, and adding 1 makes it 1 where x = pos, 0
+			// elsewhere. The reference states the equality for integers,
+			// 1 − min(|x − pos|, 1), over inputs in [−3, 3], so that a
+			// seventh of the pairs are equal and both values are
+			// exercised.
+			st = append(st, kStage{Kind: "vector_clip", Param: "AbsMin, -1"}, kStage{Kind: "vector_clip", Param: "AddFxp, 1"})
+			expr, rng = fmt.Sprintf("1 - min(abs(%s - %s), 1)", x.Name, y.Name), []float64{-3, 3}
+		}
 	case s.o.Kind == workload.KindCeilDiv:
 		// (x + d − 1) >> log2 d in the Fxp cluster (AddFxp, then
 		// ArithRightShift, 002 L4826, L4835): ceil(x / d) for x ≥ 0 (a

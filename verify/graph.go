@@ -14,6 +14,7 @@ import (
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
+	"tcpmap/model/workload"
 )
 
 // Verifying a graph plan: every planned kernel runs on the simulator in
@@ -155,16 +156,19 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			return nil, err
 		}
 		if v := t.Values; v != nil {
-			// A constant input (a causal mask): its rule's values.
+			// A constant input (a causal mask, an iota): its rule's
+			// values.
 			pos := axisPos(l)
-			q, k := pos[v.Query], pos[v.Key]
 			coords := make([]int, len(l.Axes))
 			for i := range l.Vals {
 				l.Coords(i, coords)
-				l.Vals[i] = v.At(coords[q], coords[k])
+				if v.Kind == workload.ValuesIota {
+					l.Vals[i] = float64(coords[pos[v.Axis]])
+				} else {
+					l.Vals[i] = v.At(coords[pos[v.Query]], coords[pos[v.Key]])
+				}
 			}
-		}
-		if l.DType.IsInt() {
+		} else if l.DType.IsInt() {
 			// Integer inputs are index tables and positions: 0, 1, 2, …
 			// along a single axis (the MoE's Expert_Indices and
 			// Block_Range, 002 L8623; prefill's position(i) = i, 002

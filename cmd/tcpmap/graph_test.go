@@ -360,23 +360,24 @@ var smallMoE = []string{"plan", "../../workloads/moe.yaml", "--axes", "T=32,D=32
 	"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
 
 // TestGraphMoEReduced plans the MoE block whole at reduced sizes and
-// verifies it: its 19 kernels (the router, the routing arithmetic, the
-// four gathers — the weights' by the expert ids, the combine's by the
-// scatter indices — the sparse MLP, the weighting and the combine)
-// simulated in order on the values their producers computed, the 8 ops
-// without a kernel (top-k, cumsum, one-hot, compact, scatter, the batched
+// verifies it: its 20 kernels (the router, the one-hot and the routing
+// arithmetic, the four gathers — the weights' by the expert ids, the
+// combine's by the scatter indices — the sparse MLP, the weighting and the
+// combine) simulated in order on the values their producers computed, the
+// 7 ops without a kernel (top-k, cumsum, compact, scatter, the batched
 // gather, …) fed from the graph's reference.
 func TestGraphMoEReduced(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "moe.graph.json")
 	code, stdout, stderr := runCLI(t, append(smallMoE, "--out", out)...)
 	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "19 ops planned, 0 views, 8 not yet plannable")
+	assert.Contains(t, stdout, "20 ops planned, 0 views, 7 not yet plannable")
 	assert.Contains(t, stdout, "0 searched")
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 19 kernels simulated, 8 ops fed from the reference (not yet plannable)\n")
+	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 20 kernels simulated, 7 ops fed from the reference (not yet plannable)\n")
 	for _, op := range []string{"gather_up", "gather_down", "gather_back", "token_block"} {
 		assert.Regexp(t, `(?m)^  `+op+` +gather +simulated`, stdout)
 	}
+	assert.Regexp(t, `(?m)^  one_hot +one_hot +simulated`, stdout)
 }

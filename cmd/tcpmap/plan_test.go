@@ -107,7 +107,7 @@ func TestPlanGraphOp(t *testing.T) {
 	assert.Contains(t, stdout, "form gather: the rows of w_rope that position names (gathered axes Smax) copied in index order into t_rope by one HBM-to-HBM DMA with an indirect loop")
 	code, _, errOut = runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "dispatch")
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut, "moe.yaml:87: op dispatch (scatter): no kernel: the destinations are a value known only at run time")
+	assert.Contains(t, errOut, "moe.yaml:88: op dispatch (scatter): no kernel: the destinations are a value known only at run time")
 	code, stdout, _ = runCLI(t, "plan", "../../workloads/llama3-70b-decode.yaml", "--op", "q_split")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "reshape needs no kernel")

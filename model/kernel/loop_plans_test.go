@@ -43,9 +43,12 @@ func TestRecognizeStoredPlans(t *testing.T) {
 			continue
 		}
 		// An op kernel (search/opspace.go) that loads a broadcast input
-		// whole, once for every tile, does so ahead of its first tile's
-		// loads (the prefill layer's causal mask), an order no TileLoop
-		// gives yet; the emitter refuses it (emit's apiRefusals).
+		// whole, once for every tile, may do so where no TileLoop puts a
+		// first-iteration op (the prefill layer's causal mask, its mask
+		// between two tiles' leading loads); the emitter refuses it
+		// (emit's apiRefusals names which stored plans, and fails when one
+		// emits). Where the loop form holds it (the MoE's one-hot
+		// positions), the program is checked as any tiled one.
 		if pl.OpMapping != nil {
 			resident := false
 			for _, op := range p.Ops {
@@ -53,9 +56,7 @@ func TestRecognizeStoredPlans(t *testing.T) {
 					resident = true
 				}
 			}
-			if resident {
-				_, ok := kernel.Recognize(p)
-				assert.False(t, ok, "%s: the loop form now holds a resident input: drop this exception and the emitter's refusal", f)
+			if _, ok := kernel.Recognize(p); resident && !ok {
 				continue
 			}
 		}

@@ -435,9 +435,11 @@ func (g *Graph) Validate() error {
 		tensors[t.Name] = i
 		if v := t.Values; v != nil {
 			switch {
-			case v.Kind != workload.ValuesCausal:
-				return fieldErr(f+".values.kind", "unknown values kind %q (causal)", v.Kind)
-			case !slices.Contains(t.Axes, v.Query) || !slices.Contains(t.Axes, v.Key) || v.Query == v.Key:
+			case v.Kind != workload.ValuesCausal && v.Kind != workload.ValuesIota:
+				return fieldErr(f+".values.kind", "unknown values kind %q (causal, iota)", v.Kind)
+			case v.Kind == workload.ValuesIota && (len(t.Axes) != 1 || t.Axes[0] != v.Axis):
+				return fieldErr(f+".values.axis", "an iota over %q is a tensor over it alone, not %s %v", v.Axis, t.Name, t.Axes)
+			case v.Kind == workload.ValuesCausal && (!slices.Contains(t.Axes, v.Query) || !slices.Contains(t.Axes, v.Key) || v.Query == v.Key):
 				return fieldErr(f+".values", "query %q and key %q must be two axes of %s %v", v.Query, v.Key, t.Name, t.Axes)
 			case t.Producer != "":
 				return fieldErr(f+".values", "tensor %s has values: an input, not produced by %s", t.Name, t.Producer)

@@ -184,8 +184,9 @@ func TestAddressesStagger(t *testing.T) {
 	}
 }
 
-// TestGraphValidateValues: an input's values rule names two of its axes
-// and a known kind, and no op produces it.
+// TestGraphValidateValues: an input's values rule is of a known kind
+// and names two of its axes (a causal mask) or its one axis (an iota),
+// and no op produces it.
 func TestGraphValidateValues(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -194,7 +195,8 @@ func TestGraphValidateValues(t *testing.T) {
 		want string
 	}{
 		{"ok", workload.Values{Kind: "causal", Query: "S", Key: "D"}, "", ""},
-		{"kind", workload.Values{Kind: "iota", Query: "S", Key: "D"}, "", `tensors[0].values.kind: unknown values kind "iota"`},
+		{"kind", workload.Values{Kind: "triangle", Query: "S", Key: "D"}, "", `tensors[0].values.kind: unknown values kind "triangle"`},
+		{"iota over two axes", workload.Values{Kind: "iota", Axis: "S"}, "", `tensors[0].values.axis: an iota over "S" is a tensor over it alone`},
 		{"axis", workload.Values{Kind: "causal", Query: "S", Key: "T"}, "", `query "S" and key "T" must be two axes of q`},
 		{"same", workload.Values{Kind: "causal", Query: "S", Key: "S"}, "", `query "S" and key "S" must be two axes of q`},
 		{"produced", workload.Values{Kind: "causal", Query: "S", Key: "D"}, "qk", "tensor q has values: an input, not produced by qk"},

@@ -201,6 +201,16 @@ func (g *graph) checkOp(op *Op, n *opNodes) {
 			return
 		}
 		wantOut(0, append(append([]string{}, ins[0].Axes...), op.Axis), "the input's axes plus "+op.Axis)
+		if len(ins) == 2 {
+			// The positions along the new axis the indices are compared
+			// with (the manual's Expert_Indices, 002 L8623).
+			p := ins[1]
+			if p.Values == nil || p.Values.Kind != ValuesIota || p.Values.Axis != op.Axis {
+				errIn(1, "the positions %s must have values {kind: iota, axis: %s}", p.Name, op.Axis)
+			} else if p.DType != ins[0].DType {
+				errIn(1, "the positions are %s, the indices %s", p.DType, ins[0].DType)
+			}
+		}
 	case KindCompact:
 		if !setEq(ins[1].Axes, ins[0].Axes) {
 			errIn(1, "keep mask %s must have the axes of %s", shape(ins[1]), shape(ins[0]))

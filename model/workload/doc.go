@@ -54,7 +54,10 @@
 // S, key: T}`: an additive causal mask (0 where T <= S, −inf elsewhere),
 // the attention_mask the manual's causal mask reads (002 L8094-8099), a
 // constant input the host builds. causal_mask takes it as its second
-// input (x + mask); without it the op has no kernel.
+// input (x + mask); without it the op has no kernel. `values: {kind:
+// iota, axis: E}` states an integer tensor over E holding 0, 1, …, E−1
+// (the manual's Expert_Indices, 002 L8623); one_hot takes it as its
+// second input, the positions its indices are compared with.
 //
 // A tensor is a graph input when no op produces it, an output when no op
 // consumes it, an intermediate otherwise. Each tensor is produced at most

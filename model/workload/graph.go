@@ -454,22 +454,54 @@ func sccs(succ [][]int) []int {
 }
 
 // values reads a tensor's values rule: {kind: causal, query: A, key: B},
-// an additive causal mask over two axes of the tensor of equal sizes.
+// an additive causal mask over two axes of the tensor of equal sizes, or
+// {kind: iota, axis: A}, an integer tensor over A alone holding its
+// positions.
 func (d *decoder) values(t *Tensor, n *yaml.Node, field string, axes *axisTable) {
-	fs, ok := d.fields(n, field, []string{"kind", "query", "key"}, nil)
-	if !ok || len(fs) < 3 {
-		return // fields reported what is missing
-	}
-	v := &Values{}
-	if kind, ok := d.str(fs["kind"].val, join(field, "kind")); ok {
-		if kind != ValuesCausal {
-			d.errAt(fs["kind"].val, join(field, "kind"), "unknown values kind %q (causal)", kind)
-			return
-		}
-		v.Kind = kind
-	} else {
+	fs, ok := d.fields(n, field, []string{"kind"}, []string{"query", "key", "axis"})
+	if !ok {
 		return
 	}
+	k, ok := fs["kind"]
+	if !ok {
+		return // fields reported it missing
+	}
+	kind, ok := d.str(k.val, join(field, "kind"))
+	if !ok {
+		return
+	}
+	// The fields each kind takes.
+	var want, not []string
+	switch kind {
+	case ValuesCausal:
+		want, not = []string{"query", "key"}, []string{"axis"}
+	case ValuesIota:
+		want, not = []string{"axis"}, []string{"query", "key"}
+	default:
+		d.errAt(k.val, join(field, "kind"), "unknown values kind %q (causal, iota)", kind)
+		return
+	}
+	bad := false
+	for _, f := range want {
+		if _, ok := fs[f]; !ok {
+			d.errAt(n, join(field, f), "missing required field (values of kind %s)", kind)
+			bad = true
+		}
+	}
+	for _, f := range not {
+		if p, ok := fs[f]; ok {
+			d.errAt(p.key, join(field, f), "values of kind %s take no %s", kind, f)
+			bad = true
+		}
+	}
+	if bad {
+		return
+	}
+	if kind == ValuesIota {
+		d.iota(t, field, fs)
+		return
+	}
+	v := &Values{Kind: kind}
 	for _, p := range []struct {
 		name string
 		to   *string
@@ -496,5 +528,22 @@ func (d *decoder) values(t *Tensor, n *yaml.Node, field string, axes *axisTable)
 		d.errAt(fs["kind"].val, join(field, "kind"), "a causal mask holds −inf: f32 or bf16, not %s", t.DType)
 	default:
 		t.Values = v
+	}
+}
+
+// iota reads {kind: iota, axis: A}: the tensor's one axis A, an integer
+// dtype.
+func (d *decoder) iota(t *Tensor, field string, fs map[string]kv) {
+	a, ok := d.name(fs["axis"].val, join(field, "axis"), "axis")
+	if !ok {
+		return
+	}
+	switch {
+	case len(t.Axes) != 1 || t.Axes[0] != a:
+		d.errAt(fs["axis"].val, join(field, "axis"), "an iota over %s is a tensor over %s alone, not %s", a, a, shape(t))
+	case !t.DType.IsInt():
+		d.errAt(fs["kind"].val, join(field, "kind"), "an iota holds positions: an integer dtype, not %s", t.DType)
+	default:
+		t.Values = &Values{Kind: ValuesIota, Axis: a}
 	}
 }

@@ -96,7 +96,7 @@ var kinds = map[Kind]kindSpec{
 	KindReduce:      {in: 1, out: 1, params: []string{"op", "axes"}, class: classVector},
 	KindCumsum:      {in: 1, out: 1, params: []string{"axes"}, class: classVector},
 	KindTopK:        {in: 1, out: 2, params: []string{"axis", "k"}, class: classVector},
-	KindOneHot:      {in: 1, out: 1, params: []string{"axis"}, class: classVector},
+	KindOneHot:      {in: 1, maxIn: 2, out: 1, params: []string{"axis"}, class: classVector},
 	KindCompact:     {in: 2, out: 1, params: []string{"axes"}, class: classVector},
 	KindGather:      {in: 2, out: 1, params: []string{"axes"}, class: classData},
 	KindScatter:     {in: 2, out: 1, params: []string{"axes"}, class: classData},

@@ -66,11 +66,13 @@ type Tensor struct {
 
 // Values are a constant tensor's values, by rule.
 type Values struct {
-	// Kind is the rule: ValuesCausal.
+	// Kind is the rule: ValuesCausal or ValuesIota.
 	Kind string `json:"kind"`
 	// Query and Key are the axes of a causal mask.
 	Query string `json:"query,omitempty"`
 	Key   string `json:"key,omitempty"`
+	// Axis is the axis of an iota.
+	Axis string `json:"axis,omitempty"`
 }
 
 // ValuesCausal is an additive causal mask: 0 where the Key index is at
@@ -78,7 +80,12 @@ type Values struct {
 // key <= query and makes it −inf elsewhere (causal_mask, 002 L8094).
 const ValuesCausal = "causal"
 
-// At returns the value at Query index q and Key index k.
+// ValuesIota is the positions along one axis, 0, 1, 2, …: the manual's
+// Expert_Indices = [0, 1, …, E−1] and Block_Range = [0, 1, …, G−1] (002
+// L8623), which one_hot compares its indices with.
+const ValuesIota = "iota"
+
+// At returns the value at Query index q and Key index k of a causal mask.
 func (v *Values) At(q, k int) float64 {
 	if k <= q {
 		return 0
@@ -88,6 +95,9 @@ func (v *Values) At(q, k int) float64 {
 
 // Text is the values as the YAML states them.
 func (v *Values) Text() string {
+	if v.Kind == ValuesIota {
+		return fmt.Sprintf("{kind: %s, axis: %s}", v.Kind, v.Axis)
+	}
 	return fmt.Sprintf("{kind: %s, query: %s, key: %s}", v.Kind, v.Query, v.Key)
 }
 
