@@ -1513,14 +1513,20 @@ func (e *enumerator) rowOrders(c Candidate) {
 	}
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
 		d := c
-		d.RowOuter = 0
-		for i, a := range open[:n] {
-			if mask&(1<<i) != 0 {
-				d.RowOuter |= 1 << uint(a)
-			}
-		}
+		d.RowOuter = axisBits(open[:n], mask)
 		e.dealOrders(d)
 	}
+}
+
+// axisBits is the axis bit set of the axes open[i] whose bit i mask has.
+func axisBits(open []int, mask int) uint8 {
+	var bits uint8
+	for i, a := range open {
+		if mask&(1<<i) != 0 {
+			bits |= 1 << uint(a)
+		}
+	}
+	return bits
 }
 
 // dealOrders enumerates, for each output axis that has the choice
@@ -1537,12 +1543,7 @@ func (e *enumerator) dealOrders(c Candidate) {
 	}
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
 		d := c
-		d.Dealt = 0
-		for i, a := range open[:n] {
-			if mask&(1<<i) != 0 {
-				d.Dealt |= 1 << uint(a)
-			}
-		}
+		d.Dealt = axisBits(open[:n], mask)
 		e.layouts(d)
 	}
 }

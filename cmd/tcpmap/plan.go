@@ -320,23 +320,22 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "  time order: %s\n", orNone(m.TimeOrder))
-	var outer []string
-	for _, a := range m.Axes {
-		if a.RowOuter {
-			outer = append(outer, a.Name)
+	for _, o := range []struct {
+		what string
+		has  func(plan.AxisMapping) bool
+	}{
+		{"Row digit above the Time digit", func(a plan.AxisMapping) bool { return a.RowOuter }},
+		{"Cluster and Slice digits below the Time digit (dealt out)", func(a plan.AxisMapping) bool { return a.DealtOut }},
+	} {
+		var names []string
+		for _, a := range m.Axes {
+			if o.has(a) {
+				names = append(names, a.Name)
+			}
 		}
-	}
-	if len(outer) > 0 {
-		fmt.Fprintf(w, "  Row digit above the Time digit: %s\n", strings.Join(outer, ", "))
-	}
-	var inner []string
-	for _, a := range m.Axes {
-		if a.DealtOut {
-			inner = append(inner, a.Name)
+		if len(names) > 0 {
+			fmt.Fprintf(w, "  %s: %s\n", o.what, strings.Join(names, ", "))
 		}
-	}
-	if len(inner) > 0 {
-		fmt.Fprintf(w, "  Cluster and Slice digits below the Time digit (dealt out): %s\n", strings.Join(inner, ", "))
 	}
 	if len(m.TileOrder) > 0 {
 		buf := "single-buffered"
