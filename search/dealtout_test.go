@@ -47,6 +47,37 @@ func TestDealtOutBoundsAdmissible(t *testing.T) {
 	assert.Positive(t, legal, "legal dealt-out candidates")
 }
 
+// TestDealtOutLayoutsAlike: a dealt-out candidate's two DM layouts of each
+// tensor differ exactly where its plain form's do (computed without the
+// memo, whose key leaves the dealt-out axes out), and its output may be
+// copied exactly where the plain form's may: the layout choices are the
+// same.
+func TestDealtOutLayoutsAlike(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
+	s := newDealtOutSpace(t, loadWorkload(t, dealtOutGEMM))
+	n, every, i := 0, sampleEvery(), 0
+	s.Enumerate(func(c Candidate) bool {
+		if c.Dealt == 0 {
+			return true
+		}
+		if i++; i%every != 0 {
+			return true
+		}
+		base := c
+		base.Dealt = 0
+		for tt := range NumTensors {
+			require.Equal(t, s.layoutsDifferOf(&base, tt), s.layoutsDifferOf(&c, tt), "tensor %d of %s", tt, c.String(s.P))
+		}
+		require.Equal(t, s.Copyable(&base), s.Copyable(&c), c.String(s.P))
+		n++
+		return true
+	})
+	assert.Positive(t, n, "dealt-out candidates compared")
+}
+
 // TestDealtOutSolveMatchesExhaustive: with both digit orders in the
 // space the SAT branch and bound proves the exhaustive optimum, no worse
 // than the space with one order. Both search the untiled candidates
