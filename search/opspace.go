@@ -130,8 +130,8 @@ var opUnplannable = map[workload.Kind]string{
 		"not have), compares all E x E pairs, sums the ranks and compacts with the Filter (002 L8534-8590): a pipeline " +
 		"of kernels, not planned as one op",
 	workload.KindOneHot: "a one-hot compares each index with its position along the new axis, which needs that position " +
-		"as a value (the manual's Expert_Indices tensor, 002 L8623): give the op a second input over the new axis with " +
-		"values {kind: iota, axis: E}, which its kernel compares with",
+		"as a value (the manual's Expert_Indices tensor, 002 L8623): give the op a second input over its new axis A " +
+		"with values {kind: iota, axis: A}, which its kernel compares with",
 }
 
 // formInterleaved is the form of a float add of two tensors (an add, a
@@ -1006,7 +1006,8 @@ func floatMid(o *workload.Op, x string) (mid []kStage, expr string, rng []float6
 // constant or a second input through the VRF; a comparison with a
 // constant c as the Clip stage's clamp of x − c (gt) or x − c + 1 (ge) to
 // [0, 1], which for integers is 1 exactly when x > c (x ≥ c)
-// (002 L4956-4972).
+// (002 L4956-4972); a one-hot as the Clip stage's AbsMin(x − pos, −1) + 1,
+// 1 exactly when x = pos.
 func (b *opBuilder) integerwise() error {
 	s := b.s
 	x := s.ins[0]
