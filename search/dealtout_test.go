@@ -147,6 +147,26 @@ func TestDealtOutPlansVerify(t *testing.T) {
 	t.Logf("verified %v", verified)
 }
 
+// TestDealtOutSplitPlansVerify: dealt-out plans that also split the
+// contracted axis (across slices, across the clusters, in K chunks) run on
+// the simulator and match the reference, every slice simulated; the
+// first legal one of each split.
+func TestDealtOutSplitPlansVerify(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("the simulator runs without the race detector (make test's unit-norace)")
+	}
+	s := newSplitSpace(t, loadWorkload(t, dealtOutGEMM))
+	type kind struct{ slices, clusters, chunks int }
+	verified := verifyKinds(t, s, func(c *Candidate) bool {
+		return c.Dealt != 0 && (s.Split(c) > 1 || s.ClusterSplit(c) > 1 || s.KTiles(c) > 1)
+	}, func(c *Candidate) kind { return kind{s.Split(c), s.ClusterSplit(c), s.KTiles(c)} }, 0)
+	for _, k := range []kind{{2, 1, 1}, {1, 2, 1}, {1, 1, 2}} {
+		assert.True(t, verified[k], "a dealt-out plan split %+v verified: %v", k, verified)
+	}
+	t.Logf("verified %v", verified)
+}
+
 // TestDealtOutMapSpec: a mapping file's Slice and Time expressions
 // state the digit order; the candidates that agree with it have it.
 func TestDealtOutMapSpec(t *testing.T) {
