@@ -30,21 +30,30 @@ func TestDealtOutBoundsAdmissible(t *testing.T) {
 	s := newDealtOutSpace(t, loadWorkload(t, dealtOutGEMM))
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 	require.NoError(t, err)
-	i, legal, every := 0, 0, sampleEvery()
+	legal := 0
+	eachDealtOut(s, func(c *Candidate, i int) {
+		if x := ev.evaluate(i, c, nil); x != nil {
+			legal++
+			requireBoundsBelow(t, s, c, x.Report.Cycles)
+		}
+	})
+	assert.Positive(t, legal, "legal dealt-out candidates")
+}
+
+// eachDealtOut calls f with each dealt-out candidate of s (every
+// sampleEvery-th under -short) and its index among them.
+func eachDealtOut(s *Space, f func(c *Candidate, i int)) {
+	i, every := 0, sampleEvery()
 	s.Enumerate(func(c Candidate) bool {
 		if c.Dealt == 0 {
 			return true
 		}
 		if i%every == 0 {
-			if x := ev.evaluate(i, &c, nil); x != nil {
-				legal++
-				requireBoundsBelow(t, s, &c, x.Report.Cycles)
-			}
+			f(&c, i)
 		}
 		i++
 		return true
 	})
-	assert.Positive(t, legal, "legal dealt-out candidates")
 }
 
 // TestDealtOutLayoutsAlike: a dealt-out candidate's two DM layouts of each
@@ -58,28 +67,21 @@ func TestDealtOutLayoutsAlike(t *testing.T) {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
 	}
 	s := newDealtOutSpace(t, loadWorkload(t, dealtOutGEMM))
-	n, every, i := 0, sampleEvery(), 0
-	s.Enumerate(func(c Candidate) bool {
-		if c.Dealt == 0 {
-			return true
-		}
-		if i++; i%every != 0 {
-			return true
-		}
-		base := c
+	n := 0
+	eachDealtOut(s, func(c *Candidate, _ int) {
+		base := *c
 		base.Dealt = 0
 		for tt := range NumTensors {
-			require.Equal(t, s.layoutsDifferOf(&base, tt), s.layoutsDifferOf(&c, tt), "tensor %d of %s", tt, c.String(s.P))
+			require.Equal(t, s.layoutsDifferOf(&base, tt), s.layoutsDifferOf(c, tt), "tensor %d of %s", tt, c.String(s.P))
 		}
-		require.Equal(t, s.Copyable(&base), s.Copyable(&c), c.String(s.P))
+		require.Equal(t, s.Copyable(&base), s.Copyable(c), c.String(s.P))
 		n++
-		return true
 	})
 	assert.Positive(t, n, "dealt-out candidates compared")
 }
 
 // TestDealtOutSolveMatchesExhaustive: with both digit orders in the
-// space the SAT branch and bound proves the exhaustive optimum, no worse
+// space the SAT branch and bound finds the exhaustive optimum, no worse
 // than the space with one order. Both search the untiled candidates
 // holding in1 in the TRF (Options.Where), where I is dealt out (in0
 // stationary makes I its Row axis).
