@@ -177,6 +177,9 @@ type bnb struct {
 	speculated map[Candidate]exactOut
 	// outs is evaluateBounds's buffer.
 	outs []boundOut
+	// window is a skeleton's first window; relists counts the listings
+	// past a window.
+	window, relists int
 	// sinceFirst counts the candidates built since the last one priced
 	// out of turn (step), legalSince the legal ones among them;
 	// sinceDrain the models proposed since the queue was last drained.
@@ -209,6 +212,9 @@ func newBnB(s *Space, opts Options) (*bnb, error) {
 		expanded: map[Skeleton]expansion{}, speculated: map[Candidate]exactOut{}}
 	if sv.every <= 0 {
 		sv.every = time.Second
+	}
+	if sv.window = opts.window; sv.window <= 0 {
+		sv.window = firstWindow
 	}
 	sv.next = start.Add(sv.every)
 	sv.st.Restricted = opts.Where != nil
@@ -355,23 +361,87 @@ func (sv *bnb) left() (time.Duration, bool) {
 	return d, d > 0
 }
 
-// listOf enumerates skeleton k's candidates with their candidate
-// bounds, best first, in ev's scratch (one list a worker at a time).
+// Skeleton lists are windows (listOf): a large skeleton (GEMM 4096³'s hold
+// up to thousands of candidates each) is listed whole before the first
+// incumbent exists, with nothing to cut, yet only its best few are ever
+// built. A list holds the best window of them by key (candidate bound, then
+// place in the enumeration); the rest are counted with the least of their
+// bounds, and enumerated again, after the window's last key, if the search
+// reaches them. The candidates come out in the same order as from one
+// sorted list, so the search does not depend on the window.
+const (
+	// firstWindow is a skeleton's first window; each listing again
+	// doubles it, up to maxWindow.
+	firstWindow, maxWindow = 256, 1 << 16
+	// listAhead: a skeleton's listing lists this many skeletons a worker
+	// (the next ones the queue holds), so that workers listing skeletons
+	// of different sizes wait less for one another.
+	listAhead = 1
+)
+
+// boundKey orders a skeleton's candidates: a candidate's bound and its
+// place in the enumeration.
+type boundKey struct {
+	bound float64
+	i     int32
+}
+
+func (a boundKey) less(b boundKey) bool {
+	return a.bound < b.bound || a.bound == b.bound && a.i < b.i
+}
+
+// winKey is a windowed candidate's key and its slot in the listing's
+// scratch.
+type winKey struct {
+	key  boundKey
+	slot int32
+}
+
+// listOf enumerates skeleton k's candidates with their candidate bounds
+// and returns the best size of them (by key) in key order, in ev's scratch
+// (one list a worker at a time). With from set (listing again), only the
+// candidates after from whose bounds are at most prevCut are listed: the
+// others were listed or counted before.
 //
-// Candidates whose bound exceeds cut are counted in *skipped and left
-// out: the incumbent only falls, so they would never be built. The list
-// is gathered in ev.scratch and sorted by key, the candidates (a few
-// hundred bytes each) moved once into a list of the exact size.
-func (sv *bnb) listOf(ev *evaluator, k *Skeleton, cut float64, skipped *int) []scored {
-	ev.scratch = ev.scratch[:0]
+// Candidates whose bound exceeds cut are counted skipped and left out: the
+// incumbent only falls, so they would never be built. Those beyond the
+// window are counted in rest, with the least of their bounds.
+func (sv *bnb) listOf(ev *evaluator, k *Skeleton, cut float64, from *boundKey, prevCut float64, size int) expansion {
+	if cap(ev.scratch) < size+1 {
+		ev.scratch = make([]scored, size+1)
+	}
+	slots := ev.scratch[:size+1]
+	h := ev.win[:0]
+	probe := int32(0)
+	ex := expansion{restBound: math.Inf(1), cut: cut}
+	seq := int32(-1)
 	add := func(c Candidate) bool {
-		// Bounded in its place in the scratch: a pointer to c itself
-		// would move every candidate to the heap.
-		ev.scratch = append(ev.scratch, scored{c: c})
-		last := &ev.scratch[len(ev.scratch)-1]
-		if last.bound = sv.s.candidateBound(&last.c); last.bound > cut {
-			ev.scratch = ev.scratch[:len(ev.scratch)-1]
-			*skipped++
+		seq++
+		// Bounded in its slot: a pointer to c itself would move every
+		// candidate to the heap.
+		s := &slots[probe]
+		s.c = c
+		s.bound = sv.s.candidateBound(&s.c)
+		key := boundKey{s.bound, seq}
+		switch {
+		case from != nil && (!from.less(key) || s.bound > prevCut):
+			// Listed, or counted skipped, before.
+		case s.bound > cut:
+			ex.skipped++
+		case len(h) < size:
+			h = append(h, winKey{key, probe})
+			winUp(h, len(h)-1)
+			probe = int32(len(h))
+		case key.less(h[0].key):
+			ex.rest++
+			ex.restBound = min(ex.restBound, h[0].key.bound)
+			evicted := h[0].slot
+			h[0] = winKey{key, probe}
+			winDown(h, 0)
+			probe = evicted
+		default:
+			ex.rest++
+			ex.restBound = min(ex.restBound, s.bound)
 		}
 		return true
 	}
@@ -382,57 +452,77 @@ func (sv *bnb) listOf(ev *evaluator, k *Skeleton, cut float64, skipped *int) []s
 			return k.Matches(stage, c, sv.n) && sv.opts.Where(stage, c)
 		}, add)
 	}
-	keys := ev.keys[:0]
-	for i := range ev.scratch {
-		keys = append(keys, boundKey{ev.scratch[i].bound, int32(i)})
+	ev.win = h
+	if len(h) == 0 {
+		return ex
 	}
-	// Stable: equal bounds keep the enumeration's order.
-	slices.SortFunc(keys, func(a, b boundKey) int {
-		return cmp.Or(cmp.Compare(a.bound, b.bound), cmp.Compare(a.i, b.i))
+	slices.SortFunc(h, func(a, b winKey) int {
+		return cmp.Or(cmp.Compare(a.key.bound, b.key.bound), cmp.Compare(a.key.i, b.key.i))
 	})
-	ev.keys = keys
-	if len(keys) == 0 {
-		return nil
+	ex.list = make([]scored, len(h))
+	for j, w := range h {
+		ex.list[j] = slots[w.slot]
 	}
-	list := make([]scored, len(keys))
-	for j, k := range keys {
-		list[j] = ev.scratch[k.i]
-	}
-	return list
+	ex.last = h[len(h)-1].key
+	return ex
 }
 
-// boundKey sorts a skeleton's list: a candidate's bound and its place in
-// the enumeration.
-type boundKey struct {
-	bound float64
-	i     int32
+// winUp and winDown keep h a max-heap by key.
+func winUp(h []winKey, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[p].key.less(h[i].key) {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
 }
 
-// expand lists skeleton k's candidates (listOf); with spare workers,
-// and no user restriction to call concurrently, the next skeletons the
-// queue holds unexpanded are listed meanwhile (pure work, kept until
-// they come up).
-func (sv *bnb) expand(k *Skeleton) []scored {
-	ex, ok := sv.expanded[*k]
+func winDown(h []winKey, i int) {
+	for {
+		l, big := 2*i+1, i
+		if l < len(h) && h[big].key.less(h[l].key) {
+			big = l
+		}
+		if r := l + 1; r < len(h) && h[big].key.less(h[r].key) {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		h[i], h[big] = h[big], h[i]
+		i = big
+	}
+}
+
+// expand lists queued skeleton q's first window of candidates (listOf);
+// with spare workers, and no user restriction to call concurrently, the
+// next skeletons the queue holds unlisted are listed meanwhile (pure work,
+// kept until they come up).
+func (sv *bnb) expand(q *queued) {
+	ex, ok := sv.expanded[q.k]
 	if ok {
-		delete(sv.expanded, *k)
+		delete(sv.expanded, q.k)
 		// Listed under an older incumbent: cut as listOf would cut it now
-		// (the list is in bound order), so that what is evaluated, and
-		// where a budget of evaluations stops, does not depend on the
-		// workers that listed ahead.
+		// (the list is in bound order, the rest after it), so that what is
+		// evaluated, and where a budget of evaluations stops, does not
+		// depend on the workers that listed ahead.
 		n := len(ex.list)
 		for n > 0 && ex.list[n-1].bound > sv.incumbentBound {
 			n--
 		}
-		ex.skipped += len(ex.list) - n
-		ex.list = ex.list[:n]
+		if n < len(ex.list) {
+			ex.skipped += len(ex.list) - n + ex.rest
+			ex.list, ex.rest = ex.list[:n], 0
+		}
 	} else {
-		ks := []Skeleton{*k}
-		for sv.opts.Where == nil && len(ks) < len(sv.pool.evs) {
+		ks := []Skeleton{q.k}
+		for sv.opts.Where == nil && len(sv.pool.evs) > 1 && len(ks) < listAhead*len(sv.pool.evs) {
 			best := -1
 			for i := range sv.queue {
 				r := &sv.queue[i]
-				if r.built || r.placement || r.cands != nil || r.bound > sv.incumbentBound || slices.Contains(ks, r.k) {
+				if r.built || r.placement || r.listed || r.bound > sv.incumbentBound || slices.Contains(ks, r.k) {
 					continue
 				}
 				if _, done := sv.expanded[r.k]; done {
@@ -447,21 +537,35 @@ func (sv *bnb) expand(k *Skeleton) []scored {
 			}
 			ks = append(ks, sv.queue[best].k)
 		}
-		lists := make([][]scored, len(ks))
-		cut, skipped := sv.incumbentBound, make([]int, len(ks))
-		sv.pool.each(len(ks), func(ev *evaluator, i int) { lists[i] = sv.listOf(ev, &ks[i], cut, &skipped[i]) })
+		exs := make([]expansion, len(ks))
+		cut := sv.incumbentBound
+		sv.pool.each(len(ks), func(ev *evaluator, i int) { exs[i] = sv.listOf(ev, &ks[i], cut, nil, 0, sv.window) })
 		for i := 1; i < len(ks); i++ {
-			sv.expanded[ks[i]] = expansion{lists[i], skipped[i]}
+			sv.expanded[ks[i]] = exs[i]
 		}
-		ex = expansion{lists[0], skipped[0]}
+		ex = exs[0]
 	}
-	list := ex.list
-	sv.st.Candidates += len(list) + ex.skipped
+	sv.st.Candidates += len(ex.list) + ex.rest + ex.skipped
 	sv.st.Skipped += ex.skipped
-	if len(list)+ex.skipped == 0 {
+	if len(ex.list)+ex.rest+ex.skipped == 0 {
 		sv.st.SAT.Empty++
 	}
-	return list
+	q.listed, q.window = true, sv.window
+	q.take(ex)
+}
+
+// relist lists q's next window: the candidates after its last one.
+func (sv *bnb) relist(q *queued) {
+	q.window = min(2*q.window, maxWindow)
+	sv.relists++
+	ex := sv.listOf(sv.pool.evs[0], &q.k, sv.incumbentBound, &q.last, q.cut, q.window)
+	sv.st.Skipped += ex.skipped
+	q.take(ex)
+}
+
+// take makes ex q's window.
+func (q *queued) take(ex expansion) {
+	q.cands, q.rest, q.restBound, q.cut, q.last = ex.list, ex.rest, ex.restBound, ex.cut, ex.last
 }
 
 // skeletons queues the skeletons of placement k (its Cluster/Slice
@@ -576,7 +680,7 @@ func (sv *bnb) evaluateBounds(q *queued, x float64) []scored {
 		}
 		list = list[k:]
 	}
-	if len(list) == 0 && !q.legal && q.rule != "" {
+	if len(list) == 0 && q.rest == 0 && !q.legal && q.rule != "" {
 		sv.st.SAT.IllegalSkeletons++
 	}
 	return list
@@ -611,7 +715,7 @@ func (sv *bnb) evaluate(q *queued, x float64) []scored {
 			break
 		}
 	}
-	if len(list) == 0 && !q.legal && q.rule != "" {
+	if len(list) == 0 && q.rest == 0 && !q.legal && q.rule != "" {
 		sv.st.SAT.IllegalSkeletons++
 	}
 	return list
@@ -678,18 +782,34 @@ func (sv *bnb) work(q queued, x float64) {
 		sv.progress()
 	case q.placement:
 		sv.skeletons(&q.k, q.seq)
-	case q.cands == nil:
-		q.cands = sv.expand(&q.k)
+	case !q.listed:
+		sv.expand(&q)
 	default:
 		upto := x
 		if sv.queue.Len() > 0 {
 			upto = min(upto, sv.queue.peek().bound)
 		}
-		q.cands = sv.evaluate(&q, max(upto, q.bound))
+		limit := max(upto, q.bound)
+		for {
+			q.cands = sv.evaluate(&q, limit)
+			// The window is done and the next candidates are due: list
+			// them now, as one sorted list would go on.
+			if len(q.cands) > 0 || q.rest == 0 || q.restBound > min(limit, sv.incumbentBound) {
+				break
+			}
+			if _, ok := sv.left(); !ok {
+				break
+			}
+			sv.relist(&q)
+		}
 	}
 	sv.cur = math.Inf(1)
-	if !q.built && !q.placement && len(q.cands) > 0 {
-		q.bound = max(q.bound, q.cands[0].bound)
+	if !q.built && !q.placement && (len(q.cands) > 0 || q.rest > 0) {
+		if len(q.cands) > 0 {
+			q.bound = max(q.bound, q.cands[0].bound)
+		} else {
+			q.bound = max(q.bound, q.restBound)
+		}
 		heap.Push(&sv.queue, q)
 	}
 }
@@ -730,10 +850,10 @@ func (sv *bnb) step(x float64) (more, ok bool) {
 			switch {
 			case r.built:
 				sv.st.Pruned++
-			case r.cands == nil:
+			case !r.listed:
 				sv.st.SAT.BoundSkips++
 			default:
-				sv.st.Skipped += len(r.cands)
+				sv.st.Skipped += len(r.cands) + r.rest
 			}
 		}
 		sv.queue = sv.queue[:0]
@@ -759,7 +879,7 @@ func (sv *bnb) interleaved() bool {
 		best, built := -1, -1
 		for i := range sv.queue {
 			r := &sv.queue[i]
-			if (r.cands != nil || r.built) && (best < 0 || r.bound < sv.queue[best].bound) {
+			if (r.listed || r.built) && (best < 0 || r.bound < sv.queue[best].bound) {
 				best = i
 			}
 			if r.built && (built < 0 || r.bound < sv.queue[built].bound) {
@@ -826,8 +946,18 @@ type queued struct {
 	k     Skeleton
 	bound float64
 	seq   int // the order the solver proposed it in, to break ties
-	// cands are the candidates left, best first (nil before expansion).
-	cands []scored
+	// cands are the candidates left of the window listed, best first;
+	// listed is set once the skeleton is listed.
+	cands  []scored
+	listed bool
+	// rest counts the candidates beyond the window whose bounds were at
+	// most cut when listed, restBound the least of their bounds, last the
+	// window's last key; window is the window's size.
+	rest      int
+	restBound float64
+	cut       float64
+	last      boundKey
+	window    int
 	// built marks a candidate that built and lowered, queued under its
 	// price with DMA lower bounds for its exact pricing.
 	built bool
@@ -847,11 +977,16 @@ type scored struct {
 	bound float64
 }
 
-// expansion is a skeleton's candidates listed (bnb.listOf): those that
-// could still beat the incumbent, in bound order, and how many could not.
+// expansion is a window of a skeleton's candidates (bnb.listOf): the best
+// of those that could still beat the incumbent (cut), in key order, and
+// how many could not (skipped); rest counts those beyond the window,
+// restBound the least of their bounds, last is the window's last key.
 type expansion struct {
-	list    []scored
-	skipped int
+	list          []scored
+	skipped, rest int
+	restBound     float64
+	cut           float64
+	last          boundKey
 }
 
 // skeletonQueue is a min-heap of skeletons by bound.

@@ -63,6 +63,9 @@ type Options struct {
 	// libraries' space (constraints.Space.Library, tcpmap plan --target).
 	Spec                       *engines.Spec
 	Exhaustive, NoPad, Library bool
+	// window is the SAT planner's first window of a skeleton's list
+	// (0: firstWindow); the tests set it to list again often.
+	window int
 }
 
 // Why a search stopped before its end (Stats.Stopped).
@@ -205,7 +208,7 @@ type evaluator struct {
 	// scratch and keys are the branch and bound's buffers for listing a
 	// skeleton's candidates (bnb.listOf).
 	scratch []scored
-	keys    []boundKey
+	win     []winKey
 }
 
 func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {
