@@ -23,7 +23,8 @@ import (
 //     (factors down to Row and Time) and queues each under its bounds
 //     (Space.lowerBounds);
 //   - a skeleton: when it comes first, its candidates are enumerated and
-//     sorted by their candidate bounds (cbound.go);
+//     the best of them by their candidate bounds (cbound.go) listed in
+//     order, a window at a time (listOf);
 //   - an expanded skeleton, under its best candidate's bound: its
 //     candidates are built and lowered in bound order up to the next
 //     item's bound, each priced with DMA commands at their lower bound and
