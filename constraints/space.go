@@ -1437,14 +1437,27 @@ func (e *enumerator) orders(c Candidate) {
 			timed = append(timed, a)
 		}
 	}
-	all := append(append([]int(nil), timed...), inner...)
-	permute(all, func(ord []int) bool {
-		d := c
-		d.Bcast = BcastFetch
-		SetOrder(&d.Order, ord)
-		e.rowOrders(d)
-		return !e.stop
-	})
+	if c.Switch && len(inner) > 0 {
+		// A fetch broadcast puts the stationary operand's free axes in
+		// the streamed operand's fetch Time, the switch's input; the
+		// ring's slices split those axes too, and a digit of an axis
+		// the input holds cannot come out of the ring as a broadcast
+		// (SW-R3, 002 L3499-3500), or the axes sit inside the ring's
+		// block of the fetch Time (Space.SwitchBlock): the engines
+		// refuse every such candidate (search
+		// TestSwitchFetchBroadcastIllegal; docs/spec-decisions.md
+		// "Switch: the broadcast in the Stream Adapter"). Only the
+		// Stream Adapter repeats the packets (below).
+	} else {
+		all := append(append([]int(nil), timed...), inner...)
+		permute(all, func(ord []int) bool {
+			d := c
+			d.Bcast = BcastFetch
+			SetOrder(&d.Order, ord)
+			e.rowOrders(d)
+			return !e.stop
+		})
+	}
 	if len(inner) == 0 || e.stop {
 		return
 	}
