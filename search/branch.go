@@ -422,7 +422,7 @@ func (sv *bnb) listOf(ev *evaluator, k *Skeleton, cut float64, from *boundKey, p
 		// candidate to the heap.
 		s := &slots[probe]
 		s.c = c
-		s.bound = sv.s.candidateBound(&s.c)
+		s.bound = sv.s.candidateBoundCached(&s.c, &ev.dma)
 		key := boundKey{s.bound, seq}
 		switch {
 		case from != nil && (!from.less(key) || s.bound > prevCut):

@@ -67,6 +67,35 @@ func (s *Space) candidateBound(c *Candidate) float64 {
 	return max(s.boundsWith(c, &loads).max(), s.serialBound(c, &loads))
 }
 
+// dmaCache remembers each tensor's DMA load (tensorDMA) for the last
+// candidate it was computed for, keyed by the candidate with the other
+// tensors' layouts cleared: a tensor's load reads its own layout only,
+// and the enumerator lists a candidate's layout choices one after another.
+type dmaCache struct {
+	key  [NumTensors]Candidate
+	ok   [NumTensors]bool
+	load [NumTensors]dmaLoad
+}
+
+// candidateBoundCached is candidateBound with the tensors' DMA loads
+// taken from m where they are known.
+func (s *Space) candidateBoundCached(c *Candidate, m *dmaCache) float64 {
+	var loads [NumTensors]dmaLoad
+	for t := range NumTensors {
+		k := *c
+		for u := range NumTensors {
+			if u != t {
+				k.Layout[u] = 0
+			}
+		}
+		if !m.ok[t] || m.key[t] != k {
+			m.key[t], m.ok[t], m.load[t] = k, true, s.tensorDMA(c, t, true, true)
+		}
+		loads[t] = m.load[t]
+	}
+	return max(s.boundsWith(c, &loads).max(), s.serialBound(c, &loads))
+}
+
 // serialBound is the bound of the path through c's tile steps, given
 // each tensor's DMA load moving it whole (tensorDMA).
 func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {

@@ -209,6 +209,8 @@ type evaluator struct {
 	// skeleton's candidates (bnb.listOf).
 	scratch []scored
 	win     []winKey
+	// dma caches the tensors' DMA loads of the candidates listed.
+	dma dmaCache
 }
 
 func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {

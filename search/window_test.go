@@ -61,3 +61,38 @@ func requireSameSearch(t *testing.T, a, b *Result) {
 	sa.LowerHits, sa.LowerMisses, sb.LowerHits, sb.LowerMisses = 0, 0, 0, 0
 	assert.Equal(t, sa, sb)
 }
+
+// TestCandidateBoundCached: the listing's bound, with each tensor's DMA
+// load kept from the candidate before (dmaCache), equals candidateBound
+// on the candidates of the spaces, listed in the enumerator's order; and
+// the cache serves some of them.
+func TestCandidateBoundCached(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		s    *Space
+	}{
+		{"small-bmm", newSplitSpace(t, loadWorkload(t, smallBMM))},
+		{"dealt-out-gemm", newDealtOutSpace(t, loadWorkload(t, dealtOutGEMM))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m dmaCache
+			n, hits, every := 0, 0, sampleEvery()
+			tc.s.Enumerate(func(c Candidate) bool {
+				before := m
+				got := tc.s.candidateBoundCached(&c, &m)
+				for tt := range NumTensors {
+					if before.ok[tt] && before.key[tt] == m.key[tt] {
+						hits++
+					}
+				}
+				if n++; n%every == 0 {
+					require.Equal(t, tc.s.candidateBound(&c), got, c.String(tc.s.P))
+				}
+				return true
+			})
+			assert.Positive(t, hits)
+			t.Logf("%d candidates, %d tensor loads from the cache", n, hits)
+		})
+	}
+}
