@@ -374,10 +374,6 @@ const (
 	// firstWindow is a skeleton's first window; each listing again
 	// doubles it, up to maxWindow.
 	firstWindow, maxWindow = 256, 1 << 16
-	// listAhead: a skeleton's listing lists this many skeletons a worker
-	// (the next ones the queue holds), so that workers listing skeletons
-	// of different sizes wait less for one another.
-	listAhead = 1
 )
 
 // boundKey orders a skeleton's candidates: a candidate's bound and its
@@ -519,7 +515,7 @@ func (sv *bnb) expand(q *queued) {
 		}
 	} else {
 		ks := []Skeleton{q.k}
-		for sv.opts.Where == nil && len(sv.pool.evs) > 1 && len(ks) < listAhead*len(sv.pool.evs) {
+		for sv.opts.Where == nil && len(ks) < len(sv.pool.evs) {
 			best := -1
 			for i := range sv.queue {
 				r := &sv.queue[i]
