@@ -286,6 +286,19 @@ func DeriveSliceBitmap(slice *mapping.Expr) (kernel.SliceBitmap, error) {
 	if n := slice.Size(); n > kernel.SliceBitmapBits {
 		return bm, ruleCommitBitmap.Violate("Slice::SIZE %d exceeds the %d-bit bitmap", n, kernel.SliceBitmapBits).With("slices", n)
 	}
+	// Compiled, each position's kind without allocating (a linear
+	// combination does not compile: Map then).
+	if axes, err := mapping.AxesOf(slice); err == nil {
+		if prog, err := mapping.Compile(slice, axes); err == nil {
+			dst := make([]int, prog.Slots())
+			for k := 0; k < slice.Size(); k++ {
+				if kind, _ := prog.Eval(k, dst); kind == mapping.Live {
+					bm.Set(k)
+				}
+			}
+			return bm, nil
+		}
+	}
 	for k := 0; k < slice.Size(); k++ {
 		if slice.Map(k).Kind == mapping.Live {
 			bm.Set(k)

@@ -217,6 +217,22 @@ func TestSliceBitmap(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestSliceBitmapCompiled: the bitmap, derived through the compiled
+// expression, has a slice exactly where Map says the position is live:
+// padded, broadcast and paired slice mappings.
+func TestSliceBitmapCompiled(t *testing.T) {
+	ax, _ := mapping.ParseAxes("S=256, R=255, I=4096, J=8")
+	for _, src := range []string{"1 # 256", "S", "R # 256", "I / 512 % 2, I / 32 % 128", "J # 16, 16", "J, 2 # 32",
+		"2 # 8, J # 32", "J # 32, 8"} {
+		e := mapping.MustParse(src, ax, nil)
+		bm, err := DeriveSliceBitmap(e)
+		require.NoError(t, err, src)
+		for k := range e.Size() {
+			assert.Equal(t, e.Map(k).Kind == mapping.Live, bm.Has(k), "%s: slice %d", src, k)
+		}
+	}
+}
+
 // TestCommitOracleProperty derives commits of random i8 streams of one
 // 32-byte packet per step into random layouts and checks each against the
 // write oracle.
