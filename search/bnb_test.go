@@ -136,22 +136,20 @@ func TestBnBFirstBuilt(t *testing.T) {
 	sv := newDotBnB(t, Options{Workers: 1})
 	push := func(q queued) { heap.Push(&sv.queue, q) }
 	// A placement at 100, a listed skeleton at 150, built candidates at
-	// 180 and 250.
+	// 1.5 and 3 times firstSpread × 100 / 2.
+	near, far := 0.75*firstSpread*100, 1.5*firstSpread*100
 	push(queued{bound: 100, placement: true, seq: 1})
 	push(queued{bound: 150, listed: true, seq: 2})
-	push(queued{bound: 250, built: true, seq: 3})
-	push(queued{bound: 180, built: true, seq: 4})
+	push(queued{bound: far, built: true, seq: 3})
+	push(queued{bound: near, built: true, seq: 4})
 	i := sv.firstBuilt()
 	require.GreaterOrEqual(t, i, 0)
-	assert.Equal(t, 180.0, sv.queue[i].bound, "the lowest-bound built candidate, within 2 × 100")
-	// The placement's bound falls to 80: 180 is more than twice it.
-	for j := range sv.queue {
-		if sv.queue[j].placement {
-			sv.queue[j].bound = 80
-			heap.Fix(&sv.queue, j)
-		}
-	}
-	assert.Equal(t, -1, sv.firstBuilt(), "180 > 2 × 80: the queue is worked on best first")
+	assert.Equal(t, near, sv.queue[i].bound, "the lowest-bound built candidate, within firstSpread × 100")
+	// The placement's bound falls to 50: near is more than firstSpread
+	// times it.
+	sv.queue[0].bound = 50
+	heap.Fix(&sv.queue, 0)
+	assert.Equal(t, -1, sv.firstBuilt(), "the queue is worked on best first")
 	// With an incumbent nothing is priced out of turn here.
 	sv.queue[0].bound = 100
 	heap.Fix(&sv.queue, 0)
@@ -160,18 +158,18 @@ func TestBnBFirstBuilt(t *testing.T) {
 	assert.Equal(t, -1, sv.firstBuilt())
 }
 
-// TestBnBListedFirst: interleaved takes a listed skeleton or built
-// candidate ahead of placements and skeletons not yet listed only when
-// its bound ties the queue's best.
+// TestBnBListedFirst: interleaved takes the lowest-bound listed skeleton
+// or built candidate ahead of placements and skeletons not yet listed
+// when its bound is within firstSpread of the queue's best.
 func TestBnBListedFirst(t *testing.T) {
 	sv := newDotBnB(t, Options{Workers: 1})
 	heap.Push(&sv.queue, queued{bound: 100, placement: true, seq: 1})
 	heap.Push(&sv.queue, queued{bound: 100, seq: 2})
-	heap.Push(&sv.queue, queued{bound: 150, listed: true, seq: 3})
-	assert.Equal(t, -1, sv.listedFirst(), "the listed skeleton bounds above the placement")
-	heap.Push(&sv.queue, queued{bound: 100, listed: true, seq: 4})
+	heap.Push(&sv.queue, queued{bound: 2 * firstSpread * 100, listed: true, seq: 3})
+	assert.Equal(t, -1, sv.listedFirst(), "the listed skeleton bounds far above the placement")
+	heap.Push(&sv.queue, queued{bound: firstSpread * 100, listed: true, seq: 4})
 	i := sv.listedFirst()
 	require.GreaterOrEqual(t, i, 0)
-	assert.Equal(t, 4, sv.queue[i].seq, "the listed skeleton that ties the best bound")
+	assert.Equal(t, 4, sv.queue[i].seq, "the listed skeleton within firstSpread of the best bound")
 	assert.NotEqual(t, 4, sv.queue.peek().seq, "step would have taken the placement (seq 1)")
 }

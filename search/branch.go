@@ -129,13 +129,17 @@ const (
 	firstEvery, firstLegal = 1024, 128
 	// interleaveWork is the items bnb.interleaved works on at a time.
 	interleaveWork = 32
-	// firstSpread: without an incumbent, interleaved prices a built
-	// candidate ahead of the queue's best item when its bound is within
-	// this factor of that item's (firstBuilt), so that a search stopped
-	// early has a plan; a built candidate bounded further above is priced
-	// in its turn (an exact price takes time in proportion to its DMA
-	// requests: 8 s for a candidate of 2 G cycles).
-	firstSpread = 2
+	// firstSpread: interleaved works on a built candidate (without an
+	// incumbent, firstBuilt) or a listed skeleton (listedFirst) ahead of
+	// the queue's best item when its bound is within this factor of that
+	// item's, depth first, so that a search stopped early has a plan and
+	// a good one (the skeletons' bounds are weak: the prefill RoPE's
+	// queue is led by placements at 46 k cycles, its candidates start
+	// near 130 k). One bounded further above waits its turn: the prefill
+	// qk built candidates of 2 G cycles, 2,000 times the next
+	// placement's bound, and priced them exactly, 8 s each (an exact
+	// price walks every DMA request).
+	firstSpread = 16
 	// A level can hold more skeletons than the solver enumerates in the
 	// time given (the prefill GEMMs of workloads/llama3-70b-prefill.yaml):
 	// after every interleave models the solver proposes without exhausting
@@ -369,18 +373,21 @@ func (sv *bnb) left() (time.Duration, bool) {
 	return d, d > 0
 }
 
-// Skeleton lists are windows (listOf): a large skeleton (GEMM 4096³'s hold
-// up to thousands of candidates each) is listed whole before the first
+// Skeleton lists are windows (listOf): a skeleton is listed whole before
+// the search builds any of its candidates, often before the first
 // incumbent exists, with nothing to cut, yet only its best few are ever
-// built. A list holds the best window of them by key (candidate bound, then
-// place in the enumeration); the rest are counted with the least of their
-// bounds, and enumerated again, after the window's last key, if the search
-// reaches them. The candidates come out in the same order as from one
-// sorted list, so the search does not depend on the window.
+// built (a skeleton of the prefill layer's RoPE holds hundreds of
+// thousands). A list holds the best window of them by key (candidate
+// bound, then place in the enumeration); the rest are counted with the
+// least of their bounds, and enumerated again, after the window's last
+// key, if the search reaches them: whole the second time (up to
+// maxWindow). The candidates come out in the same order as from one
+// sorted list, so the search does not depend on the window (a smaller one
+// saves memory and lists again more often: docs/design-notes.md).
 const (
-	// firstWindow is a skeleton's first window; each listing again
-	// doubles it, up to maxWindow.
-	firstWindow, maxWindow = 256, 1 << 16
+	// firstWindow is a skeleton's first window; listed again, a skeleton
+	// is listed whole, up to maxWindow candidates.
+	firstWindow, maxWindow = 1 << 14, 1 << 18
 )
 
 // boundKey orders a skeleton's candidates: a candidate's bound and its
@@ -560,7 +567,10 @@ func (sv *bnb) expand(q *queued) {
 
 // relist lists q's next window: the candidates after its last one.
 func (sv *bnb) relist(q *queued) {
-	q.window = min(2*q.window, maxWindow)
+	// A skeleton evaluated past its first window is listed whole (up to
+	// maxWindow): enumerating it again a window at a time took 37 of the
+	// prefill RoPE's first 60 s.
+	q.window = max(min(q.rest, maxWindow), 1)
 	sv.relists++
 	ex := sv.listOf(sv.pool.evs[0], &q.k, sv.incumbentBound, &q.last, q.cut, q.window)
 	sv.st.Skipped += ex.skipped
@@ -872,10 +882,11 @@ func (sv *bnb) step(x float64) (more, ok bool) {
 	return true, ok
 }
 
-// interleaved works interleaveWork times on the queue, best first: on
-// the first built candidate (firstBuilt), on a listed item the best bound
-// ties (listedFirst), else on the queue's best item (step). It counts
-// work, not time, so that a search without a timeout is deterministic.
+// interleaved works interleaveWork times on the queue: on the first built
+// candidate (firstBuilt), on the best listed item (listedFirst), each
+// within firstSpread of the queue's best bound, else on the queue's best
+// item (step). It counts work, not time, so that a search without a
+// timeout is deterministic.
 func (sv *bnb) interleaved() bool {
 	for w := 0; w < interleaveWork && sv.queue.Len() > 0; w++ {
 		i := sv.firstBuilt()
@@ -899,12 +910,9 @@ func (sv *bnb) interleaved() bool {
 	return true
 }
 
-// listedFirst returns a listed skeleton or built candidate whose bound
-// ties the queue's best item's, or -1: among equal bounds interleaved
-// works on what is nearest a price before listing more placements and
-// skeletons (the prefill layer's qk, stopped at 20,000 evaluations: 1.78 M
-// cycles with a 22 % gap this way, 2.96 M and 53 % taking ties in the
-// order the solver proposed them).
+// listedFirst returns the listed skeleton or built candidate with the
+// lowest bound when that bound is within firstSpread of the queue's best
+// item's, or -1.
 func (sv *bnb) listedFirst() int {
 	best := -1
 	for i := range sv.queue {
@@ -912,20 +920,16 @@ func (sv *bnb) listedFirst() int {
 			best = i
 		}
 	}
-	if best >= 0 && sv.queue[best].bound > sv.queue.peek().bound {
+	if best >= 0 && sv.queue[best].bound > firstSpread*sv.queue.peek().bound {
 		return -1
 	}
 	return best
 }
 
 // firstBuilt returns, while there is no incumbent, the built candidate
-// with the lowest bound if that bound is within firstSpread of the queue's
-// best item's: its exact price, out of turn, is the first incumbent of a
-// search that may be stopped early. Otherwise -1, and the queue is worked
-// on best first: a built or listed item bounded far above a placement or
-// skeleton not yet listed waits (the prefill layer's qk built candidates
-// of 2 G cycles, 2,000 times the next placement's bound, and spent its
-// minute pricing them).
+// with the lowest bound when that bound is within firstSpread of the
+// queue's best item's: its exact price, out of turn, is the first
+// incumbent of a search that may be stopped early. Otherwise -1.
 func (sv *bnb) firstBuilt() int {
 	if len(sv.res.Top) >= sv.top || sv.queue.Len() == 0 {
 		return -1
