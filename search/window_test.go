@@ -67,6 +67,9 @@ func requireSameSearch(t *testing.T, a, b *Result) {
 // on the candidates of the spaces, listed in the enumerator's order; and
 // the cache serves some of them.
 func TestCandidateBoundCached(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
