@@ -13,6 +13,9 @@ import (
 // hold every skeleton whole give the same plans, proof and statistics,
 // run to the end and stopped halfway by a budget of evaluations.
 func TestWindowedListsAlike(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
