@@ -131,21 +131,21 @@ func TestMemoryBudgetGarbage(t *testing.T) {
 
 // TestBnBFirstBuilt: without an incumbent, the built candidate with the
 // lowest bound is priced ahead of the queue's best item only when its
-// bound is within firstSpread of that item's; with an incumbent, never.
+// bound is within interleaveSpread of that item's; with an incumbent, never.
 func TestBnBFirstBuilt(t *testing.T) {
 	sv := newDotBnB(t, Options{Workers: 1})
 	push := func(q queued) { heap.Push(&sv.queue, q) }
 	// A placement at 100, a listed skeleton at 150, built candidates at
-	// 1.5 and 3 times firstSpread × 100 / 2.
-	near, far := 0.75*firstSpread*100, 1.5*firstSpread*100
+	// 1.5 and 3 times interleaveSpread × 100 / 2.
+	near, far := 0.75*interleaveSpread*100, 1.5*interleaveSpread*100
 	push(queued{bound: 100, placement: true, seq: 1})
 	push(queued{bound: 150, listed: true, seq: 2})
 	push(queued{bound: far, built: true, seq: 3})
 	push(queued{bound: near, built: true, seq: 4})
 	i := sv.firstBuilt()
 	require.GreaterOrEqual(t, i, 0)
-	assert.Equal(t, near, sv.queue[i].bound, "the lowest-bound built candidate, within firstSpread × 100")
-	// The placement's bound falls to 50: near is more than firstSpread
+	assert.Equal(t, near, sv.queue[i].bound, "the lowest-bound built candidate, within interleaveSpread × 100")
+	// The placement's bound falls to 50: near is more than interleaveSpread
 	// times it.
 	sv.queue[0].bound = 50
 	heap.Fix(&sv.queue, 0)
@@ -160,16 +160,16 @@ func TestBnBFirstBuilt(t *testing.T) {
 
 // TestBnBListedFirst: interleaved takes the lowest-bound listed skeleton
 // or built candidate ahead of placements and skeletons not yet listed
-// when its bound is within firstSpread of the queue's best.
+// when its bound is within interleaveSpread of the queue's best.
 func TestBnBListedFirst(t *testing.T) {
 	sv := newDotBnB(t, Options{Workers: 1})
 	heap.Push(&sv.queue, queued{bound: 100, placement: true, seq: 1})
 	heap.Push(&sv.queue, queued{bound: 100, seq: 2})
-	heap.Push(&sv.queue, queued{bound: 2 * firstSpread * 100, listed: true, seq: 3})
+	heap.Push(&sv.queue, queued{bound: 2 * interleaveSpread * 100, listed: true, seq: 3})
 	assert.Equal(t, -1, sv.listedFirst(), "the listed skeleton bounds far above the placement")
-	heap.Push(&sv.queue, queued{bound: firstSpread * 100, listed: true, seq: 4})
+	heap.Push(&sv.queue, queued{bound: interleaveSpread * 100, listed: true, seq: 4})
 	i := sv.listedFirst()
 	require.GreaterOrEqual(t, i, 0)
-	assert.Equal(t, 4, sv.queue[i].seq, "the listed skeleton within firstSpread of the best bound")
+	assert.Equal(t, 4, sv.queue[i].seq, "the listed skeleton within interleaveSpread of the best bound")
 	assert.NotEqual(t, 4, sv.queue.peek().seq, "step would have taken the placement (seq 1)")
 }

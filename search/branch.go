@@ -129,7 +129,7 @@ const (
 	firstEvery, firstLegal = 1024, 128
 	// interleaveWork is the items bnb.interleaved works on at a time.
 	interleaveWork = 32
-	// firstSpread: interleaved works on a built candidate (without an
+	// interleaveSpread: interleaved works on a built candidate (without an
 	// incumbent, firstBuilt) or a listed skeleton (listedFirst) ahead of
 	// the queue's best item when its bound is within this factor of that
 	// item's, depth first, so that a search stopped early has a plan and
@@ -139,7 +139,7 @@ const (
 	// qk built candidates of 2 G cycles, 2,000 times the next
 	// placement's bound, and priced them exactly, 8 s each (an exact
 	// price walks every DMA request).
-	firstSpread = 16
+	interleaveSpread = 16
 	// A level can hold more skeletons than the solver enumerates in the
 	// time given (the prefill GEMMs of workloads/llama3-70b-prefill.yaml):
 	// after every interleave models the solver proposes without exhausting
@@ -478,7 +478,8 @@ func (sv *bnb) listOf(ev *evaluator, k *Skeleton, cut float64, from *boundKey, p
 	return ex
 }
 
-// winUp and winDown keep h a max-heap by key.
+// winUp and winDown keep h a max-heap by key (container/heap would box
+// each pushed key in an interface, an allocation a candidate).
 func winUp(h []winKey, i int) {
 	for i > 0 {
 		p := (i - 1) / 2
@@ -561,7 +562,7 @@ func (sv *bnb) expand(q *queued) {
 	if len(ex.list)+ex.rest+ex.skipped == 0 {
 		sv.st.SAT.Empty++
 	}
-	q.listed, q.window = true, sv.window
+	q.listed = true
 	q.take(ex)
 }
 
@@ -570,9 +571,8 @@ func (sv *bnb) relist(q *queued) {
 	// A skeleton evaluated past its first window is listed whole (up to
 	// maxWindow): enumerating it again a window at a time took 37 of the
 	// prefill RoPE's first 60 s.
-	q.window = max(min(q.rest, maxWindow), 1)
 	sv.relists++
-	ex := sv.listOf(sv.pool.evs[0], &q.k, sv.incumbentBound, &q.last, q.cut, q.window)
+	ex := sv.listOf(sv.pool.evs[0], &q.k, sv.incumbentBound, &q.last, q.cut, max(min(q.rest, maxWindow), 1))
 	sv.st.Skipped += ex.skipped
 	q.take(ex)
 }
@@ -884,7 +884,7 @@ func (sv *bnb) step(x float64) (more, ok bool) {
 
 // interleaved works interleaveWork times on the queue: on the first built
 // candidate (firstBuilt), on the best listed item (listedFirst), each
-// within firstSpread of the queue's best bound, else on the queue's best
+// within interleaveSpread of the queue's best bound, else on the queue's best
 // item (step). It counts work, not time, so that a search without a
 // timeout is deterministic.
 func (sv *bnb) interleaved() bool {
@@ -911,7 +911,7 @@ func (sv *bnb) interleaved() bool {
 }
 
 // listedFirst returns the listed skeleton or built candidate with the
-// lowest bound when that bound is within firstSpread of the queue's best
+// lowest bound when that bound is within interleaveSpread of the queue's best
 // item's, or -1.
 func (sv *bnb) listedFirst() int {
 	best := -1
@@ -920,14 +920,14 @@ func (sv *bnb) listedFirst() int {
 			best = i
 		}
 	}
-	if best >= 0 && sv.queue[best].bound > firstSpread*sv.queue.peek().bound {
+	if best >= 0 && sv.queue[best].bound > interleaveSpread*sv.queue.peek().bound {
 		return -1
 	}
 	return best
 }
 
 // firstBuilt returns, while there is no incumbent, the built candidate
-// with the lowest bound when that bound is within firstSpread of the
+// with the lowest bound when that bound is within interleaveSpread of the
 // queue's best item's: its exact price, out of turn, is the first
 // incumbent of a search that may be stopped early. Otherwise -1.
 func (sv *bnb) firstBuilt() int {
@@ -940,7 +940,7 @@ func (sv *bnb) firstBuilt() int {
 			built = i
 		}
 	}
-	if built < 0 || sv.queue[built].bound > firstSpread*sv.queue.peek().bound {
+	if built < 0 || sv.queue[built].bound > interleaveSpread*sv.queue.peek().bound {
 		return -1
 	}
 	return built
@@ -992,12 +992,11 @@ type queued struct {
 	listed bool
 	// rest counts the candidates beyond the window whose bounds were at
 	// most cut when listed, restBound the least of their bounds, last the
-	// window's last key; window is the window's size.
+	// window's last key.
 	rest      int
 	restBound float64
 	cut       float64
 	last      boundKey
-	window    int
 	// built marks a candidate that built and lowered, queued under its
 	// price with DMA lower bounds for its exact pricing.
 	built bool
