@@ -1174,7 +1174,14 @@ func (s *Space) EnumerateWhere(Where func(Stage, *Candidate) bool, yield func(Ca
 // tile orders are empty. The candidates come in EnumerateWhere's order,
 // without walking the stages above.
 func (s *Space) EnumerateSkeleton(c Candidate, yield func(Candidate) bool) {
-	e := enumerator{s: s, yield: yield}
+	s.EnumerateSkeletonWhere(c, nil, yield)
+}
+
+// EnumerateSkeletonWhere is EnumerateSkeleton with Where shown the stages
+// below the skeleton's (StageTiles, once a tiling's factors, tile order and
+// buffering are set, and StageOrder), as EnumerateWhere shows them.
+func (s *Space) EnumerateSkeletonWhere(c Candidate, Where func(Stage, *Candidate) bool, yield func(Candidate) bool) {
+	e := enumerator{s: s, yield: yield, Where: Where}
 	for e.tiled = range 2 {
 		if e.stop {
 			return

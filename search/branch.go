@@ -16,19 +16,22 @@ import (
 // The solver proposes a skeleton whose encoded lower bounds (bound.go) are
 // at most a level X; its Cluster/Slice placement is blocked whole and
 // queued under the placement's bound (Space.placementBound), so the solver
-// proposes each placement once. One best-first queue holds four kinds of
+// proposes each placement once. One best-first queue holds five kinds of
 // items, each under a lower bound of every candidate it stands for:
 //
 //   - a placement: when it comes first, the enumerator lists its skeletons
 //     (factors down to Row and Time) and queues each under its bounds
 //     (Space.lowerBounds);
-//   - a skeleton: when it comes first, its candidates are enumerated and
-//     the best of them by their candidate bounds (cbound.go) listed in
-//     order, a window at a time (listOf);
-//   - an expanded skeleton, under its best candidate's bound: its
-//     candidates are built and lowered in bound order up to the next
-//     item's bound, each priced with DMA commands at their lower bound and
-//     queued as a built candidate under that price;
+//   - a skeleton: when it comes first, the enumerator lists its tilings
+//     (tile factors, tile order and buffering) and queues each under its
+//     tiling bound (Space.tilingBound; tilingsOf);
+//   - a tiling: when it comes first, its candidates are enumerated and the
+//     best of them by their candidate bounds (cbound.go) listed in order,
+//     a window at a time (listOf);
+//   - a listed tiling, under its best candidate's bound: its candidates
+//     are built and lowered in bound order up to the next item's bound,
+//     each priced with DMA commands at their lower bound and queued as a
+//     built candidate under that price;
 //   - a built candidate: when it comes first, it is priced exactly.
 //
 // When the solver answers UNSAT under X, every skeleton whose encoded
@@ -37,8 +40,9 @@ import (
 // its cycles" for good and drops the items above it. X doubles until it
 // reaches the incumbent; then UNSAT with the queue empty proves the
 // incumbent optimal under the cost model. A skeleton none of whose
-// candidates is legal is counted (SATStats.IllegalSkeletons) and dropped. A level with more placements than the solver lists in the
-// time given is interleaved with work on the queue (interleaved).
+// candidates is legal is counted (SATStats.IllegalSkeletons) and dropped.
+// A level with more placements than the solver lists in the time given is
+// interleaved with work on the queue (interleaved).
 
 // Proof is what a search proved about its best candidate.
 type Proof struct {
@@ -57,12 +61,15 @@ type SATStats struct {
 	// proposed and blocked), Solves the solver calls, Clauses the clauses
 	// of the encoding at the end, IllegalSkeletons the skeletons none of
 	// whose candidates was legal (dropped; no clause is learned from
-	// them), Empty the skeletons with no candidate in the enumerated
-	// space.
+	// them; a skeleton counts once every tiling of it that could beat the
+	// incumbent was evaluated), Empty the skeletons with no tiling in the
+	// enumerated space.
 	Models, Solves, Clauses, IllegalSkeletons, Empty int
 	// BoundSkips counts skeletons whose bounds could not beat the
-	// incumbent.
-	BoundSkips int
+	// incumbent, TilingSkips the tilings of the skeletons split into
+	// their tilings whose tiling bounds could not (their candidates are
+	// never listed).
+	BoundSkips, TilingSkips int
 	// Placements counts the Cluster and Slice placements proposed whose
 	// bound could not beat the incumbent.
 	Placements int
@@ -185,8 +192,10 @@ type bnb struct {
 	// expanded holds skeletons listed ahead of their turn by spare
 	// workers (expand); speculated, built candidates priced ahead of their
 	// turn (exact).
-	expanded   map[Skeleton]expansion
+	expanded   map[itemKey]expansion
 	speculated map[Candidate]exactOut
+	// tracks follows the skeletons whose tilings are queued (finished).
+	tracks map[Skeleton]*skeletonTrack
 	// outs is evaluateBounds's buffer.
 	outs []boundOut
 	// window is a skeleton's first window; relists counts the listings
@@ -221,7 +230,7 @@ func newBnB(s *Space, opts Options) (*bnb, error) {
 	sv := &bnb{s: s, e: e, opts: opts, res: res, st: &res.Stats, ev: ev, pool: pool,
 		top: max(opts.Top, 1), n: len(s.P.Axes), start: start, every: opts.ProgressEvery,
 		cur: math.Inf(1), level: 2 * float64(s.Spec.DMA.StartupCycles.Value), incumbentBound: math.Inf(1),
-		expanded: map[Skeleton]expansion{}, speculated: map[Candidate]exactOut{}}
+		expanded: map[itemKey]expansion{}, speculated: map[Candidate]exactOut{}, tracks: map[Skeleton]*skeletonTrack{}}
 	if sv.every <= 0 {
 		sv.every = time.Second
 	}
@@ -373,11 +382,10 @@ func (sv *bnb) left() (time.Duration, bool) {
 	return d, d > 0
 }
 
-// Skeleton lists are windows (listOf): a skeleton is listed whole before
-// the search builds any of its candidates, often before the first
-// incumbent exists, with nothing to cut, yet only its best few are ever
-// built (a skeleton of the prefill layer's RoPE holds hundreds of
-// thousands). A list holds the best window of them by key (candidate
+// Tiling lists are windows (listOf): a tiling is listed whole before the
+// search builds any of its candidates, often before the first incumbent
+// exists, with nothing to cut, yet only its best few are ever built (a
+// skeleton of the prefill layer's RoPE holds hundreds of thousands). A list holds the best window of them by key (candidate
 // bound, then place in the enumeration); the rest are counted with the
 // least of their bounds, and enumerated again, after the window's last
 // key, if the search reaches them: whole the second time (up to
@@ -385,8 +393,8 @@ func (sv *bnb) left() (time.Duration, bool) {
 // sorted list, so the search does not depend on the window (a smaller one
 // saves memory and lists again more often: docs/design-notes.md).
 const (
-	// firstWindow is a skeleton's first window; listed again, a skeleton
-	// is listed whole, up to maxWindow candidates.
+	// firstWindow is a tiling's first window; listed again, a tiling is
+	// listed whole, up to maxWindow candidates.
 	firstWindow, maxWindow = 1 << 14, 1 << 18
 )
 
@@ -408,16 +416,17 @@ type winKey struct {
 	slot int32
 }
 
-// listOf enumerates skeleton k's candidates with their candidate bounds
-// and returns the best size of them (by key) in key order, in ev's scratch
-// (one list a worker at a time). With from set (listing again), only the
+// listOf enumerates the candidates of skeleton k's tiling-th tiling
+// (enumerate) with their candidate bounds and returns the best size of
+// them (by key) in key order, in ev's scratch (one list a worker at a
+// time). With from set (listing again), only the
 // candidates after from whose bounds are at most prevCut are listed: the
 // others were listed or counted before.
 //
 // Candidates whose bound exceeds cut are counted skipped and left out: the
 // incumbent only falls, so they would never be built. Those beyond the
 // window are counted in rest, with the least of their bounds.
-func (sv *bnb) listOf(ev *evaluator, k *Skeleton, cut float64, from *boundKey, prevCut float64, size int) expansion {
+func (sv *bnb) listOf(ev *evaluator, k *Skeleton, tiling int32, cut float64, from *boundKey, prevCut float64, size int) expansion {
 	if cap(ev.scratch) < size+1 {
 		ev.scratch = make([]scored, size+1)
 	}
@@ -456,13 +465,7 @@ func (sv *bnb) listOf(ev *evaluator, k *Skeleton, cut float64, from *boundKey, p
 		}
 		return true
 	}
-	if sv.opts.Where == nil {
-		sv.s.EnumerateSkeleton(k.Candidate(), add)
-	} else {
-		sv.s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
-			return k.Matches(stage, c, sv.n) && sv.opts.Where(stage, c)
-		}, add)
-	}
+	sv.enumerate(k, tiling, nil, add)
 	ev.win = h
 	if len(h) == 0 {
 		return ex
@@ -513,9 +516,9 @@ func winDown(h []winKey, i int) {
 // next skeletons the queue holds unlisted are listed meanwhile (pure work,
 // kept until they come up).
 func (sv *bnb) expand(q *queued) {
-	ex, ok := sv.expanded[q.k]
+	ex, ok := sv.expanded[q.key()]
 	if ok {
-		delete(sv.expanded, q.k)
+		delete(sv.expanded, q.key())
 		// Listed under an older incumbent: cut as listOf would cut it now
 		// (the list is in bound order, the rest after it), so that what is
 		// evaluated, and where a budget of evaluations stops, does not
@@ -529,15 +532,15 @@ func (sv *bnb) expand(q *queued) {
 			ex.list, ex.rest = ex.list[:n], 0
 		}
 	} else {
-		ks := []Skeleton{q.k}
+		ks := []itemKey{q.key()}
 		for sv.opts.Where == nil && len(ks) < len(sv.pool.evs) {
 			best := -1
 			for i := range sv.queue {
 				r := &sv.queue[i]
-				if r.built || r.placement || r.listed || r.bound > sv.incumbentBound || slices.Contains(ks, r.k) {
+				if r.built || r.placement || r.listed || r.tiling == 0 || r.bound > sv.incumbentBound || slices.Contains(ks, r.key()) {
 					continue
 				}
-				if _, done := sv.expanded[r.k]; done {
+				if _, done := sv.expanded[r.key()]; done {
 					continue
 				}
 				if best < 0 || sv.queue.Less(i, best) {
@@ -547,11 +550,13 @@ func (sv *bnb) expand(q *queued) {
 			if best < 0 {
 				break
 			}
-			ks = append(ks, sv.queue[best].k)
+			ks = append(ks, sv.queue[best].key())
 		}
 		exs := make([]expansion, len(ks))
 		cut := sv.incumbentBound
-		sv.pool.each(len(ks), func(ev *evaluator, i int) { exs[i] = sv.listOf(ev, &ks[i], cut, nil, 0, sv.window) })
+		sv.pool.each(len(ks), func(ev *evaluator, i int) {
+			exs[i] = sv.listOf(ev, &ks[i].k, ks[i].tiling, cut, nil, 0, sv.window)
+		})
 		for i := 1; i < len(ks); i++ {
 			sv.expanded[ks[i]] = exs[i]
 		}
@@ -559,11 +564,88 @@ func (sv *bnb) expand(q *queued) {
 	}
 	sv.st.Candidates += len(ex.list) + ex.rest + ex.skipped
 	sv.st.Skipped += ex.skipped
-	if len(ex.list)+ex.rest+ex.skipped == 0 {
-		sv.st.SAT.Empty++
-	}
 	q.listed = true
 	q.take(ex)
+}
+
+// Tilings are listed lazily: a skeleton that comes first is split into its
+// tilings (its tile factors, tile order and buffering: the candidates the
+// enumerator shows at StageTiles), each queued under its tiling bound
+// (Space.tilingBound), and a tiling's candidates are listed only when it
+// comes first. The skeleton bounds know nothing of tiles or of the serial
+// path through them: on GEMM 4096³ every one of the 296 skeletons listed
+// is bounded under the optimum (621,288 cycles), while only 204 of their
+// 2,598 tilings are, holding 3,618 of their 285,460 candidates.
+
+// enumerate enumerates skeleton k's candidates of its tiling-th tiling
+// (1-based, in the enumeration's order); with tiling 0 it shows each of
+// the skeleton's tilings to at instead, and enumerates none of their
+// candidates.
+func (sv *bnb) enumerate(k *Skeleton, tiling int32, at func(*Candidate), yield func(Candidate) bool) {
+	n := int32(0)
+	tiles := func(stage Stage, c *Candidate) bool {
+		if stage != StageTiles {
+			return true
+		}
+		n++
+		if tiling == 0 {
+			at(c)
+			return false
+		}
+		return n == tiling
+	}
+	if sv.opts.Where == nil {
+		sv.s.EnumerateSkeletonWhere(k.Candidate(), tiles, yield)
+		return
+	}
+	sv.s.EnumerateWhere(func(stage Stage, c *Candidate) bool {
+		return k.Matches(stage, c, sv.n) && sv.opts.Where(stage, c) && tiles(stage, c)
+	}, yield)
+}
+
+// tilingsOf queues the tilings of skeleton q, each under the larger of
+// q's bound and its tiling bound; those the incumbent rules out are
+// counted (SATStats.TilingSkips) and dropped.
+func (sv *bnb) tilingsOf(q *queued) {
+	tr := &skeletonTrack{}
+	n := int32(0)
+	sv.enumerate(&q.k, 0, func(c *Candidate) {
+		n++
+		b := max(q.bound, sv.s.tilingBound(c))
+		if b > sv.incumbentBound {
+			sv.st.SAT.TilingSkips++
+			return
+		}
+		tr.open++
+		heap.Push(&sv.queue, queued{k: q.k, tiling: n, bound: b, seq: q.seq})
+	}, func(Candidate) bool { return false })
+	if n == 0 {
+		sv.st.SAT.Empty++
+	}
+	if tr.open > 0 {
+		sv.tracks[q.k] = tr
+	}
+}
+
+// finished records that tiling q has no candidate left to evaluate; once
+// every queued tiling of its skeleton is, a skeleton none of whose
+// candidates was legal is counted (SATStats.IllegalSkeletons).
+func (sv *bnb) finished(q *queued) {
+	tr := sv.tracks[q.k]
+	if tr == nil {
+		return
+	}
+	tr.legal = tr.legal || q.legal
+	if q.rule != "" {
+		tr.rule = q.rule
+	}
+	if tr.open--; tr.open > 0 {
+		return
+	}
+	delete(sv.tracks, q.k)
+	if !tr.legal && tr.rule != "" {
+		sv.st.SAT.IllegalSkeletons++
+	}
 }
 
 // relist lists q's next window: the candidates after its last one.
@@ -572,7 +654,7 @@ func (sv *bnb) relist(q *queued) {
 	// maxWindow): enumerating it again a window at a time took 37 of the
 	// prefill RoPE's first 60 s.
 	sv.relists++
-	ex := sv.listOf(sv.pool.evs[0], &q.k, sv.incumbentBound, &q.last, q.cut, max(min(q.rest, maxWindow), 1))
+	ex := sv.listOf(sv.pool.evs[0], &q.k, q.tiling, sv.incumbentBound, &q.last, q.cut, max(min(q.rest, maxWindow), 1))
 	sv.st.Skipped += ex.skipped
 	q.take(ex)
 }
@@ -694,9 +776,6 @@ func (sv *bnb) evaluateBounds(q *queued, x float64) []scored {
 		}
 		list = list[k:]
 	}
-	if len(list) == 0 && q.rest == 0 && !q.legal && q.rule != "" {
-		sv.st.SAT.IllegalSkeletons++
-	}
 	return list
 }
 
@@ -728,9 +807,6 @@ func (sv *bnb) evaluate(q *queued, x float64) []scored {
 		if _, ok := sv.left(); !ok {
 			break
 		}
-	}
-	if len(list) == 0 && q.rest == 0 && !q.legal && q.rule != "" {
-		sv.st.SAT.IllegalSkeletons++
 	}
 	return list
 }
@@ -796,6 +872,8 @@ func (sv *bnb) work(q queued, x float64) {
 		sv.progress()
 	case q.placement:
 		sv.skeletons(&q.k, q.seq)
+	case !q.listed && q.tiling == 0:
+		sv.tilingsOf(&q)
 	case !q.listed:
 		sv.expand(&q)
 	default:
@@ -818,7 +896,10 @@ func (sv *bnb) work(q queued, x float64) {
 		}
 	}
 	sv.cur = math.Inf(1)
-	if !q.built && !q.placement && (len(q.cands) > 0 || q.rest > 0) {
+	if q.listed && len(q.cands) == 0 && q.rest == 0 {
+		sv.finished(&q)
+	}
+	if q.listed && (len(q.cands) > 0 || q.rest > 0) {
 		if len(q.cands) > 0 {
 			q.bound = max(q.bound, q.cands[0].bound)
 		} else {
@@ -864,8 +945,10 @@ func (sv *bnb) step(x float64) (more, ok bool) {
 			switch {
 			case r.built:
 				sv.st.Pruned++
-			case !r.listed:
+			case !r.listed && r.tiling == 0:
 				sv.st.SAT.BoundSkips++
+			case !r.listed:
+				sv.st.SAT.TilingSkips++
 			default:
 				sv.st.Skipped += len(r.cands) + r.rest
 			}
@@ -986,6 +1069,10 @@ type queued struct {
 	k     Skeleton
 	bound float64
 	seq   int // the order the solver proposed it in, to break ties
+	// tiling is 0 for a skeleton whose tilings are not listed yet, else
+	// the skeleton's tiling (1-based, in the enumeration's order) whose
+	// candidates the item holds (tilingsOf).
+	tiling int32
 	// cands are the candidates left of the window listed, best first;
 	// listed is set once the skeleton is listed.
 	cands  []scored
@@ -1006,6 +1093,23 @@ type queued struct {
 	c         Candidate
 	// legal is set once a candidate of the skeleton was legal; rule is
 	// the last rule that rejected one.
+	legal bool
+	rule  string
+}
+
+// itemKey names a queued tiling: its skeleton and its place.
+type itemKey struct {
+	k      Skeleton
+	tiling int32
+}
+
+func (q *queued) key() itemKey { return itemKey{q.k, q.tiling} }
+
+// skeletonTrack follows a skeleton's tilings through the search: how many
+// queued tilings are not done yet, whether a candidate of one was legal,
+// and the last rule that refused one.
+type skeletonTrack struct {
+	open  int
 	legal bool
 	rule  string
 }
@@ -1036,7 +1140,10 @@ func (q skeletonQueue) Less(i, j int) bool {
 	if q[i].bound != q[j].bound {
 		return q[i].bound < q[j].bound
 	}
-	return q[i].seq < q[j].seq
+	if q[i].seq != q[j].seq {
+		return q[i].seq < q[j].seq
+	}
+	return q[i].tiling < q[j].tiling
 }
 func (q skeletonQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *skeletonQueue) Push(x any)   { *q = append(*q, x.(queued)) }

@@ -67,6 +67,22 @@ func (s *Space) candidateBound(c *Candidate) float64 {
 	return max(s.boundsWith(c, &loads).max(), s.serialBound(c, &loads))
 }
 
+// tilingBound returns a lower bound on the candidate bound of every
+// candidate of c's tiling: c as the enumerator shows it at StageTiles, its
+// factors, tile order and buffering set, its Time order, row and deal
+// orders and DM layouts not yet. Each tensor's DMA load is taken at the
+// runs its factors allow whatever the layout (tensorDMA without layout):
+// a layout only shortens runs (candidateBound takes the least), a shorter
+// run only adds to each of the load's terms, and candidateBound's terms
+// only grow with the loads (TestTilingBoundAdmissible).
+func (s *Space) tilingBound(c *Candidate) float64 {
+	var loads [NumTensors]dmaLoad
+	for t := range NumTensors {
+		loads[t] = s.tensorDMA(c, t, true, false)
+	}
+	return max(s.boundsWith(c, &loads).max(), s.serialBound(c, &loads))
+}
+
 // dmaCache remembers each tensor's DMA load (tensorDMA) for the last
 // candidate it was computed for, keyed by the candidate with the other
 // tensors' layouts cleared: a tensor's load reads its own layout only,

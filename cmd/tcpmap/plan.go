@@ -459,8 +459,8 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 	fmt.Fprintf(w, "search: %s (tiles ≤ %d), %d candidates, %d legal, %d priced exactly, %d pruned by a lower bound, %d skipped unbuilt, %.2fs\n",
 		st.Planner, res.Space.MaxTiles(), st.Candidates, st.Legal, st.CostEvaluations, st.Pruned, st.Skipped, st.Wall.Seconds())
 	if st.Planner == "sat" {
-		fmt.Fprintf(w, "sat: %d models (placements), %d solves, %d skeletons with no legal candidate, %d placements cut by a bound, %d skeletons bounded out, %d clauses\n",
-			st.SAT.Models, st.SAT.Solves, st.SAT.IllegalSkeletons, st.SAT.Placements, st.SAT.BoundSkips, st.SAT.Clauses)
+		fmt.Fprintf(w, "sat: %d models (placements), %d solves, %d skeletons with no legal candidate, %d placements cut by a bound, %d skeletons and %d tilings bounded out, %d clauses\n",
+			st.SAT.Models, st.SAT.Solves, st.SAT.IllegalSkeletons, st.SAT.Placements, st.SAT.BoundSkips, st.SAT.TilingSkips, st.SAT.Clauses)
 	}
 	rules := st.Rules()
 	if len(rules) > 0 {

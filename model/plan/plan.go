@@ -261,11 +261,14 @@ type Search struct {
 	// (each is dropped; no clause is learned from it), Placements the
 	// Cluster/Slice placements excluded whole by a bound nogood,
 	// BoundSkips the proposed skeletons whose bounds could not beat the
-	// incumbent, Clauses the clauses of the encoding (planner "sat").
+	// incumbent, TilingSkips the tilings of listed skeletons whose tiling
+	// bounds could not, Clauses the clauses of the encoding (planner
+	// "sat").
 	SATModels        int `json:"sat_models,omitempty"`
 	IllegalSkeletons int `json:"illegal_skeletons,omitempty"`
 	Placements       int `json:"placement_cuts,omitempty"`
 	BoundSkips       int `json:"bound_skips,omitempty"`
+	TilingSkips      int `json:"tiling_skips,omitempty"`
 	Clauses          int `json:"clauses,omitempty"`
 	// LegacyLearned reads the field IllegalSkeletons had in earlier plan
 	// files ("learned_clauses", which counted no clause); Unmarshal moves
