@@ -292,7 +292,23 @@ type Candidate struct {
 	// with Time and Cluster or Slice factors above 1, of a candidate
 	// without the switch, has the choice (Space.DealsOut).
 	Dealt uint8
+	// ClusterInner has bit a set when axis a's Cluster digit sits below
+	// its Slice digit: the clusters take the axis's slice blocks (or
+	// dealt chunks) in turn (`I % 2` on Cluster, `I / 2` on Slice for I =
+	// 16 over 2 clusters of 8 slices), rather than a contiguous half each
+	// (`I / 8` on Cluster, `I % 8` on Slice). Each slice holds the same
+	// share either way; the two clusters' DMAs then stream neighbouring
+	// blocks of HBM at once instead of blocks half the axis apart. Only an
+	// axis that is not contracted, with Cluster and Slice factors above 1,
+	// of a candidate without the switch, has the choice
+	// (Space.ClustersInner; docs/spec-decisions.md "Digit order: Cluster
+	// below Slice").
+	ClusterInner uint8
 }
+
+// ClusterBelow reports whether axis a's Cluster digit sits below its
+// Slice digit (Candidate.ClusterInner).
+func (c *Candidate) ClusterBelow(a int) bool { return c.ClusterInner&(1<<uint(a)) != 0 }
 
 // RowAbove reports whether axis a's Row digit sits above its Time digit
 // (Candidate.RowOuter).
@@ -327,7 +343,8 @@ func (c *Candidate) Factor(a int, l Level) int { return int(c.Split[a][l]) }
 // coordinate stride of its level-l digit. The levels nest Tile, Chip,
 // Cluster, Slice, Time, Row, Packet within an axis, Row above Time where
 // the candidate says so (RowOuter), Cluster and Slice below Time where it
-// says so (Dealt; never with RowOuter on the same axis).
+// says so (Dealt; never with RowOuter on the same axis), Cluster below
+// Slice where it says so (ClusterInner).
 func (c *Candidate) Below(a int, l Level) int {
 	n := 1
 	for k := l + 1; k < NumLevels; k++ {
@@ -347,6 +364,14 @@ func (c *Candidate) Below(a int, l Level) int {
 			n /= c.Factor(a, Time)
 		case Time:
 			n *= c.Factor(a, Cluster) * c.Factor(a, Slice)
+		}
+	}
+	if c.ClusterBelow(a) {
+		switch l {
+		case Cluster:
+			n /= c.Factor(a, Slice)
+		case Slice:
+			n *= c.Factor(a, Cluster)
 		}
 	}
 	return n
@@ -420,6 +445,22 @@ func (c *Candidate) String(p *Problem) string {
 	if c.Switch {
 		b.WriteString(" switch")
 	}
+	// Last, so that a candidate's text is a prefix of (and sorts before)
+	// its form with clusters inner, which ties it in cost where the two
+	// clusters' streams price alike.
+	if c.ClusterInner != 0 {
+		b.WriteString(" clusters-inner=")
+		first := true
+		for a, ax := range p.Axes {
+			if c.ClusterBelow(a) {
+				if !first {
+					b.WriteByte(',')
+				}
+				b.WriteString(ax.Name)
+				first = false
+			}
+		}
+	}
 	return b.String()
 }
 
@@ -467,6 +508,9 @@ type Space struct {
 	// rowsOuter is set when a Row digit may sit above its axis's Time
 	// digit (RowsOuter).
 	rowsOuter bool
+	// clustersInner is set when a Cluster digit may sit below its axis's
+	// Slice digit (Candidate.ClusterInner).
+	clustersInner bool
 	// dealsOut is set when a Slice digit may sit below its axis's Time
 	// digit (SlicesInner).
 	dealsOut bool
@@ -610,6 +654,31 @@ func (s *Space) WithDealsOut(on bool) *Space {
 	t := *s
 	t.dealsOut = on && s.dealsOut
 	return &t
+}
+
+// ClustersInner reports whether the space holds both orders of an axis's
+// Cluster and Slice digits (Candidate.ClusterInner).
+func (s *Space) ClustersInner() bool { return s.clustersInner }
+
+// WithClustersInner returns a copy of s with or without the candidates
+// whose Cluster digits sit below their Slice digits.
+func (s *Space) WithClustersInner(on bool) *Space {
+	t := *s
+	t.clustersInner = on && s.clustersInner
+	return &t
+}
+
+// clusterOrderOpen reports whether axis a of c may take either order of
+// its Cluster and Slice digits: an axis that is not contracted (a
+// contracted axis's Cluster digit is the cluster reduce's, ClusterK),
+// with Cluster and Slice factors above 1 (otherwise the two orders are
+// one mapping), in a candidate without the switch (whose rings hold
+// slice blocks of the streamed operand, Space.SwitchBlock). Each slice
+// holds a block (or dealt chunks) of the same size either way, so the
+// runs and HBM units are those of the other order.
+func (s *Space) clusterOrderOpen(c *Candidate, a int) bool {
+	return s.clustersInner && !c.Switch && c.Factor(a, Cluster) > 1 && c.Factor(a, Slice) > 1 &&
+		s.Role(a, c.Stationary) != RoleC
 }
 
 // dealOpen reports whether axis a of c may take either order of its
@@ -762,6 +831,7 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 	s.clusterK = s.splitK && s.clusters > 1 && outSize%s.clusters == 0
 	s.rowsOuter = true
 	s.dealsOut = true
+	s.clustersInner = true
 	if p.EpilogueVector() {
 		// The epilogue takes the main chain's Vector Engine pass, which
 		// split-K's Inter-Slice reduce and the K chunks' split reduce
@@ -859,6 +929,9 @@ func (s *Space) Check(c *Candidate) error {
 	if c.RowOuter>>uint(len(p.Axes)) != 0 {
 		return fmt.Errorf("rows-outer bits %b name no axis", c.RowOuter)
 	}
+	if c.ClusterInner>>uint(len(p.Axes)) != 0 {
+		return fmt.Errorf("clusters-inner bits %b name no axis", c.ClusterInner)
+	}
 	for t, l := range c.Layout {
 		if l >= NumLayouts {
 			return fmt.Errorf("layout %d out of range", l)
@@ -903,6 +976,9 @@ func (s *Space) Check(c *Candidate) error {
 		}
 		if c.RowAbove(a) && !s.rowOrderOpen(c, a) {
 			return fmt.Errorf("axis %s: its Row digit above its Time digit, but only a stationary operand's free axis with Row and Time factors has the choice", ax.Name)
+		}
+		if c.ClusterBelow(a) && !s.clusterOrderOpen(c, a) {
+			return fmt.Errorf("axis %s: its Cluster digit below its Slice digit, but only an axis that is not contracted, with Cluster and Slice factors, without the switch, has the choice", ax.Name)
 		}
 		if c.DealtOut(a) && !s.dealOpen(c, a) {
 			return fmt.Errorf("axis %s: its Cluster and Slice digits below its Time digit, but only an output axis other than the stationary operand's free axes, with Time and Cluster or Slice factors, without the switch, whose chunks move whole HBM units, has the choice", ax.Name)
@@ -1551,7 +1627,7 @@ func axisBits(open []int, mask int) uint8 {
 
 // dealOrders enumerates, for each output axis that has the choice
 // (Space.dealOpen), its Cluster and Slice digits above and below its Time
-// digit (Candidate.Dealt), then the layouts.
+// digit (Candidate.Dealt), then the Cluster orders.
 func (e *enumerator) dealOrders(c Candidate) {
 	var open [MaxAxes]int
 	n := 0
@@ -1564,6 +1640,25 @@ func (e *enumerator) dealOrders(c Candidate) {
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
 		d := c
 		d.Dealt = axisBits(open[:n], mask)
+		e.clusterOrders(d)
+	}
+}
+
+// clusterOrders enumerates, for each axis that has the choice
+// (Space.clusterOrderOpen), its Cluster digit above and below its Slice
+// digit (Candidate.ClusterInner), then the layouts.
+func (e *enumerator) clusterOrders(c Candidate) {
+	var open [MaxAxes]int
+	n := 0
+	for a := range e.s.P.Axes {
+		if e.s.clusterOrderOpen(&c, a) {
+			open[n] = a
+			n++
+		}
+	}
+	for mask := 0; mask < 1<<n && !e.stop; mask++ {
+		d := c
+		d.ClusterInner = axisBits(open[:n], mask)
 		e.layouts(d)
 	}
 }

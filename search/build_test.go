@@ -41,28 +41,28 @@ func workloadFile(t testing.TB, name string) *workload.Workload {
 // K-chunk tests (tilek_test.go) newTileKSpace.
 func newSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false).WithClustersInner(false)
 }
 
 // newRowsOuterSpace is newSpace with both orders of a stationary free
 // axis's Row and Time digits (Space.RowsOuter).
 func newRowsOuterSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithDealsOut(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithDealsOut(false).WithClustersInner(false)
 }
 
 // newDealtOutSpace is newSpace with both orders of an output axis's
 // Slice and Time digits (Space.SlicesInner).
 func newDealtOutSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithClustersInner(false)
 }
 
 // newTileKSpace returns w's mapspace with K chunks (Space.TileK) and
 // without split-K candidates across slices or clusters.
 func newTileKSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false).WithClustersInner(false)
 }
 
 // newClusterKSpace returns w's mapspace with contracted axes split across
@@ -70,7 +70,14 @@ func newTileKSpace(t testing.TB, w *workload.Workload) *Space {
 // slices.
 func newClusterKSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
-	return newSplitSpace(t, w).WithSplitK(false).WithRowsOuter(false).WithDealsOut(false)
+	return newSplitSpace(t, w).WithSplitK(false).WithRowsOuter(false).WithDealsOut(false).WithClustersInner(false)
+}
+
+// newClustersInnerSpace is newSpace with both orders of an axis's Cluster
+// and Slice digits (Space.ClustersInner).
+func newClustersInnerSpace(t testing.TB, w *workload.Workload) *Space {
+	t.Helper()
+	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false)
 }
 
 // newSplitSpace returns w's whole mapspace, split-K candidates (across

@@ -137,3 +137,9 @@ func (s *Space) WithRowsOuter(on bool) *Space { return wrap(s.Space.WithRowsOute
 // Slice digits sit below their Time digits
 // (constraints.Space.WithDealsOut); the copy shares the memo.
 func (s *Space) WithDealsOut(on bool) *Space { return wrap(s.Space.WithDealsOut(on), s.memo) }
+
+// WithClustersInner is constraints.Space.WithClustersInner, keeping the
+// memo.
+func (s *Space) WithClustersInner(on bool) *Space {
+	return wrap(s.Space.WithClustersInner(on), s.memo)
+}

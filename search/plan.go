@@ -35,7 +35,7 @@ func (s *Space) Mapping(c *Candidate) plan.Mapping {
 		m.Axes = append(m.Axes, plan.AxisMapping{Name: ax.Name, Size: ax.Size, Valid: ax.Valid, Class: class,
 			Tile: c.Factor(a, Tile), Chip: c.Factor(a, Chip), Cluster: c.Factor(a, Cluster), Slice: c.Factor(a, Slice),
 			Time: c.Factor(a, Time), Row: c.Factor(a, Row), Packet: c.Factor(a, Packet), RowOuter: c.RowAbove(a),
-			DealtOut: c.DealtOut(a)})
+			DealtOut: c.DealtOut(a), ClusterInner: c.ClusterBelow(a)})
 	}
 	for _, a := range c.TimeOrder() {
 		m.TimeOrder = append(m.TimeOrder, p.Axes[a].Name)

@@ -326,6 +326,7 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	}{
 		{"Row digit above the Time digit", func(a plan.AxisMapping) bool { return a.RowOuter }},
 		{"Cluster and Slice digits below the Time digit (dealt out)", func(a plan.AxisMapping) bool { return a.DealtOut }},
+		{"Cluster digit below the Slice digit", func(a plan.AxisMapping) bool { return a.ClusterInner }},
 	} {
 		var names []string
 		for _, a := range m.Axes {

@@ -187,6 +187,12 @@ type AxisMapping struct {
 	// on Slice): only a free or batch axis with Time and Cluster or Slice
 	// factors above 1.
 	DealtOut bool `json:"dealt_out,omitempty"`
+	// ClusterInner is set when the axis's Cluster digit sits below its
+	// Slice digit (`I % 2` on Cluster, `I / 2` on Slice: the clusters take
+	// the slices' blocks in turn) rather than above it (`I / 8` on
+	// Cluster): only an axis that is not contracted, with Cluster and
+	// Slice factors above 1.
+	ClusterInner bool `json:"cluster_inner,omitempty"`
 }
 
 // TensorLayout is the DM element order chosen for one tensor.

@@ -189,6 +189,9 @@ func (p *Plan) validateMapping(axes mapping.Axes, ein *workload.Einsum) error {
 		if a.DealtOut && (a.Class != "free" && a.Class != "batch" || a.Cluster*a.Slice <= 1 || a.Time <= 1 || a.RowOuter) {
 			return fieldErr(at+".dealt_out", "axis %s (%s, cluster %d, slice %d, time %d): only a free or batch axis with Time and Cluster or Slice factors above 1, its Row digit below its Time digit, is dealt out", a.Name, a.Class, a.Cluster, a.Slice, a.Time)
 		}
+		if a.ClusterInner && (a.Class == "contracted" || a.Cluster <= 1 || a.Slice <= 1) {
+			return fieldErr(at+".cluster_inner", "axis %s (%s, cluster %d, slice %d): only an axis that is not contracted, with Cluster and Slice factors above 1, orders them", a.Name, a.Class, a.Cluster, a.Slice)
+		}
 		chips *= a.Chip
 	}
 	if chips != p.Program.Chips {

@@ -59,6 +59,7 @@ func TestValidate(t *testing.T) {
 		{"unknown class", func(p *Plan) { p.Mapping.Axes[0].Class = "spare" }, "mapping.axes[0].class", `"spare"`},
 		{"row order of a contracted axis", func(p *Plan) { p.Mapping.Axes[0].RowOuter = true }, "mapping.axes[0].row_outer", "only a stationary-free axis with Row and Time factors above 1"},
 		{"a contracted axis dealt out", func(p *Plan) { p.Mapping.Axes[0].DealtOut = true }, "mapping.axes[0].dealt_out", "only a free or batch axis with Time and Cluster or Slice factors above 1"},
+		{"a contracted axis with its cluster digit inner", func(p *Plan) { p.Mapping.Axes[0].ClusterInner = true }, "mapping.axes[0].cluster_inner", "only an axis that is not contracted, with Cluster and Slice factors above 1"},
 		{"time order misses an axis", func(p *Plan) { p.Mapping.TimeOrder = nil }, "mapping.time_order", "misses axis A, whose Time factor is 64"},
 		{"tile order names an untiled axis", func(p *Plan) { p.Mapping.TileOrder = []string{"A"} }, "mapping.tile_order[0]", `axis "A" has no Tile factor above 1`},
 		{"stationary is no input", func(p *Plan) { p.Mapping.Stationary = "out" }, "mapping.stationary", `"out": want one of the program's inputs`},

@@ -1,0 +1,117 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/constraints"
+)
+
+// clusterInnerGEMM splits I and J over both clusters and their slices.
+const clusterInnerGEMM = `name: cluster-inner-gemm
+einsum: IK,JK->IJ
+axes: {I: 4, J: 16, K: 64}
+dtype: {in: bf16, acc: f32, out: f32}
+chips: 1
+`
+
+// TestClusterInnerPricedAlike: on cluster-inner-gemm (each of I and J split
+// over both clusters and their slices, stationary or streamed), every
+// candidate with a Cluster digit below its Slice digit is legal exactly
+// when its form with the Cluster digit above is, and the cost model
+// prices the two alike: each slice holds a block of the same size either
+// way, and the clusters' DMAs share the HBM channels whichever blocks
+// they stream (docs/spec-decisions.md "Digit order: Cluster below Slice").
+// A model that tells them apart fails here and reopens the decision.
+func TestClusterInnerPricedAlike(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	s := newClustersInnerSpace(t, loadWorkload(t, clusterInnerGEMM))
+	require.True(t, s.ClustersInner())
+	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+	require.NoError(t, err)
+	n, legal, every := 0, 0, sampleEvery()
+	s.Enumerate(func(c Candidate) bool {
+		if c.ClusterInner == 0 {
+			return true
+		}
+		if n++; n%every != 0 {
+			return true
+		}
+		plain := c
+		plain.ClusterInner = 0
+		x, y := ev.evaluate(0, &c, nil), ev.evaluate(0, &plain, nil)
+		require.Equal(t, y == nil, x == nil, c.String(s.P))
+		if x != nil {
+			legal++
+			assert.Equal(t, y.Report.Cycles, x.Report.Cycles, c.String(s.P))
+		}
+		return true
+	})
+	require.Positive(t, legal)
+	t.Logf("%d candidates with clusters inner, %d checked legal and priced alike", n, legal)
+}
+
+// TestClusterInnerPlansVerify: plans whose Cluster digits sit below their
+// Slice digits run on the simulator and match the reference, every slice
+// simulated: the first legal one with each input stationary, with the
+// stationary operand's axis or the streamed operand's axis so ordered.
+func TestClusterInnerPlansVerify(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("the simulator runs without the race detector (make test's unit-norace)")
+	}
+	s := newClustersInnerSpace(t, loadWorkload(t, clusterInnerGEMM))
+	type kind struct {
+		stationary uint8
+		inner      uint8
+	}
+	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.ClusterInner != 0 },
+		func(c *Candidate) kind { return kind{c.Stationary, c.ClusterInner} }, 0)
+	assert.GreaterOrEqual(t, len(verified), 4, "kinds verified: %v", verified)
+	t.Logf("verified %v", verified)
+}
+
+// TestClusterInnerSolveMatchesExhaustive: with both orders of the Cluster
+// and Slice digits, the branch and bound proves the exhaustive optimum,
+// and the plan keeps the Cluster digit above (the candidate's text, which
+// breaks ties, is a prefix of its form with clusters inner).
+func TestClusterInnerSolveMatchesExhaustive(t *testing.T) {
+	t.Parallel()
+	if raceDetector {
+		t.Skip("the exhaustive searches run without the race detector (make test's unit-norace)")
+	}
+	s := newClustersInnerSpace(t, loadWorkload(t, clusterInnerGEMM))
+	_, sat := requireSolveMatchesExhaustive(t, s)
+	assert.Zero(t, sat.Best.Candidate.ClusterInner, sat.Best.Candidate.String(s.P))
+}
+
+// TestClusterInnerMapSpec: a mapping file's Cluster and Slice expressions
+// state the digit order; the candidates that agree with it have it.
+func TestClusterInnerMapSpec(t *testing.T) {
+	t.Parallel()
+	s := newClustersInnerSpace(t, loadWorkload(t, clusterInnerGEMM))
+	i := s.P.AxisIndex("I")
+	for _, tc := range []struct {
+		spec  string
+		inner bool
+	}{
+		// I's 4 positions over 2 clusters of 2 slices.
+		{"stationary: in0\ncluster: 'm![I % 2]'\nslice: 'm![I / 2]'\n", true},
+		{"stationary: in0\ncluster: 'm![I / 2]'\nslice: 'm![I % 2]'\n", false},
+	} {
+		m, err := constraints.ParseMapSpec("map.yaml", []byte(tc.spec), s.P)
+		require.NoError(t, err)
+		n := 0
+		s.EnumerateWhere(m.Where(s.P), func(c Candidate) bool {
+			n++
+			assert.Equal(t, tc.inner, c.ClusterBelow(i), "%s", c.String(s.P))
+			return true
+		})
+		assert.Positive(t, n, tc.spec)
+	}
+}
