@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/constraints"
+	"tcpmap/engines"
+	"tcpmap/verify"
 )
 
 // clusterInnerGEMM splits I and J over both clusters and their slices.
@@ -17,15 +19,13 @@ dtype: {in: bf16, acc: f32, out: f32}
 chips: 1
 `
 
-// TestClusterInnerPricedAlike: on cluster-inner-gemm (each of I and J split
-// over both clusters and their slices, stationary or streamed), every
-// candidate with a Cluster digit below its Slice digit is legal exactly
-// when its form with the Cluster digit above is, and the cost model
-// prices the two alike: each slice holds a block of the same size either
-// way, and the clusters' DMAs share the HBM channels whichever blocks
-// they stream (docs/spec-decisions.md "Digit order: Cluster below Slice").
-// A model that tells them apart fails here and reopens the decision.
-func TestClusterInnerPricedAlike(t *testing.T) {
+// TestClusterInnerLegalAlike: on cluster-inner-gemm (each of I and J
+// split over both clusters and their slices, stationary or streamed),
+// every candidate with a Cluster digit below its Slice digit is legal
+// exactly when its form with the Cluster digit above is: the engines
+// accept either order. Most pairs price alike (each slice holds a block
+// of the same size either way); the log counts those that do not.
+func TestClusterInnerLegalAlike(t *testing.T) {
 	if raceDetector {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
 	}
@@ -34,7 +34,7 @@ func TestClusterInnerPricedAlike(t *testing.T) {
 	require.True(t, s.ClustersInner())
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 	require.NoError(t, err)
-	n, legal, every := 0, 0, sampleEvery()
+	n, legal, apart, every := 0, 0, 0, sampleEvery()
 	s.Enumerate(func(c Candidate) bool {
 		if c.ClusterInner == 0 {
 			return true
@@ -48,12 +48,50 @@ func TestClusterInnerPricedAlike(t *testing.T) {
 		require.Equal(t, y == nil, x == nil, c.String(s.P))
 		if x != nil {
 			legal++
-			assert.Equal(t, y.Report.Cycles, x.Report.Cycles, c.String(s.P))
+			if x.Report.Cycles != y.Report.Cycles {
+				apart++
+			}
 		}
 		return true
 	})
 	require.Positive(t, legal)
-	t.Logf("%d candidates with clusters inner, %d checked legal and priced alike", n, legal)
+	t.Logf("%d candidates with clusters inner, %d checked legal, %d priced apart from their plain form", n, legal, apart)
+}
+
+// wideGEMV is a decode-sized GEMV whose weights the two clusters stream
+// faster in turns than in halves.
+const wideGEMV = `name: wide-gemv
+einsum: IJ,J->I
+axes: {I: 8192, J: 1024}
+dtype: {in: bf16, acc: f32, out: f32}
+chips: 1
+`
+
+// TestClusterInnerWins: the order is a real choice. On wide-gemv the
+// proven optimum takes the slices' blocks of I to the clusters in turn:
+// 26,004 cycles against 26,306 with each cluster holding half of I (the
+// weights' rows the two clusters stream at once are neighbours, not
+// 4,096 rows apart), and it runs on the simulator.
+func TestClusterInnerWins(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	s := newSplitSpace(t, loadWorkload(t, wideGEMV))
+	in, err := Solve(s, Options{})
+	require.NoError(t, err)
+	out, err := Solve(s.WithClustersInner(false), Options{})
+	require.NoError(t, err)
+	require.NotNil(t, in.Best)
+	require.NotNil(t, out.Best)
+	require.True(t, in.Proof.Proven)
+	require.True(t, out.Proof.Proven)
+	assert.NotZero(t, in.Best.Candidate.ClusterInner, in.Best.Candidate.String(s.P))
+	assert.Less(t, in.Best.Report.Cycles, out.Best.Report.Cycles)
+	rep, err := verify.Verify(engines.Default(), in.Best.Program, verify.Options{Seed: 5})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "%s", rep)
+	t.Logf("clusters inner %.0f cycles (%s), plain %.0f", in.Best.Report.Cycles, in.Best.Candidate.String(s.P), out.Best.Report.Cycles)
 }
 
 // TestClusterInnerPlansVerify: plans whose Cluster digits sit below their

@@ -125,6 +125,12 @@ func plansTable(dir string) (string, error) {
 			if a.RowOuter {
 				feat = append(feat, fmt.Sprintf("%s Row above Time", a.Name))
 			}
+			if a.DealtOut {
+				feat = append(feat, fmt.Sprintf("%s dealt out", a.Name))
+			}
+			if a.ClusterInner {
+				feat = append(feat, fmt.Sprintf("%s Cluster below Slice", a.Name))
+			}
 			if a.Class != "contracted" {
 				continue
 			}
