@@ -189,7 +189,7 @@ type bnb struct {
 	incumbentBound float64
 	stopped        bool
 	queue          skeletonQueue
-	// expanded holds skeletons listed ahead of their turn by spare
+	// expanded holds tilings listed ahead of their turn by spare
 	// workers (expand); speculated, built candidates priced ahead of their
 	// turn (exact).
 	expanded   map[itemKey]expansion
@@ -385,13 +385,14 @@ func (sv *bnb) left() (time.Duration, bool) {
 // Tiling lists are windows (listOf): a tiling is listed whole before the
 // search builds any of its candidates, often before the first incumbent
 // exists, with nothing to cut, yet only its best few are ever built (a
-// skeleton of the prefill layer's RoPE holds hundreds of thousands). A list holds the best window of them by key (candidate
-// bound, then place in the enumeration); the rest are counted with the
-// least of their bounds, and enumerated again, after the window's last
-// key, if the search reaches them: whole the second time (up to
-// maxWindow). The candidates come out in the same order as from one
-// sorted list, so the search does not depend on the window (a smaller one
-// saves memory and lists again more often: docs/design-notes.md).
+// skeleton of the prefill layer's RoPE holds hundreds of thousands). A
+// list holds the best window of them by key (candidate bound, then place
+// in the enumeration); the rest are counted with the least of their
+// bounds, and enumerated again, after the window's last key, if the
+// search reaches them: whole the second time (up to maxWindow). The
+// candidates come out in the same order as from one sorted list, so the
+// search does not depend on the window (a smaller one saves memory and
+// lists again more often: docs/design-notes.md).
 const (
 	// firstWindow is a tiling's first window; listed again, a tiling is
 	// listed whole, up to maxWindow candidates.
@@ -419,9 +420,9 @@ type winKey struct {
 // listOf enumerates the candidates of skeleton k's tiling-th tiling
 // (enumerate) with their candidate bounds and returns the best size of
 // them (by key) in key order, in ev's scratch (one list a worker at a
-// time). With from set (listing again), only the
-// candidates after from whose bounds are at most prevCut are listed: the
-// others were listed or counted before.
+// time). With from set (listing again), only the candidates after from
+// whose bounds are at most prevCut are listed: the others were listed or
+// counted before.
 //
 // Candidates whose bound exceeds cut are counted skipped and left out: the
 // incumbent only falls, so they would never be built. Those beyond the
@@ -511,9 +512,9 @@ func winDown(h []winKey, i int) {
 	}
 }
 
-// expand lists queued skeleton q's first window of candidates (listOf);
+// expand lists queued tiling q's first window of candidates (listOf);
 // with spare workers, and no user restriction to call concurrently, the
-// next skeletons the queue holds unlisted are listed meanwhile (pure work,
+// next tilings the queue holds unlisted are listed meanwhile (pure work,
 // kept until they come up).
 func (sv *bnb) expand(q *queued) {
 	ex, ok := sv.expanded[q.key()]
@@ -650,7 +651,7 @@ func (sv *bnb) finished(q *queued) {
 
 // relist lists q's next window: the candidates after its last one.
 func (sv *bnb) relist(q *queued) {
-	// A skeleton evaluated past its first window is listed whole (up to
+	// A tiling evaluated past its first window is listed whole (up to
 	// maxWindow): enumerating it again a window at a time took 37 of the
 	// prefill RoPE's first 60 s.
 	sv.relists++
