@@ -1599,19 +1599,24 @@ func permute(xs []int, f func([]int) bool) {
 // factors, its Row digit below and above its Time digit
 // (Candidate.RowOuter), then the Slice orders.
 func (e *enumerator) rowOrders(c Candidate) {
-	var open [MaxAxes]int
-	n := 0
-	for a := range e.s.P.Axes {
-		if e.s.rowOrderOpen(&c, a) {
-			open[n] = a
-			n++
-		}
-	}
+	open, n := e.openAxes(&c, (*Space).rowOrderOpen)
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
 		d := c
 		d.RowOuter = axisBits(open[:n], mask)
 		e.dealOrders(d)
 	}
+}
+
+// openAxes returns the axes that open says have the choice under c, and
+// how many.
+func (e *enumerator) openAxes(c *Candidate, open func(*Space, *Candidate, int) bool) (axes [MaxAxes]int, n int) {
+	for a := range e.s.P.Axes {
+		if open(e.s, c, a) {
+			axes[n] = a
+			n++
+		}
+	}
+	return axes, n
 }
 
 // axisBits is the axis bit set of the axes open[i] whose bit i mask has.
@@ -1629,14 +1634,7 @@ func axisBits(open []int, mask int) uint8 {
 // (Space.dealOpen), its Cluster and Slice digits above and below its Time
 // digit (Candidate.Dealt), then the Cluster orders.
 func (e *enumerator) dealOrders(c Candidate) {
-	var open [MaxAxes]int
-	n := 0
-	for a := range e.s.P.Axes {
-		if e.s.dealOpen(&c, a) {
-			open[n] = a
-			n++
-		}
-	}
+	open, n := e.openAxes(&c, (*Space).dealOpen)
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
 		d := c
 		d.Dealt = axisBits(open[:n], mask)
@@ -1648,14 +1646,7 @@ func (e *enumerator) dealOrders(c Candidate) {
 // (Space.clusterOrderOpen), its Cluster digit above and below its Slice
 // digit (Candidate.ClusterInner), then the layouts.
 func (e *enumerator) clusterOrders(c Candidate) {
-	var open [MaxAxes]int
-	n := 0
-	for a := range e.s.P.Axes {
-		if e.s.clusterOrderOpen(&c, a) {
-			open[n] = a
-			n++
-		}
-	}
+	open, n := e.openAxes(&c, (*Space).clusterOrderOpen)
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
 		d := c
 		d.ClusterInner = axisBits(open[:n], mask)
