@@ -59,12 +59,22 @@ func (d dmaLoad) cycles(startup float64) float64 {
 
 // candidateBound returns a lower bound on c's cycles: the larger of its
 // skeleton bounds and the serial path of its tiles.
-func (s *Space) candidateBound(c *Candidate) float64 {
+func (s *Space) candidateBound(c *Candidate) float64 { return s.candidateBoundOf(c, true) }
+
+// candidateBoundOf is the candidate bound with each tensor's DMA load
+// taken with or without c's layouts (tensorDMA).
+func (s *Space) candidateBoundOf(c *Candidate, layout bool) float64 {
 	var loads [NumTensors]dmaLoad
 	for t := range NumTensors {
-		loads[t] = s.tensorDMA(c, t, true, true)
+		loads[t] = s.tensorDMA(c, t, true, layout)
 	}
-	return max(s.boundsWith(c, &loads).max(), s.serialBound(c, &loads))
+	return s.loadsBound(c, &loads)
+}
+
+// loadsBound is the candidate bound given each tensor's DMA load: the
+// larger of the skeleton bounds and the serial path of the tiles.
+func (s *Space) loadsBound(c *Candidate, loads *[NumTensors]dmaLoad) float64 {
+	return max(s.boundsWith(c, loads).max(), s.serialBound(c, loads))
 }
 
 // tilingBound returns a lower bound on the candidate bound of every
@@ -75,13 +85,7 @@ func (s *Space) candidateBound(c *Candidate) float64 {
 // a layout only shortens runs (candidateBound takes the least), a shorter
 // run only adds to each of the load's terms, and candidateBound's terms
 // only grow with the loads (TestTilingBoundAdmissible).
-func (s *Space) tilingBound(c *Candidate) float64 {
-	var loads [NumTensors]dmaLoad
-	for t := range NumTensors {
-		loads[t] = s.tensorDMA(c, t, true, false)
-	}
-	return max(s.boundsWith(c, &loads).max(), s.serialBound(c, &loads))
-}
+func (s *Space) tilingBound(c *Candidate) float64 { return s.candidateBoundOf(c, false) }
 
 // dmaCache remembers each tensor's DMA load (tensorDMA) for the last
 // candidate it was computed for, keyed by the candidate with the other
@@ -109,7 +113,7 @@ func (s *Space) candidateBoundCached(c *Candidate, m *dmaCache) float64 {
 		}
 		loads[t] = m.load[t]
 	}
-	return max(s.boundsWith(c, &loads).max(), s.serialBound(c, &loads))
+	return s.loadsBound(c, &loads)
 }
 
 // serialBound is the bound of the path through c's tile steps, given
