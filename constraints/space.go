@@ -270,53 +270,80 @@ type Candidate struct {
 	// TileOrder lists the tiled axes, outermost loop first; unused entries
 	// are noAxis.
 	TileOrder [MaxAxes]uint8
-	// RowOuter has bit a set when axis a's Row digit sits above its Time
-	// digit (`J / 4 % 8` on Row, `J % 4` in Time, as the vendor's
-	// projection kernels map Q), rather than below it (`J / 8 % 4` in
-	// Time, `J % 8` on Row, the Hello GEMM's, 002 L483-484, L503). Only a
-	// stationary operand's free axis with Row and Time factors both above
-	// 1 has the choice (Space.RowsOuter).
-	RowOuter uint8
-	// Dealt has bit a set when axis a's Cluster and Slice digits sit
-	// below its Time digit: the clusters and slices are dealt the axis a
-	// chunk at a time (`I / 4 % 8` in Time, `I % 4` on Slice for I = 32
-	// over 4 slices), each slice holding every n-th chunk of n slices,
-	// rather than a contiguous block each (`I % 8` in Time, `I / 8` on
-	// Slice). The chunk is the axis's positions below the Slice digit (Row
-	// and Packet factors, one position without). Neighbouring slices'
-	// DMAs, on every DMN of both clusters, then read neighbouring HBM
-	// addresses at once, in the same DRAM rows, where blocks a share apart
-	// fall in different rows of the same banks (002 L2710-2716, L2989;
-	// docs/spec-decisions.md "Digit order: Cluster and Slice below Time").
-	// Only an output axis that is not the stationary operand's free axis,
-	// with Time and Cluster or Slice factors above 1, of a candidate
-	// without the switch, has the choice (Space.DealsOut).
-	Dealt uint8
-	// ClusterInner has bit a set when axis a's Cluster digit sits below
-	// its Slice digit: the clusters take the axis's slice blocks (or
-	// dealt chunks) in turn (`I % 2` on Cluster, `I / 2` on Slice for I =
-	// 16 over 2 clusters of 8 slices), rather than a contiguous half each
-	// (`I / 8` on Cluster, `I % 8` on Slice). Each slice holds the same
-	// share either way; the two clusters' DMAs then stream neighbouring
-	// blocks of HBM at once instead of blocks half the axis apart. Only an
-	// axis that is not contracted, with Cluster and Slice factors above 1,
-	// of a candidate without the switch, has the choice
-	// (Space.ClustersInner; docs/spec-decisions.md "Digit order: Cluster
-	// below Slice").
-	ClusterInner uint8
+	// Digits is each axis's digit order (DigitOrder): how its digits nest,
+	// canonical for its factors (CanonicalOrder). The zero order nests
+	// tile > chip > cluster > slice > time > row > packet. Three other
+	// orders are named choices of their own, each with a use recorded in
+	// docs/spec-decisions.md:
+	//
+	//   - a Row digit above its Time digit (RowAbove: `J / 4 % 8` on Row,
+	//     `J % 4` in Time, as the vendor's projection kernels map Q),
+	//     rather than below it (`J / 8 % 4` in Time, `J % 8` on Row, the
+	//     Hello GEMM's, 002 L483-484, L503);
+	//   - Cluster and Slice digits below the Time digit and above the Row
+	//     and Packet digits (DealtOut): the clusters and slices are dealt
+	//     the axis a chunk at a time (`I / 4 % 8` in Time, `I % 4` on
+	//     Slice for I = 32 over 4 slices), so that neighbouring slices'
+	//     DMAs, on every DMN of both clusters, read neighbouring HBM
+	//     addresses at once, in the same DRAM rows, where blocks a share
+	//     apart fall in different rows of the same banks (002 L2710-2716,
+	//     L2989);
+	//   - a Cluster digit below its Slice digit (ClusterBelow: `I % 2` on
+	//     Cluster, `I / 2` on Slice for I = 16 over 2 clusters of 8
+	//     slices): the two clusters' DMAs stream neighbouring blocks.
+	//
+	// Which orders an axis may take is the space's (Space.axisOrders): the
+	// named choices where they differ from the zero order, or with
+	// Space.AllOrders every order of the axis's levels below its Tile digit.
+	Digits [MaxAxes]DigitOrder
 }
 
 // ClusterBelow reports whether axis a's Cluster digit sits below its
-// Slice digit (Candidate.ClusterInner).
-func (c *Candidate) ClusterBelow(a int) bool { return c.ClusterInner&(1<<uint(a)) != 0 }
+// Slice digit, both factors above 1.
+func (c *Candidate) ClusterBelow(a int) bool {
+	return c.Factor(a, Cluster) > 1 && c.Factor(a, Slice) > 1 && c.below(a, Cluster, Slice)
+}
 
-// RowAbove reports whether axis a's Row digit sits above its Time digit
-// (Candidate.RowOuter).
-func (c *Candidate) RowAbove(a int) bool { return c.RowOuter&(1<<uint(a)) != 0 }
+// RowAbove reports whether axis a's Row digit sits above its Time digit,
+// both factors above 1.
+func (c *Candidate) RowAbove(a int) bool {
+	return c.Factor(a, Row) > 1 && c.Factor(a, Time) > 1 && c.below(a, Time, Row)
+}
 
-// DealtOut reports whether axis a's Cluster and Slice digits sit below
-// its Time digit (Candidate.Dealt).
-func (c *Candidate) DealtOut(a int) bool { return c.Dealt&(1<<uint(a)) != 0 }
+// DealtOut reports whether axis a's Cluster or Slice digit sits below its
+// Time digit, the factors above 1.
+func (c *Candidate) DealtOut(a int) bool {
+	return c.Factor(a, Time) > 1 && (c.Factor(a, Cluster) > 1 && c.below(a, Cluster, Time) ||
+		c.Factor(a, Slice) > 1 && c.below(a, Slice, Time))
+}
+
+// orderBits is the axis bit set of the axes that f holds for.
+func (c *Candidate) orderBits(f func(a int) bool) uint8 {
+	var bits uint8
+	for a := range MaxAxes {
+		if f(a) {
+			bits |= 1 << uint(a)
+		}
+	}
+	return bits
+}
+
+// RowOuterBits, DealtBits and ClusterInnerBits are the axis bit sets of
+// RowAbove, DealtOut and ClusterBelow.
+func (c *Candidate) RowOuterBits() uint8     { return c.orderBits(c.RowAbove) }
+func (c *Candidate) DealtBits() uint8        { return c.orderBits(c.DealtOut) }
+func (c *Candidate) ClusterInnerBits() uint8 { return c.orderBits(c.ClusterBelow) }
+
+// SetNamedOrder sets axis a's order to the named choices' (Digits):
+// its Row digit above its Time digit (row), its Cluster and Slice digits
+// dealt out below it (dealt), its Cluster digit below its Slice digit
+// (clusterInner); canonical for c's factors.
+func (c *Candidate) SetNamedOrder(a int, row, dealt, clusterInner bool) {
+	c.Digits[a] = c.CanonicalOrder(a, legacyOrder(row, dealt, clusterInner))
+}
+
+// PlainOrders sets every axis's order to the zero order.
+func (c *Candidate) PlainOrders() { c.Digits = [MaxAxes]DigitOrder{} }
 
 // order returns the used prefix of an order array.
 func order(o [MaxAxes]uint8) []int {
@@ -339,39 +366,15 @@ func (c *Candidate) Tiles() []int { return order(c.TileOrder) }
 // Factor returns Split[a][l].
 func (c *Candidate) Factor(a int, l Level) int { return int(c.Split[a][l]) }
 
-// Below returns the product of axis a's factors at levels minor to l: the
-// coordinate stride of its level-l digit. The levels nest Tile, Chip,
-// Cluster, Slice, Time, Row, Packet within an axis, Row above Time where
-// the candidate says so (RowOuter), Cluster and Slice below Time where it
-// says so (Dealt; never with RowOuter on the same axis), Cluster below
-// Slice where it says so (ClusterInner).
+// Below returns the product of axis a's factors at levels minor to l in
+// its digit order (Digits): the coordinate stride of its level-l digit.
 func (c *Candidate) Below(a int, l Level) int {
+	d := c.Digits[a]
+	p := d.Pos(l)
 	n := 1
-	for k := l + 1; k < NumLevels; k++ {
-		n *= c.Factor(a, k)
-	}
-	if c.RowAbove(a) {
-		switch l {
-		case Time:
-			n /= c.Factor(a, Row)
-		case Row:
-			n *= c.Factor(a, Time)
-		}
-	}
-	if c.DealtOut(a) {
-		switch l {
-		case Cluster, Slice:
-			n /= c.Factor(a, Time)
-		case Time:
-			n *= c.Factor(a, Cluster) * c.Factor(a, Slice)
-		}
-	}
-	if c.ClusterBelow(a) {
-		switch l {
-		case Cluster:
-			n /= c.Factor(a, Slice)
-		case Slice:
-			n *= c.Factor(a, Cluster)
+	for k := Level(0); k < NumLevels; k++ {
+		if d.Pos(k) > p {
+			n *= c.Factor(a, k)
 		}
 	}
 	return n
@@ -415,51 +418,43 @@ func (c *Candidate) String(p *Problem) string {
 			b.WriteString(" double")
 		}
 	}
-	if c.RowOuter != 0 {
-		b.WriteString(" rows-outer=")
-		first := true
-		for a, ax := range p.Axes {
-			if c.RowAbove(a) {
-				if !first {
-					b.WriteByte(',')
-				}
-				b.WriteString(ax.Name)
-				first = false
-			}
+	// The orders: the named choices' lists (an axis in several when its
+	// order combines them), then any other order in full.
+	var rows, dealt, inner, other []string
+	for a, ax := range p.Axes {
+		r, d, ci, ok := c.named(a)
+		switch {
+		case !ok:
+			other = append(other, ax.Name+":"+c.orderText(a))
+			continue
+		case r:
+			rows = append(rows, ax.Name)
+		}
+		if d {
+			dealt = append(dealt, ax.Name)
+		}
+		if ci {
+			inner = append(inner, ax.Name)
 		}
 	}
-	if c.Dealt != 0 {
-		b.WriteString(" dealt-out=")
-		first := true
-		for a, ax := range p.Axes {
-			if c.DealtOut(a) {
-				if !first {
-					b.WriteByte(',')
-				}
-				b.WriteString(ax.Name)
-				first = false
-			}
-		}
+	if len(rows) > 0 {
+		b.WriteString(" rows-outer=" + strings.Join(rows, ","))
+	}
+	if len(dealt) > 0 {
+		b.WriteString(" dealt-out=" + strings.Join(dealt, ","))
 	}
 	fmt.Fprintf(&b, " %s bcast=%s layout=%s/%s/%s", c.Mode, c.Bcast, c.Layout[0], c.Layout[1], c.Layout[2])
 	if c.Switch {
 		b.WriteString(" switch")
 	}
 	// Last, so that a candidate's text is a prefix of (and sorts before)
-	// its form with clusters inner, which ties it in cost where the two
-	// clusters' streams price alike.
-	if c.ClusterInner != 0 {
-		b.WriteString(" clusters-inner=")
-		first := true
-		for a, ax := range p.Axes {
-			if c.ClusterBelow(a) {
-				if !first {
-					b.WriteByte(',')
-				}
-				b.WriteString(ax.Name)
-				first = false
-			}
-		}
+	// its form with clusters inner or another order, which ties it in cost
+	// where the streams price alike.
+	if len(inner) > 0 {
+		b.WriteString(" clusters-inner=" + strings.Join(inner, ","))
+	}
+	if len(other) > 0 {
+		b.WriteString(" digits=" + strings.Join(other, ","))
 	}
 	return b.String()
 }
@@ -509,11 +504,14 @@ type Space struct {
 	// digit (RowsOuter).
 	rowsOuter bool
 	// clustersInner is set when a Cluster digit may sit below its axis's
-	// Slice digit (Candidate.ClusterInner).
+	// Slice digit (Candidate.ClusterBelow).
 	clustersInner bool
 	// dealsOut is set when a Slice digit may sit below its axis's Time
-	// digit (SlicesInner).
+	// digit (DealsOut).
 	dealsOut bool
+	// allOrders is set when every axis may take every order of its
+	// digits below its Tile digit (AllOrders).
+	allOrders bool
 	// posBytes[t][a] is the bytes one position of axis a spans in tensor
 	// t's HBM layout (the axes inner to it whole; 0: t lacks a), and
 	// innerAxes[t][a] those inner axes, for a plain layout
@@ -668,6 +666,78 @@ func (s *Space) WithClustersInner(on bool) *Space {
 	return &t
 }
 
+// AllOrders reports whether the space holds every order of each axis's
+// digits below its Tile digit (Candidate.Digits), rather than the zero
+// order and the named choices (RowsOuter, DealsOut, ClustersInner) where
+// they are open. Off by default (docs/spec-decisions.md "Digit order:
+// every order").
+func (s *Space) AllOrders() bool { return s.allOrders }
+
+// WithAllOrders returns a copy of s with every order of each axis's
+// digits, or with the named choices only.
+func (s *Space) WithAllOrders(on bool) *Space {
+	t := *s
+	t.allOrders = on
+	return &t
+}
+
+// orderOpen says why axis a of c may not take its digit order, nil when it
+// may.
+func (s *Space) orderOpen(c *Candidate, a int) error {
+	d := c.Digits[a]
+	if d == 0 {
+		return nil
+	}
+	if s.allOrders {
+		if c.Factor(a, Tile) > 1 {
+			for l := Chip; l < NumLevels; l++ {
+				if c.Factor(a, l) > 1 && d.Pos(l) < d.Pos(Tile) {
+					return fmt.Errorf("its %s digit above its Tile digit (%s): the tile loop takes the axis's top digit", l, c.orderText(a))
+				}
+			}
+		}
+		return nil
+	}
+	r, dl, ci, ok := c.named(a)
+	switch {
+	case !ok:
+		return fmt.Errorf("digit order %s is none of the named choices (every order is in the space with all digit orders)", c.orderText(a))
+	case r && !s.rowOrderOpen(c, a):
+		return fmt.Errorf("its Row digit above its Time digit, but only a stationary operand's free axis with Row and Time factors has the choice")
+	case ci && !s.clusterOrderOpen(c, a):
+		return fmt.Errorf("its Cluster digit below its Slice digit, but only an axis that is not contracted, with Cluster and Slice factors, without the switch, has the choice")
+	case dl && !s.dealOpen(c, a):
+		return fmt.Errorf("its Cluster and Slice digits below its Time digit, but only an output axis other than the stationary operand's free axes, with Time and Cluster or Slice factors, without the switch, whose chunks move whole HBM units, has the choice")
+	}
+	return nil
+}
+
+// axisOrders returns the orders of axis a's digits the space holds with
+// AllOrders: every order of its levels with factors above 1 below its
+// Tile digit, the zero order first, then in lexicographic order of the
+// levels.
+func (s *Space) axisOrders(c *Candidate, a int) []DigitOrder {
+	var lv []int
+	for l := Chip; l < NumLevels; l++ {
+		if c.Factor(a, l) > 1 {
+			lv = append(lv, int(l))
+		}
+	}
+	var out []DigitOrder
+	permute(lv, func(ord []int) bool {
+		seq := make([]Level, 0, NumLevels)
+		if c.Factor(a, Tile) > 1 {
+			seq = append(seq, Tile)
+		}
+		for _, l := range ord {
+			seq = append(seq, Level(l))
+		}
+		out = append(out, OrderOf(seq...))
+		return true
+	})
+	return out
+}
+
 // clusterOrderOpen reports whether axis a of c may take either order of
 // its Cluster and Slice digits: an axis that is not contracted (a
 // contracted axis's Cluster digit is the cluster reduce's, ClusterK),
@@ -696,7 +766,7 @@ func (s *Space) clusterOrderOpen(c *Candidate, a int) bool {
 // A tensor whose inner axes are split across slices or clusters already
 // has such runs, whichever the order.
 func (s *Space) dealOpen(c *Candidate, a int) bool {
-	if !s.dealsOut || c.Switch || c.RowAbove(a) || c.Factor(a, Cluster)*c.Factor(a, Slice) == 1 || c.Factor(a, Time) == 1 {
+	if !s.dealsOut || c.Switch || c.Factor(a, Cluster)*c.Factor(a, Slice) == 1 || c.Factor(a, Time) == 1 {
 		return false
 	}
 	if r := s.Role(a, c.Stationary); r != RoleFX && r != RoleB {
@@ -923,14 +993,13 @@ func (s *Space) Check(c *Candidate) error {
 	if c.Acc >= NumAccumulations {
 		return fmt.Errorf("accumulation kind %d out of range", c.Acc)
 	}
-	if c.Dealt>>uint(len(p.Axes)) != 0 {
-		return fmt.Errorf("dealt-out bits %b name no axis", c.Dealt)
-	}
-	if c.RowOuter>>uint(len(p.Axes)) != 0 {
-		return fmt.Errorf("rows-outer bits %b name no axis", c.RowOuter)
-	}
-	if c.ClusterInner>>uint(len(p.Axes)) != 0 {
-		return fmt.Errorf("clusters-inner bits %b name no axis", c.ClusterInner)
+	for a, d := range c.Digits {
+		if a >= len(p.Axes) && d != 0 {
+			return fmt.Errorf("unused axis slot %d has digit order %#x", a, uint32(d))
+		}
+		if !d.valid() {
+			return fmt.Errorf("digit order %#x of axis slot %d is not an order of the levels", uint32(d), a)
+		}
 	}
 	for t, l := range c.Layout {
 		if l >= NumLayouts {
@@ -974,14 +1043,11 @@ func (s *Space) Check(c *Candidate) error {
 		if c.Factor(a, Chip) != 1 {
 			return fmt.Errorf("axis %s: chip factor %d; one chip is mapped", ax.Name, c.Factor(a, Chip))
 		}
-		if c.RowAbove(a) && !s.rowOrderOpen(c, a) {
-			return fmt.Errorf("axis %s: its Row digit above its Time digit, but only a stationary operand's free axis with Row and Time factors has the choice", ax.Name)
+		if d := c.Digits[a]; c.CanonicalOrder(a, d) != d {
+			return fmt.Errorf("axis %s: digit order %#x is not canonical for its factors (%s)", ax.Name, uint32(d), c.orderText(a))
 		}
-		if c.ClusterBelow(a) && !s.clusterOrderOpen(c, a) {
-			return fmt.Errorf("axis %s: its Cluster digit below its Slice digit, but only an axis that is not contracted, with Cluster and Slice factors, without the switch, has the choice", ax.Name)
-		}
-		if c.DealtOut(a) && !s.dealOpen(c, a) {
-			return fmt.Errorf("axis %s: its Cluster and Slice digits below its Time digit, but only an output axis other than the stationary operand's free axes, with Time and Cluster or Slice factors, without the switch, whose chunks move whole HBM units, has the choice", ax.Name)
+		if err := s.orderOpen(c, a); err != nil {
+			return fmt.Errorf("axis %s: %w", ax.Name, err)
 		}
 		slice *= c.Factor(a, Slice)
 		cluster *= c.Factor(a, Cluster)
@@ -1597,13 +1663,32 @@ func permute(xs []int, f func([]int) bool) {
 
 // rowOrders enumerates, for each stationary free axis with Row and Time
 // factors, its Row digit below and above its Time digit
-// (Candidate.RowOuter), then the Slice orders.
+// (Candidate.RowAbove), then the Slice orders; with AllOrders, every
+// order of every axis's digits instead (digitOrders).
 func (e *enumerator) rowOrders(c Candidate) {
+	if e.s.allOrders {
+		e.digitOrders(c, 0)
+		return
+	}
 	open, n := e.openAxes(&c, (*Space).rowOrderOpen)
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
-		d := c
-		d.RowOuter = axisBits(open[:n], mask)
-		e.dealOrders(d)
+		e.dealOrders(c, axisBits(open[:n], mask))
+	}
+}
+
+// digitOrders enumerates the orders of axis a's digits and of the axes
+// after it (Space.axisOrders), then the layouts.
+func (e *enumerator) digitOrders(c Candidate, a int) {
+	if a == len(e.s.P.Axes) {
+		e.layouts(c)
+		return
+	}
+	for _, d := range e.s.axisOrders(&c, a) {
+		if e.stop {
+			return
+		}
+		c.Digits[a] = d
+		e.digitOrders(c, a+1)
 	}
 }
 
@@ -1632,24 +1717,28 @@ func axisBits(open []int, mask int) uint8 {
 
 // dealOrders enumerates, for each output axis that has the choice
 // (Space.dealOpen), its Cluster and Slice digits above and below its Time
-// digit (Candidate.Dealt), then the Cluster orders.
-func (e *enumerator) dealOrders(c Candidate) {
+// digit (Candidate.DealtOut), then the Cluster orders; rows holds the
+// axes whose Row digits sit above their Time digits.
+func (e *enumerator) dealOrders(c Candidate, rows uint8) {
 	open, n := e.openAxes(&c, (*Space).dealOpen)
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
-		d := c
-		d.Dealt = axisBits(open[:n], mask)
-		e.clusterOrders(d)
+		e.clusterOrders(c, rows, axisBits(open[:n], mask))
 	}
 }
 
 // clusterOrders enumerates, for each axis that has the choice
 // (Space.clusterOrderOpen), its Cluster digit above and below its Slice
-// digit (Candidate.ClusterInner), then the layouts.
-func (e *enumerator) clusterOrders(c Candidate) {
+// digit (Candidate.ClusterBelow), then the layouts; rows and dealt hold
+// the axes of the other two named orders.
+func (e *enumerator) clusterOrders(c Candidate, rows, dealt uint8) {
 	open, n := e.openAxes(&c, (*Space).clusterOrderOpen)
 	for mask := 0; mask < 1<<n && !e.stop; mask++ {
 		d := c
-		d.ClusterInner = axisBits(open[:n], mask)
+		inner := axisBits(open[:n], mask)
+		for a := range e.s.P.Axes {
+			bit := uint8(1) << uint(a)
+			d.SetNamedOrder(a, rows&bit != 0, dealt&bit != 0, inner&bit != 0)
+		}
 		e.layouts(d)
 	}
 }

@@ -213,6 +213,9 @@ func newBnB(s *Space, opts Options) (*bnb, error) {
 	if opts.MaxTiles > 0 {
 		s = s.WithMaxTiles(opts.MaxTiles)
 	}
+	if opts.AllOrders {
+		s = s.WithAllOrders(true)
+	}
 	e, err := constraints.NewEncoding(s.Space)
 	if err != nil {
 		return nil, err

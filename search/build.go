@@ -116,32 +116,58 @@ func (s *Space) newBuild(c *Candidate) (*build, error) {
 	return b, nil
 }
 
-// part is axis a's digit over the levels from..to (major..minor): the
-// coordinate stride is the product of the factors minor to `to`, the
-// extent the product of the factors from..to. It is nil for extent 1.
-//
-// A candidate dealing axis a out to the slices (Candidate.Dealt)
-// nests its Slice digit between Time and Row: a range from Time down past
-// it, without Slice, is the Time digit and the digits below Slice.
+// part is axis a's digits over the levels from..to (in the zero order's
+// numbering, Level): each run of those levels that nest next to each
+// other in the axis's digit order (Candidate.Digits; levels of factor 1
+// aside) is one digit, its stride the product of the factors below the
+// run, its extent the product of the run's; the digits are paired major
+// first. It is nil for extent 1. In the zero order the levels from..to
+// are one run: one digit. An axis dealt out (Candidate.DealtOut) nests its
+// Cluster and Slice digits between its Time and Row digits: Time..Packet
+// is then two digits, Time's and the digits below Slice.
 func (b *build) part(a int, from, to Level) *mapping.Expr {
-	if b.c.DealtOut(a) && from == Time && to > Time {
-		time, below := b.part(a, Time, Time), b.part(a, Time+1, to)
-		switch {
-		case time == nil:
-			return below
-		case below == nil:
-			return time
+	c := b.c
+	d := c.Digits[a]
+	if d == 0 {
+		n := 1
+		for l := from; l <= to; l++ {
+			n *= c.Factor(a, l)
 		}
-		return b.pair(time, below)
+		if n == 1 {
+			return nil
+		}
+		return b.digit(a, c.Below(a, to), n)
 	}
-	n := 1
-	for l := from; l <= to; l++ {
-		n *= b.c.Factor(a, l)
+	var ps [NumLevels]*mapping.Expr
+	np := 0
+	run, inner := 1, Level(0) // the current run's extent and innermost level
+	for _, l := range d.Levels() {
+		f := c.Factor(a, l)
+		if f == 1 {
+			continue
+		}
+		if l < from || l > to {
+			if run > 1 {
+				ps[np] = b.digit(a, c.Below(a, inner), run)
+				np++
+				run = 1
+			}
+			continue
+		}
+		run *= f
+		inner = l
 	}
-	if n == 1 {
+	if run > 1 {
+		ps[np] = b.digit(a, c.Below(a, inner), run)
+		np++
+	}
+	switch np {
+	case 0:
 		return nil
+	case 1:
+		return ps[0]
 	}
-	return b.digit(a, b.c.Below(a, to), n)
+	return b.pair(ps[:np]...)
 }
 
 // pair pairs the non-nil parts, major first; the identity when none.
@@ -1015,15 +1041,19 @@ func (b *build) hbmSorted(e *mapping.Expr) (*mapping.Expr, error) {
 // that the choice between them matters.
 //
 // Whether they differ does not depend on the axes dealt out
-// (Candidate.Dealt): dealing an axis out scales its Time digit's stride
-// in both element orders alike, and two orders of the same digits are
-// one mapping only where they are one sequence (TestDealtOutLayoutsAlike).
-// The memo's key leaves the dealt-out axes out, so a dealt-out form asks
-// what its plain form asked just before (GEMM 4096³'s 98 k dealt-out
-// candidates).
+// (Candidate.DealtOut, as the named choice nests them): dealing an axis
+// out scales its Time digit's stride in both element orders alike, and
+// two orders of the same digits are one mapping only where they are one
+// sequence (TestDealtOutLayoutsAlike). The memo's key leaves the dealt-out
+// axes out, so a dealt-out form asks what its plain form asked just before
+// (GEMM 4096³'s 98 k dealt-out candidates).
 func (s *Space) LayoutsDiffer(c *Candidate, t int) bool {
 	k := s.elementKey(c, t)
-	k.Dealt = 0
+	for a := range s.P.Axes {
+		if r, dealt, ci, ok := k.NamedOrder(a); ok && dealt {
+			k.SetNamedOrder(a, r, false, ci)
+		}
+	}
 	return s.memo.differ(k, t, func() bool { return s.layoutsDifferOf(c, t) })
 }
 
@@ -1034,10 +1064,14 @@ func (s *Space) elementKey(c *Candidate, t int) Candidate {
 	// or the buffering: the rest of c keys the memo.
 	k := *c
 	k.Layout, k.TileOrder, k.DoubleBuffer = [NumTensors]Layout{}, [MaxAxes]uint8{}, false
-	if t == 1-int(c.Stationary) {
-		// Nor does the streamed operand's on the stationary operand's
-		// digit order.
-		k.RowOuter = 0
+	// Nor on the digit orders of the axes the tensor lacks (the
+	// streamed operand's on the stationary operand's free axes').
+	if k.Digits != ([MaxAxes]DigitOrder{}) {
+		for a, ax := range s.P.Axes {
+			if !s.OperandOf(t).Has(ax.Name) {
+				k.Digits[a] = 0
+			}
+		}
 	}
 	// No element reads the broadcast (the fetch's order, xOrder, does),
 	// and each reads the time order of its own axes only (xTimeAxes,

@@ -10,7 +10,7 @@ import (
 )
 
 // An output axis's Cluster and Slice digits below its Time digit
-// (Candidate.Dealt, Space.DealsOut): the clusters and slices are dealt the
+// (Candidate.DealtOut, Space.DealsOut): the clusters and slices are dealt the
 // axis a chunk at a time (`I / 4 % 2` in Time, `I % 4` on Slice) instead
 // of a contiguous block each (`I % 2` in Time, `I / 2` on Slice). Tested
 // on dealtOutGEMM, whose I (a row of 256 bytes of in0 and of the
@@ -45,7 +45,7 @@ func TestDealtOutBoundsAdmissible(t *testing.T) {
 func eachDealtOut(s *Space, f func(c *Candidate, i int)) {
 	i, every := 0, sampleEvery()
 	s.Enumerate(func(c Candidate) bool {
-		if c.Dealt == 0 {
+		if c.DealtBits() == 0 {
 			return true
 		}
 		if i%every == 0 {
@@ -70,7 +70,7 @@ func TestDealtOutLayoutsAlike(t *testing.T) {
 	n := 0
 	eachDealtOut(s, func(c *Candidate, _ int) {
 		base := *c
-		base.Dealt = 0
+		clearNamedOrders(&base, false, true, false)
 		for tt := range NumTensors {
 			require.Equal(t, s.layoutsDifferOf(&base, tt), s.layoutsDifferOf(c, tt), "tensor %d of %s", tt, c.String(s.P))
 		}
@@ -114,7 +114,7 @@ func TestDealtOutSolveMatchesExhaustive(t *testing.T) {
 		ex.Best.Candidate.String(s.P), sat.Best.Candidate.String(s.P))
 	inner := 0
 	s.EnumerateWhere(opts.Where, func(c Candidate) bool {
-		if c.Dealt != 0 {
+		if c.DealtBits() != 0 {
 			inner++
 		}
 		return true
@@ -141,7 +141,7 @@ func TestDealtOutPlansVerify(t *testing.T) {
 		clusters int
 	}
 	i := s.P.AxisIndex("I")
-	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.Dealt != 0 },
+	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.DealtBits() != 0 },
 		func(c *Candidate) kind { return kind{c.Layout[TensorOut], c.Factor(i, Cluster)} }, 0)
 	// Both output layouts, I dealt out over one cluster's slices and over
 	// both clusters.
@@ -161,7 +161,7 @@ func TestDealtOutSplitPlansVerify(t *testing.T) {
 	s := newSplitSpace(t, loadWorkload(t, dealtOutGEMM))
 	type kind struct{ slices, clusters, chunks int }
 	verified := verifyKinds(t, s, func(c *Candidate) bool {
-		return c.Dealt != 0 && (s.Split(c) > 1 || s.ClusterSplit(c) > 1 || s.KTiles(c) > 1)
+		return c.DealtBits() != 0 && (s.Split(c) > 1 || s.ClusterSplit(c) > 1 || s.KTiles(c) > 1)
 	}, func(c *Candidate) kind { return kind{s.Split(c), s.ClusterSplit(c), s.KTiles(c)} }, 0)
 	for _, k := range []kind{{2, 1, 1}, {1, 2, 1}, {1, 1, 2}} {
 		assert.True(t, verified[k], "a dealt-out plan split %+v verified: %v", k, verified)

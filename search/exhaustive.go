@@ -27,6 +27,9 @@ type Options struct {
 	// MaxTiles bounds the tiles of a tiled candidate (0: DefaultMaxTiles,
 	// which Solve widens when no candidate fits within it).
 	MaxTiles int
+	// AllOrders searches every order of each axis's digits
+	// (Space.WithAllOrders), not only the named ones the space holds.
+	AllOrders bool
 	// Where, when set, restricts the search to the branches of the space
 	// it keeps (Space.EnumerateWhere); the result then claims no
 	// optimality over the whole space.
@@ -302,6 +305,9 @@ func Exhaustive(s *Space, opts Options) (*Result, error) {
 	start := time.Now()
 	if opts.MaxTiles > 0 {
 		s = s.WithMaxTiles(opts.MaxTiles) // the caller's space keeps its own bound
+	}
+	if opts.AllOrders {
+		s = s.WithAllOrders(true)
 	}
 	res := &Result{Space: s, Stats: Stats{Illegal: map[string]*RuleStat{}, Planner: "exhaustive"}}
 	ev, err := newEvaluator(s, &res.Stats)

@@ -1563,7 +1563,12 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 	if err != nil {
 		return "", err
 	}
-	opts, err := digest.JSON(struct{ MaxEvaluations, MaxTiles int }{o.MaxEvaluations, o.MaxTiles})
+	// AllOrders only when set, so that the keys of plans of the named
+	// orders stay those stored before it.
+	opts, err := digest.JSON(struct {
+		MaxEvaluations, MaxTiles int
+		AllOrders                bool `json:",omitempty"`
+	}{o.MaxEvaluations, o.MaxTiles, o.AllOrders})
 	if err != nil {
 		return "", err
 	}

@@ -209,9 +209,10 @@ func (s *Space) resized(sizes map[string]int) (*Space, error) {
 	r, err := NewSpace(p, s.Spec)
 	if r != nil {
 		r.Library = s.Library
-		if !s.SplitK() {
-			r = r.WithSplitK(false)
-		}
+		// The padded space keeps s's choices.
+		r = r.WithSplitK(s.SplitK()).WithTileK(s.TileK()).WithClusterK(s.ClusterK()).
+			WithRowsOuter(s.RowsOuter()).WithDealsOut(s.DealsOut()).WithClustersInner(s.ClustersInner()).
+			WithAllOrders(s.AllOrders())
 	}
 	return r, err
 }

@@ -21,6 +21,7 @@ type (
 	Layout        = constraints.Layout
 	Accumulation  = constraints.Accumulation
 	Candidate     = constraints.Candidate
+	DigitOrder    = constraints.DigitOrder
 	Stage         = constraints.Stage
 	Role          = constraints.Role
 	Encoding      = constraints.Encoding
@@ -143,3 +144,6 @@ func (s *Space) WithDealsOut(on bool) *Space { return wrap(s.Space.WithDealsOut(
 func (s *Space) WithClustersInner(on bool) *Space {
 	return wrap(s.Space.WithClustersInner(on), s.memo)
 }
+
+// WithAllOrders is constraints.Space.WithAllOrders, keeping the memo.
+func (s *Space) WithAllOrders(on bool) *Space { return wrap(s.Space.WithAllOrders(on), s.memo) }

@@ -1,8 +1,10 @@
 package search
 
 import (
+	"errors"
 	"sync"
 
+	"tcpmap/engines"
 	"tcpmap/model/mapping"
 )
 
@@ -21,6 +23,10 @@ type exprMemo struct {
 	// key.
 	differs map[differKey]bool
 	runs    map[differKey]float64
+	// refusals caches the engines' refusals by a rule that does not read
+	// the digit orders (orderFreeRules), keyed by the candidate with its
+	// orders cleared (Candidate.PlainOrders).
+	refusals map[Candidate]error
 }
 
 type differKey struct {
@@ -34,7 +40,8 @@ type normEntry struct{ in, out *mapping.Expr }
 const maxMemoEntries = 1 << 16
 
 func newExprMemo() *exprMemo {
-	return &exprMemo{norm: map[uint64][]normEntry{}, differs: map[differKey]bool{}, runs: map[differKey]float64{}}
+	return &exprMemo{norm: map[uint64][]normEntry{}, differs: map[differKey]bool{}, runs: map[differKey]float64{},
+		refusals: map[Candidate]error{}}
 }
 
 // normalize is mapping.Normalize(e), cached.
@@ -100,4 +107,41 @@ func memoized[V any](m *exprMemo, cache map[differKey]V, k differKey, f func() V
 	cache[k] = v
 	m.mu.Unlock()
 	return v
+}
+
+// orderFreeRules are the engines' rules whose verdict on a candidate does
+// not depend on its digit orders (Candidate.Digits): the accumulator's
+// capacities count the output's Time digits inner to the outermost reduced
+// one (engines/reducer.go), and each axis's Time digit has its Time factor
+// whatever the order of the axis's other digits. Once one order of a
+// candidate is refused by one of them, every order is.
+var orderFreeRules = map[string]bool{"RED-R8": true, "RED-R9": true}
+
+// refusal returns the cached refusal of c's orders (refusals).
+func (m *exprMemo) refusal(c *Candidate) (error, bool) {
+	if m == nil || c.Digits == ([MaxAxes]DigitOrder{}) {
+		return nil, false
+	}
+	k := *c
+	k.PlainOrders()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	err, ok := m.refusals[k]
+	return err, ok
+}
+
+// refuse caches err, c's refusal, when its rule is order-free.
+func (m *exprMemo) refuse(c *Candidate, err error) {
+	var v *engines.Violation
+	if m == nil || !errors.As(err, &v) || !orderFreeRules[v.Rule.ID] {
+		return
+	}
+	k := *c
+	k.PlainOrders()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.refusals) >= maxMemoEntries {
+		clear(m.refusals)
+	}
+	m.refusals[k] = err
 }

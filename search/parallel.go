@@ -32,11 +32,15 @@ type boundOut struct {
 // tryBound builds, lowers and prices c with DMA lower bounds. It does not
 // touch the statistics (account does).
 func (e *evaluator) tryBound(c *Candidate) boundOut {
+	if err, ok := e.s.memo.refusal(c); ok {
+		return boundOut{err: err}
+	}
 	p, err := e.build(c)
 	if err != nil {
 		return boundOut{err: err}
 	}
 	if err := e.low.lower(p); err != nil {
+		e.s.memo.refuse(c, err)
 		return boundOut{err: err}
 	}
 	return e.priceBound(p)

@@ -32,10 +32,15 @@ func (s *Space) Mapping(c *Candidate) plan.Mapping {
 		case RoleFW:
 			class = "stationary-free"
 		}
-		m.Axes = append(m.Axes, plan.AxisMapping{Name: ax.Name, Size: ax.Size, Valid: ax.Valid, Class: class,
+		am := plan.AxisMapping{Name: ax.Name, Size: ax.Size, Valid: ax.Valid, Class: class,
 			Tile: c.Factor(a, Tile), Chip: c.Factor(a, Chip), Cluster: c.Factor(a, Cluster), Slice: c.Factor(a, Slice),
-			Time: c.Factor(a, Time), Row: c.Factor(a, Row), Packet: c.Factor(a, Packet), RowOuter: c.RowAbove(a),
-			DealtOut: c.DealtOut(a), ClusterInner: c.ClusterBelow(a)})
+			Time: c.Factor(a, Time), Row: c.Factor(a, Row), Packet: c.Factor(a, Packet)}
+		if row, dealt, inner, ok := c.NamedOrder(a); ok {
+			am.RowOuter, am.DealtOut, am.ClusterInner = row, dealt, inner
+		} else {
+			am.Digits = c.OrderText(a)
+		}
+		m.Axes = append(m.Axes, am)
 	}
 	for _, a := range c.TimeOrder() {
 		m.TimeOrder = append(m.TimeOrder, p.Axes[a].Name)
@@ -103,6 +108,9 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 		Search: plan.Search{Planner: planner, Optimal: optimal, Stopped: r.Stats.Stopped, Candidates: r.Stats.Candidates,
 			Legal: r.Stats.Legal, CostEvaluations: r.Stats.CostEvaluations, Pruned: r.Stats.Pruned, Skipped: r.Stats.Skipped, MaxTiles: s.MaxTiles()},
 		Program: x.Program,
+	}
+	if s.AllOrders() {
+		pl.Search.DigitOrders = "all"
 	}
 	if planner == "sat" {
 		pl.Search.SATModels, pl.Search.IllegalSkeletons, pl.Search.Clauses = r.Stats.SAT.Models, r.Stats.SAT.IllegalSkeletons, r.Stats.SAT.Clauses

@@ -10,7 +10,7 @@ import (
 )
 
 // A stationary free axis's Row digit above its Time digit
-// (Candidate.RowOuter, Space.RowsOuter): each Row holds a contiguous run
+// (Candidate.RowAbove, Space.RowsOuter): each Row holds a contiguous run
 // of the axis (`I / 2 % 4` on Row, `I % 2` in Time) instead of
 // neighbouring Rows holding neighbouring positions (`I % 4` on Row, the
 // Hello GEMM's order, 002 L483-484). Tested on reduced-gemm, whose I
@@ -26,7 +26,7 @@ func TestRowsOuterBoundsAdmissible(t *testing.T) {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
 	}
 	s := newRowsOuterSpace(t, loadWorkload(t, rowsOuterGEMM))
-	outer := boundsBelowWhere(t, s, func(c *Candidate) bool { return c.RowOuter != 0 })
+	outer := boundsBelowWhere(t, s, func(c *Candidate) bool { return c.RowOuterBits() != 0 })
 	assert.Positive(t, outer, "legal row-outer candidates")
 }
 
@@ -62,7 +62,7 @@ func TestRowsOuterPlansVerify(t *testing.T) {
 		out Layout
 		acc Accumulation
 	}
-	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.RowOuter != 0 },
+	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.RowOuterBits() != 0 },
 		func(c *Candidate) kind { return kind{c.Layout[TensorOut], c.Acc} }, 0)
 	assert.GreaterOrEqual(t, len(verified), 2, "kinds verified: %v", verified)
 	t.Logf("verified %v", verified)

@@ -69,6 +69,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 		planner  string
 		target   string
 		memory   int
+		orders   string
 		gf       graphPlanFlags
 	)
 	cmd := &cobra.Command{
@@ -129,6 +130,10 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			if planTargets[target] == "" {
 				return usageError{fmt.Errorf("--target %q: want manual, visa-0.1 or opt-0.6", target)}
 			}
+			if orders != "all" && orders != "named" {
+				return usageError{fmt.Errorf("--digit-orders %q: want all or named", orders)}
+			}
+			allOrders := orders == "all"
 			if timeout < 0 || maxTiles < 0 || workers < 0 || maxEvals < 0 {
 				return usageError{fmt.Errorf("--timeout, --max-tiles and --workers must not be negative")}
 			}
@@ -149,7 +154,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 				}
 				if isGraph {
 					return planGraph(c.OutOrStdout(), c.ErrOrStderr(), g, wl, gf, search.Options{MaxEvaluations: maxEvals, MaxTiles: maxTiles,
-						Timeout: timeout, Workers: workers, MemoryBudget: uint64(memory) << 20}, out)
+						AllOrders: allOrders, Timeout: timeout, Workers: workers, MemoryBudget: uint64(memory) << 20}, out)
 				}
 			}
 			if gf.axes != "" {
@@ -163,7 +168,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 				defer stop()
 				// An einsum that contracts no axis searches its contraction
 				// too: the einsum path's workers, memory and progress.
-				return planOp(ctx, c, g, w, o, search.Options{Timeout: timeout, MaxEvaluations: maxEvals, Workers: workers,
+				return planOp(ctx, c, g, w, o, search.Options{Timeout: timeout, MaxEvaluations: maxEvals, Workers: workers, AllOrders: allOrders,
 					MemoryBudget: uint64(memory) << 20, ProgressEvery: planProgressEvery,
 					Progress: func(st search.Stats) {
 						fmt.Fprintf(c.ErrOrStderr(), "plan: %d candidates, %d legal, %d priced, %.1fs\n",
@@ -188,8 +193,8 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			defer stop()
 			opts := search.Options{
 				Top: top, Timeout: timeout, MaxEvaluations: maxEvals, MaxTiles: maxTiles, NoPrune: noPrune, Workers: workers,
-				MemoryBudget: uint64(memory) << 20,
-				Context:      ctx, ProgressEvery: planProgressEvery,
+				MemoryBudget: uint64(memory) << 20, AllOrders: allOrders,
+				Context: ctx, ProgressEvery: planProgressEvery,
 				Progress: func(st search.Stats) {
 					fmt.Fprintf(stderr, "plan: %d candidates, %d legal, %d priced, %.1fs\n",
 						st.Candidates, st.Legal, st.CostEvaluations, st.Wall.Seconds())
@@ -274,6 +279,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 	cmd.Flags().IntVar(&workers, "workers", 0, "evaluate candidates on `N` cores (default: all; the plan does not depend on it)")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
 	cmd.Flags().BoolVar(&noPad, "no-pad", false, "when no mapping is legal at the workload's sizes, do not plan the nearest padding (report the paddings instead)")
+	cmd.Flags().StringVar(&orders, "digit-orders", "all", "the digit orders of each axis the search holds: all (every order of its levels below its tile digit) or named (the zero order and the named choices: Row above Time, dealt out, Cluster below Slice; faster)")
 	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
 	cmd.Flags().StringVar(&target, "target", "manual", "the library the kernel is for: manual, visa-0.1 or opt-0.6 (no 64-byte dual-channel collect packets, a cluster reduce through HBM)")
 	return cmd
@@ -336,6 +342,11 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 		}
 		if len(names) > 0 {
 			fmt.Fprintf(w, "  %s: %s\n", o.what, strings.Join(names, ", "))
+		}
+	}
+	for _, a := range m.Axes {
+		if a.Digits != "" {
+			fmt.Fprintf(w, "  digit order of %s, outermost first: %s\n", a.Name, strings.ReplaceAll(a.Digits, ".", " > "))
 		}
 	}
 	if len(m.TileOrder) > 0 {

@@ -193,6 +193,11 @@ type AxisMapping struct {
 	// Cluster): only an axis that is not contracted, with Cluster and
 	// Slice factors above 1.
 	ClusterInner bool `json:"cluster_inner,omitempty"`
+	// Digits is the axis's digit order when it is none of the three
+	// above (or their combinations): its levels with factors above 1,
+	// outermost first, joined by '.' ("tile.slice.time.cluster.row": the
+	// Cluster digit between the Time and Row digits); empty otherwise.
+	Digits string `json:"digits,omitempty"`
 }
 
 // TensorLayout is the DM element order chosen for one tensor.
@@ -259,6 +264,11 @@ type Search struct {
 	// MaxTiles is the bound on a candidate's tiles the mapspace was
 	// enumerated with.
 	MaxTiles int `json:"max_tiles"`
+	// DigitOrders is "all" when the mapspace held every order of each
+	// axis's digits (search.Options.AllOrders), empty when it held the
+	// zero order and the named ones (row_outer, dealt_out,
+	// cluster_inner).
+	DigitOrders string `json:"digit_orders,omitempty"`
 	// Illegal counts the rejected candidates by the rule they broke, sorted
 	// by count (descending) then rule.
 	Illegal []RuleCount `json:"illegal"`

@@ -183,14 +183,17 @@ func (p *Plan) validateMapping(axes mapping.Axes, ein *workload.Einsum) error {
 		if prod != a.Size {
 			return fieldErr(at, "the factors of %s multiply to %d, not its size %d", a.Name, prod, a.Size)
 		}
-		if a.RowOuter && (a.Class != "stationary-free" || a.Row <= 1 || a.Time <= 1) {
-			return fieldErr(at+".row_outer", "axis %s (%s, row %d, time %d): only a stationary-free axis with Row and Time factors above 1 orders them", a.Name, a.Class, a.Row, a.Time)
+		if a.RowOuter && (a.Row <= 1 || a.Time <= 1) {
+			return fieldErr(at+".row_outer", "axis %s (row %d, time %d): only an axis with Row and Time factors above 1 orders them", a.Name, a.Row, a.Time)
 		}
-		if a.DealtOut && (a.Class != "free" && a.Class != "batch" || a.Cluster*a.Slice <= 1 || a.Time <= 1 || a.RowOuter) {
-			return fieldErr(at+".dealt_out", "axis %s (%s, cluster %d, slice %d, time %d): only a free or batch axis with Time and Cluster or Slice factors above 1, its Row digit below its Time digit, is dealt out", a.Name, a.Class, a.Cluster, a.Slice, a.Time)
+		if a.DealtOut && (a.Cluster*a.Slice <= 1 || a.Time <= 1) {
+			return fieldErr(at+".dealt_out", "axis %s (cluster %d, slice %d, time %d): only an axis with Time and Cluster or Slice factors above 1 is dealt out", a.Name, a.Cluster, a.Slice, a.Time)
 		}
-		if a.ClusterInner && (a.Class == "contracted" || a.Cluster <= 1 || a.Slice <= 1) {
-			return fieldErr(at+".cluster_inner", "axis %s (%s, cluster %d, slice %d): only an axis that is not contracted, with Cluster and Slice factors above 1, orders them", a.Name, a.Class, a.Cluster, a.Slice)
+		if a.ClusterInner && (a.Cluster <= 1 || a.Slice <= 1) {
+			return fieldErr(at+".cluster_inner", "axis %s (cluster %d, slice %d): only an axis with Cluster and Slice factors above 1 orders them", a.Name, a.Cluster, a.Slice)
+		}
+		if err := validDigits(a); err != nil {
+			return fieldErr(at+".digits", "axis %s: %v", a.Name, err)
 		}
 		chips *= a.Chip
 	}
@@ -410,4 +413,38 @@ func extends(prog, w mapping.Axes, used []string) bool {
 		}
 	}
 	return true
+}
+
+// validDigits checks an axis's digit order (AxisMapping.Digits): each of
+// its levels with a factor above 1 once, no other, the tile level first,
+// and none of the named orders beside it.
+func validDigits(a AxisMapping) error {
+	if a.Digits == "" {
+		return nil
+	}
+	if a.RowOuter || a.DealtOut || a.ClusterInner {
+		return fmt.Errorf("digits %q beside row_outer, dealt_out or cluster_inner: the digits state the whole order", a.Digits)
+	}
+	factors := map[string]int{"tile": a.Tile, "chip": a.Chip, "cluster": a.Cluster, "slice": a.Slice, "time": a.Time, "row": a.Row, "packet": a.Packet}
+	seen := map[string]bool{}
+	for i, l := range strings.Split(a.Digits, ".") {
+		f, ok := factors[l]
+		switch {
+		case !ok:
+			return fmt.Errorf("digits %q: no level %q (want tile, chip, cluster, slice, time, row or packet)", a.Digits, l)
+		case seen[l]:
+			return fmt.Errorf("digits %q: level %s twice", a.Digits, l)
+		case f <= 1:
+			return fmt.Errorf("digits %q: level %s has factor %d; the order lists the levels with factors above 1", a.Digits, l, f)
+		case l == "tile" && i > 0:
+			return fmt.Errorf("digits %q: the tile digit is the axis's top digit", a.Digits)
+		}
+		seen[l] = true
+	}
+	for _, l := range []string{"tile", "chip", "cluster", "slice", "time", "row", "packet"} {
+		if f := factors[l]; f > 1 && !seen[l] {
+			return fmt.Errorf("digits %q: level %s (factor %d) missing", a.Digits, l, f)
+		}
+	}
+	return nil
 }

@@ -57,9 +57,25 @@ func TestValidate(t *testing.T) {
 		{"size contradicts the workload", func(p *Plan) { p.Mapping.Axes[0].Size = 4096 }, "mapping.axes[0].size", "4096, but the workload's A is 2048"},
 		{"chips contradict the program", func(p *Plan) { p.Mapping.Axes[0].Chip, p.Mapping.Axes[0].Time = 2, 32 }, "mapping.axes", "multiply to 2 chips, the program runs on 1"},
 		{"unknown class", func(p *Plan) { p.Mapping.Axes[0].Class = "spare" }, "mapping.axes[0].class", `"spare"`},
-		{"row order of a contracted axis", func(p *Plan) { p.Mapping.Axes[0].RowOuter = true }, "mapping.axes[0].row_outer", "only a stationary-free axis with Row and Time factors above 1"},
-		{"a contracted axis dealt out", func(p *Plan) { p.Mapping.Axes[0].DealtOut = true }, "mapping.axes[0].dealt_out", "only a free or batch axis with Time and Cluster or Slice factors above 1"},
-		{"a contracted axis with its cluster digit inner", func(p *Plan) { p.Mapping.Axes[0].ClusterInner = true }, "mapping.axes[0].cluster_inner", "only an axis that is not contracted, with Cluster and Slice factors above 1"},
+		{"row order without rows", func(p *Plan) { p.Mapping.Axes[0].RowOuter = true }, "mapping.axes[0].row_outer", "only an axis with Row and Time factors above 1"},
+		{"dealt out without slices", func(p *Plan) { p.Mapping.Axes[0].DealtOut = true }, "mapping.axes[0].dealt_out", "only an axis with Time and Cluster or Slice factors above 1"},
+		{"cluster digit inner without clusters", func(p *Plan) { p.Mapping.Axes[0].ClusterInner = true }, "mapping.axes[0].cluster_inner", "only an axis with Cluster and Slice factors above 1"},
+		{"digits name no level", func(p *Plan) { p.Mapping.Axes[0].Digits = "time.lane" }, "mapping.axes[0].digits", `no level "lane"`},
+		{"digits name a level twice", func(p *Plan) { p.Mapping.Axes[0].Digits = "time.time" }, "mapping.axes[0].digits", "level time twice"},
+		{"digits name a unit level", func(p *Plan) { p.Mapping.Axes[0].Digits = "slice.time" }, "mapping.axes[0].digits", "level slice has factor 1"},
+		{"digits miss a level", func(p *Plan) {
+			p.Mapping.Axes[0].Time, p.Mapping.Axes[0].Slice = 32, 2
+			p.Mapping.Axes[0].Digits = "time"
+		}, "mapping.axes[0].digits", "level slice (factor 2) missing"},
+		{"digits with tile inner", func(p *Plan) {
+			p.Mapping.Axes[0].Time, p.Mapping.Axes[0].Tile = 32, 2
+			p.Mapping.TileOrder = []string{"A"}
+			p.Mapping.Axes[0].Digits = "time.tile"
+		}, "mapping.axes[0].digits", "the tile digit is the axis's top digit"},
+		{"digits beside a named order", func(p *Plan) {
+			p.Mapping.Axes[0].Time, p.Mapping.Axes[0].Slice = 32, 2
+			p.Mapping.Axes[0].DealtOut, p.Mapping.Axes[0].Digits = true, "time.slice"
+		}, "mapping.axes[0].digits", "beside row_outer, dealt_out or cluster_inner"},
 		{"time order misses an axis", func(p *Plan) { p.Mapping.TimeOrder = nil }, "mapping.time_order", "misses axis A, whose Time factor is 64"},
 		{"tile order names an untiled axis", func(p *Plan) { p.Mapping.TileOrder = []string{"A"} }, "mapping.tile_order[0]", `axis "A" has no Tile factor above 1`},
 		{"stationary is no input", func(p *Plan) { p.Mapping.Stationary = "out" }, "mapping.stationary", `"out": want one of the program's inputs`},
