@@ -106,3 +106,9 @@ func BenchmarkSolveBMM(b *testing.B) {
 func BenchmarkSolveGEMM4K(b *testing.B) {
 	benchSolve(b, workloadFile(b, "gemm-4k.yaml"), Options{})
 }
+
+// BenchmarkSolveGEMM4KAllOrders proves it with every digit order (plan's
+// default, --digit-orders all).
+func BenchmarkSolveGEMM4KAllOrders(b *testing.B) {
+	benchSolve(b, workloadFile(b, "gemm-4k.yaml"), Options{AllOrders: true})
+}

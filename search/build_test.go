@@ -467,7 +467,7 @@ func TestBuildTRFLoadOverlapsCompute(t *testing.T) {
 // TestLayoutsDifferKey: LayoutsDiffer's and computeRun's memo key
 // (elementKey) leaves out what no DM element reads (the broadcast, the order of other tensors' axes, the tile
 // order, the buffering, the layouts): on every candidate of small whole
-// spaces (split K, K chunks, the cluster reduce, both digit orders and
+// spaces (split K, K chunks, the cluster reduce, the named digit orders and, in three, every digit order, and
 // the switch included), each tensor's memoized answer is the one built
 // afresh. A key too narrow would answer for one candidate what another
 // computed, and drop or keep a layout variant wrongly.
@@ -476,11 +476,19 @@ func TestLayoutsDifferKey(t *testing.T) {
 		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
 	}
 	t.Parallel()
-	for _, src := range []string{tinyGEMM, tinyBMM, tinyQK, tinyGEMV, rowsOuterGEMM} {
-		w := loadWorkload(t, src)
-		t.Run(w.Name, func(t *testing.T) {
+	for _, tc := range []struct {
+		src string
+		all bool // every digit order (Space.AllOrders)
+	}{{tinyGEMM, false}, {tinyBMM, false}, {tinyQK, false}, {tinyGEMV, false}, {rowsOuterGEMM, false},
+		{tinyGEMM, true}, {tinyGEMV, true}, {rowsOuterGEMM, true}} {
+		w := loadWorkload(t, tc.src)
+		name := w.Name
+		if tc.all {
+			name += "-all-orders"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s := newSplitSpace(t, w)
+			s := newSplitSpace(t, w).WithAllOrders(tc.all)
 			require.NotNil(t, s.memo, "a memo to check")
 			n, differ, i, runs := 0, 0, 0, 0
 			s.Enumerate(func(c Candidate) bool {

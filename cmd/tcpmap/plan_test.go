@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -20,8 +22,18 @@ import (
 )
 
 func TestPlanDot(t *testing.T) {
-	code, out, _ := runCLI(t, "plan", "../../workloads/dot.yaml", "--top", "2")
+	code, out, _ := runCLI(t, "plan", "../../workloads/dot.yaml", "--top", "2", "--digit-orders", "named")
 	require.Equal(t, exitOK, code, out)
+	// Every order of A's digits (the default): more candidates, among them
+	// the named space's, and here the same optimum.
+	code, all, _ := runCLI(t, "plan", "../../workloads/dot.yaml", "--top", "2")
+	require.Equal(t, exitOK, code, all)
+	cost := regexp.MustCompile(`(?m)^cost: .*$`)
+	assert.Equal(t, cost.FindString(out), cost.FindString(all))
+	assert.Contains(t, all, "optimal: proven")
+	n := regexp.MustCompile(`search: sat \(tiles ≤ 512\), (\d+) candidates`).FindStringSubmatch(all)
+	require.Len(t, n, 2, all)
+	assert.Greater(t, atoi(t, n[1]), 42)
 	for _, want := range []string{
 		"plan dot: A, A -> 1  (A=2048)",
 		"in the TRF",
@@ -374,4 +386,11 @@ func TestPlanProductOpNoMultiply(t *testing.T) {
 	assert.Contains(t, errOut, "op weight contracts no axis; as a Vector Engine multiply: no kernel:")
 	assert.Contains(t, errOut, "MEM-C3")
 	assert.Contains(t, errOut, "DMA-R1")
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }
