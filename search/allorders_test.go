@@ -1,12 +1,14 @@
 package search
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/constraints"
+	"tcpmap/engines"
 )
 
 // Every order of each axis's digits (Space.AllOrders, plan
@@ -180,4 +182,72 @@ func TestAllOrdersWinGEMM4K(t *testing.T) {
 	assert.Error(t, s.Check(c), "not in the named space: %s", c.String(s.P))
 	t.Logf("every order %.0f cycles (%s); named %.0f (%s)", all.Best.Report.Cycles, c.String(s.P),
 		nm.Best.Report.Cycles, nm.Best.Candidate.String(s.P))
+}
+
+// accCapGEMM's J takes more Time steps than the accumulator holds inner
+// to K (RED-R8, RED-R9) in some time orders.
+const accCapGEMM = `name: acc-cap-gemm
+einsum: IK,KJ->IJ
+axes: {I: 8, J: 256, K: 64}
+dtype: {in: bf16, acc: f32, out: bf16}
+chips: 1
+`
+
+// TestOrderFreeRefusals: a candidate the engines refuse by one of
+// orderFreeRules is refused in every digit order (by that rule, or by
+// another the engines check before it), and the refusal memo, told of its
+// zero-order form's refusal (tryBound), answers for the others with that
+// rule without building them.
+func TestOrderFreeRefusals(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	s := newAllOrdersSpace(t, accCapGEMM)
+	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+	require.NoError(t, err)
+	rule := func(err error) string {
+		var v *engines.Violation
+		if errors.As(err, &v) {
+			return v.Rule.ID
+		}
+		return ""
+	}
+	plain := map[Candidate]string{} // rule of each candidate's zero-order form
+	checked, same, every, i := 0, 0, 20*sampleEvery(), 0
+	s.Enumerate(func(c Candidate) bool {
+		if c.Digits == ([MaxAxes]DigitOrder{}) {
+			return true
+		}
+		if i++; i%every != 0 {
+			return true
+		}
+		k := c
+		k.PlainOrders()
+		r, ok := plain[k]
+		if !ok {
+			r = rule(ev.tryBound(&k).err)
+			plain[k] = r
+		}
+		if !orderFreeRules[r] {
+			return true
+		}
+		p, err := ev.build(&c)
+		if err == nil {
+			err = ev.low.lower(p)
+		}
+		// Refused: by the same rule, or by a rule of an earlier stage the
+		// engines check first (the order-free one still holds).
+		require.NotEmpty(t, rule(err), "%s: refused by %s in the zero order, legal here", c.String(s.P), r)
+		if rule(err) == r {
+			same++
+		}
+		got, ok := s.memo.refusal(&c)
+		require.True(t, ok, "the memo knows %s", c.String(s.P))
+		require.Equal(t, r, rule(got))
+		checked++
+		return true
+	})
+	assert.Positive(t, checked)
+	t.Logf("%d candidates of other orders refused as their zero-order forms, %d by the same rule first", checked, same)
 }
