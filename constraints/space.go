@@ -294,7 +294,7 @@ type Candidate struct {
 	//
 	// Which orders an axis may take is the space's (Space.axisOrders): the
 	// named choices where they differ from the zero order, or with
-	// Space.AllOrders every order of the axis's levels below its Tile digit.
+	// Space.AllOrders every order of the axis's levels.
 	Digits [MaxAxes]DigitOrder
 }
 
@@ -510,7 +510,7 @@ type Space struct {
 	// digit (DealsOut).
 	dealsOut bool
 	// allOrders is set when every axis may take every order of its
-	// digits below its Tile digit (AllOrders).
+	// digits (AllOrders).
 	allOrders bool
 	// posBytes[t][a] is the bytes one position of axis a spans in tensor
 	// t's HBM layout (the axes inner to it whole; 0: t lacks a), and
@@ -667,7 +667,7 @@ func (s *Space) WithClustersInner(on bool) *Space {
 }
 
 // AllOrders reports whether the space holds every order of each axis's
-// digits below its Tile digit (Candidate.Digits), rather than the zero
+// digits (Candidate.Digits), its Tile digit's included, rather than the zero
 // order and the named choices (RowsOuter, DealsOut, ClustersInner) where
 // they are open. Off by default (docs/spec-decisions.md "Digit order:
 // every order").
@@ -689,13 +689,6 @@ func (s *Space) orderOpen(c *Candidate, a int) error {
 		return nil
 	}
 	if s.allOrders {
-		if c.Factor(a, Tile) > 1 {
-			for l := Chip; l < NumLevels; l++ {
-				if c.Factor(a, l) > 1 && d.Pos(l) < d.Pos(Tile) {
-					return fmt.Errorf("its %s digit above its Tile digit (%s): the tile loop takes the axis's top digit", l, c.orderText(a))
-				}
-			}
-		}
 		return nil
 	}
 	r, dl, ci, ok := c.named(a)
@@ -713,24 +706,20 @@ func (s *Space) orderOpen(c *Candidate, a int) error {
 }
 
 // axisOrders returns the orders of axis a's digits the space holds with
-// AllOrders: every order of its levels with factors above 1 below its
-// Tile digit, the zero order first, then in lexicographic order of the
-// levels.
+// AllOrders: every order of its levels with factors above 1, the zero
+// order first, then in lexicographic order of the levels.
 func (s *Space) axisOrders(c *Candidate, a int) []DigitOrder {
 	var lv []int
-	for l := Chip; l < NumLevels; l++ {
+	for l := Level(0); l < NumLevels; l++ {
 		if c.Factor(a, l) > 1 {
 			lv = append(lv, int(l))
 		}
 	}
 	var out []DigitOrder
 	permute(lv, func(ord []int) bool {
-		seq := make([]Level, 0, NumLevels)
-		if c.Factor(a, Tile) > 1 {
-			seq = append(seq, Tile)
-		}
-		for _, l := range ord {
-			seq = append(seq, Level(l))
+		seq := make([]Level, len(ord))
+		for i, l := range ord {
+			seq[i] = Level(l)
 		}
 		out = append(out, OrderOf(seq...))
 		return true

@@ -194,10 +194,10 @@ chips: 1
 `
 
 // TestOrderFreeRefusals: a candidate the engines refuse by one of
-// orderFreeRules is refused in every digit order (by that rule, or by
-// another the engines check before it), and the refusal memo, told of its
-// zero-order form's refusal (tryBound), answers for the others with that
-// rule without building them.
+// orderFreeRules is refused in every digit order and DM layout (by that
+// rule, or by another the engines check before it), and the refusal memo,
+// told of its zero-order form's refusal in HBM layouts (tryBound), answers
+// for the others with that rule without building them.
 func TestOrderFreeRefusals(t *testing.T) {
 	if raceDetector {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
@@ -213,17 +213,16 @@ func TestOrderFreeRefusals(t *testing.T) {
 		}
 		return ""
 	}
-	plain := map[Candidate]string{} // rule of each candidate's zero-order form
-	checked, same, every, i := 0, 0, 20*sampleEvery(), 0
+	plain := map[Candidate]string{} // rule of each candidate's zero-order, HBM-layout form
+	checked, same, every, i := 0, 0, 60*sampleEvery(), 0
 	s.Enumerate(func(c Candidate) bool {
-		if c.Digits == ([MaxAxes]DigitOrder{}) {
+		if refusalKey(&c) == c {
 			return true
 		}
 		if i++; i%every != 0 {
 			return true
 		}
-		k := c
-		k.PlainOrders()
+		k := refusalKey(&c)
 		r, ok := plain[k]
 		if !ok {
 			r = rule(ev.tryBound(&k).err)

@@ -321,9 +321,9 @@ func (s *Space) slicesServed(live, Ring int) (dmn, engine int) {
 // slice's share of tensor t (of n bytes) in both HBM and DM.
 //
 // In HBM, with a plain layout, the innermost axes multiply up to and
-// including the first one Cluster and Slice split, that one by the
-// positions below its lower Cluster or Slice digit (the axis's digit
-// order, Candidate.Digits; tiles only shorten runs), a contracted axis split across slices (SplitK) included: the DMA
+// including the first one tiles, Cluster or Slice split, that one by the
+// positions below its lowest Tile, Cluster or Slice digit (the axis's
+// digit order, Candidate.Digits; a tile's DMA moves that tile alone), a contracted axis split across slices (SplitK) included: the DMA
 // reads each slice's share as its own runs, even where neighbouring
 // slices' shares continue one another in HBM (cost.DMAModel prices the
 // 32-byte shares of gemm.yaml's in0 split 128 ways at 92 B/cycle). In DM, the output's packet is innermost and the commit writes it
@@ -345,16 +345,19 @@ func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 	order := s.HBMOrder(t)
 	for i := len(order) - 1; i >= 0; i-- {
 		a := order[i]
-		if c.Factor(a, Cluster)*c.Factor(a, Slice) == 1 {
+		// A slice's consecutive positions of the axis in one tile: those
+		// below its lowest Tile, Cluster or Slice digit (Candidate.Digits;
+		// in the zero order its Time, Row and Packet digits), the whole
+		// axis without such digits.
+		lo, d := Level(NumLevels), c.Digits[a]
+		for _, l := range [...]Level{Tile, Cluster, Slice} {
+			if c.Factor(a, l) > 1 && (lo == NumLevels || d.Pos(l) > d.Pos(lo)) {
+				lo = l
+			}
+		}
+		if lo == NumLevels {
 			run *= float64(s.P.Axes[a].Size)
 			continue
-		}
-		// A slice's consecutive positions of the axis: those below its
-		// lower Cluster or Slice digit (Candidate.Digits; in the zero
-		// order its Time, Row and Packet digits).
-		lo := Slice
-		if c.Factor(a, Slice) == 1 || c.Factor(a, Cluster) > 1 && c.Digits[a].Pos(Cluster) > c.Digits[a].Pos(Slice) {
-			lo = Cluster
 		}
 		run *= float64(c.Below(a, lo))
 		break

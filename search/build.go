@@ -1442,11 +1442,13 @@ func (b *build) program() (*kernel.Program, error) {
 			if !g.op.Has(p.Axes[a].Name) {
 				continue
 			}
-			ax := p.Axes[a]
-			dim := mapping.Sym(ax.Name, ax.Size).Div(ax.Size / counts[i])
+			// The tile digit: the axis's top digit in the zero order
+			// (`I / 256` for 4 tiles of I = 1024), a strided one where the
+			// axis's digit order puts it lower (Candidate.Digits).
+			dim := b.digit(a, c.Below(a, Tile), counts[i])
 			o, err := mapping.TileOffset(g.op.Layout, dim, 1, 1)
 			if err != nil {
-				return nil, fmt.Errorf("search: tile of %s along %s: %w", g.op.Name, ax.Name, err)
+				return nil, fmt.Errorf("search: tile of %s along %s: %w", g.op.Name, p.Axes[a].Name, err)
 			}
 			g.unit[i] = int64(o)
 			if g.view, err = mapping.TileView(g.view, dim, 1, kind); err != nil {

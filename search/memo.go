@@ -23,9 +23,9 @@ type exprMemo struct {
 	// key.
 	differs map[differKey]bool
 	runs    map[differKey]float64
-	// refusals caches the engines' refusals by a rule that does not read
-	// the digit orders (orderFreeRules), keyed by the candidate with its
-	// orders cleared (Candidate.PlainOrders).
+	// refusals caches the engines' refusals by a rule that reads neither
+	// the digit orders nor the DM layouts (orderFreeRules), keyed by the
+	// candidate with both cleared (refusalKey).
 	refusals map[Candidate]error
 }
 
@@ -110,20 +110,30 @@ func memoized[V any](m *exprMemo, cache map[differKey]V, k differKey, f func() V
 }
 
 // orderFreeRules are the engines' rules whose verdict on a candidate does
-// not depend on its digit orders (Candidate.Digits): the accumulator's
-// capacities count the output's Time digits inner to the outermost reduced
-// one (engines/reducer.go), and each axis's Time digit has its Time factor
-// whatever the order of the axis's other digits. Once one order of a
-// candidate is refused by one of them, every order is.
+// not depend on its digit orders (Candidate.Digits) or its DM layouts: the
+// accumulator's capacities count the output's Time digits inner to the
+// outermost reduced one (engines/reducer.go), each axis's Time digit has
+// its Time factor whatever the order of the axis's other digits, and the
+// main chain's Time is the computation's, whatever the DM addresses. Once
+// one order and layout of a candidate is refused by one of them, every one
+// is (TestOrderFreeRefusals).
 var orderFreeRules = map[string]bool{"RED-R8": true, "RED-R9": true}
 
-// refusal returns the cached refusal of c's orders (refusals).
-func (m *exprMemo) refusal(c *Candidate) (error, bool) {
-	if m == nil || c.Digits == ([MaxAxes]DigitOrder{}) {
-		return nil, false
-	}
+// refusalKey is c with its digit orders and DM layouts cleared.
+func refusalKey(c *Candidate) Candidate {
 	k := *c
 	k.PlainOrders()
+	k.Layout = [NumTensors]Layout{}
+	return k
+}
+
+// refusal returns the cached refusal of c's other orders and layouts
+// (refusals).
+func (m *exprMemo) refusal(c *Candidate) (error, bool) {
+	if m == nil {
+		return nil, false
+	}
+	k := refusalKey(c)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	err, ok := m.refusals[k]
@@ -136,8 +146,7 @@ func (m *exprMemo) refuse(c *Candidate, err error) {
 	if m == nil || !errors.As(err, &v) || !orderFreeRules[v.Rule.ID] {
 		return
 	}
-	k := *c
-	k.PlainOrders()
+	k := refusalKey(c)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.refusals) >= maxMemoEntries {

@@ -196,7 +196,8 @@ type AxisMapping struct {
 	// Digits is the axis's digit order when it is none of the three
 	// above (or their combinations): its levels with factors above 1,
 	// outermost first, joined by '.' ("tile.slice.time.cluster.row": the
-	// Cluster digit between the Time and Row digits); empty otherwise.
+	// Cluster digit between the Time and Row digits; "time.tile.packet":
+	// each tile a strided share of the axis); empty otherwise.
 	Digits string `json:"digits,omitempty"`
 }
 

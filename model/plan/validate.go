@@ -416,8 +416,8 @@ func extends(prog, w mapping.Axes, used []string) bool {
 }
 
 // validDigits checks an axis's digit order (AxisMapping.Digits): each of
-// its levels with a factor above 1 once, no other, the tile level first,
-// and none of the named orders beside it.
+// its levels with a factor above 1 once, no other, and none of the named
+// orders beside it.
 func validDigits(a AxisMapping) error {
 	if a.Digits == "" {
 		return nil
@@ -427,7 +427,7 @@ func validDigits(a AxisMapping) error {
 	}
 	factors := map[string]int{"tile": a.Tile, "chip": a.Chip, "cluster": a.Cluster, "slice": a.Slice, "time": a.Time, "row": a.Row, "packet": a.Packet}
 	seen := map[string]bool{}
-	for i, l := range strings.Split(a.Digits, ".") {
+	for _, l := range strings.Split(a.Digits, ".") {
 		f, ok := factors[l]
 		switch {
 		case !ok:
@@ -436,8 +436,6 @@ func validDigits(a AxisMapping) error {
 			return fmt.Errorf("digits %q: level %s twice", a.Digits, l)
 		case f <= 1:
 			return fmt.Errorf("digits %q: level %s has factor %d; the order lists the levels with factors above 1", a.Digits, l, f)
-		case l == "tile" && i > 0:
-			return fmt.Errorf("digits %q: the tile digit is the axis's top digit", a.Digits)
 		}
 		seen[l] = true
 	}

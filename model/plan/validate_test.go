@@ -67,11 +67,6 @@ func TestValidate(t *testing.T) {
 			p.Mapping.Axes[0].Time, p.Mapping.Axes[0].Slice = 32, 2
 			p.Mapping.Axes[0].Digits = "time"
 		}, "mapping.axes[0].digits", "level slice (factor 2) missing"},
-		{"digits with tile inner", func(p *Plan) {
-			p.Mapping.Axes[0].Time, p.Mapping.Axes[0].Tile = 32, 2
-			p.Mapping.TileOrder = []string{"A"}
-			p.Mapping.Axes[0].Digits = "time.tile"
-		}, "mapping.axes[0].digits", "the tile digit is the axis's top digit"},
 		{"digits beside a named order", func(p *Plan) {
 			p.Mapping.Axes[0].Time, p.Mapping.Axes[0].Slice = 32, 2
 			p.Mapping.Axes[0].DealtOut, p.Mapping.Axes[0].Digits = true, "time.slice"
