@@ -63,7 +63,7 @@ func TestAllOrdersHoldNamed(t *testing.T) {
 
 // TestAllOrdersBoundsBelow: every lower bound of a candidate (the skeleton
 // bounds, the candidate bound from its fields) is below its exact cost,
-// on every 20th candidate of another order than the named ones of three
+// on every 40th candidate of another order than the named ones of three
 // small spaces, where legal.
 func TestAllOrdersBoundsBelow(t *testing.T) {
 	if raceDetector {
@@ -75,7 +75,7 @@ func TestAllOrdersBoundsBelow(t *testing.T) {
 		t.Run(s.P.Workload, func(t *testing.T) {
 			ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 			require.NoError(t, err)
-			i, n, every := 0, 0, 20
+			i, n, every := 0, 0, 40
 			s.Enumerate(func(c Candidate) bool {
 				if namedOrders(&c) {
 					return true
@@ -106,9 +106,27 @@ func TestAllOrdersSolveMatchesExhaustive(t *testing.T) {
 	requireSolveMatchesExhaustive(t, s)
 }
 
+// kind is a candidate's stationary input and its axes' orders that are
+// none of the named ones.
+type kind struct {
+	stationary uint8
+	orders     string
+}
+
+func kindOf(s *Space, c *Candidate) kind {
+	k := kind{stationary: c.Stationary}
+	for a, ax := range s.P.Axes {
+		if _, _, _, ok := c.NamedOrder(a); !ok {
+			k.orders += ax.Name + ":" + c.OrderText(a) + " "
+		}
+	}
+	return k
+}
+
 // TestAllOrdersPlansVerify: plans of other orders than the named ones run
 // on the simulator and match the reference, every slice simulated: the
-// first legal one of each stationary input and axis order.
+// first legal one of each stationary input and axis order (of every 25th
+// under -short), the tile digit's orders included.
 func TestAllOrdersPlansVerify(t *testing.T) {
 	t.Parallel()
 	if raceDetector {
@@ -117,19 +135,20 @@ func TestAllOrdersPlansVerify(t *testing.T) {
 	for _, src := range []string{rowsOuterGEMM, tinyQK} {
 		s := newAllOrdersSpace(t, src)
 		t.Run(s.P.Workload, func(t *testing.T) {
-			type kind struct {
-				stationary uint8
-				orders     string
-			}
-			verified := verifyKinds(t, s, func(c *Candidate) bool { return !namedOrders(c) }, func(c *Candidate) kind {
-				k := kind{stationary: c.Stationary}
-				for a, ax := range s.P.Axes {
-					if _, _, _, ok := c.NamedOrder(a); !ok {
-						k.orders += ax.Name + ":" + c.OrderText(a) + " "
-					}
+			// Under -short, the candidates of every 25th kind.
+			index := map[kind]int{}
+			verified := verifyKinds(t, s, func(c *Candidate) bool {
+				if namedOrders(c) {
+					return false
 				}
-				return k
-			}, 0)
+				k := kindOf(s, c)
+				i, ok := index[k]
+				if !ok {
+					i = len(index)
+					index[k] = i
+				}
+				return !testing.Short() || i%25 == 0
+			}, func(c *Candidate) kind { return kindOf(s, c) }, 0)
 			assert.GreaterOrEqual(t, len(verified), 4, "kinds verified: %v", verified)
 			t.Logf("verified %d kinds", len(verified))
 		})
@@ -145,7 +164,7 @@ func TestAllOrdersMapSpec(t *testing.T) {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
 	}
 	t.Parallel()
-	s := newAllOrdersSpace(t, dealtOutGEMM)
+	s := newAllOrdersSpace(t, dealtOutGEMM).WithMaxTiles(1)
 	k := s.P.AxisIndex("K")
 	m, err := constraints.ParseMapSpec("map.yaml", []byte("stationary: in1\npacket: 'm![K / 4]'\n"), s.P)
 	require.NoError(t, err)
@@ -167,8 +186,8 @@ func TestAllOrdersMapSpec(t *testing.T) {
 // digit under the switch: the two clusters' TRF loads read neighbouring
 // blocks of in0), 585,858 cycles against 621,288; both proven.
 func TestAllOrdersWinGEMM4K(t *testing.T) {
-	if raceDetector {
-		t.Skip("two whole GEMM 4096³ searches: make test runs it in unit-norace")
+	if testing.Short() || raceDetector {
+		t.Skip("two whole GEMM 4096³ searches, 10 s: make test-long (BenchmarkSolveGEMM4KAllOrders times the second)")
 	}
 	s := newSplitSpace(t, workloadFile(t, "gemm-4k.yaml"))
 	nm, err := Solve(s, Options{})
@@ -188,7 +207,7 @@ func TestAllOrdersWinGEMM4K(t *testing.T) {
 // to K (RED-R8, RED-R9) in some time orders.
 const accCapGEMM = `name: acc-cap-gemm
 einsum: IK,KJ->IJ
-axes: {I: 8, J: 256, K: 64}
+axes: {I: 4, J: 256, K: 64}
 dtype: {in: bf16, acc: f32, out: bf16}
 chips: 1
 `
@@ -203,7 +222,7 @@ func TestOrderFreeRefusals(t *testing.T) {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
 	}
 	t.Parallel()
-	s := newAllOrdersSpace(t, accCapGEMM)
+	s := newAllOrdersSpace(t, accCapGEMM).WithMaxTiles(1) // untiled: the tile digit's orders are the others' times a few
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 	require.NoError(t, err)
 	rule := func(err error) string {
@@ -214,7 +233,7 @@ func TestOrderFreeRefusals(t *testing.T) {
 		return ""
 	}
 	plain := map[Candidate]string{} // rule of each candidate's zero-order, HBM-layout form
-	checked, same, every, i := 0, 0, 60*sampleEvery(), 0
+	checked, same, every, i := 0, 0, 4*sampleEvery(), 0
 	s.Enumerate(func(c Candidate) bool {
 		if refusalKey(&c) == c {
 			return true
