@@ -52,6 +52,9 @@ type explainOutput struct {
 	// Evaluated counts the completions evaluated.
 	Evaluated int          `json:"completions_evaluated"`
 	Cost      *explainCost `json:"cost,omitempty"`
+	// DigitOrders is "all" when the space held every digit order
+	// (--digit-orders all), empty for the named ones.
+	DigitOrders string `json:"digit_orders,omitempty"`
 }
 
 func newExplainCmd(g *globals) *cobra.Command {
@@ -61,6 +64,7 @@ func newExplainCmd(g *globals) *cobra.Command {
 		fuse     bool
 		maxTiles int
 		timeout  time.Duration
+		orders   string
 	)
 	cmd := &cobra.Command{
 		Use:         "explain WORKLOAD.yaml [--mapping MAP.yaml]",
@@ -89,10 +93,14 @@ at --timeout.`,
 			if fuse && op == "" {
 				return usageError{fmt.Errorf("--fuse explains one einsum op with its epilogue: name it with --op")}
 			}
+			if orders != "all" && orders != "named" {
+				return usageError{fmt.Errorf("--digit-orders %q: want all or named", orders)}
+			}
 			s, err := loadFusedSpace(g, args[0], op, fuse)
 			if err != nil {
 				return err
 			}
+			s = s.WithAllOrders(orders == "all")
 			var m *constraints.MapSpec
 			if mapFile != "" {
 				if m, err = constraints.LoadMapSpec(mapFile, s.P); err != nil {
@@ -129,12 +137,16 @@ at --timeout.`,
 	cmd.Flags().BoolVar(&fuse, "fuse", false, "explain the einsum --op names with the elementwise ops after it done by its kernel (as plan --fuse)")
 	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, "bound on a tiled candidate's tiles (0: the planner's default)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop each search after this long (0: none)")
+	cmd.Flags().StringVar(&orders, "digit-orders", "named", "the digit orders the space holds, as plan's: named or all (every order of each axis's levels)")
 	return cmd
 }
 
 // explainReport gathers an explanation's output.
 func explainReport(file, mapFile string, s *search.Space, x *search.Explanation) *explainOutput {
 	out := &explainOutput{Workload: file, Mapping: mapFile, Legal: x.Legal, Conflicts: x.Conflicts}
+	if s.AllOrders() {
+		out.DigitOrders = "all"
+	}
 	if x.Completions != nil {
 		out.Evaluated = x.Completions.Stats.Candidates
 	}
@@ -213,7 +225,11 @@ func writeExplain(w io.Writer, o *explainOutput) error {
 	case "timeout":
 		pf("%s: undecided: the search stopped at --timeout before any completion of the mapping proved legal (%d evaluated)\n", subject, o.Evaluated)
 	case "none":
-		pf("%s: illegal: no candidate of the mapspace agrees with the mapping: within an axis the levels nest tile, cluster, slice, time, row, packet major to minor (002 L483-484, L503), and the time expression's axes are the computation's time order\n", subject)
+		if o.DigitOrders == "all" {
+			pf("%s: illegal: no candidate of the mapspace agrees with the mapping: no order of each axis's digits over the levels gives its expressions (002 L483-484, L503), or the time expression's axes are not the computation's time order\n", subject)
+		} else {
+			pf("%s: illegal: no candidate of the mapspace agrees with the mapping: within an axis the levels nest tile, cluster, slice, time, row, packet major to minor, or in one of the named orders (a Row digit above Time, Cluster and Slice digits dealt out below Time, a Cluster digit below Slice; 002 L483-484, L503), and the time expression's axes are the computation's time order; --digit-orders all holds every order\n", subject)
+		}
 	default:
 		pf("%s: illegal: every completion is rejected by the engines\n", subject)
 		for _, r := range o.Engines {

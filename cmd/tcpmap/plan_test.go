@@ -34,6 +34,9 @@ func TestPlanDot(t *testing.T) {
 	n := regexp.MustCompile(`search: sat \(tiles ≤ 512\), (\d+) candidates`).FindStringSubmatch(all)
 	require.Len(t, n, 2, all)
 	assert.Greater(t, atoi(t, n[1]), 42)
+	code, _, errOut := runCLI(t, "plan", "../../workloads/dot.yaml", "--digit-orders", "every")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `--digit-orders "every": want all or named`)
 	for _, want := range []string{
 		"plan dot: A, A -> 1  (A=2048)",
 		"in the TRF",
