@@ -131,6 +131,9 @@ func plansTable(dir string) (string, error) {
 			if a.ClusterInner {
 				feat = append(feat, fmt.Sprintf("%s Cluster below Slice", a.Name))
 			}
+			if a.Digits != "" {
+				feat = append(feat, fmt.Sprintf("%s digits %s", a.Name, strings.ReplaceAll(a.Digits, ".", " > ")))
+			}
 			if a.Class != "contracted" {
 				continue
 			}
@@ -151,6 +154,9 @@ func plansTable(dir string) (string, error) {
 			search = fmt.Sprintf("gap %.0f%%", 100*s.Gap)
 		case search == "":
 			search = "best found"
+		}
+		if s.DigitOrders == "all" {
+			search += ", every digit order"
 		}
 		what := p.Workload.Einsum
 		if om := p.OpMapping; om != nil {
