@@ -803,13 +803,21 @@ func (r *reader) tileView(name token) {
 			r.fail(dimOff, "the tile dimension is one axis's digit")
 			return
 		}
-		d := mapping.Sym(fs[0].Axis, fs[0].AxisSize)
-		if fs[0].AxisSize/ax.Count > 1 {
-			d = d.Div(fs[0].AxisSize / ax.Count)
-		}
-		if fs[0].AxisSize%ax.Count != 0 || !d.Equal(dim) {
-			r.fail(dimOff, "index %s counts %d tiles: its dimension is %s", iv.text, ax.Count, d.Text())
+		// The tile digit: the axis's top digit (`m![J / 640]` for 4 tiles
+		// of J = 2560), or a lower one (`m![J / 64 % 4]`: each tile a
+		// strided share of the axis, a digit order with the tile digit
+		// below others).
+		f := fs[0]
+		if f.Extent != ax.Count || f.AxisSize%(f.Stride*f.Extent) != 0 {
+			r.fail(dimOff, "index %s counts %d tiles: its dimension %s has %d", iv.text, ax.Count, dim.Text(), f.Extent)
 			return
+		}
+		d := mapping.Sym(f.Axis, f.AxisSize)
+		if f.Stride > 1 {
+			d = d.Div(f.Stride)
+		}
+		if f.Stride*f.Extent < f.AxisSize {
+			d = d.Mod(f.Extent)
 		}
 		if ax.Dim != nil && !ax.Dim.Equal(d) {
 			r.fail(dimOff, "index %s tiles %s elsewhere", iv.text, ax.Dim.Text())

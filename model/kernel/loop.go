@@ -437,13 +437,25 @@ func axisChoices(ax mapping.Axes, steps int) [][]LoopAxis {
 				if a.Size%c != 0 || rem%c != 0 {
 					continue
 				}
-				dim := mapping.Sym(a.Name, a.Size)
-				if a.Size/c > 1 {
-					dim = dim.Div(a.Size / c)
+				// The tile digit: the axis's top digit (`B / 256` for 2
+				// tiles of B = 512) first, then the lower ones, each tile a
+				// strided share of the axis (`B / 32 % 2`, `B % 2`: a
+				// digit order with the tile digit below others).
+				for stride := a.Size / c; stride >= 1; stride-- {
+					if (a.Size/c)%stride != 0 {
+						continue
+					}
+					dim := mapping.Sym(a.Name, a.Size)
+					if stride > 1 {
+						dim = dim.Div(stride)
+					}
+					if stride*c < a.Size {
+						dim = dim.Mod(c)
+					}
+					used[a.Name] = true
+					rec(append(cur, LoopAxis{Name: a.Name, Count: c, Dim: dim}), rem/c, used)
+					used[a.Name] = false
 				}
-				used[a.Name] = true
-				rec(append(cur, LoopAxis{Name: a.Name, Count: c, Dim: dim}), rem/c, used)
-				used[a.Name] = false
 			}
 		}
 	}
