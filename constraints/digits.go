@@ -1,9 +1,6 @@
 package constraints
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // DigitOrder is how one axis's digits nest: the position of each level's
 // digit among the axis's levels, outermost 0. The axis's coordinate is the
@@ -88,9 +85,9 @@ func (c *Candidate) CanonicalOrder(a int, d DigitOrder) DigitOrder {
 // below reports whether level l's digit of axis a sits below level m's.
 func (c *Candidate) below(a int, l, m Level) bool { return c.Digits[a].Pos(l) > c.Digits[a].Pos(m) }
 
-// orderText prints axis a's order: its levels with factors above 1,
-// outermost first ("time.cluster.slice.packet").
-func (c *Candidate) orderText(a int) string {
+// OrderText prints axis a's digit order: the levels with factors above 1,
+// outermost first, joined by '.' ("time.cluster.slice.packet").
+func (c *Candidate) OrderText(a int) string {
 	var b strings.Builder
 	for _, l := range c.Digits[a].Levels() {
 		if c.Factor(a, l) > 1 {
@@ -102,10 +99,6 @@ func (c *Candidate) orderText(a int) string {
 	}
 	return b.String()
 }
-
-// OrderText prints axis a's digit order: the levels with factors above 1,
-// outermost first, joined by '.' ("time.cluster.slice.packet").
-func (c *Candidate) OrderText(a int) string { return c.orderText(a) }
 
 // legacyOrder is the order of the three named choices: the Row digit above
 // the Time digit (RowAbove), the Cluster and Slice digits below the Time
@@ -156,10 +149,7 @@ func legacyOrderOf(row, dealt, clusterInner bool) DigitOrder {
 // choices' (Digits), and which: its Row digit above its Time digit (row),
 // its Cluster and Slice digits dealt out (dealt), its Cluster digit below
 // its Slice digit (clusterInner).
-func (c *Candidate) NamedOrder(a int) (row, dealt, clusterInner, ok bool) { return c.named(a) }
-
-// named is NamedOrder.
-func (c *Candidate) named(a int) (row, dealt, clusterInner, ok bool) {
+func (c *Candidate) NamedOrder(a int) (row, dealt, clusterInner, ok bool) {
 	d := c.Digits[a]
 	row = d.Pos(Row) < d.Pos(Time) && c.Factor(a, Row) > 1 && c.Factor(a, Time) > 1
 	dealt = c.Factor(a, Time) > 1 && (c.Factor(a, Cluster) > 1 && d.Pos(Cluster) > d.Pos(Time) ||
@@ -167,27 +157,4 @@ func (c *Candidate) named(a int) (row, dealt, clusterInner, ok bool) {
 	clusterInner = c.Factor(a, Cluster) > 1 && c.Factor(a, Slice) > 1 && d.Pos(Cluster) > d.Pos(Slice)
 	ok = c.CanonicalOrder(a, legacyOrder(row, dealt, clusterInner)) == d
 	return row, dealt, clusterInner, ok
-}
-
-// ParseOrder reads an order as OrderText prints it.
-func ParseOrder(s string) ([]Level, error) {
-	var seq []Level
-	var seen [NumLevels]bool
-	for _, name := range strings.Split(s, ".") {
-		l := Level(NumLevels)
-		for k, n := range levelNames {
-			if n == name {
-				l = Level(k)
-			}
-		}
-		if l == NumLevels {
-			return nil, fmt.Errorf("digit order %q: no level %q (want %s)", s, name, strings.Join(levelNames[:], ", "))
-		}
-		if seen[l] {
-			return nil, fmt.Errorf("digit order %q: level %s twice", s, name)
-		}
-		seen[l] = true
-		seq = append(seq, l)
-	}
-	return seq, nil
 }

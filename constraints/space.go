@@ -422,10 +422,10 @@ func (c *Candidate) String(p *Problem) string {
 	// order combines them), then any other order in full.
 	var rows, dealt, inner, other []string
 	for a, ax := range p.Axes {
-		r, d, ci, ok := c.named(a)
+		r, d, ci, ok := c.NamedOrder(a)
 		switch {
 		case !ok:
-			other = append(other, ax.Name+":"+c.orderText(a))
+			other = append(other, ax.Name+":"+c.OrderText(a))
 			continue
 		case r:
 			rows = append(rows, ax.Name)
@@ -691,10 +691,10 @@ func (s *Space) orderOpen(c *Candidate, a int) error {
 	if s.allOrders {
 		return nil
 	}
-	r, dl, ci, ok := c.named(a)
+	r, dl, ci, ok := c.NamedOrder(a)
 	switch {
 	case !ok:
-		return fmt.Errorf("digit order %s is none of the named choices (every order is in the space with all digit orders)", c.orderText(a))
+		return fmt.Errorf("digit order %s is none of the named choices (every order is in the space with all digit orders)", c.OrderText(a))
 	case r && !s.rowOrderOpen(c, a):
 		return fmt.Errorf("its Row digit above its Time digit, but only a stationary operand's free axis with Row and Time factors has the choice")
 	case ci && !s.clusterOrderOpen(c, a):
@@ -1033,7 +1033,7 @@ func (s *Space) Check(c *Candidate) error {
 			return fmt.Errorf("axis %s: chip factor %d; one chip is mapped", ax.Name, c.Factor(a, Chip))
 		}
 		if d := c.Digits[a]; c.CanonicalOrder(a, d) != d {
-			return fmt.Errorf("axis %s: digit order %#x is not canonical for its factors (%s)", ax.Name, uint32(d), c.orderText(a))
+			return fmt.Errorf("axis %s: digit order %#x is not canonical for its factors (%s)", ax.Name, uint32(d), c.OrderText(a))
 		}
 		if err := s.orderOpen(c, a); err != nil {
 			return fmt.Errorf("axis %s: %w", ax.Name, err)

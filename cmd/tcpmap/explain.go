@@ -93,14 +93,15 @@ at --timeout.`,
 			if fuse && op == "" {
 				return usageError{fmt.Errorf("--fuse explains one einsum op with its epilogue: name it with --op")}
 			}
-			if orders != "all" && orders != "named" {
-				return usageError{fmt.Errorf("--digit-orders %q: want all or named", orders)}
+			all, err := allDigitOrders(orders)
+			if err != nil {
+				return err
 			}
 			s, err := loadFusedSpace(g, args[0], op, fuse)
 			if err != nil {
 				return err
 			}
-			s = s.WithAllOrders(orders == "all")
+			s = s.WithAllOrders(all)
 			var m *constraints.MapSpec
 			if mapFile != "" {
 				if m, err = constraints.LoadMapSpec(mapFile, s.P); err != nil {

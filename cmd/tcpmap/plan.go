@@ -138,10 +138,10 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			if planTargets[target] == "" {
 				return usageError{fmt.Errorf("--target %q: want manual, visa-0.1 or opt-0.6", target)}
 			}
-			if orders != "all" && orders != "named" {
-				return usageError{fmt.Errorf("--digit-orders %q: want all or named", orders)}
+			allOrders, err := allDigitOrders(orders)
+			if err != nil {
+				return err
 			}
-			allOrders := orders == "all"
 			if timeout < 0 || maxTiles < 0 || workers < 0 || maxEvals < 0 {
 				return usageError{fmt.Errorf("--timeout, --max-tiles and --workers must not be negative")}
 			}
@@ -704,4 +704,13 @@ func loadFusedSpace(g *globals, file, op string, fuse bool) (*search.Space, erro
 		return nil, err
 	}
 	return search.NewSpace(p, spec)
+}
+
+// allDigitOrders reads --digit-orders: all (every order of each axis's
+// digits, search.Options.AllOrders) or named.
+func allDigitOrders(flag string) (bool, error) {
+	if flag != "all" && flag != "named" {
+		return false, usageError{fmt.Errorf("--digit-orders %q: want all or named", flag)}
+	}
+	return flag == "all", nil
 }
