@@ -32,7 +32,9 @@ import "tcpmap/cost"
 // share those (the union term). Step 0 loads both inputs, and the last
 // to_hbm follows the last main chain. Double-buffered, the next tile's
 // loads overlap the main chain, and only the main context's chains in
-// order, the sub context's TRF loads in order, and the DMA traffic of all
+// order, the sub context's TRF loads in order (in Dual mode the chains and
+// the TRF loads in one order: a chain collecting dual-channel flits holds
+// the sub context's channel, 002 L2127, L2142), and the DMA traffic of all
 // the commands remain. Every DMA command's duration includes its startup
 // (cost.DMAModel, 002 L2467); a main chain takes a cycle per computation
 // packet at least (002 L4099) and a TRF load subCycles per load.
@@ -175,8 +177,14 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 	dw, dx := load[w].cycles(startup), load[x].cycles(startup)
 	first := max(dw+sub, dx, load[w].add(load[x]).cycles(startup)) + main
 	// The sub context loads W tiles[w] times, each after W's to_dm, and
-	// the last main chain follows the last load.
+	// the last main chain follows the last load. A main chain collecting
+	// 64-byte dual-channel flits holds the sub context's channel too
+	// (002 L2127, L2142; cost's schedule), so in Dual mode every main chain
+	// and every TRF load run one after the other.
 	subPath := dw + float64(tiles[w])*sub + main + out
+	if c.Mode == Dual {
+		subPath += float64(steps-1) * main
+	}
 	// With K chunks (TileK) an output tile is stored once, after its
 	// last chunk: every nk-th step.
 	nk := s.KTiles(c)
