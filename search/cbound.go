@@ -156,6 +156,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 		packets *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
 	}
 	main := packets / float64(steps)
+	vec := s.vectorPasses(c, steps)
 	if r := s.Split(c); r > 1 {
 		// The Vector Engine's pass of a split candidate streams each
 		// chain's partial sums at eight 32-bit lanes a cycle (002 L5272)
@@ -195,7 +196,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 		}
 		// Every command pays its startup on its engine; count one.
 		dma := all.cycles(startup)
-		return max(first+float64(steps-1)*main+out, subPath, dma)
+		return max(first+float64(steps-1)*main+vec+out, subPath, dma)
 	}
 	// Single-buffered: each step after the first waits for the main chain
 	// before it, loads what changed, and computes.
@@ -253,4 +254,32 @@ func (s *Space) loads(counts []int, held []bool) int {
 		n *= counts[i]
 	}
 	return n
+}
+
+// vectorPasses is a lower bound on the main context's time in the Vector
+// Engine's passes over c's output tiles (of steps tile steps): the split
+// reduce over the output tile after each K chunk past the first (TileK,
+// 002 L7151-7177) and the add over each cluster's share of it (the cluster
+// reduce, 002 L7382-7610), each streaming both partial sums of each of a
+// slice's outputs (the interleaved fetch's pairs, 002 L5154-5178,
+// L7151-7177) at eight 32-bit lanes a cycle at best (002 L5272), one op at
+// a time on the main context (SCH-R2, 002 L7063-7068). 0 without K chunks
+// or the cluster reduce.
+func (s *Space) vectorPasses(c *Candidate, steps int) float64 {
+	nk, nc := s.KTiles(c), s.ClusterSplit(c)
+	if nk == 1 && nc == 1 {
+		return 0
+	}
+	outs := 1
+	for a, ax := range s.P.Axes {
+		if ax.Class != Contracted {
+			outs *= c.Factor(a, Time) * c.Factor(a, Row) * c.Factor(a, Packet)
+		}
+	}
+	lanes := float64(s.Spec.Vector.Way8ElementsPerCycle.Value)
+	pass := float64(nk-1) * 2 * float64(outs) / lanes
+	if nc > 1 {
+		pass += 2 * float64(outs) / float64(nc) / lanes
+	}
+	return float64(steps/nk) * pass
 }

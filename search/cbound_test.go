@@ -3,11 +3,13 @@ package search
 import (
 	"fmt"
 	"math/bits"
-	"tcpmap/constraints"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tcpmap/constraints"
+	"tcpmap/model/kernel"
 )
 
 // smallDM returns s with a DM of n bytes a slice, which makes small
@@ -290,4 +292,58 @@ func TestEnumerateSkeleton(t *testing.T) {
 		}
 		assert.Positive(t, total)
 	}
+}
+
+// TestVectorPassesBelow: in every legal K-chunked or cluster-reduced
+// candidate's exact price, the main context's chains that contract
+// nothing (the split reduce's and the cluster reduce's Vector Engine
+// passes) take at least vectorPasses: they stream both partial sums of a
+// slice's outputs at eight lanes a cycle at best (002 L5272), one op at a
+// time. Some take less than 1.5 times it: the bound is near their rate.
+func TestVectorPassesBelow(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	spaces := []*Space{
+		newTileKSpace(t, loadWorkload(t, tileKSpaces[0].src)),
+		newClusterKSpace(t, loadWorkload(t, clusterKSpaces[0].src)),
+	}
+	n, tight := 0, 0
+	for _, s := range spaces {
+		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
+			steps := 1
+			for _, a := range c.Tiles() {
+				steps *= c.Factor(a, Tile)
+			}
+			v := s.vectorPasses(c, steps)
+			if v == 0 {
+				return
+			}
+			// The passes: the main context's chains that contract
+			// nothing.
+			var busy float64
+			for _, o := range x.Report.Ops {
+				op := x.Program.Ops[o.Index]
+				if op.Context != kernel.CtxMain || op.Kind != kernel.OpChain {
+					continue
+				}
+				contracts := false
+				for _, st := range op.Stages {
+					contracts = contracts || st.Kind == kernel.StContract
+				}
+				if !contracts {
+					busy += o.End - o.Start
+				}
+			}
+			require.LessOrEqual(t, v, busy, c.String(s.P))
+			n++
+			if 1.5*v > busy {
+				tight++
+			}
+		})
+	}
+	assert.Positive(t, n)
+	assert.Positive(t, tight, "a bound of 1.5 times the passes would fail somewhere")
+	t.Logf("%d candidates, %d within 1.5 times the passes", n, tight)
 }
