@@ -287,7 +287,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 	cmd.Flags().IntVar(&workers, "workers", 0, "evaluate candidates on `N` cores (default: all; the plan does not depend on it)")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
 	cmd.Flags().BoolVar(&noPad, "no-pad", false, "when no mapping is legal at the workload's sizes, do not plan the nearest padding (report the paddings instead)")
-	cmd.Flags().StringVar(&orders, "digit-orders", "named", "the digit orders of each axis the search holds: named (tile > cluster > slice > time > row > packet and the named choices: Row above Time, dealt out, Cluster below Slice) or all (every order of the axis's levels; a larger space, several times slower)")
+	cmd.Flags().StringVar(&orders, "digit-orders", "named", "the digit orders of each axis the search holds: named (tile > cluster > slice > time > row > packet and the named choices: Row above Time, dealt out, Cluster below Slice) or all (every order of the axis's levels; a larger space, slower on most workloads)")
 	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
 	cmd.Flags().StringVar(&target, "target", "manual", "the library the kernel is for: manual, visa-0.1 or opt-0.6 (no 64-byte dual-channel collect packets, a cluster reduce through HBM)")
 	return cmd
