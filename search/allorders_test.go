@@ -186,8 +186,8 @@ func TestAllOrdersMapSpec(t *testing.T) {
 // digit under the switch: the two clusters' TRF loads read neighbouring
 // blocks of in0), 585,858 cycles against 621,288; both proven.
 func TestAllOrdersWinGEMM4K(t *testing.T) {
-	if testing.Short() || raceDetector {
-		t.Skip("two whole GEMM 4096³ searches, 10 s: make test-long (BenchmarkSolveGEMM4KAllOrders times the second)")
+	if raceDetector {
+		t.Skip("two whole GEMM 4096³ searches: make test runs it in unit-norace")
 	}
 	s := newSplitSpace(t, workloadFile(t, "gemm-4k.yaml"))
 	nm, err := Solve(s, Options{})
