@@ -292,9 +292,10 @@ type Candidate struct {
 	//     Cluster, `I / 2` on Slice for I = 16 over 2 clusters of 8
 	//     slices): the two clusters' DMAs stream neighbouring blocks.
 	//
-	// Which orders an axis may take is the space's (Space.axisOrders): the
-	// named choices where they differ from the zero order, or with
-	// Space.AllOrders every order of the axis's levels.
+	// Which orders an axis may take is the space's: the named choices
+	// where each is open (Space.rowOrderOpen, dealOpen, clusterOrderOpen),
+	// or with Space.AllOrders every order of the axis's levels
+	// (Space.axisOrders).
 	Digits [MaxAxes]DigitOrder
 }
 
@@ -316,23 +317,6 @@ func (c *Candidate) DealtOut(a int) bool {
 	return c.Factor(a, Time) > 1 && (c.Factor(a, Cluster) > 1 && c.below(a, Cluster, Time) ||
 		c.Factor(a, Slice) > 1 && c.below(a, Slice, Time))
 }
-
-// orderBits is the axis bit set of the axes that f holds for.
-func (c *Candidate) orderBits(f func(a int) bool) uint8 {
-	var bits uint8
-	for a := range MaxAxes {
-		if f(a) {
-			bits |= 1 << uint(a)
-		}
-	}
-	return bits
-}
-
-// RowOuterBits, DealtBits and ClusterInnerBits are the axis bit sets of
-// RowAbove, DealtOut and ClusterBelow.
-func (c *Candidate) RowOuterBits() uint8     { return c.orderBits(c.RowAbove) }
-func (c *Candidate) DealtBits() uint8        { return c.orderBits(c.DealtOut) }
-func (c *Candidate) ClusterInnerBits() uint8 { return c.orderBits(c.ClusterBelow) }
 
 // SetNamedOrder sets axis a's order to the named choices' (Digits):
 // its Row digit above its Time digit (row), its Cluster and Slice digits
@@ -616,7 +600,7 @@ func (s *Space) WithClusterK(on bool) *Space {
 }
 
 // RowsOuter reports whether the space holds both orders of a stationary
-// free axis's Row and Time digits (Candidate.RowOuter): with the Row digit
+// free axis's Row and Time digits (Candidate.RowAbove): with the Row digit
 // above, each Row's weights are a contiguous run of the axis (the TRF load
 // reads the DM tensor in order, and the vendor's projection kernels map Q
 // so, `Q / 4 % 8` on Row and `Q % 4` in Time); below, neighbouring Rows
@@ -640,7 +624,7 @@ func (s *Space) rowOrderOpen(c *Candidate, a int) bool {
 }
 
 // DealsOut reports whether the space holds both orders of an output
-// axis's Cluster and Slice digits and its Time digit (Candidate.Dealt):
+// axis's Cluster and Slice digits and its Time digit (Candidate.DealtOut):
 // above, each slice holds a contiguous block of the axis; below, the
 // clusters and slices are dealt it a chunk at a time, so that the DMNs
 // serving neighbouring slices stream neighbouring HBM addresses.
@@ -655,7 +639,7 @@ func (s *Space) WithDealsOut(on bool) *Space {
 }
 
 // ClustersInner reports whether the space holds both orders of an axis's
-// Cluster and Slice digits (Candidate.ClusterInner).
+// Cluster and Slice digits (Candidate.ClusterBelow).
 func (s *Space) ClustersInner() bool { return s.clustersInner }
 
 // WithClustersInner returns a copy of s with or without the candidates

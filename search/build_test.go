@@ -52,7 +52,7 @@ func newRowsOuterSpace(t testing.TB, w *workload.Workload) *Space {
 }
 
 // newDealtOutSpace is newSpace with both orders of an output axis's
-// Slice and Time digits (Space.SlicesInner).
+// Slice and Time digits (Space.DealsOut).
 func newDealtOutSpace(t testing.TB, w *workload.Workload) *Space {
 	t.Helper()
 	return newSplitSpace(t, w).WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithClustersInner(false)

@@ -36,7 +36,7 @@ func TestClusterInnerLegalAlike(t *testing.T) {
 	require.NoError(t, err)
 	n, legal, apart, every := 0, 0, 0, sampleEvery()
 	s.Enumerate(func(c Candidate) bool {
-		if c.ClusterInnerBits() == 0 {
+		if orderBits(&c, (*Candidate).ClusterBelow) == 0 {
 			return true
 		}
 		if n++; n%every != 0 {
@@ -86,7 +86,7 @@ func TestClusterInnerWins(t *testing.T) {
 	require.NotNil(t, out.Best)
 	require.True(t, in.Proof.Proven)
 	require.True(t, out.Proof.Proven)
-	assert.NotZero(t, in.Best.Candidate.ClusterInnerBits(), in.Best.Candidate.String(s.P))
+	assert.NotZero(t, orderBits(&in.Best.Candidate, (*Candidate).ClusterBelow), in.Best.Candidate.String(s.P))
 	assert.Less(t, in.Best.Report.Cycles, out.Best.Report.Cycles)
 	rep, err := verify.Verify(engines.Default(), in.Best.Program, verify.Options{Seed: 5})
 	require.NoError(t, err)
@@ -108,8 +108,8 @@ func TestClusterInnerPlansVerify(t *testing.T) {
 		stationary uint8
 		inner      uint8
 	}
-	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.ClusterInnerBits() != 0 },
-		func(c *Candidate) kind { return kind{c.Stationary, c.ClusterInnerBits()} }, 0)
+	verified := verifyKinds(t, s, func(c *Candidate) bool { return orderBits(c, (*Candidate).ClusterBelow) != 0 },
+		func(c *Candidate) kind { return kind{c.Stationary, orderBits(c, (*Candidate).ClusterBelow)} }, 0)
 	assert.GreaterOrEqual(t, len(verified), 4, "kinds verified: %v", verified)
 	t.Logf("verified %v", verified)
 }
@@ -125,7 +125,7 @@ func TestClusterInnerSolveMatchesExhaustive(t *testing.T) {
 	}
 	s := newClustersInnerSpace(t, loadWorkload(t, clusterInnerGEMM))
 	_, sat := requireSolveMatchesExhaustive(t, s)
-	assert.Zero(t, sat.Best.Candidate.ClusterInnerBits(), sat.Best.Candidate.String(s.P))
+	assert.Zero(t, orderBits(&sat.Best.Candidate, (*Candidate).ClusterBelow), sat.Best.Candidate.String(s.P))
 }
 
 // TestClusterInnerMapSpec: a mapping file's Cluster and Slice expressions
@@ -165,4 +165,16 @@ func clearNamedOrders(c *Candidate, row, dealt, inner bool) {
 		}
 		c.SetNamedOrder(a, r && !row, d && !dealt, ci && !inner)
 	}
+}
+
+// orderBits is the axis bit set of c's axes whose order f reports
+// (Candidate.RowAbove, DealtOut, ClusterBelow).
+func orderBits(c *Candidate, f func(*Candidate, int) bool) uint8 {
+	var bits uint8
+	for a := range MaxAxes {
+		if f(c, a) {
+			bits |= 1 << uint(a)
+		}
+	}
+	return bits
 }

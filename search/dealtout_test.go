@@ -45,7 +45,7 @@ func TestDealtOutBoundsAdmissible(t *testing.T) {
 func eachDealtOut(s *Space, f func(c *Candidate, i int)) {
 	i, every := 0, sampleEvery()
 	s.Enumerate(func(c Candidate) bool {
-		if c.DealtBits() == 0 {
+		if orderBits(&c, (*Candidate).DealtOut) == 0 {
 			return true
 		}
 		if i%every == 0 {
@@ -114,7 +114,7 @@ func TestDealtOutSolveMatchesExhaustive(t *testing.T) {
 		ex.Best.Candidate.String(s.P), sat.Best.Candidate.String(s.P))
 	inner := 0
 	s.EnumerateWhere(opts.Where, func(c Candidate) bool {
-		if c.DealtBits() != 0 {
+		if orderBits(&c, (*Candidate).DealtOut) != 0 {
 			inner++
 		}
 		return true
@@ -141,7 +141,7 @@ func TestDealtOutPlansVerify(t *testing.T) {
 		clusters int
 	}
 	i := s.P.AxisIndex("I")
-	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.DealtBits() != 0 },
+	verified := verifyKinds(t, s, func(c *Candidate) bool { return orderBits(c, (*Candidate).DealtOut) != 0 },
 		func(c *Candidate) kind { return kind{c.Layout[TensorOut], c.Factor(i, Cluster)} }, 0)
 	// Both output layouts, I dealt out over one cluster's slices and over
 	// both clusters.
@@ -161,7 +161,7 @@ func TestDealtOutSplitPlansVerify(t *testing.T) {
 	s := newSplitSpace(t, loadWorkload(t, dealtOutGEMM))
 	type kind struct{ slices, clusters, chunks int }
 	verified := verifyKinds(t, s, func(c *Candidate) bool {
-		return c.DealtBits() != 0 && (s.Split(c) > 1 || s.ClusterSplit(c) > 1 || s.KTiles(c) > 1)
+		return orderBits(c, (*Candidate).DealtOut) != 0 && (s.Split(c) > 1 || s.ClusterSplit(c) > 1 || s.KTiles(c) > 1)
 	}, func(c *Candidate) kind { return kind{s.Split(c), s.ClusterSplit(c), s.KTiles(c)} }, 0)
 	for _, k := range []kind{{2, 1, 1}, {1, 2, 1}, {1, 1, 2}} {
 		assert.True(t, verified[k], "a dealt-out plan split %+v verified: %v", k, verified)

@@ -26,7 +26,7 @@ func TestRowsOuterBoundsAdmissible(t *testing.T) {
 		t.Skip("slow under the race detector: make test runs it in unit-norace")
 	}
 	s := newRowsOuterSpace(t, loadWorkload(t, rowsOuterGEMM))
-	outer := boundsBelowWhere(t, s, func(c *Candidate) bool { return c.RowOuterBits() != 0 })
+	outer := boundsBelowWhere(t, s, func(c *Candidate) bool { return orderBits(c, (*Candidate).RowAbove) != 0 })
 	assert.Positive(t, outer, "legal row-outer candidates")
 }
 
@@ -62,7 +62,7 @@ func TestRowsOuterPlansVerify(t *testing.T) {
 		out Layout
 		acc Accumulation
 	}
-	verified := verifyKinds(t, s, func(c *Candidate) bool { return c.RowOuterBits() != 0 },
+	verified := verifyKinds(t, s, func(c *Candidate) bool { return orderBits(c, (*Candidate).RowAbove) != 0 },
 		func(c *Candidate) kind { return kind{c.Layout[TensorOut], c.Acc} }, 0)
 	assert.GreaterOrEqual(t, len(verified), 2, "kinds verified: %v", verified)
 	t.Logf("verified %v", verified)
