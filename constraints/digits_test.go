@@ -172,7 +172,7 @@ chips: 1
 	found := false
 	s.Enumerate(func(c Candidate) bool {
 		for a := range s.P.Axes {
-			if c.Factor(a, Slice) > 1 && c.Factor(a, Time) > 1 && c.Digits[a] == 0 {
+			if c.Factor(a, Slice) > 1 && c.Factor(a, Time) > 1 && c.Factor(a, Packet) > 1 && c.Digits[a] == 0 {
 				base, found = c, true
 				return false
 			}
@@ -183,7 +183,7 @@ chips: 1
 	require.NoError(t, s.Check(&base))
 	a := 0
 	for ; a < len(s.P.Axes); a++ {
-		if base.Factor(a, Slice) > 1 && base.Factor(a, Time) > 1 {
+		if base.Factor(a, Slice) > 1 && base.Factor(a, Time) > 1 && base.Factor(a, Packet) > 1 {
 			break
 		}
 	}
@@ -193,15 +193,16 @@ chips: 1
 			live = append(live, l)
 		}
 	}
-	// Reverse the axis's levels: Time above Slice, whatever else.
+	// Reverse the axis's levels: the Packet digit on top, which no named
+	// order does.
 	slices.Reverse(live)
 	c := base
 	c.Digits[a] = OrderOf(live...)
 	all := s.WithAllOrders(true)
 	require.NoError(t, all.Check(&c), c.String(s.P))
-	if _, _, _, ok := c.NamedOrder(a); !ok {
-		assert.ErrorContains(t, s.Check(&c), "none of the named choices")
-	}
+	_, _, _, named := c.NamedOrder(a)
+	require.False(t, named, c.String(s.P))
+	assert.ErrorContains(t, s.Check(&c), "none of the named choices")
 	bad := base
 	bad.Digits[a] = 1 // Tile and Chip at one place
 	assert.ErrorContains(t, all.Check(&bad), "is not an order of the levels")
