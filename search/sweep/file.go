@@ -287,7 +287,7 @@ func (d *sweepDecoder) parse(root *yaml.Node, base *engines.Spec) *Sweep {
 }
 
 // optionNames are the planner options a sweep sets or varies.
-var optionNames = []string{"timeout", "max_evaluations", "max_tiles", "target", "planner", "pad"}
+var optionNames = []string{"timeout", "max_evaluations", "max_tiles", "target", "planner", "pad", "digit_orders"}
 
 func isOption(name string) bool {
 	for _, o := range optionNames {
@@ -343,6 +343,15 @@ func (d *sweepDecoder) setOption(o *PointOptions, name string, v value, field st
 			return false
 		}
 		o.Pad = b
+	case "digit_orders":
+		if n.Value != "all" && n.Value != "named" {
+			d.errAt(n, field, "want all or named, got %q", n.Value)
+			return false
+		}
+		o.DigitOrders = ""
+		if n.Value == "all" {
+			o.DigitOrders = "all"
+		}
 	}
 	return true
 }

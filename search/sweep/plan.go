@@ -26,7 +26,8 @@ func PlanPoint(ctx context.Context, p *Point) (*record.Record, error) {
 		run = search.Exhaustive
 	}
 	opts := search.Options{Top: 1, Timeout: p.Options.Timeout, MaxEvaluations: p.Options.MaxEvaluations,
-		MaxTiles: p.Options.MaxTiles, Workers: 1, Context: ctx, MemoryBudget: search.DefaultMemoryBudget}
+		MaxTiles: p.Options.MaxTiles, Workers: 1, Context: ctx, MemoryBudget: search.DefaultMemoryBudget,
+		AllOrders: p.Options.AllOrders()}
 	res, relax, why, err := search.SolveAnyShape(s, run, opts, p.Options.Pad)
 	if err != nil {
 		return nil, err

@@ -150,6 +150,17 @@ options: {max_evaluations: 300}
 	assert.NotEmpty(t, r.Plan)
 	assert.Equal(t, "A, A -> 1", r.Einsum)
 	assert.Equal(t, float64(1024), r.MACs)
+	// The point's search held the named digit orders (the default),
+	// every order with digit_orders: all.
+	pl, err := record.Decompress(r.Plan)
+	require.NoError(t, err)
+	assert.NotContains(t, string(pl), `digit_orders`)
+	sw.Points[0].Options.DigitOrders = "all"
+	r, err = PlanPoint(context.Background(), sw.Points[0])
+	require.NoError(t, err)
+	pl, err = record.Decompress(r.Plan)
+	require.NoError(t, err)
+	assert.Contains(t, string(pl), `"digit_orders": "all"`)
 }
 
 func TestParseShard(t *testing.T) {

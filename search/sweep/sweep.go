@@ -40,7 +40,7 @@ import (
 //	  - {hw.dm.bytes_per_slice: 131072, hw.dm.rows_per_bank: 1024}
 //	exclude:                     # points matching every entry of one of these are left out
 //	  - {M: 8192, N: 8192}
-//	options: {timeout: 60s, max_evaluations: 0, max_tiles: 0, target: manual, planner: sat, pad: true}
+//	options: {timeout: 60s, max_evaluations: 0, max_tiles: 0, target: manual, planner: sat, pad: true, digit_orders: named}
 //
 // Parse reads such a file into its points; errors name the file, line
 // and column (workload.Error).
@@ -116,7 +116,15 @@ type PointOptions struct {
 	MaxEvaluations int           `json:"max_evaluations"`
 	MaxTiles       int           `json:"max_tiles"`
 	Pad            bool          `json:"pad"`
+	// DigitOrders is "all" (every order of each axis's digits,
+	// search.Options.AllOrders) or empty (the named orders, the default:
+	// digit_orders: named), so that the keys of the points planned before
+	// the option still name their stored results.
+	DigitOrders string `json:"digit_orders,omitempty"`
 }
+
+// AllOrders reports whether the point's search holds every digit order.
+func (o *PointOptions) AllOrders() bool { return o.DigitOrders == "all" }
 
 // Targets are the values of the target option (the `tcpmap plan
 // --target` values): whether dual-channel collect packets are planned.

@@ -92,6 +92,16 @@ workload:
 	require.NoError(t, err)
 	assert.NotEqual(t, sw.Points[0].Key.ID(), sw3.Points[0].Key.ID())
 	assert.Equal(t, sw.Points[0].Key.Workload, sw3.Points[0].Key.Workload)
+	// The named digit orders are the default, and the key of a point
+	// planned before the option; every order is another key.
+	assert.False(t, sw.Points[0].Options.AllOrders())
+	sw4, err := Parse([]byte(strings.Replace(gemmSweep, "timeout: 2s", "timeout: 2s, digit_orders: named", 1)), "s.yaml", engines.Default())
+	require.NoError(t, err)
+	assert.Equal(t, sw.Points[0].Key.ID(), sw4.Points[0].Key.ID())
+	sw5, err := Parse([]byte(strings.Replace(gemmSweep, "timeout: 2s", "timeout: 2s, digit_orders: all", 1)), "s.yaml", engines.Default())
+	require.NoError(t, err)
+	assert.True(t, sw5.Points[0].Options.AllOrders())
+	assert.NotEqual(t, sw.Points[0].Key.ID(), sw5.Points[0].Key.ID())
 }
 
 func TestParseSweepPointsAndHW(t *testing.T) {
@@ -143,6 +153,7 @@ func TestParseSweepErrors(t *testing.T) {
 		{"bad option", "name: s\n" + wl + "grid: {M: [64]}\noptions: {timeout: soon}\n", "s.yaml:4:20: options.timeout: want a duration"},
 		{"unknown option", "name: s\n" + wl + "grid: {M: [64]}\noptions: {speed: 3}\n", "options.speed: unknown option"},
 		{"bad target", "name: s\n" + wl + "grid:\n  target: [manual, cuda]\n", "grid.target[1]: want one of manual"},
+		{"bad digit orders", "name: s\n" + wl + "grid: {M: [64]}\noptions: {digit_orders: some}\n", "s.yaml:4:25: options.digit_orders: want all or named, got \"some\""},
 		{"unknown param", "name: s\n" + wl + "grid:\n  size: [1]\n", "grid.size: unknown parameter"},
 		{"hw field", "name: s\n" + wl + "grid:\n  hw.dm.size: [1]\n", "s.yaml:4:16: point hw.dm.size=1: hw.dm.size: the hardware spec has no field \"size\" under dm"},
 		{"hw group", "name: s\n" + wl + "grid:\n  hw.dm: [1]\n", "a group of fields"},
