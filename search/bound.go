@@ -329,9 +329,11 @@ func (s *Space) slicesServed(live, Ring int) (dmn, engine int) {
 // 32-byte shares of gemm.yaml's in0 split 128 ways at 92 B/cycle). In DM, the output's packet is innermost and the commit writes it
 // whole (outElement): with Interleaved accumulation it is Row # 8
 // (002 L4447-4448), so with fewer than 8 rows its live part ends after the
-// row digits — a run no longer than the innermost HBM axis's Row factor,
-// whose coordinates are consecutive, or one element when that axis has no
-// Row factor (only with acc set). Otherwise no bound is claimed (+Inf).
+// row digits — a run no longer than the innermost HBM axis's Row factor
+// (of the axes of more than one position: a decode GEMV's output `[Q, B]`
+// at B = 1 runs along Q), whose coordinates are consecutive, or one
+// element when that axis has no Row factor (only with acc set). Otherwise
+// no bound is claimed (+Inf).
 func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 	if !s.PlainLayout(t) {
 		return math.Inf(1)
@@ -362,13 +364,21 @@ func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 		run *= float64(c.Below(a, lo))
 		break
 	}
-	if acc && t == TensorOut && c.Acc == AccInterleaved && len(order) > 0 {
+	// The innermost HBM axis of more than one position (an axis of one
+	// position breaks no run).
+	in := -1
+	for i := len(order) - 1; i >= 0 && in < 0; i-- {
+		if s.P.Axes[order[i]].Size > 1 {
+			in = order[i]
+		}
+	}
+	if acc && t == TensorOut && c.Acc == AccInterleaved && in >= 0 {
 		rows := 1
 		for a := range s.P.Axes {
 			rows *= c.Factor(a, Row)
 		}
 		if rows < s.Spec.Reducer.OutputBusElements.Value {
-			run = math.Min(run, elem*float64(c.Factor(order[len(order)-1], Row)))
+			run = math.Min(run, elem*float64(c.Factor(in, Row)))
 		}
 	}
 	return run

@@ -196,6 +196,9 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 		}
 		// Every command pays its startup on its engine; count one.
 		dma := all.cycles(startup)
+		if c.DoubleBuffer && steps > 1 {
+			dma = max(dma, s.storeTail(c, counts[:nt], held, steps, nk, load, all, startup))
+		}
 		return max(first+float64(steps-1)*main+vec+out, subPath, dma)
 	}
 	// Single-buffered: each step after the first waits for the main chain
@@ -223,6 +226,52 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 		total += max(p, batch.cycles(startup)) + main
 	}
 	return max(total+out, subPath)
+}
+
+// storeTail is a lower bound on a double-buffered candidate's DMA
+// context from the order in which its commands issue, 0 where it does not
+// hold; all is the DMA load of every command, load each tensor's per
+// tile.
+//
+// The builder issues step k+1's loads before step k's main chain and
+// step k's store after it (build.go). A store reads what its main chain
+// wrote (SCH-R3, 002 L7069-7070), and that chain starts no earlier than
+// the loads issued before it (SCH-R1, 002 L7044-7054) and takes a cycle at
+// least, so no store issued after the last load joins that load's batch:
+// the stores of the steps from the one before the last load on run in
+// batches of their own (cost's schedule: a command joins the open batch
+// only when ready at its start). Where every DMA command has a descriptor
+// on one DMA Engine, each batch waits for the one before it on that
+// engine, so the batches run one after another, each at least its
+// commands' load (002 L2404, L2549). That holds for the engine of slice 0
+// of cluster 0 (002 L2404, L2868): each load moves a tile to every live
+// slice (the live slices start at slice 0, build.placeSlices), and each
+// store leaves every live slice, or with the contracted axis split across
+// slices every slice of each reduced group (a promoted Time digit) or the
+// first (the dummy form `1 # r`, engines.SplitKOutputs), slice 0 either
+// way — without the cluster reduce's DMA between the clusters' DMs and
+// with each step storing its tile (no K chunks). Then the DMA context
+// takes at least the loads and the stores before the last load, then the
+// stores after it, each group with its startup.
+func (s *Space) storeTail(c *Candidate, counts []int, held [NumTensors][MaxAxes]bool, steps, nk int, load [NumTensors]dmaLoad, all dmaLoad, startup float64) float64 {
+	if nk != 1 || s.ClusterSplit(c) != 1 {
+		return 0
+	}
+	last := 0 // the last step that loads an input tile
+	for st := steps - 1; st > 0 && last == 0; st-- {
+		for t := range 2 {
+			if s.reloads(counts, held[t][:len(counts)], st) {
+				last = st
+			}
+		}
+	}
+	n := steps // stores after the last load: every step's from max(last-1, 0)
+	if last > 0 {
+		n = steps - last + 1
+	}
+	tail := load[TensorOut].scale(float64(n))
+	pre := all.add(tail.scale(-1))
+	return pre.cycles(startup) + tail.cycles(startup)
 }
 
 // reloads reports whether a tensor holding the tile axes marked in held

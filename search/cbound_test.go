@@ -347,3 +347,80 @@ func TestVectorPassesBelow(t *testing.T) {
 	assert.Positive(t, tight, "a bound of 1.5 times the passes would fail somewhere")
 	t.Logf("%d candidates, %d within 1.5 times the passes", n, tight)
 }
+
+// TestStoreTailBelow: on every legal double-buffered tiled candidate of a
+// GEMV whose output tiles are written back in read-modify-writes (a
+// decode projection's shape, its contracted axis split across slices or
+// not) and of a small GEMM, the DMA context's bound from the stores after
+// the last load (Space.storeTail) is at most the candidate's price; it
+// adds to the bound of all the DMA traffic on some, and on some it is
+// within 1.2 times the price, so a tail counted twice fails.
+func TestStoreTailBelow(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	spaces := []*Space{
+		newSplitSpace(t, loadWorkload(t, "name: tail-gemv\neinsum: BD,QD->BQ\naxes: {B: 1, D: 1024, Q: 256}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n")),
+	}
+	n, adds, tight := 0, 0, 0
+	for _, s := range spaces {
+		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
+			if !c.DoubleBuffer || len(c.Tiles()) == 0 {
+				return
+			}
+			var whole [NumTensors]dmaLoad
+			for tt := range NumTensors {
+				whole[tt] = s.tensorDMA(c, tt, true, true)
+			}
+			var counts [MaxAxes]int
+			var held [NumTensors][MaxAxes]bool
+			nt, steps := 0, 1
+			var tiles [NumTensors]int
+			ops := [NumTensors]*Operand{&s.P.In[0], &s.P.In[1], &s.P.Out}
+			for t := range NumTensors {
+				tiles[t] = 1
+			}
+			for _, a := range c.TileOrder {
+				if a == NoAxis {
+					break
+				}
+				counts[nt] = c.Factor(int(a), Tile)
+				steps *= counts[nt]
+				for t, o := range ops {
+					if o.Has(s.P.Axes[a].Name) {
+						held[t][nt] = true
+						tiles[t] *= counts[nt]
+					}
+				}
+				nt++
+			}
+			var load [NumTensors]dmaLoad
+			for t := range NumTensors {
+				load[t] = whole[t].scale(1 / float64(tiles[t]))
+			}
+			nk := s.KTiles(c)
+			all := load[TensorOut].scale(float64(steps / nk))
+			for t := range 2 {
+				all = all.add(load[t].scale(float64(s.loads(counts[:nt], held[t][:nt]))))
+			}
+			startup := float64(s.Spec.DMA.StartupCycles.Value)
+			tail := s.storeTail(c, counts[:nt], held, steps, nk, load, all, startup)
+			if tail == 0 {
+				return
+			}
+			n++
+			require.LessOrEqual(t, tail, x.Report.Cycles, c.String(s.P))
+			if tail > all.cycles(startup)+startup+1 {
+				adds++
+			}
+			if 1.2*tail > x.Report.Cycles {
+				tight++
+			}
+		})
+	}
+	assert.Positive(t, n)
+	assert.Positive(t, adds, "the tail adds more than a startup to the DMA traffic's bound somewhere")
+	assert.Positive(t, tight, "a tail counted twice would fail somewhere")
+	t.Logf("%d candidates, the tail adds on %d, within 1.2 times the price on %d", n, adds, tight)
+}
