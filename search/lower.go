@@ -35,6 +35,8 @@ type lowerer struct {
 	// hits and misses count memo lookups; relocs the hits found by
 	// relocation.
 	hits, misses, relocs int
+	// limit is the memo's bound (maxLowered).
+	limit int
 }
 
 // opLowered is the result of lowering one op.
@@ -53,7 +55,7 @@ type movedDMA struct {
 
 func newLowerer(spec *engines.Spec) *lowerer {
 	l := &lowerer{spec: spec, memo: map[string]*opLowered{}, tensors: map[string]*kernel.Tensor{}, moved: map[string]*movedDMA{},
-		texts: map[*mapping.Expr]string{}}
+		texts: map[*mapping.Expr]string{}, limit: maxLowered}
 	// The relocation block: the least common multiple of every DMA
 	// address alignment (002 L2425-2427, L2837).
 	l.relocAlign = 1
@@ -84,11 +86,11 @@ func (l *lowerer) lower(p *kernel.Program) error {
 		} else if r = l.relocated(p, op); r != nil {
 			l.hits++
 			l.relocs++
-			l.memo[k] = r
+			l.store(k, r)
 		} else {
 			l.misses++
 			r = l.lowerOne(p, op)
-			l.memo[k] = r
+			l.store(k, r)
 			l.remember(p, op, r)
 		}
 		if r.err != nil {
@@ -105,6 +107,15 @@ func (l *lowerer) lower(p *kernel.Program) error {
 		}
 	}
 	return nil
+}
+
+// store memoizes r under key k, emptying full memos (maxLowered).
+func (l *lowerer) store(k string, r *opLowered) {
+	if len(l.memo) >= l.limit {
+		clear(l.memo)
+		clear(l.moved)
+	}
+	l.memo[k] = r
 }
 
 // lowerOne lowers op alone.
@@ -224,6 +235,12 @@ func (l *lowerer) inHBM(t *kernel.Tensor) bool {
 	n, err := t.DType.BytesFor(t.Element.Size())
 	return err == nil && t.Addr+int64(n) <= l.spec.HBM.Bytes.Value
 }
+
+// maxLowered bounds the memo of lowered ops (and the relocation memo): a
+// full memo is emptied. A lowered op holds its configurations or DMA
+// descriptors, tens of kilobytes: unbounded, the memos of a search over
+// every digit order of the decode layer's qk held gigabytes.
+const maxLowered = 1 << 13
 
 // maxTexts bounds the printed-expression cache; a full cache is emptied.
 const maxTexts = 1 << 16

@@ -19,6 +19,9 @@ func TestLowererMatchesLower(t *testing.T) {
 	s := tiledGEMM(t)
 	l := newLowerer(s.Spec)
 	require.NotZero(t, l.relocAlign, "the spec's DMA alignments divide the relocation block")
+	// A memo bounded at 16 ops, emptied again and again, lowers alike.
+	small := newLowerer(s.Spec)
+	small.limit = 16
 	n, legal := 0, 0
 	// Every 7th candidate (every 35th under -short): the memo still sees
 	// each op many times.
@@ -33,8 +36,12 @@ func TestLowererMatchesLower(t *testing.T) {
 		}
 		p2, err := s.Build(&c)
 		require.NoError(t, err)
+		p3, err := s.Build(&c)
+		require.NoError(t, err)
 		err1 := l.lower(p1)
 		err2 := engines.Lower(s.Spec, p2)
+		require.Equal(t, err1, small.lower(p3))
+		require.LessOrEqual(t, len(small.memo), small.limit)
 		require.Equal(t, err2 == nil, err1 == nil, "candidate %d: %v / %v", n, err1, err2)
 		if err2 != nil {
 			var le1, le2 *engines.LowerError
@@ -53,9 +60,11 @@ func TestLowererMatchesLower(t *testing.T) {
 		for i := range p2.Ops {
 			if p2.Ops[i].DMA != nil {
 				require.Equal(t, *p2.Ops[i].DMA, *p1.Ops[i].DMA, "candidate %d op %d", n, i)
+				require.Equal(t, *p2.Ops[i].DMA, *p3.Ops[i].DMA, "candidate %d op %d", n, i)
 			}
 			for k := range p2.Ops[i].Stages {
 				require.Equal(t, p2.Ops[i].Stages[k].Config, p1.Ops[i].Stages[k].Config, "candidate %d op %d stage %d", n, i, k)
+				require.Equal(t, p2.Ops[i].Stages[k].Config, p3.Ops[i].Stages[k].Config, "candidate %d op %d stage %d", n, i, k)
 			}
 		}
 		return true
