@@ -1245,6 +1245,11 @@ const (
 	StageTiles
 	// StageOrder: Order and Bcast.
 	StageOrder
+	// StageDigits: with AllOrders, each time an axis's digit order is
+	// set (Candidate.Digits), the axes before it already set and those
+	// after it still in the zero order; before StageOrder is shown, with
+	// Order and Bcast set and the DM layouts not yet.
+	StageDigits
 )
 
 // EnumerateWhere is Enumerate restricted to the branches where keeps: at
@@ -1661,7 +1666,9 @@ func (e *enumerator) digitOrders(c Candidate, a int) {
 			return
 		}
 		c.Digits[a] = d
-		e.digitOrders(c, a+1)
+		if e.keep(StageDigits, &c) {
+			e.digitOrders(c, a+1)
+		}
 	}
 }
 

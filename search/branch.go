@@ -68,8 +68,11 @@ type SATStats struct {
 	// BoundSkips counts skeletons whose bounds could not beat the
 	// incumbent, TilingSkips the tilings of the skeletons split into
 	// their tilings whose tiling bounds could not (their candidates are
-	// never listed).
-	BoundSkips, TilingSkips int
+	// never listed), OrderSkips the branches of a tiling's digit orders
+	// (AllOrders) whose bound, with the axes not yet ordered in the zero
+	// order, could not when the tiling was first listed (their candidates
+	// are never listed either).
+	BoundSkips, TilingSkips, OrderSkips int
 	// Placements counts the Cluster and Slice placements proposed whose
 	// bound could not beat the incumbent.
 	Placements int
@@ -430,14 +433,14 @@ type winKey struct {
 // Candidates whose bound exceeds cut are counted skipped and left out: the
 // incumbent only falls, so they would never be built. Those beyond the
 // window are counted in rest, with the least of their bounds.
-func (sv *bnb) listOf(ev *evaluator, k *Skeleton, tiling int32, cut float64, from *boundKey, prevCut float64, size int) expansion {
+func (sv *bnb) listOf(ev *evaluator, k *Skeleton, tiling int32, cut float64, from *boundKey, prevCut, prune float64, size int) expansion {
 	if cap(ev.scratch) < size+1 {
 		ev.scratch = make([]scored, size+1)
 	}
 	slots := ev.scratch[:size+1]
 	h := ev.win[:0]
 	probe := int32(0)
-	ex := expansion{restBound: math.Inf(1), cut: cut}
+	ex := expansion{restBound: math.Inf(1), cut: cut, prune: prune}
 	seq := int32(-1)
 	add := func(c Candidate) bool {
 		seq++
@@ -469,7 +472,13 @@ func (sv *bnb) listOf(ev *evaluator, k *Skeleton, tiling int32, cut float64, fro
 		}
 		return true
 	}
-	sv.enumerate(k, tiling, nil, add)
+	sv.enumerate(k, tiling, nil, func(c *Candidate) bool {
+		if sv.s.tilingBound(c) > prune {
+			ex.orderSkips++
+			return false
+		}
+		return true
+	}, add)
 	ev.win = h
 	if len(h) == 0 {
 		return ex
@@ -559,7 +568,7 @@ func (sv *bnb) expand(q *queued) {
 		exs := make([]expansion, len(ks))
 		cut := sv.incumbentBound
 		sv.pool.each(len(ks), func(ev *evaluator, i int) {
-			exs[i] = sv.listOf(ev, &ks[i].k, ks[i].tiling, cut, nil, 0, sv.window)
+			exs[i] = sv.listOf(ev, &ks[i].k, ks[i].tiling, cut, nil, 0, cut, sv.window)
 		})
 		for i := 1; i < len(ks); i++ {
 			sv.expanded[ks[i]] = exs[i]
@@ -568,6 +577,7 @@ func (sv *bnb) expand(q *queued) {
 	}
 	sv.st.Candidates += len(ex.list) + ex.rest + ex.skipped
 	sv.st.Skipped += ex.skipped
+	sv.st.SAT.OrderSkips += ex.orderSkips
 	q.listed = true
 	q.take(ex)
 }
@@ -584,10 +594,15 @@ func (sv *bnb) expand(q *queued) {
 // enumerate enumerates skeleton k's candidates of its tiling-th tiling
 // (1-based, in the enumeration's order); with tiling 0 it shows each of
 // the skeleton's tilings to at instead, and enumerates none of their
-// candidates.
-func (sv *bnb) enumerate(k *Skeleton, tiling int32, at func(*Candidate), yield func(Candidate) bool) {
+// candidates. digits, when set, is shown each partial candidate at
+// StageDigits (every digit order, Space.AllOrders): false drops the
+// branch.
+func (sv *bnb) enumerate(k *Skeleton, tiling int32, at func(*Candidate), digits func(*Candidate) bool, yield func(Candidate) bool) {
 	n := int32(0)
 	tiles := func(stage Stage, c *Candidate) bool {
+		if stage == StageDigits && digits != nil {
+			return digits(c)
+		}
 		if stage != StageTiles {
 			return true
 		}
@@ -622,7 +637,7 @@ func (sv *bnb) tilingsOf(q *queued) {
 		}
 		tr.open++
 		heap.Push(&sv.queue, queued{k: q.k, tiling: n, bound: b, seq: q.seq})
-	}, func(Candidate) bool { return false })
+	}, nil, func(Candidate) bool { return false })
 	if n == 0 {
 		sv.st.SAT.Empty++
 	}
@@ -658,14 +673,14 @@ func (sv *bnb) relist(q *queued) {
 	// maxWindow): enumerating it again a window at a time took 37 of the
 	// prefill RoPE's first 60 s.
 	sv.relists++
-	ex := sv.listOf(sv.pool.evs[0], &q.k, q.tiling, sv.incumbentBound, &q.last, q.cut, max(min(q.rest, maxWindow), 1))
+	ex := sv.listOf(sv.pool.evs[0], &q.k, q.tiling, sv.incumbentBound, &q.last, q.cut, q.prune, max(min(q.rest, maxWindow), 1))
 	sv.st.Skipped += ex.skipped
 	q.take(ex)
 }
 
 // take makes ex q's window.
 func (q *queued) take(ex expansion) {
-	q.cands, q.rest, q.restBound, q.cut, q.last = ex.list, ex.rest, ex.restBound, ex.cut, ex.last
+	q.cands, q.rest, q.restBound, q.cut, q.last, q.prune = ex.list, ex.rest, ex.restBound, ex.cut, ex.last, ex.prune
 }
 
 // skeletons queues the skeletons of placement k (its Cluster/Slice
@@ -1088,6 +1103,11 @@ type queued struct {
 	restBound float64
 	cut       float64
 	last      boundKey
+	// prune is the incumbent's cycles when the tiling was first listed:
+	// every listing of it drops the digit-order branches bounded above
+	// it, so that each lists the same candidates in the same order
+	// (listOf).
+	prune float64
 	// built marks a candidate that built and lowered, queued under its
 	// price with DMA lower bounds for its exact pricing.
 	built bool
@@ -1132,8 +1152,10 @@ type expansion struct {
 	list          []scored
 	skipped, rest int
 	restBound     float64
-	cut           float64
+	cut, prune    float64
 	last          boundKey
+	// orderSkips counts the digit-order branches dropped (SATStats).
+	orderSkips int
 }
 
 // skeletonQueue is a min-heap of skeletons by bound.

@@ -77,6 +77,7 @@ const (
 	StageRows         = constraints.StageRows
 	StageTiles        = constraints.StageTiles
 	StageOrder        = constraints.StageOrder
+	StageDigits       = constraints.StageDigits
 	DefaultMaxTiles   = constraints.DefaultMaxTiles
 	RoleC             = constraints.RoleC
 	RoleB             = constraints.RoleB

@@ -115,6 +115,7 @@ func (r *Result) PlanOf(x *Evaluated) (*plan.Plan, error) {
 	if planner == "sat" {
 		pl.Search.SATModels, pl.Search.IllegalSkeletons, pl.Search.Clauses = r.Stats.SAT.Models, r.Stats.SAT.IllegalSkeletons, r.Stats.SAT.Clauses
 		pl.Search.Placements, pl.Search.BoundSkips, pl.Search.TilingSkips = r.Stats.SAT.Placements, r.Stats.SAT.BoundSkips, r.Stats.SAT.TilingSkips
+		pl.Search.OrderSkips = r.Stats.SAT.OrderSkips
 		pl.Search.LowerBound, pl.Search.Gap = r.Proof.LowerBound, r.Proof.Gap
 		if x != r.Best && r.Proof.LowerBound > 0 {
 			// The bound holds for every candidate; the gap is this one's.

@@ -96,10 +96,10 @@ func TestEnumerateTilings(t *testing.T) {
 						return k.Matches(st, c, n) && (where == nil || where(st, c))
 					}, func(c Candidate) bool { want = append(want, c); return true })
 					var tilings []Candidate
-					sv.enumerate(&k, 0, func(c *Candidate) { tilings = append(tilings, *c) }, nil)
+					sv.enumerate(&k, 0, func(c *Candidate) { tilings = append(tilings, *c) }, nil, nil)
 					for j := range tilings {
 						before := len(got)
-						sv.enumerate(&k, int32(j+1), nil, func(c Candidate) bool { got = append(got, c); return true })
+						sv.enumerate(&k, int32(j+1), nil, nil, func(c Candidate) bool { got = append(got, c); return true })
 						for _, c := range got[before:] {
 							assert.Equal(t, tilings[j].TileOrder, c.TileOrder)
 							assert.Equal(t, tilings[j].DoubleBuffer, c.DoubleBuffer)

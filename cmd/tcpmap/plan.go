@@ -479,8 +479,13 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 	fmt.Fprintf(w, "search: %s (tiles ≤ %d), %d candidates, %d legal, %d priced exactly, %d pruned by a lower bound, %d skipped unbuilt, %.2fs\n",
 		st.Planner, res.Space.MaxTiles(), st.Candidates, st.Legal, st.CostEvaluations, st.Pruned, st.Skipped, st.Wall.Seconds())
 	if st.Planner == "sat" {
-		fmt.Fprintf(w, "sat: %d models (placements), %d solves, %d skeletons with no legal candidate, %d placements cut by a bound, %d skeletons and %d tilings bounded out, %d clauses\n",
-			st.SAT.Models, st.SAT.Solves, st.SAT.IllegalSkeletons, st.SAT.Placements, st.SAT.BoundSkips, st.SAT.TilingSkips, st.SAT.Clauses)
+		orders := ""
+		if res.Space.AllOrders() {
+			// Their candidates are not among those counted above.
+			orders = fmt.Sprintf(" (and %d branches of digit orders)", st.SAT.OrderSkips)
+		}
+		fmt.Fprintf(w, "sat: %d models (placements), %d solves, %d skeletons with no legal candidate, %d placements cut by a bound, %d skeletons and %d tilings bounded out%s, %d clauses\n",
+			st.SAT.Models, st.SAT.Solves, st.SAT.IllegalSkeletons, st.SAT.Placements, st.SAT.BoundSkips, st.SAT.TilingSkips, orders, st.SAT.Clauses)
 	}
 	rules := st.Rules()
 	if len(rules) > 0 {

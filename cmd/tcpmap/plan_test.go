@@ -31,6 +31,8 @@ func TestPlanDot(t *testing.T) {
 	cost := regexp.MustCompile(`(?m)^cost: .*$`)
 	assert.Equal(t, cost.FindString(out), cost.FindString(all))
 	assert.Contains(t, all, "optimal: proven")
+	assert.Regexp(t, `tilings bounded out \(and \d+ branches of digit orders\), \d+ clauses`, all)
+	assert.NotContains(t, out, "branches of digit orders")
 	n := regexp.MustCompile(`search: sat \(tiles ≤ 512\), (\d+) candidates`).FindStringSubmatch(all)
 	require.Len(t, n, 2, all)
 	assert.Greater(t, atoi(t, n[1]), 42)

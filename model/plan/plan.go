@@ -286,7 +286,11 @@ type Search struct {
 	Placements       int `json:"placement_cuts,omitempty"`
 	BoundSkips       int `json:"bound_skips,omitempty"`
 	TilingSkips      int `json:"tiling_skips,omitempty"`
-	Clauses          int `json:"clauses,omitempty"`
+	// OrderSkips counts the branches of digit orders (digit_orders
+	// "all") whose bound could not beat the incumbent when their tiling
+	// was listed; their candidates are not counted in Candidates.
+	OrderSkips int `json:"order_skips,omitempty"`
+	Clauses    int `json:"clauses,omitempty"`
 	// LegacyLearned reads the field IllegalSkeletons had in earlier plan
 	// files ("learned_clauses", which counted no clause); Unmarshal moves
 	// it into IllegalSkeletons, so it is never written.

@@ -372,7 +372,7 @@ func (p *Plan) validateSearch() error {
 	}{
 		{"candidates", s.Candidates}, {"legal", s.Legal}, {"cost_evaluations", s.CostEvaluations}, {"pruned", s.Pruned},
 		{"skipped", s.Skipped}, {"sat_models", s.SATModels}, {"illegal_skeletons", s.IllegalSkeletons}, {"learned_clauses", s.LegacyLearned},
-		{"placement_cuts", s.Placements}, {"bound_skips", s.BoundSkips}, {"tiling_skips", s.TilingSkips}, {"clauses", s.Clauses},
+		{"placement_cuts", s.Placements}, {"bound_skips", s.BoundSkips}, {"tiling_skips", s.TilingSkips}, {"order_skips", s.OrderSkips}, {"clauses", s.Clauses},
 	} {
 		if f.v < 0 {
 			return fieldErr("search."+f.name, "%d is negative", f.v)
