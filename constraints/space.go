@@ -1148,9 +1148,13 @@ func (s *Space) Ring(c *Candidate) int {
 // positions above the digits of the operand's innermost HBM axis, which
 // stay whole in each slice so that its DMA runs stay contiguous (a block
 // cut from that axis would leave runs of one element, too short for a
-// DMA packet, 002 L2425-2427, L2836-2837). ok is false when the block does not fall on whole factors of
-// the digits, or takes a stationary operand's axis re-fetched in the
-// fetch Time (a broadcast axis cannot be distributed).
+// DMA packet, 002 L2425-2427, L2836-2837). When no such block exists and
+// that axis has a Packet digit, the block may take its Time digit: the
+// packet stays whole in each slice, so the runs are the packet's (the
+// decode layer's qk, Q_g's Slice `Hkv, G, Dk / 32` over the element
+// `Dk % 32`: 64-byte runs). ok is false when the block does not fall on
+// whole factors of the digits, or takes a stationary operand's axis
+// re-fetched in the fetch Time (a broadcast axis cannot be distributed).
 func (s *Space) SwitchBlock(c *Candidate) (blk [MaxAxes]int32, time0 int, ok bool) {
 	x := 1 - int(c.Stationary)
 	inner := -1 // X's innermost HBM axis with more than one coordinate
@@ -1160,7 +1164,10 @@ func (s *Space) SwitchBlock(c *Candidate) (blk [MaxAxes]int32, time0 int, ok boo
 			break
 		}
 	}
-	return s.SwitchBlockAbove(c, inner)
+	if blk, time0, ok = s.SwitchBlockAbove(c, inner); !ok && inner >= 0 && c.Factor(inner, Packet) > 1 {
+		return s.SwitchBlockAbove(c, -1)
+	}
+	return blk, time0, ok
 }
 
 // SwitchBlockAbove is switchBlock with the block above the innermost

@@ -10,6 +10,7 @@ import (
 
 	"tcpmap/constraints"
 	"tcpmap/engines"
+	"tcpmap/model/plan"
 )
 
 // TestSwitchFetchBroadcastIllegal: the enumerator leaves out a fetch
@@ -84,4 +85,44 @@ func fwTimed(s *Space, c *Candidate) bool {
 		}
 	}
 	return false
+}
+
+// TestSwitchBlockPacketTime: a switched candidate whose ring block cannot
+// sit above the streamed operand's innermost HBM axis takes that axis's
+// Time digit when its Packet digit stays whole in each slice (runs of the
+// packet). The decode layer's qk over the time order G, Dk, Sctx: Q_g's
+// ring of 32 slices is G's 8 time steps and Dk's 4 (`Hkv, G, Dk / 32`
+// over `Dk % 32`), the plan stored before the block kept Dk's digits
+// whole (results/plans/llama3-70b-decode-qk.plan.json); it lowers and
+// prices as stored. Without a Packet digit Dk's Time digit stays whole
+// and the ring has no block.
+func TestSwitchBlockPacketTime(t *testing.T) {
+	t.Parallel()
+	p, err := constraints.NewProblem(workloadFile(t, "llama3-70b-decode.yaml"), "qk")
+	require.NoError(t, err)
+	s, err := NewSpace(p, engines.Default())
+	require.NoError(t, err)
+	factors := map[string]map[Level]int{"Sctx": {Tile: 2, Slice: 32, Time: 8, Row: 8}, "Hkv": {Slice: 8}, "G": {Time: 8}, "Dk": {Time: 4, Packet: 32}}
+	c := s.candidate(t, spec{stationary: 1, factors: factors, order: []string{"G", "Dk", "Sctx"}, tiles: []string{"Sctx"},
+		mode: Dual, bcast: constraints.BcastAlign, double: true})
+	c.Switch = true
+	blk, time0, ok := s.SwitchBlock(&c)
+	require.True(t, ok)
+	assert.Equal(t, int32(8), blk[p.AxisIndex("G")])
+	assert.Equal(t, int32(4), blk[p.AxisIndex("Dk")])
+	assert.Equal(t, 1, time0)
+	require.NoError(t, s.Check(&c), c.String(s.P))
+	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+	require.NoError(t, err)
+	x, why := ev.evaluateWhy(0, &c, nil)
+	require.NotNil(t, x, why)
+	stored, err := plan.Read("../results/plans/llama3-70b-decode-qk.plan.json")
+	require.NoError(t, err)
+	assert.InDelta(t, stored.Cost.Cycles, x.Report.Cycles, 0.5)
+
+	d := c
+	dk := p.AxisIndex("Dk")
+	d.Split[dk][Time], d.Split[dk][Packet] = 128, 1
+	_, _, ok = s.SwitchBlock(&d)
+	assert.False(t, ok)
 }
