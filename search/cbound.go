@@ -199,6 +199,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 		if c.DoubleBuffer && steps > 1 {
 			dma = max(dma, s.storeTail(c, counts[:nt], held, steps, nk, load, all, startup))
 		}
+		dma = max(dma, s.exchanges(c, steps/nk, all, startup))
 		return max(first+float64(steps-1)*main+vec+out, subPath, dma)
 	}
 	// Single-buffered: each step after the first waits for the main chain
@@ -272,6 +273,37 @@ func (s *Space) storeTail(c *Candidate, counts []int, held [NumTensors][MaxAxes]
 	tail := load[TensorOut].scale(float64(n))
 	pre := all.add(tail.scale(-1))
 	return pre.cycles(startup) + tail.cycles(startup)
+}
+
+// exchanges is a lower bound on the DMA context of a candidate with the
+// cluster reduce, 0 for another: each of its n output tiles' partial sums
+// move between the clusters' DMs by one DMA (build.clusterReduce, 002
+// L2386-2389), issued after the tile's main chain and read by the pass
+// that adds them before the tile's store (SCH-R3, 002 L7069-7070). The
+// loads issued before it (step k+1's, build.go's issue order) started
+// before that chain (SCH-R1, 002 L7044-7054) and the store after it waits
+// for the pass, so the exchange runs in a batch of its own. Every DMA
+// command has a descriptor on the engine of slice 0 of cluster 0 (the
+// exchange moves every live slice's partial sums; storeTail says why the
+// loads and stores do), so the batches run one after another: the loads
+// and stores, then the n exchanges, each at least its startup and the
+// busiest DMN's share of the partial sums at the DMN's bandwidth (002
+// L2884). The libraries' exchange through HBM (Space.Library) is left out.
+func (s *Space) exchanges(c *Candidate, n int, all dmaLoad, startup float64) float64 {
+	if s.ClusterSplit(c) == 1 || s.Library {
+		return 0
+	}
+	outs, slices := 1, 1
+	for a, ax := range s.P.Axes {
+		if ax.Class != Contracted {
+			outs *= c.Factor(a, Time) * c.Factor(a, Row) * c.Factor(a, Packet)
+		}
+		slices *= c.Factor(a, Slice)
+	}
+	perDMN, _ := s.slicesServed(slices, s.groupRing(c))
+	bytes := float64(outs * s.P.Acc.SizeBits() / 8)
+	x := dmaLoad{dmn: float64(perDMN) * bytes / float64(s.Spec.DM.DMNBytesPerCycle.Value)}
+	return all.cycles(startup) + float64(n)*x.cycles(startup)
 }
 
 // reloads reports whether a tensor holding the tile axes marked in held

@@ -348,27 +348,35 @@ func TestVectorPassesBelow(t *testing.T) {
 	t.Logf("%d candidates, %d within 1.5 times the passes", n, tight)
 }
 
-// TestStoreTailBelow: on every legal double-buffered tiled candidate of a
+// TestDMAIssueBoundsBelow: on every legal double-buffered tiled candidate of a
 // GEMV whose output tiles are written back in read-modify-writes (a
 // decode projection's shape, its contracted axis split across slices or
-// not) and of a small GEMM, the DMA context's bound from the stores after
-// the last load (Space.storeTail) is at most the candidate's price; it
-// adds to the bound of all the DMA traffic on some, and on some it is
-// within 1.2 times the price, so a tail counted twice fails.
-func TestStoreTailBelow(t *testing.T) {
+// not), the DMA context's bound from the stores after the last load
+// (Space.storeTail) is at most the candidate's price; and on every legal
+// candidate of a cluster-reduce space (Space.ClusterK), so is the bound
+// from its exchanges between the clusters (Space.exchanges). Each adds
+// more than a startup to the bound of all the DMA traffic on some
+// candidates and is close to the price on some (the tail within 1.5 times
+// it, so that a tail counted twice fails; the exchanges, one DMN side of
+// the exchange only, within 2.5 times).
+func TestDMAIssueBoundsBelow(t *testing.T) {
 	if raceDetector {
 		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
 	}
 	t.Parallel()
-	spaces := []*Space{
-		newSplitSpace(t, loadWorkload(t, "name: tail-gemv\neinsum: BD,QD->BQ\naxes: {B: 1, D: 1024, Q: 256}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n")),
+	type term struct {
+		name           string
+		s              *Space
+		factor         float64 // tight: within factor times the price
+		n, adds, tight int
 	}
-	n, adds, tight := 0, 0, 0
-	for _, s := range spaces {
+	terms := []*term{
+		{name: "store tail", factor: 1.5, s: newSplitSpace(t, loadWorkload(t, "name: tail-gemv\neinsum: BD,QD->BQ\naxes: {B: 1, D: 1024, Q: 256}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"))},
+		{name: "exchanges", factor: 2.5, s: newClusterKSpace(t, loadWorkload(t, clusterKSpaces[0].src))},
+	}
+	for _, tm := range terms {
+		s := tm.s
 		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
-			if !c.DoubleBuffer || len(c.Tiles()) == 0 {
-				return
-			}
 			var whole [NumTensors]dmaLoad
 			for tt := range NumTensors {
 				whole[tt] = s.tensorDMA(c, tt, true, true)
@@ -405,22 +413,28 @@ func TestStoreTailBelow(t *testing.T) {
 				all = all.add(load[t].scale(float64(s.loads(counts[:nt], held[t][:nt]))))
 			}
 			startup := float64(s.Spec.DMA.StartupCycles.Value)
-			tail := s.storeTail(c, counts[:nt], held, steps, nk, load, all, startup)
-			if tail == 0 {
+			b := 0.0
+			switch {
+			case tm.name == "exchanges":
+				b = s.exchanges(c, steps/nk, all, startup)
+			case c.DoubleBuffer && steps > 1:
+				b = s.storeTail(c, counts[:nt], held, steps, nk, load, all, startup)
+			}
+			if b == 0 {
 				return
 			}
-			n++
-			require.LessOrEqual(t, tail, x.Report.Cycles, c.String(s.P))
-			if tail > all.cycles(startup)+startup+1 {
-				adds++
+			tm.n++
+			require.LessOrEqual(t, b, x.Report.Cycles, "%s: %s", tm.name, c.String(s.P))
+			if b > all.cycles(startup)+startup+1 {
+				tm.adds++
 			}
-			if 1.2*tail > x.Report.Cycles {
-				tight++
+			if tm.factor*b > x.Report.Cycles {
+				tm.tight++
 			}
 		})
+		assert.Positive(t, tm.n, tm.name)
+		assert.Positive(t, tm.adds, "%s adds more than a startup to the DMA traffic's bound somewhere", tm.name)
+		assert.Positive(t, tm.tight, "%s times %.1f would fail somewhere", tm.name, tm.factor)
+		t.Logf("%s: %d candidates, adds on %d, within %.1f times the price on %d", tm.name, tm.n, tm.adds, tm.factor, tm.tight)
 	}
-	assert.Positive(t, n)
-	assert.Positive(t, adds, "the tail adds more than a startup to the DMA traffic's bound somewhere")
-	assert.Positive(t, tight, "a tail counted twice would fail somewhere")
-	t.Logf("%d candidates, the tail adds on %d, within 1.2 times the price on %d", n, adds, tight)
 }

@@ -55,31 +55,42 @@ func withMemoryBudget(opts Options) (Options, func()) {
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(memoryEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if heapBytes() <= opts.MemoryBudget {
-					continue
-				}
-				// The metric counts what the GC has yet to free: an
-				// earlier search's garbage (a graph plans many in a row)
-				// would stop this one at its first sample. Collect, then
-				// judge the heap that is left.
-				runtime.GC()
-				if h := heapBytes(); h > opts.MemoryBudget {
-					cancel(fmt.Errorf("%w: the heap holds %d MiB, the budget is %d MiB", ErrMemoryBudget, h>>20, opts.MemoryBudget>>20))
+	// over cancels the search when the heap exceeds the budget. The
+	// metric counts what the GC has yet to free: an earlier search's
+	// garbage (a graph plans many in a row) would stop this one at its
+	// first sample. Collect, then judge the heap that is left.
+	over := func() bool {
+		if heapBytes() <= opts.MemoryBudget {
+			return false
+		}
+		runtime.GC()
+		if h := heapBytes(); h > opts.MemoryBudget {
+			cancel(fmt.Errorf("%w: the heap holds %d MiB, the budget is %d MiB", ErrMemoryBudget, h>>20, opts.MemoryBudget>>20))
+			return true
+		}
+		return false
+	}
+	// Sampled once before the search starts, so that a search begun over
+	// its budget stops whatever the ticker's timing (a search shorter
+	// than memoryEvery otherwise ran to its end).
+	if !over() {
+		go func() {
+			t := time.NewTicker(memoryEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
 					return
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if over() {
+						return
+					}
 				}
 			}
-		}
-	}()
+		}()
+	}
 	opts.Context = ctx
 	return opts, func() {
 		close(done)
