@@ -118,38 +118,66 @@ func (s *Space) candidateBoundCached(c *Candidate, m *dmaCache) float64 {
 	return s.loadsBound(c, &loads)
 }
 
-// serialBound is the bound of the path through c's tile steps, given
-// each tensor's DMA load moving it whole (tensorDMA).
-func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
-	// The tile loops, outermost first, and each tensor's tiles.
-	var counts [MaxAxes]int
-	var held [NumTensors][MaxAxes]bool
-	nt, steps := 0, 1
-	var tiles [NumTensors]int
+// tileShape is a candidate's tile loops: their counts, outermost first,
+// which of them each tensor holds, the tile steps and each tensor's tiles.
+type tileShape struct {
+	counts    [MaxAxes]int
+	nt, steps int
+	held      [NumTensors][MaxAxes]bool
+	tiles     [NumTensors]int
+}
+
+// tileShapeOf returns c's tile loops.
+func (s *Space) tileShapeOf(c *Candidate) tileShape {
+	sh := tileShape{steps: 1}
 	for t := range NumTensors {
-		tiles[t] = 1
+		sh.tiles[t] = 1
 	}
 	ops := [NumTensors]*Operand{&s.P.In[0], &s.P.In[1], &s.P.Out}
 	for _, a := range c.TileOrder {
 		if a == NoAxis {
 			break
 		}
-		counts[nt] = c.Factor(int(a), Tile)
-		steps *= counts[nt]
+		sh.counts[sh.nt] = c.Factor(int(a), Tile)
+		sh.steps *= sh.counts[sh.nt]
 		for t, o := range ops {
 			if o.Has(s.P.Axes[a].Name) {
-				held[t][nt] = true
-				tiles[t] *= counts[nt]
+				sh.held[t][sh.nt] = true
+				sh.tiles[t] *= sh.counts[sh.nt]
 			}
 		}
-		nt++
+		sh.nt++
 	}
-	startup := float64(s.Spec.DMA.StartupCycles.Value)
+	return sh
+}
+
+// perTile is each tensor's DMA load per tile, given its load whole.
+func (sh *tileShape) perTile(whole *[NumTensors]dmaLoad) [NumTensors]dmaLoad {
 	var load [NumTensors]dmaLoad
 	for t := range NumTensors {
-		d, k := whole[t], float64(tiles[t])
+		d, k := whole[t], float64(sh.tiles[t])
 		load[t] = dmaLoad{d.dmn / k, d.engine / k, d.hbm / k, d.rd / k, d.wr / k}
 	}
+	return load
+}
+
+// allLoads is the DMA load of every command over the tile steps: each
+// input's loads (Space.loads) and the output's stores, one per nk steps.
+func (s *Space) allLoads(sh *tileShape, load *[NumTensors]dmaLoad, nk int) dmaLoad {
+	all := load[TensorOut].scale(float64(sh.steps / nk))
+	for t := range 2 {
+		all = all.add(load[t].scale(float64(s.loads(sh.counts[:sh.nt], sh.held[t][:sh.nt]))))
+	}
+	return all
+}
+
+// serialBound is the bound of the path through c's tile steps, given
+// each tensor's DMA load moving it whole (tensorDMA).
+func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
+	sh := s.tileShapeOf(c)
+	counts, nt, steps, held, tiles := sh.counts, sh.nt, sh.steps, sh.held, sh.tiles
+	startup := float64(s.Spec.DMA.StartupCycles.Value)
+	load := sh.perTile(whole)
 	w, x := int(c.Stationary), 1-int(c.Stationary)
 	packets := 1.0
 	for a, ax := range s.P.Axes {
@@ -190,10 +218,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 	// last chunk: every nk-th step.
 	nk := s.KTiles(c)
 	if c.DoubleBuffer || steps == 1 {
-		all := load[TensorOut].scale(float64(steps / nk))
-		for t := range 2 {
-			all = all.add(load[t].scale(float64(s.loads(counts[:nt], held[t][:nt]))))
-		}
+		all := s.allLoads(&sh, &load, nk)
 		// Every command pays its startup on its engine; count one.
 		dma := all.cycles(startup)
 		if c.DoubleBuffer && steps > 1 {

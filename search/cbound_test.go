@@ -381,44 +381,17 @@ func TestDMAIssueBoundsBelow(t *testing.T) {
 			for tt := range NumTensors {
 				whole[tt] = s.tensorDMA(c, tt, true, true)
 			}
-			var counts [MaxAxes]int
-			var held [NumTensors][MaxAxes]bool
-			nt, steps := 0, 1
-			var tiles [NumTensors]int
-			ops := [NumTensors]*Operand{&s.P.In[0], &s.P.In[1], &s.P.Out}
-			for t := range NumTensors {
-				tiles[t] = 1
-			}
-			for _, a := range c.TileOrder {
-				if a == NoAxis {
-					break
-				}
-				counts[nt] = c.Factor(int(a), Tile)
-				steps *= counts[nt]
-				for t, o := range ops {
-					if o.Has(s.P.Axes[a].Name) {
-						held[t][nt] = true
-						tiles[t] *= counts[nt]
-					}
-				}
-				nt++
-			}
-			var load [NumTensors]dmaLoad
-			for t := range NumTensors {
-				load[t] = whole[t].scale(1 / float64(tiles[t]))
-			}
-			nk := s.KTiles(c)
-			all := load[TensorOut].scale(float64(steps / nk))
-			for t := range 2 {
-				all = all.add(load[t].scale(float64(s.loads(counts[:nt], held[t][:nt]))))
-			}
+			sh := s.tileShapeOf(c)
+			load := sh.perTile(&whole)
+			nk, steps := s.KTiles(c), sh.steps
+			all := s.allLoads(&sh, &load, nk)
 			startup := float64(s.Spec.DMA.StartupCycles.Value)
 			b := 0.0
 			switch {
 			case tm.name == "exchanges":
 				b = s.exchanges(c, steps/nk, all, startup)
 			case c.DoubleBuffer && steps > 1:
-				b = s.storeTail(c, counts[:nt], held, steps, nk, load, all, startup)
+				b = s.storeTail(c, sh.counts[:sh.nt], sh.held, steps, nk, load, all, startup)
 			}
 			if b == 0 {
 				return
