@@ -269,8 +269,11 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 // only when ready at its start). Where every DMA command has a descriptor
 // on one DMA Engine, each batch waits for the one before it on that
 // engine, so the batches run one after another, each at least its
-// commands' load (002 L2404, L2549). That holds for the engine of slice 0
-// of cluster 0 (002 L2404, L2868): each load moves a tile to every live
+// startup and its commands' load (002 L2404, L2549, L2467). The loads of
+// two steps after the first never share a batch: the store between them
+// in issue order opens one of its own after the first. Every command
+// has a descriptor on the engine of slice 0 of cluster 0 (002 L2404,
+// L2868): each load moves a tile to every live
 // slice (the live slices start at slice 0, build.placeSlices), and each
 // store leaves every live slice, or with the contracted axis split across
 // slices every slice of each reduced group (a promoted Time digit) or the
@@ -278,17 +281,15 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 // way — without the cluster reduce's DMA between the clusters' DMs and
 // with each step storing its tile (no K chunks). Then the DMA context
 // takes at least the loads and the stores before the last load, then the
-// stores after it, each group with its startup.
+// stores after it, each load's batch and the stores' with its startup.
 func (s *Space) storeTail(c *Candidate, counts []int, held [NumTensors][MaxAxes]bool, steps, nk int, load [NumTensors]dmaLoad, all dmaLoad, startup float64) float64 {
 	if nk != 1 || s.ClusterSplit(c) != 1 {
 		return 0
 	}
-	last := 0 // the last step that loads an input tile
-	for st := steps - 1; st > 0 && last == 0; st-- {
-		for t := range 2 {
-			if s.reloads(counts, held[t][:len(counts)], st) {
-				last = st
-			}
+	last, loads := 0, 0 // the last step after the first that loads an input tile; how many do
+	for st := 1; st < steps; st++ {
+		if s.reloads(counts, held[0][:len(counts)], st) || s.reloads(counts, held[1][:len(counts)], st) {
+			last, loads = st, loads+1
 		}
 	}
 	n := steps // stores after the last load: every step's from max(last-1, 0)
@@ -297,7 +298,7 @@ func (s *Space) storeTail(c *Candidate, counts []int, held [NumTensors][MaxAxes]
 	}
 	tail := load[TensorOut].scale(float64(n))
 	pre := all.add(tail.scale(-1))
-	return pre.cycles(startup) + tail.cycles(startup)
+	return pre.cycles(float64(max(loads, 1))*startup) + tail.cycles(startup)
 }
 
 // exchanges is a lower bound on the DMA context of a candidate with the
