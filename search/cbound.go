@@ -190,12 +190,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 		// chain's partial sums at eight 32-bit lanes a cycle (002 L5272)
 		// and adds the Inter-Slice Block's ring tail (002 L6739-6749):
 		// cost.InterSliceReduceCycles of that stream.
-		outs := 1
-		for a, ax := range s.P.Axes {
-			if ax.Class != Contracted {
-				outs *= c.Factor(a, Time) * c.Factor(a, Row) * c.Factor(a, Packet)
-			}
-		}
+		outs := s.sliceOutputs(c)
 		lanes := s.Spec.Vector.Way8ElementsPerCycle.Value
 		if n, err := cost.InterSliceReduceCycles(s.Spec, (outs+lanes-1)/lanes, r); err == nil {
 			main = max(main, float64(n))
@@ -222,7 +217,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 		// Every command pays its startup on its engine; count one.
 		dma := all.cycles(startup)
 		if c.DoubleBuffer && steps > 1 {
-			dma = max(dma, s.storeTail(c, counts[:nt], held, steps, nk, load, all, startup))
+			dma = max(dma, s.storeTail(c, &sh, nk, load, all, startup))
 		}
 		dma = max(dma, s.exchanges(c, steps/nk, all, startup))
 		return max(first+float64(steps-1)*main+vec+out, subPath, dma)
@@ -256,8 +251,8 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 
 // storeTail is a lower bound on a double-buffered candidate's DMA
 // context from the order in which its commands issue, 0 where it does not
-// hold; all is the DMA load of every command, load each tensor's per
-// tile.
+// hold; sh is its tile loops, all the DMA load of every command (allLoads),
+// load each tensor's per tile.
 //
 // The builder issues step k+1's loads before step k's main chain and
 // step k's store after it (build.go). A store reads what its main chain
@@ -273,8 +268,8 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 // two steps after the first never share a batch: the store between them
 // in issue order opens one of its own after the first. Every command
 // has a descriptor on the engine of slice 0 of cluster 0 (002 L2404,
-// L2868): each load moves a tile to every live
-// slice (the live slices start at slice 0, build.placeSlices), and each
+// L2868): each load moves a tile to every live slice (the live slices
+// start at slice 0, build.placeSlices), and each
 // store leaves every live slice, or with the contracted axis split across
 // slices every slice of each reduced group (a promoted Time digit) or the
 // first (the dummy form `1 # r`, engines.SplitKOutputs), slice 0 either
@@ -282,19 +277,20 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 // with each step storing its tile (no K chunks). Then the DMA context
 // takes at least the loads and the stores before the last load, then the
 // stores after it, each load's batch and the stores' with its startup.
-func (s *Space) storeTail(c *Candidate, counts []int, held [NumTensors][MaxAxes]bool, steps, nk int, load [NumTensors]dmaLoad, all dmaLoad, startup float64) float64 {
+func (s *Space) storeTail(c *Candidate, sh *tileShape, nk int, load [NumTensors]dmaLoad, all dmaLoad, startup float64) float64 {
 	if nk != 1 || s.ClusterSplit(c) != 1 {
 		return 0
 	}
+	counts := sh.counts[:sh.nt]
 	last, loads := 0, 0 // the last step after the first that loads an input tile; how many do
-	for st := 1; st < steps; st++ {
-		if s.reloads(counts, held[0][:len(counts)], st) || s.reloads(counts, held[1][:len(counts)], st) {
+	for st := 1; st < sh.steps; st++ {
+		if s.reloads(counts, sh.held[0][:sh.nt], st) || s.reloads(counts, sh.held[1][:sh.nt], st) {
 			last, loads = st, loads+1
 		}
 	}
-	n := steps // stores after the last load: every step's from max(last-1, 0)
+	n := sh.steps // stores after the last load: every step's from max(last-1, 0)
 	if last > 0 {
-		n = steps - last + 1
+		n = sh.steps - last + 1
 	}
 	tail := load[TensorOut].scale(float64(n))
 	pre := all.add(tail.scale(-1))
@@ -319,17 +315,27 @@ func (s *Space) exchanges(c *Candidate, n int, all dmaLoad, startup float64) flo
 	if s.ClusterSplit(c) == 1 || s.Library {
 		return 0
 	}
-	outs, slices := 1, 1
-	for a, ax := range s.P.Axes {
-		if ax.Class != Contracted {
-			outs *= c.Factor(a, Time) * c.Factor(a, Row) * c.Factor(a, Packet)
-		}
+	slices := 1
+	for a := range s.P.Axes {
 		slices *= c.Factor(a, Slice)
 	}
+	outs := s.sliceOutputs(c)
 	perDMN, _ := s.slicesServed(slices, s.groupRing(c))
 	bytes := float64(outs * s.P.Acc.SizeBits() / 8)
 	x := dmaLoad{dmn: float64(perDMN) * bytes / float64(s.Spec.DM.DMNBytesPerCycle.Value)}
 	return all.cycles(startup) + float64(n)*x.cycles(startup)
+}
+
+// sliceOutputs is how many outputs one slice computes per tile step: the
+// output axes' Time, Row and Packet factors.
+func (s *Space) sliceOutputs(c *Candidate) int {
+	outs := 1
+	for a, ax := range s.P.Axes {
+		if ax.Class != Contracted {
+			outs *= c.Factor(a, Time) * c.Factor(a, Row) * c.Factor(a, Packet)
+		}
+	}
+	return outs
 }
 
 // reloads reports whether a tensor holding the tile axes marked in held
@@ -377,12 +383,7 @@ func (s *Space) vectorPasses(c *Candidate, steps int) float64 {
 	if nk == 1 && nc == 1 {
 		return 0
 	}
-	outs := 1
-	for a, ax := range s.P.Axes {
-		if ax.Class != Contracted {
-			outs *= c.Factor(a, Time) * c.Factor(a, Row) * c.Factor(a, Packet)
-		}
-	}
+	outs := s.sliceOutputs(c)
 	lanes := float64(s.Spec.Vector.Way8ElementsPerCycle.Value)
 	pass := float64(nk-1) * 2 * float64(outs) / lanes
 	if nc > 1 {

@@ -391,7 +391,7 @@ func TestDMAIssueBoundsBelow(t *testing.T) {
 			case tm.name == "exchanges":
 				b = s.exchanges(c, steps/nk, all, startup)
 			case c.DoubleBuffer && steps > 1:
-				b = s.storeTail(c, sh.counts[:sh.nt], sh.held, steps, nk, load, all, startup)
+				b = s.storeTail(c, &sh, nk, load, all, startup)
 			}
 			if b == 0 {
 				return
