@@ -141,9 +141,10 @@ func (s *Space) boundsWith(c *Candidate, loads *[NumTensors]dmaLoad) bounds {
 
 // subCycles is a lower bound on the sub context's time: every slice loads
 // its share of the stationary input into the TRF through the sub
-// context's fetch, one fetch_size (8 bytes, 002 L1759, L2021) a cycle, at
-// best two reads a cycle (the dual-channel halving, 002 L2138-2141), and
-// the sub context runs one op at a time (002 L7063-7068).
+// context's fetch, one fetch_size (8 bytes, 002 L1759, L2021) a cycle:
+// the dual-channel halving (002 L2138-2141) is not the sub context's,
+// whose channel a dual-channel chain takes (002 L2142; cost.Fetch refuses
+// it); and the sub context runs one op at a time (002 L7063-7068).
 func (s *Space) subCycles(c *Candidate) float64 {
 	o := &s.P.In[c.Stationary]
 	n, err := o.Bytes()
@@ -151,7 +152,7 @@ func (s *Space) subCycles(c *Candidate) float64 {
 		return 0
 	}
 	share, _ := s.share(c, o)
-	return float64(n) * share / float64(2*s.Spec.Fetch.SubFetchSize.Value)
+	return float64(n) * share / float64(s.Spec.Fetch.SubFetchSize.Value)
 }
 
 // share returns the fraction of operand o one slice holds under c's

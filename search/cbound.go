@@ -70,13 +70,18 @@ func (s *Space) candidateBoundOf(c *Candidate, layout bool) float64 {
 	for t := range NumTensors {
 		loads[t] = s.tensorDMA(c, t, true, layout)
 	}
-	return s.loadsBound(c, &loads)
+	fetch := 0.0
+	if layout {
+		fetch = s.fetchBound(c)
+	}
+	return s.loadsBound(c, &loads, fetch)
 }
 
-// loadsBound is the candidate bound given each tensor's DMA load: the
+// loadsBound is the candidate bound given each tensor's DMA load and a
+// lower bound on each main chain's fetch (fetchBound, 0 for none): the
 // larger of the skeleton bounds and the serial path of the tiles.
-func (s *Space) loadsBound(c *Candidate, loads *[NumTensors]dmaLoad) float64 {
-	return max(s.boundsWith(c, loads).max(), s.serialBound(c, loads))
+func (s *Space) loadsBound(c *Candidate, loads *[NumTensors]dmaLoad, fetch float64) float64 {
+	return max(s.boundsWith(c, loads).max(), s.serialBound(c, loads, fetch))
 }
 
 // tilingBound returns a lower bound on the candidate bound of every
@@ -115,7 +120,7 @@ func (s *Space) candidateBoundCached(c *Candidate, m *dmaCache) float64 {
 		}
 		loads[t] = m.load[t]
 	}
-	return s.loadsBound(c, &loads)
+	return s.loadsBound(c, &loads, s.fetchBound(c))
 }
 
 // tileShape is a candidate's tile loops: their counts, outermost first,
@@ -172,8 +177,9 @@ func (s *Space) allLoads(sh *tileShape, load *[NumTensors]dmaLoad, nk int) dmaLo
 }
 
 // serialBound is the bound of the path through c's tile steps, given
-// each tensor's DMA load moving it whole (tensorDMA).
-func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
+// each tensor's DMA load moving it whole (tensorDMA) and a lower bound on
+// each main chain's fetch (fetchBound).
+func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad, fetch float64) float64 {
 	sh := s.tileShapeOf(c)
 	counts, nt, steps, held, tiles := sh.counts, sh.nt, sh.steps, sh.held, sh.tiles
 	startup := float64(s.Spec.DMA.StartupCycles.Value)
@@ -183,7 +189,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad) float64 {
 	for a, ax := range s.P.Axes {
 		packets *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
 	}
-	main := packets / float64(steps)
+	main := max(packets/float64(steps), fetch)
 	vec := s.vectorPasses(c, steps)
 	if r := s.Split(c); r > 1 {
 		// The Vector Engine's pass of a split candidate streams each
@@ -390,4 +396,93 @@ func (s *Space) vectorPasses(c *Candidate, steps int) float64 {
 		pass += 2 * float64(outs) / float64(nc) / lanes
 	}
 	return float64(steps/nk) * pass
+}
+
+// fetchBound returns a lower bound on the cycles of each main chain's
+// fetch of the streamed operand X under c's DM layout, 0 where it makes
+// no claim. The Fetch Engine reads a packet fetch_size bytes at a time,
+// and fetch_size divides gcd(packet, contiguous run) (002 L1757-1761):
+// #cycles = Time::SIZE × ceil(Packet::SIZE / fetch_size) (002 L2060),
+// halved for multi-read packets in dual channel mode (002 L2140-2141;
+// cost.Fetch). Under the HBM-order DM layout (build.xElement) the DM
+// element's innermost digit is the lowest-nested Time, Row or Packet digit
+// of X's innermost HBM axis that has one (a switched candidate's ring
+// block leaves its axis's Row and Packet digits innermost, and its kept
+// Time digit only without them). When that is not the packet's innermost
+// digit (build.packet: the last packet axis's Packet digit), the packet's
+// innermost digit steps DM by more than one element, so the contiguous run
+// is one element and every element of the packet is a read. The fetch
+// Time is X's time digits, with the stationary operand's free axes when the
+// fetch repeats them (BcastFetch), each slice of a switch's ring fetching
+// its share (Space.SwitchBlock, 002 L3150-3157). The computation-order
+// layout puts the packet innermost: no claim, as for a layout that is not
+// plain and a packet of one element (the chain's cycle a packet counts it).
+func (s *Space) fetchBound(c *Candidate) float64 {
+	x := 1 - int(c.Stationary)
+	if c.Layout[x] != LayoutHBM || !s.PlainLayout(x) {
+		return 0
+	}
+	in := &s.P.In[x]
+	// The packet's innermost digit: its output axes, then its contracted
+	// ones, each in X's HBM order (newBuild), the last.
+	order := s.HBMOrder(x)
+	pk, last := 1, -1
+	for _, contracted := range []bool{false, true} {
+		for _, a := range order {
+			if f := c.Factor(a, Packet); f > 1 && (s.P.Axes[a].Class == Contracted) == contracted {
+				pk *= f
+				last = a
+			}
+		}
+	}
+	if pk <= 1 {
+		return 0
+	}
+	var blk [MaxAxes]int32
+	if c.Switch {
+		var ok bool
+		if blk, _, ok = s.SwitchBlock(c); !ok {
+			return 0 // the builder refuses it
+		}
+	}
+	innerAxis, innerLevel := -1, Level(0)
+	for i := len(order) - 1; i >= 0 && innerAxis < 0; i-- {
+		a := order[i]
+		levels := c.Digits[a].Levels()
+		kept := c.Factor(a, Time)
+		if c.Switch && blk[a] > 1 {
+			kept /= int(blk[a])
+			if c.Factor(a, Row) > 1 || c.Factor(a, Packet) > 1 {
+				kept = 1 // part(a, Row, Packet) follows the kept digit
+			}
+		}
+		for j := len(levels) - 1; j >= 0; j-- {
+			l := levels[j]
+			f := c.Factor(a, l)
+			if l == Time {
+				f = kept
+			}
+			if l >= Time && f > 1 {
+				innerAxis, innerLevel = a, l
+				break
+			}
+		}
+	}
+	if innerAxis < 0 || innerAxis == last && innerLevel == Packet {
+		return 0
+	}
+	steps := 1
+	for a, ax := range s.P.Axes {
+		if in.Has(ax.Name) || c.Bcast == BcastFetch && s.Role(a, c.Stationary) == RoleFW {
+			steps *= c.Factor(a, Time)
+		}
+	}
+	if c.Switch {
+		steps /= s.Ring(c)
+	}
+	per := pk
+	if c.Mode == Dual {
+		per = (pk + 1) / 2
+	}
+	return float64(steps * per)
 }

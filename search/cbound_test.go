@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/constraints"
+	"tcpmap/cost"
 	"tcpmap/model/kernel"
 )
 
@@ -409,5 +410,58 @@ func TestDMAIssueBoundsBelow(t *testing.T) {
 		assert.Positive(t, tm.adds, "%s adds more than a startup to the DMA traffic's bound somewhere", tm.name)
 		assert.Positive(t, tm.tight, "%s times %.1f would fail somewhere", tm.name, tm.factor)
 		t.Logf("%s: %d candidates, adds on %d, within %.1f times the price on %d", tm.name, tm.n, tm.adds, tm.factor, tm.tight)
+	}
+}
+
+// TestFetchBoundBelow: fetchBound, the streamed operand's fetch with a
+// packet whose innermost digit is not innermost in the DM layout (one read
+// per element, 002 L1757-1761, L2060), is at most the fetch stage's cycles
+// of every main chain of every legal candidate it makes a claim for, over
+// every digit order of a qk-shaped contraction (K streamed or stationary,
+// switched or not); and it equals them on some (an overestimate by one
+// read a packet fails).
+func TestFetchBoundBelow(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	for i, s := range []*Space{
+		newSpace(t, loadWorkload(t, "name: fetch-qk\neinsum: HGD,HSD->HGS\naxes: {H: 2, G: 4, S: 64, D: 64}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n")),
+		newSpace(t, loadWorkload(t, "name: fetch-qk-small\neinsum: HGD,HSD->HGS\naxes: {H: 2, G: 2, S: 32, D: 32}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n")).WithAllOrders(true),
+	} {
+		n, tight, switched, dual := 0, 0, 0, 0
+		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
+			b := s.fetchBound(c)
+			if b == 0 {
+				return
+			}
+			n++
+			for _, o := range x.Report.Ops {
+				if o.Context != kernel.CtxMain || o.Kind != kernel.OpChain {
+					continue
+				}
+				for _, st := range o.Cost.Stages {
+					if st.Engine != cost.EngineFetch {
+						continue
+					}
+					require.LessOrEqual(t, b, st.Cycles, "op %d of %s", o.Index, c.String(s.P))
+					if b == st.Cycles {
+						tight++
+						if c.Switch {
+							switched++
+						}
+						if c.Mode == Dual {
+							dual++
+						}
+					}
+				}
+			}
+		})
+		name := []string{"qk", "qk-small over every order"}[i]
+		assert.Positive(t, n, name)
+		assert.Positive(t, tight, "%s: the bound equals the fetch somewhere", name)
+		assert.Positive(t, switched, "%s: and on a switched candidate", name)
+		assert.Positive(t, dual, "%s: and in dual channel mode", name)
+		t.Logf("%s: %d candidates with a claim; the bound equals a main chain's fetch %d times (%d switched, %d dual)", name, n, tight, switched, dual)
 	}
 }
