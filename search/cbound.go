@@ -1,6 +1,10 @@
 package search
 
-import "tcpmap/cost"
+import (
+	"math"
+
+	"tcpmap/cost"
+)
 
 // A lower bound on one candidate's cycles from its fields alone, before its
 // program is built: the path its ops must follow through the schedule
@@ -70,18 +74,19 @@ func (s *Space) candidateBoundOf(c *Candidate, layout bool) float64 {
 	for t := range NumTensors {
 		loads[t] = s.tensorDMA(c, t, true, layout)
 	}
-	fetch := 0.0
+	chain := s.switchBound(c, layout)
 	if layout {
-		fetch = s.fetchBound(c)
+		chain = max(chain, s.fetchBound(c))
 	}
-	return s.loadsBound(c, &loads, fetch)
+	return s.loadsBound(c, &loads, chain)
 }
 
 // loadsBound is the candidate bound given each tensor's DMA load and a
-// lower bound on each main chain's fetch (fetchBound, 0 for none): the
-// larger of the skeleton bounds and the serial path of the tiles.
-func (s *Space) loadsBound(c *Candidate, loads *[NumTensors]dmaLoad, fetch float64) float64 {
-	return max(s.boundsWith(c, loads).max(), s.serialBound(c, loads, fetch))
+// lower bound on each main chain's stream (fetchBound, switchBound; 0 for
+// none): the larger of the skeleton bounds and the serial path of the
+// tiles.
+func (s *Space) loadsBound(c *Candidate, loads *[NumTensors]dmaLoad, chain float64) float64 {
+	return max(s.boundsWith(c, loads).max(), s.serialBound(c, loads, chain))
 }
 
 // tilingBound returns a lower bound on the candidate bound of every
@@ -120,7 +125,7 @@ func (s *Space) candidateBoundCached(c *Candidate, m *dmaCache) float64 {
 		}
 		loads[t] = m.load[t]
 	}
-	return s.loadsBound(c, &loads, s.fetchBound(c))
+	return s.loadsBound(c, &loads, max(s.fetchBound(c), s.switchBound(c, true)))
 }
 
 // tileShape is a candidate's tile loops: their counts, outermost first,
@@ -178,8 +183,8 @@ func (s *Space) allLoads(sh *tileShape, load *[NumTensors]dmaLoad, nk int) dmaLo
 
 // serialBound is the bound of the path through c's tile steps, given
 // each tensor's DMA load moving it whole (tensorDMA) and a lower bound on
-// each main chain's fetch (fetchBound).
-func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad, fetch float64) float64 {
+// each main chain's stream (fetchBound, switchBound).
+func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad, chain float64) float64 {
 	sh := s.tileShapeOf(c)
 	counts, nt, steps, held, tiles := sh.counts, sh.nt, sh.steps, sh.held, sh.tiles
 	startup := float64(s.Spec.DMA.StartupCycles.Value)
@@ -189,7 +194,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad, fetch floa
 	for a, ax := range s.P.Axes {
 		packets *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
 	}
-	main := max(packets/float64(steps), fetch)
+	main := max(packets/float64(steps), chain)
 	vec := s.vectorPasses(c, steps)
 	if r := s.Split(c); r > 1 {
 		// The Vector Engine's pass of a split candidate streams each
@@ -485,4 +490,38 @@ func (s *Space) fetchBound(c *Candidate) float64 {
 		per = (pk + 1) / 2
 	}
 	return float64(steps * per)
+}
+
+// switchBound returns a lower bound on the cycles of each main chain's
+// switch of a switched candidate, 0 for another: ring_size × input_time ×
+// cycles_per_packet, a packet's flits, 32 bytes each or 64 in dual channel
+// mode (002 L3523-3526, L2125-2127; cost.SwitchCycles). Each slice of the
+// ring feeds the switch its share of the streamed operand's fetch Time
+// (Space.SwitchBlock), so ring × input time is that fetch Time: X's time
+// digits, with the stationary operand's free axes when the fetch repeats
+// them (BcastFetch, counted only when bcast says the candidate's Bcast is
+// set: a tiling's candidates take either place). Two 32-byte flits a
+// 64-byte packet make the switch, not the MACs, the main chain's pace.
+func (s *Space) switchBound(c *Candidate, bcast bool) float64 {
+	if !c.Switch {
+		return 0
+	}
+	x := 1 - int(c.Stationary)
+	in := &s.P.In[x]
+	steps, pk := 1, 1
+	for a, ax := range s.P.Axes {
+		switch {
+		case in.Has(ax.Name):
+			steps *= c.Factor(a, Time)
+			pk *= c.Factor(a, Packet)
+		case bcast && c.Bcast == BcastFetch && s.Role(a, c.Stationary) == RoleFW:
+			steps *= c.Factor(a, Time)
+		}
+	}
+	flit := s.Spec.Stream.FlitBytes.Value // 002 L2126
+	if c.Mode == Dual {
+		flit = s.Spec.Stream.DualChannelFlitBytes.Value // 002 L2127
+	}
+	bytes := int(math.Ceil(float64(pk) * s.ElemBytes(x)))
+	return float64(steps * ((bytes + flit - 1) / flit))
 }

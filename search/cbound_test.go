@@ -413,14 +413,16 @@ func TestDMAIssueBoundsBelow(t *testing.T) {
 	}
 }
 
-// TestFetchBoundBelow: fetchBound, the streamed operand's fetch with a
+// TestStreamBoundsBelow: fetchBound, the streamed operand's fetch with a
 // packet whose innermost digit is not innermost in the DM layout (one read
-// per element, 002 L1757-1761, L2060), is at most the fetch stage's cycles
-// of every main chain of every legal candidate it makes a claim for, over
-// every digit order of a qk-shaped contraction (K streamed or stationary,
-// switched or not); and it equals them on some (an overestimate by one
-// read a packet fails).
-func TestFetchBoundBelow(t *testing.T) {
+// per element, 002 L1757-1761, L2060), and switchBound, a switched
+// candidate's switch (ring × input time × flits a packet, 002 L3523-3526),
+// are at most the fetch and switch stages' cycles of every main chain of
+// every legal candidate they make a claim for, over the named and every
+// digit order of qk-shaped contractions (K streamed or stationary,
+// switched or not); and each equals them on some (an overestimate by one
+// read or one flit a packet fails).
+func TestStreamBoundsBelow(t *testing.T) {
 	if raceDetector {
 		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
 	}
@@ -429,39 +431,54 @@ func TestFetchBoundBelow(t *testing.T) {
 		newSpace(t, loadWorkload(t, "name: fetch-qk\neinsum: HGD,HSD->HGS\naxes: {H: 2, G: 4, S: 64, D: 64}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n")),
 		newSpace(t, loadWorkload(t, "name: fetch-qk-small\neinsum: HGD,HSD->HGS\naxes: {H: 2, G: 2, S: 32, D: 32}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n")).WithAllOrders(true),
 	} {
-		n, tight, switched, dual := 0, 0, 0, 0
+		type term struct {
+			name               string
+			engine             cost.Engine
+			bound              func(c *Candidate) float64
+			n, tight, sw, dual int
+		}
+		terms := []*term{
+			{name: "fetch", engine: cost.EngineFetch, bound: s.fetchBound},
+			{name: "switch", engine: cost.EngineSwitch, bound: func(c *Candidate) float64 { return s.switchBound(c, true) }},
+		}
 		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
-			b := s.fetchBound(c)
-			if b == 0 {
-				return
-			}
-			n++
-			for _, o := range x.Report.Ops {
-				if o.Context != kernel.CtxMain || o.Kind != kernel.OpChain {
+			for _, tm := range terms {
+				b := tm.bound(c)
+				if b == 0 {
 					continue
 				}
-				for _, st := range o.Cost.Stages {
-					if st.Engine != cost.EngineFetch {
+				tm.n++
+				for _, o := range x.Report.Ops {
+					if o.Context != kernel.CtxMain || o.Kind != kernel.OpChain {
 						continue
 					}
-					require.LessOrEqual(t, b, st.Cycles, "op %d of %s", o.Index, c.String(s.P))
-					if b == st.Cycles {
-						tight++
-						if c.Switch {
-							switched++
+					for _, st := range o.Cost.Stages {
+						if st.Engine != tm.engine {
+							continue
 						}
-						if c.Mode == Dual {
-							dual++
+						require.LessOrEqual(t, b, st.Cycles, "%s: op %d of %s", tm.name, o.Index, c.String(s.P))
+						if b == st.Cycles {
+							tm.tight++
+							if c.Switch {
+								tm.sw++
+							}
+							if c.Mode == Dual {
+								tm.dual++
+							}
 						}
 					}
 				}
 			}
 		})
 		name := []string{"qk", "qk-small over every order"}[i]
-		assert.Positive(t, n, name)
-		assert.Positive(t, tight, "%s: the bound equals the fetch somewhere", name)
-		assert.Positive(t, switched, "%s: and on a switched candidate", name)
-		assert.Positive(t, dual, "%s: and in dual channel mode", name)
-		t.Logf("%s: %d candidates with a claim; the bound equals a main chain's fetch %d times (%d switched, %d dual)", name, n, tight, switched, dual)
+		for _, tm := range terms {
+			assert.Positive(t, tm.n, "%s %s", name, tm.name)
+			assert.Positive(t, tm.tight, "%s: the %s bound equals the stage somewhere", name, tm.name)
+			assert.Positive(t, tm.sw, "%s: the %s bound equals the stage on a switched candidate", name, tm.name)
+			if tm.name == "fetch" || i == 0 {
+				assert.Positive(t, tm.dual, "%s: the %s bound equals the stage in dual channel mode", name, tm.name)
+			}
+			t.Logf("%s, %s: %d candidates with a claim; the bound equals a main chain's stage %d times (%d switched, %d dual)", name, tm.name, tm.n, tm.tight, tm.sw, tm.dual)
+		}
 	}
 }
