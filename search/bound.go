@@ -107,6 +107,12 @@ func (s *Space) boundsWith(c *Candidate, loads *[NumTensors]dmaLoad) bounds {
 	}
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
 	b.compute = fixed + packets
+	if c.Switch {
+		// The main chains' switches, one after the other on the main
+		// context: at least the streamed operand's time positions over
+		// all tiles, a packet's flits each (switchBound).
+		b.compute = max(b.compute, fixed+s.switchTotal(c))
+	}
 	rate := s.hbmReadBytesPerCycle()
 	for t := range 2 {
 		o := &s.P.In[t]

@@ -518,10 +518,35 @@ func (s *Space) switchBound(c *Candidate, bcast bool) float64 {
 			steps *= c.Factor(a, Time)
 		}
 	}
+	return float64(steps * s.flits(c, pk))
+}
+
+// flits returns the switch flits of one packet of pk elements of c's
+// streamed operand: 32 bytes each, 64 in dual channel mode (002
+// L2125-2127, L3526).
+func (s *Space) flits(c *Candidate, pk int) int {
 	flit := s.Spec.Stream.FlitBytes.Value // 002 L2126
 	if c.Mode == Dual {
 		flit = s.Spec.Stream.DualChannelFlitBytes.Value // 002 L2127
 	}
-	bytes := int(math.Ceil(float64(pk) * s.ElemBytes(x)))
-	return float64(steps * ((bytes + flit - 1) / flit))
+	bytes := int(math.Ceil(float64(pk) * s.ElemBytes(1-int(c.Stationary))))
+	return (bytes + flit - 1) / flit
+}
+
+// switchTotal is switchBound summed over a switched candidate's tile
+// steps, from its Cluster, Slice, Row, Packet and mode alone: every
+// position of the streamed operand's axes above its packet and below its
+// slices passes the switch once at least, in each tile step that holds it,
+// at a packet's flits each (002 L3523-3526).
+func (s *Space) switchTotal(c *Candidate) float64 {
+	x := 1 - int(c.Stationary)
+	in := &s.P.In[x]
+	steps, pk := 1, 1
+	for a, ax := range s.P.Axes {
+		if in.Has(ax.Name) {
+			steps *= ax.Size / (c.Factor(a, Cluster) * c.Factor(a, Slice) * c.Factor(a, Row) * c.Factor(a, Packet))
+			pk *= c.Factor(a, Packet)
+		}
+	}
+	return float64(steps * s.flits(c, pk))
 }
