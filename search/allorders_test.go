@@ -214,8 +214,8 @@ chips: 1
 
 // TestOrderFreeRefusals: a candidate the engines refuse by one of
 // orderFreeRules is refused in every digit order and DM layout (by that
-// rule, or by another the engines check before it), and the refusal memo,
-// told of its zero-order form's refusal in HBM layouts (tryBound), answers
+// rule, or by another the engines check before it), and the refusal cache,
+// told of its zero-order form's refusal in HBM layouts (refusals.put), answers
 // for the others with that rule without building them.
 func TestOrderFreeRefusals(t *testing.T) {
 	if raceDetector {
@@ -225,6 +225,7 @@ func TestOrderFreeRefusals(t *testing.T) {
 	s := newAllOrdersSpace(t, accCapGEMM).WithMaxTiles(1) // untiled: the tile digit's orders are the others' times a few
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 	require.NoError(t, err)
+	ev.refused = newRefusals()
 	rule := func(err error) string {
 		var v *engines.Violation
 		if errors.As(err, &v) {
@@ -244,7 +245,11 @@ func TestOrderFreeRefusals(t *testing.T) {
 		k := refusalKey(&c)
 		r, ok := plain[k]
 		if !ok {
-			r = rule(ev.tryBound(&k).err)
+			o := ev.tryBound(&k)
+			if o.lowered {
+				ev.refused.put(&k, o.err)
+			}
+			r = rule(o.err)
 			plain[k] = r
 		}
 		if !orderFreeRules[r] {
@@ -260,7 +265,7 @@ func TestOrderFreeRefusals(t *testing.T) {
 		if rule(err) == r {
 			same++
 		}
-		got, ok := s.memo.refusal(&c)
+		got, ok := ev.refused.get(&c)
 		require.True(t, ok, "the memo knows %s", c.String(s.P))
 		require.Equal(t, r, rule(got))
 		checked++

@@ -199,6 +199,9 @@ type bnb struct {
 	speculated map[Candidate]exactOut
 	// tracks follows the skeletons whose tilings are queued (finished).
 	tracks map[Skeleton]*skeletonTrack
+	// refused is the search's cache of order-free refusals, shared by
+	// the workers' evaluators.
+	refused *refusals
 	// outs is evaluateBounds's buffer.
 	outs []boundOut
 	// window is a skeleton's first window; relists counts the listings
@@ -233,7 +236,11 @@ func newBnB(s *Space, opts Options) (*bnb, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv := &bnb{s: s, e: e, opts: opts, res: res, st: &res.Stats, ev: ev, pool: pool,
+	refused := newRefusals()
+	for _, w := range pool.evs {
+		w.refused = refused
+	}
+	sv := &bnb{s: s, e: e, opts: opts, res: res, st: &res.Stats, ev: ev, pool: pool, refused: refused,
 		top: max(opts.Top, 1), n: len(s.P.Axes), start: start, every: opts.ProgressEvery,
 		cur: math.Inf(1), level: 2 * float64(s.Spec.DMA.StartupCycles.Value), incumbentBound: math.Inf(1),
 		expanded: map[itemKey]expansion{}, speculated: map[Candidate]exactOut{}, tracks: map[Skeleton]*skeletonTrack{}}
@@ -744,13 +751,21 @@ func (sv *bnb) losesTie(c *Candidate, b float64) bool {
 	return len(sv.res.Top) == sv.top && b == sv.incumbentBound && c.String(sv.s.P) > sv.res.Top[sv.top-1].key
 }
 
+// boundChunk is how many candidates the workers build and bound at a
+// time. It does not depend on the workers: the order-free refusals a
+// chunk finds are cached after it, in the candidates' order, so that the
+// rule each refusal is counted under is the same for any number of
+// workers (a cached refusal names its rule where a fresh lowering may
+// report an earlier stage's first).
+const boundChunk = 64
+
 // evaluateBounds is evaluate with pruning: the candidates whose
 // bounds are at most x (the incumbent does not move meanwhile) are
 // built, lowered and priced with DMA lower bounds by the workers, a
 // chunk at a time, and accounted in order.
 func (sv *bnb) evaluateBounds(q *queued, x float64) []scored {
 	list := q.cands
-	chunk := 16 * len(sv.pool.evs)
+	chunk := boundChunk
 	for len(list) > 0 && list[0].bound <= x {
 		k, limit := 0, chunk
 		if sv.opts.MaxEvaluations > 0 {
@@ -768,6 +783,11 @@ func (sv *bnb) evaluateBounds(q *queued, x float64) []scored {
 		sv.outs = sv.outs[:k]
 		sv.pool.bounds(list[:k], sv.outs)
 		sv.sinceFirst += k
+		for i := range k {
+			if o := &sv.outs[i]; o.lowered {
+				sv.refused.put(&list[i].c, o.err)
+			}
+		}
 		for i := range k {
 			sc := &list[i]
 			sv.st.Evaluated++

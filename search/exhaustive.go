@@ -214,6 +214,8 @@ type evaluator struct {
 	win     []winKey
 	// dma caches the tensors' DMA loads of the candidates listed.
 	dma dmaCache
+	// refused is the search's cache of order-free refusals (nil: none).
+	refused *refusals
 }
 
 func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {

@@ -23,10 +23,6 @@ type exprMemo struct {
 	// key.
 	differs map[differKey]bool
 	runs    map[differKey]float64
-	// refusals caches the engines' refusals by a rule that reads neither
-	// the digit orders nor the DM layouts (orderFreeRules), keyed by the
-	// candidate with both cleared (refusalKey).
-	refusals map[Candidate]error
 }
 
 type differKey struct {
@@ -40,8 +36,7 @@ type normEntry struct{ in, out *mapping.Expr }
 const maxMemoEntries = 1 << 16
 
 func newExprMemo() *exprMemo {
-	return &exprMemo{norm: map[uint64][]normEntry{}, differs: map[differKey]bool{}, runs: map[differKey]float64{},
-		refusals: map[Candidate]error{}}
+	return &exprMemo{norm: map[uint64][]normEntry{}, differs: map[differKey]bool{}, runs: map[differKey]float64{}}
 }
 
 // normalize is mapping.Normalize(e), cached.
@@ -127,30 +122,39 @@ func refusalKey(c *Candidate) Candidate {
 	return k
 }
 
-// refusal returns the cached refusal of c's other orders and layouts
-// (refusals).
-func (m *exprMemo) refusal(c *Candidate) (error, bool) {
-	if m == nil {
+// refusals caches one search's refusals by a rule that reads neither the
+// digit orders nor the DM layouts (orderFreeRules), keyed by the
+// candidate with both cleared (refusalKey). It belongs to a search, not to
+// its Space, and the branch and bound writes it only between chunks of
+// bound evaluations, in the candidates' order (bnb.evaluateBounds): a
+// refusal found in the cache is counted under the cached rule, where a
+// fresh lowering may report an earlier stage's first, so the counts
+// would otherwise depend on the searches run before on the same Space
+// and on which worker lowered what first. The workers read it
+// concurrently while nothing writes it.
+type refusals struct {
+	m map[Candidate]error
+}
+
+func newRefusals() *refusals { return &refusals{m: map[Candidate]error{}} }
+
+// get returns the cached refusal of c's other orders and layouts.
+func (r *refusals) get(c *Candidate) (error, bool) {
+	if r == nil {
 		return nil, false
 	}
-	k := refusalKey(c)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	err, ok := m.refusals[k]
+	err, ok := r.m[refusalKey(c)]
 	return err, ok
 }
 
-// refuse caches err, c's refusal, when its rule is order-free.
-func (m *exprMemo) refuse(c *Candidate, err error) {
+// put caches err, c's refusal, when its rule is order-free.
+func (r *refusals) put(c *Candidate, err error) {
 	var v *engines.Violation
-	if m == nil || !errors.As(err, &v) || !orderFreeRules[v.Rule.ID] {
+	if r == nil || !errors.As(err, &v) || !orderFreeRules[v.Rule.ID] {
 		return
 	}
-	k := refusalKey(c)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.refusals) >= maxMemoEntries {
-		clear(m.refusals)
+	if len(r.m) >= maxMemoEntries {
+		clear(r.m)
 	}
-	m.refusals[k] = err
+	r.m[refusalKey(c)] = err
 }

@@ -27,12 +27,16 @@ type boundOut struct {
 	err error
 	// priced is set when the program was priced (a bound evaluation).
 	priced bool
+	// lowered is set when err is the engines' refusal of a lowering (not
+	// the cache's): the accounting caches it (refusals.put) in the
+	// candidates' order.
+	lowered bool
 }
 
 // tryBound builds, lowers and prices c with DMA lower bounds. It does not
 // touch the statistics (account does).
 func (e *evaluator) tryBound(c *Candidate) boundOut {
-	if err, ok := e.s.memo.refusal(c); ok {
+	if err, ok := e.refused.get(c); ok {
 		return boundOut{err: err}
 	}
 	p, err := e.build(c)
@@ -40,8 +44,7 @@ func (e *evaluator) tryBound(c *Candidate) boundOut {
 		return boundOut{err: err}
 	}
 	if err := e.low.lower(p); err != nil {
-		e.s.memo.refuse(c, err)
-		return boundOut{err: err}
+		return boundOut{err: err, lowered: true}
 	}
 	return e.priceBound(p)
 }
