@@ -60,32 +60,29 @@ func TestWorkersDeterministicAtBudget(t *testing.T) {
 	require.NoError(t, err)
 	s, err := NewSpace(p, engines.Default())
 	require.NoError(t, err)
-	var want []byte
-	for _, n := range []int{1, 3} {
-		r, err := Solve(s, Options{Workers: n, MaxEvaluations: 1000})
-		require.NoError(t, err)
-		require.NotNil(t, r.Best, "%d workers", n)
+	// Stopped by the budget, with a plan.
+	samePlans(t, s, Options{MaxEvaluations: 1000}, []int{1, 3}, func(r *Result) {
+		require.NotNil(t, r.Best)
 		assert.Equal(t, StoppedBudget, r.Stats.Stopped)
-		pl, err := r.Plan()
-		require.NoError(t, err)
-		data, err := pl.Marshal()
-		require.NoError(t, err)
-		if want == nil {
-			want = data
-			continue
-		}
-		assert.Equal(t, string(want), string(data), "%d workers", n)
-	}
+	})
 	// The whole search, on the same Space after those: the rule each
 	// refusal is counted under does not depend on the workers nor on the
 	// searches before (the order-free refusals are the search's, cached
 	// between chunks in the candidates' order: refusals). Both differed:
 	// FE-R5 1,130 and RED-R9 34 on one worker, 1,113 and 51 on three.
-	want = nil
-	for _, n := range []int{1, 3, 1} {
-		r, err := Solve(s, Options{Workers: n})
+	samePlans(t, s, Options{}, []int{1, 3, 1}, func(r *Result) { require.True(t, r.Proof.Proven) })
+}
+
+// samePlans solves s with opts on each number of workers in turn, checks
+// each result, and asserts byte-identical plans (statistics included).
+func samePlans(t *testing.T, s *Space, opts Options, workers []int, check func(*Result)) {
+	t.Helper()
+	var want []byte
+	for _, n := range workers {
+		opts.Workers = n
+		r, err := Solve(s, opts)
 		require.NoError(t, err)
-		require.True(t, r.Proof.Proven, "%d workers", n)
+		check(r)
 		pl, err := r.Plan()
 		require.NoError(t, err)
 		data, err := pl.Marshal()
