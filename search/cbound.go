@@ -74,11 +74,7 @@ func (s *Space) candidateBoundOf(c *Candidate, layout bool) float64 {
 	for t := range NumTensors {
 		loads[t] = s.tensorDMA(c, t, true, layout)
 	}
-	chain := s.switchBound(c, layout)
-	if layout {
-		chain = max(chain, s.fetchBound(c))
-	}
-	return s.loadsBound(c, &loads, chain)
+	return s.loadsBound(c, &loads, max(s.fetchBound(c, layout), s.switchBound(c, layout)))
 }
 
 // loadsBound is the candidate bound given each tensor's DMA load and a
@@ -125,7 +121,7 @@ func (s *Space) candidateBoundCached(c *Candidate, m *dmaCache) float64 {
 		}
 		loads[t] = m.load[t]
 	}
-	return s.loadsBound(c, &loads, max(s.fetchBound(c), s.switchBound(c, true)))
+	return s.loadsBound(c, &loads, max(s.fetchBound(c, true), s.switchBound(c, true)))
 }
 
 // tileShape is a candidate's tile loops: their counts, outermost first,
@@ -404,29 +400,29 @@ func (s *Space) vectorPasses(c *Candidate, steps int) float64 {
 }
 
 // fetchBound returns a lower bound on the cycles of each main chain's
-// fetch of the streamed operand X under c's DM layout, 0 where it makes
-// no claim. The Fetch Engine reads a packet fetch_size bytes at a time,
-// and fetch_size divides gcd(packet, contiguous run) (002 L1757-1761):
-// #cycles = Time::SIZE × ceil(Packet::SIZE / fetch_size) (002 L2060),
-// halved for multi-read packets in dual channel mode (002 L2140-2141;
-// cost.Fetch). Under the HBM-order DM layout (build.xElement) the DM
-// element's innermost digit is the lowest-nested Time, Row or Packet digit
-// of X's innermost HBM axis that has one (a switched candidate's ring
-// block leaves its axis's Row and Packet digits innermost, and its kept
-// Time digit only without them). When that is not the packet's innermost
-// digit (build.packet: the last packet axis's Packet digit), the packet's
-// innermost digit steps DM by more than one element, so the contiguous run
-// is one element and every element of the packet is a read. The fetch
-// Time is X's time digits, with the stationary operand's free axes when the
-// fetch repeats them (BcastFetch), each slice of a switch's ring fetching
-// its share (Space.SwitchBlock, 002 L3150-3157). The computation-order
-// layout puts the packet innermost: no claim, as for a layout that is not
-// plain and a packet of one element (the chain's cycle a packet counts it).
-func (s *Space) fetchBound(c *Candidate) float64 {
+// fetch of the streamed operand X, 0 for a packet of one element (the
+// chain's cycle a packet counts it). The Fetch Engine reads a packet
+// fetch_size bytes at a time, at most the largest main-context size
+// (32 bytes), and fetch_size divides gcd(packet, contiguous run) (002
+// L1757-1761): #cycles = Time::SIZE × ceil(Packet::SIZE / fetch_size)
+// (002 L2060), halved for multi-read packets in dual channel mode (002
+// L2140-2141; cost.Fetch). So a 64-byte packet takes two reads at least.
+// With layout, c's DM layouts are known: under the HBM-order DM layout
+// (build.xElement) the DM element's innermost digit is the lowest-nested
+// Time, Row or Packet digit of X's innermost HBM axis that has one (a
+// switched candidate's ring block leaves its axis's Row and Packet digits
+// innermost, and its kept Time digit only without them). When that is not
+// the packet's innermost digit (build.packet: the last packet axis's
+// Packet digit), the packet's innermost digit steps DM by more than one
+// element, so the contiguous run is one element and every element of the
+// packet is a read. The computation-order layout puts the packet
+// innermost, and a layout that is not plain is not claimed. The fetch
+// Time is X's time digits, with the stationary operand's free axes when
+// the fetch repeats them (BcastFetch, counted with layout: the broadcast
+// place is set by then), each slice of a switch's ring fetching its share
+// (Space.SwitchBlock, 002 L3150-3157).
+func (s *Space) fetchBound(c *Candidate, layout bool) float64 {
 	x := 1 - int(c.Stationary)
-	if c.Layout[x] != LayoutHBM || !s.PlainLayout(x) {
-		return 0
-	}
 	in := &s.P.In[x]
 	// The packet's innermost digit: its output axes, then its contracted
 	// ones, each in X's HBM order (newBuild), the last.
@@ -443,15 +439,49 @@ func (s *Space) fetchBound(c *Candidate) float64 {
 	if pk <= 1 {
 		return 0
 	}
+	maxFetch := 0
+	for _, f := range s.Spec.Fetch.MainFetchSizes.Value {
+		maxFetch = max(maxFetch, f)
+	}
+	if maxFetch <= 0 {
+		return 0
+	}
+	per := (int(math.Ceil(float64(pk)*s.ElemBytes(x))) + maxFetch - 1) / maxFetch
+	if layout && s.elementReads(c, order, last) {
+		per = pk
+	}
+	steps := 1
+	for a, ax := range s.P.Axes {
+		if in.Has(ax.Name) || layout && c.Bcast == BcastFetch && s.Role(a, c.Stationary) == RoleFW {
+			steps *= c.Factor(a, Time)
+		}
+	}
+	if c.Switch {
+		steps /= s.Ring(c)
+	}
+	if c.Mode == Dual {
+		per = (per + 1) / 2
+	}
+	return float64(steps * per)
+}
+
+// elementReads reports whether the streamed operand's packet is read an
+// element at a time under c's DM layout (fetchBound): the HBM-order layout
+// of a plain tensor whose DM element's innermost digit is not the
+// packet's innermost digit, the Packet digit of axis last.
+func (s *Space) elementReads(c *Candidate, order []int, last int) bool {
+	x := 1 - int(c.Stationary)
+	if c.Layout[x] != LayoutHBM || !s.PlainLayout(x) {
+		return false
+	}
 	var blk [MaxAxes]int32
 	if c.Switch {
 		var ok bool
 		if blk, _, ok = s.SwitchBlock(c); !ok {
-			return 0 // the builder refuses it
+			return false // the builder refuses it
 		}
 	}
-	innerAxis, innerLevel := -1, Level(0)
-	for i := len(order) - 1; i >= 0 && innerAxis < 0; i-- {
+	for i := len(order) - 1; i >= 0; i-- {
 		a := order[i]
 		levels := c.Digits[a].Levels()
 		kept := c.Factor(a, Time)
@@ -468,28 +498,11 @@ func (s *Space) fetchBound(c *Candidate) float64 {
 				f = kept
 			}
 			if l >= Time && f > 1 {
-				innerAxis, innerLevel = a, l
-				break
+				return a != last || l != Packet
 			}
 		}
 	}
-	if innerAxis < 0 || innerAxis == last && innerLevel == Packet {
-		return 0
-	}
-	steps := 1
-	for a, ax := range s.P.Axes {
-		if in.Has(ax.Name) || c.Bcast == BcastFetch && s.Role(a, c.Stationary) == RoleFW {
-			steps *= c.Factor(a, Time)
-		}
-	}
-	if c.Switch {
-		steps /= s.Ring(c)
-	}
-	per := pk
-	if c.Mode == Dual {
-		per = (pk + 1) / 2
-	}
-	return float64(steps * per)
+	return false
 }
 
 // switchBound returns a lower bound on the cycles of each main chain's

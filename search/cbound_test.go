@@ -438,7 +438,7 @@ func TestStreamBoundsBelow(t *testing.T) {
 			n, tight, sw, dual int
 		}
 		terms := []*term{
-			{name: "fetch", engine: cost.EngineFetch, bound: s.fetchBound},
+			{name: "fetch", engine: cost.EngineFetch, bound: func(c *Candidate) float64 { return s.fetchBound(c, true) }},
 			{name: "switch", engine: cost.EngineSwitch, bound: func(c *Candidate) float64 { return s.switchBound(c, true) }},
 		}
 		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
