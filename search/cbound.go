@@ -427,12 +427,13 @@ func (s *Space) fetchBound(c *Candidate, layout bool) float64 {
 	// The packet's innermost digit: its output axes, then its contracted
 	// ones, each in X's HBM order (newBuild), the last.
 	order := s.HBMOrder(x)
-	pk, last := 1, -1
+	pk := 1
+	var packetAxes []int
 	for _, contracted := range []bool{false, true} {
 		for _, a := range order {
 			if f := c.Factor(a, Packet); f > 1 && (s.P.Axes[a].Class == Contracted) == contracted {
 				pk *= f
-				last = a
+				packetAxes = append(packetAxes, a)
 			}
 		}
 	}
@@ -443,13 +444,17 @@ func (s *Space) fetchBound(c *Candidate, layout bool) float64 {
 	for _, f := range s.Spec.Fetch.MainFetchSizes.Value {
 		maxFetch = max(maxFetch, f)
 	}
-	if maxFetch <= 0 {
+	elem := s.ElemBytes(x)
+	fetchElems := int(float64(maxFetch) / elem) // at most 32 bytes a read
+	if fetchElems <= 0 {
 		return 0
 	}
-	per := (int(math.Ceil(float64(pk)*s.ElemBytes(x))) + maxFetch - 1) / maxFetch
-	if layout && s.elementReads(c, order, last) {
-		per = pk
+	if layout {
+		if run := s.packetRun(c, order, packetAxes); run > 0 {
+			fetchElems = min(fetchElems, run)
+		}
 	}
+	per := (pk + fetchElems - 1) / fetchElems
 	steps := 1
 	for a, ax := range s.P.Axes {
 		if in.Has(ax.Name) || layout && c.Bcast == BcastFetch && s.Role(a, c.Stationary) == RoleFW {
@@ -465,44 +470,74 @@ func (s *Space) fetchBound(c *Candidate, layout bool) float64 {
 	return float64(steps * per)
 }
 
-// elementReads reports whether the streamed operand's packet is read an
-// element at a time under c's DM layout (fetchBound): the HBM-order layout
-// of a plain tensor whose DM element's innermost digit is not the
-// packet's innermost digit, the Packet digit of axis last.
-func (s *Space) elementReads(c *Candidate, order []int, last int) bool {
+// packetRun returns an upper bound on the contiguous run, in elements, of
+// the streamed operand's packet under c's DM layout (fetchBound), 0 for no
+// claim: under the HBM-order layout of a plain tensor (build.xElement),
+// the DM element's digits innermost first are each axis's Time, Row and
+// Packet digits in X's HBM order, innermost axis first, each axis's
+// lowest-nested first (a switched candidate's ring block leaves its axis's
+// Row and Packet digits innermost, and its kept Time digit above them).
+// The packet's digits innermost first are the Packet digits of
+// packetAxes, the last first (build.packet). The run is one element when
+// the packet's innermost digit is not the element's innermost, and that
+// digit's extent when the packet's next digit is not the element's next.
+func (s *Space) packetRun(c *Candidate, order, packetAxes []int) int {
 	x := 1 - int(c.Stationary)
-	if c.Layout[x] != LayoutHBM || !s.PlainLayout(x) {
-		return false
+	if c.Layout[x] != LayoutHBM || !s.PlainLayout(x) || len(packetAxes) == 0 {
+		return 0
 	}
 	var blk [MaxAxes]int32
 	if c.Switch {
 		var ok bool
 		if blk, _, ok = s.SwitchBlock(c); !ok {
-			return false // the builder refuses it
+			return 0 // the builder refuses it
 		}
 	}
-	for i := len(order) - 1; i >= 0; i-- {
+	// The element's two innermost digits (axis, level).
+	type digit struct {
+		a int
+		l Level
+	}
+	var inner []digit
+	for i := len(order) - 1; i >= 0 && len(inner) < 2; i-- {
 		a := order[i]
 		levels := c.Digits[a].Levels()
 		kept := c.Factor(a, Time)
+		keptLast := false // the kept Time digit above the Row and Packet part
 		if c.Switch && blk[a] > 1 {
 			kept /= int(blk[a])
-			if c.Factor(a, Row) > 1 || c.Factor(a, Packet) > 1 {
-				kept = 1 // part(a, Row, Packet) follows the kept digit
-			}
+			keptLast = true
 		}
+		var ds []digit
 		for j := len(levels) - 1; j >= 0; j-- {
 			l := levels[j]
 			f := c.Factor(a, l)
 			if l == Time {
+				if keptLast {
+					continue
+				}
 				f = kept
 			}
 			if l >= Time && f > 1 {
-				return a != last || l != Packet
+				ds = append(ds, digit{a, l})
 			}
 		}
+		if keptLast && kept > 1 {
+			ds = append(ds, digit{a, Time})
+		}
+		inner = append(inner, ds...)
 	}
-	return false
+	last := packetAxes[len(packetAxes)-1]
+	if len(inner) == 0 || inner[0] != (digit{last, Packet}) {
+		return 1
+	}
+	if len(packetAxes) == 1 {
+		return 0 // the run may go on past the packet
+	}
+	if len(inner) < 2 || inner[1] != (digit{packetAxes[len(packetAxes)-2], Packet}) {
+		return c.Factor(last, Packet)
+	}
+	return 0
 }
 
 // switchBound returns a lower bound on the cycles of each main chain's
