@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -245,7 +246,7 @@ func TestOrderFreeRefusals(t *testing.T) {
 		k := refusalKey(&c)
 		r, ok := plain[k]
 		if !ok {
-			o := ev.tryBound(&k)
+			o := ev.tryBound(&k, math.Inf(1))
 			if o.lowered {
 				ev.refused.put(&k, o.err)
 			}

@@ -781,7 +781,14 @@ func (sv *bnb) evaluateBounds(q *queued, x float64) []scored {
 			sv.outs = make([]boundOut, k)
 		}
 		sv.outs = sv.outs[:k]
-		sv.pool.bounds(list[:k], sv.outs)
+		// The cut for the bank-run bound: the incumbent as the chunk
+		// starts, the same for every worker (it only falls, so a
+		// candidate above it is above it when accounted).
+		cut := sv.incumbentBound
+		if sv.opts.NoPrune {
+			cut = math.Inf(1)
+		}
+		sv.pool.bounds(list[:k], sv.outs, cut)
 		sv.sinceFirst += k
 		for i := range k {
 			if o := &sv.outs[i]; o.lowered {
@@ -791,7 +798,10 @@ func (sv *bnb) evaluateBounds(q *queued, x float64) []scored {
 		for i := range k {
 			sc := &list[i]
 			sv.st.Evaluated++
-			if b, why, ok := sv.ev.account(sv.outs[i]); !ok {
+			if sv.outs[i].early {
+				sv.st.BankBounded++
+				q.legal = true // not known illegal
+			} else if b, why, ok := sv.ev.account(sv.outs[i]); !ok {
 				q.rule = why
 			} else {
 				q.legal = true
@@ -1135,7 +1145,8 @@ type queued struct {
 	// queued under its placement bound until its skeletons are listed.
 	placement bool
 	c         Candidate
-	// legal is set once a candidate of the skeleton was legal; rule is
+	// legal is set once a candidate of the skeleton was legal, or was
+	// bounded out by its bank run unchecked (not known illegal); rule is
 	// the last rule that rejected one.
 	legal bool
 	rule  string

@@ -486,3 +486,47 @@ func TestStreamBoundsBelow(t *testing.T) {
 		}
 	}
 }
+
+// TestBankBoundBelow: the bank-run bound (evaluator.bankBound: a
+// candidate whose contracting main chains each fetch 64 reads in a row
+// from one DM bank runs them apart from the DMA, MEM-R1, 002 L2909) is at
+// most the exact price of every legal candidate it makes a claim for, on
+// projections whose weight's time steps fall on one bank in some layouts;
+// where it makes a claim the priced main chains are the ones serialized
+// with DMA; and it adds to the candidate bound somewhere.
+func TestBankBoundBelow(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	for _, src := range []string{
+		"name: bank-proj\neinsum: SD,DHK->SHK\naxes: {S: 32, D: 128, H: 4, K: 16}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n",
+		"name: bank-gemm\neinsum: IK,KJ->IJ\naxes: {I: 32, J: 32, K: 256}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n",
+	} {
+		s := newSpace(t, loadWorkload(t, src))
+		ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+		require.NoError(t, err)
+		n, adds := 0, 0
+		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
+			p, err := ev.build(c)
+			require.NoError(t, err)
+			b := ev.bankBound(c, p)
+			if b == 0 {
+				return
+			}
+			n++
+			require.LessOrEqual(t, b, x.Report.Cycles, c.String(s.P))
+			for _, o := range x.Report.Ops {
+				if o.Context == kernel.CtxMain && o.Kind == kernel.OpChain && o.Cost.BankRun > 0 {
+					assert.True(t, o.Cost.SerializeWithDMA || o.Cost.BankRun < s.Spec.DM.BankStarvation.ConsecutiveAccessLimit.Value, c.String(s.P))
+				}
+			}
+			if b > s.candidateBound(c) {
+				adds++
+			}
+		})
+		t.Logf("%s: %d legal candidates with a claim, above the candidate bound on %d", src[6:15], n, adds)
+		assert.Positive(t, n, src[6:15])
+		assert.Positive(t, adds, src[6:15])
+	}
+}

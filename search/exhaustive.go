@@ -116,6 +116,13 @@ type Stats struct {
 	// (a lower bound from their fields alone) could not beat the
 	// incumbent.
 	Skipped int
+	// BankBounded counts the candidates built but neither lowered nor
+	// priced: each of their contracting main chains fetches 64
+	// consecutive reads from one DM bank, so that it runs apart from every
+	// DMA command (MEM-R1, 002 L2909), and that bound could not beat the
+	// incumbent (evaluator.bankBound). Neither Legal nor Pruned counts
+	// them: the engines did not check them.
+	BankBounded int
 	// Illegal counts rejected candidates by rule (or error kind).
 	Illegal map[string]*RuleStat
 	// LowerHits and LowerMisses count the op lowering memo's lookups.
@@ -216,6 +223,9 @@ type evaluator struct {
 	dma dmaCache
 	// refused is the search's cache of order-free refusals (nil: none).
 	refused *refusals
+	// banks caches whether a main chain's fetch serializes with DMA by
+	// its request (bankBound).
+	banks map[bankKey]bool
 }
 
 func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {

@@ -31,17 +31,26 @@ type boundOut struct {
 	// the cache's): the accounting caches it (refusals.put) in the
 	// candidates' order.
 	lowered bool
+	// early is set when b is the bank-run bound of the built program
+	// (evaluator.bankBound) and exceeded the cut: the candidate was
+	// neither lowered nor priced.
+	early bool
 }
 
-// tryBound builds, lowers and prices c with DMA lower bounds. It does not
-// touch the statistics (account does).
-func (e *evaluator) tryBound(c *Candidate) boundOut {
+// tryBound builds, lowers and prices c with DMA lower bounds. A built
+// candidate whose bank-run bound (bankBound) exceeds cut is neither
+// lowered nor priced: that bound is returned, early. It does not touch
+// the statistics (account does).
+func (e *evaluator) tryBound(c *Candidate, cut float64) boundOut {
 	if err, ok := e.refused.get(c); ok {
 		return boundOut{err: err}
 	}
 	p, err := e.build(c)
 	if err != nil {
 		return boundOut{err: err}
+	}
+	if b := e.bankBound(c, p); b > cut {
+		return boundOut{b: b, early: true}
 	}
 	if err := e.low.lower(p); err != nil {
 		return boundOut{err: err, lowered: true}
@@ -101,8 +110,8 @@ func newWorkers(ev *evaluator, n int) (*workers, error) {
 
 // bounds fills out[i] with tryBound of cs[i].c, shared out among the
 // workers.
-func (w *workers) bounds(cs []scored, out []boundOut) {
-	w.each(len(cs), func(e *evaluator, i int) { out[i] = e.tryBound(&cs[i].c) })
+func (w *workers) bounds(cs []scored, out []boundOut, cut float64) {
+	w.each(len(cs), func(e *evaluator, i int) { out[i] = e.tryBound(&cs[i].c, cut) })
 }
 
 // exactOut is a candidate's exact price, or the error that rejects it.

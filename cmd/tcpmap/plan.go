@@ -486,6 +486,9 @@ func writeSearchStats(w io.Writer, res *search.Result) {
 		}
 		fmt.Fprintf(w, "sat: %d models (placements), %d solves, %d skeletons with no legal candidate, %d placements cut by a bound, %d skeletons and %d tilings bounded out%s, %d clauses\n",
 			st.SAT.Models, st.SAT.Solves, st.SAT.IllegalSkeletons, st.SAT.Placements, st.SAT.BoundSkips, st.SAT.TilingSkips, orders, st.SAT.Clauses)
+		if st.BankBounded > 0 {
+			fmt.Fprintf(w, "  %d candidates built and bounded out unlowered: their main chains fetch 64 reads in a row from one DM bank and run apart from the DMA (MEM-R1, 002 L2909)\n", st.BankBounded)
+		}
 	}
 	rules := st.Rules()
 	if len(rules) > 0 {
