@@ -207,14 +207,17 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad, chain floa
 	out := load[TensorOut].cycles(startup)
 	dw, dx := load[w].cycles(startup), load[x].cycles(startup)
 	first := max(dw+sub, dx, load[w].add(load[x]).cycles(startup)) + main
-	// The sub context loads W tiles[w] times, each after W's to_dm, and
-	// the last main chain follows the last load. A main chain collecting
-	// 64-byte dual-channel flits holds the sub context's channel too
-	// (002 L2127, L2142; cost's schedule), so in Dual mode every main chain
-	// and every TRF load run one after the other.
-	subPath := dw + float64(tiles[w])*sub + main + out
+	// The sub context loads W each time the tile loops change its tile
+	// (loads: a tile left and taken again is loaded again), each after
+	// W's to_dm, and the last main chain follows the last load. A main
+	// chain collecting 64-byte dual-channel flits holds the sub context's
+	// channel too (002 L2127, L2142; cost's schedule), so in Dual mode
+	// every main chain and every TRF load after the first run one after
+	// the other, from the first main chain's start.
+	lw := float64(s.loads(counts[:nt], held[w][:nt]))
+	subPath := dw + lw*sub + main + out
 	if c.Mode == Dual {
-		subPath += float64(steps-1) * main
+		subPath = first + (lw-1)*sub + float64(steps-1)*main + out
 	}
 	// With K chunks (TileK) an output tile is stored once, after its
 	// last chunk: every nk-th step.
