@@ -102,10 +102,7 @@ func (e *evaluator) bankBound(c *Candidate, p *kernel.Program) float64 {
 	}
 	per := sh.perTile(&loads)
 	all := s.allLoads(&sh, &per, s.KTiles(c))
-	packets := 1.0
-	for a, ax := range s.P.Axes {
-		packets *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
-	}
+	packets := s.packets(c)
 	main := max(packets/float64(sh.steps), s.fetchBound(c, true), s.switchBound(c, true))
 	b := float64(chains)*main + all.cycles(float64(s.Spec.DMA.StartupCycles.Value))
 	if math.IsNaN(b) || math.IsInf(b, 0) {

@@ -98,13 +98,21 @@ func (s *Space) boundsOf(c *Candidate, layout bool) bounds {
 	return s.boundsWith(c, &loads)
 }
 
+// packets is the number of packets each slice's MACs take in over the
+// kernel, at one a cycle at best: every axis's positions over its Cluster,
+// Slice, Row and Packet factors.
+func (s *Space) packets(c *Candidate) float64 {
+	n := 1.0
+	for a, ax := range s.P.Axes {
+		n *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
+	}
+	return n
+}
+
 // boundsWith is boundsOf given each tensor's DMA load (tensorDMA).
 func (s *Space) boundsWith(c *Candidate, loads *[NumTensors]dmaLoad) bounds {
 	var b bounds
-	packets := 1.0
-	for a, ax := range s.P.Axes {
-		packets *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
-	}
+	packets := s.packets(c)
 	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
 	b.compute = fixed + packets
 	if c.Switch {

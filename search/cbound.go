@@ -186,10 +186,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad, chain floa
 	startup := float64(s.Spec.DMA.StartupCycles.Value)
 	load := sh.perTile(whole)
 	w, x := int(c.Stationary), 1-int(c.Stationary)
-	packets := 1.0
-	for a, ax := range s.P.Axes {
-		packets *= float64(ax.Size) / float64(c.Factor(a, Cluster)*c.Factor(a, Slice)*c.Factor(a, Row)*c.Factor(a, Packet))
-	}
+	packets := s.packets(c)
 	main := max(packets/float64(steps), chain)
 	vec := s.vectorPasses(c, steps)
 	if r := s.Split(c); r > 1 {
