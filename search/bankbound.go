@@ -1,8 +1,6 @@
 package search
 
 import (
-	"math"
-
 	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
@@ -104,11 +102,7 @@ func (e *evaluator) bankBound(c *Candidate, p *kernel.Program) float64 {
 	all := s.allLoads(&sh, &per, s.KTiles(c))
 	packets := s.packets(c)
 	main := max(packets/float64(sh.steps), s.fetchBound(c, true), s.switchBound(c, true))
-	b := float64(chains)*main + all.cycles(float64(s.Spec.DMA.StartupCycles.Value))
-	if math.IsNaN(b) || math.IsInf(b, 0) {
-		return 0
-	}
-	return b
+	return float64(chains)*main + all.cycles(float64(s.Spec.DMA.StartupCycles.Value))
 }
 
 // contracts reports whether chain op has a contract stage.

@@ -31,7 +31,9 @@ import (
 //   - a listed tiling, under its best candidate's bound: its candidates
 //     are built and lowered in bound order up to the next item's bound,
 //     each priced with DMA commands at their lower bound and queued as a
-//     built candidate under that price;
+//     built candidate under that price (a built candidate whose main
+//     chains' DM bank runs bound it above the incumbent is dropped before
+//     the lowering: evaluator.bankBound);
 //   - a built candidate: when it comes first, it is priced exactly.
 //
 // When the solver answers UNSAT under X, every skeleton whose encoded
