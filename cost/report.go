@@ -407,8 +407,20 @@ func (m *Model) finish(p *kernel.Program) error {
 			}
 		}
 	}
+	// A tensor handed over in DM (kernel.Program.Handoff) is neither read
+	// from nor written to HBM.
+	handed := map[string]bool{}
+	for _, op := range p.Handoff {
+		name := op.Src
+		if op.Kind == kernel.OpToHBM {
+			name = op.Dst
+		}
+		if t, ok := p.Tensor(name); ok {
+			handed[t.Base()] = true
+		}
+	}
 	for _, t := range p.Tensors {
-		if t == nil || t.Mem != kernel.HBM || t.View != "" || t.Element == nil || inPlace[t.Name] {
+		if t == nil || t.Mem != kernel.HBM || t.View != "" || t.Element == nil || inPlace[t.Name] || handed[t.Name] {
 			continue
 		}
 		read := t

@@ -3,6 +3,7 @@ package engines
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"tcpmap/model/kernel"
 )
@@ -118,7 +119,7 @@ func checkChips(p *kernel.Program) *Violation {
 // destination of every DMA, and the HBM source of every to_dm.
 func dmaAlignedTensors(p *kernel.Program) map[string]bool {
 	out := map[string]bool{}
-	for _, op := range p.Ops {
+	for _, op := range slices.Concat(p.Ops, p.Handoff) {
 		switch op.Kind {
 		case kernel.OpToDM:
 			out[op.Src], out[op.Dst] = true, true

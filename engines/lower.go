@@ -112,6 +112,18 @@ func Lower(spec *Spec, p *kernel.Program) error {
 			return err
 		}
 	}
+	for i, op := range p.Handoff {
+		var err error
+		if op.DMA == nil {
+			op.DMA, err = lowerDMA(spec, p, op)
+		}
+		if err == nil {
+			err = checkDMAOp(spec, p, op)
+		}
+		if err != nil {
+			return fmt.Errorf("handoff[%d] (%s): %w", i, op.Kind, err)
+		}
+	}
 	return nil
 }
 

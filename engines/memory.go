@@ -35,7 +35,9 @@ var (
 // Footprint is where and when a tensor of a program lives.
 //
 // Liveness: a tensor is live from the first op that names it (reads or
-// writes it) to the last one, both included, in program order; the main
+// writes it) to the last one, both included, in program order (a DM
+// tensor a handoff names, from before the first op or until after the
+// last, kernel.Program.Handoff); the main
 // and sub contexts run concurrently (002 L151-153), so program order is the
 // only order the check relies on. A kernel argument or result (role Input
 // or Output) is live throughout (First = -1, Last = len(Ops)): the host owns
@@ -232,6 +234,25 @@ func (m *MemoryMap) Compute(spec *Spec, p *kernel.Program) error {
 		}
 	}
 	m.AccessAt = append(m.AccessAt, len(m.Accesses))
+	// A DM tensor the previous kernel left is live from before the first
+	// op, one the next kernel takes until after the last
+	// (kernel.Program.Handoff).
+	for i, op := range p.Handoff {
+		name, entry := op.Dst, true
+		if op.Kind == kernel.OpToHBM {
+			name, entry = op.Src, false
+		}
+		k := tensorIndex(p, name)
+		if k < 0 {
+			return fmt.Errorf("handoff[%d] (%s): unknown tensor %q", i, op.Kind, name)
+		}
+		fp := &m.Footprints[k]
+		if entry {
+			fp.First, fp.Last = -1, max(fp.Last, -1)
+		} else {
+			fp.First, fp.Last = min(fp.First, len(p.Ops)), len(p.Ops)
+		}
+	}
 	// Tensors live at the same time on common bytes (SCH-R7) or TRF
 	// regions (TRF-R8).
 	for a := range m.Footprints {

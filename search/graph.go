@@ -210,6 +210,12 @@ type GraphOptions struct {
 	// silu by its one reader), fused or not (at most MaxFusionChoices
 	// choices), and the cheapest is kept.
 	NoFuse bool
+	// NoResidency leaves every tensor in HBM between kernels. Otherwise,
+	// with VectorOps, a tensor that one Vector Engine op kernel writes and
+	// one other reads gets the choice of staying in DM between them
+	// (PlanResident; docs/spec-decisions.md "DM residency across
+	// kernels").
+	NoResidency bool
 }
 
 // MaxFusionChoices bounds the fusion choices PlanGraph compares: every
@@ -287,6 +293,12 @@ type graphModel struct {
 	// plain is the workload without fusions when w is a fusion choice
 	// (plainNone), nil otherwise.
 	plain *workload.Workload
+	// resident counts the tensors given the choice of staying in DM
+	// (addResident); dmPenalty is what an edge whose producer and consumer
+	// disagree on it costs: more than the baseline assignment, so that no
+	// optimum has one.
+	resident  int
+	dmPenalty float64
 }
 
 // PlanGraph plans a graph workload: every op's plan for every layout class,
@@ -412,6 +424,11 @@ func planGraph(w, plain *workload.Workload, o GraphOptions) (*plan.Graph, error)
 	m.plain = plain
 	if err := m.planOps(o); err != nil {
 		return nil, err
+	}
+	if o.VectorOps && !o.NoResidency {
+		if err := m.addResident(); err != nil {
+			return nil, err
+		}
 	}
 	choice, st := m.solve(o.MaxNodes)
 	if m.relayErr != nil {
@@ -978,8 +995,12 @@ func orderExpr(w *workload.Workload, axes []string) *mapping.Expr {
 	return mapping.Pair(parts...)
 }
 
-// layoutText is a tensor's layout for order (nil: its declared layout).
+// layoutText is a tensor's layout for order (nil: its declared layout;
+// plan.PlaceDM for a tensor handed over in DM).
 func (m *graphModel) layoutText(tensor string, order []string) string {
+	if isDM(order) {
+		return plan.PlaceDM
+	}
 	t := m.w.Tensor(tensor)
 	if order == nil {
 		if t.LayoutExpr != nil {
@@ -1027,8 +1048,12 @@ func (m *graphModel) edges() []gedge {
 // relayout is the cost of edge e with the producer in class a and the
 // consumer in class b.
 func (m *graphModel) relayout(e gedge, a, b int) float64 {
-	if slices.Equal(m.layoutOf(e.from, a, e.tensor), m.layoutOf(e.to, b, e.tensor)) {
+	from, to := m.layoutOf(e.from, a, e.tensor), m.layoutOf(e.to, b, e.tensor)
+	if slices.Equal(from, to) {
 		return 0
+	}
+	if isDM(from) || isDM(to) {
+		return m.dmPenalty // left in DM, read from HBM, or the reverse
 	}
 	return m.relayCost(e.tensor, m.layoutOf(e.from, a, e.tensor), m.layoutOf(e.to, b, e.tensor))
 }
@@ -1435,6 +1460,9 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 			}
 		}
 		gt.Layout = m.layoutText(t.Name, stored)
+		if isDM(stored) {
+			gt.Place, gt.Layout = plan.PlaceDM, ""
+		}
 		for _, c := range m.cons[t.Name] {
 			gt.Consumers = append(gt.Consumers, w.Ops[c].Name)
 		}
@@ -1462,7 +1490,7 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		choices += len(m.ops[i].classes)
 	}
 	g.Search = plan.GraphSearch{Method: st.method, Nodes: st.nodes, Choices: choices, LowerBound: min(st.lowerBound, c.Cycles),
-		Cached: m.cached, Searched: m.planned, Unplanned: m.unplanned}
+		Cached: m.cached, Searched: m.planned, Unplanned: m.unplanned, Resident: m.resident}
 	if st.proven {
 		g.Search.Optimal = "proven"
 		g.Search.LowerBound = c.Cycles

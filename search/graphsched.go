@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"tcpmap/cost"
 	"tcpmap/engines"
@@ -68,6 +69,10 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 	}
 	declared := map[string]*kernel.Tensor{} // graph tensors already in m
 	written := map[string]bool{}            // graph tensors a kernel of m writes
+	// left[t]: the DM tensors (merged names) a kernel left graph tensor t
+	// in (its to_hbm handoffs, kernel.Program.Handoff); the kernel that
+	// takes t reads them under those names.
+	left := map[string][]*kernel.Tensor{}
 	for i := range g.Ops {
 		o := &g.Ops[i]
 		if o.Plan == nil {
@@ -118,7 +123,28 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 				graphArg[t.Name] = true
 			}
 		}
+		// The DM tensors this kernel takes from its producer: the
+		// producer's, same address and mappings.
+		taken := map[string]string{}
+		for _, h := range p.Handoff {
+			if h.Kind != kernel.OpToDM {
+				continue
+			}
+			src, _ := p.Tensor(h.Src)
+			dst, _ := p.Tensor(h.Dst)
+			k := slices.IndexFunc(left[src.Base()], func(l *kernel.Tensor) bool {
+				return l.DType == dst.DType && l.Addr == dst.Addr && l.Chip.Equal(dst.Chip) && l.Cluster.Equal(dst.Cluster) &&
+					l.Slice.Equal(dst.Slice) && l.Element.Equal(dst.Element)
+			})
+			if k < 0 {
+				return nil, fmt.Errorf("op %s: DM tensor %s is not where a kernel before it left %s", o.Name, dst.Name, src.Base())
+			}
+			taken[dst.Name] = left[src.Base()][k].Name
+		}
 		name := func(s string) string {
+			if n, ok := taken[s]; ok {
+				return n
+			}
 			if _, ok := relaid[s]; ok && graphArg[s] {
 				return plan.RelayoutCopy(s, o.Name)
 			}
@@ -143,8 +169,18 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 				}
 			}
 		}
+		for _, h := range q.Handoff {
+			if h.Kind == kernel.OpToHBM {
+				dm, _ := q.Tensor(h.Src)
+				out, _ := p.Tensor(p.Reference.Output)
+				left[out.Base()] = append(left[out.Base()], dm)
+			}
+		}
 		for k, t := range q.Tensors {
 			src := p.Tensors[k]
+			if _, ok := taken[src.Name]; ok {
+				continue // declared by the kernel that left it
+			}
 			if src.Mem != kernel.HBM {
 				m.Tensors = append(m.Tensors, t)
 				continue

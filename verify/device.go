@@ -439,6 +439,11 @@ func Allocate(d *Device, p *kernel.Program) ([]Allocation, error) {
 		}
 	}
 	var out []Allocation
+	for _, op := range p.Handoff {
+		if op.Kind == kernel.OpToDM {
+			writes[op.Dst] = append([]int{-1}, writes[op.Dst]...) // left by the previous kernel
+		}
+	}
 	for i, t := range p.Tensors {
 		if t.Mem == kernel.HBM || len(writes[t.Name]) == 0 {
 			continue // HBM, or declared and never used

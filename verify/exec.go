@@ -169,6 +169,34 @@ func NewExecutor(dev *Device, p *kernel.Program, opts ExecOptions) (*Executor, e
 	return x, nil
 }
 
+// RunHandoffs runs the program's handoffs of one kind
+// (kernel.Program.Handoff) on the executor's device, with its run set and
+// sampling bookkeeping: the to_dm ones before Run, to set the DM the
+// previous kernel left; the to_hbm ones after it, to read the DM the kernel
+// leaves to the next one into its HBM result.
+func (x *Executor) RunHandoffs(kind kernel.OpKind) error {
+	q := &kernel.Program{Name: x.prog.Name, Axes: x.prog.Axes, Chips: x.prog.Chips, Tensors: x.prog.Tensors, Reference: x.prog.Reference}
+	for _, op := range x.prog.Handoff {
+		if op.Kind == kind {
+			q.Ops = append(q.Ops, op)
+		}
+	}
+	y := &Executor{spec: x.spec, prog: q, dev: x.dev, run: x.run, allocs: x.allocs, tainted: x.tainted,
+		hbmTainted: x.hbmTainted, hbmBytes: x.hbmBytes, origin: x.origin, originSrc: x.originSrc}
+	for i, op := range q.Ops {
+		if op.DMA == nil {
+			return fmt.Errorf("handoff %d (%s): no DMA command: lower the program first (engines.Lower)", i, op.Kind)
+		}
+		if err := engines.CheckDMACommand(x.spec, op.DMA); err != nil {
+			return fmt.Errorf("handoff %d (%s): %w", i, op.Kind, err)
+		}
+		if err := y.runDMA(op); err != nil {
+			return fmt.Errorf("handoff %d (%s): %w", i, op.Kind, err)
+		}
+	}
+	return nil
+}
+
 // Run runs the remaining ops in program order.
 func (x *Executor) Run() error {
 	for x.next < len(x.prog.Ops) {

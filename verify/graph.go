@@ -184,6 +184,7 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 		vals[t.Name] = &gval{dev: l, ref: l, err: zero}
 	}
 	rep := &GraphReport{Graph: g.Workload.Name, Seed: opts.Seed, Pass: true}
+	held := map[string][]heldDM{} // tensors left in DM, by graph tensor name
 	for i := range g.Ops {
 		o := &g.Ops[i]
 		or := GraphOpReport{Op: o.Name, Kind: o.Kind, Status: o.Status, Pass: true}
@@ -250,7 +251,7 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			why := ""
 			if o.Status == plan.StatusPlanned {
 				if why = outOfTable(o, ins); why == "" {
-					if err := simulateOp(spec, axes, o, out, ins, ref, &or, tensors, vals, newVal, opts, rep); err != nil {
+					if err := simulateOp(spec, axes, o, out, ins, ref, &or, tensors, vals, held, newVal, opts, rep); err != nil {
 						return nil, err
 					}
 					break
@@ -281,7 +282,7 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 // simulateOp runs planned op o's kernel (and the relayouts of its inputs
 // it reads) on the simulator.
 func simulateOp(spec *engines.Spec, axes mapping.Axes, o *plan.GraphOp, out string, ins []*gval, ref *Logical, or *GraphOpReport,
-	tensors map[string]*plan.GraphTensor, vals map[string]*gval, newVal func(string) (*Logical, error), opts GraphOptions, rep *GraphReport) error {
+	tensors map[string]*plan.GraphTensor, vals map[string]*gval, held map[string][]heldDM, newVal func(string) (*Logical, error), opts GraphOptions, rep *GraphReport) error {
 	if len(o.Outputs) != 1 {
 		return fmt.Errorf("op %s: a kernel of %d outputs", o.Name, len(o.Outputs))
 	}
@@ -301,7 +302,7 @@ func simulateOp(spec *engines.Spec, axes mapping.Axes, o *plan.GraphOp, out stri
 			or.Pass = or.Pass && rc.Pass
 		}
 	}
-	if err := runKernel(spec, o, out, ins, ref, or, vals, newVal, opts); err != nil {
+	if err := runKernel(spec, o, out, ins, ref, or, vals, held, newVal, opts); err != nil {
 		return fmt.Errorf("op %s: %w", o.Name, err)
 	}
 	return nil
@@ -412,7 +413,7 @@ func storeRound(r float64, d dtype.DType) float64 {
 // compares its output with the kernel's own reference and with the
 // graph's, and records the output's device value and composed bound.
 func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref *Logical, or *GraphOpReport, vals map[string]*gval,
-	newVal func(string) (*Logical, error), opts GraphOptions) error {
+	held map[string][]heldDM, newVal func(string) (*Logical, error), opts GraphOptions) error {
 	// A copy of the program: lowering modifies it.
 	data, err := o.Plan.Program.MarshalJSON()
 	if err != nil {
@@ -464,7 +465,16 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref
 	if err != nil {
 		return err
 	}
+	if err := takeHeld(dev, p, o, held); err != nil {
+		return err
+	}
 	if err := x.Run(); err != nil {
+		return err
+	}
+	if err := leaveHeld(dev, p, out, held); err != nil {
+		return err
+	}
+	if err := x.RunHandoffs(kernel.OpToHBM); err != nil {
 		return err
 	}
 	or.MACs = x.MACs()
@@ -544,6 +554,84 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref
 	or.Pass = kc.Pass && gc.Pass
 	vals[o.Outputs[0]] = &gval{dev: outDev, ref: ref, err: e}
 	return nil
+}
+
+// heldDM is a DM tensor a kernel leaves to the next one in a graph (the
+// source of a to_hbm handoff, kernel.Program.Handoff): its bytes on each
+// slice it lives on.
+type heldDM struct {
+	t     *kernel.Tensor
+	bytes map[int][]byte // global slice → the tensor's bytes from its address
+}
+
+// leaveHeld keeps the DM bytes of the kernel's to_hbm handoffs (the
+// kernel's result left in DM), under the graph tensor name out.
+func leaveHeld(dev *Device, p *kernel.Program, out string, held map[string][]heldDM) error {
+	for _, op := range p.Handoff {
+		if op.Kind != kernel.OpToHBM {
+			continue
+		}
+		t, _ := p.Tensor(op.Src)
+		n, err := t.DType.BytesFor(t.Element.Size())
+		if err != nil {
+			return err
+		}
+		gs, err := tensorSlices(dev, t)
+		if err != nil {
+			return err
+		}
+		h := heldDM{t: t, bytes: map[int][]byte{}}
+		for _, g := range gs {
+			b := make([]byte, n)
+			if err := dev.ReadDM(g, t.Addr, b); err != nil {
+				return fmt.Errorf("handoff of %s: %w", out, err)
+			}
+			h.bytes[g] = b
+		}
+		held[out] = append(held[out], h)
+	}
+	return nil
+}
+
+// takeHeld writes into the kernel's device, for each of its to_dm
+// handoffs, the DM bytes the producing kernel left (leaveHeld): the
+// handoff's DM tensor must be one the producer left, at the same address
+// with the same mappings, or the kernel would read another layout than
+// the one it was given.
+func takeHeld(dev *Device, p *kernel.Program, o *plan.GraphOp, held map[string][]heldDM) error {
+	for _, op := range p.Handoff {
+		if op.Kind != kernel.OpToDM {
+			continue
+		}
+		src, _ := p.Tensor(op.Src)
+		k := slices.Index(p.Reference.Inputs, src.Base())
+		if k < 0 || k >= len(o.Inputs) {
+			return fmt.Errorf("handoff of %s: not an input of the kernel's reference", src.Base())
+		}
+		name := o.Inputs[k]
+		t, _ := p.Tensor(op.Dst)
+		i := slices.IndexFunc(held[name], func(h heldDM) bool { return sameDMTensor(h.t, t) })
+		if i < 0 {
+			return fmt.Errorf("%s: DM tensor %s (%s at %d) is not where its producer left it in DM", name, t.Name, dmText(t), t.Addr)
+		}
+		for g, b := range held[name][i].bytes {
+			if err := dev.WriteDM(g, t.Addr, b); err != nil {
+				return fmt.Errorf("handoff of %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// sameDMTensor reports whether two DM tensors hold the same bytes in the
+// same places: type, address and every mapping.
+func sameDMTensor(a, b *kernel.Tensor) bool {
+	return a.Mem == b.Mem && a.DType == b.DType && a.Addr == b.Addr && dmText(a) == dmText(b)
+}
+
+// dmText prints a DM tensor's mappings.
+func dmText(t *kernel.Tensor) string {
+	return fmt.Sprintf("chip %s, cluster %s, slice %s, element %s", t.Chip, t.Cluster, t.Slice, t.Element)
 }
 
 // distance is |a − b|, 0 when they are equal (−∞ stored where the

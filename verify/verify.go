@@ -170,7 +170,13 @@ func verifyOutput(spec *engines.Spec, p *kernel.Program, opts Options) (*Report,
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := x.RunHandoffs(kernel.OpToDM); err != nil {
+		return nil, nil, err
+	}
 	if err := x.Run(); err != nil {
+		return nil, nil, err
+	}
+	if err := x.RunHandoffs(kernel.OpToHBM); err != nil {
 		return nil, nil, err
 	}
 	rep.MACs = x.MACs()
@@ -260,7 +266,7 @@ func verifyOutput(spec *engines.Spec, p *kernel.Program, opts Options) (*Report,
 // such a slice.
 func sampledElements(d *Device, p *kernel.Program, out *Logical, run []bool) ([]bool, error) {
 	want := make([]bool, out.Len())
-	for _, op := range p.Ops {
+	for _, op := range slices.Concat(p.Ops, p.Handoff) {
 		if op.Kind != kernel.OpToHBM {
 			continue
 		}
@@ -331,7 +337,7 @@ func dmHolders(d *Device, p *kernel.Program, out *Logical) ([]int64, error) {
 		stride[out.Axes[i].Name] = s
 		s *= out.Axes[i].Size
 	}
-	for _, op := range p.Ops {
+	for _, op := range slices.Concat(p.Ops, p.Handoff) {
 		if op.Kind != kernel.OpToHBM {
 			continue
 		}
@@ -414,7 +420,7 @@ func SliceSample(d *Device, p *kernel.Program, k int, seed uint64) ([]int, error
 		return nil, errors.New("sample: the kernel states no reference")
 	}
 	cand := map[int]bool{}
-	for _, op := range p.Ops {
+	for _, op := range slices.Concat(p.Ops, p.Handoff) {
 		if op.Kind != kernel.OpToHBM {
 			continue
 		}

@@ -89,7 +89,8 @@ func (p *Program) Accesses() []Access {
 // data: every DM, TRF and VRF tensor, and every intermediate HBM tensor
 // that is not a tile view of an argument, is written by an earlier op than
 // the first op that reads it. (The kernel's HBM arguments hold the host's
-// data from the start; a chain reads its inputs before it writes its
+// data from the start, and so does a DM tensor a to_dm handoff names; a
+// chain reads its inputs before it writes its
 // result, so a chain reading and writing one tensor reads it unwritten.)
 // The error is a *FieldError at the first offending read.
 func (p *Program) CheckDataflow() error {
@@ -100,6 +101,11 @@ func (p *Program) CheckDataflow() error {
 		}
 	}
 	written := map[string]int{} // tensor → first op writing it
+	for _, op := range p.Handoff {
+		if op.Kind == OpToDM {
+			written[op.Dst] = -1 // the previous kernel left it (Handoff)
+		}
+	}
 	for _, a := range p.Accesses() {
 		t, ok := mem[a.Tensor]
 		if !ok {

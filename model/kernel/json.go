@@ -34,6 +34,7 @@ type ProgramText struct {
 	Chips     int            `json:"chips"`
 	Tensors   []*TensorText  `json:"tensors"`
 	Ops       []*OpText      `json:"ops"`
+	Handoff   []*OpText      `json:"handoff,omitempty"`
 	Reference *ReferenceText `json:"reference,omitempty"`
 }
 
@@ -118,20 +119,28 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		})
 	}
 	for _, op := range p.Ops {
-		o := &OpText{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst, DMA: op.DMA, Index: op.Index}
-		for _, s := range op.Stages {
-			o.Stages = append(o.Stages, &StageText{
-				Kind: s.Kind, Tensor: s.Tensor, DType: dtypeText(s.DType),
-				Time: text(s.Time), Packet: text(s.Packet), Slice: text(s.Slice),
-				Axis: s.Axis, Param: s.Param, Config: s.Config,
-			})
-		}
-		w.Ops = append(w.Ops, o)
+		w.Ops = append(w.Ops, opText(op))
+	}
+	for _, op := range p.Handoff {
+		w.Handoff = append(w.Handoff, opText(op))
 	}
 	if r := p.Reference; r != nil {
 		w.Reference = &ReferenceText{Op: r.Op, Inputs: r.Inputs, Output: r.Output, Scalar: r.Scalar, Expr: r.Expr, Epilogue: r.Epilogue, Range: r.Range, Valid: r.Valid, Axis: r.Axis}
 	}
 	return json.Marshal(w)
+}
+
+// opText writes one op in text.
+func opText(op *Op) *OpText {
+	o := &OpText{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst, DMA: op.DMA, Index: op.Index}
+	for _, s := range op.Stages {
+		o.Stages = append(o.Stages, &StageText{
+			Kind: s.Kind, Tensor: s.Tensor, DType: dtypeText(s.DType),
+			Time: text(s.Time), Packet: text(s.Packet), Slice: text(s.Slice),
+			Axis: s.Axis, Param: s.Param, Config: s.Config,
+		})
+	}
+	return o
 }
 
 // UnmarshalJSON reads the program's JSON form and validates it.
@@ -173,25 +182,31 @@ func (w *ProgramText) Program() (*Program, error) {
 		t.Element = r.expr(at+".element", tj.Element)
 		q.Tensors = append(q.Tensors, t)
 	}
-	for i, oj := range w.Ops {
-		if oj == nil {
-			return nil, fmt.Errorf("ops[%d]: null", i)
-		}
-		op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst, DMA: oj.DMA, Index: oj.Index}
-		for k, sj := range oj.Stages {
-			if sj == nil {
-				return nil, fmt.Errorf("ops[%d].stages[%d]: null", i, k)
+	for _, list := range []struct {
+		at  string
+		in  []*OpText
+		out *[]*Op
+	}{{"ops", w.Ops, &q.Ops}, {"handoff", w.Handoff, &q.Handoff}} {
+		for i, oj := range list.in {
+			if oj == nil {
+				return nil, fmt.Errorf("%s[%d]: null", list.at, i)
 			}
-			at := fmt.Sprintf("ops[%d].stages[%d]", i, k)
-			op.Stages = append(op.Stages, &Stage{
-				Kind: sj.Kind, Tensor: sj.Tensor, Axis: sj.Axis, Param: sj.Param, Config: sj.Config,
-				DType:  r.dtype(at+".dtype", sj.DType),
-				Time:   r.expr(at+".time", sj.Time),
-				Packet: r.expr(at+".packet", sj.Packet),
-				Slice:  r.expr(at+".slice", sj.Slice),
-			})
+			op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst, DMA: oj.DMA, Index: oj.Index}
+			for k, sj := range oj.Stages {
+				if sj == nil {
+					return nil, fmt.Errorf("%s[%d].stages[%d]: null", list.at, i, k)
+				}
+				at := fmt.Sprintf("%s[%d].stages[%d]", list.at, i, k)
+				op.Stages = append(op.Stages, &Stage{
+					Kind: sj.Kind, Tensor: sj.Tensor, Axis: sj.Axis, Param: sj.Param, Config: sj.Config,
+					DType:  r.dtype(at+".dtype", sj.DType),
+					Time:   r.expr(at+".time", sj.Time),
+					Packet: r.expr(at+".packet", sj.Packet),
+					Slice:  r.expr(at+".slice", sj.Slice),
+				})
+			}
+			*list.out = append(*list.out, op)
 		}
-		q.Ops = append(q.Ops, op)
 	}
 	if r.err != nil {
 		return nil, r.err

@@ -27,6 +27,18 @@ type Program struct {
 	Tensors []*Tensor
 	// Ops are the operations in program order.
 	Ops []*Op
+	// Handoff are the DMA copies the kernel leaves to its neighbours in a
+	// graph: a tensor left in DM across a kernel boundary
+	// (docs/spec-decisions.md "DM residency across kernels"). A to_dm
+	// handoff says that, when the kernel starts, its DM tensor Dst holds
+	// the HBM input (or tile view) Src as that copy would load it: the
+	// previous kernel left it there. A to_hbm handoff says that the
+	// kernel ends with its DM tensor Src holding the HBM result (or tile
+	// view) Dst as that copy would store it: the next kernel reads it
+	// there. Handoffs are not the kernel's ops: nothing prices, schedules
+	// or emits them; the simulator runs the to_dm ones before the kernel
+	// and the to_hbm ones after it, to set and read the DM it hands over.
+	Handoff []*Op
 	// Reference states what the kernel computes, so that a simulation can
 	// be checked against a result computed independently of the kernel.
 	Reference *Reference
@@ -368,6 +380,11 @@ func (p *Program) Validate() error {
 			return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
 		}
 	}
+	for i, op := range p.Handoff {
+		if err := p.validateHandoff(op); err != nil {
+			return fmt.Errorf("handoff[%d] (%s): %w", i, op.Kind, err)
+		}
+	}
 	if p.Reference != nil {
 		if err := p.validateReference(p.Reference); err != nil {
 			return fmt.Errorf("reference: %w", err)
@@ -541,6 +558,37 @@ func (p *Program) validateOp(op *Op) error {
 		return p.validateChain(op.Stages)
 	}
 	return fmt.Errorf("unknown op kind %q", op.Kind)
+}
+
+// validateHandoff checks a handoff (Program.Handoff): a to_dm copy of an
+// HBM input into a DM tensor no op writes, or a to_hbm copy of a DM tensor
+// into an HBM result.
+func (p *Program) validateHandoff(op *Op) error {
+	if op.Kind != OpToDM && op.Kind != OpToHBM {
+		return fmt.Errorf("a handoff is a to_dm or to_hbm copy, not %s", op.Kind)
+	}
+	if op.Index != "" {
+		return fmt.Errorf("a handoff reads no index")
+	}
+	if err := p.validateOp(op); err != nil {
+		return err
+	}
+	hbm, dm, role := op.Src, op.Dst, Input
+	if op.Kind == OpToHBM {
+		hbm, dm, role = op.Dst, op.Src, Output
+	}
+	t, _ := p.Tensor(hbm)
+	if b, ok := p.Tensor(t.Base()); !ok || b.Role != role {
+		return fmt.Errorf("tensor %q is not an HBM %s of the kernel", hbm, role)
+	}
+	if op.Kind == OpToDM {
+		for i, o := range p.Ops {
+			if o.Dst == dm || slices.ContainsFunc(o.Stages, func(s *Stage) bool { return s.Kind == StCommit && s.Tensor == dm }) {
+				return fmt.Errorf("DM tensor %q, which the previous kernel left, is written by ops[%d]", dm, i)
+			}
+		}
+	}
+	return nil
 }
 
 // terminal stages end a chain.

@@ -6,7 +6,7 @@ import (
 )
 
 // Rename returns a copy of p with every tensor name, and every reference
-// to one (views, op sources and destinations, stage tensors, an
+// to one (views, op and handoff sources and destinations, stage tensors, an
 // interleaved begin's second tensor, the reference's inputs and output),
 // mapped by f; the rest is shared with p.
 // It is an error when f maps two tensors to one name.
@@ -55,6 +55,15 @@ func (p *Program) Rename(f func(string) string) (*Program, error) {
 			o.Stages[k] = &s
 		}
 		q.Ops[i] = &o
+	}
+	q.Handoff = make([]*Op, len(p.Handoff))
+	for i, op := range p.Handoff {
+		o := *op
+		o.Src, o.Dst = f(o.Src), f(o.Dst)
+		q.Handoff[i] = &o
+	}
+	if len(p.Handoff) == 0 {
+		q.Handoff = nil
 	}
 	if r := p.Reference; r != nil {
 		c := *r

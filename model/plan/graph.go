@@ -254,6 +254,11 @@ type GraphSearch struct {
 	// cheapest kept; Optimal "proven" then covers every one. Omitted when
 	// there is one (none fused).
 	Fusions int `json:"fusions,omitempty"`
+	// Resident counts the tensors given the choice of staying in DM
+	// between their producer's and their one consumer's kernels
+	// (place "dm"; search.PlanResident); Optimal "proven" covers those
+	// choices too. Omitted when 0.
+	Resident int `json:"resident,omitempty"`
 }
 
 // Marshal writes g as indented JSON followed by a newline; the bytes depend
@@ -602,7 +607,11 @@ func (g *Graph) Validate() error {
 			}
 		}
 		switch t.Place {
-		case PlaceHBM, PlaceDM:
+		case PlaceHBM:
+		case PlaceDM:
+			if err := g.validateResident(&t, ops); err != nil {
+				return fieldErr(f+".place", "%v", err)
+			}
 		case PlaceFused:
 			if t.Producer == "" || len(t.Consumers) != 1 || g.Ops[ops[t.Consumers[0]]].Status != StatusFused {
 				return fieldErr(f+".place", "%q for a tensor that no fused op alone reads", t.Place)
@@ -815,3 +824,53 @@ const highStagger = 1 << 34
 // relayout (Addresses places it; search.GraphProgram and the layer's Rust
 // write it).
 func RelayoutCopy(t, consumer string) string { return t + "@" + consumer }
+
+// validateResident checks a tensor left in DM between two kernels
+// (PlaceDM): an intermediate with one consumer, no HBM layout nor
+// relayout, its producer's kernel handing it over (a to_hbm handoff,
+// kernel.Program.Handoff) and its consumer's taking it (a to_dm one); the
+// ops' layouts of it read "dm".
+func (g *Graph) validateResident(t *GraphTensor, ops map[string]int) error {
+	if t.Producer == "" || len(t.Consumers) != 1 {
+		return fmt.Errorf("%q for a tensor without one producer and one consumer", t.Place)
+	}
+	if t.Layout != "" || len(t.Relayouts) > 0 || t.View != "" {
+		return fmt.Errorf("a tensor left in DM has no HBM layout, view or relayout")
+	}
+	for _, side := range []struct {
+		op   string
+		kind kernel.OpKind
+	}{{t.Producer, kernel.OpToHBM}, {t.Consumers[0], kernel.OpToDM}} {
+		o := &g.Ops[ops[side.op]]
+		if o.Plan == nil || o.Plan.Program == nil {
+			return fmt.Errorf("op %q hands it over in DM without a kernel", o.Name)
+		}
+		p := o.Plan.Program
+		name := ""
+		switch side.kind {
+		case kernel.OpToHBM:
+			name = p.Reference.Output
+		default:
+			if k := slices.Index(o.Inputs, t.Name); k >= 0 && k < len(p.Reference.Inputs) {
+				name = p.Reference.Inputs[k]
+			}
+		}
+		handed := slices.ContainsFunc(p.Handoff, func(op *kernel.Op) bool {
+			hbm := op.Src
+			if op.Kind == kernel.OpToHBM {
+				hbm = op.Dst
+			}
+			h, ok := p.Tensor(hbm)
+			return op.Kind == side.kind && ok && h.Base() == name
+		})
+		if !handed {
+			return fmt.Errorf("op %q's kernel has no %s handoff of it", o.Name, side.kind)
+		}
+		for j, x := range slices.Concat(o.Inputs, o.Outputs) {
+			if x == t.Name && o.Layouts[j] != PlaceDM {
+				return fmt.Errorf("op %q reads or writes it in layout %q, not %q", o.Name, o.Layouts[j], PlaceDM)
+			}
+		}
+	}
+	return nil
+}

@@ -265,6 +265,12 @@ type Search struct {
 	// MaxTiles is the bound on a candidate's tiles the mapspace was
 	// enumerated with.
 	MaxTiles int `json:"max_tiles"`
+	// Resident, for a kernel that hands a tensor over in DM to the next
+	// kernel of a graph or takes one from the previous
+	// (kernel.Program.Handoff), says which and with whom; the search was
+	// then over the pair's space, every one-tile candidate of both ops
+	// (search.PlanResident).
+	Resident string `json:"resident,omitempty"`
 	// DigitOrders is "all" when the mapspace held every order of each
 	// axis's digits (search.Options.AllOrders), empty when it held the
 	// zero order and the named ones (row_outer, dealt_out,

@@ -1,0 +1,370 @@
+package search
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"tcpmap/cost"
+	"tcpmap/engines"
+	"tcpmap/model/kernel"
+	"tcpmap/model/plan"
+	"tcpmap/model/workload"
+)
+
+// DM residency across kernels (docs/spec-decisions.md "DM residency across
+// kernels"): a tensor that one Vector Engine op kernel writes and the next
+// reads can stay in DM between them, the producer leaving out its stores
+// and the consumer its loads (002 L138: the chip's 256 MB of DM is one
+// flat memory both kernels address; 002 L7056: addresses are the
+// program's). Both kernels must then agree on where each byte is: the
+// same DM tensors (type, Chip, Cluster, Slice and Element mappings) at
+// the same addresses, and the producer's tiles must not reuse a buffer
+// once stored. The pair space is every one-tile candidate of each op (one
+// tile holds the whole tensor in DM; with more, the double buffers are
+// overwritten by later tiles), paired when their DM tensors match; the
+// consumer's buffers are moved so that the handed-over ones sit where the
+// producer left them. The stores and loads become the kernels' handoffs
+// (kernel.Program.Handoff): not priced, not emitted; the simulator runs
+// them to set and read the DM a kernel hands over.
+
+// dmOrder is the layout-class entry of an operand handed over in DM
+// (graphModel: its producer's and its consumer's classes agree on it, any
+// other pairing is infeasible). Its one element is no axis name.
+var dmOrder = []string{"\x00dm"}
+
+// isDM reports whether an operand's layout-class entry is dmOrder.
+func isDM(order []string) bool { return len(order) == 1 && order[0] == dmOrder[0] }
+
+// residentKinds are the op kinds whose kernels are built by the op
+// mapspace (opspace.go), one tile of which holds the whole tensor in DM.
+func residentKind(k workload.Kind) bool {
+	switch k {
+	case workload.KindEinsum, workload.KindReshape, workload.KindGather, workload.KindUpdateSlice:
+		return false
+	}
+	return true
+}
+
+// handoffEntry is one handed-over DM tensor of a kernel: its DMA (a store
+// of the producer, a load of the consumer) and its key, the DM tensor's
+// type and mappings with the HBM view's mapping and offset, the address
+// left out.
+type handoffEntry struct {
+	key string
+	op  *kernel.Op
+	dm  *kernel.Tensor
+}
+
+// takeHandoffs moves the DMAs of kind that move tensor x (or a tile view
+// of it) out of p's ops into its handoffs, and returns them sorted by key;
+// nil when there are none or when a stored DM tensor is written again
+// after its store (the producer's tiles reuse it).
+func takeHandoffs(p *kernel.Program, x string, kind kernel.OpKind) []handoffEntry {
+	var es []handoffEntry
+	var keep []*kernel.Op
+	for i, op := range p.Ops {
+		hbmName, dmName := op.Src, op.Dst
+		if kind == kernel.OpToHBM {
+			hbmName, dmName = op.Dst, op.Src
+		}
+		h, ok := p.Tensor(hbmName)
+		if op.Kind != kind || !ok || h.Base() != x || op.Index != "" {
+			keep = append(keep, op)
+			continue
+		}
+		dm, _ := p.Tensor(dmName)
+		if kind == kernel.OpToHBM && slices.ContainsFunc(p.Ops[i+1:], func(o *kernel.Op) bool { return writes(o, dmName) }) {
+			return nil
+		}
+		base, _ := p.Tensor(x)
+		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s@%d", dm.DType, dm.Chip, dm.Cluster, dm.Slice, dm.Element, h.Element, h.Addr-base.Addr)
+		es = append(es, handoffEntry{key: key, op: op, dm: dm})
+	}
+	if len(es) == 0 {
+		return nil
+	}
+	p.Ops = keep
+	slices.SortStableFunc(es, func(a, b handoffEntry) int { return cmp.Compare(a.key, b.key) })
+	for _, e := range es {
+		p.Handoff = append(p.Handoff, e.op)
+	}
+	return es
+}
+
+// writes reports whether op writes tensor name (a DMA's destination, a
+// chain's commit, TRF or VRF load).
+func writes(op *kernel.Op, name string) bool {
+	if op.Kind != kernel.OpChain {
+		return op.Dst == name
+	}
+	return slices.ContainsFunc(op.Stages, func(s *kernel.Stage) bool {
+		return (s.Kind == kernel.StCommit || s.Kind == kernel.StToTRF || s.Kind == kernel.StToVRF) && s.Tensor == name
+	})
+}
+
+// handoffKey is the entries' keys in order: two kernels whose keys agree
+// hand the same bytes over, once their addresses agree.
+func handoffKey(es []handoffEntry) string {
+	var b strings.Builder
+	for _, e := range es {
+		b.WriteString(e.key)
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// relocate puts the consumer's handed-over DM tensors at the producer's
+// addresses and moves every other DM tensor of p that would share a byte
+// with them past the highest DM byte p uses (256-byte aligned, a DMA unit,
+// 002 L2939).
+func relocate(p *kernel.Program, es []handoffEntry, addrs []int64) error {
+	type span struct{ lo, hi int64 }
+	var taken []span
+	handed := map[*kernel.Tensor]bool{}
+	top := int64(0)
+	size := func(t *kernel.Tensor) (int64, error) {
+		n, err := t.DType.BytesFor(t.Element.Size())
+		return int64(n), err
+	}
+	for i, e := range es {
+		n, err := size(e.dm)
+		if err != nil {
+			return err
+		}
+		e.dm.Addr = addrs[i]
+		handed[e.dm] = true
+		taken = append(taken, span{addrs[i], addrs[i] + n})
+	}
+	for _, t := range p.Tensors {
+		if t.Mem != kernel.DM {
+			continue
+		}
+		n, err := size(t)
+		if err != nil {
+			return err
+		}
+		top = max(top, t.Addr+n)
+	}
+	const align = 256
+	for _, t := range p.Tensors {
+		if t.Mem != kernel.DM || handed[t] {
+			continue
+		}
+		n, err := size(t)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(taken, func(s span) bool { return t.Addr < s.hi && s.lo < t.Addr+n }) {
+			continue
+		}
+		top = (top + align - 1) / align * align
+		t.Addr = top
+		top += n
+	}
+	return nil
+}
+
+// residentSide is one priced kernel of a pair.
+type residentSide struct {
+	c      opCand
+	prog   *kernel.Program
+	report *cost.Report
+	es     []handoffEntry
+}
+
+// price checks, lowers and prices a built program.
+func (s *opSpace) price(p *kernel.Program, m *cost.Model) (*cost.Report, error) {
+	if err := engines.Check(s.spec, p); err != nil {
+		return nil, err
+	}
+	if err := engines.Lower(s.spec, p); err != nil {
+		return nil, err
+	}
+	r, err := m.Evaluate(p)
+	if err != nil {
+		return nil, fmt.Errorf("cost: %w", err)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return r.Clone(), nil
+}
+
+// ResidentPair is the best pair of kernels for ops prod and cons of w with
+// tensor x, prod's output and an input of cons, left in DM between them.
+type ResidentPair struct {
+	Prod, Cons *plan.Plan
+	// Pairs counts the pairs priced.
+	Pairs int
+}
+
+// PlanResident plans ops prod and cons of graph workload w with x handed
+// over in DM (the pair space above), or says why no pair exists.
+func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec *engines.Spec) (*ResidentPair, error) {
+	if !residentKind(prod.Kind) || !residentKind(cons.Kind) {
+		return nil, fmt.Errorf("op %s (%s) or %s (%s) is not a Vector Engine op kernel", prod.Name, prod.Kind, cons.Name, cons.Kind)
+	}
+	sp, err := newOpSpace(w, prod, spec)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := newOpSpace(w, cons, spec)
+	if err != nil {
+		return nil, err
+	}
+	if sp.out.Name != x || !slices.ContainsFunc(sc.ins, func(t *workload.Tensor) bool { return t.Name == x }) {
+		return nil, fmt.Errorf("tensor %s is not %s's output and an input of %s", x, prod.Name, cons.Name)
+	}
+	m, err := cost.NewModel(spec)
+	if err != nil {
+		return nil, err
+	}
+	stP := &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
+	stC := &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
+	evP, evC := &evaluator{stats: stP}, &evaluator{stats: stC}
+	// The producers: the cheapest of each handover (key and addresses).
+	type handover struct {
+		key   string
+		addrs []int64
+		side  residentSide
+	}
+	var hs []handover
+	for _, c := range sp.cands {
+		if c.Tiles != 1 {
+			continue
+		}
+		stP.Candidates++
+		p, err := sp.build(c)
+		if err != nil {
+			evP.reject(err)
+			continue
+		}
+		es := takeHandoffs(p, x, kernel.OpToHBM)
+		if es == nil {
+			continue
+		}
+		r, err := sp.price(p, m)
+		if err != nil {
+			evP.reject(err)
+			continue
+		}
+		stP.Legal++
+		stP.CostEvaluations++
+		key := handoffKey(es)
+		var addrs []int64
+		for _, e := range es {
+			addrs = append(addrs, e.dm.Addr)
+		}
+		k := slices.IndexFunc(hs, func(h handover) bool { return h.key == key && slices.Equal(h.addrs, addrs) })
+		side := residentSide{c: c, prog: p, report: r, es: es}
+		switch {
+		case k < 0:
+			hs = append(hs, handover{key, addrs, side})
+		case r.Cycles < hs[k].side.report.Cycles:
+			hs[k].side = side
+		}
+	}
+	var best *ResidentPair
+	var bestP, bestC residentSide
+	pairs := 0
+	for _, c := range sc.cands {
+		if c.Tiles != 1 {
+			continue
+		}
+		stC.Candidates++
+		var built bool
+		for _, h := range hs {
+			q, err := sc.build(c)
+			if err != nil {
+				if !built {
+					evC.reject(err)
+				}
+				break
+			}
+			built = true
+			es := takeHandoffs(q, x, kernel.OpToDM)
+			if es == nil || handoffKey(es) != h.key {
+				continue
+			}
+			if err := relocate(q, es, h.addrs); err != nil {
+				return nil, err
+			}
+			pairs++
+			r, err := sc.price(q, m)
+			if err != nil {
+				evC.reject(err)
+				continue
+			}
+			stC.Legal++
+			stC.CostEvaluations++
+			if best == nil || r.Cycles+h.side.report.Cycles < bestP.report.Cycles+bestC.report.Cycles {
+				best = &ResidentPair{}
+				bestP, bestC = h.side, residentSide{c: c, prog: q, report: r, es: es}
+			}
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("no one-tile kernels of %s and %s agree on where %s sits in DM (%d and %d one-tile candidates)", prod.Name, cons.Name, x, stP.Candidates, stC.Candidates)
+	}
+	best.Pairs = pairs
+	best.Prod = sp.plan(&opEvaluated{c: bestP.c, program: bestP.prog, report: bestP.report}, stP)
+	best.Cons = sc.plan(&opEvaluated{c: bestC.c, program: bestC.prog, report: bestC.report}, stC)
+	best.Prod.Search.Resident = fmt.Sprintf("%s left in DM for %s", x, cons.Name)
+	best.Cons.Search.Resident = fmt.Sprintf("%s taken in DM from %s", x, prod.Name)
+	return best, nil
+}
+
+// addResident gives each tensor that one planned Vector Engine op kernel
+// writes and exactly one other reads the choice of staying in DM between
+// them: a class of each op with the tensor's entry dmOrder and its other
+// operands declared, whose plans are the best resident pair. A tensor with
+// no such pair gets no class. Then dmPenalty is set above the baseline
+// assignment's cost.
+func (m *graphModel) addResident() error {
+	for _, t := range m.w.Tensors {
+		p, ok := m.prod[t.Name]
+		cs := m.cons[t.Name]
+		if !ok || len(cs) != 1 || t.Role != workload.RoleIntermediate {
+			continue
+		}
+		c := cs[0]
+		po, co := m.w.Ops[p], m.w.Ops[c]
+		if m.ops[p].status != plan.StatusPlanned || m.ops[c].status != plan.StatusPlanned ||
+			!residentKind(po.Kind) || !residentKind(co.Kind) || len(po.Epilogue) > 0 || len(co.Epilogue) > 0 ||
+			countOf(co.Inputs, t.Name) != 1 {
+			continue
+		}
+		pr, err := PlanResident(m.w, po, co, t.Name, m.spec)
+		if err != nil {
+			continue // no pair agrees on the tensor's DM: not a choice
+		}
+		for _, side := range []struct {
+			op int
+			pl *plan.Plan
+		}{{p, pr.Prod}, {c, pr.Cons}} {
+			ops := operands(m.w.Ops[side.op])
+			ls := make([][]string, len(ops))
+			ls[slices.Index(ops, t.Name)] = dmOrder
+			g := &m.ops[side.op]
+			g.classes = append(g.classes, layoutClass{layouts: ls, plan: side.pl, cycles: side.pl.Cost.Cycles})
+		}
+		m.resident++
+	}
+	base := make([]int, len(m.ops))
+	m.dmPenalty = 0
+	m.dmPenalty = m.total(base) + 1
+	return nil
+}
+
+// countOf counts name in names.
+func countOf(names []string, name string) int {
+	n := 0
+	for _, x := range names {
+		if x == name {
+			n++
+		}
+	}
+	return n
+}
