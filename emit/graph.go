@@ -39,6 +39,10 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	if g == nil {
 		return nil, fmt.Errorf("emit: nil graph plan")
 	}
+	g, err := handedOver(g)
+	if err != nil {
+		return nil, err
+	}
 	if opts.API.OrDefault() == Opt06 {
 		return graphRustOpt06(g, opts)
 	}
@@ -155,6 +159,74 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 	b.WriteString(strings.Join(calls, "\n"))
 	b.WriteString("\n}\n\n#[tokio::main]\nasync fn main() {\n    let mut ctx = Context::acquire();\n    run_layer(&mut ctx).await;\n}\n")
 	return b.Bytes(), nil
+}
+
+// handedOver returns g, or when a kernel of g hands its result over in DM
+// to the next (plan.PlaceDM) a copy of g in which each such pair is one
+// kernel (kernel.Handover, at the graph's HBM addresses): the consumer's
+// op runs it, over both ops' inputs but the handed-over tensor, and the
+// producer's reads as fused into it. The Virtual ISA has no means to pass
+// a DM tensor from one launched kernel to the next; one device function
+// running both is how the manual's layers keep a tensor on chip.
+func handedOver(g *plan.Graph) (*plan.Graph, error) {
+	if !slices.ContainsFunc(g.Tensors, func(t plan.GraphTensor) bool { return t.Place == plan.PlaceDM }) {
+		return g, nil
+	}
+	addr, err := g.Addresses()
+	if err != nil {
+		return nil, err
+	}
+	c := *g
+	c.Ops = slices.Clone(g.Ops)
+	index := map[string]int{}
+	for i := range c.Ops {
+		index[c.Ops[i].Name] = i
+	}
+	for _, t := range g.Tensors {
+		if t.Place != plan.PlaceDM {
+			continue
+		}
+		pi, ci := index[t.Producer], index[t.Consumers[0]]
+		po, co := &c.Ops[pi], &c.Ops[ci]
+		if po.Plan == nil || co.Plan == nil {
+			return nil, fmt.Errorf("emit graph %q: %s is left in DM between ops without kernels", g.Workload.Name, t.Name)
+		}
+		pp, err := rebased(po.Plan.Program, addr)
+		if err != nil {
+			return nil, fmt.Errorf("emit graph %q: op %s: %w", g.Workload.Name, po.Name, err)
+		}
+		cp, err := rebased(co.Plan.Program, addr)
+		if err != nil {
+			return nil, fmt.Errorf("emit graph %q: op %s: %w", g.Workload.Name, co.Name, err)
+		}
+		m, err := kernel.Handover(pp, cp, rustIdent(co.Name)+"_")
+		if err != nil {
+			return nil, fmt.Errorf("emit graph %q: %w", g.Workload.Name, err)
+		}
+		// The merged kernel's inputs as graph tensors: each kernel's k-th
+		// reference input is its op's k-th input.
+		graphName := map[string]string{}
+		for _, side := range []*plan.GraphOp{po, co} {
+			for k, in := range side.Plan.Program.Reference.Inputs {
+				if k < len(side.Inputs) {
+					graphName[in] = side.Inputs[k]
+				}
+			}
+		}
+		var ins []string
+		for _, in := range m.Reference.Inputs {
+			ins = append(ins, graphName[in])
+		}
+		pl := *co.Plan
+		pl.Program = m
+		pl.Cost.Cycles += po.Plan.Cost.Cycles
+		merged := *co
+		merged.Name, merged.Inputs, merged.Plan = po.Name+"+"+co.Name, ins, &pl
+		fused := *po
+		fused.Status, fused.FusedInto, fused.Plan = plan.StatusFused, merged.Name, nil
+		c.Ops[pi], c.Ops[ci] = fused, merged
+	}
+	return &c, nil
 }
 
 // readsRelayout returns tensor t's relayout for op o, checking that o's

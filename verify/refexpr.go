@@ -27,7 +27,8 @@ import (
 //   - a sum of n terms, in whatever order the hardware's tree and
 //     accumulators take, errs by at most γ_{n−1} Σ|t_i| plus n − 1 times
 //     2^-126 (Higham §4.2);
-//   - max, min, negation and abs are exact; integer arithmetic wraps in i32
+//   - max, min, negation and abs are exact; bf16() rounds to nearest,
+//     which is monotone (the interval's ends rounded); integer arithmetic wraps in i32
 //     (AddFxp, SubFxp, MulInt, 002 L4826-4833), sat_add and sat_sub clamp,
 //     round() rounds half away from zero and saturates (FpToFxp).
 //
@@ -361,6 +362,18 @@ func (e *exprEval) unary(n *kernel.RefNode, a *itv) (*itv, error) {
 				continue
 			}
 			v.lo[i], v.hi[i] = r(a.lo[i]), r(a.hi[i])
+		}
+		return v, nil
+	case "bf16":
+		if a.isInt {
+			return nil, e.errAt(n, "bf16() takes a real")
+		}
+		// Rounding to nearest is monotone: the stored value of x in
+		// [lo, hi] lies in [round(lo), round(hi)].
+		v := newItv(a.axes, false)
+		for i := range a.mid {
+			v.mid[i] = dtype.Round(a.mid[i], dtype.BF16)
+			v.lo[i], v.hi[i] = dtype.Round(a.lo[i], dtype.BF16), dtype.Round(a.hi[i], dtype.BF16)
 		}
 		return v, nil
 	case "abs":

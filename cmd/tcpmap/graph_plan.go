@@ -29,6 +29,7 @@ type graphPlanFlags struct {
 	only    bool   // --cache-only
 	vector  bool   // --vector-ops
 	noFuse  bool   // --no-fuse
+	noDM    bool   // --no-residency
 	budget  int    // --layout-evaluations
 }
 
@@ -156,7 +157,7 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 		planner = search.PlanOpPlanner(spec)
 	}
 	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only, Planner: planner,
-		LayoutEvaluations: f.budget, VectorOps: f.vector, NoFuse: f.noFuse,
+		LayoutEvaluations: f.budget, VectorOps: f.vector, NoFuse: f.noFuse, NoResidency: f.noDM,
 		Progress: func(op string, layouts []string, took time.Duration, searched int, err error) {
 			if err != nil {
 				fmt.Fprintf(stderr, "plan: op %s has no plan in layouts %s after %.1fs (not a choice): %v\n",
@@ -185,6 +186,15 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 	writeGraph(w, gp, spec)
 	fmt.Fprintf(w, "search: %s, %d layout classes, %d nodes, %d op plans cached or stored, %d searched, %.2fs\n",
 		gp.Search.Method, gp.Search.Choices, gp.Search.Nodes, gp.Search.Cached, gp.Search.Searched, wall.Seconds())
+	if n := gp.Search.Resident; n > 0 {
+		var kept []string
+		for _, t := range gp.Tensors {
+			if t.Place == plan.PlaceDM {
+				kept = append(kept, t.Name)
+			}
+		}
+		fmt.Fprintf(w, "residency: %d tensors could stay in DM between their producer's and consumer's kernels; kept there: %s (--no-residency: none)\n", n, orNone(kept))
+	}
 	if n := gp.Search.Fusions; n > 0 {
 		fmt.Fprintf(w, "fusion: %d choices of which epilogues to fuse into their contractions' kernels, each planned whole; the cheapest kept (--no-fuse: none)\n", n)
 	}
@@ -196,6 +206,9 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 		model := "per-op plans, HBM layouts, DMA relayouts"
 		if gp.Search.Fusions > 0 {
 			model += ", epilogue fusion"
+		}
+		if gp.Search.Resident > 0 {
+			model += fmt.Sprintf(", %d tensors' DM residency", gp.Search.Resident)
 		}
 		fmt.Fprintf(w, "optimal: proven (under the graph model: %s)%s\n", model, unplanned)
 	} else {
@@ -212,8 +225,10 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 	fmt.Fprintf(w, "graph %s: %d ops (%s)\n", gp.Workload.Name, len(gp.Ops), gp.Workload.Axes)
 	producer := map[string]string{}
 	relayout := map[[2]string]bool{}
+	inDM := map[string]bool{}
 	for _, t := range gp.Tensors {
 		producer[t.Name] = t.Producer
+		inDM[t.Name] = t.Place == plan.PlaceDM
 		for _, r := range t.Relayouts {
 			relayout[[2]string{t.Name, r.Consumer}] = true
 		}
@@ -229,6 +244,9 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 			}
 			if relayout[[2]string{in, o.Name}] {
 				src += " (relayout)"
+			}
+			if inDM[in] {
+				src += " (in DM)"
 			}
 			from = append(from, in+"←"+src)
 		}
@@ -306,3 +324,4 @@ func kernelText(p *plan.Plan) string {
 
 // defaultStored is where `plan GRAPH.yaml` finds the stored einsum plans.
 var defaultStored = filepath.Join("results", "plans")
+

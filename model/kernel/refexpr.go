@@ -29,7 +29,9 @@ const RefExpr RefOp = "expr"
 //     MulInt do (002 L4826-4833): + - * on integers, sat_add(a, b),
 //     sat_sub(a, b);
 //   - float(e): an integer as a real number; round(e): a real rounded half
-//     away from zero and saturated to i32.
+//     away from zero and saturated to i32; bf16(e): a real rounded to the
+//     nearest bf16, as a kernel stores it (a result one kernel hands the
+//     next in DM, Handover).
 //
 // Integers and reals do not mix implicitly.
 type RefNode struct {
@@ -50,7 +52,7 @@ type RefNode struct {
 // argument is an axis.
 var refFuncs = map[string]int{
 	"exp": 1, "sqrt": 1, "tanh": 1, "sigmoid": 1, "erf": 1, "log": 1, "sin": 1, "cos": 1, "abs": 1,
-	"max": 2, "min": 2, "sat_add": 2, "sat_sub": 2, "float": 1, "round": 1,
+	"max": 2, "min": 2, "sat_add": 2, "sat_sub": 2, "float": 1, "round": 1, "bf16": 1,
 	"reduce_sum": 2, "reduce_max": 2, "reduce_min": 2, "at": 3,
 }
 
