@@ -195,3 +195,57 @@ func TestFootprintOverlap(t *testing.T) {
 		})
 	}
 }
+
+// TestFootprintHandoff: a DM tensor the previous kernel left
+// (kernel.Program.Handoff, to_dm) is live from before the first op, one
+// left to the next kernel (to_hbm) until after the last, so a tensor that
+// would reuse its bytes before its first read or after its last collides.
+func TestFootprintHandoff(t *testing.T) {
+	// Ops once lhs and out are handed over: 0 rhs→rhs_dm, 1 rhs_dm→rhs_trf,
+	// 2 main chain (lhs_dm, rhs_trf → out_dm).
+	handed := func() *kernel.Program {
+		p := loadKernel(t, "hello-dot")
+		p.Handoff = []*kernel.Op{p.Ops[0], p.Ops[4]}
+		p.Ops = p.Ops[1:4]
+		return p
+	}
+	p := handed()
+	var m MemoryMap
+	require.NoError(t, m.Compute(Default(), p))
+	assert.Empty(t, m.Issues)
+	life := func(name string) [2]int {
+		f := m.Footprints[tensorIndex(p, name)]
+		return [2]int{f.First, f.Last}
+	}
+	assert.Equal(t, [2]int{-1, 2}, life("lhs_dm"), "left by the previous kernel")
+	assert.Equal(t, [2]int{2, 3}, life("out_dm"), "taken by the next kernel")
+
+	for _, c := range []struct {
+		name   string
+		f      func(p *kernel.Program)
+		handed bool // with the handoffs (else lhs is loaded after rhs is in TRF)
+		rule   string
+	}{
+		{"rhs_dm over lhs_dm, loaded just before the chain", func(p *kernel.Program) { tensorOf(p, "rhs_dm").Addr = 0 }, false, ""},
+		{"rhs_dm over lhs_dm, left by the previous kernel", func(p *kernel.Program) { tensorOf(p, "rhs_dm").Addr = 0 }, true, "SCH-R7"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := handed()
+			if !c.handed {
+				// lhs loaded by an op after rhs_dm's last read, out stored
+				// by the last op.
+				p.Ops = []*kernel.Op{p.Ops[0], p.Ops[1], p.Handoff[0], p.Ops[2], p.Handoff[1]}
+				p.Handoff = nil
+			}
+			c.f(p)
+			is, err := CheckFootprint(Default(), p)
+			require.NoError(t, err)
+			if c.rule == "" {
+				assert.Empty(t, is)
+				return
+			}
+			require.Len(t, is, 1)
+			assert.Equal(t, c.rule, is[0].Violation.Rule.ID)
+		})
+	}
+}

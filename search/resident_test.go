@@ -1,24 +1,217 @@
 package search
 
 import (
+	"os"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"tcpmap/cost"
 	"tcpmap/engines"
+	"tcpmap/model/kernel"
+	"tcpmap/model/plan"
+	"tcpmap/model/workload"
+	"tcpmap/verify"
 )
 
-func TestPlanResidentDbg(t *testing.T) {
-	for _, c := range []struct{ file, prod, cons, x string }{
-		{"llama3-70b-decode.yaml", "silu", "swiglu", "gate_act"},
-		{"attention-head.yaml", "causal", "softmax", "s_masked"},
-	} {
-		w := workloadFile(t, c.file)
-		pr, err := PlanResident(w, findOp(w, c.prod), findOp(w, c.cons), c.x, engines.Default())
-		if err != nil {
-			t.Fatal(err)
+// residentHead is the attention head at a size the simulator runs in a
+// second (the same graph: causal mask, then softmax over T).
+func residentHead(t *testing.T) *workload.Workload {
+	t.Helper()
+	data, err := os.ReadFile("../workloads/attention-head.yaml")
+	require.NoError(t, err)
+	src := strings.Replace(string(data), "axes: {S: 2048, T: 2048, D: 128}", "axes: {S: 256, T: 256, D: 128}", 1)
+	require.NotEqual(t, string(data), src, "the attention head's axes line moved")
+	w, err := workload.Parse([]byte(src), "attention-head.yaml")
+	require.NoError(t, err)
+	return w
+}
+
+// handoffs returns the handoffs of kind that move tensor x of p, and
+// whether any op of p still moves x between HBM and DM.
+func handoffsOf(p *kernel.Program, x string, kind kernel.OpKind) (n int, moved bool) {
+	base := func(name string) string {
+		t, ok := p.Tensor(name)
+		if !ok {
+			return ""
 		}
-		t.Logf("%s: %v + %v (pairs %d) %s / %s", c.file, pr.Prod.Cost.Cycles, pr.Cons.Cost.Cycles, pr.Pairs, pr.Prod.Search.Resident, pr.Cons.Search.Resident)
-		for _, op := range pr.Cons.Program.Handoff {
-			t.Logf("cons handoff %s %s->%s", op.Kind, op.Src, op.Dst)
+		return t.Base()
+	}
+	for _, op := range p.Handoff {
+		if op.Kind == kind && (base(op.Src) == x || base(op.Dst) == x) {
+			n++
 		}
 	}
+	for _, op := range p.Ops {
+		if op.Kind != kernel.OpChain && (base(op.Src) == x || base(op.Dst) == x) {
+			moved = true
+		}
+	}
+	return n, moved
+}
+
+// TestPlanResident: the best pair of kernels with a tensor left in DM
+// between them. The producer stores nothing of it and the consumer loads
+// nothing (their DMAs are handoffs: the roofline counts no HBM bytes of
+// it); each kernel passes the simulator alone (the handoffs set and read
+// the DM they hand over); and the two written as one program
+// (kernel.Handover: the consumer's chains read the DM tensors the
+// producer's commits wrote, at their addresses) pass against the composed
+// reference — the bf16 intermediate rounded as the producer stores it.
+// A consumer whose DM tensor sits elsewhere is refused.
+func TestPlanResident(t *testing.T) {
+	spec := engines.Default()
+	for _, c := range []struct {
+		name             string
+		w                *workload.Workload
+		prod, cons, x    string
+		standaloneCycles float64 // the two ops' stored plans, each alone (results/plans)
+	}{
+		{"decode silu, swiglu", workloadFile(t, "llama3-70b-decode.yaml"), "silu", "swiglu", "gate_act", 2124 + 3297},
+		{"head causal, softmax", residentHead(t), "causal", "softmax", "s_masked", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pr, err := PlanResident(c.w, findOp(c.w, c.prod), findOp(c.w, c.cons), c.x, spec)
+			require.NoError(t, err)
+			require.Positive(t, pr.Pairs)
+			pp, cp := pr.Prod.Program, pr.Cons.Program
+			n, moved := handoffsOf(pp, c.x, kernel.OpToHBM)
+			require.Positive(t, n, "the producer's stores of %s are handoffs", c.x)
+			require.False(t, moved, "the producer moves %s itself", c.x)
+			n, moved = handoffsOf(cp, c.x, kernel.OpToDM)
+			require.Positive(t, n)
+			require.False(t, moved, "the consumer loads %s itself", c.x)
+			// The roofline counts no HBM bytes of x: the producer writes
+			// nothing to HBM, and with its stores put back it does.
+			back := cloneProgram(t, pp)
+			back.Ops, back.Handoff = append(back.Ops, back.Handoff...), nil
+			cm, err := cost.NewModel(spec)
+			require.NoError(t, err)
+			r, err := cm.Evaluate(back)
+			require.NoError(t, err)
+			require.Positive(t, r.Roofline.MinWriteBytes)
+			r, err = cm.Evaluate(cloneProgram(t, pp))
+			require.NoError(t, err)
+			require.Zero(t, r.Roofline.MinWriteBytes)
+			require.Contains(t, pr.Prod.Search.Resident, c.cons)
+			require.Contains(t, pr.Cons.Search.Resident, c.prod)
+			if c.standaloneCycles > 0 {
+				require.Less(t, pr.Prod.Cost.Cycles+pr.Cons.Cost.Cycles, c.standaloneCycles)
+			}
+			for _, p := range []*kernel.Program{pp, cp} {
+				rep, err := verify.Verify(spec, cloneProgram(t, p), verify.Options{Seed: 3})
+				require.NoError(t, err)
+				require.True(t, rep.Pass, "%s: %s", p.Name, rep.Comparison.String())
+			}
+			// One program: the consumer's HBM arguments moved clear of the
+			// producer's (4 GiB up), as the graph's addresses would.
+			q := cloneProgram(t, cp)
+			for _, t := range q.Tensors {
+				if t.Mem == kernel.HBM {
+					t.Addr += 4 << 30
+				}
+			}
+			unlower(q)
+			m, err := kernel.Handover(cloneProgram(t, pp), q, c.cons+"_")
+			require.NoError(t, err)
+			require.Empty(t, m.Handoff)
+			rep, err := verify.Verify(spec, m, verify.Options{Seed: 5})
+			require.NoError(t, err)
+			require.True(t, rep.Pass, "merged: %s", rep.Comparison.String())
+			// A consumer reading another DM address is not the pair.
+			bad := cloneProgram(t, q)
+			for _, op := range bad.Handoff {
+				d, _ := bad.Tensor(op.Dst)
+				d.Addr += 256
+			}
+			_, err = kernel.Handover(cloneProgram(t, pp), bad, c.cons+"_")
+			require.ErrorContains(t, err, "is not where")
+		})
+	}
+}
+
+// unlower drops p's engine configurations, which engines.Lower derives
+// again (after its tensors moved).
+func unlower(p *kernel.Program) {
+	for _, op := range slices.Concat(p.Ops, p.Handoff) {
+		op.DMA = nil
+		for _, st := range op.Stages {
+			st.Config = nil
+		}
+	}
+}
+
+// cloneProgram is a deep copy of p, through its JSON form.
+func cloneProgram(t *testing.T, p *kernel.Program) *kernel.Program {
+	t.Helper()
+	data, err := p.MarshalJSON()
+	require.NoError(t, err)
+	var q kernel.Program
+	require.NoError(t, q.UnmarshalJSON(data))
+	return &q
+}
+
+// TestGraphResidency: planning the (reduced) attention head whole leaves
+// the causal mask's result in DM for the softmax, the choice the graph
+// model proves optimal; the plan validates, costs less than with every
+// tensor in HBM (--no-residency), and verifies on the simulator with the
+// DM bytes the causal kernel left carried into the softmax's device.
+// Corrupting what the consumer takes fails the verification.
+func TestGraphResidency(t *testing.T) {
+	spec := engines.Default()
+	w := residentHead(t)
+	o := GraphOptions{Spec: spec, Planner: PlanOpPlanner(spec), VectorOps: true, Layouts: 1, NoFuse: true}
+	g, err := PlanGraph(w, o)
+	require.NoError(t, err)
+	require.Equal(t, "proven", g.Search.Optimal)
+	require.Positive(t, g.Search.Resident)
+	k := slices.IndexFunc(g.Tensors, func(t plan.GraphTensor) bool { return t.Name == "s_masked" })
+	require.Equal(t, plan.PlaceDM, g.Tensors[k].Place)
+	require.NoError(t, g.Validate())
+	for _, c := range []struct {
+		name string
+		f    func(g *plan.Graph)
+		want string
+	}{
+		{"a tensor its kernels store", func(g *plan.Graph) {
+			k := slices.IndexFunc(g.Tensors, func(t plan.GraphTensor) bool { return t.Name == "p" })
+			g.Tensors[k].Place, g.Tensors[k].Layout = plan.PlaceDM, ""
+		}, "kernel has no to_hbm handoff of it"},
+		{"with a layout", func(g *plan.Graph) { g.Tensors[k].Layout = "m![S, T]" }, "no HBM layout, view or relayout"},
+		{"read from HBM", func(g *plan.Graph) {
+			s := slices.IndexFunc(g.Ops, func(o plan.GraphOp) bool { return o.Name == "softmax" })
+			g.Ops[s].Layouts = slices.Clone(g.Ops[s].Layouts)
+			g.Ops[s].Layouts[0] = "m![S, T]"
+		}, `reads or writes it in layout "m![S, T]", not "dm"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := *g
+			b.Ops, b.Tensors = slices.Clone(g.Ops), slices.Clone(g.Tensors)
+			c.f(&b)
+			require.ErrorContains(t, b.Validate(), c.want)
+		})
+	}
+	o.NoResidency = true
+	h, err := PlanGraph(w, o)
+	require.NoError(t, err)
+	require.Less(t, g.Cost.Cycles, h.Cost.Cycles)
+	for _, x := range h.Tensors {
+		require.Equal(t, plan.PlaceHBM, x.Place)
+	}
+	rep, err := verify.VerifyGraph(spec, g, verify.GraphOptions{Seed: 1})
+	require.NoError(t, err)
+	require.True(t, rep.Pass, rep.String())
+
+	// The softmax's DM tensor one byte off where the causal mask left it.
+	s := slices.IndexFunc(g.Ops, func(o plan.GraphOp) bool { return o.Name == "softmax" })
+	bad := *g.Ops[s].Plan
+	bad.Program = cloneProgram(t, bad.Program)
+	d, _ := bad.Program.Tensor(bad.Program.Handoff[0].Dst)
+	d.Addr += 8
+	unlower(bad.Program) // lowered again at the new address
+	g.Ops[s].Plan = &bad
+	_, err = verify.VerifyGraph(spec, g, verify.GraphOptions{Seed: 1})
+	require.ErrorContains(t, err, "not where its producer left it")
 }

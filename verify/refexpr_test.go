@@ -55,6 +55,14 @@ func TestRefExpr(t *testing.T) {
 	assert.Greater(t, e.Lo.Vals[0], 10-1e-5)
 	assert.Greater(t, e.Hi.Vals[0], 10.0)
 
+	// bf16(): a stored bf16 result, rounded to nearest; the interval's
+	// ends rounded too. 1 + 2^-9 rounds to 1 (ties to even), 1 + 3·2^-9
+	// to 1 + 2^-7; exp(0)'s interval [1 − 2^-23, 1 + 2^-23] to [1, 1].
+	e = exprRef(t, exprProgram(t, "A=3", "A", "A", dtype.F32, dtype.F32, "bf16(x)"), 1+0x1p-9, 1+3*0x1p-9, 0)
+	assert.Equal(t, []float64{1, 1 + 0x1p-7, 0}, e.Out.Vals)
+	e = exprRef(t, exprProgram(t, "A=1", "A", "A", dtype.F32, dtype.F32, "bf16(exp(x))"), 0)
+	assert.Equal(t, []float64{1, 1, 1}, []float64{e.Out.Vals[0], e.Lo.Vals[0], e.Hi.Vals[0]})
+
 	// Softmax's max: exact.
 	e = exprRef(t, exprProgram(t, "A=2, R=3", "A, R", "A", dtype.F32, dtype.F32, "reduce_max(x, R)"), 1, 5, 2, -1, -3, -2)
 	assert.Equal(t, []float64{5, -1}, e.Out.Vals)

@@ -21,6 +21,7 @@ func TestParseRefExpr(t *testing.T) {
 		"a / b * c":                              "((a / b) * c)",
 		"sat_add(x, 2147483647)":                 "sat_add(x, 2147483647)",
 		"x'":                                     "x'",
+		"bf16(x * 3.0) * y":                      "(bf16((x * 3.0)) * y)",
 	} {
 		n, err := ParseRefExpr(in)
 		require.NoError(t, err, in)
