@@ -324,4 +324,3 @@ func kernelText(p *plan.Plan) string {
 
 // defaultStored is where `plan GRAPH.yaml` finds the stored einsum plans.
 var defaultStored = filepath.Join("results", "plans")
-
