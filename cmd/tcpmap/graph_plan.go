@@ -193,7 +193,7 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 				kept = append(kept, t.Name)
 			}
 		}
-		fmt.Fprintf(w, "residency: %d tensors could stay in DM between their producer's and consumer's kernels; kept there: %s (--no-residency: none)\n", n, orNone(kept))
+		fmt.Fprintf(w, "residency: %d tensor%s could stay in DM between a producer's and its consumer's kernels; kept there: %s (--no-residency: none)\n", n, plural(n), orNone(kept))
 	}
 	if n := gp.Search.Fusions; n > 0 {
 		fmt.Fprintf(w, "fusion: %d choices of which epilogues to fuse into their contractions' kernels, each planned whole; the cheapest kept (--no-fuse: none)\n", n)
@@ -208,7 +208,7 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 			model += ", epilogue fusion"
 		}
 		if gp.Search.Resident > 0 {
-			model += fmt.Sprintf(", %d tensors' DM residency", gp.Search.Resident)
+			model += fmt.Sprintf(", DM residency of %d tensor%s", gp.Search.Resident, plural(gp.Search.Resident))
 		}
 		fmt.Fprintf(w, "optimal: proven (under the graph model: %s)%s\n", model, unplanned)
 	} else {
