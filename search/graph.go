@@ -294,11 +294,8 @@ type graphModel struct {
 	// (plainNone), nil otherwise.
 	plain *workload.Workload
 	// resident counts the tensors given the choice of staying in DM
-	// (addResident); dmPenalty is what an edge whose producer and consumer
-	// disagree on it costs: more than the baseline assignment, so that no
-	// optimum has one.
-	resident  int
-	dmPenalty float64
+	// (addResident).
+	resident int
 }
 
 // PlanGraph plans a graph workload: every op's plan for every layout class,
@@ -1053,7 +1050,7 @@ func (m *graphModel) relayout(e gedge, a, b int) float64 {
 		return 0
 	}
 	if isDM(from) || isDM(to) {
-		return m.dmPenalty // left in DM, read from HBM, or the reverse
+		return math.Inf(1) // left in DM, read from HBM, or the reverse: no assignment
 	}
 	return m.relayCost(e.tensor, m.layoutOf(e.from, a, e.tensor), m.layoutOf(e.to, b, e.tensor))
 }

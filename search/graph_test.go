@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -54,6 +55,26 @@ func fakeModel(t require.TestingT, file string, layouts int, rng *rand.Rand) *gr
 	return m
 }
 
+// withResident gives m, as addResident would, a class of each end of every
+// tensor with one consumer that keeps it in DM (the other operands
+// declared), at random costs below the others' so that it is often chosen:
+// the producer's and the consumer's must then agree (a disagreement costs
+// +Inf), which the solvers must respect.
+func withResident(m *graphModel, rng *rand.Rand) {
+	for _, tn := range m.w.Tensors {
+		p, ok := m.prod[tn.Name]
+		if !ok || len(m.cons[tn.Name]) != 1 {
+			continue
+		}
+		for _, i := range []int{p, m.cons[tn.Name][0]} {
+			ops := operands(m.w.Ops[i])
+			ls := make([][]string, len(ops))
+			ls[slices.Index(ops, tn.Name)] = dmOrder
+			m.ops[i].classes = append(m.ops[i].classes, layoutClass{layouts: ls, cycles: float64(200 + rng.IntN(3000))})
+		}
+	}
+}
+
 // trials is n, or a third of it under -short.
 func trials(n int) int {
 	if testing.Short() {
@@ -87,22 +108,38 @@ func bruteForce(m *graphModel) float64 {
 // its declared class).
 func TestGraphSolversExact(t *testing.T) {
 	for _, tc := range []struct {
-		file   string
-		method string
+		file     string
+		method   string
+		resident bool // with DM residency classes (withResident)
 	}{
-		{"testdata/graph/chain.yaml", "dp"},
-		{"testdata/graph/branch.yaml", "ilp"},
+		{"testdata/graph/chain.yaml", "dp", false},
+		{"testdata/graph/branch.yaml", "ilp", false},
+		{"testdata/graph/chain.yaml", "dp", true},
+		{"testdata/graph/branch.yaml", "ilp", true},
 	} {
-		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s resident=%v", filepath.Base(tc.file), tc.resident), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
+			kept := 0 // trials whose optimum keeps a tensor in DM
 			for trial := 0; trial < trials(20); trial++ {
 				m := fakeModel(t, tc.file, 2, rng)
+				if tc.resident {
+					withResident(m, rng)
+				}
 				choice, st := m.solve(DefaultMaxNodes)
 				assert.Equal(t, tc.method, st.method)
 				assert.True(t, st.proven)
 				got := m.total(choice)
 				assert.InDelta(t, bruteForce(m), got, 1e-6, "trial %d", trial)
 				assert.LessOrEqual(t, got, m.total(make([]int, len(m.ops))))
+				for i, k := range choice {
+					if slices.ContainsFunc(m.ops[i].classes[k].layouts, isDM) {
+						kept++
+						break
+					}
+				}
+			}
+			if tc.resident {
+				assert.Positive(t, kept, "no optimum kept a tensor in DM")
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"math"
 	"slices"
 
@@ -17,7 +18,9 @@ import (
 // pair of classes (a of op i, b of op j) whose edges between i and j cost
 // a relayout r > 0, y ≥ x[i][a] + x[j][b] − 1 (with a slack s: x[i][a] +
 // x[j][b] − y + s = 1), which at integer points is 1 exactly when both
-// are chosen. Constraints: Σ_k x[i][k] = 1 for each op. Objective: Σ the
+// are chosen; for a pair no assignment may hold (r = +Inf: a tensor one
+// class leaves in DM and the other reads from HBM), x[i][a] + x[j][b] + s
+// = 1. Constraints: Σ_k x[i][k] = 1 for each op. Objective: Σ the
 // classes' own costs (unary: kernel, the graph inputs' relayouts, the
 // relayouts to and from single-class ops) x + Σ r y. The matrix has full
 // row rank (each op row has its own variables, each pair row its own
@@ -66,12 +69,17 @@ func (m *graphModel) ilpSolve(choice []int, maxNodes int) (best []int, st solveS
 		v, a, w, b int
 		r          float64
 	}
-	var pairs []pairCost
+	var pairs, forbidden []pairCost
 	for v := range vars {
 		for w := v + 1; w < len(vars); w++ {
 			for a := range m.ops[vars[v]].classes {
 				for b := range m.ops[vars[w]].classes {
-					if r := m.pair(vars[v], a, vars[w], b); r > 0 {
+					switch r := m.pair(vars[v], a, vars[w], b); {
+					case math.IsInf(r, 1):
+						// No assignment has both (a tensor left in DM
+						// and read from HBM): x[v][a] + x[w][b] ≤ 1.
+						forbidden = append(forbidden, pairCost{v, a, w, b, r})
+					case r > 0:
 						pairs = append(pairs, pairCost{v, a, w, b, r})
 						scale = max(scale, r)
 					}
@@ -104,14 +112,19 @@ func (m *graphModel) ilpSolve(choice []int, maxNodes int) (best []int, st solveS
 				}
 			}
 		}
-		var live []pairCost
+		var live, banned []pairCost
 		for _, p := range pairs {
 			if allowed[p.v][p.a] && allowed[p.w][p.b] {
 				live = append(live, p)
 			}
 		}
-		cols := n + 2*len(live)
-		rows := len(vars) + len(live)
+		for _, p := range forbidden {
+			if allowed[p.v][p.a] && allowed[p.w][p.b] {
+				banned = append(banned, p)
+			}
+		}
+		cols := n + 2*len(live) + len(banned)
+		rows := len(vars) + len(live) + len(banned)
 		A := mat.NewDense(rows, cols, nil)
 		b := make([]float64, rows)
 		c := make([]float64, cols)
@@ -132,6 +145,13 @@ func (m *graphModel) ilpSolve(choice []int, maxNodes int) (best []int, st solveS
 			A.Set(row, s, 1)
 			b[row] = 1
 			c[y] = p.r / scale
+		}
+		for q, p := range banned {
+			row, s := len(vars)+len(live)+q, n+2*len(live)+q
+			A.Set(row, col[p.v][p.a], 1)
+			A.Set(row, col[p.w][p.b], 1)
+			A.Set(row, s, 1)
+			b[row] = 1
 		}
 		f, x, err := lp.Simplex(c, A, b, ilpTol, nil)
 		if err != nil {
@@ -163,6 +183,9 @@ func (m *graphModel) ilpSolve(choice []int, maxNodes int) (best []int, st solveS
 		}
 		nodes++
 		bound, vals, err := relax()
+		if errors.Is(err, lp.ErrInfeasible) {
+			return // the classes left allow no assignment
+		}
 		if err != nil {
 			failed = err
 			return

@@ -274,20 +274,29 @@ func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec 
 			continue
 		}
 		stC.Candidates++
-		var built bool
+		q, err := sc.build(c)
+		if err != nil {
+			evC.reject(err)
+			continue
+		}
+		es := takeHandoffs(q, x, kernel.OpToDM)
+		if es == nil {
+			continue
+		}
+		key := handoffKey(es)
+		first := true
 		for _, h := range hs {
-			q, err := sc.build(c)
-			if err != nil {
-				if !built {
-					evC.reject(err)
-				}
-				break
-			}
-			built = true
-			es := takeHandoffs(q, x, kernel.OpToDM)
-			if es == nil || handoffKey(es) != h.key {
+			if h.key != key {
 				continue
 			}
+			if !first {
+				// Another producer's addresses: the candidate built again.
+				if q, err = sc.build(c); err != nil {
+					return nil, err
+				}
+				es = takeHandoffs(q, x, kernel.OpToDM)
+			}
+			first = false
 			if err := relocate(q, es, h.addrs); err != nil {
 				return nil, err
 			}
@@ -320,8 +329,8 @@ func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec 
 // writes and exactly one other reads the choice of staying in DM between
 // them: a class of each op with the tensor's entry dmOrder and its other
 // operands declared, whose plans are the best resident pair. A tensor with
-// no such pair gets no class. Then dmPenalty is set above the baseline
-// assignment's cost.
+// no such pair gets no class. An edge whose producer and consumer disagree
+// on it costs +Inf (relayout): no assignment.
 func (m *graphModel) addResident() error {
 	for _, t := range m.w.Tensors {
 		p, ok := m.prod[t.Name]
@@ -352,9 +361,6 @@ func (m *graphModel) addResident() error {
 		}
 		m.resident++
 	}
-	base := make([]int, len(m.ops))
-	m.dmPenalty = 0
-	m.dmPenalty = m.total(base) + 1
 	return nil
 }
 

@@ -67,8 +67,8 @@ func layersTable(dir string) (string, error) {
 	}
 	sort.Strings(files)
 	var b strings.Builder
-	b.WriteString("| layer | kernels | fused | views | no kernel | cycles | baseline (every op alone) | saving | relayouts | search |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| layer | kernels | fused | views | no kernel | cycles | baseline (every op alone) | saving | relayouts | in DM | search |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, f := range files {
 		g, err := plan.ReadGraph(f)
 		if err != nil {
@@ -82,9 +82,22 @@ func layersTable(dir string) (string, error) {
 		if s.Fusions > 0 {
 			search += fmt.Sprintf(", %d fusion choices", s.Fusions)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %.0f | %.0f | %.2f%% | %.0f | %s |\n",
+		if s.Resident > 0 {
+			search += fmt.Sprintf(", %d residency choices", s.Resident)
+		}
+		var dm []string
+		for _, t := range g.Tensors {
+			if t.Place == plan.PlaceDM {
+				dm = append(dm, t.Name)
+			}
+		}
+		inDM := "-"
+		if len(dm) > 0 {
+			inDM = strings.Join(dm, ", ")
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %.0f | %.0f | %.2f%% | %.0f | %s | %s |\n",
 			strings.TrimSuffix(filepath.Base(f), ".graph.json"+plan.Compressed), c.Planned, c.Fused, c.Views, c.NotPlannable,
-			c.Cycles, c.BaselineCycles, 100*c.Saving, c.RelayoutCycles, search)
+			c.Cycles, c.BaselineCycles, 100*c.Saving, c.RelayoutCycles, inDM, search)
 	}
 	return b.String(), nil
 }
