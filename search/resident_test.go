@@ -203,6 +203,8 @@ func TestGraphResidency(t *testing.T) {
 	rep, err := verify.VerifyGraph(spec, g, verify.GraphOptions{Seed: 1})
 	require.NoError(t, err)
 	require.True(t, rep.Pass, rep.String())
+	k = slices.IndexFunc(rep.Ops, func(o verify.GraphOpReport) bool { return o.Op == "softmax" })
+	require.Contains(t, rep.Ops[k].How, "s_masked taken in DM from its producer's kernel")
 
 	// The softmax's DM tensor one byte off where the causal mask left it.
 	s := slices.IndexFunc(g.Ops, func(o plan.GraphOp) bool { return o.Name == "softmax" })

@@ -465,9 +465,15 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref
 	if err != nil {
 		return err
 	}
-	if err := takeHeld(dev, p, o, held); err != nil {
+	taken, err := takeHeld(dev, p, o, held)
+	if err != nil {
 		return err
 	}
+	defer func() {
+		if len(taken) > 0 {
+			or.How += "; " + strings.Join(taken, ", ") + " taken in DM from its producer's kernel"
+		}
+	}()
 	if err := x.Run(); err != nil {
 		return err
 	}
@@ -598,7 +604,8 @@ func leaveHeld(dev *Device, p *kernel.Program, out string, held map[string][]hel
 // handoff's DM tensor must be one the producer left, at the same address
 // with the same mappings, or the kernel would read another layout than
 // the one it was given.
-func takeHeld(dev *Device, p *kernel.Program, o *plan.GraphOp, held map[string][]heldDM) error {
+func takeHeld(dev *Device, p *kernel.Program, o *plan.GraphOp, held map[string][]heldDM) ([]string, error) {
+	var taken []string
 	for _, op := range p.Handoff {
 		if op.Kind != kernel.OpToDM {
 			continue
@@ -606,21 +613,24 @@ func takeHeld(dev *Device, p *kernel.Program, o *plan.GraphOp, held map[string][
 		src, _ := p.Tensor(op.Src)
 		k := slices.Index(p.Reference.Inputs, src.Base())
 		if k < 0 || k >= len(o.Inputs) {
-			return fmt.Errorf("handoff of %s: not an input of the kernel's reference", src.Base())
+			return nil, fmt.Errorf("handoff of %s: not an input of the kernel's reference", src.Base())
 		}
 		name := o.Inputs[k]
 		t, _ := p.Tensor(op.Dst)
 		i := slices.IndexFunc(held[name], func(h heldDM) bool { return sameDMTensor(h.t, t) })
 		if i < 0 {
-			return fmt.Errorf("%s: DM tensor %s (%s at %d) is not where its producer left it in DM", name, t.Name, dmText(t), t.Addr)
+			return nil, fmt.Errorf("%s: DM tensor %s (%s at %d) is not where its producer left it in DM", name, t.Name, dmText(t), t.Addr)
 		}
 		for g, b := range held[name][i].bytes {
 			if err := dev.WriteDM(g, t.Addr, b); err != nil {
-				return fmt.Errorf("handoff of %s: %w", name, err)
+				return nil, fmt.Errorf("handoff of %s: %w", name, err)
 			}
 		}
+		if !slices.Contains(taken, name) {
+			taken = append(taken, name)
+		}
 	}
-	return nil
+	return taken, nil
 }
 
 // sameDMTensor reports whether two DM tensors hold the same bytes in the
