@@ -147,10 +147,24 @@ func checkStage(st *kernel.Stage) error {
 // and finds its parameters and result.
 func analyze(p *kernel.Program) (*analysis, error) { return analyzeWith(p, nil) }
 
+// isOnChip reports whether name is a DM, TRF or VRF tensor of p.
+func isOnChip(p *kernel.Program, name string) bool {
+	t, ok := p.Tensor(name)
+	return ok && t.Mem != kernel.HBM
+}
+
 // analyzeWith is analyze for the body of a tile loop: the tensors named in
 // pre exist before the body (the loop's result and tile views) and may be
 // written again, as every step writes a tile of the result.
 func analyzeWith(p *kernel.Program, pre map[string]bool) (*analysis, error) {
+	return analyzeRebind(p, pre, false)
+}
+
+// analyzeRebind is analyzeWith; with rebind, an on-chip tensor may be
+// produced again (a double buffer of a program of several tiles printed in
+// straight line: each production binds its name anew, as Rust's `let`
+// shadows).
+func analyzeRebind(p *kernel.Program, pre map[string]bool, rebind bool) (*analysis, error) {
 	a := &analysis{}
 	defined := map[string]bool{}
 	for name := range pre {
@@ -192,7 +206,7 @@ func analyzeWith(p *kernel.Program, pre map[string]bool) (*analysis, error) {
 		return nil
 	}
 	def := func(name string) error {
-		if defined[name] && !pre[name] {
+		if defined[name] && !pre[name] && !(rebind && isOnChip(p, name)) {
 			return fmt.Errorf("tensor %q is produced twice: the kernel binds each tensor once", name)
 		}
 		defined[name] = true

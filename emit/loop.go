@@ -6,6 +6,7 @@ import (
 
 	"tcpmap/emit/rustapi"
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 )
 
 // The loop form of a tiled kernel. A program that kernel.Recognize finds to
@@ -312,6 +313,69 @@ func (w *rustWriter) viewLine(v *kernel.LoopView) {
 	}
 	w.line("%slet %s: %s<'_, %s, %s, %s> = %s;", w.ind, v.Name, typ, b.DType, w.mapText(b.Chip, roleChip),
 		w.mapTextOf(v.Maps[len(v.Maps)-1], roleNone, out), sb.String())
+}
+
+// straightView binds, in a kernel printed in straight line, a tile view of
+// an argument or of the result as viewLine does in a loop, its tile index
+// a number: `let x_t2: HbmTensorView<'_, D, Chip, M> =
+// x.view().tile::<m![S / 512], 1, M>(2);`. The view must pin one tile
+// digit of one axis, outermost in the tensor's bytes (`1 # n` in its
+// element where the base holds the digit A / (|A| / n)), as the op
+// kernels' tiles do (search/opspace.go).
+func (w *rustWriter) straightView(v *kernel.Tensor) error {
+	b, ok := w.p.Tensor(v.View)
+	if !ok {
+		return fmt.Errorf("view %s of unknown tensor %s", v.Name, v.View)
+	}
+	out := b.Role == kernel.Output
+	kind, typ, call := mapping.Top, "HbmTensorView", "view"
+	if out {
+		kind, typ, call = mapping.Bottom, "HbmTensorViewMut", "view_mut"
+	}
+	n := 0
+	parts := v.Element.Parts()
+	if v.Element.Kind() != mapping.KindPair {
+		parts = []*mapping.Expr{v.Element}
+	}
+	for _, e := range parts {
+		if e.Kind() == mapping.KindPadding && e.Inner().IsIdentity() {
+			if n != 0 {
+				return fmt.Errorf("view %s of %s pins several digits: not printed outside a tile loop", v.Name, b.Name)
+			}
+			n = e.Size()
+		}
+	}
+	ax, err := mapping.AxesOf(b.Element)
+	if n < 2 || err != nil {
+		return fmt.Errorf("view %s of %s pins no tile digit", v.Name, b.Name)
+	}
+	bytes, err := b.DType.BytesFor(b.Element.Size())
+	if err != nil {
+		return err
+	}
+	for _, a := range ax.List() {
+		if a.Size%n != 0 {
+			continue
+		}
+		dim, err := mapping.Parse(fmt.Sprintf("%s / %d", a.Name, a.Size/n), w.p.Axes, nil)
+		if err != nil {
+			continue
+		}
+		m, err := mapping.TileView(b.Element, dim, 1, kind)
+		if err != nil || !m.Equal(v.Element) {
+			continue
+		}
+		per := int64(bytes) / int64(n)
+		off := v.Addr - b.Addr
+		if per == 0 || off%per != 0 || off/per >= int64(n) {
+			return fmt.Errorf("view %s of %s at byte %d: not a tile of %d bytes", v.Name, b.Name, off, per)
+		}
+		el := w.mapTextOf(v.Element, roleNone, out)
+		w.line("%slet %s: %s<'_, %s, %s, %s> = %s.%s().tile::<%s, 1, %s>(%d);", w.ind, v.Name, typ, b.DType, w.mapText(b.Chip, roleChip),
+			el, b.Name, call, w.mapText(dim, roleNone), el, off/per)
+		return nil
+	}
+	return fmt.Errorf("view %s m![%s] of %s m![%s] is no tile of one axis", v.Name, v.Element, b.Name, b.Element)
 }
 
 // condText is when an op of guard g fires, over the loop's steps t: the

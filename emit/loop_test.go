@@ -139,8 +139,9 @@ func TestTiledLoopVerify(t *testing.T) {
 }
 
 // TestTiledLoopFallback: a program with tile views that is no regular loop
-// (one view moved off its tile) has no loop form and is refused as before,
-// in straight line.
+// (one view moved off its tile) has no loop form and is refused in
+// straight line, which binds a view only when it tiles one axis (its tiles
+// here pin two).
 func TestTiledLoopFallback(t *testing.T) {
 	p, _ := loadTiled(t, "tiled-2axis-double")
 	for _, x := range p.Tensors {
@@ -152,7 +153,7 @@ func TestTiledLoopFallback(t *testing.T) {
 	require.False(t, ok)
 	_, err := Rust(p, RustOptions{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "used before an op produces it")
+	assert.Contains(t, err.Error(), "is no tile of one axis")
 }
 
 // TestTiledLoopReadErrors: malformed loops are errors with their line.

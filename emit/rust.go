@@ -106,7 +106,19 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	lp, body := loopForm(q)
 	var k *analysis
 	if lp == nil {
-		k, err = analyze(q)
+		// Tile views of the arguments and the result are bound where an
+		// op first takes them (straightView), the result before the
+		// first op when views of it are written.
+		pre := map[string]bool{}
+		for _, t := range q.Tensors {
+			if t.Mem == kernel.HBM && t.View != "" && t.Role == kernel.Intermediate {
+				pre[t.Name] = true
+				if b, ok := q.Tensor(t.View); ok && b.Role == kernel.Output {
+					pre[b.Name] = true
+				}
+			}
+		}
+		k, err = analyzeRebind(q, pre, len(pre) > 0)
 	} else {
 		// The loop declares its views, slots and result before it
 		// starts (loop.go), and a pipelined body reads a slot its lead
@@ -687,9 +699,33 @@ func (w *rustWriter) kernel() error {
 	if w.lp != nil {
 		return w.loopKernel()
 	}
+	viewed := k.output != nil && slices.ContainsFunc(p.Tensors, func(t *kernel.Tensor) bool { return t.View == k.output.Name && t.Role == kernel.Intermediate })
+	if viewed && k.inPlace == nil {
+		// Tiles of the result are written through its views: it exists
+		// first (as a tile loop's does, loop.go).
+		if w.api == Opt06 {
+			w.line("    let mut %s: %s = HbmTensor::new();", k.output.Name, w.typeText(k.output))
+		} else {
+			w.line("    let mut %s: %s = unsafe { HbmTensor::from_addr(%s) };", k.output.Name, w.typeText(k.output), addrText(k.output.Addr, true))
+		}
+	}
+	bound := map[string]bool{}
 	for i, op := range p.Ops {
 		tail := k.output != nil && i == len(p.Ops)-1 && op.Kind == kernel.OpToHBM && op.Dst == k.output.Name
-		err := w.op(op, tail)
+		var err error
+		for _, name := range []string{op.Src, op.Dst} {
+			if t, ok := p.Tensor(name); ok && err == nil && (op.Kind == kernel.OpToDM || op.Kind == kernel.OpToHBM) && t.Mem == kernel.HBM && t.View != "" && t.Role == kernel.Intermediate && !bound[name] {
+				bound[name] = true
+				err = w.straightView(t)
+			}
+		}
+		if t, ok := p.Tensor(op.Dst); err == nil && ok && op.Kind == kernel.OpToHBM && t.View != "" && t.Role == kernel.Intermediate {
+			// A tile of the result: DmTensorView::to_hbm_view
+			// (memory_tensor.rs; tensor/memory.rs).
+			w.line("%s%s.view().to_hbm_view(&mut ctx.tdma, %s);", w.ind, op.Src, op.Dst)
+		} else if err == nil {
+			err = w.op(op, tail)
+		}
 		if err == nil {
 			err = w.takeErr()
 		}
@@ -697,7 +733,7 @@ func (w *rustWriter) kernel() error {
 			return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
 		}
 	}
-	if k.output != nil && k.inPlace == nil && !(len(p.Ops) > 0 && p.Ops[len(p.Ops)-1].Kind == kernel.OpToHBM && p.Ops[len(p.Ops)-1].Dst == k.output.Name) {
+	if k.output != nil && k.inPlace == nil && (viewed || !(len(p.Ops) > 0 && p.Ops[len(p.Ops)-1].Kind == kernel.OpToHBM && p.Ops[len(p.Ops)-1].Dst == k.output.Name)) {
 		w.line("    %s", k.output.Name)
 	}
 	w.line("}")

@@ -78,6 +78,12 @@ type opCand struct {
 	// in the same DRAM rows, instead of blocks a DMN's share apart, whose
 	// rows conflict in every bank (002 L2987-2989).
 	Interleave int
+	// Keep, set by PlanResident only, names a tensor whose tiles each get
+	// a DM buffer of their own instead of two alternating ones, so that
+	// every tile of it is still in DM when the kernel ends (the output,
+	// left for the next kernel) or was there when it began (an input, left
+	// by the previous one).
+	Keep string
 }
 
 // opSpace is an op's mapspace.
@@ -571,7 +577,7 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			return nil, fmt.Errorf("%d slices do not divide the positions", c.Slices)
 		}
 	}
-	b := &opBuilder{s: s, c: c, k: kProg{Name: s.o.Name, Axes: s.axes, Chips: 1}, bufs: map[string][2]string{}}
+	b := &opBuilder{s: s, c: c, k: kProg{Name: s.o.Name, Axes: s.axes, Chips: 1}, bufs: map[string][]string{}}
 	if c.Form == formInterleaved {
 		b.k.Axes += ", " + interleaveAxis + "=2"
 	}
@@ -638,22 +644,23 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			hbm += c.Stagger
 		}
 	}
-	// The streamed DM tensors: one buffer, or two alternating.
+	// The streamed DM tensors: one buffer, two alternating, or one a tile
+	// (Keep).
 	for _, t := range append(slices.Clone(s.ins), s.out) {
 		nbuf := min(c.Tiles, 2)
-		if s.resident(t, c.Tiles) {
+		switch {
+		case s.resident(t, c.Tiles):
 			nbuf = 1
+		case t.Name == c.Keep:
+			nbuf = c.Tiles
 		}
-		var bb [2]string
+		var bb []string
 		for k := 0; k < nbuf; k++ {
 			name := t.Name + "_dm"
 			if nbuf > 1 {
 				name += strconv.Itoa(k)
 			}
-			bb[k] = b.local(name, "dm", t.DType, digitsText(dsOf(t)), digitsSize(dsOf(t)))
-		}
-		if nbuf == 1 {
-			bb[1] = bb[0]
+			bb = append(bb, b.local(name, "dm", t.DType, digitsText(dsOf(t)), digitsSize(dsOf(t))))
 		}
 		b.bufs[t.Name] = bb
 	}
@@ -665,7 +672,7 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 				}
 				continue
 			}
-			b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_dm", Src: views[t.Name][k], Dst: b.bufs[t.Name][k%2]})
+			b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_dm", Src: views[t.Name][k], Dst: b.tileBuf(t.Name, k)})
 		}
 	}
 	toDM(0)
@@ -673,7 +680,7 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 		toDM(1)
 	}
 	for k := 0; k < c.Tiles; k++ {
-		b.buf = k % 2
+		b.buf = k
 		var err error
 		switch s.o.Kind {
 		case workload.KindSoftmax:
@@ -688,7 +695,7 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 		if err != nil {
 			return nil, err
 		}
-		b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_hbm", Src: b.bufs[s.out.Name][k%2], Dst: views[s.out.Name][k]})
+		b.k.Ops = append(b.k.Ops, kOp{Context: "dma", Kind: "to_hbm", Src: b.tileBuf(s.out.Name, k), Dst: views[s.out.Name][k]})
 		if k+2 < c.Tiles {
 			toDM(k + 2)
 		}
@@ -737,9 +744,10 @@ type opBuilder struct {
 	// the digits of the positions within a slice.
 	cluster, slice string
 	in             []digit
-	// bufs are the DM buffers of each streamed tensor (one, or two that
-	// alternate between tiles), buf the current tile's.
-	bufs map[string][2]string
+	// bufs are the DM buffers of each streamed tensor (one, two that
+	// alternate between tiles, or one a tile: opCand.Keep), buf the
+	// current tile.
+	bufs map[string][]string
 	buf  int
 	// dm and vrf are the next free byte of a slice's DM and VRF.
 	dm, vrf int64
@@ -834,10 +842,16 @@ func tail(t8, p8 []digit, out dtype.DType, dst string) []kStage {
 }
 
 // load is the current tile's DM buffer of input t (build loads it).
-func (b *opBuilder) load(t *workload.Tensor, _ []digit) string { return b.bufs[t.Name][b.buf] }
+func (b *opBuilder) load(t *workload.Tensor, _ []digit) string { return b.tileBuf(t.Name, b.buf) }
 
 // outBuf is the current tile's DM buffer of the output (build stores it).
-func (b *opBuilder) outBuf() string { return b.bufs[b.s.out.Name][b.buf] }
+func (b *opBuilder) outBuf() string { return b.tileBuf(b.s.out.Name, b.buf) }
+
+// tileBuf is tensor name's DM buffer for tile k.
+func (b *opBuilder) tileBuf(name string, k int) string {
+	bb := b.bufs[name]
+	return bb[k%len(bb)]
+}
 
 // chain appends a chain op.
 func (b *opBuilder) chain(ctx string, st []kStage) {

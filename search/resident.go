@@ -21,11 +21,12 @@ import (
 // program's). Both kernels must then agree on where each byte is: the
 // same DM tensors (type, Chip, Cluster, Slice and Element mappings) at
 // the same addresses, and the producer's tiles must not reuse a buffer
-// once stored. The pair space is every one-tile candidate of each op (one
-// tile holds the whole tensor in DM; with more, the double buffers are
-// overwritten by later tiles), paired when their DM tensors match; the
-// consumer's buffers are moved so that the handed-over ones sit where the
-// producer left them. The stores and loads become the kernels' handoffs
+// once stored. The pair space is every candidate of each op with the
+// handed-over tensor's tiles each in a DM buffer of its own (opCand.Keep:
+// one tile holds the whole tensor; with more, the two alternating buffers
+// would be overwritten by later tiles), paired when their DM tensors match
+// tile for tile; the consumer's buffers are moved so that the handed-over
+// ones sit where the producer left them. The stores and loads become the kernels' handoffs
 // (kernel.Program.Handoff): not priced, not emitted; the simulator runs
 // them to set and read the DM a kernel hands over.
 
@@ -79,7 +80,10 @@ func takeHandoffs(p *kernel.Program, x string, kind kernel.OpKind) []handoffEntr
 			return nil
 		}
 		base, _ := p.Tensor(x)
-		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s@%d", dm.DType, dm.Chip, dm.Cluster, dm.Slice, dm.Element, h.Element, h.Addr-base.Addr)
+		// A result's tile view pads with `#{!}` (its padding written),
+		// an input's with `#`: the same positions.
+		view := strings.ReplaceAll(h.Element.Text(), "#{!}", "#")
+		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s@%d", dm.DType, dm.Chip, dm.Cluster, dm.Slice, dm.Element, view, h.Addr-base.Addr)
 		es = append(es, handoffEntry{key: key, op: op, dm: dm})
 	}
 	if len(es) == 0 {
@@ -232,8 +236,8 @@ func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec 
 	}
 	var hs []handover
 	for _, c := range sp.cands {
-		if c.Tiles != 1 {
-			continue
+		if c.Tiles > 1 {
+			c.Keep = x // every tile's output still in DM at the end
 		}
 		stP.Candidates++
 		p, err := sp.build(c)
@@ -270,8 +274,8 @@ func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec 
 	var bestP, bestC residentSide
 	pairs := 0
 	for _, c := range sc.cands {
-		if c.Tiles != 1 {
-			continue
+		if c.Tiles > 1 {
+			c.Keep = x // every tile of x in DM from the start
 		}
 		stC.Candidates++
 		q, err := sc.build(c)
@@ -315,7 +319,7 @@ func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec 
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("no one-tile kernels of %s and %s agree on where %s sits in DM (%d and %d one-tile candidates)", prod.Name, cons.Name, x, stP.Candidates, stC.Candidates)
+		return nil, fmt.Errorf("no kernels of %s and %s agree on where %s sits in DM, each of its tiles in a buffer of its own (%d and %d candidates)", prod.Name, cons.Name, x, stP.Candidates, stC.Candidates)
 	}
 	best.Pairs = pairs
 	best.Prod = sp.plan(&opEvaluated{c: bestP.c, program: bestP.prog, report: bestP.report}, stP)

@@ -268,8 +268,8 @@ type Search struct {
 	// Resident, for a kernel that hands a tensor over in DM to the next
 	// kernel of a graph or takes one from the previous
 	// (kernel.Program.Handoff), says which and with whom; the search was
-	// then over the pair's space, every one-tile candidate of both ops
-	// (search.PlanResident).
+	// then over the pair's space, every candidate of both ops with the
+	// tensor's tiles each in a DM buffer of its own (search.PlanResident).
 	Resident string `json:"resident,omitempty"`
 	// DigitOrders is "all" when the mapspace held every order of each
 	// axis's digits (search.Options.AllOrders), empty when it held the
