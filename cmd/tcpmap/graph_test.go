@@ -246,29 +246,46 @@ func TestGraphDecodeReduced(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph llama3-70b-decode, seed 1: 11 kernels simulated, 11 ops fed from the reference")
 
-	// With its Vector Engine ops: every op a kernel, 21 of them, and the
-	// scale fused into qk's (rmsnorm, softmax, the residual adds, silu,
-	// the SwiGLU product, the two KV-cache updates, in place, and the RoPE
-	// table lookup, a gather, too); the layout classes whose search stopped
-	// at its evaluation budget come from the cache as no plan (KEY.none)
-	// and the kept fusion choice's are counted; the kernels verify in
-	// order, none fed from the reference, B = 1 spelled m![B, D] by an
-	// einsum and m![D] by an op.
+	// With its Vector Engine ops: every op a kernel, 22 of them (rmsnorm,
+	// softmax, the residual adds, silu, the SwiGLU product, the two
+	// KV-cache updates, in place, and the RoPE table lookup, a gather,
+	// too). At these sizes the scale is not fused into qk's kernel: it
+	// leaves the scores in DM for the softmax, as silu leaves its result
+	// for the SwiGLU product, which the fusion choices compare (the kept
+	// choice's layout classes whose search stopped at its evaluation
+	// budget come from the cache as no plan, KEY.none, and are counted);
+	// the kernels verify in order, none fed from the reference, the two
+	// tensors carried in DM, B = 1 spelled m![B, D] by an einsum and m![D]
+	// by an op.
 	vout := filepath.Join(t.TempDir(), "decode-ve.graph.json")
 	code, stdout, stderr = runCLI(t, append(smallDecode, "--vector-ops", "--out", vout)...)
 	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "21 ops planned, 1 fused into their producers' kernels, 5 views, 0 not yet plannable")
+	assert.Contains(t, stdout, "22 ops planned, 5 views, 0 not yet plannable")
 	assert.Contains(t, stdout, "0 searched")
-	assert.Contains(t, stdout, "1 layout classes stopped at --layout-evaluations before any legal candidate are not among them")
+	assert.Contains(t, stdout, "3 layout classes stopped at --layout-evaluations before any legal candidate are not among them")
 	assert.Contains(t, stdout, "29 op plans cached or stored, 0 searched", "each op plan counted once over the fusion choices")
+	assert.Contains(t, stdout, "gate_act←silu (in DM)", "silu's result left in DM for the SwiGLU product")
+	assert.Contains(t, stdout, "kept there: scores, gate_act (--no-residency: none)")
 	gp, err := plan.ReadGraph(vout)
 	require.NoError(t, err)
-	assert.Equal(t, 1, gp.Search.Unplanned, "the layout class stopped before a legal candidate")
+	assert.Equal(t, 3, gp.Search.Unplanned, "the layout classes stopped before a legal candidate")
 	assert.Less(t, gp.Cost.Cycles, gp.Cost.BaselineCycles, "the scores are never stored")
 	code, stdout, stderr = runCLI(t, "verify", vout)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph llama3-70b-decode, seed 1: 21 kernels simulated, 0 ops fed from the reference")
+	assert.Contains(t, stdout, "PASS: graph llama3-70b-decode, seed 1: 22 kernels simulated, 0 ops fed from the reference")
+	assert.Contains(t, stdout, "scores taken in DM from its producer's kernel")
+	assert.Contains(t, stdout, "gate_act taken in DM from its producer's kernel")
+
+	// Without DM residency the scale is fused into qk's kernel (21
+	// kernels), and the layer costs more.
+	nout := filepath.Join(t.TempDir(), "decode-nodm.graph.json")
+	code, stdout, stderr = runCLI(t, append(smallDecode, "--vector-ops", "--no-residency", "--out", nout)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "21 ops planned, 1 fused into their producers' kernels, 5 views, 0 not yet plannable")
+	np, err := plan.ReadGraph(nout)
+	require.NoError(t, err)
+	assert.Less(t, gp.Cost.Cycles, np.Cost.Cycles)
 }
 
 // FuzzResizeAxes: any --axes text and workload bytes give an error or a
