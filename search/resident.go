@@ -330,8 +330,8 @@ func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec 
 }
 
 // addResident gives each tensor that one planned Vector Engine op kernel
-// writes and exactly one other reads the choice of staying in DM between
-// them: a class of each op with the tensor's entry dmOrder and its other
+// writes and exactly one other reads, the next kernel in program order,
+// the choice of staying in DM between them: a class of each op with the tensor's entry dmOrder and its other
 // operands declared, whose plans are the best resident pair. A tensor with
 // no such pair gets no class. An edge whose producer and consumer disagree
 // on it costs +Inf (relayout): no assignment.
@@ -347,6 +347,12 @@ func (m *graphModel) addResident() error {
 		if m.ops[p].status != plan.StatusPlanned || m.ops[c].status != plan.StatusPlanned ||
 			!residentKind(po.Kind) || !residentKind(co.Kind) || len(po.Epilogue) > 0 || len(co.Epilogue) > 0 ||
 			countOf(co.Inputs, t.Name) != 1 {
+			continue
+		}
+		// Between the two kernels no other may run: its DM tensors could
+		// overwrite the handed-over bytes (only views, which run nothing,
+		// may sit between them in program order).
+		if c < p || slices.ContainsFunc(m.ops[p+1:c], func(g gop) bool { return g.status != plan.StatusView }) {
 			continue
 		}
 		pr, err := PlanResident(m.w, po, co, t.Name, m.spec)

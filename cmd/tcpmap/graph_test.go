@@ -116,7 +116,7 @@ func TestGraphFusedHead(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	layer, err := os.ReadFile(filepath.Join(rs, "attention-head.graph.rs"))
 	require.NoError(t, err)
-	assert.Contains(t, string(layer), "let s_masked = launch(op02_causal::kernel, (&mut *ctx, &s_scaled, &mask)).await; // causal")
+	assert.Contains(t, string(layer), "let p = launch(op03_causal_softmax::kernel, (&mut *ctx, &s_scaled, &mask)).await; // causal+softmax")
 	code, _, stderr = runCLI(t, "emit", out, "--out", rs)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "takes the number 1 only")
@@ -390,9 +390,16 @@ func TestGraphMoEReduced(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "20 ops planned, 0 views, 7 not yet plannable")
 	assert.Contains(t, stdout, "0 searched")
+	// Three tensors stay in DM from their producer's kernel to the next
+	// one's; local_offset, read by scatter_idx two kernels later, is not
+	// offered (block_base's kernel runs between them).
+	assert.Contains(t, stdout, "residency: 4 tensors could stay in DM")
+	assert.Contains(t, stdout, "kept there: count, diff, block_base (--no-residency: none)")
+	assert.Contains(t, stdout, "block_base←block_base (in DM), local_offset←local_off  ")
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 20 kernels simulated, 7 ops fed from the reference (not yet plannable)\n")
+	assert.Contains(t, stdout, "block_base taken in DM from its producer's kernel")
 	for _, op := range []string{"gather_up", "gather_down", "gather_back", "token_block"} {
 		assert.Regexp(t, `(?m)^  `+op+` +gather +simulated`, stdout)
 	}
