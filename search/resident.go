@@ -3,8 +3,11 @@ package search
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"tcpmap/cost"
 	"tcpmap/engines"
@@ -221,100 +224,140 @@ func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec 
 	if sp.out.Name != x || !slices.ContainsFunc(sc.ins, func(t *workload.Tensor) bool { return t.Name == x }) {
 		return nil, fmt.Errorf("tensor %s is not %s's output and an input of %s", x, prod.Name, cons.Name)
 	}
-	m, err := cost.NewModel(spec)
-	if err != nil {
-		return nil, err
-	}
 	stP := &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
 	stC := &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
 	evP, evC := &evaluator{stats: stP}, &evaluator{stats: stC}
-	// The producers: the cheapest of each handover (key and addresses).
+	// The producers, built and priced by several workers at once, then
+	// read off in candidate order: the cheapest of each handover (key and
+	// addresses).
+	type built struct {
+		c      opCand
+		prog   *kernel.Program
+		es     []handoffEntry
+		report *cost.Report
+		err    error
+	}
+	prods := make([]built, len(sp.cands))
+	if err := inParallel(spec, len(sp.cands), func(i int, m *cost.Model) {
+		b := &prods[i]
+		b.c = sp.cands[i]
+		if b.c.Tiles > 1 {
+			b.c.Keep = x // every tile's output still in DM at the end
+		}
+		if b.prog, b.err = sp.build(b.c); b.err != nil {
+			return
+		}
+		if b.es = takeHandoffs(b.prog, x, kernel.OpToHBM); b.es != nil {
+			b.report, b.err = sp.price(b.prog, m)
+		}
+	}); err != nil {
+		return nil, err
+	}
 	type handover struct {
 		key   string
 		addrs []int64
 		side  residentSide
 	}
 	var hs []handover
-	for _, c := range sp.cands {
-		if c.Tiles > 1 {
-			c.Keep = x // every tile's output still in DM at the end
-		}
+	for _, b := range prods {
 		stP.Candidates++
-		p, err := sp.build(c)
-		if err != nil {
-			evP.reject(err)
+		if b.err != nil {
+			evP.reject(b.err)
 			continue
 		}
-		es := takeHandoffs(p, x, kernel.OpToHBM)
-		if es == nil {
-			continue
-		}
-		r, err := sp.price(p, m)
-		if err != nil {
-			evP.reject(err)
+		if b.es == nil {
 			continue
 		}
 		stP.Legal++
 		stP.CostEvaluations++
-		key := handoffKey(es)
+		key := handoffKey(b.es)
 		var addrs []int64
-		for _, e := range es {
+		for _, e := range b.es {
 			addrs = append(addrs, e.dm.Addr)
 		}
 		k := slices.IndexFunc(hs, func(h handover) bool { return h.key == key && slices.Equal(h.addrs, addrs) })
-		side := residentSide{c: c, prog: p, report: r, es: es}
+		side := residentSide{c: b.c, prog: b.prog, report: b.report, es: b.es}
 		switch {
 		case k < 0:
 			hs = append(hs, handover{key, addrs, side})
-		case r.Cycles < hs[k].side.report.Cycles:
+		case b.report.Cycles < hs[k].side.report.Cycles:
 			hs[k].side = side
 		}
 	}
-	var best *ResidentPair
-	var bestP, bestC residentSide
-	pairs := 0
-	for _, c := range sc.cands {
+	// The consumers: each candidate whose handed-over tensors match a
+	// handover, moved to its addresses and priced, again in parallel and
+	// read off in candidate and handover order.
+	type paired struct {
+		h    int
+		side residentSide
+		err  error
+	}
+	type consumer struct {
+		err   error
+		pairs []paired
+	}
+	consumers := make([]consumer, len(sc.cands))
+	if err := inParallel(spec, len(sc.cands), func(i int, m *cost.Model) {
+		cr := &consumers[i]
+		c := sc.cands[i]
 		if c.Tiles > 1 {
 			c.Keep = x // every tile of x in DM from the start
 		}
-		stC.Candidates++
 		q, err := sc.build(c)
 		if err != nil {
-			evC.reject(err)
-			continue
+			cr.err = err
+			return
 		}
 		es := takeHandoffs(q, x, kernel.OpToDM)
 		if es == nil {
-			continue
+			return
 		}
 		key := handoffKey(es)
 		first := true
-		for _, h := range hs {
+		for k, h := range hs {
 			if h.key != key {
 				continue
 			}
 			if !first {
 				// Another producer's addresses: the candidate built again.
 				if q, err = sc.build(c); err != nil {
-					return nil, err
+					cr.err = err
+					return
 				}
 				es = takeHandoffs(q, x, kernel.OpToDM)
 			}
 			first = false
-			if err := relocate(q, es, h.addrs); err != nil {
-				return nil, err
+			pr := paired{h: k}
+			if pr.err = relocate(q, es, h.addrs); pr.err == nil {
+				pr.side = residentSide{c: c, prog: q, es: es}
+				pr.side.report, pr.err = sc.price(q, m)
 			}
+			cr.pairs = append(cr.pairs, pr)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	var best *ResidentPair
+	var bestP, bestC residentSide
+	pairs := 0
+	for _, cr := range consumers {
+		stC.Candidates++
+		if cr.err != nil {
+			evC.reject(cr.err)
+			continue
+		}
+		for _, pr := range cr.pairs {
 			pairs++
-			r, err := sc.price(q, m)
-			if err != nil {
-				evC.reject(err)
+			if pr.err != nil {
+				evC.reject(pr.err)
 				continue
 			}
 			stC.Legal++
 			stC.CostEvaluations++
-			if best == nil || r.Cycles+h.side.report.Cycles < bestP.report.Cycles+bestC.report.Cycles {
+			h := hs[pr.h]
+			if best == nil || pr.side.report.Cycles+h.side.report.Cycles < bestP.report.Cycles+bestC.report.Cycles {
 				best = &ResidentPair{}
-				bestP, bestC = h.side, residentSide{c: c, prog: q, report: r, es: es}
+				bestP, bestC = h.side, pr.side
 			}
 		}
 	}
@@ -383,4 +426,33 @@ func countOf(names []string, name string) int {
 		}
 	}
 	return n
+}
+
+// inParallel runs work(i, model) for i in [0, n) on GOMAXPROCS workers,
+// each with a cost model of its own.
+func inParallel(spec *engines.Spec, n int, work func(i int, m *cost.Model)) error {
+	nw := max(1, min(runtime.GOMAXPROCS(0), maxWorkers, n))
+	models := make([]*cost.Model, nw)
+	for k := range models {
+		m, err := cost.NewModel(spec)
+		if err != nil {
+			return err
+		}
+		models[k] = m
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for k := range nw {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				work(i, models[k])
+			}
+		})
+	}
+	wg.Wait()
+	return nil
 }

@@ -160,6 +160,9 @@ func cloneProgram(t *testing.T, p *kernel.Program) *kernel.Program {
 // DM bytes the causal kernel left carried into the softmax's device.
 // Corrupting what the consumer takes fails the verification.
 func TestGraphResidency(t *testing.T) {
+	if raceEnabled {
+		t.Skip("two graph plannings and two simulations: make test runs it without -race in unit-norace")
+	}
 	spec := engines.Default()
 	w := residentHead(t)
 	o := GraphOptions{Spec: spec, Planner: PlanOpPlanner(spec), VectorOps: true, Layouts: 1, NoFuse: true}
@@ -216,4 +219,18 @@ func TestGraphResidency(t *testing.T) {
 	g.Ops[s].Plan = &bad
 	_, err = verify.VerifyGraph(spec, g, verify.GraphOptions{Seed: 1})
 	require.ErrorContains(t, err, "not where its producer left it")
+}
+
+// BenchmarkPlanResident: the attention head's mask and softmax planned as
+// a pair that leaves the masked scores in DM (every candidate of both,
+// paired tile for tile).
+func BenchmarkPlanResident(b *testing.B) {
+	w, err := workload.Load("../workloads/attention-head.yaml")
+	require.NoError(b, err)
+	spec := engines.Default()
+	for b.Loop() {
+		if _, err := PlanResident(w, findOp(w, "causal"), findOp(w, "softmax"), "s_masked", spec); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
