@@ -160,7 +160,7 @@ func cloneProgram(t *testing.T, p *kernel.Program) *kernel.Program {
 // DM bytes the causal kernel left carried into the softmax's device.
 // Corrupting what the consumer takes fails the verification.
 func TestGraphResidency(t *testing.T) {
-	if raceEnabled {
+	if raceDetector {
 		t.Skip("two graph plannings and two simulations: make test runs it without -race in unit-norace")
 	}
 	spec := engines.Default()

@@ -83,7 +83,7 @@ func layersTable(dir string) (string, error) {
 			search += fmt.Sprintf(", %d fusion choices", s.Fusions)
 		}
 		if s.Resident > 0 {
-			search += fmt.Sprintf(", %d residency choices", s.Resident)
+			search += fmt.Sprintf(", %d tensor%s offered DM", s.Resident, plural(s.Resident))
 		}
 		var dm []string
 		for _, t := range g.Tensors {
