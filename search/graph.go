@@ -216,6 +216,9 @@ type GraphOptions struct {
 	// (PlanResident; docs/spec-decisions.md "DM residency across
 	// kernels").
 	NoResidency bool
+	// residents keeps the resident pairs planned over PlanGraph's fusion
+	// choices, which share them (residentKey).
+	residents *residentMemo
 }
 
 // MaxFusionChoices bounds the fusion choices PlanGraph compares: every
@@ -315,6 +318,9 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	}
 	if o.MaxNodes <= 0 {
 		o.MaxNodes = DefaultMaxNodes
+	}
+	if o.residents == nil {
+		o.residents = &residentMemo{pairs: map[string]residentResult{}}
 	}
 	var fs []workload.Fusion
 	if o.VectorOps && !o.NoFuse {
@@ -423,7 +429,7 @@ func planGraph(w, plain *workload.Workload, o GraphOptions) (*plan.Graph, error)
 		return nil, err
 	}
 	if o.VectorOps && !o.NoResidency {
-		if err := m.addResident(); err != nil {
+		if err := m.addResident(o.residents); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -378,7 +379,7 @@ func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec 
 // operands declared, whose plans are the best resident pair. A tensor with
 // no such pair gets no class. An edge whose producer and consumer disagree
 // on it costs +Inf (relayout): no assignment.
-func (m *graphModel) addResident() error {
+func (m *graphModel) addResident(memo *residentMemo) error {
 	for _, t := range m.w.Tensors {
 		p, ok := m.prod[t.Name]
 		cs := m.cons[t.Name]
@@ -398,7 +399,7 @@ func (m *graphModel) addResident() error {
 		if c < p || slices.ContainsFunc(m.ops[p+1:c], func(g gop) bool { return g.status != plan.StatusView }) {
 			continue
 		}
-		pr, err := PlanResident(m.w, po, co, t.Name, m.spec)
+		pr, err := memo.plan(m.w, po, co, t.Name, m.spec)
 		if err != nil {
 			continue // no pair agrees on the tensor's DM: not a choice
 		}
@@ -455,4 +456,50 @@ func inParallel(spec *engines.Spec, n int, work func(i int, m *cost.Model)) erro
 	}
 	wg.Wait()
 	return nil
+}
+
+// residentMemo keeps PlanResident's answers by residentKey: the fusion
+// choices of one graph ask for the same pairs.
+type residentMemo struct {
+	mu    sync.Mutex
+	pairs map[string]residentResult
+}
+
+// residentResult is one PlanResident answer.
+type residentResult struct {
+	pair *ResidentPair
+	err  error
+}
+
+// plan is PlanResident, memoized.
+func (r *residentMemo) plan(w *workload.Workload, prod, cons *workload.Op, x string, spec *engines.Spec) (*ResidentPair, error) {
+	key, kerr := residentKey(w, prod, cons, x)
+	if kerr == nil {
+		r.mu.Lock()
+		v, ok := r.pairs[key]
+		r.mu.Unlock()
+		if ok {
+			return v.pair, v.err
+		}
+	}
+	pr, err := PlanResident(w, prod, cons, x, spec)
+	if kerr == nil {
+		r.mu.Lock()
+		r.pairs[key] = residentResult{pr, err}
+		r.mu.Unlock()
+	}
+	return pr, err
+}
+
+// residentKey is what a resident pair depends on: the axes, the two ops
+// and every tensor they read or write (names, axes, types, layouts).
+func residentKey(w *workload.Workload, prod, cons *workload.Op, x string) (string, error) {
+	parts := []any{w.Axes.String(), x, prod, cons}
+	for _, o := range []*workload.Op{prod, cons} {
+		for _, name := range operands(o) {
+			parts = append(parts, w.Tensor(name))
+		}
+	}
+	data, err := json.Marshal(parts)
+	return string(data), err
 }
