@@ -185,3 +185,19 @@ func TestGraphRustOpt06(t *testing.T) {
 	_, err = GraphRust(d, RustOptions{Version: "test", API: Opt06})
 	assert.ErrorContains(t, err, "op q_split (reshape) is a view of Q: furiosa-opt-std 0.6.0 passes tensors by type")
 }
+
+// TestHandoffKernelRefused: one kernel of a pair that hands a tensor over
+// in DM is not written alone (no launch passes DM on); the layer writes
+// the pair as one device function.
+func TestHandoffKernelRefused(t *testing.T) {
+	g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", "attention-head-ve.graph.json.gz"))
+	require.NoError(t, err)
+	for _, o := range g.Ops {
+		if o.Name != "causal" && o.Name != "softmax" {
+			continue
+		}
+		require.NotEmpty(t, o.Plan.Program.Handoff, o.Name)
+		_, err := Rust(o.Plan.Program, RustOptions{Version: "test", API: Opt06})
+		assert.ErrorContains(t, err, "hands s_masked over in DM")
+	}
+}

@@ -87,6 +87,17 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 			return nil, fmt.Errorf("emit %q: ops[%d] (%s): %s", p.Name, i, op.Kind, gatherUnspelled)
 		}
 	}
+	if len(p.Handoff) > 0 {
+		h := p.Handoff[0]
+		name := h.Src
+		if h.Kind == kernel.OpToHBM {
+			name = h.Dst
+		}
+		if t, ok := p.Tensor(name); ok {
+			name = t.Base()
+		}
+		return nil, fmt.Errorf("emit %q: the kernel hands %s over in DM to or from a neighbouring kernel (its program's handoffs), which no launch can pass on: emit the layer's graph plan, which writes the pair as one device function", p.Name, name)
+	}
 	if err := CheckAddresses(spec, p); err != nil {
 		return nil, fmt.Errorf("emit %q: %w", p.Name, err)
 	}
