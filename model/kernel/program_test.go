@@ -89,6 +89,17 @@ func FuzzProgramJSON(f *testing.F) {
 	if data, err := os.ReadFile(updateSliceFile); err == nil {
 		f.Add(data) // a result updated in place
 	}
+	{
+		// Handoffs: lhs left in DM by the previous kernel, out for the next.
+		var p Program
+		if err := json.Unmarshal([]byte(readHelloDot(f)), &p); err == nil {
+			p.Handoff = []*Op{p.Ops[0], p.Ops[4]}
+			p.Ops = p.Ops[1:4]
+			if data, err := json.Marshal(&p); err == nil {
+				f.Add(data)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var p Program
 		if err := json.Unmarshal(data, &p); err != nil {
