@@ -1524,12 +1524,8 @@ func planVectorOp(w *workload.Workload, o *workload.Op, spec *engines.Spec, opts
 	return res, nil
 }
 
-// evaluate builds, lowers and prices one candidate.
-func (s *opSpace) evaluate(c opCand, m *cost.Model) (*opEvaluated, error) {
-	p, err := s.build(c)
-	if err != nil {
-		return nil, err
-	}
+// price checks, lowers and prices a built program.
+func (s *opSpace) price(p *kernel.Program, m *cost.Model) (*cost.Report, error) {
 	if err := engines.Check(s.spec, p); err != nil {
 		return nil, err
 	}
@@ -1543,7 +1539,20 @@ func (s *opSpace) evaluate(c opCand, m *cost.Model) (*opEvaluated, error) {
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	return &opEvaluated{c: c, program: p, report: r.Clone()}, nil
+	return r.Clone(), nil
+}
+
+// evaluate builds, lowers and prices one candidate.
+func (s *opSpace) evaluate(c opCand, m *cost.Model) (*opEvaluated, error) {
+	p, err := s.build(c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.price(p, m)
+	if err != nil {
+		return nil, err
+	}
+	return &opEvaluated{c: c, program: p, report: r}, nil
 }
 
 // plan assembles the plan of the winner.

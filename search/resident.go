@@ -182,24 +182,6 @@ type residentSide struct {
 	es     []handoffEntry
 }
 
-// price checks, lowers and prices a built program.
-func (s *opSpace) price(p *kernel.Program, m *cost.Model) (*cost.Report, error) {
-	if err := engines.Check(s.spec, p); err != nil {
-		return nil, err
-	}
-	if err := engines.Lower(s.spec, p); err != nil {
-		return nil, err
-	}
-	r, err := m.Evaluate(p)
-	if err != nil {
-		return nil, fmt.Errorf("cost: %w", err)
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	return r.Clone(), nil
-}
-
 // ResidentPair is the best pair of kernels for ops prod and cons of w with
 // tensor x, prod's output and an input of cons, left in DM between them.
 type ResidentPair struct {
