@@ -42,8 +42,8 @@ var dmOrder = []string{"\x00dm"}
 // isDM reports whether an operand's layout-class entry is dmOrder.
 func isDM(order []string) bool { return len(order) == 1 && order[0] == dmOrder[0] }
 
-// residentKinds are the op kinds whose kernels are built by the op
-// mapspace (opspace.go), one tile of which holds the whole tensor in DM.
+// residentKind reports whether an op of kind k has its kernel built by
+// the op mapspace (opspace.go), whose buffers a resident pair places.
 func residentKind(k workload.Kind) bool {
 	switch k {
 	case workload.KindEinsum, workload.KindReshape, workload.KindGather, workload.KindUpdateSlice:
@@ -186,7 +186,8 @@ type residentSide struct {
 // tensor x, prod's output and an input of cons, left in DM between them.
 type ResidentPair struct {
 	Prod, Cons *plan.Plan
-	// Pairs counts the pairs priced.
+	// Pairs counts the consumer kernels priced against a producer's
+	// handover (legal or not).
 	Pairs int
 }
 
