@@ -112,6 +112,11 @@ func Solve(s *Space, opts Options) (*Result, error) {
 			return res, nil
 		}
 	}
+	if opts.MaxListedIllegal > 0 {
+		if o.MaxListedIllegal = opts.MaxListedIllegal - res.Stats.Candidates; o.MaxListedIllegal <= 0 {
+			return res, nil
+		}
+	}
 	res, err = solve(s, o)
 	if res != nil {
 		res.Stats.Wall = time.Since(start)
@@ -357,6 +362,9 @@ func (sv *bnb) finish() *Result {
 	st.Complete = !sv.stopped
 	if sv.stopped {
 		st.Stopped = sv.opts.stopReason(st.Evaluated)
+		if st.Stopped == StoppedTimeout && sv.opts.listedOut(st) {
+			st.Stopped = StoppedBudget
+		}
 	}
 	if len(res.Top) > 0 {
 		res.Best = res.Top[0]
@@ -387,7 +395,7 @@ func (sv *bnb) finish() *Result {
 // sequential order, so that where it stops does not depend on the
 // workers.
 func (sv *bnb) left() (time.Duration, bool) {
-	if sv.opts.stopped() || sv.opts.MaxEvaluations > 0 && sv.st.Evaluated >= sv.opts.MaxEvaluations {
+	if sv.opts.stopped() || sv.opts.MaxEvaluations > 0 && sv.st.Evaluated >= sv.opts.MaxEvaluations || sv.opts.listedOut(sv.st) {
 		return 0, false
 	}
 	if sv.deadline.IsZero() {

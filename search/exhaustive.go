@@ -47,6 +47,14 @@ type Options struct {
 	// and for any Workers. A search it stops claims no optimality, like
 	// one Timeout stops.
 	MaxEvaluations int
+	// MaxListedIllegal stops the SAT planner once it has listed this many
+	// candidates (Stats.Candidates) without a legal one (0: no limit),
+	// as MaxEvaluations does (Stats.Stopped is StoppedBudget): a space
+	// whose candidates all break one rule can list millions of them while
+	// its evaluations trickle through the few the bounds let by. Graph
+	// planning sets it for the layout classes other than the declared
+	// one.
+	MaxListedIllegal int
 	// Top is how many of the best candidates to keep (at least 1).
 	Top int
 	// Progress, when set, is called about every ProgressEvery with the
@@ -81,6 +89,12 @@ const (
 
 // stopped reports whether the options' context is done.
 func (o *Options) stopped() bool { return o.Context != nil && o.Context.Err() != nil }
+
+// listedOut reports whether MaxListedIllegal stops a search with
+// statistics st.
+func (o *Options) listedOut(st *Stats) bool {
+	return o.MaxListedIllegal > 0 && st.Legal == 0 && st.Candidates >= o.MaxListedIllegal
+}
 
 // stopReason says why a search that stopped early stopped.
 func (o *Options) stopReason(evaluated int) string {

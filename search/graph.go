@@ -203,6 +203,9 @@ type GraphOptions struct {
 	// budget, counted in evaluations rather than seconds, ends such a
 	// search the same way on any machine. A class it stops before any
 	// legal candidate is no choice (GraphSearch.Unplanned counts them).
+	// Such a search also stops once it has listed listedPerEvaluation
+	// times the budget in candidates without a legal one
+	// (Options.MaxListedIllegal).
 	LayoutEvaluations int
 	// NoFuse plans every op as its own kernel. Otherwise, with VectorOps,
 	// the graph is planned for every choice of the epilogues it offers
@@ -220,6 +223,11 @@ type GraphOptions struct {
 	// choices, which share them (residentKey).
 	residents *residentMemo
 }
+
+// listedPerEvaluation bounds, in a layout class other than the declared
+// one, the candidates listed without a legal one per evaluation of the
+// class's budget (Options.MaxListedIllegal).
+const listedPerEvaluation = 100
 
 // MaxFusionChoices bounds the fusion choices PlanGraph compares: every
 // subset of a graph's fusions when there are at most log2 of it, else none
@@ -837,6 +845,10 @@ func (m *graphModel) planOp(op *workload.Op, layouts [][]string, o GraphOptions)
 		if o.Op.MaxEvaluations <= 0 || o.Op.MaxEvaluations > budget {
 			o.Op.MaxEvaluations = budget
 		}
+		// A class whose candidates all break one rule lists millions of
+		// them before its evaluations reach the budget: at 100 listed a
+		// budgeted evaluation with none legal, it has no plan either.
+		o.Op.MaxListedIllegal = listedPerEvaluation * budget
 	}
 	// The cache, the counters and the progress report are shared by the
 	// jobs runJobs runs at once; the search is not.
