@@ -288,6 +288,35 @@ func TestGraphDecodeReduced(t *testing.T) {
 	assert.Less(t, gp.Cost.Cycles, np.Cost.Cycles)
 }
 
+// smallPrefill is the prefill layer at reduced sizes (the same graph),
+// planned from the committed op plans (search/testdata/graph/cache;
+// regenerate with this command less --cache-only, from cmd/tcpmap).
+var smallPrefill = []string{"plan", "../../workloads/llama3-70b-prefill.yaml",
+	"--axes", "S=64,Smax=128,D=256,F=512,Hq=8,Hkv=2,G=4,Dk=64,Dkp=32", "--vector-ops",
+	"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
+
+// TestGraphPrefillReduced plans the prefill layer whole at reduced sizes,
+// every op a kernel, and verifies it: 22 kernels simulated in order, the
+// scale fused into qk's, the masked scores and silu's result each left in
+// DM for the next kernel and carried there.
+func TestGraphPrefillReduced(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "prefill-ve.graph.json")
+	code, stdout, stderr := runCLI(t, append(smallPrefill, "--out", out)...)
+	failStale(t, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "22 ops planned, 1 fused into their producers' kernels, 8 views, 0 not yet plannable")
+	assert.Contains(t, stdout, "0 searched")
+	assert.Contains(t, stdout, "kept there: scores_masked, gate_act (--no-residency: none)")
+	gp, err := plan.ReadGraph(out)
+	require.NoError(t, err)
+	assert.Less(t, gp.Cost.Cycles, gp.Cost.BaselineCycles)
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS: graph llama3-70b-prefill, seed 1: 22 kernels simulated, 0 ops fed from the reference")
+	assert.Contains(t, stdout, "scores_masked taken in DM from its producer's kernel")
+	assert.Contains(t, stdout, "gate_act taken in DM from its producer's kernel")
+}
+
 // FuzzResizeAxes: any --axes text and workload bytes give an error or a
 // workload text that the workload parser reads without panicking.
 func FuzzResizeAxes(f *testing.F) {
