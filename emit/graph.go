@@ -191,6 +191,15 @@ func handedOver(g *plan.Graph) (*plan.Graph, error) {
 		if po.Plan == nil || co.Plan == nil {
 			return nil, fmt.Errorf("emit graph %q: %s is left in DM between ops without kernels", g.Workload.Name, t.Name)
 		}
+		for _, x := range g.Tensors {
+			for _, r := range x.Relayouts {
+				if r.Consumer == po.Name || r.Consumer == co.Name {
+					// The copy is made for one op's kernel; the pair's
+					// function would read the tensor as stored.
+					return nil, fmt.Errorf("emit graph %q: %s and %s hand %s over in DM and %s reads %s through a relayout: one device function for both is not written with a relayouted input", g.Workload.Name, po.Name, co.Name, t.Name, r.Consumer, x.Name)
+				}
+			}
+		}
 		pp, err := rebased(po.Plan.Program, addr)
 		if err != nil {
 			return nil, fmt.Errorf("emit graph %q: op %s: %w", g.Workload.Name, po.Name, err)
