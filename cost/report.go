@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"tcpmap/engines"
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
@@ -438,12 +439,7 @@ func (m *Model) finish(p *kernel.Program) error {
 			rf.MinWriteBytes += int64(n)
 		}
 	}
-	// The read and write caps as the cost model applies them: shares of
-	// the channels' rate (decision "HBM read and write bandwidth").
-	share := func(tbps float64) float64 { return rf.PeakHBMBytesPerCycle * ratio(tbps, h.PeakTBPerS.Value) }
-	rf.MinMemoryCycles = max(ratio(float64(rf.MinReadBytes), share(h.ReadTBPerS.Value)),
-		ratio(float64(rf.MinWriteBytes), share(h.WriteTBPerS.Value)),
-		ratio(float64(rf.MinReadBytes+rf.MinWriteBytes), rf.PeakHBMBytesPerCycle))
+	rf.MinMemoryCycles = HBMRoofline(spec, int(chips), rf.MinReadBytes, rf.MinWriteBytes)
 	rf.IdealCycles = max(rf.ComputeCycles, rf.MinMemoryCycles)
 	rf.Attained = ratio(rf.IdealCycles, r.Cycles)
 
@@ -550,4 +546,18 @@ func (m *Model) macs(p *kernel.Program) (int64, dtype.DType, error) {
 		macs *= int64(size)
 	}
 	return macs, dt, nil
+}
+
+// HBMRoofline is the least cycles in which chips chips move read bytes in
+// from HBM and write bytes out to it: the roofline's memory term. The read
+// and write caps are the cost model's, shares of the channels' rate (32 ×
+// 256 B / 5.3 cycles a chip, 002 L137, L2980; docs/spec-decisions.md "HBM
+// read and write bandwidth"), and both together the channels' rate.
+func HBMRoofline(spec *engines.Spec, chips int, read, write int64) float64 {
+	h := &spec.HBM
+	peak := ratio(float64(h.Stacks.Value*h.ChannelsPerStack.Value*h.AccessUnitBytes.Value), h.CyclesPerRequest.Value) * float64(max(chips, 1))
+	share := func(tbps float64) float64 { return peak * ratio(tbps, h.PeakTBPerS.Value) }
+	return max(ratio(float64(read), share(h.ReadTBPerS.Value)),
+		ratio(float64(write), share(h.WriteTBPerS.Value)),
+		ratio(float64(read+write), peak))
 }

@@ -400,6 +400,11 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	c := &best.Cost
 	c.BaselineCycles = baseline
 	c.Saving = 0
+	c.RooflineCycles = LayerRoofline(w, o.Spec)
+	c.Roofline = 0
+	if c.Cycles > 0 {
+		c.Roofline = c.RooflineCycles / c.Cycles
+	}
 	if baseline > 0 {
 		c.Saving = (baseline - c.Cycles) / baseline
 	}
@@ -1496,6 +1501,14 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		c.RelayoutShare = c.RelayoutCycles / c.Cycles
 	}
 	c.CriticalPath, c.CriticalCycles = m.criticalPath(choice, incoming)
+	lw := w
+	if m.plain != nil {
+		lw = m.plain
+	}
+	c.RooflineCycles = LayerRoofline(lw, m.spec)
+	if c.Cycles > 0 {
+		c.Roofline = c.RooflineCycles / c.Cycles
+	}
 	c.BaselineCycles = m.total(base)
 	if c.BaselineCycles > 0 {
 		c.Saving = (c.BaselineCycles - c.Cycles) / c.BaselineCycles

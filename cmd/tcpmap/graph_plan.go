@@ -281,6 +281,7 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 	}
 	fmt.Fprintf(w, "critical path: %s (%.0f cycles)\n", strings.Join(c.CriticalPath, " → "), c.CriticalCycles)
 	fmt.Fprintf(w, "baseline (each op alone, row-major HBM between ops): %.0f cycles; this plan saves %.2f%%\n", c.BaselineCycles, 100*c.Saving)
+	writeLayerRoofline(w, c.RooflineCycles, c.Cycles, c.NotPlannable)
 	if c.NotPlannable > 0 {
 		var names []string
 		for _, o := range gp.Ops {
@@ -324,3 +325,17 @@ func kernelText(p *plan.Plan) string {
 
 // defaultStored is where `plan GRAPH.yaml` finds the stored einsum plans.
 var defaultStored = filepath.Join("results", "plans")
+
+// writeLayerRoofline prints a layer's roofline (search.LayerRoofline) and
+// the plan's distance to it; nothing for a plan that states none.
+func writeLayerRoofline(w io.Writer, roofline, cycles float64, notPlannable int) {
+	if roofline <= 0 || cycles <= 0 {
+		return
+	}
+	note := ""
+	if notPlannable > 0 {
+		note = fmt.Sprintf("; %d ops without a kernel count nothing in the plan", notPlannable)
+	}
+	fmt.Fprintf(w, "roofline: %.0f cycles (the einsums' MACs at peak, the layer's inputs read and outputs written once at the HBM bandwidths); this plan is %.2f× it, %.1f%% of the roofline%s\n",
+		roofline, cycles/roofline, 100*roofline/cycles, note)
+}

@@ -67,8 +67,8 @@ func layersTable(dir string) (string, error) {
 	}
 	sort.Strings(files)
 	var b strings.Builder
-	b.WriteString("| layer | kernels | fused | views | no kernel | cycles | baseline (every op alone) | saving | relayouts | in DM | search |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	b.WriteString("| layer | kernels | fused | views | no kernel | cycles | baseline (every op alone) | saving | % of roofline | relayouts | in DM | search |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, f := range files {
 		g, err := plan.ReadGraph(f)
 		if err != nil {
@@ -95,9 +95,13 @@ func layersTable(dir string) (string, error) {
 		if len(dm) > 0 {
 			inDM = strings.Join(dm, ", ")
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %.0f | %.0f | %.2f%% | %.0f | %s | %s |\n",
+		roof := "-"
+		if c.Roofline > 0 {
+			roof = fmt.Sprintf("%.1f", 100*c.Roofline)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %.0f | %.0f | %.2f%% | %s | %.0f | %s | %s |\n",
 			strings.TrimSuffix(filepath.Base(f), ".graph.json"+plan.Compressed), c.Planned, c.Fused, c.Views, c.NotPlannable,
-			c.Cycles, c.BaselineCycles, 100*c.Saving, c.RelayoutCycles, inDM, search)
+			c.Cycles, c.BaselineCycles, 100*c.Saving, roof, c.RelayoutCycles, inDM, search)
 	}
 	return b.String(), nil
 }

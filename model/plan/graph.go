@@ -219,6 +219,16 @@ type GraphCost struct {
 	// (BaselineCycles − Cycles) / BaselineCycles.
 	BaselineCycles float64 `json:"baseline_cycles"`
 	Saving         float64 `json:"saving"`
+	// RooflineCycles is the layer's roofline: the larger of its einsums'
+	// MACs at the chip's peak and the least HBM traffic any plan of the
+	// layer has (its inputs read and its outputs written once, a
+	// gather's table at the rows it gathers, an update in place at the
+	// rows it writes) at the HBM read and write bandwidths
+	// (search.LayerRoofline); Roofline is RooflineCycles / Cycles, the
+	// share of it the plan reaches. The ops without a kernel count in the
+	// roofline and not in Cycles: compare where not_plannable is 0.
+	RooflineCycles float64 `json:"roofline_cycles,omitempty"`
+	Roofline       float64 `json:"roofline,omitempty"`
 }
 
 // GraphSearch says how a graph plan's layouts were chosen.
@@ -653,7 +663,7 @@ func (g *Graph) Validate() error {
 		x float64
 	}{{"cost.cycles", c.Cycles}, {"cost.seconds", c.Seconds}, {"cost.kernel_cycles", c.KernelCycles},
 		{"cost.relayout_cycles", c.RelayoutCycles}, {"cost.critical_cycles", c.CriticalCycles}, {"cost.baseline_cycles", c.BaselineCycles},
-		{"cost.overlap_cycles", c.OverlapCycles}} {
+		{"cost.overlap_cycles", c.OverlapCycles}, {"cost.roofline_cycles", c.RooflineCycles}, {"cost.roofline", c.Roofline}} {
 		if err := finite(v.f, v.x); err != nil {
 			return err
 		}
