@@ -182,10 +182,16 @@ func handedOver(g *plan.Graph) (*plan.Graph, error) {
 	for i := range c.Ops {
 		index[c.Ops[i].Name] = i
 	}
+	// In program order of the producers: along a chain, the first pair's
+	// function takes the next tensor's consumer in turn.
+	var dm []plan.GraphTensor
 	for _, t := range g.Tensors {
-		if t.Place != plan.PlaceDM {
-			continue
+		if t.Place == plan.PlaceDM {
+			dm = append(dm, t)
 		}
+	}
+	slices.SortStableFunc(dm, func(a, b plan.GraphTensor) int { return index[a.Producer] - index[b.Producer] })
+	for _, t := range dm {
 		pi, ci := index[t.Producer], index[t.Consumers[0]]
 		po, co := &c.Ops[pi], &c.Ops[ci]
 		if po.Plan == nil || co.Plan == nil {

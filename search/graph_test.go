@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -57,21 +58,40 @@ func fakeModel(t require.TestingT, file string, layouts int, rng *rand.Rand) *gr
 
 // withResident gives m, as addResident would, a class of each end of every
 // tensor with one consumer that keeps it in DM (the other operands
-// declared), at random costs below the others' so that it is often chosen:
-// the producer's and the consumer's must then agree (a disagreement costs
-// +Inf), which the solvers must respect.
+// declared), at random costs below the others' so that it is often chosen,
+// and of each op of every chain of two such tensors a class of that chain's
+// group: the classes on both sides of a tensor must then be one group's (a
+// disagreement costs +Inf), which the solvers must respect.
 func withResident(m *graphModel, rng *rand.Rand) {
+	class := func(i int, group string, xs ...string) {
+		ops := operands(m.w.Ops[i])
+		ls := make([][]string, len(ops))
+		for _, x := range xs {
+			ls[slices.Index(ops, x)] = dmOrder(group)
+		}
+		m.ops[i].classes = append(m.ops[i].classes, layoutClass{layouts: ls, cycles: float64(200 + rng.IntN(3000))})
+	}
+	next := map[int]string{} // op → the tensor it hands to its one consumer
 	for _, tn := range m.w.Tensors {
 		p, ok := m.prod[tn.Name]
 		if !ok || len(m.cons[tn.Name]) != 1 {
 			continue
 		}
-		for _, i := range []int{p, m.cons[tn.Name][0]} {
-			ops := operands(m.w.Ops[i])
-			ls := make([][]string, len(ops))
-			ls[slices.Index(ops, tn.Name)] = dmOrder
-			m.ops[i].classes = append(m.ops[i].classes, layoutClass{layouts: ls, cycles: float64(200 + rng.IntN(3000))})
+		class(p, tn.Name, tn.Name)
+		class(m.cons[tn.Name][0], tn.Name, tn.Name)
+		next[p] = tn.Name
+	}
+	for _, p := range slices.Sorted(maps.Keys(next)) {
+		x1 := next[p]
+		b := m.cons[x1][0]
+		x2, ok := next[b]
+		if !ok {
+			continue
 		}
+		group := x1 + ">" + x2
+		class(p, group, x1)
+		class(b, group, x1, x2)
+		class(m.cons[x2][0], group, x2)
 	}
 }
 

@@ -78,12 +78,12 @@ type opCand struct {
 	// in the same DRAM rows, instead of blocks a DMN's share apart, whose
 	// rows conflict in every bank (002 L2987-2989).
 	Interleave int
-	// Keep, set by PlanResident only, names a tensor whose tiles each get
-	// a DM buffer of their own instead of two alternating ones, so that
-	// every tile of it is still in DM when the kernel ends (the output,
-	// left for the next kernel) or was there when it began (an input, left
-	// by the previous one).
-	Keep string
+	// KeepIn and KeepOut, set by PlanChain only, name an input and the
+	// output whose tiles each get a DM buffer of their own instead of two
+	// alternating ones, so that every tile of the input was in DM when the
+	// kernel began (left by the previous kernel) and every tile of the
+	// output still is when it ends (left for the next).
+	KeepIn, KeepOut string
 }
 
 // opSpace is an op's mapspace.
@@ -651,7 +651,7 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 		switch {
 		case s.resident(t, c.Tiles):
 			nbuf = 1
-		case t.Name == c.Keep:
+		case t.Name == c.KeepIn || t.Name == c.KeepOut:
 			nbuf = c.Tiles
 		}
 		var bb []string

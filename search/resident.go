@@ -34,13 +34,18 @@ import (
 // (kernel.Program.Handoff): not priced, not emitted; the simulator runs
 // them to set and read the DM a kernel hands over.
 
-// dmOrder is the layout-class entry of an operand handed over in DM
-// (graphModel: its producer's and its consumer's classes agree on it, any
-// other pairing is infeasible). Its one element is no axis name.
-var dmOrder = []string{"\x00dm"}
+// dmOrder is the layout-class entry of an operand handed over in DM by
+// the kernels of a group (a chain of ops planned together: graphModel
+// pairs a producer's and a consumer's classes only when their entries are
+// the same group's, any other pairing is infeasible). Its first element
+// is no axis name.
+func dmOrder(group string) []string { return []string{dmMark, group} }
 
-// isDM reports whether an operand's layout-class entry is dmOrder.
-func isDM(order []string) bool { return len(order) == 1 && order[0] == dmOrder[0] }
+// dmMark marks dmOrder.
+const dmMark = "\x00dm"
+
+// isDM reports whether an operand's layout-class entry is a dmOrder.
+func isDM(order []string) bool { return len(order) == 2 && order[0] == dmMark }
 
 // residentKind reports whether an op of kind k has its kernel built by
 // the op mapspace (opspace.go), whose buffers a resident pair places.
@@ -194,166 +199,236 @@ type ResidentPair struct {
 // PlanResident plans ops prod and cons of graph workload w with x handed
 // over in DM (the pair space above), or says why no pair exists.
 func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec *engines.Spec) (*ResidentPair, error) {
-	if !residentKind(prod.Kind) || !residentKind(cons.Kind) {
-		return nil, fmt.Errorf("op %s (%s) or %s (%s) is not a Vector Engine op kernel", prod.Name, prod.Kind, cons.Name, cons.Kind)
-	}
-	sp, err := newOpSpace(w, prod, spec)
+	c, err := PlanChain(w, []*workload.Op{prod, cons}, []string{x}, spec)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := newOpSpace(w, cons, spec)
-	if err != nil {
-		return nil, err
+	return &ResidentPair{Prod: c.Plans[0], Cons: c.Plans[1], Pairs: c.Pairs}, nil
+}
+
+// ResidentChain is the best chain of kernels for ops[0], ops[1], … with
+// xs[k], ops[k]'s output and an input of ops[k+1], left in DM between them.
+type ResidentChain struct {
+	Plans []*plan.Plan
+	// Pairs counts the kernels priced against the previous kernel's
+	// handover (legal or not).
+	Pairs int
+}
+
+// chainLink is one way the chain can stand after an op: the handover of
+// its output (the DM tensors' key and addresses), the cheapest kernels of
+// the ops so far that leave it, and their cycles.
+type chainLink struct {
+	key   string
+	addrs []int64
+	cost  float64
+	sides []residentSide
+}
+
+// PlanChain plans ops of graph workload w in a chain, each leaving its
+// output xs[k] in DM for the next (the pair space above, link by link: a
+// kernel of ops[k] is priced against every handover of ops[k-1] its DM
+// tensors match, moved to its addresses, and the cheapest chain to each
+// handover of its own output kept), or says why no chain exists.
+func PlanChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec) (*ResidentChain, error) {
+	if len(ops) < 2 || len(xs) != len(ops)-1 {
+		return nil, fmt.Errorf("a chain of %d ops hands %d tensors over", len(ops), len(xs))
 	}
-	if sp.out.Name != x || !slices.ContainsFunc(sc.ins, func(t *workload.Tensor) bool { return t.Name == x }) {
-		return nil, fmt.Errorf("tensor %s is not %s's output and an input of %s", x, prod.Name, cons.Name)
+	spaces := make([]*opSpace, len(ops))
+	stats := make([]*Stats, len(ops))
+	for k, o := range ops {
+		if !residentKind(o.Kind) {
+			return nil, fmt.Errorf("op %s (%s) is not a Vector Engine op kernel", o.Name, o.Kind)
+		}
+		var err error
+		if spaces[k], err = newOpSpace(w, o, spec); err != nil {
+			return nil, err
+		}
+		stats[k] = &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
 	}
-	stP := &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
-	stC := &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
-	evP, evC := &evaluator{stats: stP}, &evaluator{stats: stC}
-	// The producers, built and priced by several workers at once, then
-	// read off in candidate order: the cheapest of each handover (key and
-	// addresses).
-	type built struct {
-		c      opCand
-		prog   *kernel.Program
-		es     []handoffEntry
-		report *cost.Report
-		err    error
+	for k, x := range xs {
+		if spaces[k].out.Name != x || !slices.ContainsFunc(spaces[k+1].ins, func(t *workload.Tensor) bool { return t.Name == x }) {
+			return nil, fmt.Errorf("tensor %s is not %s's output and an input of %s", x, ops[k].Name, ops[k+1].Name)
+		}
 	}
-	prods := make([]built, len(sp.cands))
-	if err := inParallel(spec, len(sp.cands), func(i int, m *cost.Model) {
-		b := &prods[i]
-		b.c = sp.cands[i]
-		if b.c.Tiles > 1 {
-			b.c.Keep = x // every tile's output still in DM at the end
+	// The first op's kernels, built and priced by several workers at
+	// once, then read off in candidate order: the cheapest of each
+	// handover.
+	var links []chainLink
+	keep := func(ls []chainLink, l chainLink) []chainLink {
+		i := slices.IndexFunc(ls, func(h chainLink) bool { return h.key == l.key && slices.Equal(h.addrs, l.addrs) })
+		switch {
+		case i < 0:
+			return append(ls, l)
+		case l.cost < ls[i].cost:
+			ls[i] = l
 		}
-		if b.prog, b.err = sp.build(b.c); b.err != nil {
-			return
-		}
-		if b.es = takeHandoffs(b.prog, x, kernel.OpToHBM); b.es != nil {
-			b.report, b.err = sp.price(b.prog, m)
-		}
-	}); err != nil {
-		return nil, err
+		return ls
 	}
-	type handover struct {
-		key   string
-		addrs []int64
-		side  residentSide
-	}
-	var hs []handover
-	for _, b := range prods {
-		stP.Candidates++
-		if b.err != nil {
-			evP.reject(b.err)
-			continue
-		}
-		if b.es == nil {
-			continue
-		}
-		stP.Legal++
-		stP.CostEvaluations++
-		key := handoffKey(b.es)
+	handover := func(es []handoffEntry) (string, []int64) {
 		var addrs []int64
-		for _, e := range b.es {
+		for _, e := range es {
 			addrs = append(addrs, e.dm.Addr)
 		}
-		k := slices.IndexFunc(hs, func(h handover) bool { return h.key == key && slices.Equal(h.addrs, addrs) })
-		side := residentSide{c: b.c, prog: b.prog, report: b.report, es: b.es}
-		switch {
-		case k < 0:
-			hs = append(hs, handover{key, addrs, side})
-		case b.report.Cycles < hs[k].side.report.Cycles:
-			hs[k].side = side
-		}
+		return handoffKey(es), addrs
 	}
-	// The consumers: each candidate whose handed-over tensors match a
-	// handover, moved to its addresses and priced, again in parallel and
-	// read off in candidate and handover order.
-	type paired struct {
-		h    int
-		side residentSide
-		err  error
-	}
-	type consumer struct {
-		err   error
-		pairs []paired
-	}
-	consumers := make([]consumer, len(sc.cands))
-	if err := inParallel(spec, len(sc.cands), func(i int, m *cost.Model) {
-		cr := &consumers[i]
-		c := sc.cands[i]
-		if c.Tiles > 1 {
-			c.Keep = x // every tile of x in DM from the start
+	{
+		sp, x, st := spaces[0], xs[0], stats[0]
+		ev := &evaluator{stats: st}
+		type built struct {
+			side residentSide
+			err  error
 		}
-		q, err := sc.build(c)
-		if err != nil {
-			cr.err = err
-			return
+		firsts := make([]built, len(sp.cands))
+		if err := inParallel(spec, len(sp.cands), func(i int, m *cost.Model) {
+			b := &firsts[i]
+			b.side.c = sp.cands[i]
+			if b.side.c.Tiles > 1 {
+				b.side.c.KeepOut = x // every tile's output still in DM at the end
+			}
+			if b.side.prog, b.err = sp.build(b.side.c); b.err != nil {
+				return
+			}
+			if b.side.es = takeHandoffs(b.side.prog, x, kernel.OpToHBM); b.side.es != nil {
+				b.side.report, b.err = sp.price(b.side.prog, m)
+			}
+		}); err != nil {
+			return nil, err
 		}
-		es := takeHandoffs(q, x, kernel.OpToDM)
-		if es == nil {
-			return
-		}
-		key := handoffKey(es)
-		first := true
-		for k, h := range hs {
-			if h.key != key {
+		for _, b := range firsts {
+			st.Candidates++
+			if b.err != nil {
+				ev.reject(b.err)
 				continue
 			}
-			if !first {
-				// Another producer's addresses: the candidate built again.
-				if q, err = sc.build(c); err != nil {
-					cr.err = err
-					return
-				}
-				es = takeHandoffs(q, x, kernel.OpToDM)
+			if b.side.es == nil {
+				continue
 			}
-			first = false
-			pr := paired{h: k}
-			if pr.err = relocate(q, es, h.addrs); pr.err == nil {
-				pr.side = residentSide{c: c, prog: q, es: es}
-				pr.side.report, pr.err = sc.price(q, m)
-			}
-			cr.pairs = append(cr.pairs, pr)
+			st.Legal++
+			st.CostEvaluations++
+			key, addrs := handover(b.side.es)
+			links = keep(links, chainLink{key: key, addrs: addrs, cost: b.side.report.Cycles, sides: []residentSide{b.side}})
 		}
-	}); err != nil {
-		return nil, err
 	}
-	var best *ResidentPair
-	var bestP, bestC residentSide
+	// Each next op: its kernels whose handed-over input matches a
+	// handover of the previous, moved to its addresses and priced, again
+	// in parallel and read off in candidate and handover order.
 	pairs := 0
-	for _, cr := range consumers {
-		stC.Candidates++
-		if cr.err != nil {
-			evC.reject(cr.err)
-			continue
+	var best *chainLink
+	for k := 1; k < len(ops); k++ {
+		sc, in, st := spaces[k], xs[k-1], stats[k]
+		out := ""
+		if k < len(xs) {
+			out = xs[k]
 		}
-		for _, pr := range cr.pairs {
-			pairs++
-			if pr.err != nil {
-				evC.reject(pr.err)
+		ev := &evaluator{stats: st}
+		type paired struct {
+			link int
+			side residentSide
+			key  string
+			addr []int64
+			err  error
+		}
+		type cand struct {
+			err   error
+			pairs []paired
+		}
+		cands := make([]cand, len(sc.cands))
+		if err := inParallel(spec, len(sc.cands), func(i int, m *cost.Model) {
+			cr := &cands[i]
+			c := sc.cands[i]
+			if c.Tiles > 1 {
+				c.KeepIn, c.KeepOut = in, out // every tile of both in DM
+			}
+			q, err := sc.build(c)
+			if err != nil {
+				cr.err = err
+				return
+			}
+			es := takeHandoffs(q, in, kernel.OpToDM)
+			if es == nil {
+				return
+			}
+			key := handoffKey(es)
+			first := true
+			for j, l := range links {
+				if l.key != key {
+					continue
+				}
+				if !first {
+					// Another handover's addresses: the candidate built again.
+					if q, err = sc.build(c); err != nil {
+						cr.err = err
+						return
+					}
+					es = takeHandoffs(q, in, kernel.OpToDM)
+				}
+				first = false
+				pr := paired{link: j}
+				pr.err = relocate(q, es, l.addrs)
+				if pr.err == nil && out != "" {
+					outEs := takeHandoffs(q, out, kernel.OpToHBM)
+					if outEs == nil {
+						continue
+					}
+					pr.key, pr.addr = handover(outEs)
+				}
+				if pr.err == nil {
+					pr.side = residentSide{c: c, prog: q, es: es}
+					pr.side.report, pr.err = sc.price(q, m)
+				}
+				cr.pairs = append(cr.pairs, pr)
+			}
+		}); err != nil {
+			return nil, err
+		}
+		var next []chainLink
+		for _, cr := range cands {
+			st.Candidates++
+			if cr.err != nil {
+				ev.reject(cr.err)
 				continue
 			}
-			stC.Legal++
-			stC.CostEvaluations++
-			h := hs[pr.h]
-			if best == nil || pr.side.report.Cycles+h.side.report.Cycles < bestP.report.Cycles+bestC.report.Cycles {
-				best = &ResidentPair{}
-				bestP, bestC = h.side, pr.side
+			for _, pr := range cr.pairs {
+				pairs++
+				if pr.err != nil {
+					ev.reject(pr.err)
+					continue
+				}
+				st.Legal++
+				st.CostEvaluations++
+				l := links[pr.link]
+				nl := chainLink{key: pr.key, addrs: pr.addr, cost: l.cost + pr.side.report.Cycles, sides: append(slices.Clone(l.sides), pr.side)}
+				if out != "" {
+					next = keep(next, nl)
+				} else if best == nil || nl.cost < best.cost {
+					best = &nl
+				}
 			}
 		}
+		links = next
 	}
 	if best == nil {
-		return nil, fmt.Errorf("no kernels of %s and %s agree on where %s sits in DM, each of its tiles in a buffer of its own (%d and %d candidates)", prod.Name, cons.Name, x, stP.Candidates, stC.Candidates)
+		names := make([]string, len(ops))
+		for k, o := range ops {
+			names[k] = o.Name
+		}
+		return nil, fmt.Errorf("no kernels of %s agree on where %s sit in DM, each of their tiles in a buffer of its own", strings.Join(names, ", "), strings.Join(xs, ", "))
 	}
-	best.Pairs = pairs
-	best.Prod = sp.plan(&opEvaluated{c: bestP.c, program: bestP.prog, report: bestP.report}, stP)
-	best.Cons = sc.plan(&opEvaluated{c: bestC.c, program: bestC.prog, report: bestC.report}, stC)
-	best.Prod.Search.Resident = fmt.Sprintf("%s left in DM for %s", x, cons.Name)
-	best.Cons.Search.Resident = fmt.Sprintf("%s taken in DM from %s", x, prod.Name)
-	return best, nil
+	ch := &ResidentChain{Pairs: pairs}
+	for k, side := range best.sides {
+		pl := spaces[k].plan(&opEvaluated{c: side.c, program: side.prog, report: side.report}, stats[k])
+		var says []string
+		if k > 0 {
+			says = append(says, fmt.Sprintf("%s taken in DM from %s", xs[k-1], ops[k-1].Name))
+		}
+		if k < len(xs) {
+			says = append(says, fmt.Sprintf("%s left in DM for %s", xs[k], ops[k+1].Name))
+		}
+		pl.Search.Resident = strings.Join(says, "; ")
+		ch.Plans = append(ch.Plans, pl)
+	}
+	return ch, nil
 }
 
 // addResident gives each tensor that one planned Vector Engine op kernel
@@ -363,6 +438,13 @@ func PlanResident(w *workload.Workload, prod, cons *workload.Op, x string, spec 
 // no such pair gets no class. An edge whose producer and consumer disagree
 // on it costs +Inf (relayout): no assignment.
 func (m *graphModel) addResident(memo *residentMemo) error {
+	// The tensors that may stay in DM: each an edge from its producer to
+	// its one consumer, the next kernel.
+	type edge struct {
+		p, c int
+		x    string
+	}
+	var es []edge
 	for _, t := range m.w.Tensors {
 		p, ok := m.prod[t.Name]
 		cs := m.cons[t.Name]
@@ -382,24 +464,64 @@ func (m *graphModel) addResident(memo *residentMemo) error {
 		if c < p || slices.ContainsFunc(m.ops[p+1:c], func(g gop) bool { return g.status != plan.StatusView }) {
 			continue
 		}
-		pr, err := memo.plan(m.w, po, co, t.Name, m.spec)
-		if err != nil {
-			continue // no pair agrees on the tensor's DM: not a choice
-		}
-		for _, side := range []struct {
-			op int
-			pl *plan.Plan
-		}{{p, pr.Prod}, {c, pr.Cons}} {
-			ops := operands(m.w.Ops[side.op])
-			ls := make([][]string, len(ops))
-			ls[slices.Index(ops, t.Name)] = dmOrder
-			g := &m.ops[side.op]
-			g.classes = append(g.classes, layoutClass{layouts: ls, plan: side.pl, cycles: side.pl.Cost.Cycles})
-		}
-		m.resident++
+		es = append(es, edge{p, c, t.Name})
 	}
+	// The edges in chains (an op consumes at most one of them, the one
+	// from the kernel before it, and produces at most one, its output),
+	// in program order; each run of consecutive edges of a chain, up to
+	// maxChain of them, is planned as a chain and gives each of its ops a
+	// class whose handed-over operands carry the run's group.
+	slices.SortFunc(es, func(a, b edge) int { return cmp.Compare(a.p, b.p) })
+	offered := map[string]bool{}
+	for i := 0; i < len(es); {
+		j := i + 1
+		for j < len(es) && es[j].p == es[j-1].c {
+			j++
+		}
+		chain := es[i:j]
+		for a := range chain {
+			for b := a; b < min(len(chain), a+maxChain); b++ {
+				run := chain[a : b+1]
+				ops := []*workload.Op{m.w.Ops[run[0].p]}
+				idx := []int{run[0].p}
+				var xs, names []string
+				names = append(names, ops[0].Name)
+				for _, e := range run {
+					ops = append(ops, m.w.Ops[e.c])
+					idx = append(idx, e.c)
+					xs = append(xs, e.x)
+					names = append(names, m.w.Ops[e.c].Name)
+				}
+				ch, err := memo.plan(m.w, ops, xs, m.spec)
+				if err != nil {
+					continue // no chain agrees on the tensors' DM: not a choice
+				}
+				group := strings.Join(names, ">")
+				for k, i := range idx {
+					opnds := operands(m.w.Ops[i])
+					ls := make([][]string, len(opnds))
+					if k > 0 {
+						ls[slices.Index(opnds, xs[k-1])] = dmOrder(group)
+					}
+					if k < len(xs) {
+						ls[slices.Index(opnds, xs[k])] = dmOrder(group)
+					}
+					pl := ch.Plans[k]
+					m.ops[i].classes = append(m.ops[i].classes, layoutClass{layouts: ls, plan: pl, cycles: pl.Cost.Cycles})
+				}
+				for _, x := range xs {
+					offered[x] = true
+				}
+			}
+		}
+		i = j
+	}
+	m.resident = len(offered)
 	return nil
 }
+
+// maxChain bounds the tensors one chain of kernels hands over in DM.
+const maxChain = 4
 
 // countOf counts name in names.
 func countOf(names []string, name string) int {
@@ -441,44 +563,44 @@ func inParallel(spec *engines.Spec, n int, work func(i int, m *cost.Model)) erro
 	return nil
 }
 
-// residentMemo keeps PlanResident's answers by residentKey: the fusion
+// residentMemo keeps PlanChain's answers by residentKey: the fusion
 // choices of one graph ask for the same pairs.
 type residentMemo struct {
 	mu    sync.Mutex
 	pairs map[string]residentResult
 }
 
-// residentResult is one PlanResident answer.
+// residentResult is one PlanChain answer.
 type residentResult struct {
-	pair *ResidentPair
-	err  error
+	chain *ResidentChain
+	err   error
 }
 
-// plan is PlanResident, memoized.
-func (r *residentMemo) plan(w *workload.Workload, prod, cons *workload.Op, x string, spec *engines.Spec) (*ResidentPair, error) {
-	key, kerr := residentKey(w, prod, cons, x)
+// plan is PlanChain, memoized.
+func (r *residentMemo) plan(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec) (*ResidentChain, error) {
+	key, kerr := residentKey(w, ops, xs)
 	if kerr == nil {
 		r.mu.Lock()
 		v, ok := r.pairs[key]
 		r.mu.Unlock()
 		if ok {
-			return v.pair, v.err
+			return v.chain, v.err
 		}
 	}
-	pr, err := PlanResident(w, prod, cons, x, spec)
+	ch, err := PlanChain(w, ops, xs, spec)
 	if kerr == nil {
 		r.mu.Lock()
-		r.pairs[key] = residentResult{pr, err}
+		r.pairs[key] = residentResult{ch, err}
 		r.mu.Unlock()
 	}
-	return pr, err
+	return ch, err
 }
 
-// residentKey is what a resident pair depends on: the axes, the two ops
-// and every tensor they read or write (names, axes, types, layouts).
-func residentKey(w *workload.Workload, prod, cons *workload.Op, x string) (string, error) {
-	parts := []any{w.Axes.String(), x, prod, cons}
-	for _, o := range []*workload.Op{prod, cons} {
+// residentKey is what a resident chain depends on: the axes, the ops and
+// every tensor they read or write (names, axes, types, layouts).
+func residentKey(w *workload.Workload, ops []*workload.Op, xs []string) (string, error) {
+	parts := []any{w.Axes.String(), xs, ops}
+	for _, o := range ops {
 		for _, name := range operands(o) {
 			parts = append(parts, w.Tensor(name))
 		}

@@ -237,3 +237,61 @@ func BenchmarkPlanResident(b *testing.B) {
 		}
 	}
 }
+
+// TestPlanChain: three kernels in a chain, the middle one taking its input
+// in DM from the first and leaving its output in DM for the last (the
+// MoE's block arithmetic at reduced sizes: diff, has_block, grid). The
+// middle kernel moves nothing through HBM (its roofline bound "none"),
+// each kernel passes the simulator alone, and the three written as one
+// program (two handovers) pass against the composed reference, integer
+// results carried without rounding.
+func TestPlanChain(t *testing.T) {
+	spec := engines.Default()
+	data, err := os.ReadFile("../workloads/moe.yaml")
+	require.NoError(t, err)
+	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 254}",
+		"axes: {T: 32, D: 32, F: 32, E: 8, K: 2, BLK: 64, GRID: 8}", 1)
+	require.NotEqual(t, string(data), src, "the MoE's axes line moved")
+	w, err := workload.Parse([]byte(src), "moe.yaml")
+	require.NoError(t, err)
+	ops := []*workload.Op{findOp(w, "diff"), findOp(w, "has_block"), findOp(w, "grid")}
+	ch, err := PlanChain(w, ops, []string{"diff", "has_block"}, spec)
+	require.NoError(t, err)
+	require.Len(t, ch.Plans, 3)
+	mid := ch.Plans[1]
+	n, moved := handoffsOf(mid.Program, "diff", kernel.OpToDM)
+	require.Positive(t, n)
+	require.False(t, moved)
+	n, moved = handoffsOf(mid.Program, "has_block", kernel.OpToHBM)
+	require.Positive(t, n)
+	require.False(t, moved)
+	require.Equal(t, "none", mid.Cost.Bound)
+	require.Equal(t, "diff taken in DM from diff; has_block left in DM for grid", mid.Search.Resident)
+	if raceDetector {
+		return // the simulations run without it (unit-norace)
+	}
+	for _, pl := range ch.Plans {
+		rep, err := verify.Verify(spec, cloneProgram(t, pl.Program), verify.Options{Seed: 7})
+		require.NoError(t, err)
+		require.True(t, rep.Pass, "%s: %s", pl.Program.Name, rep.Comparison.String())
+	}
+	// One program: each kernel's HBM arguments moved clear of the others'.
+	progs := make([]*kernel.Program, 3)
+	for k, pl := range ch.Plans {
+		progs[k] = cloneProgram(t, pl.Program)
+		for _, x := range progs[k].Tensors {
+			if x.Mem == kernel.HBM {
+				x.Addr += int64(k) << 32
+			}
+		}
+		unlower(progs[k])
+	}
+	m, err := kernel.Handover(progs[0], progs[1], "has_block_")
+	require.NoError(t, err)
+	m, err = kernel.Handover(m, progs[2], "grid_")
+	require.NoError(t, err)
+	require.Empty(t, m.Handoff)
+	rep, err := verify.Verify(spec, m, verify.Options{Seed: 7})
+	require.NoError(t, err)
+	require.True(t, rep.Pass, "merged: %s", rep.Comparison.String())
+}

@@ -419,11 +419,13 @@ func TestGraphMoEReduced(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "20 ops planned, 0 views, 7 not yet plannable")
 	assert.Contains(t, stdout, "0 searched")
-	// Three tensors stay in DM from their producer's kernel to the next
-	// one's; local_offset, read by scatter_idx two kernels later, is not
-	// offered (block_base's kernel runs between them).
+	// Four tensors stay in DM from their producer's kernel to the next
+	// one's, has_block's kernel taking diff and leaving its own result (a
+	// chain of three); local_offset, read by scatter_idx two kernels later,
+	// is not offered (block_base's kernel runs between them).
 	assert.Contains(t, stdout, "residency: 4 tensors could stay in DM")
-	assert.Contains(t, stdout, "kept there: count, diff, block_base (--no-residency: none)")
+	assert.Contains(t, stdout, "kept there: count, diff, has_block, block_base (--no-residency: none)")
+	assert.Contains(t, stdout, "has_block←has_block (in DM)")
 	assert.Contains(t, stdout, "block_base←block_base (in DM), local_offset←local_off  ")
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)

@@ -126,9 +126,10 @@ func Handover(p, q *Program, prefix string) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("handover %s to %s: %s's reference: %w", p.Name, q.Name, q.Name, err)
 	}
-	if xt, _ := p.Tensor(x); xt.DType != dtype.F32 {
+	if xt, _ := p.Tensor(x); xt.DType != dtype.F32 && xt.DType != dtype.I32 {
 		// The kernel stores its result rounded to its type, which the
-		// next reads: the reference rounds there too.
+		// next reads: the reference rounds there too (an f32 or i32
+		// result is the expression's own type).
 		if xt.DType != dtype.BF16 {
 			return nil, fmt.Errorf("handover %s to %s: a %s result: the reference language rounds to bf16 only", p.Name, q.Name, xt.DType)
 		}

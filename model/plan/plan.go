@@ -223,7 +223,10 @@ type Cost struct {
 	// of its time on, BottleneckShare that share of Cycles.
 	Bottleneck      string  `json:"bottleneck"`
 	BottleneckShare float64 `json:"bottleneck_share"`
-	// Bound is the roofline's "compute" or "memory".
+	// Bound is the roofline's "compute" or "memory", or "none" for a
+	// kernel with neither MACs nor HBM bytes of its own (one that takes
+	// its input in DM from the kernel before it and leaves its output in
+	// DM for the next, kernel.Program.Handoff).
 	Bound string `json:"bound"`
 	// HBMBytes is the traffic to and from HBM.
 	HBMBytes int64 `json:"hbm_bytes"`

@@ -340,7 +340,7 @@ func (p *Plan) validateCost() error {
 	if c.Bottleneck == "" {
 		return fieldErr("cost.bottleneck", "missing")
 	}
-	if err := oneOf("cost.bound", c.Bound, []string{"compute", "memory"}); err != nil {
+	if err := oneOf("cost.bound", c.Bound, []string{"compute", "memory", "none"}); err != nil {
 		return err
 	}
 	if c.HBMBytes < 0 {
