@@ -238,7 +238,13 @@ func handedOver(g *plan.Graph) (*plan.Graph, error) {
 		merged := *co
 		merged.Name, merged.Inputs, merged.Plan = po.Name+"+"+co.Name, ins, &pl
 		fused := *po
+		fused.Name = g.Ops[pi].Name // an earlier pair's function keeps its op's name
 		fused.Status, fused.FusedInto, fused.Plan = plan.StatusFused, merged.Name, nil
+		for i := range c.Ops {
+			if c.Ops[i].Status == plan.StatusFused && c.Ops[i].FusedInto == po.Name {
+				c.Ops[i].FusedInto = merged.Name // along a chain: into the last function
+			}
+		}
 		c.Ops[pi], c.Ops[ci] = fused, merged
 	}
 	return &c, nil

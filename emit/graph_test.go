@@ -201,3 +201,21 @@ func TestHandoffKernelRefused(t *testing.T) {
 		assert.ErrorContains(t, err, "hands s_masked over in DM")
 	}
 }
+
+// TestGraphRustChain: a chain of three kernels handing two tensors over
+// in DM (scale → causal → softmax of the small attention head,
+// testdata/head-chain.graph.json) is one module, one device function: the
+// scale's and the mask's results are never stored, the layer launches the
+// function once on the chain's HBM inputs.
+func TestGraphRustChain(t *testing.T) {
+	g, err := plan.ReadGraph(filepath.Join("testdata", "head-chain.graph.json"))
+	require.NoError(t, err)
+	src, err := GraphRust(g, RustOptions{Version: "test", API: Opt06})
+	require.NoError(t, err)
+	s := string(src)
+	assert.Contains(t, s, "pub mod op03_scale_causal_softmax {\n")
+	assert.Contains(t, s, "// scale (mul): fused into scale+causal+softmax's kernel.\n    // causal (causal_mask): fused into scale+causal+softmax's kernel.\n")
+	assert.Contains(t, s, "let p = launch(op03_scale_causal_softmax::kernel, (&mut *ctx, &s_raw, &mask)).await; // scale+causal+softmax")
+	assert.NotContains(t, s, "s_scaled_dm.to_hbm", "the scaled scores stay in DM")
+	assert.NotContains(t, s, "s_masked_dm.to_hbm", "the masked scores stay in DM")
+}

@@ -244,6 +244,14 @@ func TestRustCheck(t *testing.T) {
 	fsrc, err := GraphRust(fg, RustOptions{Version: "check"})
 	require.NoError(t, err)
 	add("graph-scaled-fused", Visa01, fsrc)
+	// A layer whose chain of kernels hands two tensors over in DM (the
+	// attention head at S = T = D = 64, planned with --vector-ops: scale,
+	// causal and softmax in one device function).
+	cg, err := plan.ReadGraph(filepath.Join("testdata", "head-chain.graph.json"))
+	require.NoError(t, err)
+	csrc, err := GraphRust(cg, RustOptions{Version: "check", API: Opt06})
+	require.NoError(t, err)
+	add("graph-head-chain", Opt06, csrc)
 	// A layer whose input is relayouted for its consumer (graph_test.go).
 	rsrc, err := GraphRust(relayoutGraph(t, 1000), RustOptions{Version: "check"})
 	require.NoError(t, err)

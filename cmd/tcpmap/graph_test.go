@@ -81,7 +81,9 @@ func TestGraphPlanCostVerify(t *testing.T) {
 func TestGraphFusedHead(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "head-ve.graph.json")
-	code, stdout, stderr := runCLI(t, append(smallHead, "--vector-ops", "--out", out)...)
+	// Without DM residency, which at these sizes beats the fusion
+	// (TestGraphResidentHead).
+	code, stdout, stderr := runCLI(t, append(smallHead, "--vector-ops", "--no-residency", "--out", out)...)
 	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "then scale")
@@ -96,7 +98,7 @@ func TestGraphFusedHead(t *testing.T) {
 	assert.Equal(t, plan.PlaceFused, gp.Tensors[3].Place, "s_raw is stored nowhere")
 
 	unfused := filepath.Join(dir, "head-nofuse.graph.json")
-	code, _, stderr = runCLI(t, append(smallHead, "--vector-ops", "--no-fuse", "--out", unfused)...)
+	code, _, stderr = runCLI(t, append(smallHead, "--vector-ops", "--no-residency", "--no-fuse", "--out", unfused)...)
 	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
 	gu, err := plan.ReadGraph(unfused)
@@ -116,13 +118,50 @@ func TestGraphFusedHead(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	layer, err := os.ReadFile(filepath.Join(rs, "attention-head.graph.rs"))
 	require.NoError(t, err)
-	assert.Contains(t, string(layer), "let p = launch(op03_causal_softmax::kernel, (&mut *ctx, &s_scaled, &mask)).await; // causal+softmax")
+	assert.Contains(t, string(layer), "let s_masked = launch(op02_causal::kernel, (&mut *ctx, &s_scaled, &mask)).await; // causal")
 	code, _, stderr = runCLI(t, "emit", out, "--out", rs)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "takes the number 1 only")
 	code, stdout, stderr = runCLI(t, "cost", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, fmt.Sprintf("graph attention-head: %.0f cycles (the plan states %.0f", gp.Cost.Cycles, gp.Cost.Cycles))
+}
+
+// TestGraphResidentHead: with DM residency the small attention head keeps
+// the scaled and the masked scores in DM along the chain scale → causal →
+// softmax (the scale then not fused: that choice is cheaper than the
+// fused one without residency), verifies with both carried, and emits the
+// chain as one device function.
+func TestGraphResidentHead(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "head-ve.graph.json")
+	code, stdout, stderr := runCLI(t, append(smallHead, "--vector-ops", "--out", out)...)
+	failStale(t, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "kept there: s_scaled, s_masked (--no-residency: none)")
+	assert.Contains(t, stdout, "s_masked←causal (in DM)")
+	gp, err := plan.ReadGraph(out)
+	require.NoError(t, err)
+	assert.Zero(t, gp.Cost.Fused)
+	assert.Equal(t, "proven", gp.Search.Optimal)
+	fused := filepath.Join(dir, "head-fused.graph.json")
+	code, _, stderr = runCLI(t, append(smallHead, "--vector-ops", "--no-residency", "--out", fused)...)
+	require.Equal(t, exitOK, code, stderr)
+	gf, err := plan.ReadGraph(fused)
+	require.NoError(t, err)
+	assert.Less(t, gp.Cost.Cycles, gf.Cost.Cycles)
+
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS: graph attention-head, seed 1: 5 kernels simulated, 0 ops fed from the reference")
+	assert.Contains(t, stdout, "s_scaled taken in DM from its producer's kernel")
+	assert.Contains(t, stdout, "s_masked taken in DM from its producer's kernel")
+	rs := filepath.Join(dir, "rs")
+	code, _, stderr = runCLI(t, "emit", out, "--api", "opt-0.6", "--out", rs)
+	require.Equal(t, exitOK, code, stderr)
+	layer, err := os.ReadFile(filepath.Join(rs, "attention-head.graph.rs"))
+	require.NoError(t, err)
+	assert.Contains(t, string(layer), "launch(op03_scale_causal_softmax::kernel, (&mut *ctx, &s_raw, &mask)).await; // scale+causal+softmax")
 }
 
 // TestGraphFusedChainEmit: two epilogue ops in a row (sigmoid, then a
@@ -296,23 +335,24 @@ var smallPrefill = []string{"plan", "../../workloads/llama3-70b-prefill.yaml",
 	"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
 
 // TestGraphPrefillReduced plans the prefill layer whole at reduced sizes,
-// every op a kernel, and verifies it: 22 kernels simulated in order, the
-// scale fused into qk's, the masked scores and silu's result each left in
-// DM for the next kernel and carried there.
+// every op a kernel, and verifies it: 23 kernels simulated in order, the
+// scaled and the masked scores (the chain scale → causal → softmax) and
+// silu's result each left in DM for the next kernel and carried there.
 func TestGraphPrefillReduced(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "prefill-ve.graph.json")
 	code, stdout, stderr := runCLI(t, append(smallPrefill, "--out", out)...)
 	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "22 ops planned, 1 fused into their producers' kernels, 8 views, 0 not yet plannable")
+	assert.Contains(t, stdout, "23 ops planned, 8 views, 0 not yet plannable")
 	assert.Contains(t, stdout, "0 searched")
-	assert.Contains(t, stdout, "kept there: scores_masked, gate_act (--no-residency: none)")
+	assert.Contains(t, stdout, "kept there: scores, scores_masked, gate_act (--no-residency: none)")
 	gp, err := plan.ReadGraph(out)
 	require.NoError(t, err)
 	assert.Less(t, gp.Cost.Cycles, gp.Cost.BaselineCycles)
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph llama3-70b-prefill, seed 1: 22 kernels simulated, 0 ops fed from the reference")
+	assert.Contains(t, stdout, "PASS: graph llama3-70b-prefill, seed 1: 23 kernels simulated, 0 ops fed from the reference")
+	assert.Contains(t, stdout, "scores taken in DM from its producer's kernel")
 	assert.Contains(t, stdout, "scores_masked taken in DM from its producer's kernel")
 	assert.Contains(t, stdout, "gate_act taken in DM from its producer's kernel")
 }
