@@ -210,7 +210,7 @@ func TestGraphResidency(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rep.Pass, rep.String())
 	k = slices.IndexFunc(rep.Ops, func(o verify.GraphOpReport) bool { return o.Op == "softmax" })
-	require.Contains(t, rep.Ops[k].How, "s_masked taken in DM from its producer's kernel")
+	require.Contains(t, rep.Ops[k].How, "s_masked taken in DM from causal)")
 
 	// The softmax's DM tensor one byte off where the causal mask left it.
 	s := slices.IndexFunc(g.Ops, func(o plan.GraphOp) bool { return o.Name == "softmax" })

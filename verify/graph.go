@@ -471,13 +471,13 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref
 	}
 	defer func() {
 		if len(taken) > 0 {
-			or.How += "; " + strings.Join(taken, ", ") + " taken in DM from its producer's kernel"
+			or.How += " (" + strings.Join(taken, ", ") + ")"
 		}
 	}()
 	if err := x.Run(); err != nil {
 		return err
 	}
-	if err := leaveHeld(dev, p, out, held); err != nil {
+	if err := leaveHeld(dev, p, o.Name, out, held); err != nil {
 		return err
 	}
 	if err := x.RunHandoffs(kernel.OpToHBM); err != nil {
@@ -567,17 +567,19 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref
 // slice it lives on.
 type heldDM struct {
 	t     *kernel.Tensor
+	op    string         // the op whose kernel left it
 	bytes map[int][]byte // global slice → the tensor's bytes from its address
 }
 
 // leaveHeld keeps the DM bytes of the kernel's to_hbm handoffs (the
-// kernel's result left in DM), under the graph tensor name out.
-func leaveHeld(dev *Device, p *kernel.Program, out string, held map[string][]heldDM) error {
-	for _, op := range p.Handoff {
-		if op.Kind != kernel.OpToHBM {
+// kernel's result left in DM), under the graph tensor name out, with the
+// op whose kernel left them.
+func leaveHeld(dev *Device, p *kernel.Program, producer, out string, held map[string][]heldDM) error {
+	for _, h := range p.Handoff {
+		if h.Kind != kernel.OpToHBM {
 			continue
 		}
-		t, _ := p.Tensor(op.Src)
+		t, _ := p.Tensor(h.Src)
 		n, err := t.DType.BytesFor(t.Element.Size())
 		if err != nil {
 			return err
@@ -586,15 +588,15 @@ func leaveHeld(dev *Device, p *kernel.Program, out string, held map[string][]hel
 		if err != nil {
 			return err
 		}
-		h := heldDM{t: t, bytes: map[int][]byte{}}
+		kept := heldDM{t: t, op: producer, bytes: map[int][]byte{}}
 		for _, g := range gs {
 			b := make([]byte, n)
 			if err := dev.ReadDM(g, t.Addr, b); err != nil {
 				return fmt.Errorf("handoff of %s: %w", out, err)
 			}
-			h.bytes[g] = b
+			kept.bytes[g] = b
 		}
-		held[out] = append(held[out], h)
+		held[out] = append(held[out], kept)
 	}
 	return nil
 }
@@ -626,8 +628,8 @@ func takeHeld(dev *Device, p *kernel.Program, o *plan.GraphOp, held map[string][
 				return nil, fmt.Errorf("handoff of %s: %w", name, err)
 			}
 		}
-		if !slices.Contains(taken, name) {
-			taken = append(taken, name)
+		if took := name + " taken in DM from " + held[name][i].op; !slices.Contains(taken, took) {
+			taken = append(taken, took)
 		}
 	}
 	return taken, nil

@@ -154,8 +154,8 @@ func TestGraphResidentHead(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph attention-head, seed 1: 5 kernels simulated, 0 ops fed from the reference")
-	assert.Contains(t, stdout, "s_scaled taken in DM from its producer's kernel")
-	assert.Contains(t, stdout, "s_masked taken in DM from its producer's kernel")
+	assert.Contains(t, stdout, "s_scaled taken in DM from scale)")
+	assert.Contains(t, stdout, "s_masked taken in DM from causal)")
 	rs := filepath.Join(dir, "rs")
 	code, _, stderr = runCLI(t, "emit", out, "--api", "opt-0.6", "--out", rs)
 	require.Equal(t, exitOK, code, stderr)
@@ -313,8 +313,8 @@ func TestGraphDecodeReduced(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "verify", vout)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph llama3-70b-decode, seed 1: 22 kernels simulated, 0 ops fed from the reference")
-	assert.Contains(t, stdout, "scores taken in DM from its producer's kernel")
-	assert.Contains(t, stdout, "gate_act taken in DM from its producer's kernel")
+	assert.Contains(t, stdout, "scores taken in DM from scale)")
+	assert.Contains(t, stdout, "gate_act taken in DM from silu)")
 
 	// Without DM residency the scale is fused into qk's kernel (21
 	// kernels), and the layer costs more.
@@ -352,9 +352,9 @@ func TestGraphPrefillReduced(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph llama3-70b-prefill, seed 1: 23 kernels simulated, 0 ops fed from the reference")
-	assert.Contains(t, stdout, "scores taken in DM from its producer's kernel")
-	assert.Contains(t, stdout, "scores_masked taken in DM from its producer's kernel")
-	assert.Contains(t, stdout, "gate_act taken in DM from its producer's kernel")
+	assert.Contains(t, stdout, "scores taken in DM from scale)")
+	assert.Contains(t, stdout, "scores_masked taken in DM from causal)")
+	assert.Contains(t, stdout, "gate_act taken in DM from silu)")
 }
 
 // FuzzResizeAxes: any --axes text and workload bytes give an error or a
@@ -470,7 +470,7 @@ func TestGraphMoEReduced(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 20 kernels simulated, 7 ops fed from the reference (not yet plannable)\n")
-	assert.Contains(t, stdout, "block_base taken in DM from its producer's kernel")
+	assert.Contains(t, stdout, "block_base taken in DM from block_base)")
 	for _, op := range []string{"gather_up", "gather_down", "gather_back", "token_block"} {
 		assert.Regexp(t, `(?m)^  `+op+` +gather +simulated`, stdout)
 	}
