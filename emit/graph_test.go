@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,4 +219,18 @@ func TestGraphRustChain(t *testing.T) {
 	assert.Contains(t, s, "let p = launch(op03_scale_causal_softmax::kernel, (&mut *ctx, &s_raw, &mask)).await; // scale+causal+softmax")
 	assert.NotContains(t, s, "s_scaled_dm.to_hbm", "the scaled scores stay in DM")
 	assert.NotContains(t, s, "s_masked_dm.to_hbm", "the masked scores stay in DM")
+}
+
+// TestGraphRustChainRelayoutRefused: a pair that hands a tensor over in DM
+// and reads another input through a relayout is refused (the copy is made
+// for one op's kernel; the pair's one function would read the tensor as
+// stored).
+func TestGraphRustChainRelayoutRefused(t *testing.T) {
+	g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", "attention-head-ve.graph.json.gz"))
+	require.NoError(t, err)
+	k := slices.IndexFunc(g.Tensors, func(x plan.GraphTensor) bool { return x.Name == "mask" })
+	require.GreaterOrEqual(t, k, 0)
+	g.Tensors[k].Relayouts = []plan.Relayout{{Consumer: "causal", To: "m![T, S]", Kind: "dma", Bytes: g.Tensors[k].Bytes, Cycles: 1}}
+	_, err = GraphRust(g, RustOptions{Version: "test", API: Opt06})
+	assert.ErrorContains(t, err, "causal and softmax hand s_masked over in DM and causal reads mask through a relayout")
 }
