@@ -132,10 +132,7 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 			}
 			src, _ := p.Tensor(h.Src)
 			dst, _ := p.Tensor(h.Dst)
-			k := slices.IndexFunc(left[src.Base()], func(l *kernel.Tensor) bool {
-				return l.DType == dst.DType && l.Addr == dst.Addr && l.Chip.Equal(dst.Chip) && l.Cluster.Equal(dst.Cluster) &&
-					l.Slice.Equal(dst.Slice) && l.Element.Equal(dst.Element)
-			})
+			k := slices.IndexFunc(left[src.Base()], func(l *kernel.Tensor) bool { return kernel.SameDM(l, dst) })
 			if k < 0 {
 				return nil, fmt.Errorf("op %s: DM tensor %s is not where a kernel before it left %s", o.Name, dst.Name, src.Base())
 			}

@@ -85,7 +85,7 @@ func takeHandoffs(p *kernel.Program, x string, kind kernel.OpKind) []handoffEntr
 			continue
 		}
 		dm, _ := p.Tensor(dmName)
-		if kind == kernel.OpToHBM && slices.ContainsFunc(p.Ops[i+1:], func(o *kernel.Op) bool { return writes(o, dmName) }) {
+		if kind == kernel.OpToHBM && slices.ContainsFunc(p.Ops[i+1:], func(o *kernel.Op) bool { return o.Writes(dmName) }) {
 			return nil
 		}
 		base, _ := p.Tensor(x)
@@ -104,17 +104,6 @@ func takeHandoffs(p *kernel.Program, x string, kind kernel.OpKind) []handoffEntr
 		p.Handoff = append(p.Handoff, e.op)
 	}
 	return es
-}
-
-// writes reports whether op writes tensor name (a DMA's destination, a
-// chain's commit, TRF or VRF load).
-func writes(op *kernel.Op, name string) bool {
-	if op.Kind != kernel.OpChain {
-		return op.Dst == name
-	}
-	return slices.ContainsFunc(op.Stages, func(s *kernel.Stage) bool {
-		return (s.Kind == kernel.StCommit || s.Kind == kernel.StToTRF || s.Kind == kernel.StToVRF) && s.Tensor == name
-	})
 }
 
 // handoffKey is the entries' keys in order: two kernels whose keys agree

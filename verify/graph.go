@@ -619,7 +619,7 @@ func takeHeld(dev *Device, p *kernel.Program, o *plan.GraphOp, held map[string][
 		}
 		name := o.Inputs[k]
 		t, _ := p.Tensor(op.Dst)
-		i := slices.IndexFunc(held[name], func(h heldDM) bool { return sameDMTensor(h.t, t) })
+		i := slices.IndexFunc(held[name], func(h heldDM) bool { return kernel.SameDM(h.t, t) })
 		if i < 0 {
 			return nil, fmt.Errorf("%s: DM tensor %s (%s at %d) is not where its producer left it in DM", name, t.Name, dmText(t), t.Addr)
 		}
@@ -633,12 +633,6 @@ func takeHeld(dev *Device, p *kernel.Program, o *plan.GraphOp, held map[string][
 		}
 	}
 	return taken, nil
-}
-
-// sameDMTensor reports whether two DM tensors hold the same bytes in the
-// same places: type, address and every mapping.
-func sameDMTensor(a, b *kernel.Tensor) bool {
-	return a.Mem == b.Mem && a.DType == b.DType && a.Addr == b.Addr && dmText(a) == dmText(b)
 }
 
 // dmText prints a DM tensor's mappings.

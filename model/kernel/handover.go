@@ -51,7 +51,7 @@ func Handover(p, q *Program, prefix string) (*Program, error) {
 			continue
 		}
 		t, _ := q.Tensor(op.Dst)
-		k := slices.IndexFunc(left, func(l *Tensor) bool { return sameDM(l, t) })
+		k := slices.IndexFunc(left, func(l *Tensor) bool { return SameDM(l, t) })
 		if k < 0 {
 			return nil, fmt.Errorf("handover %s to %s: DM tensor %s of %s is not where %s left %s", p.Name, q.Name, t.Name, q.Name, p.Name, x)
 		}
@@ -164,9 +164,10 @@ func Handover(p, q *Program, prefix string) (*Program, error) {
 	return m, nil
 }
 
-// sameDM reports whether two DM tensors hold the same bytes in the same
-// places: type, address and every mapping.
-func sameDM(a, b *Tensor) bool {
+// SameDM reports whether two DM tensors hold the same bytes in the same
+// places: type, address and every mapping (a tensor one kernel leaves in
+// DM and the one the next kernel takes, Program.Handoff).
+func SameDM(a, b *Tensor) bool {
 	return a.Mem == DM && b.Mem == DM && a.DType == b.DType && a.Addr == b.Addr && a.Chip.Equal(b.Chip) &&
 		a.Cluster.Equal(b.Cluster) && a.Slice.Equal(b.Slice) && a.Element.Equal(b.Element)
 }

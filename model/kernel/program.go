@@ -583,12 +583,23 @@ func (p *Program) validateHandoff(op *Op) error {
 	}
 	if op.Kind == OpToDM {
 		for i, o := range p.Ops {
-			if o.Dst == dm || slices.ContainsFunc(o.Stages, func(s *Stage) bool { return s.Kind == StCommit && s.Tensor == dm }) {
+			if o.Writes(dm) {
 				return fmt.Errorf("DM tensor %q, which the previous kernel left, is written by ops[%d]", dm, i)
 			}
 		}
 	}
 	return nil
+}
+
+// Writes reports whether op writes tensor name: a DMA's destination, or a
+// chain's commit, TRF or VRF load.
+func (op *Op) Writes(name string) bool {
+	if op.Kind != OpChain {
+		return op.Dst == name
+	}
+	return slices.ContainsFunc(op.Stages, func(s *Stage) bool {
+		return (s.Kind == StCommit || s.Kind == StToTRF || s.Kind == StToVRF) && s.Tensor == name
+	})
 }
 
 // terminal stages end a chain.
