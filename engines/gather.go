@@ -34,10 +34,10 @@ var (
 // must be the table's major axes (a row is then the contiguous run of the
 // others), out must hold the index's axes major and the table's other axes
 // below them in the table's order, and the index must be row-major over its
-// own axes. Each descriptor moves a block of consecutive index positions,
-// the blocks spread over the chip's clusters and DMNs (as a relayout's
-// walk, 002 L2404, L2544); a row moves in packets of at most
-// max_packet_bytes (002 L2428-2429).
+// own axes. A row moves in packets of at most max_packet_bytes (002
+// L2428-2429). The descriptors spread over the chip's clusters and DMNs (as
+// a relayout's walk, 002 L2404, L2544): each row's packets dealt out to
+// them, then blocks of consecutive index positions (below).
 func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMACommand, error) {
 	if spec == nil {
 		return nil, fmt.Errorf("gather: no hardware spec")
@@ -83,17 +83,26 @@ func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMAComm
 	for p*eb > spec.DMA.MaxPacketBytes.Value || rowElems%p != 0 {
 		p--
 	}
-	// The spread: index blocks, then parts of each row when the index
-	// positions do not fill the DMNs (254 MoE grids are 2 × 127), each
-	// descriptor on its own DMN, the DMA Engines (one per DMN pair, 002
-	// L2404) taken before their second ports.
+	// The spread over the chip's DMNs, each descriptor on its own DMN, the
+	// DMA Engines (one per DMN pair, 002 L2404) taken before their second
+	// ports: parts of each row first, dealt out a packet at a time (DMN j
+	// of kr takes packets j, j + kr, …), so that the DMNs' concurrent
+	// streams read and write neighbouring addresses of one row, in the
+	// same DRAM rows, where blocks a part apart fall in different rows of
+	// the same banks (002 L2710-2716, L2987-2989; the op kernels' "DMNs
+	// dealt out a chunk at a time"); then blocks of index positions. When
+	// index blocks first fill more DMNs (a row's packet count with few
+	// divisors), they are taken first, the parts still dealt out.
 	clusters, dmns := spec.Chip.Clusters.Value, spec.Cluster.DMNs.Value
 	ports := max(spec.DMA.DMNsPerEngine.Value, 1)
 	total := clusters * dmns
-	ki := largestDivisor(n, total)
 	packets := rowElems / p
-	kr := largestDivisor(packets, total/ki)
-	m, part := n/ki, rowBytes/kr
+	kr := largestDivisor(packets, total)
+	ki := largestDivisor(n, total/kr)
+	if ki2 := largestDivisor(n, total); ki2*largestDivisor(packets, total/ki2) > ki*kr {
+		ki, kr = ki2, largestDivisor(packets, total/ki2)
+	}
+	m := n / ki
 	engines := total / ports
 	req := spec.DMA.RequestBytes.Value
 	cmd := &kernel.DMACommand{SliceStride: spec.DMA.SliceStrideBytes.Value,
@@ -105,16 +114,16 @@ func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMAComm
 		entries := []kernel.DMAEntry{{Size: m, SrcStride: rowBytes, DstStride: rowBytes, Term: index.Name,
 			Index: &kernel.DMAIndex{Tensor: index.Name, Offset: i * m, Rows: rows}}}
 		if packets/kr > 1 {
-			entries = append(entries, kernel.DMAEntry{Size: packets / kr, SrcStride: p * eb, DstStride: p * eb})
+			entries = append(entries, kernel.DMAEntry{Size: packets / kr, SrcStride: kr * p * eb, DstStride: kr * p * eb})
 		}
 		if p > 1 {
 			entries = append(entries, kernel.DMAEntry{Size: p, SrcStride: eb, DstStride: eb})
 		}
-		bytes := m * part
+		bytes := m * rowBytes / kr
 		rpp := (p*eb + req - 1) / req
 		cmd.Descriptors = append(cmd.Descriptors, kernel.DMADescriptor{
 			Dmn: x, Src: kernel.DMAMedia{Kind: kernel.MediaHBM}, Dst: kernel.DMAMedia{Kind: kernel.MediaHBM},
-			Entries: entries, SrcBase: int(table.Addr) + j*part, DstBase: int(out.Addr) + i*m*rowBytes + j*part,
+			Entries: entries, SrcBase: int(table.Addr) + j*p*eb, DstBase: int(out.Addr) + i*m*rowBytes + j*p*eb,
 			Stride0: p * eb, ElemBits: bits, Bytes: bytes, Packets: bytes / (p * eb),
 			RequestsPerPacket: rpp, Requests: bytes / (p * eb) * rpp,
 		})

@@ -106,3 +106,45 @@ func TestDeriveGatherSpread(t *testing.T) {
 	}
 	assert.Equal(t, 6*8192, total)
 }
+
+// TestDeriveGatherDealt: a row of 64 packets (256 KB) is dealt out to the
+// 16 DMNs a packet at a time, so that their streams move neighbouring
+// packets of one row (002 L2987-2989): DMN j starts at packet j and steps
+// 16 packets; a row of 3 packets with 16 index positions fills more DMNs
+// with index blocks, which are then taken first.
+func TestDeriveGatherDealt(t *testing.T) {
+	axes, err := mapping.ParseAxes("E=8, D=256, F=512, G=2")
+	require.NoError(t, err)
+	cmd, err := DeriveGather(Default(), gatherTensor(t, axes, "w", dtype.BF16, "E, D, F", 0),
+		gatherTensor(t, axes, "ids", dtype.I32, "G", 1<<24), gatherTensor(t, axes, "wg", dtype.BF16, "G, D, F", 2<<24))
+	require.NoError(t, err)
+	require.Len(t, cmd.Descriptors, 16)
+	bases := map[int]bool{}
+	for _, d := range cmd.Descriptors {
+		require.Len(t, d.Entries, 3)
+		assert.Equal(t, 2, d.Entries[0].Size, "both index positions")
+		assert.Equal(t, entryOf(4, 16*4096), entryOf(d.Entries[1].Size, d.Entries[1].SrcStride), "4 packets, 16 apart")
+		assert.Equal(t, d.SrcBase, d.DstBase-2<<24, "the same packet of the row read and written")
+		assert.Zero(t, d.SrcBase%4096)
+		bases[d.SrcBase/4096] = true
+		assert.Equal(t, 2*4*4096, d.Bytes)
+	}
+	assert.Len(t, bases, 16, "each DMN starts at its own packet 0..15")
+	for j := range 16 {
+		assert.True(t, bases[j], "packet %d", j)
+	}
+
+	axes, err = mapping.ParseAxes("E=32, D=8, F=768, G=16")
+	require.NoError(t, err)
+	cmd, err = DeriveGather(Default(), gatherTensor(t, axes, "w", dtype.BF16, "E, D, F", 0),
+		gatherTensor(t, axes, "ids", dtype.I32, "G", 1<<24), gatherTensor(t, axes, "wg", dtype.BF16, "G, D, F", 2<<24))
+	require.NoError(t, err)
+	require.Len(t, cmd.Descriptors, 16, "16 index blocks, not 3 parts × 4 blocks")
+	for _, d := range cmd.Descriptors {
+		assert.Equal(t, 1, d.Entries[0].Size)
+		assert.Equal(t, 3*4096, d.Bytes, "a whole row")
+	}
+}
+
+// entryOf pairs an entry's size and stride for one comparison.
+func entryOf(size, stride int) [2]int { return [2]int{size, stride} }

@@ -1631,6 +1631,9 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 	keys := []string{wh, hw, opts, cost.Version}
 	if x.Kind != workload.KindEinsum {
 		keys = append(keys, opSpaceVersion)
+		if x.Kind == workload.KindGather {
+			keys = append(keys, gatherVersion)
+		}
 	} else {
 		keys = append(keys, mapSpaceVersion)
 	}
@@ -1641,6 +1644,10 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 // plan cache's keys: a plan found in a smaller space is no answer for the
 // larger one. Bump it when the space gains candidates.
 const opSpaceVersion = "op-space 3: DMNs dealt out in chunks"
+
+// gatherVersion names a gather's derivation (engines.DeriveGather) in its
+// plans' keys: its one candidate is whatever DMA the derivation writes.
+const gatherVersion = "gather 2: a row's packets dealt out to the DMNs"
 
 // mapSpaceVersion names the contractions' mapspace (constraints.Space) in
 // the plan cache's keys, as opSpaceVersion the ops'. Bump it when the

@@ -9,6 +9,7 @@ import (
 
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
+	"tcpmap/model/workload"
 	"tcpmap/search"
 	"tcpmap/verify"
 )
@@ -26,9 +27,12 @@ func TestGatherOps(t *testing.T) {
 	}
 	moe := reducedWorkload(t, "moe.yaml", map[string]int{"T": 16, "D": 32, "F": 16, "E": 8, "K": 2, "BLK": 4, "GRID": 6})
 	prefill := reducedWorkload(t, "llama3-70b-prefill.yaml", map[string]int{"S": 64, "Smax": 128})
+	// Rows of 32 packets of 4 KB: each DMN moves packets j and j + 16 of
+	// every row (engines.DeriveGather deals a row out).
+	wide := reducedWorkload(t, "moe.yaml", map[string]int{"T": 16, "D": 1024, "F": 64, "E": 8, "K": 2, "BLK": 4, "GRID": 6})
 	for _, tc := range []struct {
 		name string
-		w    any
+		w    *workload.Workload
 		op   string
 	}{
 		{"moe/gather_up", moe, "gather_up"},
@@ -36,12 +40,10 @@ func TestGatherOps(t *testing.T) {
 		{"moe/gather_back", moe, "gather_back"},
 		{"moe/token_block", moe, "token_block"},
 		{"prefill/rope_lookup", prefill, "rope_lookup"},
+		{"moe/gather_up/dealt", wide, "gather_up"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := moe
-			if tc.w == prefill {
-				w = prefill
-			}
+			w := tc.w
 			r, err := search.PlanOp(w, tc.op, search.Options{})
 			require.NoError(t, err)
 			pl := r.Plan
