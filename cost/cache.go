@@ -183,6 +183,10 @@ func hashDescs(h *hasher, ds []kernel.DMADescriptor) {
 			h.add(e.Size)
 			h.add(e.SrcStride)
 			h.add(e.DstStride)
+			if x := e.Index; x != nil {
+				h.add(x.Offset)
+				h.add(x.Step)
+			}
 		}
 	}
 }
@@ -194,7 +198,10 @@ func sameDesc(a, b *kernel.DMADescriptor) bool {
 	}
 	for i := range a.Entries {
 		x, y := a.Entries[i], b.Entries[i]
-		if x.Size != y.Size || x.SrcStride != y.SrcStride || x.DstStride != y.DstStride {
+		if x.Size != y.Size || x.SrcStride != y.SrcStride || x.DstStride != y.DstStride || (x.Index == nil) != (y.Index == nil) {
+			return false
+		}
+		if x.Index != nil && (x.Index.Offset != y.Index.Offset || x.Index.Step != y.Index.Step) {
 			return false
 		}
 	}

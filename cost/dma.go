@@ -690,6 +690,13 @@ func (w *walker) init(d *kernel.DMADescriptor, reqBytes int) error {
 			return fmt.Errorf("loop %d has size %d", i, e.Size)
 		}
 		w.size[i], w.sstride[i], w.dstride[i] = e.Size, e.SrcStride, e.DstStride
+		if x := e.Index; x != nil {
+			// An indirect loop is priced as if the index held its
+			// positions (0, 1, 2, …: the values are not known when
+			// planning): iteration j reads row Offset + j·Step.
+			w.src += x.Offset * e.SrcStride
+			w.sstride[i] *= max(x.Step, 1)
+		}
 	}
 	for rem > 1 {
 		if n == 0 {

@@ -1157,8 +1157,8 @@ type IndexLookup func(x *kernel.DMAIndex, pos int) (int, error)
 
 // DMAPacketIndexed is DMAPacket for a descriptor with an IndirectLoop entry
 // (DMA-R16, 002 L1684-1688): at that entry the source moves by the row the
-// index tensor names at position Index.Offset + i, times the stride; a row
-// outside [0, Index.Rows) is an error.
+// index tensor names at position Index.Position(i), times the stride; a
+// row outside [0, Index.Rows) is an error.
 func DMAPacketIndexed(d *kernel.DMADescriptor, q int, index IndexLookup) (src, dst int, err error) {
 	if d.ElemBits < 8 || d.ElemBits%8 != 0 || d.Stride0 < 1 {
 		return 0, 0, fmt.Errorf("dma: descriptor with %d-bit loop positions and stride0 %d", d.ElemBits, d.Stride0)
@@ -1182,12 +1182,12 @@ func DMAPacketIndexed(d *kernel.DMADescriptor, q int, index IndexLookup) (src, d
 			if index == nil {
 				return 0, 0, ruleDMAIndirect.Violate("entry %d is an indirect loop over %q, and no index values are given", k, x.Tensor)
 			}
-			r, err := index(x, x.Offset+pos)
+			r, err := index(x, x.Position(pos))
 			if err != nil {
 				return 0, 0, err
 			}
 			if r < 0 || r >= x.Rows {
-				return 0, 0, ruleDMAIndirect.Violate("index %q position %d holds %d, outside the table's %d rows", x.Tensor, x.Offset+pos, r, x.Rows).With("row", r)
+				return 0, 0, ruleDMAIndirect.Violate("index %q position %d holds %d, outside the table's %d rows", x.Tensor, x.Position(pos), r, x.Rows).With("row", r)
 			}
 			pos = r
 		}

@@ -37,7 +37,7 @@ var (
 // own axes. A row moves in packets of at most max_packet_bytes (002
 // L2428-2429). The descriptors spread over the chip's clusters and DMNs (as
 // a relayout's walk, 002 L2404, L2544): each row's packets dealt out to
-// them, then blocks of consecutive index positions (below).
+// them, then the index positions, dealt out too (below).
 func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMACommand, error) {
 	if spec == nil {
 		return nil, fmt.Errorf("gather: no hardware spec")
@@ -92,7 +92,9 @@ func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMAComm
 	// the same banks (002 L2710-2716, L2987-2989; the op kernels' "DMNs
 	// dealt out a chunk at a time"); then blocks of index positions. When
 	// index blocks first fill more DMNs (a row's packet count with few
-	// divisors), they are taken first, the parts still dealt out.
+	// divisors), they are taken first, the parts still dealt out. The
+	// index positions are dealt out too: DMN i of ki takes positions i,
+	// i + ki, … (DMAIndex.Step), so that the DMNs write neighbouring rows.
 	clusters, dmns := spec.Chip.Clusters.Value, spec.Cluster.DMNs.Value
 	ports := max(spec.DMA.DMNsPerEngine.Value, 1)
 	total := clusters * dmns
@@ -111,8 +113,11 @@ func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMAComm
 		i, j := d/kr, d%kr
 		e, port := d%engines, d/engines
 		x := kernel.DmnIndex{Cluster: e / (dmns / ports), DMN: e%(dmns/ports)*ports + port}
-		entries := []kernel.DMAEntry{{Size: m, SrcStride: rowBytes, DstStride: rowBytes, Term: index.Name,
-			Index: &kernel.DMAIndex{Tensor: index.Name, Offset: i * m, Rows: rows}}}
+		ix := &kernel.DMAIndex{Tensor: index.Name, Offset: i, Rows: rows}
+		if ki > 1 {
+			ix.Step = ki
+		}
+		entries := []kernel.DMAEntry{{Size: m, SrcStride: rowBytes, DstStride: ki * rowBytes, Term: index.Name, Index: ix}}
 		if packets/kr > 1 {
 			entries = append(entries, kernel.DMAEntry{Size: packets / kr, SrcStride: kr * p * eb, DstStride: kr * p * eb})
 		}
@@ -123,7 +128,7 @@ func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMAComm
 		rpp := (p*eb + req - 1) / req
 		cmd.Descriptors = append(cmd.Descriptors, kernel.DMADescriptor{
 			Dmn: x, Src: kernel.DMAMedia{Kind: kernel.MediaHBM}, Dst: kernel.DMAMedia{Kind: kernel.MediaHBM},
-			Entries: entries, SrcBase: int(table.Addr) + j*p*eb, DstBase: int(out.Addr) + i*m*rowBytes + j*p*eb,
+			Entries: entries, SrcBase: int(table.Addr) + j*p*eb, DstBase: int(out.Addr) + i*rowBytes + j*p*eb,
 			Stride0: p * eb, ElemBits: bits, Bytes: bytes, Packets: bytes / (p * eb),
 			RequestsPerPacket: rpp, Requests: bytes / (p * eb) * rpp,
 		})
@@ -245,8 +250,10 @@ func checkGather(p *kernel.Program, op *kernel.Op) error {
 				return ruleDMAIndirect.Violate("descriptor %d has two indirect entries", x)
 			case e.Index.Tensor != op.Index:
 				return ruleDMAIndirect.Violate("descriptor %d reads its offsets from %q; the op's index is %q", x, e.Index.Tensor, op.Index)
-			case e.Index.Offset < 0 || e.Index.Offset+e.Size > n:
-				return ruleDMAIndirect.Violate("descriptor %d reads index positions [%d, %d); %q holds %d", x, e.Index.Offset, e.Index.Offset+e.Size, op.Index, n)
+			case e.Index.Step < 0:
+				return ruleDMAIndirect.Violate("descriptor %d steps %d index positions an iteration", x, e.Index.Step)
+			case e.Index.Offset < 0 || e.Index.Position(e.Size-1) >= n:
+				return ruleDMAIndirect.Violate("descriptor %d reads index positions %d to %d; %q holds %d", x, e.Index.Offset, e.Index.Position(e.Size-1), op.Index, n)
 			case e.Index.Rows < 1:
 				return ruleDMAIndirect.Violate("descriptor %d: an indirect entry over %d rows", x, e.Index.Rows)
 			}

@@ -22,8 +22,9 @@ func gatherTensor(t *testing.T, axes mapping.Axes, name string, dt dtype.DType, 
 
 // TestDeriveGather: a table of 64 rows of 8 × 4 bf16 (64 bytes) gathered
 // at 32 index positions is one descriptor per DMN pair's port, the
-// indirect entry over each one's block of positions reading the table at
-// row × 64 bytes (DMA-R16, 002 L1684-1688); a row's place is its index
+// indirect entry over each one's positions, dealt out (DMN i takes i and
+// i + 16), reading the table at row × 64 bytes (DMA-R16, 002 L1684-1688)
+// and writing neighbouring rows; a row's place is its index
 // value, a value outside the table is refused; the layouts a gather needs
 // are checked.
 func TestDeriveGather(t *testing.T) {
@@ -40,9 +41,11 @@ func TestDeriveGather(t *testing.T) {
 		require.NotEmpty(t, d.Entries)
 		e := d.Entries[0]
 		require.NotNil(t, e.Index)
-		assert.Equal(t, kernel.DMAIndex{Tensor: "idx", Offset: e.Index.Offset, Rows: 64}, *e.Index)
+		assert.Equal(t, kernel.DMAIndex{Tensor: "idx", Offset: e.Index.Offset, Step: 16, Rows: 64}, *e.Index)
+		assert.Less(t, e.Index.Offset, 16)
 		assert.Equal(t, 2, e.Size)
 		assert.Equal(t, 64, e.SrcStride)
+		assert.Equal(t, 16*64, e.DstStride)
 		assert.Equal(t, 64, d.Stride0, "a row is one packet")
 		assert.Equal(t, int(out.Addr)+e.Index.Offset*64, d.DstBase)
 		engines[[2]int{d.Dmn.Cluster, d.Dmn.DMN / 2}] = true
@@ -50,13 +53,13 @@ func TestDeriveGather(t *testing.T) {
 	assert.Len(t, engines, 8, "every DMA Engine")
 
 	// Position p reads row 3p+1 of the table: packet q of a descriptor
-	// moves position Offset + q.
+	// moves position Offset + 16q.
 	d := &cmd.Descriptors[5]
 	look := func(x *kernel.DMAIndex, pos int) (int, error) { return (3*pos + 1) % 64, nil }
 	for q := range d.Packets {
 		src, dst, err := DMAPacketIndexed(d, q, look)
 		require.NoError(t, err)
-		pos := d.Entries[0].Index.Offset + q
+		pos := d.Entries[0].Index.Offset + 16*q
 		assert.Equal(t, ((3*pos+1)%64)*64, src)
 		assert.Equal(t, int(out.Addr)+pos*64, dst)
 	}

@@ -1645,9 +1645,11 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 // larger one. Bump it when the space gains candidates.
 const opSpaceVersion = "op-space 3: DMNs dealt out in chunks"
 
-// gatherVersion names a gather's derivation (engines.DeriveGather) in its
-// plans' keys: its one candidate is whatever DMA the derivation writes.
-const gatherVersion = "gather 2: a row's packets dealt out to the DMNs"
+// gatherVersion names a gather's derivation (engines.DeriveGather) and the
+// pricing of its indirect loop in its plans' keys: its one candidate is
+// whatever DMA the derivation writes, priced as the cost model reads an
+// indirect entry (cost.Version names the rest of the model).
+const gatherVersion = "gather 3: a row's packets and the index positions dealt out to the DMNs; an indirect loop priced at its positions"
 
 // mapSpaceVersion names the contractions' mapspace (constraints.Space) in
 // the plan cache's keys, as opSpaceVersion the ops'. Bump it when the

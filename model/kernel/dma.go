@@ -62,20 +62,24 @@ type DMAEntry struct {
 	Term string `json:"term,omitempty"`
 	// Index makes the entry an IndirectLoop (002 L1684-1688): on the
 	// read side, iteration i moves by the index tensor's value at
-	// position Index.Offset + i times SrcStride instead of by i times it
-	// (a gather); the write side keeps its stride.
+	// position Index.Offset + i·Index.Step times SrcStride instead of by i
+	// times it (a gather); the write side keeps its stride.
 	Index *DMAIndex `json:"index,omitempty"`
 }
 
 // DMAIndex is the offset sequence of an IndirectLoop entry: the values of
-// an integer HBM tensor, the row numbers a gather reads, from position
-// Offset on. Rows bounds them: a value outside [0, Rows) names no row of
-// the table.
+// an integer HBM tensor, the row numbers a gather reads, at positions
+// Offset, Offset + Step, Offset + 2·Step, … (Step 0 is 1: every position).
+// Rows bounds them: a value outside [0, Rows) names no row of the table.
 type DMAIndex struct {
 	Tensor string `json:"tensor"`
 	Offset int    `json:"offset"`
+	Step   int    `json:"step,omitempty"`
 	Rows   int    `json:"rows"`
 }
+
+// Position is the index position iteration i of the entry reads.
+func (x *DMAIndex) Position(i int) int { return x.Offset + i*max(x.Step, 1) }
 
 // DMADescriptor is `(<DmaSequencer>, <source_media>, <dest_media>)` (002
 // L2510-2512) for one DMN, one execution unit (002 L2563): the hardware runs
