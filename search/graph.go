@@ -1631,8 +1631,11 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 	keys := []string{wh, hw, opts, cost.Version}
 	if x.Kind != workload.KindEinsum {
 		keys = append(keys, opSpaceVersion)
-		if x.Kind == workload.KindGather {
+		switch x.Kind {
+		case workload.KindGather:
 			keys = append(keys, gatherVersion)
+		case workload.KindReduce:
+			keys = append(keys, reduceVersion)
 		}
 	} else {
 		keys = append(keys, mapSpaceVersion)
@@ -1650,6 +1653,10 @@ const opSpaceVersion = "op-space 3: DMNs dealt out in chunks"
 // whatever DMA the derivation writes, priced as the cost model reads an
 // indirect entry (cost.Version names the rest of the model).
 const gatherVersion = "gather 3: a row's packets and the index positions dealt out to the DMNs; an indirect loop priced at its positions"
+
+// reduceVersion names a reduce's space beyond opSpaceVersion's (the
+// other kinds' keys stay those stored before it).
+const reduceVersion = "reduce 2: the input in DM in its HBM order"
 
 // mapSpaceVersion names the contractions' mapspace (constraints.Space) in
 // the plan cache's keys, as opSpaceVersion the ops'. Bump it when the

@@ -11,6 +11,7 @@ import (
 
 	"tcpmap/cost"
 	"tcpmap/engines"
+	"tcpmap/model/kernel"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 	"tcpmap/verify"
@@ -294,13 +295,13 @@ func TestPlanOpMoE(t *testing.T) {
 			continue
 		}
 		if o.Name == "combine" && testing.Short() {
-			// Its space is 210 candidates over 32 MB: -short prices the
+			// Its space is 420 candidates over 32 MB: -short prices the
 			// stored plan's point alone (results/plans/moe-combine).
 			s, err := newOpSpace(w, o, engines.Default())
 			require.NoError(t, err)
 			m, err := cost.NewModel(engines.Default())
 			require.NoError(t, err)
-			x, err := s.evaluate(opCand{Tiles: 4, Clusters: 2, Slices: 256, Form: "reduce", Inner: 4}, m)
+			x, err := s.evaluate(opCand{Tiles: 8, Clusters: 1, Slices: 256, Form: "reduce", Inner: 1, HBMOrder: true}, m)
 			require.NoError(t, err)
 			rep, err := verify.Verify(engines.Default(), x.program, verify.Options{Seed: 9, Sample: 8})
 			require.NoError(t, err)
@@ -500,4 +501,65 @@ func TestInterleavedAdd(t *testing.T) {
 	require.NotNil(t, r.Plan)
 	assert.Equal(t, formInterleaved, r.Plan.OpMapping.Form)
 	require.NoError(t, r.Plan.Validate())
+}
+
+// TestReduceHBMOrder: a reduce's input tile laid out in DM in its HBM order
+// (opCand.HBMOrder) lets the DMA move the HBM layout's runs whole, the
+// fetch walking DM in the stream's order. The MoE's combine sums
+// y_weighted [T, K, D] over K: in the stream's order each slice's DM holds
+// `D / 32 % 32, K, D % 32`, so a DMA packet is 32 bf16 (64 bytes, a
+// quarter of a 256-byte HBM unit, 002 L2983-2985); in HBM order it holds
+// `K, D % 1024`, 1024 bf16 (2 KB) a packet. The same tiling prices lower
+// in HBM order and verifies on sampled slices; so does the histogram's
+// two-pass reduce over T and K.
+func TestReduceHBMOrder(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	w := opWorkload(t, "moe.yaml")
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	packet := func(p *kernel.Program, src string) int {
+		for _, op := range p.Ops {
+			if op.Kind == kernel.OpToDM && strings.HasPrefix(op.Src, src) {
+				return op.DMA.Descriptors[0].Stride0
+			}
+		}
+		t.Fatalf("no load of %s", src)
+		return 0
+	}
+	s, err := newOpSpace(w, findOpNamed(t, w, "combine"), engines.Default())
+	require.NoError(t, err)
+	c := opCand{Tiles: 8, Clusters: 1, Slices: 256, Form: "reduce", Inner: 4}
+	stream, err := s.evaluate(c, m)
+	require.NoError(t, err)
+	c.HBMOrder = true
+	hbm, err := s.evaluate(c, m)
+	require.NoError(t, err)
+	assert.Equal(t, 64, packet(stream.program, "y_weighted"), "32 bf16 of one K row")
+	assert.Equal(t, 2048, packet(hbm.program, "y_weighted"), "a K row's 1024 bf16 in the slice")
+	assert.Less(t, hbm.report.Cycles, stream.report.Cycles/2, "%.0f against %.0f", hbm.report.Cycles, stream.report.Cycles)
+	rep, err := verify.Verify(engines.Default(), hbm.program, verify.Options{Seed: 13, Sample: 8})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "combine: %s", rep)
+
+	s, err = newOpSpace(w, findOpNamed(t, w, "histogram"), engines.Default())
+	require.NoError(t, err)
+	x, err := s.evaluate(opCand{Tiles: 1, Clusters: 1, Slices: 16, Form: "reduce", Inner: 1, HBMOrder: true}, m)
+	require.NoError(t, err)
+	rep, err = verify.Verify(engines.Default(), x.program, verify.Options{Seed: 13, Sample: 4})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "histogram: %s", rep)
+}
+
+// findOpNamed is w's op of that name.
+func findOpNamed(t *testing.T, w *workload.Workload, name string) *workload.Op {
+	t.Helper()
+	for _, o := range w.Ops {
+		if o.Name == name {
+			return o
+		}
+	}
+	t.Fatalf("no op %s", name)
+	return nil
 }

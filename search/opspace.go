@@ -84,6 +84,11 @@ type opCand struct {
 	// kernel began (left by the previous kernel) and every tile of the
 	// output still is when it ends (left for the next).
 	KeepIn, KeepOut string
+	// HBMOrder, for a reduce, lays the input's tile out in DM in its HBM
+	// order (the reduced axis whole where the input holds it) instead of
+	// the stream's order: the DMA then moves the HBM layout's contiguous
+	// runs whole, and the fetch walks DM in the stream's order.
+	HBMOrder bool
 }
 
 // opSpace is an op's mapspace.
@@ -315,6 +320,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 					if s.family == "reduce" {
 						for _, in := range []int{1, 2, 4} {
 							s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, Inner: in})
+							s.cands = append(s.cands, opCand{Tiles: tl, Clusters: cl, Slices: sl, Form: form, Inner: in, HBMOrder: true})
 						}
 						continue
 					}
@@ -598,6 +604,9 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 		if s.family == "reduce" {
 			if t == s.out {
 				return in
+			}
+			if c.HBMOrder {
+				return s.mixReduced(in)
 			}
 			return s.dmReduced(in, c.Inner)
 		}
@@ -1579,7 +1588,7 @@ func (s *opSpace) plan(x *opEvaluated, st *Stats) *plan.Plan {
 	for _, r := range st.Rules() {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
 	}
-	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad, Inner: x.c.Inner, Interleave: x.c.Interleave}
+	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad, Inner: x.c.Inner, Interleave: x.c.Interleave, HBMOrder: x.c.HBMOrder}
 	switch s.family {
 	case "rows":
 		om.Reduced = s.red.axis

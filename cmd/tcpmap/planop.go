@@ -104,6 +104,9 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 	if m.Reduced != "" {
 		fmt.Fprintf(wr, "; %s reduced within each slice", m.Reduced)
 	}
+	if m.HBMOrder {
+		fmt.Fprintf(wr, "; the input in DM in its HBM order")
+	}
 	if m.Stagger > 0 {
 		fmt.Fprintf(wr, "; output %d bytes past its HBM boundary", m.Stagger)
 	}

@@ -154,6 +154,11 @@ type OpMapping struct {
 	// block of the tile).
 	Interleave int `json:"dmn_interleave,omitempty"`
 	Slices     int `json:"slices"`
+	// HBMOrder is set when a reduce's input tile lies in DM in its HBM
+	// order, the fetch walking it in the stream's order (otherwise DM
+	// holds it in the stream's order, the reduced axis among the packets
+	// of the kept innermost axis).
+	HBMOrder bool `json:"hbm_order,omitempty"`
 }
 
 // AxisMapping is where one axis's factors go. The product of the factors is
