@@ -265,3 +265,104 @@ func checkGather(p *kernel.Program, op *kernel.Op) error {
 	}
 	return nil
 }
+
+// gatherLoad turns the derived command of a load of a gathered argument
+// (kernel.Tensor.Gather: a gather fused into its consumer's loads) into
+// reads of the table through the index: it was derived as a load of the
+// gathered tensor at that tensor's address, each descriptor reading rows
+// of it — a row is the table's (GatherLayout: the index's axes, then the
+// row) — at a fixed stride. Each descriptor then starts at its first row's
+// index position, and its one loop over rows becomes an IndirectLoop
+// (DMA-R16, 002 L1684-1688) stepping that many positions an iteration; a
+// descriptor within one row gets an indirect loop of one iteration. The
+// loops inside a row keep their strides, so every packet reads the bytes
+// the gathered tensor would have held there. A descriptor that walks the
+// rows in two loops, or crosses a row inside a packet's walk, is refused.
+func gatherLoad(p *kernel.Program, op *kernel.Op) error {
+	src, ok := p.Tensor(op.Src)
+	if !ok || op.DMA == nil {
+		return nil
+	}
+	g := p.Gathered(src)
+	if g == nil {
+		return nil
+	}
+	v := src
+	if src.View != "" {
+		v, _ = p.Tensor(src.View)
+	}
+	table, _ := p.Tensor(g.Table)
+	index, _ := p.Tensor(g.Index)
+	if table == nil || index == nil {
+		return fmt.Errorf("gathered load: no table %q or index %q", g.Table, g.Index)
+	}
+	bits := table.DType.SizeBits()
+	if bits < 8 || bits%8 != 0 {
+		return fmt.Errorf("gathered load: %s elements are not whole bytes", table.DType)
+	}
+	tf, err := plainAxes(table.Element)
+	if err != nil {
+		return fmt.Errorf("gathered load: the table %q: %w", table.Name, err)
+	}
+	vf, err := plainAxes(v.Element)
+	if err != nil {
+		return fmt.Errorf("gathered load: %q: %w", v.Name, err)
+	}
+	xf, err := plainAxes(index.Element)
+	if err != nil {
+		return fmt.Errorf("gathered load: the index %q: %w", index.Name, err)
+	}
+	k, err := GatherLayout(table.Name, index.Name, v.Name, names(tf), names(xf), names(vf))
+	if err != nil {
+		return ruleDMAIndirect.Violate("gathered load: %v", err)
+	}
+	rows, rowBytes := 1, bits/8
+	for _, a := range tf[:k] {
+		rows *= a.Size
+	}
+	for _, a := range tf[k:] {
+		rowBytes *= a.Size
+	}
+	for x := range op.DMA.Descriptors {
+		d := &op.DMA.Descriptors[x]
+		off := d.SrcBase - int(v.Addr)
+		if off < 0 {
+			return ruleDMAIndirect.Violate("gathered load: descriptor %d starts %d bytes before %q", x, -off, v.Name)
+		}
+		at := -1
+		last := off%rowBytes + d.ElemBits/8 - 1
+		for i, e := range d.Entries {
+			switch {
+			case e.Index != nil:
+				return ruleDMAIndirect.Violate("gathered load: descriptor %d has an indirect entry already", x)
+			case e.SrcStride >= rowBytes && e.Size > 1:
+				if at >= 0 || e.SrcStride%rowBytes != 0 {
+					return ruleDMAIndirect.Violate("gathered load: descriptor %d walks the rows of %q in more than one loop, or off their starts (stride %d, rows of %d bytes): one indirect loop reads them", x, v.Name, e.SrcStride, rowBytes)
+				}
+				at = i
+			case e.SrcStride < 0:
+				return ruleDMAIndirect.Violate("gathered load: descriptor %d walks %q backwards", x, v.Name)
+			default:
+				last += (e.Size - 1) * e.SrcStride
+			}
+		}
+		if last >= rowBytes {
+			return ruleDMAIndirect.Violate("gathered load: descriptor %d reads across a row of %q (%d bytes) inside its loops: an indirect loop moves whole rows", x, v.Name, rowBytes)
+		}
+		ix := &kernel.DMAIndex{Tensor: index.Name, Offset: off / rowBytes, Rows: rows}
+		if at >= 0 {
+			e := &d.Entries[at]
+			if s := e.SrcStride / rowBytes; s > 1 {
+				ix.Step = s
+			}
+			e.SrcStride, e.Index = rowBytes, ix
+		} else {
+			if len(d.Entries) >= kernel.MaxIterDepth {
+				return ruleDMAIndirect.Violate("gathered load: descriptor %d has %d loops, no room for the indirect one", x, len(d.Entries))
+			}
+			d.Entries = append([]kernel.DMAEntry{{Size: 1, SrcStride: rowBytes, Term: index.Name, Index: ix}}, d.Entries...)
+		}
+		d.SrcBase = int(table.Addr) + off%rowBytes
+	}
+	return nil
+}

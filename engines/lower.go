@@ -97,6 +97,9 @@ func Lower(spec *Spec, p *kernel.Program) error {
 		default:
 			if op.DMA == nil {
 				op.DMA, err = lowerDMA(spec, p, op)
+				if err == nil {
+					err = gatherLoad(p, op)
+				}
 			}
 			if err == nil {
 				err = checkDMAOp(spec, p, op)
@@ -144,6 +147,12 @@ func checkDMAOp(spec *Spec, p *kernel.Program, op *kernel.Op) error {
 		}
 		return s, nil
 	}
+	if g := p.Gathered(src); g != nil {
+		// A gathered load reads the table's rows (gatherLoad).
+		if t, ok := p.Tensor(g.Table); ok {
+			src = t
+		}
+	}
 	s, err := side(src)
 	if err != nil {
 		return err
@@ -187,7 +196,7 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 	if src.DType != dst.DType {
 		return nil, fmt.Errorf("a DMA moves bytes: %s %q to %s %q", src.DType, src.Name, dst.DType, dst.Name)
 	}
-	if op.Index != "" {
+	if op.Index != "" && op.Kind == kernel.OpHBMToHBM {
 		idx, _ := p.Tensor(op.Index)
 		return DeriveGather(spec, src, idx, dst)
 	}

@@ -134,15 +134,24 @@ func verifyOutput(spec *engines.Spec, p *kernel.Program, opts Options) (*Report,
 		}
 	}
 	inputs := map[string]*Logical{}
+	indexRows, err := gatherIndexRows(p)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, t := range p.Tensors {
-		if t.Mem != kernel.HBM || t.Role != kernel.Input {
+		if t.Mem != kernel.HBM || t.Role != kernel.Input || t.Gather != nil {
 			continue
 		}
 		l, err := NewLogical(p, t)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := RandomValuesIn(rng, l, p.Reference.Range); err != nil {
+		r := p.Reference.Range
+		if n, ok := indexRows[t.Name]; ok {
+			// A gathered argument's index: rows of its table.
+			r = []float64{0, float64(n - 1)}
+		}
+		if err := RandomValuesIn(rng, l, r); err != nil {
 			return nil, nil, err
 		}
 		if err := padInput(p.Reference.Valid, outAxes, l); err != nil {
@@ -152,6 +161,9 @@ func verifyOutput(spec *engines.Spec, p *kernel.Program, opts Options) (*Report,
 			return nil, nil, err
 		}
 		inputs[t.Name] = l
+	}
+	if err := gatheredInputs(p, inputs); err != nil {
+		return nil, nil, err
 	}
 	rep := &Report{Kernel: p.Name, Seed: opts.Seed, Slices: SlicesString(opts.Sample)}
 	var run []bool
@@ -718,4 +730,65 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 		return []byte(`"-Inf"`), nil
 	}
 	return json.Marshal(v)
+}
+
+// gatherIndexRows maps the index of each gathered argument of p
+// (kernel.Tensor.Gather) to its table's row count: the index's random
+// values are drawn among them.
+func gatherIndexRows(p *kernel.Program) (map[string]int, error) {
+	out := map[string]int{}
+	for _, t := range p.Tensors {
+		if t.Gather == nil {
+			continue
+		}
+		table, ok := p.Tensor(t.Gather.Table)
+		if !ok {
+			return nil, fmt.Errorf("gathered %q: no table %q", t.Name, t.Gather.Table)
+		}
+		tl, err := NewLogical(p, table)
+		if err != nil {
+			return nil, err
+		}
+		vl, err := NewLogical(p, t)
+		if err != nil {
+			return nil, err
+		}
+		at := axisPos(vl)
+		rows := 1
+		for _, a := range tl.Axes {
+			if _, ok := at[a.Name]; !ok {
+				rows *= a.Size
+			}
+		}
+		if n, ok := out[t.Gather.Index]; ok && n != rows {
+			return nil, fmt.Errorf("index %q serves tables of %d and %d rows", t.Gather.Index, n, rows)
+		}
+		out[t.Gather.Index] = rows
+	}
+	return out, nil
+}
+
+// gatheredInputs sets each gathered argument's values in inputs: its
+// table's rows at its index's values (the gather it stands for), which
+// the reference reads; the device holds the table and the index, which
+// the kernel's loads read through.
+func gatheredInputs(p *kernel.Program, inputs map[string]*Logical) error {
+	for _, t := range p.Tensors {
+		if t.Gather == nil {
+			continue
+		}
+		l, err := NewLogical(p, t)
+		if err != nil {
+			return err
+		}
+		table, index := inputs[t.Gather.Table], inputs[t.Gather.Index]
+		if table == nil || index == nil {
+			return fmt.Errorf("gathered %q: no values for %q or %q", t.Name, t.Gather.Table, t.Gather.Index)
+		}
+		if _, err := gather(l, table, index, t.DType.IsInt()); err != nil {
+			return fmt.Errorf("gathered %q: %w", t.Name, err)
+		}
+		inputs[t.Name] = l
+	}
+	return nil
 }

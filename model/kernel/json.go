@@ -68,6 +68,8 @@ type TensorText struct {
 	Addr       int64      `json:"addr"`
 	TrfAddress TrfAddress `json:"trf_address,omitempty"`
 	View       string     `json:"view,omitempty"`
+	// Gather is a gathered argument's table and index (Tensor.Gather).
+	Gather *Gather `json:"gather,omitempty"`
 }
 
 // OpText is an Op in text (ProgramText).
@@ -115,7 +117,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 		w.Tensors = append(w.Tensors, &TensorText{
 			Name: t.Name, Mem: t.Mem, DType: dtypeText(t.DType), Role: t.Role,
 			Chip: text(t.Chip), Cluster: text(t.Cluster), Slice: text(t.Slice), Row: text(t.Row),
-			Element: text(t.Element), Addr: t.Addr, TrfAddress: t.TrfAddress, View: t.View,
+			Element: text(t.Element), Addr: t.Addr, TrfAddress: t.TrfAddress, View: t.View, Gather: t.Gather,
 		})
 	}
 	for _, op := range p.Ops {
@@ -173,7 +175,7 @@ func (w *ProgramText) Program() (*Program, error) {
 			return nil, fmt.Errorf("tensors[%d]: null", i)
 		}
 		at := fmt.Sprintf("tensors[%d]", i)
-		t := &Tensor{Name: tj.Name, Mem: tj.Mem, Role: tj.Role, Addr: tj.Addr, TrfAddress: tj.TrfAddress, View: tj.View}
+		t := &Tensor{Name: tj.Name, Mem: tj.Mem, Role: tj.Role, Addr: tj.Addr, TrfAddress: tj.TrfAddress, View: tj.View, Gather: tj.Gather}
 		t.DType = r.dtype(at+".dtype", tj.DType)
 		t.Chip = r.expr(at+".chip", tj.Chip)
 		t.Cluster = r.expr(at+".cluster", tj.Cluster)

@@ -161,6 +161,37 @@ type Tensor struct {
 	// place (InPlace): the kernel writes some of its bytes through tile
 	// views of the argument and leaves the rest as they were.
 	View string
+	// Gather, on an HBM input, makes it a gathered argument: its bytes are
+	// the rows of the table (another HBM input) that the index's values
+	// name, in index order, as a gather kernel would have written them
+	// (engines.DeriveGather's layout: the index's axes, then the row).
+	// The kernel's caller passes the table and the index, not this
+	// tensor: each load of it is a DMA whose read side walks the table
+	// through an indirect loop over the index (the op's Index; 002
+	// L1684-1688), the gather fused into the loads of its consumer
+	// (docs/spec-decisions.md "Gather fused into its einsum's loads").
+	Gather *Gather
+}
+
+// Gather names the table and the index whose rows a gathered argument
+// holds (Tensor.Gather).
+type Gather struct {
+	Table string `json:"table"`
+	Index string `json:"index"`
+}
+
+// Gathered reports whether t is a gathered argument (Tensor.Gather), or a
+// view of one in p.
+func (p *Program) Gathered(t *Tensor) *Gather {
+	if t.Gather != nil {
+		return t.Gather
+	}
+	if t.View != "" {
+		if b, ok := p.Tensor(t.View); ok {
+			return b.Gather
+		}
+	}
+	return nil
 }
 
 // InPlace reports whether t is a result that is an argument updated in
@@ -375,6 +406,13 @@ func (p *Program) Validate() error {
 			return fmt.Errorf("tensors[%d] %q: a result that is a view of %q is that argument updated in place: an input at the same address with the same mappings", i, t.Name, t.View)
 		}
 	}
+	for i, t := range p.Tensors {
+		if t.Gather != nil {
+			if err := p.validateGather(t); err != nil {
+				return fmt.Errorf("tensors[%d] %q: gather: %w", i, t.Name, err)
+			}
+		}
+	}
 	for i, op := range p.Ops {
 		if err := p.validateOp(op); err != nil {
 			return fmt.Errorf("ops[%d] (%s): %w", i, op.Kind, err)
@@ -529,9 +567,15 @@ func (p *Program) validateOp(op *Op) error {
 			return fmt.Errorf("a DMA op has no stages")
 		}
 		want := map[OpKind][2]Memory{OpToDM: {HBM, DM}, OpToHBM: {DM, HBM}, OpDMToDM: {DM, DM}, OpHBMToHBM: {HBM, HBM}}[op.Kind]
+		if src, ok := p.Tensor(op.Src); ok {
+			if g := p.Gathered(src); g != nil && (op.Kind != OpToDM || op.Index != g.Index) {
+				return fmt.Errorf("%q holds the rows of %s at %s: it is read by a load (to_dm) through that index, not %s with index %q", op.Src, g.Table, g.Index, op.Kind, op.Index)
+			}
+		}
 		if op.Index != "" {
-			if op.Kind != OpHBMToHBM {
-				return fmt.Errorf("an index (a gather) is read by an HBM-to-HBM copy only, not %s", op.Kind)
+			src, _ := p.Tensor(op.Src)
+			if op.Kind != OpHBMToHBM && (op.Kind != OpToDM || src == nil || p.Gathered(src) == nil) {
+				return fmt.Errorf("an index (a gather) is read by an HBM-to-HBM copy or a load of a gathered argument only, not %s", op.Kind)
 			}
 			t, ok := p.Tensor(op.Index)
 			switch {
@@ -558,6 +602,35 @@ func (p *Program) validateOp(op *Op) error {
 		return p.validateChain(op.Stages)
 	}
 	return fmt.Errorf("unknown op kind %q", op.Kind)
+}
+
+// validateGather checks a gathered argument (Tensor.Gather): an HBM input
+// of the table's dtype, its table and index HBM inputs of their own (an
+// integer index), neither of them gathered.
+func (p *Program) validateGather(t *Tensor) error {
+	if t.Mem != HBM || t.Role != Input || t.View != "" {
+		return fmt.Errorf("a gathered tensor is an HBM argument (role input, no view), not a %s %s tensor", t.Mem, t.Role)
+	}
+	table, ok := p.Tensor(t.Gather.Table)
+	if !ok {
+		return fmt.Errorf("unknown table %q", t.Gather.Table)
+	}
+	index, ok := p.Tensor(t.Gather.Index)
+	if !ok {
+		return fmt.Errorf("unknown index %q", t.Gather.Index)
+	}
+	for _, x := range []*Tensor{table, index} {
+		if x.Mem != HBM || x.Role != Input || x.View != "" || x.Gather != nil || x.Name == t.Name {
+			return fmt.Errorf("%q is not another HBM argument of its own", x.Name)
+		}
+	}
+	if table.DType != t.DType {
+		return fmt.Errorf("the table %q is %s, the gathered tensor %s: a gather copies rows as they are", table.Name, table.DType, t.DType)
+	}
+	if !index.DType.IsInt() {
+		return fmt.Errorf("the index %q is %s, not an integer", index.Name, index.DType)
+	}
+	return nil
 }
 
 // validateHandoff checks a handoff (Program.Handoff): a to_dm copy of an

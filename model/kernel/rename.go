@@ -6,8 +6,10 @@ import (
 )
 
 // Rename returns a copy of p with every tensor name, and every reference
-// to one (views, op and handoff sources and destinations, stage tensors, an
-// interleaved begin's second tensor, the reference's inputs and output),
+// to one (views, a gathered argument's table and index, op and handoff
+// sources and destinations, a gather's index and its DMA's indirect
+// entries, stage tensors, an interleaved begin's second tensor, the
+// reference's inputs and output),
 // mapped by f; the rest is shared with p.
 // It is an error when f maps two tensors to one name.
 func (p *Program) Rename(f func(string) string) (*Program, error) {
@@ -19,6 +21,9 @@ func (p *Program) Rename(f func(string) string) (*Program, error) {
 		if c.View != "" {
 			c.View = f(c.View)
 		}
+		if g := t.Gather; g != nil {
+			c.Gather = &Gather{Table: f(g.Table), Index: f(g.Index)}
+		}
 		q.Tensors[i] = &c
 	}
 	q.Ops = make([]*Op, len(p.Ops))
@@ -29,6 +34,10 @@ func (p *Program) Rename(f func(string) string) (*Program, error) {
 		}
 		if o.Dst != "" {
 			o.Dst = f(o.Dst)
+		}
+		if o.Index != "" {
+			o.Index = f(o.Index)
+			o.DMA = op.DMA.renamedIndex(f)
 		}
 		o.Stages = make([]*Stage, len(op.Stages))
 		for k, st := range op.Stages {
@@ -141,4 +150,27 @@ func renameRef(param, from, to string) string {
 
 func isNameByte(c byte) bool {
 	return c == '_' || c == '.' || c == '@' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// renamedIndex returns a copy of c whose indirect entries name their index
+// tensor by f (nil for nil).
+func (c *DMACommand) renamedIndex(f func(string) string) *DMACommand {
+	if c == nil {
+		return nil
+	}
+	d := *c
+	d.Descriptors = make([]DMADescriptor, len(c.Descriptors))
+	for i, ds := range c.Descriptors {
+		d.Descriptors[i] = ds
+		d.Descriptors[i].Entries = make([]DMAEntry, len(ds.Entries))
+		for k, e := range ds.Entries {
+			if e.Index != nil {
+				x := *e.Index
+				x.Tensor = f(x.Tensor)
+				e.Index = &x
+			}
+			d.Descriptors[i].Entries[k] = e
+		}
+	}
+	return &d
 }
