@@ -3,10 +3,13 @@ package search
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
+	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
+	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 )
 
@@ -118,4 +121,186 @@ func GatherIntoLoads(spec *engines.Spec, p *kernel.Program, w *workload.Workload
 		return nil, fmt.Errorf("gather into loads: kernel %s: %w", p.Name, err)
 	}
 	return q, nil
+}
+
+// gatherPairs lists w's gathers whose output one contraction alone reads
+// and the graph does not return: each is a (gather, einsum) pair that
+// fuseGathers may fuse. Program order.
+func gatherPairs(w *workload.Workload) [][2]*workload.Op {
+	var out [][2]*workload.Op
+	for _, g := range w.Ops {
+		if g.Kind != workload.KindGather || len(g.Outputs) != 1 {
+			continue
+		}
+		t := w.Tensor(g.Outputs[0])
+		if t == nil || t.Role == workload.RoleOutput {
+			continue
+		}
+		var cons []*workload.Op
+		for _, o := range w.Ops {
+			if slices.Contains(o.Inputs, t.Name) {
+				cons = append(cons, o)
+			}
+		}
+		// A contraction: an einsum that contracts nothing may be planned
+		// as a Vector Engine multiply (workload.ProductOp), whose loads
+		// this rewrite is not for.
+		if len(cons) == 1 && cons[0].Kind == workload.KindEinsum && len(cons[0].Epilogue) == 0 && workload.ProductOp(w, cons[0]) == nil {
+			out = append(out, [2]*workload.Op{g, cons[0]})
+		}
+	}
+	return out
+}
+
+// fuseGathers fuses each gather of g whose output one planned einsum alone
+// reads, in the layout the gather writes (no relayout between them), into
+// that einsum's loads (GatherIntoLoads): the gather's status becomes
+// fused, its output is stored nowhere, and the einsum's kernel reads the
+// table through the index. A fusion is kept when the rewritten kernel
+// prices as the einsum's did (its loads make the same requests, the table
+// at another 256 MiB multiple: exactly, in every case tried); the graph
+// then saves the gather's cycles. The totals, start times and critical
+// path follow.
+//
+// The proof: a gather has one plan (one candidate, one layout class), so
+// every choice of the graph model whose gather edge needs no relayout
+// saves the same cycles by the fusion and no other choice saves more; a
+// lower bound of the model without fusions, less the cycles of every
+// fusable gather, bounds the model with them. When every fusable gather
+// of the kept choice is fused, a proven optimum stays proven.
+func fuseGathers(spec *engines.Spec, g *plan.Graph, w *workload.Workload) error {
+	ops := map[string]*plan.GraphOp{}
+	for i := range g.Ops {
+		ops[g.Ops[i].Name] = &g.Ops[i]
+	}
+	tensors := map[string]*plan.GraphTensor{}
+	for i := range g.Tensors {
+		tensors[g.Tensors[i].Name] = &g.Tensors[i]
+	}
+	saved, fusable, missed := 0.0, 0.0, 0
+	for _, pair := range gatherPairs(w) {
+		gop, eop := ops[pair[0].Name], ops[pair[1].Name]
+		if gop == nil || eop == nil || gop.Status != plan.StatusPlanned {
+			continue
+		}
+		fusable += gop.Cycles
+		t := tensors[pair[0].Outputs[0]]
+		if eop.Status != plan.StatusPlanned || t == nil || t.Place != plan.PlaceHBM || t.View != "" || len(t.Relayouts) > 0 {
+			missed++
+			continue
+		}
+		q, err := GatherIntoLoads(spec, eop.Plan.Program, w, pair[0], t.Name)
+		if err != nil {
+			missed++
+			continue
+		}
+		rep, err := cost.Estimate(spec, q)
+		if err != nil {
+			return fmt.Errorf("search: %s fused into %s: %w", gop.Name, eop.Name, err)
+		}
+		if rep.Cycles != eop.Cycles {
+			missed++
+			continue
+		}
+		pl := *eop.Plan
+		pl.Program = q
+		eop.Plan = &pl
+		eop.Prologue = append(eop.Prologue, gop.Name)
+		for k, in := range eop.Inputs {
+			if in == t.Name {
+				eop.Layouts[k] = ""
+			}
+		}
+		saved += gop.Cycles
+		gop.Status, gop.FusedInto, gop.Plan, gop.Cycles = plan.StatusFused, eop.Name, nil, 0
+		gop.Layouts[len(gop.Layouts)-1] = ""
+		t.Place, t.Layout = plan.PlaceFused, ""
+		g.Cost.Planned--
+		g.Cost.Fused++
+	}
+	if saved == 0 {
+		return nil
+	}
+	c := &g.Cost
+	c.KernelCycles -= saved
+	c.Cycles -= saved
+	if clock := spec.Clock.GHz.Value; clock > 0 {
+		c.Seconds = c.Cycles / (clock * 1e9)
+	}
+	c.RelayoutShare, c.Roofline, c.Saving = 0, 0, 0
+	if c.Cycles > 0 {
+		c.RelayoutShare = c.RelayoutCycles / c.Cycles
+		c.Roofline = c.RooflineCycles / c.Cycles
+	}
+	if c.BaselineCycles > 0 {
+		c.Saving = (c.BaselineCycles - c.Cycles) / c.BaselineCycles
+	}
+	retime(g)
+	s := &g.Search
+	s.LowerBound = min(s.LowerBound-fusable, c.Cycles)
+	if s.Optimal == "proven" && missed > 0 {
+		s.Optimal = ""
+	}
+	s.Gap = 0
+	if s.Optimal == "proven" {
+		s.LowerBound = c.Cycles
+	} else if c.Cycles > 0 {
+		s.Gap = (c.Cycles - s.LowerBound) / c.Cycles
+	}
+	return g.Validate()
+}
+
+// retime sets g's ops' start times in its sequential schedule (each op's
+// incoming relayouts, then its kernel; a fused epilogue op at its kernel's
+// end) and its critical path: the longest chain of dependent ops, each
+// weighing its kernel's and its incoming relayouts' cycles.
+func retime(g *plan.Graph) {
+	incoming := map[string]float64{}
+	for _, t := range g.Tensors {
+		for _, r := range t.Relayouts {
+			incoming[r.Consumer] += r.Cycles
+		}
+	}
+	ops := map[string]*plan.GraphOp{}
+	producer := map[string]string{}
+	for i := range g.Ops {
+		o := &g.Ops[i]
+		ops[o.Name] = o
+		for _, out := range o.Outputs {
+			producer[out] = o.Name
+		}
+	}
+	now := 0.0
+	finish := map[string]float64{}
+	from := map[string]string{}
+	for i := range g.Ops {
+		o := &g.Ops[i]
+		if o.Status == plan.StatusFused && o.FusedInto != "" && ops[o.FusedInto] != nil && !slices.Contains(ops[o.FusedInto].Prologue, o.Name) {
+			k := ops[o.FusedInto]
+			o.Start = k.Start + k.Cycles
+		} else {
+			now += incoming[o.Name]
+			o.Start = now
+			now += o.Cycles
+		}
+		ready, prev := 0.0, ""
+		for _, in := range o.Inputs {
+			if p, ok := producer[in]; ok && finish[p] > ready {
+				ready, prev = finish[p], p
+			}
+		}
+		finish[o.Name] = ready + incoming[o.Name] + o.Cycles
+		from[o.Name] = prev
+	}
+	last, best := "", -1.0
+	for i := range g.Ops {
+		if f := finish[g.Ops[i].Name]; f > best {
+			last, best = g.Ops[i].Name, f
+		}
+	}
+	var path []string
+	for n := last; n != ""; n = from[n] {
+		path = append([]string{n}, path...)
+	}
+	g.Cost.CriticalPath, g.Cost.CriticalCycles = path, best
 }

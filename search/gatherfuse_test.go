@@ -32,7 +32,7 @@ func TestGatherIntoLoads(t *testing.T) {
 	// The reduced MoE block's plans, from the committed op plans
 	// (cmd/tcpmap's smallMoE).
 	w := reducedWorkload(t, "moe.yaml", map[string]int{"T": 32, "D": 32, "F": 32, "E": 8, "K": 2, "GRID": 8})
-	gp, err := search.PlanGraph(w, search.GraphOptions{Spec: engines.Default(), VectorOps: true, Cache: &search.DirCache{Dir: "testdata/graph/cache"}})
+	gp, err := search.PlanGraph(w, search.GraphOptions{Spec: engines.Default(), VectorOps: true, NoFuse: true, Cache: &search.DirCache{Dir: "testdata/graph/cache"}})
 	require.NoError(t, err)
 	for _, pair := range [][2]string{{"up_proj", "gather_up"}, {"down_proj", "gather_down"}} {
 		var einsum *plan.Plan

@@ -339,6 +339,11 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		if err != nil {
 			return nil, err
 		}
+		if o.VectorOps && !o.NoFuse {
+			if err := fuseGathers(o.Spec, g, w); err != nil {
+				return nil, err
+			}
+		}
 		if err := overlap(o.Spec, g); err != nil {
 			return nil, err
 		}
@@ -418,6 +423,9 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		st.Optimal, st.LowerBound = "proven", c.Cycles
 	} else if c.Cycles > 0 {
 		st.Gap = (c.Cycles - st.LowerBound) / c.Cycles
+	}
+	if err := fuseGathers(o.Spec, best, w); err != nil {
+		return nil, err
 	}
 	// The schedule of the choice kept only (the choices are chosen on
 	// Cycles).

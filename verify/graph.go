@@ -188,6 +188,24 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 	for i := range g.Ops {
 		o := &g.Ops[i]
 		or := GraphOpReport{Op: o.Name, Kind: o.Kind, Status: o.Status, Pass: true}
+		if o.Status == plan.StatusFused && prologue(g, o) {
+			// A gather its consumer's loads do (GraphOp.Prologue): its
+			// output, stored nowhere, is what those loads read — the
+			// table's device rows at the index's device values — and the
+			// graph's reference of it.
+			dev, ref, err := gatherVal(o, vals, newVal)
+			if err != nil {
+				return nil, err
+			}
+			e, _ := newVal(o.Outputs[0])
+			for k, r := range ref.Vals {
+				e.Vals[k] = distance(dev.Vals[k], r)
+			}
+			vals[o.Outputs[0]] = &gval{dev: dev, ref: ref, err: e}
+			or.How = "fused into " + o.FusedInto + "'s loads"
+			rep.Ops = append(rep.Ops, or)
+			continue
+		}
 		if o.Status == plan.StatusFused {
 			// Its kernel (o.FusedInto's) computed its output.
 			if _, ok := vals[o.Outputs[0]]; !ok && g.Tensors[tensorIndex(g, o.Outputs[0])].Place != plan.PlaceFused {
@@ -250,7 +268,14 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 		case plan.StatusNotPlannable, plan.StatusPlanned:
 			why := ""
 			if o.Status == plan.StatusPlanned {
-				if why = outOfTable(o, ins); why == "" {
+				why = outOfTable(o, ins)
+				for _, name := range o.Prologue {
+					k := slices.IndexFunc(g.Ops, func(x plan.GraphOp) bool { return x.Name == name })
+					if x := &g.Ops[k]; why == "" {
+						why = outOfTable(x, []*gval{vals[x.Inputs[0]], vals[x.Inputs[1]]})
+					}
+				}
+				if why == "" {
 					if err := simulateOp(spec, axes, o, out, ins, ref, &or, tensors, vals, held, newVal, opts, rep); err != nil {
 						return nil, err
 					}
@@ -306,6 +331,41 @@ func simulateOp(spec *engines.Spec, axes mapping.Axes, o *plan.GraphOp, out stri
 		return fmt.Errorf("op %s: %w", o.Name, err)
 	}
 	return nil
+}
+
+// prologue reports whether fused op o is a gather its consumer's loads do
+// (plan.GraphOp.Prologue).
+func prologue(g *plan.Graph, o *plan.GraphOp) bool {
+	k := slices.IndexFunc(g.Ops, func(x plan.GraphOp) bool { return x.Name == o.FusedInto })
+	return k >= 0 && slices.Contains(g.Ops[k].Prologue, o.Name)
+}
+
+// gatherVal is the output of gather o, fused into its consumer's loads,
+// on the device (the table's device values at the index's, as the loads
+// read them; a row outside the table reads 0, and the consumer is then
+// fed from the reference, outOfTable) and in the graph's reference.
+func gatherVal(o *plan.GraphOp, vals map[string]*gval, newVal func(string) (*Logical, error)) (dev, ref *Logical, err error) {
+	var dIns, rIns []*Logical
+	for _, name := range o.Inputs {
+		v, ok := vals[name]
+		if !ok {
+			return nil, nil, fmt.Errorf("op %s: input %s has no value", o.Name, name)
+		}
+		dIns, rIns = append(dIns, v.dev), append(rIns, v.ref)
+	}
+	if dev, err = newVal(o.Outputs[0]); err != nil {
+		return nil, nil, err
+	}
+	if ref, err = newVal(o.Outputs[0]); err != nil {
+		return nil, nil, err
+	}
+	if err := graphRef(o, dIns, []*Logical{dev}); err != nil {
+		return nil, nil, err
+	}
+	if err := graphRef(o, rIns, []*Logical{ref}); err != nil {
+		return nil, nil, err
+	}
+	return dev, ref, nil
 }
 
 // outOfTable says why a planned gather is fed from the reference, or ""
@@ -440,26 +500,49 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref
 	if len(p.Reference.Inputs) != len(o.Inputs) {
 		return fmt.Errorf("the kernel reads %d inputs, the op %d", len(p.Reference.Inputs), len(o.Inputs))
 	}
-	// The op's k-th input is the kernel's k-th reference input.
+	// The op's k-th input is the kernel's k-th reference input; a
+	// gathered one (a gather fused into the kernel's loads) is read
+	// through its index from its table, which the device holds instead.
+	store := func(t *kernel.Tensor, v *Logical) (*Logical, error) {
+		l, err := NewLogical(p, t)
+		if err != nil {
+			return nil, err
+		}
+		if err := reorder(v, l); err != nil {
+			return nil, err
+		}
+		for i, v := range l.Vals {
+			l.Vals[i] = storeRound(v, l.DType) // as HBM stores it
+		}
+		if t.Gather == nil {
+			if err := WriteHBMTensor(dev, p, t, l); err != nil {
+				return nil, err
+			}
+		}
+		return l, nil
+	}
 	for k, name := range p.Reference.Inputs {
 		t, ok := p.Tensor(name)
 		if !ok || t.Mem != kernel.HBM {
 			return fmt.Errorf("the kernel has no HBM tensor %s", name)
 		}
-		l, err := NewLogical(p, t)
+		l, err := store(t, ins[k].dev)
 		if err != nil {
 			return err
 		}
-		if err := reorder(ins[k].dev, l); err != nil {
-			return err
-		}
-		for i, v := range l.Vals {
-			l.Vals[i] = storeRound(v, l.DType) // as HBM stores it
-		}
-		if err := WriteHBMTensor(dev, p, t, l); err != nil {
-			return err
-		}
 		inputs[name] = l
+		if g := t.Gather; g != nil {
+			for _, src := range []string{g.Table, g.Index} {
+				st, ok := p.Tensor(src)
+				v, known := vals[src]
+				if !ok || !known {
+					return fmt.Errorf("the gathered %s's %s has no value", name, src)
+				}
+				if _, err := store(st, v.dev); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	x, err := NewExecutor(dev, p, ExecOptions{Workers: opts.Workers})
 	if err != nil {

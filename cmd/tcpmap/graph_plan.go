@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -198,6 +199,15 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 	if n := gp.Search.Fusions; n > 0 {
 		fmt.Fprintf(w, "fusion: %d choices of which epilogues to fuse into their contractions' kernels, each planned whole; the cheapest kept (--no-fuse: none)\n", n)
 	}
+	if n := prologues(gp); n > 0 {
+		var names []string
+		for _, o := range gp.Ops {
+			for _, x := range o.Prologue {
+				names = append(names, x+" → "+o.Name)
+			}
+		}
+		fmt.Fprintf(w, "gathers read in their consumers' loads, through their index (the gather's kernel gone): %s (--no-fuse: none)\n", strings.Join(names, ", "))
+	}
 	unplanned := ""
 	if n := gp.Search.Unplanned; n > 0 {
 		unplanned = fmt.Sprintf("; %d layout classes stopped at --layout-evaluations before any legal candidate are not among them", n)
@@ -206,6 +216,9 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 		model := "per-op plans, HBM layouts, DMA relayouts"
 		if gp.Search.Fusions > 0 {
 			model += ", epilogue fusion"
+		}
+		if prologues(gp) > 0 {
+			model += ", gathers fused into loads"
 		}
 		if gp.Search.Resident > 0 {
 			model += fmt.Sprintf(", DM residency of %d tensor%s", gp.Search.Resident, plural(gp.Search.Resident))
@@ -263,14 +276,20 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 		status := o.Status
 		if o.Status == plan.StatusFused {
 			status = "fused into " + o.FusedInto
+			if gp.Prologued(&gp.Tensors[slices.IndexFunc(gp.Tensors, func(t plan.GraphTensor) bool { return t.Name == o.Outputs[0] })]) {
+				status += "'s loads"
+			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", o.Name, o.Kind, status, kern, cyc, util, bn, strings.Join(from, ", "))
 	}
 	tw.Flush()
 	c := gp.Cost
 	fused := ""
-	if c.Fused > 0 {
-		fused = fmt.Sprintf(", %d fused into their producers' kernels", c.Fused)
+	if epi := c.Fused - prologues(gp); epi > 0 {
+		fused = fmt.Sprintf(", %d fused into their producers' kernels", epi)
+	}
+	if n := prologues(gp); n > 0 {
+		fused += fmt.Sprintf(", %d gathers fused into their consumers' loads", n)
 	}
 	fmt.Fprintf(w, "total: %.0f cycles = %s (%d ops planned%s, %d views, %d not yet plannable: their kernels are not counted)\n",
 		c.Cycles, seconds(c.Seconds), c.Planned, fused, c.Views, c.NotPlannable)
@@ -338,4 +357,14 @@ func writeLayerRoofline(w io.Writer, roofline, cycles float64, notPlannable int)
 	}
 	fmt.Fprintf(w, "roofline: %.0f cycles (the einsums' MACs at peak, the layer's inputs read and outputs written once at the HBM bandwidths); this plan is %.2f× it, %.1f%% of the roofline%s\n",
 		roofline, cycles/roofline, 100*roofline/cycles, note)
+}
+
+// prologues counts the gathers of gp fused into their consumers' loads
+// (plan.GraphOp.Prologue).
+func prologues(gp *plan.Graph) int {
+	n := 0
+	for _, o := range gp.Ops {
+		n += len(o.Prologue)
+	}
+	return n
 }

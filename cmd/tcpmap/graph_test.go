@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -446,19 +448,25 @@ var smallMoE = []string{"plan", "../../workloads/moe.yaml", "--axes", "T=32,D=32
 	"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
 
 // TestGraphMoEReduced plans the MoE block whole at reduced sizes and
-// verifies it: its 20 kernels (the router, the one-hot and the routing
-// arithmetic, the four gathers — the weights' by the expert ids, the
-// combine's by the scatter indices — the sparse MLP, the weighting and the
-// combine) simulated in order on the values their producers computed, the
-// 7 ops without a kernel (top-k, cumsum, compact, scatter, the batched
-// gather, …) fed from the graph's reference.
+// verifies it: its 18 kernels (the router, the one-hot and the routing
+// arithmetic, the gathers of the combine and of the block offsets, the
+// sparse MLP reading the experts' weights through the expert ids in its
+// own loads, the weighting and the combine) simulated in order on the
+// values their producers computed, the 7 ops without a kernel (top-k,
+// cumsum, compact, scatter, the batched gather, …) fed from the graph's
+// reference. With --no-fuse the weight gathers are kernels of their own,
+// simulated too, and the layer costs exactly their cycles more.
 func TestGraphMoEReduced(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "moe.graph.json")
 	code, stdout, stderr := runCLI(t, append(smallMoE, "--out", out)...)
 	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "20 ops planned, 0 views, 7 not yet plannable")
+	assert.Contains(t, stdout, "18 ops planned, 2 gathers fused into their consumers' loads, 0 views, 7 not yet plannable")
+	assert.Contains(t, stdout, "gathers read in their consumers' loads, through their index (the gather's kernel gone): gather_up → up_proj, gather_down → down_proj")
+	assert.Regexp(t, `(?m)^  gather_up +gather +fused into up_proj's loads `, stdout)
+	assert.Contains(t, stdout, "optimal: proven (under the graph model: per-op plans, HBM layouts, DMA relayouts, gathers fused into loads, DM residency of 4 tensors)")
 	assert.Contains(t, stdout, "0 searched")
+	fusedTotal := totalCycles(t, stdout)
 	// Four tensors stay in DM from their producer's kernel to the next
 	// one's, has_block's kernel taking diff and leaving its own result (a
 	// chain of three); local_offset, read by scatter_idx two kernels later,
@@ -469,10 +477,42 @@ func TestGraphMoEReduced(t *testing.T) {
 	assert.Contains(t, stdout, "block_base←block_base (in DM), local_offset←local_off  ")
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 20 kernels simulated, 7 ops fed from the reference (not yet plannable)\n")
+	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 18 kernels simulated, 7 ops fed from the reference (not yet plannable)\n")
 	assert.Contains(t, stdout, "block_base taken in DM from block_base)")
+	for _, op := range []string{"gather_back", "token_block"} {
+		assert.Regexp(t, `(?m)^  `+op+` +gather +simulated`, stdout)
+	}
+	assert.Regexp(t, `(?m)^  gather_up +gather +fused into up_proj's loads$`, stdout)
+	assert.Regexp(t, `(?m)^  up_proj +einsum +simulated .*graph: up \(bf16, 16384 elements\): pass`, stdout)
+	assert.Regexp(t, `(?m)^  one_hot +one_hot +simulated`, stdout)
+
+	unfused := filepath.Join(t.TempDir(), "moe-unfused.graph.json")
+	code, stdout, stderr = runCLI(t, append(smallMoE, "--no-fuse", "--out", unfused)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "20 ops planned, 0 views, 7 not yet plannable")
+	gathers := 0.0
+	for _, op := range []string{"gather_up", "gather_down"} {
+		m := regexp.MustCompile(`(?m)^  ` + op + ` +gather +planned +gather, one DMA in place +([0-9]+) `).FindStringSubmatch(stdout)
+		require.NotNil(t, m, op)
+		c, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		gathers += c
+	}
+	assert.Equal(t, totalCycles(t, stdout)-gathers, fusedTotal, "the fused layer saves the two gathers' cycles exactly")
+	code, stdout, stderr = runCLI(t, "verify", unfused)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 20 kernels simulated")
 	for _, op := range []string{"gather_up", "gather_down", "gather_back", "token_block"} {
 		assert.Regexp(t, `(?m)^  `+op+` +gather +simulated`, stdout)
 	}
-	assert.Regexp(t, `(?m)^  one_hot +one_hot +simulated`, stdout)
+}
+
+// totalCycles is the total a graph plan's output states.
+func totalCycles(t *testing.T, stdout string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^total: ([0-9]+) cycles`).FindStringSubmatch(stdout)
+	require.NotNil(t, m, "no total in %s", stdout)
+	c, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	return c
 }

@@ -605,8 +605,9 @@ func (p *Program) validateOp(op *Op) error {
 }
 
 // validateGather checks a gathered argument (Tensor.Gather): an HBM input
-// of the table's dtype, its table and index HBM inputs of their own (an
-// integer index), neither of them gathered.
+// of the table's dtype, its table and index HBM tensors of their own (an
+// integer index; inputs of a kernel, or written by an earlier kernel of a
+// layer's merged program), neither of them gathered.
 func (p *Program) validateGather(t *Tensor) error {
 	if t.Mem != HBM || t.Role != Input || t.View != "" {
 		return fmt.Errorf("a gathered tensor is an HBM argument (role input, no view), not a %s %s tensor", t.Mem, t.Role)
@@ -620,7 +621,7 @@ func (p *Program) validateGather(t *Tensor) error {
 		return fmt.Errorf("unknown index %q", t.Gather.Index)
 	}
 	for _, x := range []*Tensor{table, index} {
-		if x.Mem != HBM || x.Role != Input || x.View != "" || x.Gather != nil || x.Name == t.Name {
+		if x.Mem != HBM || x.View != "" || x.Gather != nil || x.Name == t.Name {
 			return fmt.Errorf("%q is not another HBM argument of its own", x.Name)
 		}
 	}

@@ -34,8 +34,9 @@ const (
 	// GraphCost.NotPlannable).
 	StatusNotPlannable = "not yet plannable"
 	// StatusFused: the op's work runs in another op's kernel (GraphOp.
-	// FusedInto), as that kernel's epilogue (GraphOp.Epilogue): no kernel
-	// and no cost of its own.
+	// FusedInto), as that kernel's epilogue (GraphOp.Epilogue) or, for a
+	// gather, in its loads (GraphOp.Prologue): no kernel and no cost of
+	// its own.
 	StatusFused = "fused"
 )
 
@@ -45,7 +46,10 @@ const (
 	PlaceDM  = "dm"  // left in DM across the kernel boundary
 	// PlaceFused: a tensor between a kernel's contraction and its
 	// epilogue, or between two ops of one epilogue: never stored
-	// anywhere (no layout, no HBM region).
+	// anywhere (no layout, no HBM region); or a gather's output that its
+	// consumer's loads read through the gather's index (GraphOp.Prologue):
+	// stored nowhere either, but given an HBM region its kernel's loads
+	// are derived at (no byte of it is written or read).
 	PlaceFused = "fused"
 )
 
@@ -118,6 +122,25 @@ type GraphOp struct {
 	// FusedInto names the op whose kernel does this op's work
 	// (StatusFused only).
 	FusedInto string `json:"fused_into,omitempty"`
+	// Prologue names the gathers (status StatusFused) whose outputs the
+	// op's kernel reads through their indices in its own loads: the
+	// kernel's program holds each output as a gathered argument
+	// (kernel.Tensor.Gather) of the gather's table and index.
+	Prologue []string `json:"prologue,omitempty"`
+}
+
+// Prologued reports whether t is a gather's output read through its
+// index by its consumer's loads (GraphOp.Prologue).
+func (g *Graph) Prologued(t *GraphTensor) bool {
+	if t.Producer == "" || len(t.Consumers) != 1 {
+		return false
+	}
+	for i := range g.Ops {
+		if g.Ops[i].Name == t.Consumers[0] {
+			return slices.Contains(g.Ops[i].Prologue, t.Producer)
+		}
+	}
+	return false
 }
 
 // KernelOutput names the tensor o's kernel writes: its output, or with an
@@ -508,6 +531,9 @@ func (g *Graph) Validate() error {
 		if len(o.Epilogue) > 0 && o.Status != StatusPlanned {
 			return fieldErr(f+".epilogue", "an op with status %q runs no kernel to fuse into", o.Status)
 		}
+		if len(o.Prologue) > 0 && o.Status != StatusPlanned {
+			return fieldErr(f+".prologue", "an op with status %q runs no kernel to fuse into", o.Status)
+		}
 		if o.FusedInto != "" && o.Status != StatusFused {
 			return fieldErr(f+".fused_into", "set on an op with status %q", o.Status)
 		}
@@ -554,12 +580,17 @@ func (g *Graph) Validate() error {
 			}
 		case StatusFused:
 			fused++
+			// An epilogue's kernel runs before it, a prologue's after.
 			k, ok := ops[o.FusedInto]
 			if !ok {
-				return fieldErr(f+".fused_into", "%q: want an op that runs before it", o.FusedInto)
+				k = slices.IndexFunc(g.Ops[i+1:], func(x GraphOp) bool { return x.Name == o.FusedInto && slices.Contains(x.Prologue, o.Name) })
+				if k < 0 {
+					return fieldErr(f+".fused_into", "%q: want an op that runs before it, or one after it whose prologue names it", o.FusedInto)
+				}
+				k += i + 1
 			}
-			if !slices.Contains(g.Ops[k].Epilogue, o.Name) {
-				return fieldErr(f+".fused_into", "op %q's epilogue %q does not name %q", o.FusedInto, g.Ops[k].Epilogue, o.Name)
+			if !slices.Contains(g.Ops[k].Epilogue, o.Name) && !slices.Contains(g.Ops[k].Prologue, o.Name) {
+				return fieldErr(f+".fused_into", "op %q's epilogue %q and prologue %q do not name %q", o.FusedInto, g.Ops[k].Epilogue, g.Ops[k].Prologue, o.Name)
 			}
 			if o.Plan != nil {
 				return fieldErr(f+".plan", "a fused op has no plan")
@@ -602,6 +633,30 @@ func (g *Graph) Validate() error {
 			return fieldErr(f, "the kernel writes %q, want the epilogue's output %q", ref.Output, prev)
 		}
 	}
+	// A prologue's gathers come before the op, each fused into it, its
+	// output read by the op alone and stored nowhere, and the op's kernel
+	// reads it through the gather's index.
+	for i := range g.Ops {
+		o := &g.Ops[i]
+		for j, name := range o.Prologue {
+			f := fmt.Sprintf("ops[%d].prologue[%d]", i, j)
+			k, ok := ops[name]
+			if !ok || k >= i || g.Ops[k].Status != StatusFused || g.Ops[k].FusedInto != o.Name || g.Ops[k].Kind != "gather" {
+				return fieldErr(f, "%q: want an earlier gather fused into %q", name, o.Name)
+			}
+			x := &g.Ops[k]
+			if len(x.Inputs) != 2 || len(x.Outputs) != 1 || !slices.Contains(o.Inputs, x.Outputs[0]) {
+				return fieldErr(f, "gather %q's output is not an input of %q", name, o.Name)
+			}
+			if t := g.Tensors[tensors[x.Outputs[0]]]; t.Place != PlaceFused {
+				return fieldErr(f, "tensor %q a prologue reads has place %q, want %q", t.Name, t.Place, PlaceFused)
+			}
+			v, ok := o.Plan.Program.Tensor(x.Outputs[0])
+			if !ok || v.Gather == nil || v.Gather.Table != x.Inputs[0] || v.Gather.Index != x.Inputs[1] {
+				return fieldErr(f, "op %q's kernel does not read %q as the rows of %s at %s", o.Name, x.Outputs[0], x.Inputs[0], x.Inputs[1])
+			}
+		}
+	}
 	var relayoutCycles float64
 	for i, t := range g.Tensors {
 		f := fmt.Sprintf("tensors[%d]", i)
@@ -623,8 +678,8 @@ func (g *Graph) Validate() error {
 				return fieldErr(f+".place", "%v", err)
 			}
 		case PlaceFused:
-			if t.Producer == "" || len(t.Consumers) != 1 || g.Ops[ops[t.Consumers[0]]].Status != StatusFused {
-				return fieldErr(f+".place", "%q for a tensor that no fused op alone reads", t.Place)
+			if (t.Producer == "" || len(t.Consumers) != 1 || g.Ops[ops[t.Consumers[0]]].Status != StatusFused) && !g.Prologued(&t) {
+				return fieldErr(f+".place", "%q for a tensor that no fused op alone reads and no prologue's gather writes", t.Place)
 			}
 			if t.Layout != "" || len(t.Relayouts) > 0 || t.View != "" {
 				return fieldErr(f+".layout", "a fused tensor is stored nowhere: no layout, view or relayout")
@@ -763,7 +818,7 @@ func (g *Graph) Addresses() (map[string]int64, error) {
 			addr[t.Name] = a
 			return nil
 		}
-		if t.Place == PlaceFused {
+		if t.Place == PlaceFused && !g.Prologued(t) {
 			return nil // stored nowhere
 		}
 		addr[t.Name] = next + stagger
