@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/model/kernel"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 )
@@ -467,6 +468,49 @@ func TestGraphMoEReduced(t *testing.T) {
 	assert.Contains(t, stdout, "optimal: proven (under the graph model: per-op plans, HBM layouts, DMA relayouts, gathers fused into loads, DM residency of 4 tensors)")
 	assert.Contains(t, stdout, "0 searched")
 	fusedTotal := totalCycles(t, stdout)
+	// The plan states the fusion, and Validate refuses it broken.
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, field string
+		edit        func(g *plan.Graph, op func(string) *plan.GraphOp, tensor func(string) *plan.GraphTensor)
+	}{
+		{"prologue of a non-gather", "ops[22].prologue[1]: \"dispatch\": want an earlier gather fused into \"up_proj\"", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+			op("up_proj").Prologue = []string{"gather_up", "dispatch"}
+		}},
+		{"gathered output stored", "ops[22].prologue[0]: tensor \"W_gathered_up\" a prologue reads has place \"hbm\"", func(g *plan.Graph, _ func(string) *plan.GraphOp, tensor func(string) *plan.GraphTensor) {
+			tensor("W_gathered_up").Place = plan.PlaceHBM
+		}},
+		{"kernel not reading through the index", "ops[22].prologue[0]: op \"up_proj\"'s kernel does not read", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+			v, _ := op("up_proj").Plan.Program.Tensor("W_gathered_up")
+			v.Gather = &kernel.Gather{Table: "W_up", Index: "W_up"}
+		}},
+		{"prologue gather not fused into it", "ops[20].fused_into", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+			op("gather_up").FusedInto = "down_proj"
+		}},
+	} {
+		g, err := plan.UnmarshalGraph(data)
+		require.NoError(t, err)
+		require.NoError(t, g.Validate())
+		tc.edit(g, func(n string) *plan.GraphOp {
+			for i := range g.Ops {
+				if g.Ops[i].Name == n {
+					return &g.Ops[i]
+				}
+			}
+			return nil
+		}, func(n string) *plan.GraphTensor {
+			for i := range g.Tensors {
+				if g.Tensors[i].Name == n {
+					return &g.Tensors[i]
+				}
+			}
+			return nil
+		})
+		err = g.Validate()
+		require.Error(t, err, tc.name)
+		assert.True(t, strings.HasPrefix(err.Error(), tc.field), "%s: %v", tc.name, err)
+	}
 	// Four tensors stay in DM from their producer's kernel to the next
 	// one's, has_block's kernel taking diff and leaving its own result (a
 	// chain of three); local_offset, read by scatter_idx two kernels later,
