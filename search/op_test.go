@@ -563,3 +563,56 @@ func findOpNamed(t *testing.T, w *workload.Workload, name string) *workload.Op {
 	t.Fatalf("no op %s", name)
 	return nil
 }
+
+// TestOpSpreadDMNs: a tile over fewer slices than a cluster has, spread
+// evenly over the cluster's slices (opCand.Spread: the slice mapping's
+// padding below the positions, `F / 896, 1 # 8`), loads through a DMN per
+// 32 slices (002 L2867-2868) instead of one: the decode layer's SiLU over
+// 32 slices moves its 56 KB through 8 DMNs, not 1, and prices lower; it
+// verifies on every slice, and so does the MoE histogram's spread kernel
+// on sampled slices.
+func TestOpSpreadDMNs(t *testing.T) {
+	if raceDetector {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	m, err := cost.NewModel(engines.Default())
+	require.NoError(t, err)
+	dmns := func(p *kernel.Program) int {
+		seen := map[kernel.DmnIndex]bool{}
+		for _, op := range p.Ops {
+			if op.Kind == kernel.OpToDM {
+				for _, d := range op.DMA.Descriptors {
+					seen[d.Dmn] = true
+				}
+			}
+		}
+		return len(seen)
+	}
+	w := opWorkload(t, "llama3-70b-decode.yaml")
+	s, err := newOpSpace(w, findOpNamed(t, w, "silu"), engines.Default())
+	require.NoError(t, err)
+	c := opCand{Tiles: 1, Clusters: 1, Slices: 32, Form: "silu"}
+	first, err := s.evaluate(c, m)
+	require.NoError(t, err)
+	c.Spread = true
+	spread, err := s.evaluate(c, m)
+	require.NoError(t, err)
+	assert.Equal(t, 1, dmns(first.program))
+	assert.Equal(t, 8, dmns(spread.program))
+	x, _ := spread.program.Tensor("gate_dm")
+	assert.Equal(t, "m![F / 896, 1 # 8]", x.Slice.Text(), "F = 28672 over 32 slices, every 8th")
+	assert.Less(t, spread.report.Cycles, first.report.Cycles)
+	rep, err := verify.Verify(engines.Default(), spread.program, verify.Options{Seed: 17})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "silu: %s", rep)
+
+	w = opWorkload(t, "moe.yaml")
+	s, err = newOpSpace(w, findOpNamed(t, w, "histogram"), engines.Default())
+	require.NoError(t, err)
+	h, err := s.evaluate(opCand{Tiles: 1, Clusters: 1, Slices: 16, Form: "reduce", Inner: 1, Spread: true}, m)
+	require.NoError(t, err)
+	assert.Equal(t, 8, dmns(h.program))
+	rep, err = verify.Verify(engines.Default(), h.program, verify.Options{Seed: 17, Sample: 4})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "histogram: %s", rep)
+}

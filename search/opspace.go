@@ -89,6 +89,12 @@ type opCand struct {
 	// the stream's order: the DMA then moves the HBM layout's contiguous
 	// runs whole, and the fetch walks DM in the stream's order.
 	HBMOrder bool
+	// Spread, for a tile over fewer slices than a cluster has, puts them
+	// evenly over the cluster's slices (the padding below the positions'
+	// slice digits: `G, 1 # 16`) instead of on the first ones: the DMA
+	// then runs on as many DMNs, one per 32 slices (002 L2867-2868),
+	// each a DMN's 128 B/cycle (002 L2603), rather than on one or two.
+	Spread bool
 }
 
 // opSpace is an op's mapspace.
@@ -348,6 +354,14 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 			}
 		}
 	}
+	// The candidates over one cluster's 2 to 128 slices again, those
+	// slices spread over the cluster's DMNs (opCand.Spread).
+	for _, c := range s.cands[:len(s.cands):len(s.cands)] {
+		if c.Clusters == 1 && c.Slices > 1 && c.Slices < perCluster && c.Interleave == 0 {
+			c.Spread = true
+			s.cands = append(s.cands, c)
+		}
+	}
 	return s, nil
 }
 
@@ -542,11 +556,16 @@ func (s *opSpace) resident(t *workload.Tensor, tiles int) bool {
 
 // sliceText is a tensor's Slice mapping over the digits ds of n slices: a
 // fetch reads 64, 128 or 256 slices (002 L1751-1754), so fewer are padded
-// to 64 or 128 (`1 # 4, G` puts G on the first slices).
-func (s *opSpace) sliceText(ds []digit, n int) string {
+// to 64 or 128 (`1 # 4, G` puts G on the first slices), or spread over a
+// cluster's slices (`G, 1 # 64` puts G on every 64th: opCand.Spread).
+func (s *opSpace) sliceText(ds []digit, n int, spread bool) string {
 	pad := 64
 	for pad < n {
 		pad *= 2
+	}
+	if spread && len(ds) > 0 {
+		pad = s.spec.Cluster.Slices.Value
+		return fmt.Sprintf("%s, 1 # %d", digitsText(ds), pad/n)
 	}
 	if n == pad {
 		return digitsText(ds)
@@ -591,7 +610,7 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 	if c.Clusters > 1 {
 		b.cluster = digitsText(clD)
 	}
-	b.slice = s.sliceText(slD, c.Slices)
+	b.slice = s.sliceText(slD, c.Slices, c.Spread)
 	b.in = in
 	// The per-slice digits of a streamed tensor: the positions within the
 	// slice, then the reduced axis (rows); for a reduce, the input's axes
@@ -1588,7 +1607,7 @@ func (s *opSpace) plan(x *opEvaluated, st *Stats) *plan.Plan {
 	for _, r := range st.Rules() {
 		pl.Search.Illegal = append(pl.Search.Illegal, plan.RuleCount{Rule: r.Rule, Cite: r.Cite, Count: r.Count})
 	}
-	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad, Inner: x.c.Inner, Interleave: x.c.Interleave, HBMOrder: x.c.HBMOrder}
+	om := &plan.OpMapping{Form: x.c.Form, Tiles: x.c.Tiles, Clusters: x.c.Clusters, Slices: x.c.Slices, Stagger: x.c.Stagger, MainLoad: x.c.MainLoad, Inner: x.c.Inner, Interleave: x.c.Interleave, HBMOrder: x.c.HBMOrder, DMNSpread: x.c.Spread}
 	switch s.family {
 	case "rows":
 		om.Reduced = s.red.axis

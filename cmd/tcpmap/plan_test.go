@@ -386,7 +386,7 @@ func TestPlanProductOpNoMultiply(t *testing.T) {
 	if raceEnabled {
 		t.Skip("one worker planning, single-threaded: make test runs it in unit-norace")
 	}
-	code, _, errOut := runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "weight", "--max-evaluations", "300", "--workers", "1")
+	code, _, errOut := runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "weight", "--max-evaluations", "400", "--workers", "1")
 	assert.Equal(t, 3, code, "stopped before any legal candidate")
 	assert.Contains(t, errOut, "op weight contracts no axis; as a Vector Engine multiply: no kernel:")
 	assert.Contains(t, errOut, "MEM-C3")

@@ -107,6 +107,9 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 	if m.HBMOrder {
 		fmt.Fprintf(wr, "; the input in DM in its HBM order")
 	}
+	if m.DMNSpread {
+		fmt.Fprintf(wr, "; the slices spread over the cluster's DMNs")
+	}
 	if m.Stagger > 0 {
 		fmt.Fprintf(wr, "; output %d bytes past its HBM boundary", m.Stagger)
 	}

@@ -159,6 +159,10 @@ type OpMapping struct {
 	// holds it in the stream's order, the reduced axis among the packets
 	// of the kept innermost axis).
 	HBMOrder bool `json:"hbm_order,omitempty"`
+	// Spread is set when a tile's slices, fewer than a cluster's, sit
+	// evenly over the cluster's slices (every DMN's share) instead of on
+	// the first ones.
+	DMNSpread bool `json:"dmn_spread,omitempty"`
 }
 
 // AxisMapping is where one axis's factors go. The product of the factors is
