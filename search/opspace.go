@@ -354,10 +354,11 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 			}
 		}
 	}
-	// The candidates over one cluster's 2 to 128 slices again, those
-	// slices spread over the cluster's DMNs (opCand.Spread).
+	// The untiled candidates over one cluster's 2 to 128 slices again,
+	// those slices spread over the cluster's DMNs (opCand.Spread). A tiled
+	// kernel spreads its tiles over the slices instead.
 	for _, c := range s.cands[:len(s.cands):len(s.cands)] {
-		if c.Clusters == 1 && c.Slices > 1 && c.Slices < perCluster && c.Interleave == 0 {
+		if c.Tiles == 1 && c.Clusters == 1 && c.Slices > 1 && c.Slices < perCluster && c.Interleave == 0 {
 			c.Spread = true
 			s.cands = append(s.cands, c)
 		}

@@ -75,7 +75,7 @@ func TestProgramJSONErrors(t *testing.T) {
 	}
 }
 
-func replaceOnce(t *testing.T, s, old, new string) string {
+func replaceOnce(t testing.TB, s, old, new string) string {
 	t.Helper()
 	i := strings.Index(s, old)
 	require.GreaterOrEqual(t, i, 0, "fixture lacks %q", old)
@@ -103,6 +103,7 @@ func FuzzProgramJSON(f *testing.F) {
 			}
 		}
 	}
+	f.Add([]byte(gatheredHelloDot(f))) // a gathered argument and its load through the index
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var p Program
 		if err := json.Unmarshal(data, &p); err != nil {
@@ -116,4 +117,35 @@ func FuzzProgramJSON(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, string(out), string(again))
 	})
+}
+
+// gatheredHelloDot is the Hello dot kernel with lhs a gathered argument:
+// the rows of tab at idx (Tensor.Gather), loaded through idx.
+func gatheredHelloDot(tb testing.TB) string {
+	tb.Helper()
+	src := replaceOnce(tb, readHelloDot(tb), `{"name": "lhs", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "A", "addr": 0},`,
+		`{"name": "lhs", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "A", "addr": 0, "gather": {"table": "tab", "index": "idx"}},
+    {"name": "tab", "mem": "hbm", "dtype": "bf16", "role": "input", "chip": "1", "element": "A", "addr": 1073741824},
+    {"name": "idx", "mem": "hbm", "dtype": "i32", "role": "input", "chip": "1", "element": "A", "addr": 2147483648},`)
+	return replaceOnce(tb, src, `"src": "lhs", "dst": "lhs_dm"`, `"src": "lhs", "dst": "lhs_dm", "index": "idx"`)
+}
+
+// TestGatheredJSON: a gathered argument reads back and writes the same
+// JSON; its load without the index is refused.
+func TestGatheredJSON(t *testing.T) {
+	var p Program
+	require.NoError(t, json.Unmarshal([]byte(gatheredHelloDot(t)), &p))
+	lhs, _ := p.Tensor("lhs")
+	assert.Equal(t, &Gather{Table: "tab", Index: "idx"}, p.Gathered(lhs))
+	out, err := json.Marshal(&p)
+	require.NoError(t, err)
+	var q Program
+	require.NoError(t, json.Unmarshal(out, &q))
+	again, err := json.Marshal(&q)
+	require.NoError(t, err)
+	assert.Equal(t, string(out), string(again))
+	bad := replaceOnce(t, gatheredHelloDot(t), `"src": "lhs", "dst": "lhs_dm", "index": "idx"`, `"src": "lhs", "dst": "lhs_dm"`)
+	err = json.Unmarshal([]byte(bad), &q)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"lhs" holds the rows of tab at idx: it is read by a load (to_dm) through that index, not to_dm with index ""`)
 }
