@@ -51,10 +51,12 @@ func GatherIntoLoads(spec *engines.Spec, p *kernel.Program, w *workload.Workload
 	}
 	// The axes the table and the index add (the gathered ones).
 	axes := []string{t.Axes}
+	added := map[string]bool{}
 	for _, name := range g.Inputs {
 		for _, a := range w.Tensor(name).Axes {
 			n, _ := w.AxisSize(a)
-			if _, ok := p.Axes.Size(a); !ok && n > 1 && !strings.Contains(strings.Join(axes, ","), a+"=") {
+			if _, ok := p.Axes.Size(a); !ok && n > 1 && !added[a] {
+				added[a] = true
 				axes = append(axes, fmt.Sprintf("%s=%d", a, n))
 			}
 		}
