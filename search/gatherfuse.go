@@ -169,7 +169,10 @@ func gatherPairs(w *workload.Workload) [][2]*workload.Op {
 // saves the same cycles by the fusion and no other choice saves more; a
 // lower bound of the model without fusions, less the cycles of every
 // fusable gather, bounds the model with them. When every fusable gather
-// of the kept choice is fused, a proven optimum stays proven.
+// of the kept choice is fused, a proven optimum stays proven; when one is
+// not (its consumer's loads walk the rows in two loops, or read it
+// relaid out), another choice might fuse it, and the plan states the gap
+// to that bound instead.
 func fuseGathers(spec *engines.Spec, g *plan.Graph, w *workload.Workload) error {
 	ops := map[string]*plan.GraphOp{}
 	for i := range g.Ops {
@@ -189,11 +192,13 @@ func fuseGathers(spec *engines.Spec, g *plan.Graph, w *workload.Workload) error 
 		t := tensors[pair[0].Outputs[0]]
 		if eop.Status != plan.StatusPlanned || t == nil || t.Place != plan.PlaceHBM || t.View != "" || len(t.Relayouts) > 0 {
 			missed++
+			g.Search.Unfused = append(g.Search.Unfused, gop.Name)
 			continue
 		}
 		q, err := GatherIntoLoads(spec, eop.Plan.Program, w, pair[0], t.Name)
 		if err != nil {
 			missed++
+			g.Search.Unfused = append(g.Search.Unfused, gop.Name)
 			continue
 		}
 		rep, err := cost.Estimate(spec, q)
@@ -202,6 +207,7 @@ func fuseGathers(spec *engines.Spec, g *plan.Graph, w *workload.Workload) error 
 		}
 		if rep.Cycles != eop.Cycles {
 			missed++
+			g.Search.Unfused = append(g.Search.Unfused, gop.Name)
 			continue
 		}
 		pl := *eop.Plan
@@ -220,7 +226,7 @@ func fuseGathers(spec *engines.Spec, g *plan.Graph, w *workload.Workload) error 
 		g.Cost.Planned--
 		g.Cost.Fused++
 	}
-	if saved == 0 {
+	if fusable == 0 {
 		return nil
 	}
 	c := &g.Cost

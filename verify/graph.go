@@ -268,10 +268,12 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 		case plan.StatusNotPlannable, plan.StatusPlanned:
 			why := ""
 			if o.Status == plan.StatusPlanned {
+				// A gather's kernel, or one whose loads do gathers
+				// (its prologue), cannot read a row outside the table.
 				why = outOfTable(o, ins)
 				for _, name := range o.Prologue {
 					k := slices.IndexFunc(g.Ops, func(x plan.GraphOp) bool { return x.Name == name })
-					if x := &g.Ops[k]; why == "" {
+					if x := &g.Ops[k]; why == "" && len(x.Inputs) == 2 {
 						why = outOfTable(x, []*gval{vals[x.Inputs[0]], vals[x.Inputs[1]]})
 					}
 				}

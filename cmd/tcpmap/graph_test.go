@@ -442,6 +442,67 @@ func TestGraphGatherIndex(t *testing.T) {
 	}
 }
 
+// gatherEinsumYAML is gatherShiftYAML with a contraction reading the
+// gathered rows.
+const gatherEinsumYAML = `name: gather-einsum
+chips: 1
+axes: {S: SIZE, R: 128, A: 64}
+tensors:
+  pos:   {axes: [S], dtype: i32}
+  idx:   {axes: [S], dtype: i32}
+  table: {axes: [R, A], dtype: bf16}
+  rows:  {axes: [S, A], dtype: bf16}
+  vec:   {axes: [A], dtype: bf16}
+  out:   {axes: [S], dtype: f32}
+ops:
+  - {name: shift,  kind: add,    inputs: [pos], outputs: [idx], scalar: SHIFT}
+  - {name: lookup, kind: gather, inputs: [table, idx], outputs: [rows], axes: [R]}
+  - {name: mv,     kind: einsum, inputs: [rows, vec], outputs: [out]}
+`
+
+// TestGraphGatherFusedIndex: over 8 rows the contraction's loads walk the
+// gathered rows in one loop, and the gather is fused into them, proven,
+// and simulated through the index its producer computed; an index outside
+// the table (row 128 of 128 at position 7) is not a row those loads can
+// read, so verify feeds the contraction from the graph's reference and
+// says why. Over 64 rows the loads walk them in two loops (rows 8 apart to
+// other slices), which one indirect loop cannot follow: the gather keeps
+// its kernel and the plan says that another choice might fuse it, with
+// the gap to the bound that assumes it fused (docs/spec-decisions.md
+// "Gather fused into its einsum's loads").
+func TestGraphGatherFusedIndex(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		size, shift string
+		plan, want  []string
+	}{
+		{"8", "10", []string{"2 ops planned, 1 gathers fused into their consumers' loads", "optimal: proven (under the graph model: per-op plans, HBM layouts, DMA relayouts, gathers fused into loads)"},
+			[]string{"lookup         gather        fused into mv's loads", "PASS: graph gather-einsum, seed 1: 2 kernels simulated, 0 ops fed from the reference (not yet plannable)\n"}},
+		{"8", "121", []string{"2 ops planned, 1 gathers fused into their consumers' loads"},
+			[]string{"mv             einsum        fed from the reference: its index idx holds 128 at position 7, outside the table's 128 rows, which its DMA cannot read (DMA-R16)",
+				"PASS: graph gather-einsum, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 gathers fed from the reference (their index outside their table)"}},
+		{"64", "10", []string{"3 ops planned, 0 views", "optimal: no (a gather that one contraction alone reads is not fused into its loads in this plan: lookup; another choice of layouts might fuse it; gap "},
+			[]string{"lookup         gather        simulated", "PASS: graph gather-einsum, seed 1: 3 kernels simulated"}},
+	} {
+		t.Run(tc.size+"/"+tc.shift, func(t *testing.T) {
+			src := filepath.Join(dir, "g"+tc.size+"-"+tc.shift+".yaml")
+			text := strings.Replace(strings.Replace(gatherEinsumYAML, "SHIFT", tc.shift, 1), "SIZE", tc.size, 1)
+			require.NoError(t, os.WriteFile(src, []byte(text), 0o644))
+			out := filepath.Join(dir, "g"+tc.size+"-"+tc.shift+".graph.json")
+			code, stdout, stderr := runCLI(t, "plan", src, "--vector-ops", "--stored", "", "--cache", filepath.Join(dir, "cache"), "--out", out)
+			require.Equal(t, exitOK, code, stderr)
+			for _, w := range tc.plan {
+				assert.Contains(t, stdout, w)
+			}
+			code, stdout, stderr = runCLI(t, "verify", out)
+			require.Equal(t, exitOK, code, stderr)
+			for _, w := range tc.want {
+				assert.Contains(t, stdout, w)
+			}
+		})
+	}
+}
+
 // smallMoE is the MoE block at reduced sizes (the same graph; BLK stays
 // the 64 its block arithmetic multiplies by, GRID the 8 blocks its 8
 // experts take at most), planned from the committed op plans.
