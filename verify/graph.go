@@ -55,8 +55,10 @@ type GraphReport struct {
 	// from the reference (not yet plannable).
 	Simulated int `json:"simulated"`
 	Fed       int `json:"fed"`
-	// Unindexed counts the gathers fed from the reference because their
-	// index held a value outside their table (outOfTable).
+	// Unindexed counts the kernels fed from the reference because a
+	// gather's index held a value outside its table (outOfTable): the
+	// gather's own kernel, or one whose loads do the gather (its
+	// prologue).
 	Unindexed int `json:"unindexed,omitempty"`
 	// Pass: every kernel matches its own reference and every tensor a
 	// kernel wrote is within its composed bound of the graph's reference.
@@ -1253,7 +1255,7 @@ func (r *GraphReport) String() string {
 	fmt.Fprintf(&b, "%s: graph %s, seed %d: %d kernels simulated, %d ops fed from the reference (not yet plannable)",
 		verdict, r.Graph, r.Seed, r.Simulated, r.Fed)
 	if r.Unindexed > 0 {
-		fmt.Fprintf(&b, ", %d gathers fed from the reference (their index outside their table)", r.Unindexed)
+		fmt.Fprintf(&b, ", %d kernels fed from the reference (a gather's index outside its table)", r.Unindexed)
 	}
 	b.WriteString("\n")
 	return b.String()

@@ -424,7 +424,7 @@ func TestGraphGatherIndex(t *testing.T) {
 	}{
 		{"10", []string{"PASS: graph gather-shift, seed 1: 2 kernels simulated, 0 ops fed from the reference (not yet plannable)\n"}},
 		{"100", []string{"lookup         gather        fed from the reference: its index idx holds 128 at position 28, outside the table's 128 rows, which its DMA cannot read (DMA-R16)",
-			"PASS: graph gather-shift, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 gathers fed from the reference (their index outside their table)"}},
+			"PASS: graph gather-shift, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 kernels fed from the reference (a gather's index outside its table)"}},
 	} {
 		t.Run(tc.shift, func(t *testing.T) {
 			src := filepath.Join(dir, "g"+tc.shift+".yaml")
@@ -480,7 +480,7 @@ func TestGraphGatherFusedIndex(t *testing.T) {
 			[]string{"lookup         gather        fused into mv's loads", "PASS: graph gather-einsum, seed 1: 2 kernels simulated, 0 ops fed from the reference (not yet plannable)\n"}},
 		{"8", "121", []string{"2 ops planned, 1 gathers fused into their consumers' loads"},
 			[]string{"mv             einsum        fed from the reference: its index idx holds 128 at position 7, outside the table's 128 rows, which its DMA cannot read (DMA-R16)",
-				"PASS: graph gather-einsum, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 gathers fed from the reference (their index outside their table)"}},
+				"PASS: graph gather-einsum, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 kernels fed from the reference (a gather's index outside its table)"}},
 		{"64", "10", []string{"3 ops planned, 0 views", "optimal: no (a gather that one contraction alone reads is not fused into its loads in this plan: lookup; another choice of layouts might fuse it; gap "},
 			[]string{"lookup         gather        simulated", "PASS: graph gather-einsum, seed 1: 3 kernels simulated"}},
 	} {
