@@ -127,7 +127,7 @@ func GatherIntoLoads(spec *engines.Spec, p *kernel.Program, w *workload.Workload
 
 // gatherPairs lists w's gathers whose output one contraction alone reads
 // and the graph does not return: each is a (gather, einsum) pair that
-// fuseGathers may fuse. Program order.
+// the graph model may fuse (graphModel.gatherSavings). Program order.
 func gatherPairs(w *workload.Workload) [][2]*workload.Op {
 	var out [][2]*workload.Op
 	for _, g := range w.Ops {
@@ -154,108 +154,90 @@ func gatherPairs(w *workload.Workload) [][2]*workload.Op {
 	return out
 }
 
-// fuseGathers fuses each gather of g whose output one planned einsum alone
-// reads, in the layout the gather writes (no relayout between them), into
-// that einsum's loads (GatherIntoLoads): the gather's status becomes
-// fused, its output is stored nowhere, and the einsum's kernel reads the
-// table through the index. A fusion is kept when the rewritten kernel
-// prices as the einsum's did (its loads make the same requests, the table
-// at another 256 MiB multiple: exactly, in every case tried); the graph
-// then saves the gather's cycles. The totals, start times and critical
-// path follow.
-//
-// The proof: a gather has one plan (one candidate, one layout class), so
-// every choice of the graph model whose gather edge needs no relayout
-// saves the same cycles by the fusion and no other choice saves more; a
-// lower bound of the model without fusions, less the cycles of every
-// fusable gather, bounds the model with them. When every fusable gather
-// of the kept choice is fused, a proven optimum stays proven; when one is
-// not (its consumer's loads walk the rows in two loops, or read it
-// relaid out), another choice might fuse it, and the plan states the gap
-// to that bound instead.
-func fuseGathers(spec *engines.Spec, g *plan.Graph, w *workload.Workload) error {
+// gatherSavings finds, for each gather whose output one contraction alone
+// reads (gatherPairs), the contraction's classes that read that output in
+// the layout the gather writes and whose kernel, its loads reading the
+// table through the index (GatherIntoLoads), prices as before: fused,
+// such a class saves the gather's cycles (layoutClass.gather). A gather
+// has one plan (one candidate, one layout class: its output keeps the
+// layout its DMA writes), so the saving is the same in every such class,
+// and the graph model, choosing on class costs less the savings
+// (layoutClass.cost), proves its optimum with the fusions among its
+// choices.
+func (m *graphModel) gatherSavings() error {
+	idx := map[string]int{}
+	for i := range m.ops {
+		idx[m.ops[i].op.Name] = i
+	}
+	for _, pair := range gatherPairs(m.w) {
+		gi, ei := idx[pair[0].Name], idx[pair[1].Name]
+		g := &m.ops[gi]
+		if g.status != plan.StatusPlanned || len(g.classes) != 1 || g.classes[0].plan == nil {
+			continue
+		}
+		out := pair[0].Outputs[0]
+		wrote := m.layoutOf(gi, 0, out)
+		for k := range m.ops[ei].classes {
+			c := &m.ops[ei].classes[k]
+			if c.plan == nil || isDM(wrote) || !slices.Equal(m.layoutOf(ei, k, out), wrote) {
+				continue
+			}
+			q, err := GatherIntoLoads(m.spec, c.plan.Program, m.w, pair[0], out)
+			if err != nil {
+				continue // its loads walk the rows in two loops
+			}
+			rep, err := cost.Estimate(m.spec, q)
+			if err != nil {
+				return fmt.Errorf("search: %s fused into %s: %w", pair[0].Name, pair[1].Name, err)
+			}
+			if rep.Cycles == c.cycles {
+				c.gather, c.fused, c.gatherCycles = pair[0].Name, q, g.classes[0].cycles
+			}
+		}
+	}
+	return nil
+}
+
+// applyGathers fuses into their consumers, in g (the plan of choice), the
+// gathers whose consumer's chosen class does them in its loads: the
+// consumer's plan holds the fused program (GraphOp.Prologue), the gather's
+// status is fused, its output is stored nowhere, and the counts and kernel
+// cycles follow. It reports whether any gather was fused.
+func (m *graphModel) applyGathers(g *plan.Graph, choice []int) bool {
 	ops := map[string]*plan.GraphOp{}
 	for i := range g.Ops {
 		ops[g.Ops[i].Name] = &g.Ops[i]
 	}
-	tensors := map[string]*plan.GraphTensor{}
-	for i := range g.Tensors {
-		tensors[g.Tensors[i].Name] = &g.Tensors[i]
-	}
-	saved, fusable, missed := 0.0, 0.0, 0
-	for _, pair := range gatherPairs(w) {
-		gop, eop := ops[pair[0].Name], ops[pair[1].Name]
-		if gop == nil || eop == nil || gop.Status != plan.StatusPlanned {
+	fused := false
+	for i := range m.ops {
+		cl := &m.ops[i].classes[choice[i]]
+		if cl.gather == "" {
 			continue
 		}
-		fusable += gop.Cycles
-		t := tensors[pair[0].Outputs[0]]
-		if eop.Status != plan.StatusPlanned || t == nil || t.Place != plan.PlaceHBM || t.View != "" || len(t.Relayouts) > 0 {
-			missed++
-			g.Search.Unfused = append(g.Search.Unfused, gop.Name)
-			continue
-		}
-		q, err := GatherIntoLoads(spec, eop.Plan.Program, w, pair[0], t.Name)
-		if err != nil {
-			missed++
-			g.Search.Unfused = append(g.Search.Unfused, gop.Name)
-			continue
-		}
-		rep, err := cost.Estimate(spec, q)
-		if err != nil {
-			return fmt.Errorf("search: %s fused into %s: %w", gop.Name, eop.Name, err)
-		}
-		if rep.Cycles != eop.Cycles {
-			missed++
-			g.Search.Unfused = append(g.Search.Unfused, gop.Name)
-			continue
-		}
+		eop, gop := ops[m.ops[i].op.Name], ops[cl.gather]
+		out := gop.Outputs[0]
 		pl := *eop.Plan
-		pl.Program = q
+		pl.Program = cl.fused
 		eop.Plan = &pl
 		eop.Prologue = append(eop.Prologue, gop.Name)
 		for k, in := range eop.Inputs {
-			if in == t.Name {
+			if in == out {
 				eop.Layouts[k] = ""
 			}
 		}
-		saved += gop.Cycles
+		g.Cost.KernelCycles -= gop.Cycles
 		gop.Status, gop.FusedInto, gop.Plan, gop.Cycles = plan.StatusFused, eop.Name, nil, 0
 		gop.Layouts[len(gop.Layouts)-1] = ""
-		t.Place, t.Layout = plan.PlaceFused, ""
+		for t := range g.Tensors {
+			if g.Tensors[t].Name == out {
+				g.Tensors[t].Place, g.Tensors[t].Layout = plan.PlaceFused, ""
+			}
+		}
 		g.Cost.Planned--
 		g.Cost.Fused++
+		fused = true
 	}
-	if fusable == 0 {
-		return nil
-	}
-	c := &g.Cost
-	c.KernelCycles -= saved
-	c.Cycles -= saved
-	if clock := spec.Clock.GHz.Value; clock > 0 {
-		c.Seconds = c.Cycles / (clock * 1e9)
-	}
-	c.RelayoutShare, c.Roofline, c.Saving = 0, 0, 0
-	if c.Cycles > 0 {
-		c.RelayoutShare = c.RelayoutCycles / c.Cycles
-		c.Roofline = c.RooflineCycles / c.Cycles
-	}
-	if c.BaselineCycles > 0 {
-		c.Saving = (c.BaselineCycles - c.Cycles) / c.BaselineCycles
-	}
-	retime(g)
-	s := &g.Search
-	s.LowerBound = min(s.LowerBound-fusable, c.Cycles)
-	if s.Optimal == "proven" && missed > 0 {
-		s.Optimal = ""
-	}
-	s.Gap = 0
-	if s.Optimal == "proven" {
-		s.LowerBound = c.Cycles
-	} else if c.Cycles > 0 {
-		s.Gap = (c.Cycles - s.LowerBound) / c.Cycles
-	}
-	return g.Validate()
+	return fused
 }
 
 // retime sets g's ops' start times in its sequential schedule (each op's

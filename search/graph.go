@@ -267,7 +267,19 @@ type layoutClass struct {
 	layouts [][]string
 	plan    *plan.Plan
 	cycles  float64
+	// gather, when set, is a gather this class's kernel can do in its own
+	// loads (gatherSavings): fused, its program reads the gather's table
+	// through its index and prices as plan's, and the gather's kernel,
+	// gatherCycles, is gone. The model's cost of the class is cycles −
+	// gatherCycles (cost).
+	gather       string
+	fused        *kernel.Program
+	gatherCycles float64
 }
+
+// cost is the class's cost in the graph model: its kernel's cycles, less
+// those of a gather it does in its loads.
+func (c *layoutClass) cost() float64 { return c.cycles - c.gatherCycles }
 
 // gop is an op of the graph being planned.
 type gop struct {
@@ -338,11 +350,6 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		g, err := planGraph(w, nil, o)
 		if err != nil {
 			return nil, err
-		}
-		if o.VectorOps && !o.NoFuse {
-			if err := fuseGathers(o.Spec, g, w); err != nil {
-				return nil, err
-			}
 		}
 		if err := overlap(o.Spec, g); err != nil {
 			return nil, err
@@ -424,9 +431,6 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	} else if c.Cycles > 0 {
 		st.Gap = (c.Cycles - st.LowerBound) / c.Cycles
 	}
-	if err := fuseGathers(o.Spec, best, w); err != nil {
-		return nil, err
-	}
 	// The schedule of the choice kept only (the choices are chosen on
 	// Cycles).
 	if err := overlap(o.Spec, best); err != nil {
@@ -451,6 +455,11 @@ func planGraph(w, plain *workload.Workload, o GraphOptions) (*plan.Graph, error)
 	}
 	if o.VectorOps && !o.NoResidency {
 		if err := m.addResident(o.residents); err != nil {
+			return nil, err
+		}
+	}
+	if o.VectorOps && !o.NoFuse {
+		if err := m.gatherSavings(); err != nil {
 			return nil, err
 		}
 	}
@@ -1175,7 +1184,7 @@ func (m *graphModel) inputRelayout(i, k int) float64 {
 func (m *graphModel) total(choice []int) float64 {
 	s := 0.0
 	for i := range m.ops {
-		s += m.ops[i].classes[choice[i]].cycles + m.inputRelayout(i, choice[i])
+		s += m.ops[i].classes[choice[i]].cost() + m.inputRelayout(i, choice[i])
 	}
 	for _, e := range m.edges() {
 		s += m.relayout(e, choice[e.from], choice[e.to])
@@ -1247,7 +1256,7 @@ func (m *graphModel) solve(maxNodes int) ([]int, solveStats) {
 // unary is op i's own cost in class k with the fixed (single-class)
 // neighbours' relayouts.
 func (m *graphModel) unary(i, k int) float64 {
-	s := m.ops[i].classes[k].cycles + m.inputRelayout(i, k)
+	s := m.ops[i].classes[k].cost() + m.inputRelayout(i, k)
 	for _, e := range m.edges() {
 		switch {
 		case e.from == i && e.to == i:
@@ -1375,7 +1384,7 @@ func (m *graphModel) branchAndBound(choice []int, maxNodes int) ([]int, solveSta
 	fixed := 0.0 // the cost of the single-class ops among themselves
 	for i := range m.ops {
 		if len(m.ops[i].classes) == 1 {
-			fixed += m.ops[i].classes[0].cycles + m.inputRelayout(i, 0)
+			fixed += m.ops[i].classes[0].cost() + m.inputRelayout(i, 0)
 		}
 	}
 	for _, e := range m.edges() {
@@ -1499,6 +1508,7 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		}
 		g.Tensors = append(g.Tensors, gt)
 	}
+	fusedGathers := m.applyGathers(g, choice)
 	c := &g.Cost
 	c.Model = "tcpmap/cost"
 	c.Cycles = c.KernelCycles + c.RelayoutCycles
@@ -1509,6 +1519,9 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		c.RelayoutShare = c.RelayoutCycles / c.Cycles
 	}
 	c.CriticalPath, c.CriticalCycles = m.criticalPath(choice, incoming)
+	if fusedGathers {
+		retime(g) // the fused gathers take no cycles
+	}
 	lw := w
 	if m.plain != nil {
 		lw = m.plain
@@ -1518,6 +1531,9 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		c.Roofline = c.RooflineCycles / c.Cycles
 	}
 	c.BaselineCycles = m.total(base)
+	for i := range m.ops {
+		c.BaselineCycles += m.ops[i].classes[base[i]].gatherCycles // every op alone
+	}
 	if c.BaselineCycles > 0 {
 		c.Saving = (c.BaselineCycles - c.Cycles) / c.BaselineCycles
 	}

@@ -48,7 +48,7 @@ func (m *graphModel) ilpSolve(choice []int, maxNodes int) (best []int, st solveS
 	fixed := 0.0
 	for i := range m.ops {
 		if len(m.ops[i].classes) == 1 {
-			fixed += m.ops[i].classes[0].cycles + m.inputRelayout(i, 0)
+			fixed += m.ops[i].classes[0].cost() + m.inputRelayout(i, 0)
 		}
 	}
 	for _, e := range m.edges() {

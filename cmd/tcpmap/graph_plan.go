@@ -224,9 +224,6 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 			model += fmt.Sprintf(", DM residency of %d tensor%s", gp.Search.Resident, plural(gp.Search.Resident))
 		}
 		fmt.Fprintf(w, "optimal: proven (under the graph model: %s)%s\n", model, unplanned)
-	} else if len(gp.Search.Unfused) > 0 {
-		fmt.Fprintf(w, "optimal: no (a gather that one contraction alone reads is not fused into its loads in this plan: %s; another choice of layouts might fuse it; gap %.1f%% to the lower bound of %.0f cycles, every such gather fused)\n",
-			strings.Join(gp.Search.Unfused, ", "), 100*gp.Search.Gap, gp.Search.LowerBound)
 	} else {
 		fmt.Fprintf(w, "optimal: no (node budget; gap %.1f%% to the lower bound of %.0f cycles)\n", 100*gp.Search.Gap, gp.Search.LowerBound)
 	}

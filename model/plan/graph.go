@@ -292,12 +292,6 @@ type GraphSearch struct {
 	// (place "dm"; search.PlanResident); Optimal "proven" covers those
 	// choices too. Omitted when 0.
 	Resident int `json:"resident,omitempty"`
-	// Unfused names the gathers that one contraction alone reads which
-	// the kept plan could not fuse into that contraction's loads (its
-	// loads walk the rows in two loops, or read them relaid out): another
-	// choice might, so LowerBound assumes each fused and Optimal is not
-	// "proven".
-	Unfused []string `json:"unfused_gathers,omitempty"`
 }
 
 // Marshal writes g as indented JSON followed by a newline; the bytes depend
