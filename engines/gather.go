@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
@@ -256,6 +257,8 @@ func checkGather(p *kernel.Program, op *kernel.Op) error {
 				return ruleDMAIndirect.Violate("descriptor %d reads index positions %d to %d; %q holds %d", x, e.Index.Offset, e.Index.Position(e.Size-1), op.Index, n)
 			case e.Index.Rows < 1:
 				return ruleDMAIndirect.Violate("descriptor %d: an indirect entry over %d rows", x, e.Index.Rows)
+			case d.Stride0 > e.SrcStride:
+				return ruleDMAIndirect.Violate("descriptor %d moves packets of %d bytes across rows of %d: a packet is one contiguous run (002 L2593), a row's next wherever the index says", x, d.Stride0, e.SrcStride)
 			}
 			found = true
 		}
@@ -276,9 +279,10 @@ func checkGather(p *kernel.Program, op *kernel.Op) error {
 // (DMA-R16, 002 L1684-1688) stepping that many positions an iteration; a
 // descriptor within one row gets an indirect loop of one iteration. The
 // loops inside a row keep their strides, so every packet reads the bytes
-// the gathered tensor would have held there. A descriptor that walks the
-// rows in two loops, or crosses a row inside a packet's walk, is refused.
-func gatherLoad(p *kernel.Program, op *kernel.Op) error {
+// the gathered tensor would have held there; a packet that spanned rows
+// is cut at each row's end. A descriptor that walks the rows in two
+// loops, or crosses a row inside its loops' walk, is refused.
+func gatherLoad(spec *Spec, p *kernel.Program, op *kernel.Op) error {
 	src, ok := p.Tensor(op.Src)
 	if !ok || op.DMA == nil {
 		return nil
@@ -363,6 +367,16 @@ func gatherLoad(p *kernel.Program, op *kernel.Op) error {
 			d.Entries = append([]kernel.DMAEntry{{Size: 1, SrcStride: rowBytes, Term: index.Name, Index: ix}}, d.Entries...)
 		}
 		d.SrcBase = int(table.Addr) + off%rowBytes
+		if d.Stride0 > rowBytes {
+			// A packet is one contiguous run of the table (002 L2593):
+			// it ends with its row, the next row being wherever the
+			// index says.
+			s0 := dtype.GCD(d.Stride0, rowBytes)
+			req := spec.DMA.RequestBytes.Value
+			d.Stride0, d.Packets = s0, d.Bytes/s0
+			d.RequestsPerPacket = (s0 + req - 1) / req
+			d.Requests = d.Packets * d.RequestsPerPacket
+		}
 	}
 	return nil
 }

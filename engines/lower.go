@@ -98,7 +98,7 @@ func Lower(spec *Spec, p *kernel.Program) error {
 			if op.DMA == nil {
 				op.DMA, err = lowerDMA(spec, p, op)
 				if err == nil {
-					err = gatherLoad(p, op)
+					err = gatherLoad(spec, p, op)
 				}
 			}
 			if err == nil {

@@ -125,10 +125,10 @@ func GatherIntoLoads(spec *engines.Spec, p *kernel.Program, w *workload.Workload
 	return q, nil
 }
 
-// gatherPairs lists w's gathers whose output one contraction alone reads
+// GatherPairs lists w's gathers whose output one contraction alone reads
 // and the graph does not return: each is a (gather, einsum) pair that
 // the graph model may fuse (graphModel.gatherSavings). Program order.
-func gatherPairs(w *workload.Workload) [][2]*workload.Op {
+func GatherPairs(w *workload.Workload) [][2]*workload.Op {
 	var out [][2]*workload.Op
 	for _, g := range w.Ops {
 		if g.Kind != workload.KindGather || len(g.Outputs) != 1 {
@@ -155,7 +155,7 @@ func gatherPairs(w *workload.Workload) [][2]*workload.Op {
 }
 
 // gatherSavings finds, for each gather whose output one contraction alone
-// reads (gatherPairs), the contraction's classes that read that output in
+// reads (GatherPairs), the contraction's classes that read that output in
 // the layout the gather writes and whose kernel, its loads reading the
 // table through the index (GatherIntoLoads), prices as before: fused,
 // such a class saves the gather's cycles (layoutClass.gather). A gather
@@ -169,7 +169,7 @@ func (m *graphModel) gatherSavings() error {
 	for i := range m.ops {
 		idx[m.ops[i].op.Name] = i
 	}
-	for _, pair := range gatherPairs(m.w) {
+	for _, pair := range GatherPairs(m.w) {
 		gi, ei := idx[pair[0].Name], idx[pair[1].Name]
 		g := &m.ops[gi]
 		if g.status != plan.StatusPlanned || len(g.classes) != 1 || g.classes[0].plan == nil {

@@ -502,6 +502,46 @@ func TestGraphGatherFusedIndex(t *testing.T) {
 	}
 }
 
+// TestPlanOpFuseGather: `plan --op EINSUM --fuse` has the einsum's loads
+// do the gather whose output it alone reads; the kernel verifies with
+// random indices (rows read through the index, each row's packets cut at
+// its end). Over 64 rows the loads walk the rows in two loops, and the
+// gather stays a kernel of its own, said on stderr; an einsum with
+// neither an epilogue nor a gather is refused.
+func TestPlanOpFuseGather(t *testing.T) {
+	dir := t.TempDir()
+	write := func(size string) string {
+		src := filepath.Join(dir, "g"+size+".yaml")
+		text := strings.Replace(strings.Replace(gatherEinsumYAML, "SHIFT", "10", 1), "SIZE", size, 1)
+		require.NoError(t, os.WriteFile(src, []byte(text), 0o644))
+		return src
+	}
+	out := filepath.Join(dir, "mv.plan.json")
+	code, stdout, stderr := runCLI(t, "plan", write("8"), "--op", "mv", "--fuse", "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "plan gather-einsum op mv: S A, A -> S; lookup done in its loads, which read the table's rows through the index")
+	pl, err := plan.Read(out)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"lookup"}, pl.Workload.Prologue)
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS gather-einsum-mv")
+
+	code, stdout, _ = runCLI(t, "plan", write("8"), "--op", "mv")
+	require.Equal(t, exitOK, code)
+	assert.NotContains(t, stdout, "done in its loads")
+
+	code, stdout, stderr = runCLI(t, "plan", write("64"), "--op", "mv", "--fuse")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, stdout, "done in its loads")
+	assert.Contains(t, stderr, "plan: the gather lookup is not done in mv's loads: ")
+	assert.Contains(t, stderr, "walks the rows of \"rows\" in more than one loop")
+
+	code, _, stderr = runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "router", "--fuse")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "nor does a gather feed it alone")
+}
+
 // smallMoE is the MoE block at reduced sizes (the same graph; BLK stays
 // the 64 its block arithmetic multiplies by, GRID the 8 blocks its 8
 // experts take at most), planned from the committed op plans.

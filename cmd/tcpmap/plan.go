@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"tcpmap/constraints"
+	"tcpmap/cost"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
@@ -229,6 +230,11 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			if err != nil {
 				return err
 			}
+			if fuse {
+				if err := fuseGathers(g, stderr, args[0], op, pl); err != nil {
+					return err
+				}
+			}
 			if out != "" {
 				data, err := pl.Encode(out)
 				if err != nil {
@@ -268,7 +274,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&fuse, "fuse", false, "plan the einsum --op names with the elementwise ops after it (a constant scale, exp, sigmoid, silu) done by its kernel's Vector Engine pass")
+	cmd.Flags().BoolVar(&fuse, "fuse", false, "plan the einsum --op names with the elementwise ops after it (a constant scale, exp, sigmoid, silu) done by its kernel's Vector Engine pass, and a gather whose output it alone reads done by its loads")
 	cmd.Flags().StringVar(&op, "op", "", "the op of a graph workload to plan (an einsum, or a Vector Engine op: softmax, rmsnorm, elementwise; reshape is free); without it a graph is planned whole")
 	cmd.Flags().StringVar(&gf.axes, "axes", "", "plan a graph at other sizes: `A=N,B=M` replaces those axes' sizes")
 	cmd.Flags().IntVar(&gf.layouts, "layouts", search.DefaultLayouts, "candidate HBM layouts of a tensor two planned ops share (1: row-major only)")
@@ -306,6 +312,10 @@ func writePlan(w io.Writer, pl *plan.Plan) {
 	if len(wl.Epilogue) > 0 {
 		// The ops its kernel does after the contraction (--fuse).
 		ein += ", then " + strings.Join(wl.Epilogue, ", ") + " in the kernel's Vector Engine pass"
+	}
+	if len(wl.Prologue) > 0 {
+		// The gathers its loads do (--fuse).
+		ein += "; " + strings.Join(wl.Prologue, ", ") + " done in its loads, which read the table's rows through the index"
 	}
 	fmt.Fprintf(w, "plan %s: %s  (%s)\n", name, ein, wl.Axes)
 	m := pl.Mapping
@@ -704,8 +714,12 @@ func loadFusedSpace(g *globals, file, op string, fuse bool) (*search.Space, erro
 		if _, err := constraints.NewProblem(w, op); err != nil {
 			return nil, err
 		}
-		if w, err = workload.FuseOp(w, op); err != nil {
-			return nil, usageError{fmt.Errorf("--fuse: %w", err)}
+		fw, err := workload.FuseOp(w, op)
+		switch {
+		case err == nil:
+			w = fw
+		case len(gathersInto(w, op)) == 0:
+			return nil, usageError{fmt.Errorf("--fuse: %w; nor does a gather feed it alone (its loads could read the table through the index)", err)}
 		}
 	}
 	p, err := constraints.NewProblem(w, op)
@@ -713,6 +727,51 @@ func loadFusedSpace(g *globals, file, op string, fuse bool) (*search.Space, erro
 		return nil, err
 	}
 	return search.NewSpace(p, spec)
+}
+
+// gathersInto lists the gathers whose output op, a contraction, alone
+// reads (search.GatherPairs): --fuse does them in op's loads.
+func gathersInto(w *workload.Workload, op string) []*workload.Op {
+	var out []*workload.Op
+	for _, p := range search.GatherPairs(w) {
+		if p[1].Name == op {
+			out = append(out, p[0])
+		}
+	}
+	return out
+}
+
+// fuseGathers rewrites pl, the plan of einsum op of the workload in file,
+// so that its loads do each gather whose output op alone reads
+// (search.GatherIntoLoads), when the rewritten kernel prices as pl's; it
+// says on stderr why a gather stays a kernel of its own.
+func fuseGathers(g *globals, stderr io.Writer, file, op string, pl *plan.Plan) error {
+	spec, err := loadSpec(g)
+	if err != nil {
+		return err
+	}
+	w, err := workload.Load(file)
+	if err != nil {
+		return err
+	}
+	for _, gop := range gathersInto(w, op) {
+		q, err := search.GatherIntoLoads(spec, pl.Program, w, gop, gop.Outputs[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "plan: the gather %s is not done in %s's loads: %v\n", gop.Name, op, err)
+			continue
+		}
+		rep, err := cost.Estimate(spec, q)
+		if err != nil {
+			return err
+		}
+		if rep.Cycles != pl.Cost.Cycles {
+			fmt.Fprintf(stderr, "plan: the gather %s is not done in %s's loads: its kernel would price %.0f cycles, not %.0f\n", gop.Name, op, rep.Cycles, pl.Cost.Cycles)
+			continue
+		}
+		pl.Program = q
+		pl.Workload.Prologue = append(pl.Workload.Prologue, gop.Name)
+	}
+	return pl.Validate()
 }
 
 // allDigitOrders reads --digit-orders: all (every order of each axis's

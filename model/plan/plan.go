@@ -69,6 +69,10 @@ type Workload struct {
 	// contraction, in order (workload.Fuse; the program's reference states
 	// them as its epilogue).
 	Epilogue []string `json:"epilogue,omitempty"`
+	// Prologue names the graph's gathers an einsum's kernel does in its
+	// own loads (search.GatherIntoLoads; the program holds each one's
+	// output as a gathered argument).
+	Prologue []string `json:"prologue,omitempty"`
 }
 
 // Mapping is a point of the mapspace of a binary contraction, spelled out.
