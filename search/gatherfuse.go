@@ -218,6 +218,7 @@ func (m *graphModel) applyGathers(g *plan.Graph, choice []int) bool {
 		out := gop.Outputs[0]
 		pl := *eop.Plan
 		pl.Program = cl.fused
+		pl.Workload.Prologue = append(slices.Clone(pl.Workload.Prologue), gop.Name)
 		eop.Plan = &pl
 		eop.Prologue = append(eop.Prologue, gop.Name)
 		for k, in := range eop.Inputs {

@@ -577,6 +577,10 @@ func TestGraphMoEReduced(t *testing.T) {
 	}{
 		{"prologue of a non-gather", "ops[22].prologue[1]: \"dispatch\": want an earlier gather fused into \"up_proj\"", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
 			op("up_proj").Prologue = []string{"gather_up", "dispatch"}
+			op("up_proj").Plan.Workload.Prologue = []string{"gather_up", "dispatch"}
+		}},
+		{"plan not stating the prologue", "ops[22].plan.workload.prologue", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+			op("up_proj").Plan.Workload.Prologue = nil
 		}},
 		{"gathered output stored", "ops[22].prologue[0]: tensor \"W_gathered_up\" a prologue reads has place \"hbm\"", func(g *plan.Graph, _ func(string) *plan.GraphOp, tensor func(string) *plan.GraphTensor) {
 			tensor("W_gathered_up").Place = plan.PlaceHBM

@@ -561,6 +561,9 @@ func (g *Graph) Validate() error {
 			if !slices.Equal(o.Plan.Workload.Epilogue, o.Epilogue) {
 				return fieldErr(f+".plan.workload.epilogue", "%q, want the op's epilogue %q", o.Plan.Workload.Epilogue, o.Epilogue)
 			}
+			if !slices.Equal(o.Plan.Workload.Prologue, o.Prologue) {
+				return fieldErr(f+".plan.workload.prologue", "%q, want the op's prologue %q", o.Plan.Workload.Prologue, o.Prologue)
+			}
 			kernels++
 			kernelCycles += o.Cycles
 		case StatusView, StatusNotPlannable:
