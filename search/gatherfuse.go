@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -125,6 +126,31 @@ func GatherIntoLoads(spec *engines.Spec, p *kernel.Program, w *workload.Workload
 	return q, nil
 }
 
+// ErrNotFused is what FuseGather's refusal wraps: the kernel's loads
+// cannot do the gather (they walk its rows in two loops) or would price
+// otherwise.
+var ErrNotFused = errors.New("not fused")
+
+// FuseGather is GatherIntoLoads of gather op g's output in p, a kernel
+// priced at cycles, kept only when the rewritten kernel prices exactly so
+// (its loads make the same requests): a gather fused into its consumer
+// then saves its own kernel's cycles and nothing else changes. Its error
+// wraps ErrNotFused when the rewrite is refused or prices otherwise.
+func FuseGather(spec *engines.Spec, p *kernel.Program, cycles float64, w *workload.Workload, g *workload.Op) (*kernel.Program, error) {
+	q, err := GatherIntoLoads(spec, p, w, g, g.Outputs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotFused, err)
+	}
+	rep, err := cost.Estimate(spec, q)
+	if err != nil {
+		return nil, fmt.Errorf("search: %s fused into kernel %s: %w", g.Name, p.Name, err)
+	}
+	if rep.Cycles != cycles {
+		return nil, fmt.Errorf("%w: the kernel %s would price %.0f cycles, not %.0f", ErrNotFused, p.Name, rep.Cycles, cycles)
+	}
+	return q, nil
+}
+
 // GatherPairs lists w's gathers whose output one contraction alone reads
 // and the graph does not return: each is a (gather, einsum) pair that
 // the graph model may fuse (graphModel.gatherSavings). Program order.
@@ -182,17 +208,14 @@ func (m *graphModel) gatherSavings() error {
 			if c.plan == nil || isDM(wrote) || !slices.Equal(m.layoutOf(ei, k, out), wrote) {
 				continue
 			}
-			q, err := GatherIntoLoads(m.spec, c.plan.Program, m.w, pair[0], out)
+			q, err := FuseGather(m.spec, c.plan.Program, c.cycles, m.w, pair[0])
+			if errors.Is(err, ErrNotFused) {
+				continue // its loads walk the rows in two loops, or price otherwise
+			}
 			if err != nil {
-				continue // its loads walk the rows in two loops
+				return err
 			}
-			rep, err := cost.Estimate(m.spec, q)
-			if err != nil {
-				return fmt.Errorf("search: %s fused into %s: %w", pair[0].Name, pair[1].Name, err)
-			}
-			if rep.Cycles == c.cycles {
-				c.gather, c.fused, c.gatherCycles = pair[0].Name, q, g.classes[0].cycles
-			}
+			c.gather, c.fused, c.gatherCycles = pair[0].Name, q, g.classes[0].cycles
 		}
 	}
 	return nil
@@ -202,13 +225,13 @@ func (m *graphModel) gatherSavings() error {
 // gathers whose consumer's chosen class does them in its loads: the
 // consumer's plan holds the fused program (GraphOp.Prologue), the gather's
 // status is fused, its output is stored nowhere, and the counts and kernel
-// cycles follow. It reports whether any gather was fused.
-func (m *graphModel) applyGathers(g *plan.Graph, choice []int) bool {
+// cycles follow (the start times and the critical path already weigh the
+// gather 0, graphModel.weight).
+func (m *graphModel) applyGathers(g *plan.Graph, choice []int) {
 	ops := map[string]*plan.GraphOp{}
 	for i := range g.Ops {
 		ops[g.Ops[i].Name] = &g.Ops[i]
 	}
-	fused := false
 	for i := range m.ops {
 		cl := &m.ops[i].classes[choice[i]]
 		if cl.gather == "" {
@@ -236,62 +259,20 @@ func (m *graphModel) applyGathers(g *plan.Graph, choice []int) bool {
 		}
 		g.Cost.Planned--
 		g.Cost.Fused++
-		fused = true
 	}
-	return fused
 }
 
-// retime sets g's ops' start times in its sequential schedule (each op's
-// incoming relayouts, then its kernel; a fused epilogue op at its kernel's
-// end) and its critical path: the longest chain of dependent ops, each
-// weighing its kernel's and its incoming relayouts' cycles.
-func retime(g *plan.Graph) {
-	incoming := map[string]float64{}
-	for _, t := range g.Tensors {
-		for _, r := range t.Relayouts {
-			incoming[r.Consumer] += r.Cycles
+// weight is op i's cycles in the sequential schedule of choice: its class's
+// kernel, or 0 for a gather that its consumer's chosen class does in its
+// loads.
+func (m *graphModel) weight(i int, choice []int) float64 {
+	if m.ops[i].op.Kind != workload.KindGather {
+		return m.ops[i].classes[choice[i]].cycles
+	}
+	for _, k := range m.cons[m.ops[i].op.Outputs[0]] {
+		if m.ops[k].classes[choice[k]].gather == m.ops[i].op.Name {
+			return 0
 		}
 	}
-	ops := map[string]*plan.GraphOp{}
-	producer := map[string]string{}
-	for i := range g.Ops {
-		o := &g.Ops[i]
-		ops[o.Name] = o
-		for _, out := range o.Outputs {
-			producer[out] = o.Name
-		}
-	}
-	now := 0.0
-	finish := map[string]float64{}
-	from := map[string]string{}
-	for i := range g.Ops {
-		o := &g.Ops[i]
-		if o.Status == plan.StatusFused && o.FusedInto != "" && ops[o.FusedInto] != nil && !slices.Contains(ops[o.FusedInto].Prologue, o.Name) {
-			k := ops[o.FusedInto]
-			o.Start = k.Start + k.Cycles
-		} else {
-			now += incoming[o.Name]
-			o.Start = now
-			now += o.Cycles
-		}
-		ready, prev := 0.0, ""
-		for _, in := range o.Inputs {
-			if p, ok := producer[in]; ok && finish[p] > ready {
-				ready, prev = finish[p], p
-			}
-		}
-		finish[o.Name] = ready + incoming[o.Name] + o.Cycles
-		from[o.Name] = prev
-	}
-	last, best := "", -1.0
-	for i := range g.Ops {
-		if f := finish[g.Ops[i].Name]; f > best {
-			last, best = g.Ops[i].Name, f
-		}
-	}
-	var path []string
-	for n := last; n != ""; n = from[n] {
-		path = append([]string{n}, path...)
-	}
-	g.Cost.CriticalPath, g.Cost.CriticalCycles = path, best
+	return m.ops[i].classes[choice[i]].cycles
 }

@@ -1471,7 +1471,7 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		}
 		now += incoming[i]
 		o.Start = now
-		now += cl.cycles
+		now += m.weight(i, choice)
 		g.Ops = append(g.Ops, o)
 		g.Cost.KernelCycles += cl.cycles
 		switch o.Status {
@@ -1508,7 +1508,7 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		}
 		g.Tensors = append(g.Tensors, gt)
 	}
-	fusedGathers := m.applyGathers(g, choice)
+	m.applyGathers(g, choice)
 	c := &g.Cost
 	c.Model = "tcpmap/cost"
 	c.Cycles = c.KernelCycles + c.RelayoutCycles
@@ -1519,9 +1519,6 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 		c.RelayoutShare = c.RelayoutCycles / c.Cycles
 	}
 	c.CriticalPath, c.CriticalCycles = m.criticalPath(choice, incoming)
-	if fusedGathers {
-		retime(g) // the fused gathers take no cycles
-	}
 	lw := w
 	if m.plain != nil {
 		lw = m.plain
@@ -1572,7 +1569,7 @@ func (m *graphModel) criticalPath(choice []int, incoming []float64) ([]string, f
 				dist[i], from[i] = dist[p], p
 			}
 		}
-		dist[i] += m.ops[i].classes[choice[i]].cycles + incoming[i]
+		dist[i] += m.weight(i, choice) + incoming[i]
 	}
 	end := 0
 	for i := range dist {

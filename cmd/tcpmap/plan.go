@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"tcpmap/constraints"
-	"tcpmap/cost"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
@@ -743,8 +743,8 @@ func gathersInto(w *workload.Workload, op string) []*workload.Op {
 
 // fuseGathers rewrites pl, the plan of einsum op of the workload in file,
 // so that its loads do each gather whose output op alone reads
-// (search.GatherIntoLoads), when the rewritten kernel prices as pl's; it
-// says on stderr why a gather stays a kernel of its own.
+// (search.FuseGather); it says on stderr why a gather stays a kernel of
+// its own.
 func fuseGathers(g *globals, stderr io.Writer, file, op string, pl *plan.Plan) error {
 	spec, err := loadSpec(g)
 	if err != nil {
@@ -755,18 +755,13 @@ func fuseGathers(g *globals, stderr io.Writer, file, op string, pl *plan.Plan) e
 		return err
 	}
 	for _, gop := range gathersInto(w, op) {
-		q, err := search.GatherIntoLoads(spec, pl.Program, w, gop, gop.Outputs[0])
-		if err != nil {
+		q, err := search.FuseGather(spec, pl.Program, pl.Cost.Cycles, w, gop)
+		if errors.Is(err, search.ErrNotFused) {
 			fmt.Fprintf(stderr, "plan: the gather %s is not done in %s's loads: %v\n", gop.Name, op, err)
 			continue
 		}
-		rep, err := cost.Estimate(spec, q)
 		if err != nil {
 			return err
-		}
-		if rep.Cycles != pl.Cost.Cycles {
-			fmt.Fprintf(stderr, "plan: the gather %s is not done in %s's loads: its kernel would price %.0f cycles, not %.0f\n", gop.Name, op, rep.Cycles, pl.Cost.Cycles)
-			continue
 		}
 		pl.Program = q
 		pl.Workload.Prologue = append(pl.Workload.Prologue, gop.Name)
