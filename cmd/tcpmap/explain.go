@@ -93,7 +93,7 @@ at --timeout.`,
 			if fuse && op == "" {
 				return usageError{fmt.Errorf("--fuse explains one einsum op with its epilogue: name it with --op")}
 			}
-			all, err := allDigitOrders(orders)
+			all, err := allDigitOrders(orders, true)
 			if err != nil {
 				return err
 			}
@@ -138,7 +138,7 @@ at --timeout.`,
 	cmd.Flags().BoolVar(&fuse, "fuse", false, "explain the einsum --op names with the elementwise ops after it done by its kernel (as plan --fuse)")
 	cmd.Flags().IntVar(&maxTiles, "max-tiles", 0, "bound on a tiled candidate's tiles (0: the planner's default)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop each search after this long (0: none)")
-	cmd.Flags().StringVar(&orders, "digit-orders", "named", "the digit orders the space holds, as plan's: named or all (every order of each axis's levels)")
+	cmd.Flags().StringVar(&orders, "digit-orders", "", "the digit orders the space holds, as plan's: all (every order of each axis's levels, the default) or named")
 	return cmd
 }
 

@@ -42,6 +42,14 @@ func TestGraphPlanCostVerify(t *testing.T) {
 	assert.Equal(t, 2, gp.Cost.Planned)
 	assert.Equal(t, 3, gp.Cost.NotPlannable)
 	assert.LessOrEqual(t, gp.Cost.Cycles, gp.Cost.BaselineCycles)
+	// A graph planned whole searches the named digit orders unless told
+	// otherwise (the cache keys above are theirs; one einsum's default is
+	// every order).
+	for _, op := range gp.Ops {
+		if op.Plan != nil {
+			assert.Empty(t, op.Plan.Search.DigitOrders, op.Name)
+		}
+	}
 
 	trace := filepath.Join(dir, "head.trace.json")
 	code, stdout, stderr = runCLI(t, "cost", out, "--trace", trace)

@@ -91,13 +91,17 @@ cycles proves it optimal ("optimal: proven"). --planner exhaustive evaluates
 every candidate ("optimal: exhaustive"; ties go to the candidate enumerated
 first).
 
---digit-orders says how each axis's digits may nest: named (the default) holds
-tile > cluster > slice > time > row > packet and three other orders with a
-recorded use (a Row digit above its Time digit, Cluster and Slice digits dealt
-out below Time, a Cluster digit below its Slice digit); all holds every order of
+--digit-orders says how each axis's digits may nest: all holds every order of
 the axis's levels, the tile digit's included, whatever the engines accept (a
-plan of another order prints it as "digit order of I"). The proof holds within
-the space searched ("optimal: proven (every digit order)" for all).
+plan of another order prints it as "digit order of I"); named holds tile >
+cluster > slice > time > row > packet and three other orders with a recorded
+use (a Row digit above its Time digit, Cluster and Slice digits dealt out below
+Time, a Cluster digit below its Slice digit). One einsum is searched over every
+order unless --digit-orders named says otherwise; a graph planned whole
+searches its einsums' layout classes over the named orders unless
+--digit-orders all says otherwise (every order would multiply the many
+searches of a layer several times over). The proof holds within the space
+searched ("optimal: proven (every digit order)" for all).
 
 It prints the winner as the manual writes kernels (each tensor's Chip, Cluster,
 Slice, Row and Element mappings, each chain's Time and Packet), the operand in
@@ -139,10 +143,6 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 			if planTargets[target] == "" {
 				return usageError{fmt.Errorf("--target %q: want manual, visa-0.1 or opt-0.6", target)}
 			}
-			allOrders, err := allDigitOrders(orders)
-			if err != nil {
-				return err
-			}
 			if timeout < 0 || maxTiles < 0 || workers < 0 || maxEvals < 0 {
 				return usageError{fmt.Errorf("--timeout, --max-tiles and --workers must not be negative")}
 			}
@@ -162,12 +162,20 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 					return err
 				}
 				if isGraph {
+					allOrders, err := allDigitOrders(orders, false)
+					if err != nil {
+						return err
+					}
 					return planGraph(c.OutOrStdout(), c.ErrOrStderr(), g, wl, gf, search.Options{MaxEvaluations: maxEvals, MaxTiles: maxTiles,
 						AllOrders: allOrders, Timeout: timeout, Workers: workers, MemoryBudget: uint64(memory) << 20}, out)
 				}
 			}
 			if gf.axes != "" {
 				return usageError{fmt.Errorf("--axes resizes a graph planned whole (no --op)")}
+			}
+			allOrders, err := allDigitOrders(orders, true)
+			if err != nil {
+				return err
 			}
 			if w, o := nonEinsumOp(args[0], op); o != nil && !(fuse && o.Kind == workload.KindEinsum) {
 				if fuse {
@@ -294,7 +302,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 	cmd.Flags().IntVar(&workers, "workers", 0, "evaluate candidates on `N` cores (default: all; the plan does not depend on it)")
 	cmd.Flags().BoolVar(&noPrune, "no-prune", false, "price every legal candidate exactly (no lower-bound pruning)")
 	cmd.Flags().BoolVar(&noPad, "no-pad", false, "when no mapping is legal at the workload's sizes, do not plan the nearest padding (report the paddings instead)")
-	cmd.Flags().StringVar(&orders, "digit-orders", "named", "the digit orders of each axis the search holds: named (tile > cluster > slice > time > row > packet and the named choices: Row above Time, dealt out, Cluster below Slice) or all (every order of the axis's levels; a larger space, slower on most workloads)")
+	cmd.Flags().StringVar(&orders, "digit-orders", "", "the digit orders of each axis the search holds: all (every order of the axis's levels) or named (tile > cluster > slice > time > row > packet and the named choices: Row above Time, dealt out, Cluster below Slice); default all for one einsum, named for a graph planned whole")
 	cmd.Flags().StringVar(&planner, "planner", "sat", "sat (branch and bound over the SAT encoding, proven optimal) or exhaustive")
 	cmd.Flags().StringVar(&target, "target", "manual", "the library the kernel is for: manual, visa-0.1 or opt-0.6 (no 64-byte dual-channel collect packets, a cluster reduce through HBM)")
 	return cmd
@@ -770,10 +778,15 @@ func fuseGathers(g *globals, stderr io.Writer, file, op string, pl *plan.Plan) e
 }
 
 // allDigitOrders reads --digit-orders: all (every order of each axis's
-// digits, search.Options.AllOrders) or named.
-func allDigitOrders(flag string) (bool, error) {
-	if flag != "all" && flag != "named" {
-		return false, usageError{fmt.Errorf("--digit-orders %q: want all or named", flag)}
+// digits, search.Options.AllOrders) or named; unset, def (all for one
+// einsum, named for a graph planned whole: docs/spec-decisions.md "Digit
+// order: every order").
+func allDigitOrders(flag string, def bool) (bool, error) {
+	switch flag {
+	case "":
+		return def, nil
+	case "all", "named":
+		return flag == "all", nil
 	}
-	return flag == "all", nil
+	return false, usageError{fmt.Errorf("--digit-orders %q: want all or named", flag)}
 }
