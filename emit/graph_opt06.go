@@ -218,11 +218,12 @@ func hostInput(t *plan.GraphTensor, axes mapping.Axes) (string, error) {
 		// One axis: the position is the element's index.
 		n, _ := axes.Size(v.Axis)
 		return fmt.Sprintf("%s::from_vec((0..%dusize).map(|i| i as i32))", typ, n), nil
-	case v.Kind != workload.ValuesCausal:
+	case v.Kind != workload.ValuesCausal && v.Kind != workload.ValuesPrefix:
 		return "", fmt.Errorf("tensor %s: values of kind %q", t.Name, v.Kind)
-	}
-	if t.DType != "f32" {
+	case v.Kind == workload.ValuesCausal && t.DType != "f32":
 		return "", fmt.Errorf("tensor %s: a %s causal mask (the host writes f32 masks)", t.Name, t.DType)
+	case v.Kind == workload.ValuesPrefix && t.DType != "i32":
+		return "", fmt.Errorf("tensor %s: a %s prefix (the host writes i32 prefixes)", t.Name, t.DType)
 	}
 	e, err := mapping.Parse(t.Layout, axes, nil)
 	if err != nil {
@@ -245,6 +246,10 @@ func hostInput(t *plan.GraphTensor, axes mapping.Axes) (string, error) {
 		n, _ := axes.Size(a)
 		return fmt.Sprintf("i / %d %% %d", stride[a], n)
 	}
-	return fmt.Sprintf("%s::from_vec((0..%dusize).map(|i| if %s <= %s { 0.0 } else { f32::NEG_INFINITY }))",
-		typ, s, idx(v.Key), idx(v.Query)), nil
+	in, out := "0.0", "f32::NEG_INFINITY"
+	if v.Kind == workload.ValuesPrefix {
+		in, out = "1i32", "0i32"
+	}
+	return fmt.Sprintf("%s::from_vec((0..%dusize).map(|i| if %s <= %s { %s } else { %s }))",
+		typ, s, idx(v.Key), idx(v.Query), in, out), nil
 }

@@ -219,6 +219,12 @@ type GraphOptions struct {
 	// (PlanResident; docs/spec-decisions.md "DM residency across
 	// kernels").
 	NoResidency bool
+	// NoExpand keeps every op as the workload states it. Otherwise, with
+	// VectorOps, an op with no kernel of its own but an exact form in ops
+	// that have one (workload.Expand: cumsum, a batched gather, compact)
+	// is planned as that form, and the plan lists it among its
+	// expansions.
+	NoExpand bool
 	// residents keeps the resident pairs planned over PlanGraph's fusion
 	// choices, which share them (residentKey).
 	residents *residentMemo
@@ -327,6 +333,45 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	if w == nil || w.Form != workload.FormGraph {
 		return nil, errors.New("search: PlanGraph: not a graph workload")
 	}
+	if !o.VectorOps || o.NoExpand {
+		return planFused(w, o)
+	}
+	xw, exps, err := workload.Expand(w)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	g, err := planFused(xw, o)
+	if err != nil || len(exps) == 0 {
+		return g, err
+	}
+	for _, x := range exps {
+		op := x.Op
+		g.Expansions = append(g.Expansions, plan.GraphExpansion{Name: op.Name, Kind: string(op.Kind), Inputs: op.Inputs, Outputs: op.Outputs,
+			Axis: op.Axis, Axes: op.Axes, K: op.K, Reduce: op.Reduce, Scalar: op.Scalar, Parts: x.Parts})
+		for _, p := range x.Parts {
+			for i := range g.Ops {
+				if g.Ops[i].Name == p {
+					g.Ops[i].ExpandedFrom = op.Name
+				}
+			}
+		}
+	}
+	// The roofline is the workload's: its inputs, outputs and einsums,
+	// not the constants the expansions add.
+	c := &g.Cost
+	c.RooflineCycles, c.Roofline = LayerRoofline(w, o.Spec), 0
+	if c.Cycles > 0 {
+		c.Roofline = c.RooflineCycles / c.Cycles
+	}
+	if err := g.Validate(); err != nil {
+		return nil, fmt.Errorf("search: graph plan of %s: %w", w.Name, err)
+	}
+	return g, nil
+}
+
+// planFused is PlanGraph over w's ops as they stand, each fusion choice
+// weighed.
+func planFused(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	if o.Spec == nil {
 		return nil, errors.New("search: PlanGraph: no hardware spec")
 	}
@@ -1203,8 +1248,10 @@ type solveStats struct {
 // solve picks one class per op. Ops with one class are fixed; the others
 // interact through the edges between them. When every connected set of
 // interacting ops is a chain, a dynamic program along each chain is exact;
-// otherwise an integer linear program (graphilp.go) is, when its branch
-// and bound finishes within maxNodes LP solves; should the simplex fail
+// otherwise variable elimination (graphelim.go) is, when its tables stay
+// within maxElimTable entries, and past that an integer linear program
+// (graphilp.go), when its branch and bound finishes within maxNodes LP
+// solves; should the simplex fail
 // numerically, a branch and bound over the classes in topological order
 // (the bound: the cost so far plus each unassigned op's cheapest class)
 // takes its place.
@@ -1245,6 +1292,9 @@ func (m *graphModel) solve(maxNodes int) ([]int, solveStats) {
 		}
 		c := m.total(choice)
 		return choice, solveStats{method: "dp", proven: true, nodes: len(m.ops), lowerBound: c}
+	}
+	if best, st, ok := m.eliminate(choice); ok {
+		return best, st
 	}
 	if best, st, ok := m.ilpSolve(choice, maxNodes); ok {
 		return best, st

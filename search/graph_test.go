@@ -122,8 +122,8 @@ func bruteForce(m *graphModel) float64 {
 	return best
 }
 
-// TestGraphSolversExact checks the dynamic program (a chain) and the
-// branch and bound (a fan-out and a join) against brute force on random
+// TestGraphSolversExact checks the dynamic program (a chain), variable
+// elimination and the integer program (a fan-out and a join) against brute force on random
 // class costs, and that neither is worse than the baseline (every op in
 // its declared class).
 func TestGraphSolversExact(t *testing.T) {
@@ -133,9 +133,9 @@ func TestGraphSolversExact(t *testing.T) {
 		resident bool // with DM residency classes (withResident)
 	}{
 		{"testdata/graph/chain.yaml", "dp", false},
-		{"testdata/graph/branch.yaml", "ilp", false},
+		{"testdata/graph/branch.yaml", "elimination", false},
 		{"testdata/graph/chain.yaml", "dp", true},
-		{"testdata/graph/branch.yaml", "ilp", true},
+		{"testdata/graph/branch.yaml", "elimination", true},
 	} {
 		t.Run(fmt.Sprintf("%s resident=%v", filepath.Base(tc.file), tc.resident), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -149,7 +149,16 @@ func TestGraphSolversExact(t *testing.T) {
 				assert.Equal(t, tc.method, st.method)
 				assert.True(t, st.proven)
 				got := m.total(choice)
-				assert.InDelta(t, bruteForce(m), got, 1e-6, "trial %d", trial)
+				bf := bruteForce(m)
+				assert.InDelta(t, bf, got, 1e-6, "trial %d", trial)
+				if tc.method == "elimination" {
+					// The integer program, which takes over past the
+					// elimination's tables, is exact too.
+					ic, ist, ok := m.ilpSolve(make([]int, len(m.ops)), DefaultMaxNodes)
+					require.True(t, ok)
+					assert.True(t, ist.proven)
+					assert.InDelta(t, bf, m.total(ic), 1e-6, "trial %d (ilp)", trial)
+				}
 				assert.LessOrEqual(t, got, m.total(make([]int, len(m.ops))))
 				for i, k := range choice {
 					if slices.ContainsFunc(m.ops[i].classes[k].layouts, isDM) {
@@ -207,7 +216,7 @@ func TestPlanGraphBranch(t *testing.T) {
 	g, err := PlanGraph(w, o)
 	require.NoError(t, err)
 	require.NoError(t, g.Validate())
-	assert.Equal(t, "ilp", g.Search.Method)
+	assert.Equal(t, "elimination", g.Search.Method)
 	assert.Equal(t, "proven", g.Search.Optimal)
 	assert.LessOrEqual(t, g.Cost.Cycles, g.Cost.BaselineCycles)
 	assert.Greater(t, g.Cost.Saving, 0.0, "the shared tensors' other layout is cheaper")

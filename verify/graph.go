@@ -60,6 +60,11 @@ type GraphReport struct {
 	// gather's own kernel, or one whose loads do the gather (its
 	// prologue).
 	Unindexed int `json:"unindexed,omitempty"`
+	// Expanded counts the workload's ops the plan computes with other ops
+	// (plan.Graph.Expansions) whose parts' reference equals the op's own
+	// on this run's values (checked after the last part; a difference is
+	// an error).
+	Expanded int `json:"expanded,omitempty"`
 	// Pass: every kernel matches its own reference and every tensor a
 	// kernel wrote is within its composed bound of the graph's reference.
 	Pass bool `json:"pass"`
@@ -304,8 +309,59 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 		}
 		rep.Pass = rep.Pass && or.Pass
 		rep.Ops = append(rep.Ops, or)
+		if x := lastPart(g, o.Name); x != nil {
+			if err := checkExpansion(x, vals, newVal); err != nil {
+				return nil, err
+			}
+			rep.Expanded++
+		}
 	}
 	return rep, nil
+}
+
+// lastPart returns the expansion whose last part is op, nil when none.
+func lastPart(g *plan.Graph, op string) *plan.GraphExpansion {
+	for i := range g.Expansions {
+		x := &g.Expansions[i]
+		if x.Parts[len(x.Parts)-1] == op {
+			return x
+		}
+	}
+	return nil
+}
+
+// checkExpansion computes the reference of the op x stands for, on its
+// inputs' reference values, and requires its parts' reference of each
+// output to equal it: the expansion is exact (workload.Expand), so any
+// difference is a wrong expansion.
+func checkExpansion(x *plan.GraphExpansion, vals map[string]*gval, newVal func(string) (*Logical, error)) error {
+	var ins, outs []*Logical
+	for _, name := range x.Inputs {
+		v, ok := vals[name]
+		if !ok {
+			return fmt.Errorf("expansion %s: input %s has no value", x.Name, name)
+		}
+		ins = append(ins, v.ref)
+	}
+	for _, name := range x.Outputs {
+		l, err := newVal(name)
+		if err != nil {
+			return err
+		}
+		outs = append(outs, l)
+	}
+	if err := graphRef(x.Op(), ins, outs); err != nil {
+		return fmt.Errorf("expansion %s: %w", x.Name, err)
+	}
+	for j, name := range x.Outputs {
+		got := vals[name].ref
+		for k, want := range outs[j].Vals {
+			if got.Vals[k] != want {
+				return fmt.Errorf("expansion %s (%s): its parts compute %s[%d] = %v, the op %v", x.Name, x.Kind, name, k, got.Vals[k], want)
+			}
+		}
+	}
+	return nil
 }
 
 // simulateOp runs planned op o's kernel (and the relayouts of its inputs
@@ -1256,6 +1312,9 @@ func (r *GraphReport) String() string {
 		verdict, r.Graph, r.Seed, r.Simulated, r.Fed)
 	if r.Unindexed > 0 {
 		fmt.Fprintf(&b, ", %d kernels fed from the reference (a gather's index outside its table)", r.Unindexed)
+	}
+	if r.Expanded > 0 {
+		fmt.Fprintf(&b, "; %d ops computed by other ops, their parts' reference equal to the op's", r.Expanded)
 	}
 	b.WriteString("\n")
 	return b.String()

@@ -31,6 +31,7 @@ type graphPlanFlags struct {
 	vector  bool   // --vector-ops
 	noFuse  bool   // --no-fuse
 	noDM    bool   // --no-residency
+	noExp   bool   // --no-expand
 	budget  int    // --layout-evaluations
 }
 
@@ -158,7 +159,7 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 		planner = search.PlanOpPlanner(spec)
 	}
 	gp, err := search.PlanGraph(wl, search.GraphOptions{Spec: spec, Op: opts, Cache: cache, Layouts: f.layouts, CacheOnly: f.only, Planner: planner,
-		LayoutEvaluations: f.budget, VectorOps: f.vector, NoFuse: f.noFuse, NoResidency: f.noDM,
+		LayoutEvaluations: f.budget, VectorOps: f.vector, NoFuse: f.noFuse, NoResidency: f.noDM, NoExpand: f.noExp,
 		Progress: func(op string, layouts []string, took time.Duration, searched int, err error) {
 			if err != nil {
 				fmt.Fprintf(stderr, "plan: op %s has no plan in layouts %s after %.1fs (not a choice): %v\n",
@@ -198,6 +199,9 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 	}
 	if n := gp.Search.Fusions; n > 0 {
 		fmt.Fprintf(w, "fusion: %d choices of which epilogues to fuse into their contractions' kernels, each planned whole; the cheapest kept (--no-fuse: none)\n", n)
+	}
+	for _, x := range gp.Expansions {
+		fmt.Fprintf(w, "expanded: %s (%s) computed by %d ops of kinds with kernels: %s (--no-expand: none)\n", x.Name, x.Kind, len(x.Parts), strings.Join(x.Parts, ", "))
 	}
 	if n := prologues(gp); n > 0 {
 		var names []string
@@ -274,6 +278,9 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 			bn = o.Plan.Cost.Bottleneck
 		}
 		status := o.Status
+		if o.ExpandedFrom != "" {
+			status += " (" + o.ExpandedFrom + ")"
+		}
 		if o.Status == plan.StatusFused {
 			status = "fused into " + o.FusedInto
 			if gp.Prologued(&gp.Tensors[slices.IndexFunc(gp.Tensors, func(t plan.GraphTensor) bool { return t.Name == o.Outputs[0] })]) {

@@ -289,6 +289,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 	cmd.Flags().IntVar(&gf.budget, "layout-evaluations", search.DefaultLayoutEvaluations, "bound the search of a graph's op in layouts other than the declared ones to `N` candidate evaluations (the same on any machine)")
 	cmd.Flags().StringVar(&gf.cache, "cache", "", "keep every op plan of a graph in `DIR` under its content key, and reuse them")
 	cmd.Flags().BoolVar(&gf.vector, "vector-ops", false, "plan a graph's Vector Engine ops too (search.PlanOp: rmsnorm, softmax, elementwise), not only its einsums, and fuse an einsum's epilogue (a constant scale, exp, sigmoid, silu) into its kernel where that is cheaper; such a graph plan emits under --api opt-0.6 when every op has a kernel and none is a view")
+	cmd.Flags().BoolVar(&gf.noExp, "no-expand", false, "with --vector-ops, keep every op as the workload states it (no cumsum, batched gather or compact computed by ops of other kinds)")
 	cmd.Flags().BoolVar(&gf.noFuse, "no-fuse", false, "with --vector-ops, plan every op as its own kernel (no epilogue fused into an einsum's kernel)")
 	cmd.Flags().BoolVar(&gf.noDM, "no-residency", false, "with --vector-ops, keep every tensor in HBM between kernels (no tensor left in DM from one Vector Engine op's kernel to the next's)")
 	cmd.Flags().BoolVar(&gf.only, "cache-only", false, "plan a graph from the cache and the stored plans only: an einsum op plan they lack is an error")

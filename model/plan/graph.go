@@ -66,6 +66,10 @@ type Graph struct {
 	Workload GraphWorkload `json:"workload"`
 	// Ops are the graph's ops in program order (the order they run).
 	Ops []GraphOp `json:"ops"`
+	// Expansions are the workload's ops that other ops compute in the
+	// plan (workload.Expand), in the workload's order; none when every
+	// op is planned as itself.
+	Expansions []GraphExpansion `json:"expansions,omitempty"`
 	// Tensors are the graph's tensors in declaration order.
 	Tensors []GraphTensor `json:"tensors"`
 	// Cost is the graph's total under the cost model.
@@ -127,6 +131,33 @@ type GraphOp struct {
 	// kernel's program holds each output as a gathered argument
 	// (kernel.Tensor.Gather) of the gather's table and index.
 	Prologue []string `json:"prologue,omitempty"`
+	// ExpandedFrom, on an op the planner put in place of one of the
+	// workload's (Graph.Expansions), names that op.
+	ExpandedFrom string `json:"expanded_from,omitempty"`
+}
+
+// GraphExpansion is an op of the workload that the plan computes with
+// other ops (workload.Expand): the op as the workload states it and the
+// parts that compute its outputs, in program order. verify checks that
+// the parts' reference equals the op's.
+type GraphExpansion struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Inputs  []string `json:"inputs"`
+	Outputs []string `json:"outputs"`
+	Axis    string   `json:"axis,omitempty"`
+	Axes    []string `json:"axes,omitempty"`
+	K       string   `json:"k,omitempty"`
+	Reduce  string   `json:"op,omitempty"`
+	Scalar  *float64 `json:"scalar,omitempty"`
+	// Parts are the ops in its place (each with ExpandedFrom its name).
+	Parts []string `json:"parts"`
+}
+
+// Op is the expansion's op as a GraphOp (its kind and parameters), for
+// the reference.
+func (x *GraphExpansion) Op() *GraphOp {
+	return &GraphOp{Name: x.Name, Kind: x.Kind, Inputs: x.Inputs, Outputs: x.Outputs, Axis: x.Axis, Axes: x.Axes, K: x.K, Reduce: x.Reduce, Scalar: x.Scalar}
 }
 
 // Prologued reports whether t is a gather's output read through its
@@ -473,11 +504,11 @@ func (g *Graph) Validate() error {
 		tensors[t.Name] = i
 		if v := t.Values; v != nil {
 			switch {
-			case v.Kind != workload.ValuesCausal && v.Kind != workload.ValuesIota:
-				return fieldErr(f+".values.kind", "unknown values kind %q (causal, iota)", v.Kind)
+			case v.Kind != workload.ValuesCausal && v.Kind != workload.ValuesIota && v.Kind != workload.ValuesPrefix:
+				return fieldErr(f+".values.kind", "unknown values kind %q (causal, prefix, iota)", v.Kind)
 			case v.Kind == workload.ValuesIota && (len(t.Axes) != 1 || t.Axes[0] != v.Axis):
 				return fieldErr(f+".values.axis", "an iota over %q is a tensor over it alone, not %s %v", v.Axis, t.Name, t.Axes)
-			case v.Kind == workload.ValuesCausal && (!slices.Contains(t.Axes, v.Query) || !slices.Contains(t.Axes, v.Key) || v.Query == v.Key):
+			case v.Kind != workload.ValuesIota && (!slices.Contains(t.Axes, v.Query) || !slices.Contains(t.Axes, v.Key) || v.Query == v.Key):
 				return fieldErr(f+".values", "query %q and key %q must be two axes of %s %v", v.Query, v.Key, t.Name, t.Axes)
 			case t.Producer != "":
 				return fieldErr(f+".values", "tensor %s has values: an input, not produced by %s", t.Name, t.Producer)
@@ -660,6 +691,48 @@ func (g *Graph) Validate() error {
 			}
 		}
 	}
+	// An expansion's parts are ops of the plan, in order, each naming it,
+	// and write its outputs; its inputs are the graph's tensors.
+	parts := map[string]string{}
+	for i := range g.Expansions {
+		x := &g.Expansions[i]
+		f := fmt.Sprintf("expansions[%d]", i)
+		if x.Name == "" || x.Kind == "" {
+			return fieldErr(f, "an expansion names its op and kind")
+		}
+		if _, dup := ops[x.Name]; dup {
+			return fieldErr(f+".name", "op %q is in the plan: an expanded op is not", x.Name)
+		}
+		if len(x.Parts) == 0 {
+			return fieldErr(f+".parts", "none")
+		}
+		last := -1
+		for j, p := range x.Parts {
+			k, ok := ops[p]
+			if !ok || k <= last || g.Ops[k].ExpandedFrom != x.Name {
+				return fieldErr(fmt.Sprintf("%s.parts[%d]", f, j), "%q: want a later op of the plan expanded from %q", p, x.Name)
+			}
+			if _, dup := parts[p]; dup {
+				return fieldErr(fmt.Sprintf("%s.parts[%d]", f, j), "%q is also a part of %q", p, parts[p])
+			}
+			parts[p], last = x.Name, k
+		}
+		for j, t := range x.Inputs {
+			if _, ok := tensors[t]; !ok {
+				return fieldErr(fmt.Sprintf("%s.inputs[%d]", f, j), "unknown tensor %q", t)
+			}
+		}
+		for j, t := range x.Outputs {
+			if _, ok := tensors[t]; !ok || parts[writes[t]] != x.Name {
+				return fieldErr(fmt.Sprintf("%s.outputs[%d]", f, j), "tensor %q is not written by a part of %q", t, x.Name)
+			}
+		}
+	}
+	for i := range g.Ops {
+		if n := g.Ops[i].ExpandedFrom; n != "" && parts[g.Ops[i].Name] != n {
+			return fieldErr(fmt.Sprintf("ops[%d].expanded_from", i), "%q lists no part %q", n, g.Ops[i].Name)
+		}
+	}
 	var relayoutCycles float64
 	for i, t := range g.Tensors {
 		f := fmt.Sprintf("tensors[%d]", i)
@@ -754,8 +827,8 @@ func (g *Graph) Validate() error {
 		return fieldErr("cost.saving", "%v above 1", c.Saving)
 	}
 	s := g.Search
-	if s.Method != "dp" && s.Method != "ilp" && s.Method != "exact" {
-		return fieldErr("search.method", "%q: want dp, ilp or exact", s.Method)
+	if s.Method != "dp" && s.Method != "elimination" && s.Method != "ilp" && s.Method != "exact" {
+		return fieldErr("search.method", "%q: want dp, elimination, ilp or exact", s.Method)
 	}
 	if s.Optimal != "" && s.Optimal != "proven" {
 		return fieldErr("search.optimal", "%q: want proven or empty", s.Optimal)

@@ -473,12 +473,12 @@ func (d *decoder) values(t *Tensor, n *yaml.Node, field string, axes *axisTable)
 	// The fields each kind takes.
 	var want, not []string
 	switch kind {
-	case ValuesCausal:
+	case ValuesCausal, ValuesPrefix:
 		want, not = []string{"query", "key"}, []string{"axis"}
 	case ValuesIota:
 		want, not = []string{"axis"}, []string{"query", "key"}
 	default:
-		d.errAt(k.val, join(field, "kind"), "unknown values kind %q (causal, iota)", kind)
+		d.errAt(k.val, join(field, "kind"), "unknown values kind %q (causal, prefix, iota)", kind)
 		return
 	}
 	bad := false
@@ -524,8 +524,10 @@ func (d *decoder) values(t *Tensor, n *yaml.Node, field string, axes *axisTable)
 		d.errAt(fs["key"].val, join(field, "key"), "query and key are the same axis %s", v.Key)
 	case qs != ks:
 		d.errAt(fs["key"].val, join(field, "key"), "size mismatch: query %s is %d, key %s is %d", v.Query, qs, v.Key, ks)
-	case t.DType != dtype.F32 && t.DType != dtype.BF16:
+	case kind == ValuesCausal && t.DType != dtype.F32 && t.DType != dtype.BF16:
 		d.errAt(fs["kind"].val, join(field, "kind"), "a causal mask holds −inf: f32 or bf16, not %s", t.DType)
+	case kind == ValuesPrefix && (len(t.Axes) != 2 || !t.DType.IsInt()):
+		d.errAt(fs["kind"].val, join(field, "kind"), "a prefix is an integer tensor over its query and key axes alone, not %s %s", t.DType, shape(t))
 	default:
 		t.Values = v
 	}

@@ -66,9 +66,9 @@ type Tensor struct {
 
 // Values are a constant tensor's values, by rule.
 type Values struct {
-	// Kind is the rule: ValuesCausal or ValuesIota.
+	// Kind is the rule: ValuesCausal, ValuesPrefix or ValuesIota.
 	Kind string `json:"kind"`
-	// Query and Key are the axes of a causal mask.
+	// Query and Key are the axes of a causal mask or a prefix.
 	Query string `json:"query,omitempty"`
 	Key   string `json:"key,omitempty"`
 	// Axis is the axis of an iota.
@@ -80,13 +80,26 @@ type Values struct {
 // key <= query and makes it −inf elsewhere (causal_mask, 002 L8094).
 const ValuesCausal = "causal"
 
+// ValuesPrefix is a prefix indicator: 1 where the Key index is at most the
+// Query index, 0 elsewhere, an integer tensor over the two axes. Summed
+// against x along Key it gives x's inclusive prefix sums along it, which
+// is how the planner computes a cumsum (Expand).
+const ValuesPrefix = "prefix"
+
 // ValuesIota is the positions along one axis, 0, 1, 2, …: the manual's
 // Expert_Indices = [0, 1, …, E−1] and Block_Range = [0, 1, …, G−1] (002
 // L8623), which one_hot compares its indices with.
 const ValuesIota = "iota"
 
-// At returns the value at Query index q and Key index k of a causal mask.
+// At returns the value at Query index q and Key index k of a causal mask
+// (0 or −inf) or a prefix (1 or 0).
 func (v *Values) At(q, k int) float64 {
+	if v.Kind == ValuesPrefix {
+		if k <= q {
+			return 1
+		}
+		return 0
+	}
 	if k <= q {
 		return 0
 	}

@@ -159,7 +159,7 @@ func TestInvalidFiles(t *testing.T) {
 		{"graph_tensor_unknown_axis.yaml", "6:17: tensors.y.axes[1]", "unknown axis E"},
 		{"graph_reshape_mismatch.yaml", "8:57: ops[0].outputs[0]", "size mismatch: reshape of x [S, D] (32 elements) to y [S, H, Dh] (16 elements)"},
 		{"graph_produced_twice.yaml", "9:53: ops[1].outputs[0]", "tensor y is produced twice (also by op a, line 8)"},
-		{"graph_values_kind.yaml", "6:51: tensors.mask.values.kind", `unknown values kind "triangle" (causal, iota)`},
+		{"graph_values_kind.yaml", "6:51: tensors.mask.values.kind", `unknown values kind "triangle" (causal, prefix, iota)`},
 		{"graph_values_iota_axes.yaml", "6:63: tensors.pos.values.axis", "an iota over E is a tensor over E alone, not pos [T, E]"},
 		{"graph_values_iota_field.yaml", "6:63: tensors.pos.values.query", "values of kind iota take no query"},
 		{"graph_one_hot_positions.yaml", "9:50: ops[0].inputs[1]", "the positions pos must have values {kind: iota, axis: E}"},

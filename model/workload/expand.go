@@ -1,0 +1,406 @@
+package workload
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"tcpmap/model/dtype"
+)
+
+// Expansion is one op of a graph that Expand replaced by ops of kinds
+// with kernels: Op is the op as the workload states it, Parts the names of
+// the ops that compute its outputs, in order (the last writes them).
+type Expansion struct {
+	Op    *Op
+	Parts []string
+}
+
+// scanLimit bounds the elements of a scan's product tensor (x times the
+// prefix indicator along the scanned axis): 2^24 i32 elements, 64 MiB. A
+// longer scan is split into two axes (a view) and scanned in two levels.
+const scanLimit = 1 << 24
+
+// Expand returns w with each op that has no kernel of its own but an
+// exact form in ops that have one replaced by that form, and the ops it
+// replaced (none: w itself). The forms, all over i32 values, where the
+// integer Fxp cluster's wrapping add, sub and multiply are exact
+// (docs/spec-decisions.md "Index ops in kernels of other kinds"):
+//
+//   - cumsum along one axis A: the input viewed with A renamed A'
+//     (reshape), times a prefix indicator over (A', A) (Values{Kind:
+//     prefix}), summed over A' (reduce). Along several axes, the inner axes' scan plus the
+//     exclusive scan of their totals along the outer one (add, sub). An
+//     axis whose product tensor would pass scanLimit elements is split in
+//     two (reshape) and scanned in two levels.
+//   - gather of one element along A, the index sharing axes with the
+//     table (a batched gather, the MoE's Token_Rank, 002 L8648): the
+//     table times the index's one-hot along A (one_hot with the positions
+//     along A, an existing one_hot of the same index reused), summed over
+//     A. An index outside A reads 0, as the gather's reference does.
+//   - compact of x where keep (keep a comparison's or a one-hot's 0/1)
+//     into one axis P: each kept element's rank (a cumsum of keep, less
+//     one; −1 where not kept), its one-hot along P, and x + 1 summed
+//     against it, less one: the slots past the kept elements hold −1.
+//     When x has an axis P, x and keep are viewed with it renamed.
+//
+// Each part but a view writes a tensor of its own, and the last writes the
+// op's output, except after a split scan (a view). The parts are named
+// after the op (mask_scan_prod, …), new axes after the scanned ones (Kr;
+// Thi, Tlo; GRIDs); parts and new tensors carry the op's line.
+func Expand(w *Workload) (*Workload, []Expansion, error) {
+	if w == nil || w.Form != FormGraph || len(w.Axes.Skews()) > 0 {
+		return w, nil, nil
+	}
+	e := &expander{w: w, names: map[string]bool{}, opNames: map[string]bool{}, axes: map[string]int64{}}
+	for _, a := range w.Axes.List() {
+		e.axes[a.Name] = int64(a.Size)
+		e.axisOrder = append(e.axisOrder, a.Name)
+		e.names[a.Name] = true
+	}
+	for _, t := range w.Tensors {
+		e.names[t.Name] = true
+		c := *t
+		e.tensors = append(e.tensors, &c)
+	}
+	for _, o := range w.Ops {
+		e.opNames[o.Name] = true
+	}
+	var exps []Expansion
+	for _, o := range w.Ops {
+		e.line = o.Line
+		parts, ok := e.expand(o)
+		if !ok {
+			e.ops = append(e.ops, o)
+			continue
+		}
+		x := Expansion{Op: o}
+		for _, p := range parts {
+			x.Parts = append(x.Parts, p.Name)
+		}
+		exps = append(exps, x)
+		e.ops = append(e.ops, parts...)
+	}
+	if len(exps) == 0 {
+		return w, nil, nil
+	}
+	out, err := Parse(e.yaml(), w.File)
+	if err != nil {
+		return nil, nil, fmt.Errorf("expanding %s: %w", w.Name, err)
+	}
+	// Every error about a part points at the op it stands for.
+	lines := map[string]int{}
+	for _, t := range e.tensors {
+		lines[t.Name] = t.Line
+	}
+	for _, t := range out.Tensors {
+		t.Line = lines[t.Name]
+	}
+	olines := map[string]int{}
+	for _, o := range e.ops {
+		olines[o.Name] = o.Line
+	}
+	for _, o := range out.Ops {
+		o.Line = olines[o.Name]
+	}
+	return out, exps, nil
+}
+
+type expander struct {
+	w         *Workload
+	names     map[string]bool // tensors and axes
+	opNames   map[string]bool
+	axes      map[string]int64
+	axisOrder []string
+	tensors   []*Tensor
+	ops       []*Op
+	line      int
+	// done are the ops already emitted for the op being expanded.
+	done []*Op
+}
+
+func (e *expander) tensor(name string) *Tensor {
+	for _, t := range e.tensors {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// fresh returns a name made from base that is not in used, and marks it.
+func fresh(used map[string]bool, base string) string {
+	n := base
+	for k := 2; used[n]; k++ {
+		n = base + strconv.Itoa(k)
+	}
+	used[n] = true
+	return n
+}
+
+func (e *expander) newAxis(base string, size int64) string {
+	a := fresh(e.names, base)
+	e.axes[a] = size
+	e.axisOrder = append(e.axisOrder, a)
+	return a
+}
+
+func (e *expander) newTensor(base string, axes []string, dt dtype.DType, v *Values) string {
+	t := &Tensor{Name: fresh(e.names, base), Axes: slices.Clone(axes), DType: dt, Values: v, Line: e.line}
+	e.tensors = append(e.tensors, t)
+	return t.Name
+}
+
+func (e *expander) op(base string, kind Kind, ins []string, out string, set func(*Op)) {
+	o := &Op{Name: fresh(e.opNames, base), Kind: kind, Inputs: ins, Outputs: []string{out}, Line: e.line}
+	if set != nil {
+		set(o)
+	}
+	e.done = append(e.done, o)
+}
+
+func scalarOf(v float64) func(*Op) { return func(o *Op) { o.Scalar = &v } }
+
+// expand returns the parts of o, or false when o keeps its kind.
+func (e *expander) expand(o *Op) ([]*Op, bool) {
+	e.done = nil
+	var ok bool
+	switch o.Kind {
+	case KindCumsum:
+		x := e.tensor(o.Inputs[0])
+		if ok = x.DType == dtype.I32 && e.tensor(o.Outputs[0]).DType == dtype.I32; ok {
+			e.cumsum(o.Name, x.Name, o.Axes, o.Outputs[0])
+		}
+	case KindGather:
+		ok = e.batchedGather(o)
+	case KindCompact:
+		ok = e.compact(o)
+	}
+	if !ok {
+		return nil, false
+	}
+	return e.done, true
+}
+
+// cumsum emits the inclusive scan of x over axes (in x's axis order) into
+// out (a tensor of x's axes and dtype, "" for a new one); it returns out.
+func (e *expander) cumsum(base, x string, axes []string, out string) string {
+	xt := e.tensor(x)
+	var scan []string
+	for _, a := range xt.Axes {
+		if slices.Contains(axes, a) {
+			scan = append(scan, a)
+		}
+	}
+	if out == "" {
+		out = e.newTensor(base+"_scan", xt.Axes, xt.DType, nil)
+	}
+	if len(scan) > 1 {
+		// Along (A1, rest): the scan along rest, plus the exclusive scan
+		// along A1 of rest's totals.
+		rest := scan[1:]
+		inner := e.cumsum(base, x, rest, "")
+		tot := e.newTensor(base+"_tot", minus(xt.Axes, rest), xt.DType, nil)
+		e.op(base+"_tot", KindReduce, []string{x}, tot, func(o *Op) { o.Reduce, o.Axes = ReduceSum, slices.Clone(rest) })
+		ctot := e.cumsum(base, tot, scan[:1], "")
+		ex := e.newTensor(base+"_excl", minus(xt.Axes, rest), xt.DType, nil)
+		e.op(base+"_excl", KindSub, []string{ctot, tot}, ex, nil)
+		e.op(base+"_sum", KindAdd, []string{inner, ex}, out, nil)
+		return out
+	}
+	a := scan[0]
+	n := e.axes[a]
+	var elems int64 = 1
+	for _, b := range xt.Axes {
+		elems *= e.axes[b]
+	}
+	if lo := splitFactor(n); elems > scanLimit/n && lo > 1 {
+		// Split A into (Ahi, Alo), a view, and scan both levels.
+		hi := e.newAxis(a+"hi", n/lo)
+		lw := e.newAxis(a+"lo", lo)
+		split := replaceAxis(xt.Axes, a, hi, lw)
+		xs := e.newTensor(base+"_split", split, xt.DType, nil)
+		e.op(base+"_split", KindReshape, []string{x}, xs, nil)
+		ss := e.cumsum(base, xs, []string{hi, lw}, "")
+		e.op(base+"_join", KindReshape, []string{ss}, out, nil)
+		return out
+	}
+	// x viewed with A renamed A', the product over (A', A), summed over
+	// A': the output itself.
+	r := e.newAxis(a+"r", n)
+	xr := e.newTensor(base+"_in", replaceAxis(xt.Axes, a, r), xt.DType, nil)
+	e.op(base+"_in", KindReshape, []string{x}, xr, nil)
+	tri := e.newTensor(base+"_prefix", []string{r, a}, dtype.I32, &Values{Kind: ValuesPrefix, Query: a, Key: r})
+	prodAxes := replaceAxis(xt.Axes, a, r, a)
+	prod := e.newTensor(base+"_prod", prodAxes, xt.DType, nil)
+	e.op(base+"_prod", KindMul, []string{xr, tri}, prod, nil)
+	e.op(base+"_psum", KindReduce, []string{prod}, out, func(o *Op) { o.Reduce, o.Axes = ReduceSum, []string{r} })
+	return out
+}
+
+// splitFactor is the divisor of n nearest its square root from below (1
+// for a prime).
+func splitFactor(n int64) int64 {
+	best := int64(1)
+	for d := int64(2); d*d <= n; d++ {
+		if n%d == 0 {
+			best = d
+		}
+	}
+	return best
+}
+
+func replaceAxis(axes []string, a string, with ...string) []string {
+	var out []string
+	for _, b := range axes {
+		if b == a {
+			out = append(out, with...)
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// positions returns a tensor of the positions along a (an iota), an
+// existing one when the graph has it.
+func (e *expander) positions(base, a string) string {
+	for _, t := range e.tensors {
+		if v := t.Values; v != nil && v.Kind == ValuesIota && v.Axis == a && t.DType == dtype.I32 {
+			return t.Name
+		}
+	}
+	return e.newTensor(base+"_pos", []string{a}, dtype.I32, &Values{Kind: ValuesIota, Axis: a})
+}
+
+// oneHot returns the one-hot of index along a: an existing one_hot op's
+// output (earlier in the graph, of the same index and positions), or a
+// new part's.
+func (e *expander) oneHot(base, index, a string) string {
+	pos := e.positions(base, a)
+	for _, o := range e.ops {
+		if o.Kind == KindOneHot && o.Axis == a && slices.Equal(o.Inputs, []string{index, pos}) {
+			return o.Outputs[0]
+		}
+	}
+	it := e.tensor(index)
+	oh := e.newTensor(base+"_onehot", append(slices.Clone(it.Axes), a), dtype.I32, nil)
+	e.op(base+"_onehot", KindOneHot, []string{index, pos}, oh, func(o *Op) { o.Axis = a })
+	return oh
+}
+
+// batchedGather expands a gather of one element along an axis whose index
+// shares axes with the table.
+func (e *expander) batchedGather(o *Op) bool {
+	table, index, out := e.tensor(o.Inputs[0]), e.tensor(o.Inputs[1]), e.tensor(o.Outputs[0])
+	if len(o.Axes) != 1 || table.DType != dtype.I32 || index.DType != dtype.I32 {
+		return false
+	}
+	a := o.Axes[0]
+	rest := minus(table.Axes, o.Axes)
+	shared := false
+	for _, b := range index.Axes {
+		if !slices.Contains(rest, b) {
+			return false
+		}
+		shared = true
+	}
+	if !shared || !setEq(out.Axes, rest) {
+		return false
+	}
+	oh := e.oneHot(o.Name, index.Name, a)
+	prod := e.newTensor(o.Name+"_masked", table.Axes, dtype.I32, nil)
+	e.op(o.Name+"_masked", KindMul, []string{table.Name, oh}, prod, nil)
+	e.op(o.Name+"_sum", KindReduce, []string{prod}, out.Name, func(p *Op) { p.Reduce, p.Axes = ReduceSum, []string{a} })
+	return true
+}
+
+// boolean reports whether t's values are 0 or 1: a comparison's or a
+// one-hot's output.
+func (e *expander) boolean(t string) bool {
+	for _, o := range e.ops {
+		if slices.Contains(o.Outputs, t) {
+			switch o.Kind {
+			case KindGT, KindGE, KindLT, KindOneHot:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// compact expands a compaction of all of x's axes into one.
+func (e *expander) compact(o *Op) bool {
+	x, keep, out := e.tensor(o.Inputs[0]), e.tensor(o.Inputs[1]), e.tensor(o.Outputs[0])
+	if x.DType != dtype.I32 || keep.DType != dtype.I32 || len(out.Axes) != 1 || len(minus(x.Axes, o.Axes)) != 0 || !e.boolean(keep.Name) {
+		return false
+	}
+	p := out.Axes[0]
+	xn, kn, axes := x.Name, keep.Name, o.Axes
+	if slices.Contains(x.Axes, p) {
+		// x and keep viewed with their axis P renamed, so that the slots
+		// are P itself.
+		ps := e.newAxis(p+"s", e.axes[p])
+		xn = e.newTensor(o.Name+"_x", replaceAxis(x.Axes, p, ps), x.DType, nil)
+		e.op(o.Name+"_x", KindReshape, []string{x.Name}, xn, nil)
+		kn = e.newTensor(o.Name+"_keep", replaceAxis(keep.Axes, p, ps), keep.DType, nil)
+		e.op(o.Name+"_keep", KindReshape, []string{keep.Name}, kn, nil)
+		axes = replaceAxis(axes, p, ps)
+	}
+	xa := e.tensor(xn).Axes
+	rank := e.cumsum(o.Name, kn, axes, "")
+	less := e.newTensor(o.Name+"_rank", xa, dtype.I32, nil)
+	e.op(o.Name+"_rank", KindSub, []string{rank}, less, scalarOf(1))
+	slot := e.newTensor(o.Name+"_slot", xa, dtype.I32, nil)
+	e.op(o.Name+"_slot", KindWhere, []string{kn, less}, slot, scalarOf(-1))
+	oh := e.oneHot(o.Name, slot, p)
+	plus := e.newTensor(o.Name+"_plus", xa, dtype.I32, nil)
+	e.op(o.Name+"_plus", KindAdd, []string{xn}, plus, scalarOf(1))
+	prod := e.newTensor(o.Name+"_placed", e.tensor(oh).Axes, dtype.I32, nil)
+	e.op(o.Name+"_placed", KindMul, []string{oh, plus}, prod, nil)
+	sum := e.newTensor(o.Name+"_sum", []string{p}, dtype.I32, nil)
+	e.op(o.Name+"_sum", KindReduce, []string{prod}, sum, func(q *Op) { q.Reduce, q.Axes = ReduceSum, slices.Clone(xa) })
+	e.op(o.Name+"_fill", KindSub, []string{sum}, out.Name, scalarOf(1))
+	return true
+}
+
+// yaml writes the expanded graph in the workload format.
+func (e *expander) yaml() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nchips: %d\naxes: {", e.w.Name, e.w.Chips)
+	for i, a := range e.axisOrder {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %d", a, e.axes[a])
+	}
+	b.WriteString("}\ntensors:\n")
+	for _, t := range e.tensors {
+		fmt.Fprintf(&b, "  %s: {axes: [%s], dtype: %s", t.Name, strings.Join(t.Axes, ", "), t.DType)
+		if t.Layout != "" {
+			fmt.Fprintf(&b, ", layout: %s", strconv.Quote(t.Layout))
+		}
+		if t.Values != nil {
+			fmt.Fprintf(&b, ", values: %s", t.Values.Text())
+		}
+		b.WriteString("}\n")
+	}
+	b.WriteString("ops:\n")
+	for _, o := range e.ops {
+		fmt.Fprintf(&b, "  - {name: %s, kind: %s, inputs: [%s], outputs: [%s]", o.Name, o.Kind, strings.Join(o.Inputs, ", "), strings.Join(o.Outputs, ", "))
+		for _, p := range []struct{ k, v string }{{"axis", o.Axis}, {"k", o.K}, {"query", o.Query}, {"key", o.Key}, {"op", o.Reduce}} {
+			if p.v != "" {
+				fmt.Fprintf(&b, ", %s: %s", p.k, p.v)
+			}
+		}
+		if len(o.Axes) > 0 {
+			fmt.Fprintf(&b, ", axes: [%s]", strings.Join(o.Axes, ", "))
+		}
+		if o.Scalar != nil {
+			fmt.Fprintf(&b, ", scalar: %s", strconv.FormatFloat(*o.Scalar, 'g', -1, 64))
+		}
+		b.WriteString("}\n")
+	}
+	return []byte(b.String())
+}
