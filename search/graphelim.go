@@ -20,7 +20,7 @@ type factor struct {
 
 // eliminate picks one class per op exactly by variable elimination (bucket
 // elimination over the interaction graph of the ops with several classes,
-// 
+//
 // the ops eliminated in min-weight order: each time the op whose
 // neighbours' class counts multiply to the least, ties to the lowest
 // index). Eliminating an op replaces the factors that span it by one over

@@ -57,7 +57,17 @@ func PlanOp(w *workload.Workload, op string, opts Options) (*OpResult, error) {
 		}
 		return res, nil
 	}
-	return planVectorOp(w, o, spec, opts)
+	res, err := planVectorOp(w, o, spec, opts)
+	if errors.Is(err, ErrNoKernel) {
+		if _, exps, xerr := workload.Expand(w); xerr == nil {
+			for _, x := range exps {
+				if x.Op.Name == o.Name {
+					return nil, noKernel(fmt.Errorf("%w; planned whole (--vector-ops), the graph computes it with %d ops of kinds with kernels (docs/spec-decisions.md \"Index ops in kernels of other kinds\")", err, len(x.Parts)))
+				}
+			}
+		}
+	}
+	return res, err
 }
 
 // planProduct plans an einsum that contracts no axis (workload.ProductOp)

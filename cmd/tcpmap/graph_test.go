@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -557,23 +558,30 @@ var smallMoE = []string{"plan", "../../workloads/moe.yaml", "--axes", "T=32,D=32
 	"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
 
 // TestGraphMoEReduced plans the MoE block whole at reduced sizes and
-// verifies it: its 18 kernels (the router, the one-hot and the routing
-// arithmetic, the gathers of the combine and of the block offsets, the
-// sparse MLP reading the experts' weights through the expert ids in its
-// own loads, the weighting and the combine) simulated in order on the
-// values their producers computed, the 7 ops without a kernel (top-k,
-// cumsum, compact, scatter, the batched gather, …) fed from the graph's
-// reference. With --no-fuse the weight gathers are kernels of their own,
-// simulated too, and the layer costs exactly their cycles more.
+// verifies it: its 42 kernels (the router, the one-hot and the routing
+// arithmetic, the two cumsums, the batched gather and the compaction
+// computed by ops of kinds with kernels, the gathers of the combine and of
+// the block offsets, the sparse MLP reading the experts' weights through
+// the expert ids in its own loads, the weighting and the combine)
+// simulated in order on the values their producers computed, the 4 ops
+// without a kernel (top-k, the route softmax and the token rank's sum at
+// these sizes, the scatter) fed from the graph's reference; each
+// expansion's reference equals its op's. With --no-fuse the weight gathers
+// are kernels of their own, simulated too, and the layer costs exactly
+// their cycles more; with --no-expand the four ops are not plannable.
 func TestGraphMoEReduced(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "moe.graph.json")
 	code, stdout, stderr := runCLI(t, append(smallMoE, "--out", out)...)
 	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "18 ops planned, 2 gathers fused into their consumers' loads, 0 views, 7 not yet plannable")
+	assert.Contains(t, stdout, "42 ops planned, 2 gathers fused into their consumers' loads, 7 views, 4 not yet plannable")
+	assert.Contains(t, stdout, "expanded: mask_scan (cumsum) computed by 9 ops of kinds with kernels: mask_scan_in, mask_scan_prod, ")
+	assert.Contains(t, stdout, "expanded: token_rank (gather) computed by 2 ops of kinds with kernels: token_rank_masked, token_rank_sum (--no-expand: none)")
+	assert.Regexp(t, `(?m)^  expert_ids_fill +sub +planned \(expert_ids\) `, stdout)
+	assert.Contains(t, stdout, "search: elimination, ")
 	assert.Contains(t, stdout, "gathers read in their consumers' loads, through their index (the gather's kernel gone): gather_up → up_proj, gather_down → down_proj")
 	assert.Regexp(t, `(?m)^  gather_up +gather +fused into up_proj's loads `, stdout)
-	assert.Contains(t, stdout, "optimal: proven (under the graph model: per-op plans, HBM layouts, DMA relayouts, gathers fused into loads, DM residency of 4 tensors)")
+	assert.Contains(t, stdout, "optimal: proven (under the graph model: per-op plans, HBM layouts, DMA relayouts, gathers fused into loads, DM residency of 20 tensors)")
 	assert.Contains(t, stdout, "0 searched")
 	fusedTotal := totalCycles(t, stdout)
 	// The plan states the fusion, and Validate refuses it broken.
@@ -583,22 +591,31 @@ func TestGraphMoEReduced(t *testing.T) {
 		name, field string
 		edit        func(g *plan.Graph, op func(string) *plan.GraphOp, tensor func(string) *plan.GraphTensor)
 	}{
-		{"prologue of a non-gather", "ops[22].prologue[1]: \"dispatch\": want an earlier gather fused into \"up_proj\"", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+		{"prologue of a non-gather", "ops[%up].prologue[1]: \"dispatch\": want an earlier gather fused into \"up_proj\"", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
 			op("up_proj").Prologue = []string{"gather_up", "dispatch"}
 			op("up_proj").Plan.Workload.Prologue = []string{"gather_up", "dispatch"}
 		}},
-		{"plan not stating the prologue", "ops[22].plan.workload.prologue", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+		{"plan not stating the prologue", "ops[%up].plan.workload.prologue", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
 			op("up_proj").Plan.Workload.Prologue = nil
 		}},
-		{"gathered output stored", "ops[22].prologue[0]: tensor \"W_gathered_up\" a prologue reads has place \"hbm\"", func(g *plan.Graph, _ func(string) *plan.GraphOp, tensor func(string) *plan.GraphTensor) {
+		{"gathered output stored", "ops[%up].prologue[0]: tensor \"W_gathered_up\" a prologue reads has place \"hbm\"", func(g *plan.Graph, _ func(string) *plan.GraphOp, tensor func(string) *plan.GraphTensor) {
 			tensor("W_gathered_up").Place = plan.PlaceHBM
 		}},
-		{"kernel not reading through the index", "ops[22].prologue[0]: op \"up_proj\"'s kernel does not read", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+		{"kernel not reading through the index", "ops[%up].prologue[0]: op \"up_proj\"'s kernel does not read", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
 			v, _ := op("up_proj").Plan.Program.Tensor("W_gathered_up")
 			v.Gather = &kernel.Gather{Table: "W_up", Index: "W_up"}
 		}},
-		{"prologue gather not fused into it", "ops[20].fused_into", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+		{"prologue gather not fused into it", "ops[%gather].fused_into", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
 			op("gather_up").FusedInto = "down_proj"
+		}},
+		{"expansion part not naming it", "expansions[1].parts[0]: \"mask_scan_in\": want a later op of the plan expanded from \"mask_scan\"", func(g *plan.Graph, op func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+			op("mask_scan_in").ExpandedFrom = ""
+		}},
+		{"expanded op still planned", "expansions[2].name: op \"token_rank_masked\" is in the plan", func(g *plan.Graph, _ func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+			g.Expansions[2].Name = "token_rank_masked"
+		}},
+		{"expansion output not its parts'", "expansions[0].outputs[0]: tensor \"num_blocks\" is not written by a part of \"blocks_scan\"", func(g *plan.Graph, _ func(string) *plan.GraphOp, _ func(string) *plan.GraphTensor) {
+			g.Expansions[0].Outputs = []string{"num_blocks"}
 		}},
 	} {
 		g, err := plan.UnmarshalGraph(data)
@@ -621,19 +638,24 @@ func TestGraphMoEReduced(t *testing.T) {
 		})
 		err = g.Validate()
 		require.Error(t, err, tc.name)
-		assert.True(t, strings.HasPrefix(err.Error(), tc.field), "%s: %v", tc.name, err)
+		at := func(name string) string {
+			return strconv.Itoa(slices.IndexFunc(g.Ops, func(o plan.GraphOp) bool { return o.Name == name }))
+		}
+		field := strings.NewReplacer("%up", at("up_proj"), "%gather", at("gather_up")).Replace(tc.field)
+		assert.True(t, strings.HasPrefix(err.Error(), field), "%s: %v", tc.name, err)
 	}
-	// Four tensors stay in DM from their producer's kernel to the next
-	// one's, has_block's kernel taking diff and leaving its own result (a
-	// chain of three); local_offset, read by scatter_idx two kernels later,
-	// is not offered (block_base's kernel runs between them).
-	assert.Contains(t, stdout, "residency: 4 tensors could stay in DM")
-	assert.Contains(t, stdout, "kept there: count, diff, has_block, block_base (--no-residency: none)")
+	// Tensors stay in DM from their producer's kernel to the next one's,
+	// has_block's kernel taking diff and leaving its own result (a chain);
+	// local_offset, read by scatter_idx two kernels later, is not offered
+	// (block_base's kernel runs between them).
+	assert.Contains(t, stdout, "residency: 20 tensors could stay in DM")
+	assert.Contains(t, stdout, "kept there: count, blocks_cumsum, cumsum_mask, diff, has_block, block_base, ")
 	assert.Contains(t, stdout, "has_block←has_block (in DM)")
 	assert.Contains(t, stdout, "block_base←block_base (in DM), local_offset←local_off  ")
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 18 kernels simulated, 7 ops fed from the reference (not yet plannable)\n")
+	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 42 kernels simulated, 4 ops fed from the reference (not yet plannable); 4 ops computed by other ops, their parts' reference equal to the op's\n")
+	assert.Regexp(t, `(?m)^  expert_ids_fill +sub +simulated`, stdout)
 	assert.Contains(t, stdout, "block_base taken in DM from block_base)")
 	for _, op := range []string{"gather_back", "token_block"} {
 		assert.Regexp(t, `(?m)^  `+op+` +gather +simulated`, stdout)
@@ -642,10 +664,32 @@ func TestGraphMoEReduced(t *testing.T) {
 	assert.Regexp(t, `(?m)^  up_proj +einsum +simulated .*graph: up \(bf16, 16384 elements\): pass`, stdout)
 	assert.Regexp(t, `(?m)^  one_hot +one_hot +simulated`, stdout)
 
+	// A wrong expansion is caught: the prefix of the blocks' scan
+	// transposed sums the blocks after each expert's, not before.
+	g, err := plan.UnmarshalGraph(data)
+	require.NoError(t, err)
+	for i := range g.Tensors {
+		if v := g.Tensors[i].Values; g.Tensors[i].Name == "blocks_scan_prefix" {
+			v.Query, v.Key = v.Key, v.Query
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "moe-bad.graph.json")
+	enc, err := g.Encode(bad)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bad, enc, 0o644))
+	code, _, stderr = runCLI(t, "verify", bad)
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, stderr, "expansion blocks_scan (cumsum): its parts compute blocks_cumsum[")
+
+	code, stdout, stderr = runCLI(t, append(smallMoE, "--no-expand")...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "18 ops planned, 2 gathers fused into their consumers' loads, 0 views, 7 not yet plannable")
+	assert.NotContains(t, stdout, "expanded:")
+
 	unfused := filepath.Join(t.TempDir(), "moe-unfused.graph.json")
 	code, stdout, stderr = runCLI(t, append(smallMoE, "--no-fuse", "--out", unfused)...)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "20 ops planned, 0 views, 7 not yet plannable")
+	assert.Contains(t, stdout, "44 ops planned, 7 views, 4 not yet plannable")
 	gathers := 0.0
 	for _, op := range []string{"gather_up", "gather_down"} {
 		m := regexp.MustCompile(`(?m)^  ` + op + ` +gather +planned +gather, one DMA in place +([0-9]+) `).FindStringSubmatch(stdout)
@@ -657,7 +701,7 @@ func TestGraphMoEReduced(t *testing.T) {
 	assert.Equal(t, totalCycles(t, stdout)-gathers, fusedTotal, "the fused layer saves the two gathers' cycles exactly")
 	code, stdout, stderr = runCLI(t, "verify", unfused)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 20 kernels simulated")
+	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 44 kernels simulated")
 	for _, op := range []string{"gather_up", "gather_down", "gather_back", "token_block"} {
 		assert.Regexp(t, `(?m)^  `+op+` +gather +simulated`, stdout)
 	}
