@@ -336,13 +336,44 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	if !o.VectorOps || o.NoExpand {
 		return planFused(w, o)
 	}
-	xw, exps, err := workload.Expand(w)
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+	// An expansion is kept when each of its parts has a kernel: a part
+	// without one (a Vector Engine op space with no legal candidate at
+	// the graph's sizes) would leave several ops unplanned where the op
+	// itself is one; the op then stays as it is and the graph is planned
+	// again (its op plans from memory).
+	var except []string
+	o.Cache = &memCache{next: o.Cache, plans: map[string]*plan.Plan{}, none: map[string]error{}}
+	var g *plan.Graph
+	var exps []workload.Expansion
+	for {
+		xw, xs, err := workload.ExpandExcept(w, except)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		if g, err = planFused(xw, o); err != nil {
+			return nil, err
+		}
+		status := map[string]string{}
+		for _, op := range g.Ops {
+			status[op.Name] = op.Status
+		}
+		var drop []string
+		exps = exps[:0]
+		for _, x := range xs {
+			if slices.ContainsFunc(x.Parts, func(p string) bool { return status[p] == plan.StatusNotPlannable }) {
+				drop = append(drop, x.Op.Name)
+				continue
+			}
+			exps = append(exps, x)
+		}
+		if len(drop) == 0 {
+			break
+		}
+		except = append(except, drop...)
 	}
-	g, err := planFused(xw, o)
-	if err != nil || len(exps) == 0 {
-		return g, err
+	g.Search.NotExpanded = except
+	if len(exps) == 0 {
+		return g, g.Validate()
 	}
 	for _, x := range exps {
 		op := x.Op

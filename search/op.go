@@ -62,7 +62,7 @@ func PlanOp(w *workload.Workload, op string, opts Options) (*OpResult, error) {
 		if _, exps, xerr := workload.Expand(w); xerr == nil {
 			for _, x := range exps {
 				if x.Op.Name == o.Name {
-					return nil, noKernel(fmt.Errorf("%w; planned whole (--vector-ops), the graph computes it with %d ops of kinds with kernels (docs/spec-decisions.md \"Index ops in kernels of other kinds\")", err, len(x.Parts)))
+					return nil, noKernel(fmt.Errorf("%w; it has an exact form in %d ops of kinds with kernels, which a graph planned whole (--vector-ops) uses when each of them has a kernel (docs/spec-decisions.md \"Index ops in kernels of other kinds\")", err, len(x.Parts)))
 				}
 			}
 		}

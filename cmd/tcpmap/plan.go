@@ -185,7 +185,7 @@ errors, 3 stopped by --timeout or Ctrl-C before any legal candidate.`,
 				defer stop()
 				// An einsum that contracts no axis searches its contraction
 				// too: the einsum path's workers, memory and progress.
-				return planOp(ctx, c, g, w, o, search.Options{Timeout: timeout, MaxEvaluations: maxEvals, Workers: workers, AllOrders: allOrders,
+				return planOp(ctx, c, g, gf, w, o, search.Options{Timeout: timeout, MaxEvaluations: maxEvals, Workers: workers, AllOrders: allOrders,
 					MemoryBudget: uint64(memory) << 20, ProgressEvery: planProgressEvery,
 					Progress: func(st search.Stats) {
 						fmt.Fprintf(c.ErrOrStderr(), "plan: %d candidates, %d legal, %d priced, %.1fs\n",

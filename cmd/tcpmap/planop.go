@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -33,7 +34,11 @@ func nonEinsumOp(file, name string) (*workload.Workload, *workload.Op) {
 
 // planOp is `tcpmap plan --op NAME` for a non-einsum op: search.PlanOp
 // over the op's mapspace (enumerated whole), the plan printed and written.
-func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workload, o *workload.Op, opts search.Options, out string) error {
+//
+// An op with no kernel of its own that graph planning computes with ops
+// of other kinds (workload.Expand) is planned so: the graph of the op
+// alone, planned whole with --vector-ops; --out then writes a graph plan.
+func planOp(ctx context.Context, c *cobra.Command, g *globals, gf graphPlanFlags, w *workload.Workload, o *workload.Op, opts search.Options, out string) error {
 	spec, err := loadSpec(g)
 	if err != nil {
 		return err
@@ -43,6 +48,17 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, w *workload.Workl
 		opts.Progress = nil // an op space is priced in a second or two
 	}
 	res, err := search.PlanOp(w, o.Name, opts)
+	if errors.Is(err, search.ErrNoKernel) {
+		if sub, serr := workload.OpGraph(w, o.Name); serr == nil {
+			if _, exps, xerr := workload.Expand(sub); xerr == nil && len(exps) == 1 {
+				fmt.Fprintf(c.OutOrStdout(), "plan %s op %s: %s has no kernel of its own: planned as the graph of the %d ops of kinds with kernels that compute it (docs/spec-decisions.md \"Index ops in kernels of other kinds\")\n",
+					w.Name, o.Name, o.Kind, len(exps[0].Parts))
+				gf.vector = true
+				opts.Spec, opts.Context = nil, nil
+				return planGraph(c.OutOrStdout(), c.ErrOrStderr(), g, sub, gf, opts, out)
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}

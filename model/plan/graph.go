@@ -287,10 +287,11 @@ type GraphCost struct {
 
 // GraphSearch says how a graph plan's layouts were chosen.
 type GraphSearch struct {
-	// Method is "dp" (a dynamic program over a chain of choices), "ilp"
-	// (an integer linear program, branch and bound over its LP
-	// relaxation) or "exact" (branch and bound over every choice, when
-	// the simplex fails numerically).
+	// Method is "dp" (a dynamic program over a chain of choices),
+	// "elimination" (variable elimination over the interaction graph,
+	// while its tables stay small), "ilp" (an integer linear program,
+	// branch and bound over its LP relaxation) or "exact" (branch and
+	// bound over every choice, when the simplex fails numerically).
 	Method string `json:"method"`
 	// Optimal is "proven" when the search finished (optimal under the
 	// model), "" when it stopped at its node budget with the best found.
@@ -323,6 +324,10 @@ type GraphSearch struct {
 	// (place "dm"; search.PlanResident); Optimal "proven" covers those
 	// choices too. Omitted when 0.
 	Resident int `json:"resident,omitempty"`
+	// NotExpanded names the ops with an exact form in ops of other kinds
+	// (workload.Expand) kept as they are because a part of that form had
+	// no kernel at the graph's sizes (Expansions lists those expanded).
+	NotExpanded []string `json:"not_expanded,omitempty"`
 }
 
 // Marshal writes g as indented JSON followed by a newline; the bytes depend

@@ -49,7 +49,10 @@ const scanLimit = 1 << 24
 // op's output, except after a split scan (a view). The parts are named
 // after the op (mask_scan_prod, …), new axes after the scanned ones (Kr;
 // Thi, Tlo; GRIDs); parts and new tensors carry the op's line.
-func Expand(w *Workload) (*Workload, []Expansion, error) {
+func Expand(w *Workload) (*Workload, []Expansion, error) { return ExpandExcept(w, nil) }
+
+// ExpandExcept is Expand keeping the ops named in except as they are.
+func ExpandExcept(w *Workload, except []string) (*Workload, []Expansion, error) {
 	if w == nil || w.Form != FormGraph || len(w.Axes.Skews()) > 0 {
 		return w, nil, nil
 	}
@@ -70,6 +73,10 @@ func Expand(w *Workload) (*Workload, []Expansion, error) {
 	var exps []Expansion
 	for _, o := range w.Ops {
 		e.line = o.Line
+		if slices.Contains(except, o.Name) {
+			e.ops = append(e.ops, o)
+			continue
+		}
 		parts, ok := e.expand(o)
 		if !ok {
 			e.ops = append(e.ops, o)
@@ -403,4 +410,55 @@ func (e *expander) yaml() []byte {
 		b.WriteString("}\n")
 	}
 	return []byte(b.String())
+}
+
+// OpGraph returns the graph of w's op name alone: its tensors (the
+// inputs as the graph's inputs, with their layouts and values) and the
+// axes they use, so that an op planned by expansion can be planned,
+// priced and verified by itself (`tcpmap plan --op`).
+func OpGraph(w *Workload, name string) (*Workload, error) {
+	var op *Op
+	for _, o := range w.Ops {
+		if o.Name == name {
+			op = o
+		}
+	}
+	if op == nil {
+		return nil, fmt.Errorf("%s: no op %q", w.File, name)
+	}
+	e := &expander{w: w, axes: map[string]int64{}}
+	used := map[string]bool{}
+	for _, n := range append(slices.Clone(op.Inputs), op.Outputs...) {
+		t := w.Tensor(n)
+		c := *t
+		e.tensors = append(e.tensors, &c)
+		for _, a := range t.Axes {
+			used[a] = true
+		}
+	}
+	for _, a := range []string{op.Axis, op.K, op.Query, op.Key} {
+		if a != "" {
+			used[a] = true
+		}
+	}
+	for _, a := range op.Axes {
+		used[a] = true
+	}
+	for _, a := range w.Axes.List() {
+		if used[a.Name] {
+			e.axes[a.Name] = int64(a.Size)
+			e.axisOrder = append(e.axisOrder, a.Name)
+		}
+	}
+	e.ops = []*Op{op}
+	g, err := Parse(e.yaml(), w.File)
+	if err != nil {
+		return nil, fmt.Errorf("op %s alone: %w", name, err)
+	}
+	g.Name = w.Name + "-" + name
+	g.Ops[0].Line = op.Line
+	for _, t := range g.Tensors {
+		t.Line = w.Tensor(t.Name).Line
+	}
+	return g, nil
 }
