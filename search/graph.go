@@ -1748,7 +1748,7 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 // opSpaceVersion names the Vector Engine ops' mapspace (opspace.go) in the
 // plan cache's keys: a plan found in a smaller space is no answer for the
 // larger one. Bump it when the space gains candidates.
-const opSpaceVersion = "op-space 4: an untiled kernel's few slices spread over the DMNs"
+const opSpaceVersion = "op-space 5: a tile of an input stored in another HBM order is viewed in that order"
 
 // gatherVersion names a gather's derivation (engines.DeriveGather) and the
 // pricing of its indirect loop in its plans' keys: its one candidate is

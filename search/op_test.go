@@ -12,6 +12,7 @@ import (
 	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
+	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
 	"tcpmap/verify"
@@ -404,6 +405,30 @@ func TestPlanOpLayouts(t *testing.T) {
 	_, err = PlanOp(w, "odd", Options{})
 	require.ErrorIs(t, err, ErrNoKernel)
 	assert.Contains(t, err.Error(), "not a row-major order of its axes")
+	// Tiles of an input stored (G, T, S) for an output (G, S, T): views in
+	// the input's order, which the DMA cannot transpose (DMA-R1); a view
+	// in the output's order, as they were written before, is refused by
+	// the program's validation.
+	_, err = PlanOp(w, "inner", Options{})
+	require.ErrorIs(t, err, ErrNoKernel)
+	assert.Contains(t, err.Error(), "DMA-R1")
+	o, err := lookupOp(w, "inner")
+	require.NoError(t, err)
+	s, err := newOpSpace(w, o, engines.Default())
+	require.NoError(t, err)
+	b, err := s.build(opCand{Tiles: 2, Clusters: 1, Slices: 64, Form: "exp"})
+	require.NoError(t, err)
+	views := 0
+	for _, x := range b.Tensors {
+		if x.View == "u" {
+			views++
+			assert.Equal(t, "m![1 # 2, G % 4, T, S]", x.Element.Text(), "a tile of u nests as u does")
+			x.Element, err = mapping.Parse("1 # 2, G % 4, S, T", b.Axes, nil)
+			require.NoError(t, err)
+		}
+	}
+	assert.Equal(t, 2, views)
+	assert.ErrorContains(t, b.Validate(), `a view of "u" nests its axes [G S T], the tensor's bytes nest them [G T S]`)
 }
 
 // TestOpTilesSpanAxes: tiles may take more than one outer axis (whole

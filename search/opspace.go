@@ -502,6 +502,16 @@ func held(ds []digit, t *workload.Tensor) []digit {
 	return out
 }
 
+// inHBMOrder returns ds ordered as the axes of order (a tensor's HBM
+// order), the digits of one axis in their order.
+func inHBMOrder(ds []digit, order []string) []digit {
+	out := slices.Clone(ds)
+	slices.SortStableFunc(out, func(a, b digit) int {
+		return slices.Index(order, a.axis) - slices.Index(order, b.axis)
+	})
+	return out
+}
+
 // tileable reports whether n tiles of the positions are contiguous in
 // every tensor's HBM order: the tile digits are the positions' outer part
 // (peel: whole axes, then an outer part of the next), whose axes must be
@@ -658,6 +668,10 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			if s.family == "reduce" && t != s.out {
 				vd = s.mixReduced(afterTile)
 			}
+			// In the tensor's own HBM order: a tile of an input stored in
+			// another order than the output's holds its bytes so (the
+			// tile digits are outermost in every order, tileable).
+			vd = inHBMOrder(vd, s.order[t.Name])
 			el := fmt.Sprintf("1 %s %d, %s", pad, c.Tiles, digitsText(vd))
 			for k := 0; k < c.Tiles; k++ {
 				v := fmt.Sprintf("%s_t%d", t.Name, k)

@@ -179,11 +179,18 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			// Integer inputs are index tables and positions: 0, 1, 2, …
 			// along a single axis (the MoE's Expert_Indices and
 			// Block_Range, 002 L8623; prefill's position(i) = i, 002
-			// L8048), 0 otherwise (decode's position scalar).
+			// L8048), 0 for a scalar (decode's position); over several
+			// axes (an op's graph alone, plan --op: the MoE's expert
+			// choices, its mask), small values drawn at random, 0 to 7,
+			// so that a scan or a gather of them is not of zeros.
 			for i := range l.Vals {
-				l.Vals[i] = 0
-				if len(l.Axes) == 1 {
+				switch len(l.Axes) {
+				case 0:
+					l.Vals[i] = 0
+				case 1:
 					l.Vals[i] = float64(i)
+				default:
+					l.Vals[i] = float64(rng.IntN(8))
 				}
 			}
 		}

@@ -718,3 +718,27 @@ func totalCycles(t *testing.T, stdout string) float64 {
 	require.NoError(t, err)
 	return c
 }
+
+// TestPlanOpExpanded: `plan --op` of an op with no kernel of its own but
+// an exact form in ops that have kernels (the MoE's token rank, a batched
+// gather) plans the graph of those ops, which verifies with the form
+// checked against the op's reference; one whose form needs what the op
+// alone does not say (the compaction's mask is a comparison's output only
+// in the whole graph) is refused, naming the form.
+func TestPlanOpExpanded(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "token_rank.graph.json")
+	code, stdout, stderr := runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "token_rank",
+		"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only", "--out", out)
+	failStale(t, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "plan moe op token_rank: gather has no kernel of its own: planned as the graph of the 3 ops of kinds with kernels that compute it")
+	assert.Contains(t, stdout, "3 ops planned, 0 views, 0 not yet plannable")
+	assert.Contains(t, stdout, "expanded: token_rank (gather) computed by 3 ops of kinds with kernels: token_rank_onehot, token_rank_masked, token_rank_sum")
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS: graph moe-token_rank, seed 1: 3 kernels simulated, 0 ops fed from the reference (not yet plannable); 1 ops computed by other ops")
+
+	code, _, stderr = runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "expert_ids")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "moe.yaml:83: op expert_ids (compact): no kernel for this kind yet; it has an exact form in 18 ops of kinds with kernels, which a graph planned whole (--vector-ops) uses")
+}

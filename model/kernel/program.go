@@ -405,6 +405,17 @@ func (p *Program) Validate() error {
 		if t.Role == Output && (b.Role != Input || b.Addr != t.Addr || !b.Chip.Equal(t.Chip) || !b.Element.Equal(t.Element)) {
 			return fmt.Errorf("tensors[%d] %q: a result that is a view of %q is that argument updated in place: an input at the same address with the same mappings", i, t.Name, t.View)
 		}
+		if t.Element != nil && b.Element != nil {
+			// A view's bytes are its tensor's: the axes they share nest
+			// in the same order (a tile of an input stored in another
+			// order than the kernel's output is in its own order).
+			vs, bs := t.Element.Symbols(), b.Element.Symbols()
+			vs = slices.DeleteFunc(vs, func(a string) bool { return !slices.Contains(bs, a) })
+			bs = slices.DeleteFunc(bs, func(a string) bool { return !slices.Contains(vs, a) })
+			if !slices.Equal(vs, bs) {
+				return fmt.Errorf("tensors[%d] %q: a view of %q nests its axes %v, the tensor's bytes nest them %v", i, t.Name, t.View, vs, bs)
+			}
+		}
 	}
 	for i, t := range p.Tensors {
 		if t.Gather != nil {
