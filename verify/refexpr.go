@@ -485,7 +485,15 @@ func (e *exprEval) binary(n *kernel.RefNode, a, b *itv) (*itv, error) {
 			m, lo, hi = a.mid[x]-b.mid[y], al-bh, ah-bl
 		case "*":
 			m = a.mid[x] * b.mid[y]
+			if a.isInt {
+				// Exact: a float64 holds no product past 2^53, and the
+				// wrapped low 32 bits are what MulInt keeps.
+				m = float64(int32(int64(a.mid[x]) * int64(b.mid[y])))
+			}
 			lo, hi = prodRange(al, ah, bl, bh)
+			if a.isInt && al == ah && bl == bh {
+				lo, hi = m, m // exact operands, an exact product
+			}
 		case "/":
 			if a.isInt {
 				return nil, e.errAt(n, "integer division is no Vector Engine op")

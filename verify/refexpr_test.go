@@ -74,6 +74,13 @@ func TestRefExpr(t *testing.T) {
 	e = exprRef(t, exprProgram(t, "A=2", "A", "A", dtype.I32, dtype.I32, "x + 100"), math.MaxInt32, -5)
 	assert.Equal(t, []float64{math.MinInt32 + 99, 95}, e.Out.Vals)
 	assert.Equal(t, e.Out.Vals, e.Lo.Vals)
+	// An i32 product wraps exactly (MulInt keeps the low 32 bits), past
+	// the 2^53 a float64 holds: (2^30 + 3) · (2^30 + 3) ≡ 6 · 2^30 + 9.
+	e = exprRef(t, exprProgram(t, "A=2", "A", "A", dtype.I32, dtype.I32, "x * x"), 1<<30+3, 989498111)
+	sq := func(v int64) float64 { return float64(int32(v * v)) }
+	assert.Equal(t, []float64{sq(1<<30 + 3), sq(989498111)}, e.Out.Vals)
+	assert.Equal(t, e.Out.Vals, e.Lo.Vals)
+	assert.Equal(t, e.Out.Vals, e.Hi.Vals)
 	e = exprRef(t, exprProgram(t, "A=2", "A", "A", dtype.I32, dtype.I32, "sat_add(x, 100)"), math.MaxInt32, -5)
 	assert.Equal(t, []float64{math.MaxInt32, 95}, e.Hi.Vals)
 	e = exprRef(t, exprProgram(t, "R=2", "R", "1", dtype.I32, dtype.I32, "reduce_sum(x, R)"), math.MaxInt32, 1)

@@ -85,6 +85,13 @@ func layersTable(dir string) (string, error) {
 		if s.Resident > 0 {
 			search += fmt.Sprintf(", %d tensor%s offered DM", s.Resident, plural(s.Resident))
 		}
+		if n := len(g.Expansions); n > 0 {
+			var names []string
+			for _, x := range g.Expansions {
+				names = append(names, x.Name)
+			}
+			search += fmt.Sprintf(", %s computed by ops of other kinds", strings.Join(names, ", "))
+		}
 		var dm []string
 		for _, t := range g.Tensors {
 			if t.Place == plan.PlaceDM {
