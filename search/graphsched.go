@@ -191,6 +191,11 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 				if r := root(src.View); r == src.View {
 					t.View = src.View
 				}
+				if _, ok := relaid[src.View]; ok && graphArg[src.View] {
+					// A tile of an argument read through a relayout: of
+					// the copy, whose bytes it reads.
+					t.View = plan.RelayoutCopy(src.View, o.Name)
+				}
 				m.Tensors = append(m.Tensors, t)
 			case root(src.Name) != src.Name:
 				// A reshape's output: a view of its root's bytes, which

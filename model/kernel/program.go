@@ -395,8 +395,11 @@ func (p *Program) Validate() error {
 		if t.View == "" {
 			continue
 		}
-		if b, ok := p.Tensor(t.View); !ok || b.Mem != HBM || b.Role == Intermediate || b.View != "" {
-			return fmt.Errorf("tensors[%d] %q: view of %q, which is not an HBM argument or result of the kernel", i, t.Name, t.View)
+		if b, ok := p.Tensor(t.View); !ok || b.Mem != HBM || b.Role == Intermediate && t.Role == Output || b.View != "" {
+			// A tile may view an HBM tensor of the kernel's own: in a
+			// layer's merged program, a kernel's tile of an argument it
+			// reads through a relayout views the copy (search.GraphProgram).
+			return fmt.Errorf("tensors[%d] %q: view of %q, which is not an HBM tensor of the kernel", i, t.Name, t.View)
 		}
 		b, _ := p.Tensor(t.View)
 		if b.DType != t.DType {

@@ -63,7 +63,7 @@ func TestProgramJSONErrors(t *testing.T) {
 		{"gather by a float index", `"element": "A", "addr": 0},`, `"element": "A", "addr": 0, "gather": {"table": "rhs", "index": "rhs"}},`, `tensors[0] "lhs": gather: the index "rhs" is bf16, not an integer`},
 		{"gather of unknown table", `"element": "A", "addr": 0},`, `"element": "A", "addr": 0, "gather": {"table": "zz", "index": "rhs"}},`, `gather: unknown table "zz"`},
 		{"gather into DM", `"slice": "1 # 256", "element": "A", "addr": 0},`, `"slice": "1 # 256", "element": "A", "addr": 0, "gather": {"table": "rhs", "index": "rhs"}},`, `tensors[3] "lhs_dm": gather: a gathered tensor is an HBM argument (role input, no view), not a dm intermediate tensor`},
-		{"view of unknown", `"role": "input", "chip": "1", "element": "A", "addr": 0}`, `"role": "intermediate", "chip": "1", "element": "A", "addr": 0, "view": "zz"}`, `view of "zz", which is not an HBM argument`},
+		{"view of unknown", `"role": "input", "chip": "1", "element": "A", "addr": 0}`, `"role": "intermediate", "chip": "1", "element": "A", "addr": 0, "view": "zz"}`, `view of "zz", which is not an HBM tensor of the kernel`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := replaceOnce(t, readHelloDot(t), tc.old, tc.new)
