@@ -139,6 +139,7 @@ func costGraph(w io.Writer, g *globals, path string, gp *plan.Graph, trace strin
 		fmt.Fprintf(w, "overlapped: %.0f cycles with every kernel in one program (the plan states %.0f)\n", out.OverlapCycles, gp.Cost.OverlapCycles)
 	}
 	writeLayerRoofline(w, gp.Cost.RooflineCycles, out.Cycles, out.NotPlannable)
+	writeExpansions(w, gp)
 	if d := math.Abs(out.Cycles - out.PlannedCycles); d > cost.DefaultTolerance*out.PlannedCycles {
 		fmt.Fprintf(w, "drift: the cost model in force prices the graph %.2f%% away from its plan\n", 100*d/max(out.PlannedCycles, 1))
 	}

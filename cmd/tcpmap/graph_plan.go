@@ -200,12 +200,7 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 	if n := gp.Search.Fusions; n > 0 {
 		fmt.Fprintf(w, "fusion: %d choices of which epilogues to fuse into their contractions' kernels, each planned whole; the cheapest kept (--no-fuse: none)\n", n)
 	}
-	if n := gp.Search.NotExpanded; len(n) > 0 {
-		fmt.Fprintf(w, "not expanded: %s (a part of its form in other ops has no kernel at these sizes: the op stays one op without a kernel)\n", strings.Join(n, ", "))
-	}
-	for _, x := range gp.Expansions {
-		fmt.Fprintf(w, "expanded: %s (%s) computed by %d ops of kinds with kernels: %s (--no-expand: none)\n", x.Name, x.Kind, len(x.Parts), strings.Join(x.Parts, ", "))
-	}
+	writeExpansions(w, gp)
 	if n := prologues(gp); n > 0 {
 		var names []string
 		for _, o := range gp.Ops {
@@ -238,6 +233,17 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 		fmt.Fprintf(w, "wrote %s\n", out)
 	}
 	return nil
+}
+
+// writeExpansions prints the ops a graph plan computes with ops of other
+// kinds, and those it could not.
+func writeExpansions(w io.Writer, gp *plan.Graph) {
+	if n := gp.Search.NotExpanded; len(n) > 0 {
+		fmt.Fprintf(w, "not expanded: %s (a part of its form in other ops has no kernel at these sizes: the op stays one op without a kernel)\n", strings.Join(n, ", "))
+	}
+	for _, x := range gp.Expansions {
+		fmt.Fprintf(w, "expanded: %s (%s) computed by %d ops of kinds with kernels: %s (--no-expand: none)\n", x.Name, x.Kind, len(x.Parts), strings.Join(x.Parts, ", "))
+	}
 }
 
 // writeGraph prints a graph plan: the per-op table and the totals.
