@@ -264,6 +264,8 @@ func (e *evaluator) reject(err error) string {
 		id, cite = v.Rule.ID, v.Rule.Cite
 	} else if errors.Is(err, engines.ErrNotModelled) {
 		id = "not-modelled"
+	} else if errors.As(err, new(opShapeError)) {
+		id = "op-shape"
 	}
 	r, ok := e.stats.Illegal[id]
 	if !ok {

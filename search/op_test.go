@@ -641,3 +641,23 @@ func TestOpSpreadDMNs(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rep.Pass, "histogram: %s", rep)
 }
+
+// TestOpShapeCounted: a candidate the op space cannot build (here a
+// reduce whose positions within a slice end in K = 2, not a multiple of
+// the packet's 8 i32 lanes) is counted as "op-shape", with no citation,
+// not as an engine rule.
+func TestOpShapeCounted(t *testing.T) {
+	w, err := workload.Parse([]byte(`name: shape
+chips: 1
+axes: {T: 32, K: 2, E: 8}
+tensors:
+  x: {axes: [T, K, E], dtype: i32}
+  y: {axes: [T, K], dtype: i32}
+ops:
+  - {name: sum, kind: reduce, inputs: [x], outputs: [y], op: sum, axes: [E]}
+`), "shape.yaml")
+	require.NoError(t, err)
+	_, err = PlanOp(w, "sum", Options{})
+	require.ErrorIs(t, err, ErrNoKernel)
+	assert.Regexp(t, `no legal mapping among \d+ candidates: op-shape ×\d+ \(the positions within a slice \(T, K\) do not end in a multiple of 8 of one axis\)`, err.Error())
+}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -1589,6 +1590,10 @@ func (s *opSpace) price(p *kernel.Program, m *cost.Model) (*cost.Report, error) 
 func (s *opSpace) evaluate(c opCand, m *cost.Model) (*opEvaluated, error) {
 	p, err := s.build(c)
 	if err != nil {
+		var v *engines.Violation
+		if !errors.As(err, &v) {
+			err = opShapeError{err}
+		}
 		return nil, err
 	}
 	r, err := s.price(p, m)
@@ -1597,6 +1602,14 @@ func (s *opSpace) evaluate(c opCand, m *cost.Model) (*opEvaluated, error) {
 	}
 	return &opEvaluated{c: c, program: p, report: r}, nil
 }
+
+// opShapeError is a candidate the op space cannot build: its positions do
+// not divide over its tiles, slices and packet lanes as the kernel needs
+// (counted as "op-shape", not under an engine rule).
+type opShapeError struct{ err error }
+
+func (e opShapeError) Error() string { return e.err.Error() }
+func (e opShapeError) Unwrap() error { return e.err }
 
 // plan assembles the plan of the winner.
 func (s *opSpace) plan(x *opEvaluated, st *Stats) *plan.Plan {

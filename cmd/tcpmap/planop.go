@@ -144,6 +144,12 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, gf graphPlanFlags
 	}
 	fmt.Fprintf(wr, "%s; %d candidates, %d legal\n", opt, st.Candidates, st.Legal)
 	for _, r := range st.Illegal {
+		if r.Cite == "" {
+			// Not an engine rule: the op space's own shape (a
+			// candidate whose positions do not divide as it needs).
+			fmt.Fprintf(wr, "  illegal %-8s ×%d (no engine rule: the candidate's positions do not divide as its kernel needs)\n", r.Rule, r.Count)
+			continue
+		}
 		fmt.Fprintf(wr, "  illegal %-8s ×%d (%s)\n", r.Rule, r.Count, r.Cite)
 	}
 	if out != "" {
