@@ -287,7 +287,7 @@ func (e *expander) positions(base, a string) string {
 func (e *expander) oneHot(base, index, a string) string {
 	pos := e.positions(base, a)
 	for _, o := range e.ops {
-		if o.Kind == KindOneHot && o.Axis == a && slices.Equal(o.Inputs, []string{index, pos}) {
+		if o.Kind == KindOneHot && o.Axis == a && slices.Equal(o.Inputs, []string{index, pos}) && e.tensor(o.Outputs[0]).DType == dtype.I32 {
 			return o.Outputs[0]
 		}
 	}
