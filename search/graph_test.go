@@ -386,6 +386,17 @@ func BenchmarkGraphILP(b *testing.B) {
 	}
 }
 
+// BenchmarkGraphEliminate solves the same model by variable elimination,
+// the solver graph planning tries first (search/graphelim.go).
+func BenchmarkGraphEliminate(b *testing.B) {
+	m := fakeModel(b, "testdata/graph/branch.yaml", 3, rand.New(rand.NewPCG(7, 8)))
+	for b.Loop() {
+		if _, _, ok := m.eliminate(make([]int, len(m.ops))); !ok {
+			b.Fatal("tables past maxElimTable")
+		}
+	}
+}
+
 // TestGraphSchedule: the graph's program holds every kernel at the
 // graph's addresses; each kernel alone there costs what its plan says (the
 // 256 MiB regions meet the HBM as the planner's placement does), and all

@@ -393,3 +393,18 @@ func TestSpreadSlicesVerify(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkPlanGraphMoEExpanded plans the MoE block at reduced sizes with
+// its Vector Engine ops, its cumsums, token rank and compaction expanded
+// (workload.Expand; the token rank's parts have no kernel at K = 2, so the
+// graph is planned twice), from the committed op plans.
+func BenchmarkPlanGraphMoEExpanded(b *testing.B) {
+	w := reducedWorkload(b, "moe.yaml", map[string]int{"T": 32, "D": 32, "F": 32, "E": 8, "K": 2, "GRID": 8})
+	spec := engines.Default()
+	o := search.GraphOptions{Spec: spec, Planner: search.PlanOpPlanner(spec), VectorOps: true, CacheOnly: true, Cache: &search.DirCache{Dir: "testdata/graph/cache"}}
+	for b.Loop() {
+		if _, err := search.PlanGraph(w, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
