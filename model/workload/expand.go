@@ -22,6 +22,11 @@ type Expansion struct {
 // longer scan is split into two axes (a view) and scanned in two levels.
 const scanLimit = 1 << 24
 
+// maxScan bounds the product tensor of a scan along an axis of prime
+// length, which cannot be split: 2^28 elements (1 GiB of i32); a longer
+// one is not expanded.
+const maxScan = 1 << 28
+
 // Expand returns w with each op that has no kernel of its own but an
 // exact form in ops that have one replaced by that form, and the ops it
 // replaced (none: w itself). The forms, all over i32 values, where the
@@ -123,8 +128,10 @@ type expander struct {
 	tensors   []*Tensor
 	ops       []*Op
 	line      int
-	// done are the ops already emitted for the op being expanded.
-	done []*Op
+	// done are the ops already emitted for the op being expanded; failed
+	// says its form cannot be built (a scan too long to split).
+	done   []*Op
+	failed bool
 }
 
 func (e *expander) tensor(name string) *Tensor {
@@ -171,7 +178,8 @@ func scalarOf(v float64) func(*Op) { return func(o *Op) { o.Scalar = &v } }
 
 // expand returns the parts of o, or false when o keeps its kind.
 func (e *expander) expand(o *Op) ([]*Op, bool) {
-	e.done = nil
+	e.done, e.failed = nil, false
+	nt, na := len(e.tensors), len(e.axisOrder)
 	var ok bool
 	switch o.Kind {
 	case KindCumsum:
@@ -184,7 +192,9 @@ func (e *expander) expand(o *Op) ([]*Op, bool) {
 	case KindCompact:
 		ok = e.compact(o)
 	}
-	if !ok {
+	if !ok || e.failed {
+		// Nothing of it stays: its tensors and axes go too.
+		e.tensors, e.axisOrder = e.tensors[:nt], e.axisOrder[:na]
 		return nil, false
 	}
 	return e.done, true
@@ -222,7 +232,13 @@ func (e *expander) cumsum(base, x string, axes []string, out string) string {
 	for _, b := range xt.Axes {
 		elems *= e.axes[b]
 	}
-	if lo := splitFactor(n); elems > scanLimit/n && lo > 1 {
+	lo := splitFactor(n)
+	if elems > scanLimit/n && lo == 1 && elems > maxScan/n {
+		// A prime length whose product no split can shorten.
+		e.failed = true
+		return out
+	}
+	if elems > scanLimit/n && lo > 1 {
 		// Split A into (Ahi, Alo), a view, and scan both levels.
 		hi := e.newAxis(a+"hi", n/lo)
 		lw := e.newAxis(a+"lo", lo)

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,4 +143,28 @@ func TestPrefixValues(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), tc.err)
 	}
+}
+
+// TestExpandPrimeScan: a scan along an axis of prime length too long to
+// multiply out whole (and not splittable) is not expanded, and leaves no
+// tensor or axis of its form behind; a short prime one is.
+func TestExpandPrimeScan(t *testing.T) {
+	src := func(n int) string {
+		return "name: prime\nchips: 1\naxes: {P: " + strconv.Itoa(n) + ", E: 64}\ntensors:\n" +
+			"  x: {axes: [P, E], dtype: i32}\n  y: {axes: [P, E], dtype: i32}\n" +
+			"ops:\n  - {name: scan, kind: cumsum, inputs: [x], outputs: [y], axes: [P]}\n"
+	}
+	w, err := Parse([]byte(src(65521)), "prime.yaml") // 65521 · 64 · 65521 > 2^28
+	require.NoError(t, err)
+	x, exps, err := Expand(w)
+	require.NoError(t, err)
+	assert.Empty(t, exps)
+	assert.Same(t, w, x)
+	w, err = Parse([]byte(src(127)), "prime.yaml")
+	require.NoError(t, err)
+	x, exps, err = Expand(w)
+	require.NoError(t, err)
+	require.Len(t, exps, 1)
+	assert.Equal(t, []string{"scan_in", "scan_prod", "scan_psum"}, exps[0].Parts)
+	assert.NotNil(t, x.Tensor("scan_prefix"))
 }

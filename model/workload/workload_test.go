@@ -366,6 +366,11 @@ func FuzzParse(f *testing.F) {
 		if s.FLOPs < 0 || s.MinBytes < 0 || len(w.Ops) == 0 {
 			t.Fatalf("bad summary %+v", s)
 		}
+		// A valid graph expands into a valid graph (Expand parses what
+		// it writes).
+		if _, _, err := Expand(w); err != nil {
+			t.Fatalf("expand: %v", err)
+		}
 	})
 }
 
