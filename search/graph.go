@@ -376,28 +376,36 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		return g, g.Validate()
 	}
 	for _, x := range exps {
-		op := x.Op
-		g.Expansions = append(g.Expansions, plan.GraphExpansion{Name: op.Name, Kind: string(op.Kind), Inputs: op.Inputs, Outputs: op.Outputs,
-			Axis: op.Axis, Axes: op.Axes, K: op.K, Reduce: op.Reduce, Scalar: op.Scalar, Parts: x.Parts})
-		for _, p := range x.Parts {
-			for i := range g.Ops {
-				if g.Ops[i].Name == p {
-					g.Ops[i].ExpandedFrom = op.Name
-				}
+		g.Expansions = append(g.Expansions, plan.Expansion(graphOpOf(x.Op), x.Parts))
+		for i := range g.Ops {
+			if slices.Contains(x.Parts, g.Ops[i].Name) {
+				g.Ops[i].ExpandedFrom = x.Op.Name
 			}
 		}
 	}
 	// The roofline is the workload's: its inputs, outputs and einsums,
 	// not the constants the expansions add.
-	c := &g.Cost
-	c.RooflineCycles, c.Roofline = LayerRoofline(w, o.Spec), 0
-	if c.Cycles > 0 {
-		c.Roofline = c.RooflineCycles / c.Cycles
-	}
+	setRoofline(&g.Cost, w, o.Spec)
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("search: graph plan of %s: %w", w.Name, err)
 	}
 	return g, nil
+}
+
+// graphOpOf is op as a graph plan states it: its name, kind, operands and
+// parameters (the caller sets its status, plan and schedule).
+func graphOpOf(op *workload.Op) plan.GraphOp {
+	return plan.GraphOp{Name: op.Name, Kind: string(op.Kind), Inputs: op.Inputs, Outputs: op.Outputs,
+		Axis: op.Axis, Axes: op.Axes, Query: op.Query, Key: op.Key, K: op.K, Reduce: op.Reduce, Scalar: op.Scalar}
+}
+
+// setRoofline sets c's roofline: the layer w's (LayerRoofline), and the
+// share of it c's cycles reach.
+func setRoofline(c *plan.GraphCost, w *workload.Workload, spec *engines.Spec) {
+	c.RooflineCycles, c.Roofline = LayerRoofline(w, spec), 0
+	if c.Cycles > 0 {
+		c.Roofline = c.RooflineCycles / c.Cycles
+	}
 }
 
 // planFused is PlanGraph over w's ops as they stand, each fusion choice
@@ -488,11 +496,7 @@ func planFused(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	c := &best.Cost
 	c.BaselineCycles = baseline
 	c.Saving = 0
-	c.RooflineCycles = LayerRoofline(w, o.Spec)
-	c.Roofline = 0
-	if c.Cycles > 0 {
-		c.Roofline = c.RooflineCycles / c.Cycles
-	}
+	setRoofline(c, w, o.Spec)
 	if baseline > 0 {
 		c.Saving = (baseline - c.Cycles) / baseline
 	}
@@ -1544,9 +1548,8 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 	now := 0.0
 	for i, op := range w.Ops {
 		cl := m.ops[i].classes[choice[i]]
-		o := plan.GraphOp{Name: op.Name, Kind: string(op.Kind), Status: m.ops[i].status, Reason: m.ops[i].reason,
-			Inputs: op.Inputs, Outputs: op.Outputs, Plan: cl.plan, Cycles: cl.cycles,
-			Axis: op.Axis, Axes: op.Axes, Query: op.Query, Key: op.Key, K: op.K, Reduce: op.Reduce, Scalar: op.Scalar}
+		o := graphOpOf(op)
+		o.Status, o.Reason, o.Plan, o.Cycles = m.ops[i].status, m.ops[i].reason, cl.plan, cl.cycles
 		for j, t := range operands(op) {
 			o.Layouts = append(o.Layouts, m.layoutText(t, cl.layouts[j]))
 		}
@@ -1604,10 +1607,7 @@ func (m *graphModel) graphPlan(choice, base []int, st solveStats) (*plan.Graph, 
 	if m.plain != nil {
 		lw = m.plain
 	}
-	c.RooflineCycles = LayerRoofline(lw, m.spec)
-	if c.Cycles > 0 {
-		c.Roofline = c.RooflineCycles / c.Cycles
-	}
+	setRoofline(c, lw, m.spec)
 	c.BaselineCycles = m.total(base)
 	for i := range m.ops {
 		c.BaselineCycles += m.ops[i].classes[base[i]].gatherCycles // every op alone
@@ -1830,9 +1830,8 @@ func unfuse(g *plan.Graph, w *workload.Workload, fs []workload.Fusion) (*plan.Gr
 			k := gops[e]
 			ops := epi[e]
 			last := op.Name == ops[len(ops)-1]
-			o := plan.GraphOp{Name: op.Name, Kind: string(op.Kind), Status: plan.StatusFused, FusedInto: e,
-				Inputs: op.Inputs, Outputs: op.Outputs, Axis: op.Axis, Axes: op.Axes, Query: op.Query, Key: op.Key, K: op.K,
-				Reduce: op.Reduce, Scalar: op.Scalar, Layouts: []string{""}, Start: k.Start + k.Cycles}
+			o := graphOpOf(op)
+			o.Status, o.FusedInto, o.Layouts, o.Start = plan.StatusFused, e, []string{""}, k.Start+k.Cycles
 			if last {
 				o.Layouts = append(o.Layouts, k.Layouts[len(k.Layouts)-1])
 				lastOut[op.Outputs[0]] = op.Name

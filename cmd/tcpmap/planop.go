@@ -54,7 +54,6 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, gf graphPlanFlags
 				fmt.Fprintf(c.OutOrStdout(), "plan %s op %s: %s has no kernel of its own: planned as the graph of the %d ops of kinds with kernels that compute it (docs/spec-decisions.md \"Index ops in kernels of other kinds\")\n",
 					w.Name, o.Name, o.Kind, len(exps[0].Parts))
 				gf.vector = true
-				opts.Spec, opts.Context = nil, nil
 				return planGraph(c.OutOrStdout(), c.ErrOrStderr(), g, sub, gf, opts, out)
 			}
 		}

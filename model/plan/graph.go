@@ -147,6 +147,8 @@ type GraphExpansion struct {
 	Outputs []string `json:"outputs"`
 	Axis    string   `json:"axis,omitempty"`
 	Axes    []string `json:"axes,omitempty"`
+	Query   string   `json:"query,omitempty"`
+	Key     string   `json:"key,omitempty"`
 	K       string   `json:"k,omitempty"`
 	Reduce  string   `json:"op,omitempty"`
 	Scalar  *float64 `json:"scalar,omitempty"`
@@ -154,10 +156,18 @@ type GraphExpansion struct {
 	Parts []string `json:"parts"`
 }
 
+// Expansion is op (its name, kind, operands and parameters) computed by
+// parts.
+func Expansion(op GraphOp, parts []string) GraphExpansion {
+	return GraphExpansion{Name: op.Name, Kind: op.Kind, Inputs: op.Inputs, Outputs: op.Outputs, Axis: op.Axis, Axes: op.Axes,
+		Query: op.Query, Key: op.Key, K: op.K, Reduce: op.Reduce, Scalar: op.Scalar, Parts: parts}
+}
+
 // Op is the expansion's op as a GraphOp (its kind and parameters), for
 // the reference.
 func (x *GraphExpansion) Op() *GraphOp {
-	return &GraphOp{Name: x.Name, Kind: x.Kind, Inputs: x.Inputs, Outputs: x.Outputs, Axis: x.Axis, Axes: x.Axes, K: x.K, Reduce: x.Reduce, Scalar: x.Scalar}
+	return &GraphOp{Name: x.Name, Kind: x.Kind, Inputs: x.Inputs, Outputs: x.Outputs, Axis: x.Axis, Axes: x.Axes,
+		Query: x.Query, Key: x.Key, K: x.K, Reduce: x.Reduce, Scalar: x.Scalar}
 }
 
 // Prologued reports whether t is a gather's output read through its
