@@ -775,12 +775,23 @@ func (w *rustWriter) op(op *kernel.Op, tail bool) error {
 			}
 		}
 		// 002 L339: `let lhs: DmTensor<...> = lhs.to_dm(&mut ctx.tdma, 0);`
-		w.line("%s%s%s.to_dm(%s);", w.ind, w.bind(dst), op.Src, w.dmaArgs(dst, false))
+		src := w.asType(op.Src, dst.DType)
+		w.line("%s%s%s.to_dm(%s);", w.ind, w.bind(dst), src, w.dmaArgs(dst, false))
 	case kernel.OpHBMToHBM:
 		return w.hbmToView(op)
 	case kernel.OpToHBM:
 		dst, _ := p.Tensor(op.Dst)
 		call := fmt.Sprintf("%s.to_hbm(%s)", op.Src, w.dmaArgs(dst, true))
+		if src, _ := p.Tensor(op.Src); src != nil && src.DType != dst.DType && w.api == Opt06 {
+			return fmt.Errorf("op %s -> %s: the DMA writes %s bytes into the %s tensor: furiosa-opt-std 0.6.0 has no call that reinterprets an HBM tensor's bytes (no HbmTensor::from_addr); emit with --api visa-0.1", op.Src, op.Dst, src.DType, dst.DType)
+		} else if src != nil && src.DType != dst.DType {
+			// The bytes of another type: the HBM tensor they make, then
+			// its handle in dst's type at its address.
+			bits := *dst
+			bits.DType, bits.Name = src.DType, dst.Name+"_bits"
+			w.line("%slet %s: %s = %s;", w.ind, bits.Name, w.typeText(&bits), call)
+			call = fmt.Sprintf("unsafe { HbmTensor::from_addr(%s.address()) }", bits.Name)
+		}
 		if tail {
 			// 002 L361: the kernel's result is its tail expression.
 			w.line("    %s", call)
@@ -794,6 +805,25 @@ func (w *rustWriter) op(op *kernel.Op, tail bool) error {
 		return fmt.Errorf("tensor %s: %w", op.Dst, err)
 	}
 	return nil
+}
+
+// asType is HBM tensor name as the source of a DMA into a tensor of type
+// d: name itself, or, when name is of another type of the same width
+// (a DMA moves bytes, engines.dmaTypes), a handle of type d at its
+// address, bound first (HbmTensor::from_addr).
+func (w *rustWriter) asType(name string, d dtype.DType) string {
+	t, ok := w.p.Tensor(name)
+	if !ok || t.DType == d || t.Mem != kernel.HBM {
+		return name
+	}
+	if w.api == Opt06 {
+		w.fail(fmt.Errorf("the DMA reads the %s tensor %s as %s: furiosa-opt-std 0.6.0 has no call that reinterprets an HBM tensor's bytes (no HbmTensor::from_addr); emit with --api visa-0.1", t.DType, name, d))
+		return name
+	}
+	bits := *t
+	bits.DType, bits.Name = d, name+"_bits"
+	w.line("%slet %s: %s = unsafe { HbmTensor::from_addr(%s.address()) };", w.ind, bits.Name, w.typeText(&bits), name)
+	return bits.Name
 }
 
 // chainState is what printing a chain tracks: the stream's element type and

@@ -256,6 +256,15 @@ func TestRustCheck(t *testing.T) {
 	rsrc, err := GraphRust(relayoutGraph(t, 1000), RustOptions{Version: "check"})
 	require.NoError(t, err)
 	add("graph-relayout", Visa01, rsrc)
+	// Kernels whose DMAs read or write bytes as another type (the top-k's
+	// pack and unpack, TestEmitReinterpret).
+	for _, name := range reinterpretKernels {
+		pl, err := plan.Read(filepath.Join("testdata", name+".plan.json"))
+		require.NoError(t, err)
+		src, err := Rust(pl.Program, RustOptions{Version: "check", API: Visa01})
+		require.NoError(t, err)
+		add(name, Visa01, src)
+	}
 	calSrc := map[string]string{}
 	for _, c := range manualCases {
 		src := calibration(t, c.name)

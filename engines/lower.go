@@ -164,6 +164,18 @@ func checkDMAOp(spec *Spec, p *kernel.Program, op *kernel.Op) error {
 	return CheckDMAOp(spec, op.DMA, DMAOp{Src: s, Dst: d, ElemBits: src.DType.SizeBits(), Chips: p.Chips})
 }
 
+// dmaTypes checks the element types of a DMA's two sides. A DMA moves
+// bytes: the sides are of one type, or of one width with one side an
+// integer type, the other's bits (the manual's top-k reads a bf16 score
+// as its bits and writes bits "reinterpreted as bf16 type", 002 L8547,
+// L8589; docs/spec-decisions.md "Top-k: the manual's branchless form").
+func dmaTypes(src, dst *kernel.Tensor) error {
+	if src.DType == dst.DType || src.DType.SizeBits() == dst.DType.SizeBits() && src.DType.IsInt() != dst.DType.IsInt() {
+		return nil
+	}
+	return fmt.Errorf("a DMA moves bytes: %s %q to %s %q", src.DType, src.Name, dst.DType, dst.Name)
+}
+
 func dmaTensor(t *kernel.Tensor) DMATensor {
 	d := DMATensor{Chip: t.Chip, Cluster: t.Cluster, Slice: t.Slice, Element: t.Element, Addr: int(t.Addr)}
 	if t.Mem == kernel.HBM {
@@ -193,8 +205,8 @@ func dmaTensor(t *kernel.Tensor) DMATensor {
 func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand, error) {
 	src, _ := p.Tensor(op.Src)
 	dst, _ := p.Tensor(op.Dst)
-	if src.DType != dst.DType {
-		return nil, fmt.Errorf("a DMA moves bytes: %s %q to %s %q", src.DType, src.Name, dst.DType, dst.Name)
+	if err := dmaTypes(src, dst); err != nil {
+		return nil, err
 	}
 	if op.Index != "" && op.Kind == kernel.OpHBMToHBM {
 		idx, _ := p.Tensor(op.Index)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 )
@@ -306,4 +307,29 @@ func TestLowerClusterExchange(t *testing.T) {
 	var v *Violation
 	require.ErrorAs(t, err, &v)
 	assert.Equal(t, "DMA-R3", v.Rule.ID)
+}
+
+// TestDMATypes: a DMA moves bytes: one type, or one width with one side
+// an integer type (the top-k's bf16 read as its bits, 002 L8547, L8589);
+// two float types of one width, or two widths, are refused.
+func TestDMATypes(t *testing.T) {
+	for _, tc := range []struct {
+		src, dst dtype.DType
+		ok       bool
+	}{
+		{dtype.BF16, dtype.BF16, true},
+		{dtype.BF16, dtype.I16, true},
+		{dtype.I16, dtype.BF16, true},
+		{dtype.F32, dtype.I32, true},
+		{dtype.BF16, dtype.F16, false},
+		{dtype.BF16, dtype.I32, false},
+		{dtype.I8, dtype.I16, false},
+	} {
+		err := dmaTypes(&kernel.Tensor{Name: "a", DType: tc.src}, &kernel.Tensor{Name: "b", DType: tc.dst})
+		if tc.ok {
+			assert.NoError(t, err, "%s -> %s", tc.src, tc.dst)
+		} else {
+			assert.ErrorContains(t, err, "a DMA moves bytes", "%s -> %s", tc.src, tc.dst)
+		}
+	}
 }

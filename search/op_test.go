@@ -11,6 +11,7 @@ import (
 
 	"tcpmap/cost"
 	"tcpmap/engines"
+	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
 	"tcpmap/model/plan"
@@ -660,4 +661,60 @@ ops:
 	_, err = PlanOp(w, "sum", Options{})
 	require.ErrorIs(t, err, ErrNoKernel)
 	assert.Regexp(t, `no legal mapping among \d+ candidates: op-shape ×\d+ \(the positions within a slice \(T, K\) do not end in a multiple of 8 of one axis\)`, err.Error())
+}
+
+// TestPlanOpTopKParts: each part of the manual's branchless top-k
+// (002 L8534-8594) plans and verifies bit for bit: pack (the bf16 fetched
+// as f32 is its bits shifted left 16; the index's and the output's bytes
+// read and written as f32 by the DMA), the sort key (branch Less(0),
+// BitXor in group One), gt of two tensors (SubFxpSat clamped), unpack (the
+// i32's bytes as f32, cast to bf16; 4 lanes padded to 8) and bit_and.
+func TestPlanOpTopKParts(t *testing.T) {
+	if raceDetector {
+		t.Skip("make test runs it in unit-norace")
+	}
+	w, err := workload.Load("testdata/ops/topk-parts.yaml")
+	require.NoError(t, err)
+	stages := map[string][]string{
+		"pack":    {"vector_logic BitOr"},
+		"key":     {"vector_branch Comparison([False, False, False, Less(0)])", "vector_logic BitXor, group(2147418112, GroupId::One)"},
+		"above":   {"vector_fxp SubFxpSat", "vector_clip Max, 0", "vector_clip Min, 1"},
+		"unpack":  {"cast"},
+		"indices": {"vector_logic BitAnd, 65535"},
+	}
+	for _, op := range []string{"pack", "key", "above", "unpack", "indices"} {
+		r, err := PlanOp(w, op, Options{})
+		require.NoError(t, err, op)
+		p := r.Plan.Program
+		var got []string
+		for _, o := range p.Ops {
+			if o.Kind != kernel.OpChain || o.Context != kernel.CtxMain {
+				continue
+			}
+			for _, st := range o.Stages {
+				got = append(got, strings.TrimSpace(string(st.Kind)+" "+st.Param))
+			}
+		}
+		for _, want := range stages[op] {
+			assert.Contains(t, strings.Join(got, "\n"), want, op)
+		}
+		if op == "pack" || op == "unpack" {
+			// The i32 side held in DM as f32: its bytes.
+			o, err := lookupOp(w, op)
+			require.NoError(t, err)
+			name := o.Outputs[0]
+			if op == "unpack" {
+				name = o.Inputs[0]
+			}
+			for _, x := range p.Tensors {
+				if x.Mem == kernel.DM && strings.HasPrefix(x.Name, name+"_dm") {
+					assert.Equal(t, dtype.F32, x.DType, "%s: %s", op, x.Name)
+				}
+			}
+		}
+		rep, err := verify.Verify(engines.Default(), p, verify.Options{Seed: 4})
+		require.NoError(t, err, op)
+		assert.True(t, rep.Pass, "%s: %s", op, rep)
+		assert.Zero(t, rep.Comparison.MaxAbs, "%s: %s", op, rep)
+	}
 }

@@ -119,6 +119,10 @@ type opSpace struct {
 	reds []digit
 	// integer is set for an op on i32 tensors (the Fxp cluster, Way8).
 	integer bool
+	// bits names the i32 tensors of a pack (its index and output) or an
+	// unpack (its input), held in DM as f32: the same bytes, which the
+	// kernel streams as f32 bits (dmType).
+	bits []string
 	// order is each tensor's axes in its HBM order (its layout, or its
 	// declared order).
 	order map[string][]string
@@ -180,8 +184,18 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	case workload.KindReduce:
 		s.family = "reduce"
 	case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindExp, workload.KindSigmoid, workload.KindSiLU, workload.KindCast,
-		workload.KindCopy, workload.KindGT, workload.KindGE, workload.KindCeilDiv, workload.KindWhere:
+		workload.KindCopy, workload.KindGT, workload.KindGE, workload.KindCeilDiv, workload.KindWhere, workload.KindSortKey, workload.KindBitAnd:
 		s.family = "map"
+	case workload.KindPack, workload.KindUnpack:
+		// f32 streams: a bf16 widened to f32 is its bits shifted left 16
+		// (the manual's "Score << 16", 002 L8547), and the i32 side is
+		// read or written as f32 by the DMA, which moves bytes (the
+		// manual's "reinterpreted as bf16 type", 002 L8589; dmType).
+		s.family = "map"
+		s.bits = o.Inputs[:1]
+		if o.Kind == workload.KindPack {
+			s.bits = append(o.Inputs[1:2:2], o.Outputs[0])
+		}
 	case workload.KindOneHot:
 		if len(o.Inputs) != 2 {
 			return nil, fmt.Errorf("%s: no kernel: %s (docs/spec-decisions.md \"One-hot: an equality with the positions\")", at, opUnplannable[o.Kind])
@@ -202,7 +216,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		}
 		return nil, fmt.Errorf("%s: no kernel for this kind yet", at)
 	}
-	s.integer = s.out.DType == dtype.I32
+	s.integer = s.out.DType == dtype.I32 && o.Kind != workload.KindPack
 	s.order = map[string][]string{}
 	for _, t := range append(slices.Clone(s.ins), s.out) {
 		ord, err := layoutOrder(t)
@@ -211,6 +225,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		}
 		s.order[t.Name] = ord
 		switch {
+		case slices.Contains(s.bits, t.Name):
 		case s.integer && t.DType != dtype.I32:
 			return nil, fmt.Errorf("%s: tensor %s is %s, the output i32; an op's tensors are all i32 or all floats", at, t.Name, t.DType)
 		case !s.integer && t.DType != dtype.F32 && t.DType != dtype.BF16:
@@ -219,7 +234,8 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	}
 	if s.integer {
 		switch o.Kind {
-		case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindGT, workload.KindGE, workload.KindReduce, workload.KindOneHot:
+		case workload.KindAdd, workload.KindSub, workload.KindMul, workload.KindGT, workload.KindGE, workload.KindReduce, workload.KindOneHot,
+			workload.KindSortKey, workload.KindBitAnd:
 		case workload.KindWhere:
 			if o.Scalar == nil || len(s.ins) != 2 {
 				return nil, fmt.Errorf("%s: where(condition, tensor, constant) is planned: two tensor inputs and a scalar", at)
@@ -240,8 +256,8 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	if o.Kind == workload.KindWhere && !s.integer {
 		return nil, fmt.Errorf("%s: an i32 where is planned (its select runs in the Logic and Fxp clusters)", at)
 	}
-	if (o.Kind == workload.KindGT || o.Kind == workload.KindGE) && (!s.integer || o.Scalar == nil) {
-		return nil, fmt.Errorf("%s: only an i32 compared with a constant is planned", at)
+	if (o.Kind == workload.KindGT || o.Kind == workload.KindGE) && (!s.integer || o.Scalar == nil && o.Kind == workload.KindGE) {
+		return nil, fmt.Errorf("%s: an i32 compared with a constant, or two i32 tensors by gt, is planned", at)
 	}
 	if s.family == "reduce" {
 		if err := s.reduceAxes(at); err != nil {
@@ -264,7 +280,8 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 	if o.Kind == workload.KindCopy && s.integer {
 		return nil, fmt.Errorf("%s: a copy of f32 or bf16 is planned, not of i32", at)
 	}
-	if s.family == "map" && o.Scalar == nil && len(s.ins) != 2 && o.Kind != workload.KindExp && o.Kind != workload.KindSigmoid && o.Kind != workload.KindSiLU && o.Kind != workload.KindCast && o.Kind != workload.KindCopy {
+	if s.family == "map" && o.Scalar == nil && len(s.ins) != 2 && !slices.Contains([]workload.Kind{workload.KindExp, workload.KindSigmoid, workload.KindSiLU,
+		workload.KindCast, workload.KindCopy, workload.KindUnpack, workload.KindSortKey}, o.Kind) {
 		return nil, fmt.Errorf("%s: want two tensor inputs or a scalar", at)
 	}
 	// The program's axes, and the positions in the output's HBM order
@@ -320,7 +337,7 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		for tl := 1; tl <= maxOpTiles; tl *= 2 {
 			for cl := 1; cl <= spec.Chip.Clusters.Value; cl *= 2 {
 				for sl := 1; sl <= perCluster; sl *= 2 {
-					if cl > 1 && sl < perCluster || total%(tl*cl*sl) != 0 || tl > 1 && !s.tileable(tl) {
+					if cl > 1 && sl < perCluster || total%(tl*cl*sl) != 0 || tl > 1 && (!s.tileable(tl) || s.bits != nil) {
 						continue
 					}
 					main := o.Kind == workload.KindSoftmax && tl > 1
@@ -365,6 +382,17 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		}
 	}
 	return s, nil
+}
+
+// dmType is the type t is held in DM as: f32 for the i32 tensors a pack
+// or an unpack streams as f32 bits (the DMA moves bytes, whatever the
+// type, docs/spec-decisions.md "Top-k: the manual's branchless form"),
+// else its own.
+func (s *opSpace) dmType(t *workload.Tensor) dtype.DType {
+	if slices.Contains(s.bits, t.Name) {
+		return dtype.F32
+	}
+	return t.DType
 }
 
 // interleavePeel splits a tile's positions ds (major first) over clusters
@@ -704,7 +732,7 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			if nbuf > 1 {
 				name += strconv.Itoa(k)
 			}
-			bb = append(bb, b.local(name, "dm", t.DType, digitsText(dsOf(t)), digitsSize(dsOf(t))))
+			bb = append(bb, b.local(name, "dm", s.dmType(t), digitsText(dsOf(t)), digitsSize(dsOf(t))))
 		}
 		b.bufs[t.Name] = bb
 	}
@@ -921,6 +949,12 @@ func (b *opBuilder) elementwise() error {
 	s := b.s
 	x := s.ins[0]
 	xdm := b.load(x, b.in)
+	switch s.o.Kind {
+	case workload.KindPack:
+		return b.pack(xdm)
+	case workload.KindUnpack:
+		return b.unpack(xdm)
+	}
 	head, t8, p8, err := stream(xdm, b.in)
 	if err != nil {
 		return err
@@ -1020,6 +1054,78 @@ func (b *opBuilder) interleavedAdd(xdm string) error {
 	return nil
 }
 
+// pack is the one-chain kernel of (bits of bf16 x) << 16 | y (002 L8547):
+// x fetched to f32, which is its bits shifted left 16 (a bf16 is an f32's
+// upper half), the Logic cluster's BitOr with y's bits from the VRF at
+// Way8 (002 L4815-4820, on fp bit patterns), committed as f32 to the DM
+// tensor whose bytes the DMA stores into the i32 output; y reaches the
+// VRF the same way, its bytes read as f32 (dmType).
+func (b *opBuilder) pack(xdm string) error {
+	s := b.s
+	y := s.ins[1]
+	t8, p8, ok := withPacket(b.in, 8)
+	if !ok {
+		return fmt.Errorf("the positions within a slice (%s) do not end in a multiple of 8 of one axis", digitsText(b.in))
+	}
+	fetch := []kStage{
+		{Kind: "fetch", DType: "f32", Time: digitsText(t8), Packet: digitsText(p8)},
+		{Kind: "collect", Time: digitsText(t8), Packet: digitsText(p8)},
+	}
+	ydm := b.load(y, b.in)
+	yvrf := b.local(y.Name+"_vrf", "vrf", dtype.F32, digitsText(append(slices.Clone(t8), p8...)), digitsSize(t8)*digitsSize(p8))
+	b.chain("sub", append(append([]kStage{{Kind: "begin", Tensor: ydm}}, fetch...), kStage{Kind: "to_vrf", Tensor: yvrf}))
+	st := append([]kStage{{Kind: "begin", Tensor: xdm}}, fetch...)
+	st = append(st, kStage{Kind: "vector_init"}, kStage{Kind: "vector_branch", Param: "Unconditional"},
+		kStage{Kind: "vector_logic", Tensor: yvrf, Param: "BitOr"}, kStage{Kind: "vector_final"}, kStage{Kind: "commit", Tensor: b.outBuf()})
+	b.chain("main", st)
+	b.reference(fmt.Sprintf("bit_or(bits(%s), %s)", s.ins[0].Name, y.Name), nil)
+	return nil
+}
+
+// unpack is the one-chain kernel of the bf16 whose bits are x's upper
+// half: x's bytes read as f32 (dmType) in packets of 8 lanes, or fewer
+// padded to 8 as the i32 kernels' (integerwise), cast to bf16 by the
+// chain's cast (round to nearest even, 002 L6778): the upper half exactly
+// when the lower is below 0x8000, as a top-k's packed index is
+// (002 L8589; the reference states the rounding).
+func (b *opBuilder) unpack(xdm string) error {
+	t, p, pk, ok := b.lanes8()
+	if !ok {
+		return fmt.Errorf("the positions within a slice (%s) do not end in an axis's innermost part", digitsText(b.in))
+	}
+	b.chain("main", []kStage{
+		{Kind: "begin", Tensor: xdm},
+		{Kind: "fetch", DType: "f32", Time: digitsText(t), Packet: pk},
+		{Kind: "collect", Time: digitsText(t), Packet: pk},
+		{Kind: "vector_init"}, {Kind: "vector_branch", Param: "Unconditional"}, {Kind: "vector_final"},
+		{Kind: "cast", DType: b.s.out.DType.String(), Packet: digitsText(p) + " # 16"},
+		{Kind: "commit", Tensor: b.outBuf()},
+	})
+	b.reference(fmt.Sprintf("bf16(from_bits(%s))", b.s.ins[0].Name), nil)
+	return nil
+}
+
+// lanes8 splits the positions within a slice into Time and a packet of 8
+// lanes, or of the largest divisor of the innermost digit below 8 padded
+// to 8 (`GRID % 2 # 8`, as ve-vrf-add's `A % 2 # 8`): pk is the packet's
+// text.
+func (b *opBuilder) lanes8() (t, p []digit, pk string, ok bool) {
+	lanes := 8
+	if len(b.in) > 0 {
+		for b.in[len(b.in)-1].size%lanes != 0 {
+			lanes--
+		}
+	}
+	if t, p, ok = withPacket(b.in, lanes); !ok {
+		return nil, nil, "", false
+	}
+	pk = digitsText(p)
+	if lanes < 8 {
+		pk += " # 8"
+	}
+	return t, p, pk, true
+}
+
 // interleaveAxis is the interleaved fetch's axis of size 2, which an op
 // kernel's program declares when a candidate's form needs it.
 const interleaveAxis = "Ilv"
@@ -1070,22 +1176,10 @@ func (b *opBuilder) integerwise() error {
 	s := b.s
 	x := s.ins[0]
 	xdm := b.load(x, b.in)
-	// A packet of 8 lanes, or of the largest divisor of the innermost
-	// digit below 8 padded to 8 (`GRID % 2 # 8`, as ve-vrf-add's
-	// `A % 2 # 8`).
-	lanes := 8
-	if len(b.in) > 0 {
-		for b.in[len(b.in)-1].size%lanes != 0 {
-			lanes--
-		}
-	}
-	t8, p8, ok := withPacket(b.in, lanes)
+	// A packet of 8 lanes, or fewer padded to 8 (lanes8).
+	t8, _, pk, ok := b.lanes8()
 	if !ok {
 		return fmt.Errorf("the positions within a slice (%s) do not end in an axis's innermost part", digitsText(b.in))
-	}
-	pk := digitsText(p8)
-	if lanes < 8 {
-		pk += " # 8"
 	}
 	fetch := []kStage{
 		{Kind: "fetch", DType: "i32", Time: digitsText(t8), Packet: pk},
@@ -1098,7 +1192,17 @@ func (b *opBuilder) integerwise() error {
 		// comparison, as ve-branch-relu's Less(0), 002 L4801).
 		branch = "Comparison([False, False, False, Equal(0)])"
 	}
-	st = append(st, kStage{Kind: "vector_init"}, kStage{Kind: "vector_branch", Param: branch})
+	// vrf loads a second input into the VRF through the sub context: the
+	// collect stream, its packet padded to 8 lanes when fewer
+	// (002 L280-285).
+	vrf := func(y *workload.Tensor) string {
+		ydm := b.load(y, b.in)
+		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.I32, digitsText(t8)+", "+pk, digitsSize(t8)*8)
+		b.chain("sub", append(append([]kStage{{Kind: "begin", Tensor: ydm}}, fetch...), kStage{Kind: "to_vrf", Tensor: yvrf}))
+		return yvrf
+	}
+	st = append(st, kStage{Kind: "vector_init"}, kStage{Kind: "vector_branch"})
+	at := len(st) - 1
 	op := map[workload.Kind]string{workload.KindAdd: "AddFxp", workload.KindSub: "SubFxp", workload.KindMul: "MulInt", workload.KindOneHot: "SubFxp"}[s.o.Kind]
 	sym := map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*"}[s.o.Kind]
 	var expr string
@@ -1110,9 +1214,7 @@ func (b *opBuilder) integerwise() error {
 		// Fxp cluster adds k to the others (group One): y where c ≠ 0,
 		// k where c = 0 (002 L4794-4836, operands per group 002 L5058-5062).
 		y := s.ins[1]
-		ydm := b.load(y, b.in)
-		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.I32, digitsText(t8)+", "+pk, digitsSize(t8)*8)
-		b.chain("sub", append(append([]kStage{{Kind: "begin", Tensor: ydm}}, fetch...), kStage{Kind: "to_vrf", Tensor: yvrf}))
+		yvrf := vrf(y)
 		k := int64(*s.o.Scalar)
 		st = append(st, kStage{Kind: "vector_logic", Param: "BitAnd, 0"},
 			kStage{Kind: "vector_logic", Tensor: yvrf, Param: fmt.Sprintf("BitOr, group(&%s, GroupId::Zero)", yvrf)},
@@ -1123,13 +1225,34 @@ func (b *opBuilder) integerwise() error {
 		c := x.Name
 		m := fmt.Sprintf("min(max(%s, 0) + max(0 - %s, 0), 1)", c, c)
 		expr, rng = fmt.Sprintf("%s * %s + (0 + %d) * (1 - %s)", y.Name, m, k, m), []float64{-3, 3}
+	case s.o.Kind == workload.KindSortKey:
+		// The negative values take the branch's group One (Less(0), as
+		// ve-branch-relu, 002 L4801), whose score bits the Logic
+		// cluster's BitXor flips (002 L8550-8552); group Zero passes.
+		branch = "Comparison([False, False, False, Less(0)])"
+		st = append(st, kStage{Kind: "vector_logic", Param: fmt.Sprintf("BitXor, group(%d, GroupId::One)", 0x7fff0000)})
+		expr = fmt.Sprintf("bit_xor(%s, bit_and(shr(%s, 31), %d))", x.Name, x.Name, 0x7fff0000)
+	case s.o.Kind == workload.KindBitAnd:
+		if len(s.ins) == 2 {
+			y := s.ins[1]
+			st = append(st, kStage{Kind: "vector_logic", Tensor: vrf(y), Param: "BitAnd"})
+			expr = fmt.Sprintf("bit_and(%s, %s)", x.Name, y.Name)
+			break
+		}
+		st = append(st, kStage{Kind: "vector_logic", Param: fmt.Sprintf("BitAnd, %d", int64(*s.o.Scalar))})
+		expr = fmt.Sprintf("bit_and(%s, %d)", x.Name, int64(*s.o.Scalar))
+	case s.o.Kind == workload.KindGT && len(s.ins) == 2:
+		// x > y as the clamp of the saturating x − y to [0, 1]
+		// (SubFxpSat, 002 L4829; Clip Max and Min, 002 L4956-4972): the
+		// saturated difference keeps its sign over all of i32, so the
+		// comparison holds for every pair.
+		y := s.ins[1]
+		st = append(st, kStage{Kind: "vector_fxp", Tensor: vrf(y), Param: "SubFxpSat"},
+			kStage{Kind: "vector_clip", Param: "Max, 0"}, kStage{Kind: "vector_clip", Param: "Min, 1"})
+		expr = fmt.Sprintf("min(max(sat_sub(%s, %s), 0), 1)", x.Name, y.Name)
 	case len(s.ins) == 2:
 		y := s.ins[1]
-		ydm := b.load(y, b.in)
-		// The VRF tensor is the collect stream, its packet padded to 8
-		// lanes when fewer (002 L280-285).
-		yvrf := b.local(y.Name+"_vrf", "vrf", dtype.I32, digitsText(t8)+", "+pk, digitsSize(t8)*8)
-		b.chain("sub", append(append([]kStage{{Kind: "begin", Tensor: ydm}}, fetch...), kStage{Kind: "to_vrf", Tensor: yvrf}))
+		yvrf := vrf(y)
 		st = append(st, kStage{Kind: "vector_fxp", Tensor: yvrf, Param: op})
 		expr = fmt.Sprintf("%s %s %s", x.Name, sym, y.Name)
 		if s.o.Kind == workload.KindOneHot {
@@ -1168,6 +1291,7 @@ func (b *opBuilder) integerwise() error {
 		st = append(st, kStage{Kind: "vector_fxp", Param: fmt.Sprintf("%s, %d", op, int64(*s.o.Scalar))})
 		expr = fmt.Sprintf("%s %s %d", x.Name, sym, int64(*s.o.Scalar))
 	}
+	st[at].Param = branch
 	st = append(st, kStage{Kind: "vector_final"}, kStage{Kind: "commit", Tensor: b.outBuf()})
 	b.chain("main", st)
 	b.reference(expr, rng)

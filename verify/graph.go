@@ -1116,9 +1116,17 @@ func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
 			}
 		}
 	case "topk":
-		// The K largest along axis (K = the size of the k axis), in
-		// descending order, ties to the lower index; outputs: values,
-		// indices.
+		// The K largest along axis (K = the size of the k axis), in the
+		// order the manual's branchless top-k ranks them (002
+		// L8547-8552): each score packed with its index, (bits << 16) |
+		// index, and the packed values compared as sort keys
+		// (sort_key). So: descending by value; among equal values the
+		// higher index first (the index is the key's low half); +0 above
+		// −0 (their keys differ in the sign). The values are compared as
+		// the input's dtype stores them (the packed form holds the
+		// stored bf16 bits, whatever the float64 reference carried), and
+		// output so; NaNs order as their keys do (topkKey). Outputs:
+		// values, indices.
 		x, idx := ins[0], outs[1]
 		xst := make([]int, len(x.Axes)) // x's strides
 		st := 1
@@ -1137,6 +1145,7 @@ func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
 		}
 		oc := make([]int, len(out.Axes))
 		order := make([]int, n)
+		line, keys := make([]float64, n), make([]int64, n)
 		for i := range out.Vals {
 			out.Coords(i, oc)
 			if oc[kpos] != 0 {
@@ -1150,10 +1159,21 @@ func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
 			}
 			for e := range order {
 				order[e] = e
+				line[e] = x.Vals[base+e*xst[p]]
+				if x.DType.IsFloat() {
+					line[e] = dtype.Round(line[e], x.DType)
+				}
+				keys[e] = topkKey(line[e])
 			}
-			sort.SliceStable(order, func(a, b int) bool { return x.Vals[base+order[a]*xst[p]] > x.Vals[base+order[b]*xst[p]] })
+			sort.Slice(order, func(a, b int) bool {
+				ka, kb := keys[order[a]], keys[order[b]]
+				if ka != kb {
+					return ka > kb
+				}
+				return order[a] > order[b]
+			})
 			for r := 0; r < kn && r < n; r++ {
-				out.Vals[i+r*ost] = x.Vals[base+order[r]*xst[p]]
+				out.Vals[i+r*ost] = line[order[r]]
 				idx.Vals[i+r*ost] = float64(order[r])
 			}
 		}
@@ -1223,6 +1243,31 @@ func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
 		err = binary(func(x, y float64) float64 { return b2f(x >= y) })
 	case "lt":
 		err = binary(func(x, y float64) float64 { return b2f(x < y) })
+	case "pack":
+		// (bits of bf16 a) << 16 | b: the score and its index in one i32
+		// (002 L8547); a is taken as the bf16 it is stored as (nearest,
+		// as dtype.Round).
+		err = binary(func(x, y float64) float64 {
+			bits := dtype.BF16FromF32(float32(dtype.Round(x, dtype.F32)))
+			return float64(int32(uint32(bits)<<16 | uint32(i32Of(y))))
+		})
+	case "unpack":
+		// The bf16 nearest the f32 whose bits are a (round to nearest
+		// even, as the kernel's cast): the bf16 whose bits are a >> 16
+		// when a's lower half is below 0x8000, as a packed top-k index is
+		// (002 L8589); a NaN pattern is NaN, a subnormal a zero of its
+		// sign (as dtype decodes bf16, RN L891; pack makes neither).
+		forEach(iterSpace(out), []*Logical{out, ins[0]}, func(q []int) {
+			out.Vals[q[0]] = float64(dtype.F32FromBF16(dtype.BF16FromF32(math.Float32frombits(uint32(i32Of(ins[0].Vals[q[1]]))))))
+		})
+	case "sort_key":
+		// a, or a ^ 0x7fff0000 where a < 0 (Packed_Value_cmp, 002
+		// L8550-8552): packed floats ordered as i32.
+		forEach(iterSpace(out), []*Logical{out, ins[0]}, func(q []int) {
+			out.Vals[q[0]] = float64(sortKey(i32Of(ins[0].Vals[q[1]])))
+		})
+	case "bit_and":
+		err = binary(func(x, y float64) float64 { return float64(i32Of(x) & i32Of(y)) })
 	case "max":
 		err = binary(math.Max)
 	case "div":
@@ -1285,6 +1330,33 @@ func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
 		return fmt.Errorf("op %s: the graph reference of kind %s is not implemented", o.Name, o.Kind)
 	}
 	return err
+}
+
+// i32Of is the i32 an integer value holds (wrapped to 32 bits).
+func i32Of(v float64) int32 { return int32(int64(v)) }
+
+// sortKey is Packed_Value_cmp (002 L8550-8552): a packed value whose
+// upper half is a float's, as an i32 whose order is the float's — the
+// magnitude bits of a negative one flipped.
+func sortKey(a int32) int32 {
+	if a >= 0 {
+		return a
+	}
+	return a ^ 0x7fff0000
+}
+
+// topkKey is a float64 as an int64 in the order topk ranks values: the
+// sort key's trick on the float64's bits (the magnitude of a negative
+// value flipped), so −0 ranks below +0, a positive NaN above +∞ and a
+// negative one below −∞. On the values of one float type it orders as
+// sortKey orders their packed forms (the conversion to float64 keeps
+// the order of the bits within a sign).
+func topkKey(v float64) int64 {
+	b := int64(math.Float64bits(v))
+	if b < 0 {
+		return b ^ math.MaxInt64
+	}
+	return b
 }
 
 // b2f is 1 for true, 0 for false.

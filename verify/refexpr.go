@@ -30,7 +30,23 @@ import (
 //   - max, min, negation and abs are exact; bf16() rounds to nearest,
 //     which is monotone (the interval's ends rounded); integer arithmetic wraps in i32
 //     (AddFxp, SubFxp, MulInt, 002 L4826-4833), sat_add and sat_sub clamp,
-//     round() rounds half away from zero and saturates (FpToFxp).
+//     round() rounds half away from zero and saturates (FpToFxp);
+//   - the bit ops (the branchless top-k's packing, 002 L8543-8590) are
+//     exact on exact operands: an element whose interval is one value (a
+//     point: its ends and its point evaluation the same float64, a zero's
+//     sign included). bits() of a point is the f32's bit pattern; of a
+//     wider interval, or of NaN (whose bits the manual leaves open), it is
+//     unchecked. from_bits() of a point is the f32 with those bits (a
+//     subnormal kept, not flushed); of a wider interval, or a NaN pattern,
+//     unchecked. bit_and, bit_or, bit_xor and shr of two points are the
+//     i32 result; of wider intervals the bound is what the operands' signs
+//     give — bit_and: [0, hi] of a nonnegative operand, [minI32, min(hi)]
+//     of two negative ones; bit_or: [max(lo), 2^k − 1] of two nonnegative
+//     ones below 2^k, [max(lo), −1] when one is negative; bit_xor: [0,
+//     2^k − 1] of two nonnegative ones; shr, monotone in its operand, its
+//     ends shifted — and otherwise the whole i32 range; an unchecked
+//     operand makes the result unchecked. shr takes its shift unsigned: b
+//     < 0 or b ≥ 32 shifts by 31.
 //
 // An interval that crosses a pole or a domain edge (a division by an
 // interval holding 0, sqrt or log of one holding negative values) makes
@@ -376,6 +392,33 @@ func (e *exprEval) unary(n *kernel.RefNode, a *itv) (*itv, error) {
 			v.lo[i], v.hi[i] = dtype.Round(a.lo[i], dtype.BF16), dtype.Round(a.hi[i], dtype.BF16)
 		}
 		return v, nil
+	case "bits":
+		if a.isInt {
+			return nil, e.errAt(n, "bits() takes a real")
+		}
+		v := newItv(a.axes, true)
+		for i := range a.mid {
+			f := float32(dtype.Round(a.mid[i], dtype.F32))
+			v.mid[i] = float64(int32(math.Float32bits(f)))
+			v.lo[i], v.hi[i] = v.mid[i], v.mid[i]
+			if !realPoint(a, i) || math.IsNaN(a.mid[i]) || float64(f) != a.mid[i] {
+				v.lo[i], v.hi[i] = math.Inf(-1), math.Inf(1) // unchecked
+			}
+		}
+		return v, nil
+	case "from_bits":
+		if !a.isInt {
+			return nil, e.errAt(n, "from_bits() takes an integer")
+		}
+		v := newItv(a.axes, false)
+		for i := range a.mid {
+			f := float64(math.Float32frombits(uint32(i32Of(a.mid[i]))))
+			v.mid[i], v.lo[i], v.hi[i] = f, f, f
+			if !intPoint(a, i) || math.IsNaN(f) {
+				v.lo[i], v.hi[i] = math.Inf(-1), math.Inf(1) // unchecked
+			}
+		}
+		return v, nil
 	case "abs":
 		v := newItv(a.axes, a.isInt)
 		for i := range a.mid {
@@ -471,6 +514,10 @@ func (e *exprEval) binary(n *kernel.RefNode, a, b *itv) (*itv, error) {
 	if a.isInt != b.isInt {
 		return nil, e.errAt(n, "%s of an integer and a real: convert with float() or round()", n.Op)
 	}
+	bitOp := n.Op == "bit_and" || n.Op == "bit_or" || n.Op == "bit_xor" || n.Op == "shr"
+	if bitOp && !a.isInt {
+		return nil, e.errAt(n, "%s takes integers", n.Op)
+	}
 	axes := e.union(a.axes, b.axes)
 	ia, ib := bcastIndex(axes, a.axes), bcastIndex(axes, b.axes)
 	v := newItv(axes, a.isInt)
@@ -478,6 +525,19 @@ func (e *exprEval) binary(n *kernel.RefNode, a, b *itv) (*itv, error) {
 		x, y := ia[i], ib[i]
 		al, ah, bl, bh := a.lo[x], a.hi[x], b.lo[y], b.hi[y]
 		var m, lo, hi float64
+		if bitOp {
+			m = bitOf(n.Op, a.mid[x], b.mid[y])
+			switch {
+			case intPoint(a, x) && intPoint(b, y):
+				lo, hi = m, m
+			case !finite(al, ah, bl, bh):
+				lo, hi = math.Inf(-1), math.Inf(1) // unchecked
+			default:
+				lo, hi = bitRange(n.Op, al, ah, bl, bh)
+			}
+			v.mid[i], v.lo[i], v.hi[i] = m, lo, hi
+			continue
+		}
 		switch n.Op {
 		case "+", "sat_add":
 			m, lo, hi = a.mid[x]+b.mid[y], al+bl, ah+bh
@@ -531,6 +591,108 @@ func (e *exprEval) binary(n *kernel.RefNode, a, b *itv) (*itv, error) {
 		v.mid[i], v.lo[i], v.hi[i] = m, lo, hi
 	}
 	return v, nil
+}
+
+// realPoint reports whether element i of a real interval is one value:
+// its ends and its point evaluation the same float64, a zero's sign
+// included.
+func realPoint(v *itv, i int) bool {
+	b := math.Float64bits(v.mid[i])
+	return math.Float64bits(v.lo[i]) == b && math.Float64bits(v.hi[i]) == b
+}
+
+// intPoint reports whether element i of an integer interval is one value.
+func intPoint(v *itv, i int) bool { return v.lo[i] == v.mid[i] && v.hi[i] == v.mid[i] }
+
+// finite reports whether every value is finite (an unchecked interval's
+// ends are not).
+func finite(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// shrAmount is shr's shift of b bits: b taken unsigned, 31 at most.
+func shrAmount(b int64) uint {
+	if b < 0 || b > 31 {
+		return 31
+	}
+	return uint(b)
+}
+
+// bitOf is bit_and, bit_or, bit_xor or shr of two i32 values.
+func bitOf(op string, a, b float64) float64 {
+	x, y := i32Of(a), i32Of(b)
+	switch op {
+	case "bit_and":
+		return float64(x & y)
+	case "bit_or":
+		return float64(x | y)
+	case "bit_xor":
+		return float64(x ^ y)
+	}
+	return float64(x >> shrAmount(int64(y)))
+}
+
+// below2k is 2^k − 1 for the least k with v < 2^k (v ≥ 0): every value
+// of at most v's bits.
+func below2k(v float64) float64 {
+	m := 1.0
+	for m <= v {
+		m *= 2
+	}
+	return m - 1
+}
+
+// bitRange bounds a bit op over a in [al, ah] and b in [bl, bh] (finite
+// i32 intervals) by the operands' signs; the whole i32 range otherwise.
+func bitRange(op string, al, ah, bl, bh float64) (float64, float64) {
+	switch op {
+	case "bit_and":
+		switch {
+		case al >= 0 && bl >= 0:
+			return 0, math.Min(ah, bh) // a & b ≤ a, b
+		case al >= 0:
+			return 0, ah
+		case bl >= 0:
+			return 0, bh
+		case ah < 0 && bh < 0:
+			return minI32, math.Min(ah, bh) // negative, and below both
+		}
+	case "bit_or":
+		switch {
+		case al >= 0 && bl >= 0:
+			return math.Max(al, bl), below2k(math.Max(ah, bh))
+		case ah < 0 && bh < 0:
+			return math.Max(al, bl), -1
+		case ah < 0:
+			return al, -1 // negative, and at least a
+		case bh < 0:
+			return bl, -1
+		}
+	case "bit_xor":
+		if al >= 0 && bl >= 0 {
+			return 0, below2k(math.Max(ah, bh))
+		}
+	case "shr":
+		// a >> s grows with a; with s it falls for a ≥ 0 and grows for
+		// a < 0: the extremes lie at the corners.
+		var s0, s1 uint
+		switch {
+		case bh < 0:
+			s0, s1 = 31, 31
+		case bl < 0:
+			s0, s1 = 0, 31
+		default:
+			s0, s1 = shrAmount(int64(bl)), shrAmount(int64(bh))
+		}
+		lo, hi := int32(al), int32(ah)
+		return float64(min(lo>>s0, lo>>s1)), float64(max(hi>>s0, hi>>s1))
+	}
+	return minI32, maxI32
 }
 
 // prodRange is the range of x·y over x in [al, ah], y in [bl, bh].

@@ -190,3 +190,143 @@ func TestWidenInfinity(t *testing.T) {
 	assert.True(t, math.IsInf(distance(math.Inf(-1), 0), 1))
 	assert.Equal(t, 0.5, distance(1, 1.5))
 }
+
+// pointItv is a scalar interval holding the one value v.
+func pointItv(v float64, isInt bool) *itv {
+	x := newItv(nil, isInt)
+	x.mid[0], x.lo[0], x.hi[0] = v, v, v
+	return x
+}
+
+// rangeItv is a scalar interval [lo, hi] whose point evaluation is mid.
+func rangeItv(mid, lo, hi float64, isInt bool) *itv {
+	x := newItv(nil, isInt)
+	x.mid[0], x.lo[0], x.hi[0] = mid, lo, hi
+	return x
+}
+
+// TestRefExprBits: the bit functions of the expression language — the
+// branchless top-k's packing (002 L8543-8590) — exact on exact operands,
+// bounded by the operands' signs otherwise, and unchecked where the bits
+// are not known (a real interval, a NaN).
+func TestRefExprBits(t *testing.T) {
+	u32 := func(v uint32) float64 { return float64(int32(v)) }
+	packed := u32(math.Float32bits(-1.5) | 3) // int32(0xBFC00003)
+	inf := math.Inf(1)
+	unchecked := [2]float64{math.Inf(-1), inf}
+	for _, c := range []struct {
+		expr   string
+		given  map[string]*itv
+		mid    float64
+		lo, hi float64
+	}{
+		{"bit_or(bits(x), i)", map[string]*itv{"x": pointItv(-1.5, false), "i": pointItv(3, true)}, packed, packed, packed},
+		{"from_bits(bit_and(p, -65536))", map[string]*itv{"p": pointItv(packed, true)}, -1.5, -1.5, -1.5},
+		{"bit_xor(p, bit_and(shr(p, 31), 2147418112))", map[string]*itv{"p": pointItv(-1, true)},
+			u32(0xffffffff ^ 0x7fff0000), u32(0xffffffff ^ 0x7fff0000), u32(0xffffffff ^ 0x7fff0000)},
+		{"bit_xor(p, bit_and(shr(p, 31), 2147418112))", map[string]*itv{"p": pointItv(packed, true)},
+			float64(int32(packed) ^ 0x7fff0000), float64(int32(packed) ^ 0x7fff0000), float64(int32(packed) ^ 0x7fff0000)},
+		{"bit_xor(p, bit_and(shr(p, 31), 2147418112))", map[string]*itv{"p": pointItv(5, true)}, 5, 5, 5},
+		// −0's bits are the sign's.
+		{"bits(x)", map[string]*itv{"x": pointItv(math.Copysign(0, -1), false)}, u32(0x80000000), u32(0x80000000), u32(0x80000000)},
+		{"bits(x)", map[string]*itv{"x": pointItv(math.Inf(-1), false)}, u32(0xff800000), u32(0xff800000), u32(0xff800000)},
+		// A shift of 32 or more, or a negative one, shifts by 31.
+		{"shr(p, 40)", map[string]*itv{"p": pointItv(-8, true)}, -1, -1, -1},
+		{"shr(p, 0 - 1)", map[string]*itv{"p": pointItv(1<<30, true)}, 0, 0, 0},
+		{"shr(p, 3)", map[string]*itv{"p": pointItv(-9, true)}, -2, -2, -2},
+		// Unchecked: the bits of a real interval, of NaN, of a zero of
+		// either sign; a float of a NaN pattern or of an integer interval.
+		{"bits(x)", map[string]*itv{"x": rangeItv(1, 1-0x1p-20, 1+0x1p-20, false)}, u32(math.Float32bits(1)), unchecked[0], unchecked[1]},
+		{"bits(x)", map[string]*itv{"x": pointItv(math.NaN(), false)}, u32(math.Float32bits(float32(math.NaN()))), unchecked[0], unchecked[1]},
+		{"bits(x)", map[string]*itv{"x": rangeItv(0, math.Copysign(0, -1), 0, false)}, 0, unchecked[0], unchecked[1]},
+		{"from_bits(p)", map[string]*itv{"p": pointItv(u32(0x7fc00001), true)}, math.NaN(), unchecked[0], unchecked[1]},
+		{"from_bits(p)", map[string]*itv{"p": rangeItv(0, 0, 1, true)}, 0, unchecked[0], unchecked[1]},
+		{"bit_and(p, 65535)", map[string]*itv{"p": rangeItv(packed, math.Inf(-1), inf, true)}, 3, unchecked[0], unchecked[1]},
+		// Bounds by sign: the index half of a packed value; an
+		// arithmetic shift's ends.
+		{"bit_and(p, 65535)", map[string]*itv{"p": rangeItv(packed, math.MinInt32, math.MaxInt32, true)}, 3, 0, 65535},
+		{"shr(p, 16)", map[string]*itv{"p": rangeItv(5, -70000, 70000, true)}, 0, -2, 1},
+		{"bit_or(p, 3)", map[string]*itv{"p": rangeItv(-4, -8, -2, true)}, -1, -8, -1},
+	} {
+		n, err := kernel.ParseRefExpr(c.expr)
+		require.NoError(t, err, c.expr)
+		e := &exprEval{given: c.given, order: map[string]int{}}
+		v, err := e.eval(n)
+		require.NoError(t, err, c.expr)
+		if math.IsNaN(c.mid) {
+			assert.True(t, math.IsNaN(v.mid[0]), "%s: mid %v", c.expr, v.mid[0])
+		} else {
+			assert.Equal(t, c.mid, v.mid[0], "%s: mid", c.expr)
+			assert.Equal(t, math.Signbit(c.mid), math.Signbit(v.mid[0]), "%s: mid's sign", c.expr)
+		}
+		assert.Equal(t, [2]float64{c.lo, c.hi}, [2]float64{v.lo[0], v.hi[0]}, "%s: bounds", c.expr)
+	}
+	for expr, msg := range map[string]string{
+		"bits(i)":       "bits() takes a real",
+		"from_bits(x)":  "from_bits() takes an integer",
+		"bit_and(x, x)": "bit_and takes integers",
+		"shr(x, 1.0)":   "shr takes integers",
+		"bit_or(i, x)":  "of an integer and a real",
+	} {
+		n, err := kernel.ParseRefExpr(expr)
+		require.NoError(t, err, expr)
+		e := &exprEval{given: map[string]*itv{"x": pointItv(1, false), "i": pointItv(1, true)}, order: map[string]int{}}
+		_, err = e.eval(n)
+		assert.ErrorContains(t, err, msg, expr)
+	}
+
+	// Through a kernel's reference: a bf16 input packed with an index,
+	// and an i32 input's upper half as an f32.
+	ex := exprRef(t, exprProgram(t, "A=3", "A", "A", dtype.BF16, dtype.I32, "bit_or(bits(x), 3)"), -1.5, 0, 2)
+	want := []float64{packed, 3, u32(math.Float32bits(2) | 3)}
+	assert.Equal(t, want, ex.Out.Vals)
+	assert.Equal(t, want, ex.Lo.Vals)
+	assert.Equal(t, want, ex.Hi.Vals)
+	ex = exprRef(t, exprProgram(t, "A=2", "A", "A", dtype.I32, dtype.F32, "from_bits(bit_and(x, -65536))"), packed, u32(math.Float32bits(3.25)|0xffff))
+	assert.Equal(t, []float64{-1.5, 3.25}, ex.Out.Vals)
+	assert.Equal(t, ex.Out.Vals, ex.Lo.Vals)
+	assert.Equal(t, ex.Out.Vals, ex.Hi.Vals)
+}
+
+// TestBitRangeSound: the bounds of bit_and, bit_or, bit_xor and shr over
+// intervals hold every result of values in them (random intervals of
+// either sign, random values inside, the ends included).
+func TestBitRangeSound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 5))
+	draw := func() float64 {
+		switch rng.IntN(4) {
+		case 0:
+			return float64(rng.IntN(64) - 32)
+		case 1:
+			return float64(int32(rng.Uint32()))
+		default:
+			return float64(rng.IntN(1<<20) - 1<<19)
+		}
+	}
+	in := func(lo, hi float64) float64 {
+		switch rng.IntN(4) {
+		case 0:
+			return lo
+		case 1:
+			return hi
+		}
+		return lo + math.Floor(rng.Float64()*(hi-lo+1))
+	}
+	for _, op := range []string{"bit_and", "bit_or", "bit_xor", "shr"} {
+		for k := 0; k < 2000; k++ {
+			al, ah, bl, bh := draw(), draw(), draw(), draw()
+			if op == "shr" && k%2 == 0 {
+				bl, bh = float64(rng.IntN(40)-4), float64(rng.IntN(40)-4)
+			}
+			al, ah = math.Min(al, ah), math.Max(al, ah)
+			bl, bh = math.Min(bl, bh), math.Max(bl, bh)
+			lo, hi := bitRange(op, al, ah, bl, bh)
+			require.LessOrEqual(t, lo, hi, "%s [%v, %v] [%v, %v]", op, al, ah, bl, bh)
+			for j := 0; j < 20; j++ {
+				a, b := in(al, ah), in(bl, bh)
+				r := bitOf(op, a, b)
+				require.True(t, r >= lo && r <= hi, "%s(%v, %v) = %v outside [%v, %v] of [%v, %v] [%v, %v]", op, a, b, r, lo, hi, al, ah, bl, bh)
+			}
+		}
+	}
+}

@@ -31,7 +31,13 @@ const RefExpr RefOp = "expr"
 //   - float(e): an integer as a real number; round(e): a real rounded half
 //     away from zero and saturated to i32; bf16(e): a real rounded to the
 //     nearest bf16, as a kernel stores it (a result one kernel hands the
-//     next in DM, Handover).
+//     next in DM, Handover);
+//   - bit ops on an i32's two's-complement bits, as the branchless top-k
+//     packs a bf16 score and its index in one i32 (002 L8543-8590):
+//     bits(e): a real's f32 bit pattern as an integer; from_bits(e): the
+//     f32 whose bits an integer holds; bit_and(a, b), bit_or(a, b),
+//     bit_xor(a, b); shr(a, b): a shifted right arithmetically by b bits
+//     (b taken unsigned: b < 0 or b >= 32 shifts by 31).
 //
 // Integers and reals do not mix implicitly.
 type RefNode struct {
@@ -54,6 +60,7 @@ var refFuncs = map[string]int{
 	"exp": 1, "sqrt": 1, "tanh": 1, "sigmoid": 1, "erf": 1, "log": 1, "sin": 1, "cos": 1, "abs": 1,
 	"max": 2, "min": 2, "sat_add": 2, "sat_sub": 2, "float": 1, "round": 1, "bf16": 1,
 	"reduce_sum": 2, "reduce_max": 2, "reduce_min": 2, "at": 3,
+	"bits": 1, "from_bits": 1, "bit_and": 2, "bit_or": 2, "bit_xor": 2, "shr": 2,
 }
 
 // IsRefReduce reports whether a function reduces over an axis.

@@ -22,6 +22,11 @@ func TestParseRefExpr(t *testing.T) {
 		"sat_add(x, 2147483647)":                 "sat_add(x, 2147483647)",
 		"x'":                                     "x'",
 		"bf16(x * 3.0) * y":                      "(bf16((x * 3.0)) * y)",
+		// The branchless top-k's packing (002 L8547-8590).
+		"bit_or(bits(x), i)":                          "bit_or(bits(x), i)",
+		"from_bits(bit_and(p, -65536))":               "from_bits(bit_and(p, (-65536)))",
+		"bit_xor(p, bit_and(shr(p, 31), 2147418112))": "bit_xor(p, bit_and(shr(p, 31), 2147418112))",
+		"shr(p + 1, 16) - bit_and(p, 65535) * 2":      "(shr((p + 1), 16) - (bit_and(p, 65535) * 2))",
 	} {
 		n, err := ParseRefExpr(in)
 		require.NoError(t, err, in)
@@ -42,6 +47,12 @@ func TestParseRefExpr(t *testing.T) {
 		"2147483648":       "beyond i32",
 		"1e":               "bad number",
 		"x $ y":            `unexpected "$ y"`,
+		"bits(x, y)":       "bits takes 1 argument",
+		"from_bits()":      "unexpected",
+		"bit_and(p)":       "bit_and takes 2 arguments",
+		"bit_or(p, 1, 2)":  "bit_or takes 2 arguments",
+		"bit_xor(p":        "bit_xor takes 2 arguments",
+		"shr(p, 1":         "shr takes 2 arguments",
 	} {
 		_, err := ParseRefExpr(in)
 		require.Error(t, err, in)

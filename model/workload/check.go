@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"tcpmap/model/dtype"
 	"tcpmap/model/mapping"
 	"tcpmap/model/pos"
 )
@@ -46,6 +47,22 @@ func union(lists ...[]string) []string {
 }
 
 func shape(t *Tensor) string { return t.Name + " " + axesString(t.Axes) }
+
+// elementwise checks an elementwise op's axes: each input's are the
+// output's (broadcast along the others), and every output axis is some
+// input's.
+func elementwise(ins, outs []*Tensor, errIn, errOut func(int, string, ...any)) {
+	var all [][]string
+	for i, in := range ins {
+		if !subset(in.Axes, outs[0].Axes) {
+			errIn(i, "input %s has axes %s that the output %s lacks (elementwise ops broadcast, they do not reduce)", shape(in), axesString(minus(in.Axes, outs[0].Axes)), shape(outs[0]))
+		}
+		all = append(all, in.Axes)
+	}
+	if extra := minus(outs[0].Axes, union(all...)); len(extra) > 0 {
+		errOut(0, "output axes %s are in no input", axesString(extra))
+	}
+}
 
 // checkOp checks the operands of one op against its kind. Every operand
 // tensor exists and every parameter axis is declared when it runs.
@@ -104,17 +121,39 @@ func (g *graph) checkOp(op *Op, n *opNodes) {
 		} else if _, err := accType(ins[0].DType); err != nil {
 			errIn(0, "%v", err)
 		}
-	case KindAdd, KindSub, KindMul, KindDiv, KindCeilDiv, KindMax, KindGT, KindGE, KindLT, KindWhere:
-		var all [][]string
+	case KindPack:
+		if ins[0].DType != dtype.BF16 {
+			errIn(0, "pack takes the bf16 bits of %s, got %s (002 L8547)", ins[0].Name, ins[0].DType)
+		}
+		if ins[1].DType != dtype.I32 {
+			errIn(1, "pack's low half %s must be i32, got %s", ins[1].Name, ins[1].DType)
+		}
+		if outs[0].DType != dtype.I32 {
+			errOut(0, "pack writes i32, got %s", outs[0].DType)
+		}
+		elementwise(ins, outs, errIn, errOut)
+	case KindUnpack:
+		wantOut(0, ins[0].Axes, "the input's axes")
+		if ins[0].DType != dtype.I32 || outs[0].DType != dtype.BF16 {
+			errOut(0, "unpack reads i32 and writes bf16 (002 L8589), got %s to %s", ins[0].DType, outs[0].DType)
+		}
+	case KindSortKey:
+		wantOut(0, ins[0].Axes, "the input's axes")
+		if ins[0].DType != dtype.I32 || outs[0].DType != dtype.I32 {
+			errOut(0, "sort_key reads and writes i32, got %s to %s", ins[0].DType, outs[0].DType)
+		}
+	case KindBitAnd:
 		for i, in := range ins {
-			if !subset(in.Axes, outs[0].Axes) {
-				errIn(i, "input %s has axes %s that the output %s lacks (elementwise ops broadcast, they do not reduce)", shape(in), axesString(minus(in.Axes, outs[0].Axes)), shape(outs[0]))
+			if in.DType != dtype.I32 {
+				errIn(i, "bit_and takes i32, got %s %s", in.Name, in.DType)
 			}
-			all = append(all, in.Axes)
 		}
-		if extra := minus(outs[0].Axes, union(all...)); len(extra) > 0 {
-			errOut(0, "output axes %s are in no input", axesString(extra))
+		if outs[0].DType != dtype.I32 {
+			errOut(0, "bit_and writes i32, got %s", outs[0].DType)
 		}
+		elementwise(ins, outs, errIn, errOut)
+	case KindAdd, KindSub, KindMul, KindDiv, KindCeilDiv, KindMax, KindGT, KindGE, KindLT, KindWhere:
+		elementwise(ins, outs, errIn, errOut)
 	case KindExp, KindSigmoid, KindSiLU:
 		wantOut(0, ins[0].Axes, "the input's axes")
 	case KindCast:

@@ -191,6 +191,8 @@ func (e *expander) expand(o *Op) ([]*Op, bool) {
 		ok = e.batchedGather(o)
 	case KindCompact:
 		ok = e.compact(o)
+	case KindTopK:
+		ok = e.topk(o)
 	}
 	if !ok || e.failed {
 		// Nothing of it stays: its tensors and axes go too.
@@ -385,6 +387,53 @@ func (e *expander) compact(o *Op) bool {
 	sum := e.newTensor(o.Name+"_sum", []string{p}, dtype.I32, nil)
 	e.op(o.Name+"_sum", KindReduce, []string{prod}, sum, func(q *Op) { q.Reduce, q.Axes = ReduceSum, slices.Clone(xa) })
 	e.op(o.Name+"_fill", KindSub, []string{sum}, out.Name, scalarOf(1))
+	return true
+}
+
+// topk expands a top-k of bf16 scores along axis E into the manual's
+// branchless form (002 L8534-8594): each score packed with its index
+// (pack), its sort key (sort_key), the all-to-all comparison of the keys
+// along a copy Ec of E (gt of the keys viewed with E renamed Ec, against the
+// keys), each element's rank the sum of the keys above it, and the kept
+// elements placed by rank: the one-hot of the rank along K, times the
+// packed values, summed over E (where the manual compacts with the
+// Filter, this places them in rank order, as top-k returns them). The
+// scores are the packed values' upper half (unpack, exact for an index
+// below 0x8000: an axis of at most 2^15), the indices the lower (bit_and
+// 0xffff).
+func (e *expander) topk(o *Op) bool {
+	x, vals, idx := e.tensor(o.Inputs[0]), e.tensor(o.Outputs[0]), e.tensor(o.Outputs[1])
+	a := o.Axis
+	n := e.axes[a]
+	if x.DType != dtype.BF16 || vals.DType != dtype.BF16 || idx.DType != dtype.I32 || n > 1<<15 {
+		return false
+	}
+	var elems int64 = n
+	for _, b := range x.Axes {
+		elems *= e.axes[b]
+	}
+	if elems > maxScan {
+		return false
+	}
+	pos := e.positions(o.Name, a)
+	packed := e.newTensor(o.Name+"_packed", x.Axes, dtype.I32, nil)
+	e.op(o.Name+"_pack", KindPack, []string{x.Name, pos}, packed, nil)
+	key := e.newTensor(o.Name+"_key", x.Axes, dtype.I32, nil)
+	e.op(o.Name+"_key", KindSortKey, []string{packed}, key, nil)
+	r := e.newAxis(a+"c", n)
+	keyr := e.newTensor(o.Name+"_keyr", replaceAxis(x.Axes, a, r), dtype.I32, nil)
+	e.op(o.Name+"_keyr", KindReshape, []string{key}, keyr, nil)
+	above := e.newTensor(o.Name+"_above", replaceAxis(x.Axes, a, a, r), dtype.I32, nil)
+	e.op(o.Name+"_above", KindGT, []string{keyr, key}, above, nil)
+	rank := e.newTensor(o.Name+"_rank", x.Axes, dtype.I32, nil)
+	e.op(o.Name+"_rank", KindReduce, []string{above}, rank, func(p *Op) { p.Reduce, p.Axes = ReduceSum, []string{r} })
+	sel := e.oneHot(o.Name, rank, o.K)
+	placed := e.newTensor(o.Name+"_placed", e.tensor(sel).Axes, dtype.I32, nil)
+	e.op(o.Name+"_placed", KindMul, []string{packed, sel}, placed, nil)
+	selected := e.newTensor(o.Name+"_selected", replaceAxis(x.Axes, a, o.K), dtype.I32, nil)
+	e.op(o.Name+"_selected", KindReduce, []string{placed}, selected, func(p *Op) { p.Reduce, p.Axes = ReduceSum, []string{a} })
+	e.op(o.Name+"_scores", KindUnpack, []string{selected}, vals.Name, nil)
+	e.op(o.Name+"_indices", KindBitAnd, []string{selected}, idx.Name, scalarOf(0xffff))
 	return true
 }
 

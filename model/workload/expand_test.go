@@ -29,7 +29,7 @@ func TestExpandMoE(t *testing.T) {
 	for _, e := range exps {
 		names = append(names, e.Op.Name)
 	}
-	assert.Equal(t, []string{"blocks_scan", "mask_scan", "token_rank", "expert_ids"}, names)
+	assert.Equal(t, []string{"topk", "blocks_scan", "mask_scan", "token_rank", "expert_ids"}, names)
 	parts := map[string][]string{}
 	for _, e := range exps {
 		parts[e.Op.Name] = e.Parts
@@ -76,6 +76,60 @@ func TestExpandMoE(t *testing.T) {
 	y, _, err := Expand(w)
 	require.NoError(t, err)
 	assert.Equal(t, x, y)
+}
+
+// TestExpandTopK: the MoE's top-k is the manual's branchless pipeline
+// (002 L8534-8594): pack, sort key, the all-to-all comparison of the keys
+// against their view along a copy of E, the rank sum, the placement by
+// rank, unpack and the index's mask; a top-k the form does not cover
+// keeps its kind.
+func TestExpandTopK(t *testing.T) {
+	w := load(t, "moe.yaml")
+	x, exps, err := Expand(w)
+	require.NoError(t, err)
+	require.Equal(t, "topk", exps[0].Op.Name)
+	assert.Equal(t, []string{"topk_pack", "topk_key", "topk_keyr", "topk_above", "topk_rank", "topk_onehot", "topk_placed",
+		"topk_selected", "topk_scores", "topk_indices"}, exps[0].Parts)
+	kinds := map[string]Kind{}
+	for _, p := range exps[0].Parts {
+		kinds[p] = findOp(x, p).Kind
+	}
+	assert.Equal(t, map[string]Kind{"topk_pack": KindPack, "topk_key": KindSortKey, "topk_keyr": KindReshape, "topk_above": KindGT,
+		"topk_rank": KindReduce, "topk_onehot": KindOneHot, "topk_placed": KindMul, "topk_selected": KindReduce,
+		"topk_scores": KindUnpack, "topk_indices": KindBitAnd}, kinds)
+	// The index packed is the graph's own Expert_Indices (002 L8623).
+	assert.Equal(t, []string{"scores", "expert_indices"}, findOp(x, "topk_pack").Inputs)
+	// The comparison: the keys over (T, Ec) above the keys over (T, E);
+	// T x E x E = 2^24 elements at full size.
+	above := findOp(x, "topk_above")
+	assert.Equal(t, []string{"topk_keyr", "topk_key"}, above.Inputs)
+	assert.Equal(t, []string{"T", "E", "Ec"}, x.Tensor("topk_above").Axes)
+	assert.Equal(t, int64(1<<24), x.Tensor("topk_above").Elems)
+	assert.Equal(t, []string{"Ec"}, findOp(x, "topk_rank").Axes)
+	// The rank's one-hot along K, against new positions along K.
+	oh := findOp(x, "topk_onehot")
+	assert.Equal(t, "K", oh.Axis)
+	pos := x.Tensor(oh.Inputs[1])
+	assert.Equal(t, &Values{Kind: ValuesIota, Axis: "K"}, pos.Values)
+	assert.Equal(t, []string{"E"}, findOp(x, "topk_selected").Axes)
+	assert.Equal(t, []string{"topk_scores"}, findOp(x, "topk_scores").Outputs)
+	ix := findOp(x, "topk_indices")
+	assert.Equal(t, []string{"topk_indices"}, ix.Outputs)
+	require.NotNil(t, ix.Scalar)
+	assert.Equal(t, float64(0xffff), *ix.Scalar)
+	// A top-k of f32 scores, or along an axis past 2^15 (unpack rounds
+	// the upper half up past an index of 0x8000), keeps its kind.
+	for _, src := range []string{
+		"name: k\nchips: 1\naxes: {T: 4, E: 8, K: 2}\ntensors:\n  s: {axes: [T, E], dtype: f32}\n  v: {axes: [T, K], dtype: f32}\n  i: {axes: [T, K], dtype: i32}\nops:\n  - {name: tk, kind: topk, inputs: [s], outputs: [v, i], axis: E, k: K}\n",
+		"name: k\nchips: 1\naxes: {T: 1, E: 32769, K: 2}\ntensors:\n  s: {axes: [T, E], dtype: bf16}\n  v: {axes: [T, K], dtype: bf16}\n  i: {axes: [T, K], dtype: i32}\nops:\n  - {name: tk, kind: topk, inputs: [s], outputs: [v, i], axis: E, k: K}\n",
+	} {
+		w, err := Parse([]byte(src), "k.yaml")
+		require.NoError(t, err)
+		y, exps, err := Expand(w)
+		require.NoError(t, err)
+		assert.Empty(t, exps)
+		assert.Same(t, w, y)
+	}
 }
 
 // TestExpandKeeps: graphs with nothing to expand come back as they are;

@@ -37,6 +37,12 @@ const (
 	KindSigmoid Kind = "sigmoid"  // 1 / (1 + e^-x)
 	KindSiLU    Kind = "silu"     // x * sigmoid(x) (002 L8165-L8166)
 	KindCast    Kind = "cast"     // the same values in another dtype
+	// Bit kinds of the manual's branchless top-k (002 L8543-8590), on i32
+	// bit patterns.
+	KindPack    Kind = "pack"     // (bits of bf16 a) << 16 | b: a score and its index in one i32 (002 L8547)
+	KindUnpack  Kind = "unpack"   // the bf16 nearest the f32 whose bits are a: a >> 16 when a's lower half is below 0x8000 (002 L8589)
+	KindSortKey Kind = "sort_key" // a, or a ^ 0x7fff0000 where a < 0: a packed float ordered as an i32 (002 L8550-8552)
+	KindBitAnd  Kind = "bit_and"  // a & b (002 L8590)
 
 	// Reductions and normalizations along named axes.
 	KindSoftmax    Kind = "softmax"     // exp(x_i) / sum_j exp(x_j) along `axis` (002 L8109)
@@ -90,6 +96,10 @@ var kinds = map[Kind]kindSpec{
 	KindSigmoid:     {in: 1, out: 1, class: classVector},
 	KindSiLU:        {in: 1, out: 1, class: classVector},
 	KindCast:        {in: 1, out: 1, class: classVector},
+	KindPack:        {in: 2, out: 1, class: classVector},
+	KindUnpack:      {in: 1, out: 1, class: classVector},
+	KindSortKey:     {in: 1, out: 1, class: classVector},
+	KindBitAnd:      {in: 2, out: 1, scalar: true, class: classVector},
 	KindSoftmax:     {in: 1, out: 1, params: []string{"axis"}, class: classVector},
 	KindRMSNorm:     {in: 1, out: 1, params: []string{"axis"}, class: classVector},
 	KindCausalMask:  {in: 1, maxIn: 2, out: 1, params: []string{"query", "key"}, class: classVector},
