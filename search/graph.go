@@ -342,6 +342,7 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 	// itself is one; the op then stays as it is and the graph is planned
 	// again (its op plans from memory).
 	var except []string
+	why := map[string]string{} // an op not expanded: the part without a kernel
 	o.Cache = &memCache{next: o.Cache, plans: map[string]*plan.Plan{}, none: map[string]error{}}
 	var g *plan.Graph
 	var exps []workload.Expansion
@@ -353,15 +354,17 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		if g, err = planFused(xw, o); err != nil {
 			return nil, err
 		}
-		status := map[string]string{}
-		for _, op := range g.Ops {
-			status[op.Name] = op.Status
+		byName := map[string]*plan.GraphOp{}
+		for i := range g.Ops {
+			byName[g.Ops[i].Name] = &g.Ops[i]
 		}
 		var drop []string
 		exps = exps[:0]
 		for _, x := range xs {
-			if slices.ContainsFunc(x.Parts, func(p string) bool { return status[p] == plan.StatusNotPlannable }) {
+			if i := slices.IndexFunc(x.Parts, func(p string) bool { return byName[p].Status == plan.StatusNotPlannable }); i >= 0 {
 				drop = append(drop, x.Op.Name)
+				p := byName[x.Parts[i]]
+				why[x.Op.Name] = fmt.Sprintf("its form in other ops has a part without a kernel at these sizes, %s (%s): %s", p.Name, p.Kind, p.Reason)
 				continue
 			}
 			exps = append(exps, x)
@@ -372,6 +375,11 @@ func PlanGraph(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		except = append(except, drop...)
 	}
 	g.Search.NotExpanded = except
+	for i := range g.Ops {
+		if w, ok := why[g.Ops[i].Name]; ok {
+			g.Ops[i].Reason = strings.TrimSuffix(g.Ops[i].Reason, ".") + "; " + w
+		}
+	}
 	if len(exps) == 0 {
 		return g, g.Validate()
 	}
@@ -1758,7 +1766,7 @@ const gatherVersion = "gather 3: a row's packets and the index positions dealt o
 
 // reduceVersion names a reduce's space beyond opSpaceVersion's (the
 // other kinds' keys stay those stored before it).
-const reduceVersion = "reduce 2: the input in DM in its HBM order"
+const reduceVersion = "reduce 3: the input in DM in its HBM order; a kept innermost axis of fewer than 8 lanes padded to 8"
 
 // mapSpaceVersion names the contractions' mapspace (constraints.Space) in
 // the plan cache's keys, as opSpaceVersion the ops'. Bump it when the

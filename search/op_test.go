@@ -643,22 +643,22 @@ func TestOpSpreadDMNs(t *testing.T) {
 	assert.True(t, rep.Pass, "histogram: %s", rep)
 }
 
-// TestOpShapeCounted: a candidate the op space cannot build (here a
-// reduce whose positions within a slice end in K = 2, not a multiple of
-// the packet's 8 i32 lanes) is counted as "op-shape", with no citation,
-// not as an engine rule.
+// TestOpShapeCounted: a candidate the op space cannot build (here a float
+// exp whose positions within a slice end in K = 2, not a multiple of the
+// packet's 8 f32 lanes) is counted as "op-shape", with no citation, not as
+// an engine rule.
 func TestOpShapeCounted(t *testing.T) {
 	w, err := workload.Parse([]byte(`name: shape
 chips: 1
-axes: {T: 32, K: 2, E: 8}
+axes: {T: 32, K: 2}
 tensors:
-  x: {axes: [T, K, E], dtype: i32}
-  y: {axes: [T, K], dtype: i32}
+  x: {axes: [T, K], dtype: f32}
+  y: {axes: [T, K], dtype: f32}
 ops:
-  - {name: sum, kind: reduce, inputs: [x], outputs: [y], op: sum, axes: [E]}
+  - {name: e, kind: exp, inputs: [x], outputs: [y]}
 `), "shape.yaml")
 	require.NoError(t, err)
-	_, err = PlanOp(w, "sum", Options{})
+	_, err = PlanOp(w, "e", Options{})
 	require.ErrorIs(t, err, ErrNoKernel)
 	assert.Regexp(t, `no legal mapping among \d+ candidates: op-shape ×\d+ \(the positions within a slice \(T, K\) do not end in a multiple of 8 of one axis\)`, err.Error())
 }
@@ -716,5 +716,53 @@ func TestPlanOpTopKParts(t *testing.T) {
 		require.NoError(t, err, op)
 		assert.True(t, rep.Pass, "%s: %s", op, rep)
 		assert.Zero(t, rep.Comparison.MaxAbs, "%s: %s", op, rep)
+	}
+}
+
+// TestReducePaddedLanes: a reduce whose kept innermost axis has no
+// multiple of 8 lanes (K = 2; GRID = 254 = 2 x 127, the MoE's worst-case
+// grid, 002 L8617) streams its largest part of 4, 2 or 1 lanes in a packet
+// padded to 8 (`K # 8`), split to Way4 with the second half all padding
+// (`1 # 2`), and verifies; i32 and f32.
+func TestReducePaddedLanes(t *testing.T) {
+	if raceDetector {
+		t.Skip("make test runs it in unit-norace")
+	}
+	w, err := workload.Parse([]byte(`name: pad
+chips: 1
+axes: {T: 32, K: 2, E: 8, GRID: 254}
+tensors:
+  x:  {axes: [T, K, E], dtype: i32}
+  y:  {axes: [T, K], dtype: i32}
+  g:  {axes: [E, GRID], dtype: i32}
+  gs: {axes: [GRID], dtype: i32}
+  f:  {axes: [T, K, E], dtype: f32}
+  fs: {axes: [T, K], dtype: f32}
+ops:
+  - {name: sum,  kind: reduce, inputs: [x], outputs: [y], op: sum, axes: [E]}
+  - {name: grid, kind: reduce, inputs: [g], outputs: [gs], op: sum, axes: [E]}
+  - {name: fsum, kind: reduce, inputs: [f], outputs: [fs], op: max, axes: [E]}
+`), "pad.yaml")
+	require.NoError(t, err)
+	for op, packet := range map[string]string{"sum": "K # 8", "grid": "GRID % 2 # 8", "fsum": "K # 8"} {
+		r, err := PlanOp(w, op, Options{})
+		require.NoError(t, err, op)
+		p := r.Plan.Program
+		var fetch, split string
+		for _, o := range p.Ops {
+			for _, st := range o.Stages {
+				switch {
+				case st.Kind == kernel.StFetch && o.Context == kernel.CtxMain:
+					fetch = st.Packet.String()
+				case st.Kind == kernel.StVectorSplit:
+					split = st.Time.String()
+				}
+			}
+		}
+		assert.Equal(t, packet, fetch, op)
+		assert.True(t, strings.HasSuffix(split, "1 # 2"), "%s: the second Way4 half is padding: %s", op, split)
+		rep, err := verify.Verify(engines.Default(), p, verify.Options{Seed: 8})
+		require.NoError(t, err, op)
+		assert.True(t, rep.Pass, "%s: %s", op, rep)
 	}
 }

@@ -148,9 +148,9 @@ var opUnplannable = map[workload.Kind]string{
 	workload.KindCumsum: "the manual's cumsum is a static branch logger whose ExecutionIds the Vector Engine loads from " +
 		"the VRF (002 L8620, L8708-8720; BranchMode::Vrf, 002 L4802), and neither the Branch Logger nor that VRF tensor " +
 		"is stated (engines: BranchMode::Vrf is not modelled)",
-	workload.KindTopK: "the manual's branchless top-k packs each score with its expert index (an index tensor the op does " +
-		"not have), compares all E x E pairs, sums the ranks and compacts with the Filter (002 L8534-8590): a pipeline " +
-		"of kernels, not planned as one op",
+	workload.KindTopK: "the manual's branchless top-k packs each score with its expert index, compares all E x E pairs, " +
+		"sums the ranks and compacts with the Filter (002 L8534-8590): a pipeline of kernels, not planned as one op " +
+		"(docs/spec-decisions.md \"Top-k: the manual's branchless form\")",
 	workload.KindOneHot: "a one-hot compares each index with its position along the new axis, which needs that position " +
 		"as a value (the manual's Expert_Indices tensor, 002 L8623): give the op a second input over its new axis A " +
 		"with values {kind: iota, axis: A}, which its kernel compares with",
@@ -667,11 +667,12 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 			if c.HBMOrder {
 				return s.mixReduced(in)
 			}
-			return s.dmReduced(in, c.Inner)
+			el, _ := s.reduceEl(in, c.Inner, s.reds)
+			return el
 		}
 		return held(ds, t)
 	}
-	if s.family == "reduce" && s.dmReduced(in, c.Inner) == nil {
+	if s.family == "reduce" && !s.reducible(in, c.Inner) {
 		return nil, fmt.Errorf("the positions within a slice (%s) do not end in a multiple of 8 of one axis", digitsText(in))
 	}
 	// HBM tensors: inputs, then the output, each at its own 256 MiB
@@ -1355,11 +1356,39 @@ func (s *opSpace) mixReduced(ds []digit) []digit {
 func (s *opSpace) dmReduced(ds []digit, inner int) []digit { return dmWith(ds, inner, s.reds) }
 
 // dmWith is dmReduced with the reduced digits reds.
-func dmWith(ds []digit, inner int, reds []digit) []digit {
+func dmWith(ds []digit, inner int, reds []digit) []digit { return dmLanes(ds, 8*inner, reds) }
+
+// reduceEl is the DM element of a reduce pass over reds (dmWith), or,
+// when the kept innermost axis L's part is no multiple of 8, with L's
+// largest part of 4, 2 or 1 lanes innermost, streamed in a packet padded
+// to 8 (pad: `K # 8`, as the i32 kernels' packets, integerwise); nil when
+// neither (inner above 1 is for whole packets only).
+func (s *opSpace) reduceEl(ds []digit, inner int, reds []digit) (el []digit, pad bool) {
+	if el := dmWith(ds, inner, reds); el != nil {
+		return el, false
+	}
+	if inner != 1 || len(ds) == 0 {
+		return nil, false
+	}
+	lanes := 4
+	for ds[len(ds)-1].size%lanes != 0 {
+		lanes /= 2
+	}
+	el = dmLanes(ds, lanes, reds)
+	return el, el != nil
+}
+
+// reducible reports whether a reduce has a DM element for positions ds.
+func (s *opSpace) reducible(ds []digit, inner int) bool {
+	el, _ := s.reduceEl(ds, inner, s.reds)
+	return el != nil
+}
+
+// dmLanes is dmWith with n lanes of the kept innermost axis innermost.
+func dmLanes(ds []digit, n int, reds []digit) []digit {
 	if len(ds) == 0 {
 		return nil
 	}
-	n := 8 * inner
 	last := ds[len(ds)-1]
 	if last.div != 1 || last.size%n != 0 {
 		return nil
@@ -1405,23 +1434,31 @@ func (b *opBuilder) reduce() error {
 	// axis in Time and commits the rest (in f32 or i32 between passes).
 	expr := x.Name
 	for k := len(s.reds) - 1; k >= 0; k-- {
-		el := dmWith(b.in, b.c.Inner, s.reds[:k+1])
-		head, t8, p8, err := stream(src, el)
-		if err != nil {
-			return err
+		el, pad := s.reduceEl(b.in, b.c.Inner, s.reds[:k+1])
+		if el == nil {
+			return fmt.Errorf("the positions within a slice (%s) do not end in a multiple of 8 of one axis", digitsText(b.in))
 		}
-		head[1].DType = fetch
-		t4, p4, _ := withPacket(el, 4)
 		r := s.reds[k].axis
-		st := append(slices.Clone(head), kStage{Kind: "vector_intra_slice_reduce", Time: digitsText(without(t4, r)),
-			Packet: digitsText(p4), Axis: r, Param: op})
 		dst, out := b.outBuf(), s.out.DType
 		if k > 0 {
-			next := dmWith(b.in, b.c.Inner, s.reds[:k])
+			next, _ := s.reduceEl(b.in, b.c.Inner, s.reds[:k])
 			dst = b.local(fmt.Sprintf("part%d_dm", k), "dm", dt, digitsText(next), digitsSize(next))
 			out = dt
 		}
-		st = append(st, tail(without(t8, r), p8, out, dst)...)
+		var st []kStage
+		if pad {
+			st = paddedReduce(src, el, r, fetch, op, out, dst)
+		} else {
+			head, t8, p8, err := stream(src, el)
+			if err != nil {
+				return err
+			}
+			head[1].DType = fetch
+			t4, p4, _ := withPacket(el, 4)
+			st = append(slices.Clone(head), kStage{Kind: "vector_intra_slice_reduce", Time: digitsText(without(t4, r)),
+				Packet: digitsText(p4), Axis: r, Param: op})
+			st = append(st, tail(without(t8, r), p8, out, dst)...)
+		}
 		b.chain("main", st)
 		src = dst
 		expr = fmt.Sprintf("%s(%s, %s)", ref, expr, r)
@@ -1432,6 +1469,38 @@ func (b *opBuilder) reduce() error {
 	}
 	b.reference(expr, rng)
 	return nil
+}
+
+// paddedReduce is a reduce pass over r whose packet holds the kept
+// innermost axis's last digit (4, 2 or 1 lanes: el's last) padded to 8
+// (`K # 8`): split to Way4, its second half all padding (`1 # 2` in Time,
+// `K # 4` in the packet), reduced in Time, concatenated, cast to out when
+// it is neither f32 nor i32, and committed to dst, whose mapping drops the
+// padding (002 L280-285).
+func paddedReduce(src string, el []digit, r, fetch, op string, out dtype.DType, dst string) []kStage {
+	t, p := el[:len(el)-1], digitsText(el[len(el)-1:])
+	with := func(ds []digit, d string) string {
+		if len(ds) == 0 {
+			return d
+		}
+		return digitsText(ds) + ", " + d
+	}
+	kept := without(t, r)
+	st := []kStage{
+		{Kind: "begin", Tensor: src},
+		{Kind: "fetch", DType: fetch, Time: digitsText(t), Packet: p + " # 8"},
+		{Kind: "collect", Time: digitsText(t), Packet: p + " # 8"},
+		{Kind: "vector_init"},
+		{Kind: "vector_branch", Param: "Unconditional"},
+		{Kind: "vector_split", Time: with(t, "1 # 2"), Packet: p + " # 4"},
+		{Kind: "vector_intra_slice_reduce", Time: with(kept, "1 # 2"), Packet: p + " # 4", Axis: r, Param: op},
+		{Kind: "vector_concat", Time: digitsText(kept), Packet: p + " # 8"},
+		{Kind: "vector_final"},
+	}
+	if out != dtype.F32 && out != dtype.I32 {
+		st = append(st, kStage{Kind: "cast", DType: out.String(), Packet: p + " # 16"})
+	}
+	return append(st, kStage{Kind: "commit", Tensor: dst})
 }
 
 // rowStats are the per-row tensors of a reduction: the reduce's commit in

@@ -240,6 +240,13 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 func writeExpansions(w io.Writer, gp *plan.Graph) {
 	if n := gp.Search.NotExpanded; len(n) > 0 {
 		fmt.Fprintf(w, "not expanded: %s (a part of its form in other ops has no kernel at these sizes: the op stays one op without a kernel)\n", strings.Join(n, ", "))
+		// The part that has none, from the op's reason (search.PlanGraph).
+		for _, o := range gp.Ops {
+			if _, part, ok := strings.Cut(o.Reason, "; its form in other ops has a part without a kernel at these sizes, "); ok && slices.Contains(n, o.Name) {
+				name, _, _ := strings.Cut(part, ":")
+				fmt.Fprintf(w, "  %s: %s has no kernel (the plan's reason for %s says why)\n", o.Name, name, o.Name)
+			}
+		}
 	}
 	for _, x := range gp.Expansions {
 		fmt.Fprintf(w, "expanded: %s (%s) computed by %d ops of kinds with kernels: %s (--no-expand: none)\n", x.Name, x.Kind, len(x.Parts), strings.Join(x.Parts, ", "))
