@@ -432,7 +432,7 @@ func planFused(w *workload.Workload, o GraphOptions) (*plan.Graph, error) {
 		o.MaxNodes = DefaultMaxNodes
 	}
 	if o.residents == nil {
-		o.residents = &residentMemo{pairs: map[string]residentResult{}}
+		o.residents = &residentMemo{pairs: map[string]residentResult{}, cache: o.Cache}
 	}
 	var fs []workload.Fusion
 	if o.VectorOps && !o.NoFuse {
@@ -1928,6 +1928,22 @@ func (c *memCache) Get(key string, w *workload.Workload, op string) (*plan.Plan,
 		}
 	}
 	return nil, false
+}
+
+// GetChain and PutChain pass a resident chain to and from next when it
+// keeps chains (residentMemo keeps them in memory).
+func (c *memCache) GetChain(key string, n int) ([]*plan.Plan, error, bool) {
+	if cc, ok := c.next.(chainCache); ok {
+		return cc.GetChain(key, n)
+	}
+	return nil, nil, false
+}
+
+func (c *memCache) PutChain(key string, ps []*plan.Plan, err error) error {
+	if cc, ok := c.next.(chainCache); ok {
+		return cc.PutChain(key, ps, err)
+	}
+	return nil
 }
 
 func (c *memCache) Put(key string, p *plan.Plan) error {

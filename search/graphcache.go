@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -174,4 +175,46 @@ func (c *DirCache) PutNone(key string, err error) error {
 		return err
 	}
 	return atomicfile.WriteFile(filepath.Join(c.Dir, key+".none"), []byte(se.Why+"\n"), 0o644)
+}
+
+// GetChain returns the resident chain of n plans stored under key
+// (KEY-0.plan.json.gz, …), or the error that no chain agreed
+// (KEY.nochain holds its message).
+func (c *DirCache) GetChain(key string, n int) ([]*plan.Plan, error, bool) {
+	if c.Dir == "" {
+		return nil, nil, false
+	}
+	if data, err := os.ReadFile(filepath.Join(c.Dir, key+".nochain")); err == nil {
+		return nil, errors.New(strings.TrimSpace(string(data)) + " (cached)"), true
+	}
+	ps := make([]*plan.Plan, n)
+	for k := range ps {
+		p, err := plan.Read(filepath.Join(c.Dir, fmt.Sprintf("%s-%d.plan.json.gz", key, k)))
+		if err != nil {
+			return nil, nil, false
+		}
+		ps[k] = p
+	}
+	return ps, nil, true
+}
+
+// PutChain stores a resident chain's plans under key, or the error that
+// no chain agreed (PlanChain pairs every candidate: the answer depends on
+// no budget or machine).
+func (c *DirCache) PutChain(key string, ps []*plan.Plan, err error) error {
+	if c.Dir == "" {
+		return nil
+	}
+	if mkerr := os.MkdirAll(c.Dir, 0o755); mkerr != nil {
+		return mkerr
+	}
+	if err != nil {
+		return atomicfile.WriteFile(filepath.Join(c.Dir, key+".nochain"), []byte(err.Error()+"\n"), 0o644)
+	}
+	for k, p := range ps {
+		if werr := p.Write(filepath.Join(c.Dir, fmt.Sprintf("%s-%d.plan.json.gz", key, k))); werr != nil {
+			return werr
+		}
+	}
+	return nil
 }

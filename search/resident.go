@@ -15,6 +15,7 @@ import (
 	"tcpmap/model/kernel"
 	"tcpmap/model/plan"
 	"tcpmap/model/workload"
+	"tcpmap/results/digest"
 )
 
 // DM residency across kernels (docs/spec-decisions.md "DM residency across
@@ -557,7 +558,20 @@ func inParallel(spec *engines.Spec, n int, work func(i int, m *cost.Model)) erro
 type residentMemo struct {
 	mu    sync.Mutex
 	pairs map[string]residentResult
+	// cache, when it keeps chains (chainCache), keeps them across runs.
+	cache PlanCache
 }
+
+// chainCache is a PlanCache that also keeps PlanChain's answers: the
+// chain's plans in order, or the error that no chain agrees.
+type chainCache interface {
+	GetChain(key string, n int) ([]*plan.Plan, error, bool)
+	PutChain(key string, ps []*plan.Plan, err error) error
+}
+
+// residentVersion names PlanChain's search in the chain cache's keys;
+// opSpaceVersion and reduceVersion name the spaces it pairs.
+const residentVersion = "resident 1: every candidate of each op paired by its handed-over DM tensors"
 
 // residentResult is one PlanChain answer.
 type residentResult struct {
@@ -576,11 +590,40 @@ func (r *residentMemo) plan(w *workload.Workload, ops []*workload.Op, xs []strin
 			return v.chain, v.err
 		}
 	}
+	cc, _ := r.cache.(chainCache)
+	var dkey string
+	if kerr == nil && cc != nil {
+		hw, herr := digest.JSON(spec)
+		if dkey, kerr = digest.JSON([]string{key, hw, cost.Version, opSpaceVersion, reduceVersion, residentVersion}); herr != nil {
+			kerr = herr
+		}
+		if kerr == nil {
+			if ps, perr, ok := cc.GetChain(dkey, len(ops)); ok {
+				ch := &ResidentChain{Plans: ps}
+				if perr != nil {
+					ch = nil
+				}
+				r.mu.Lock()
+				r.pairs[key] = residentResult{ch, perr}
+				r.mu.Unlock()
+				return ch, perr
+			}
+		}
+	}
 	ch, err := PlanChain(w, ops, xs, spec)
 	if kerr == nil {
 		r.mu.Lock()
 		r.pairs[key] = residentResult{ch, err}
 		r.mu.Unlock()
+		if cc != nil {
+			var ps []*plan.Plan
+			if ch != nil {
+				ps = ch.Plans
+			}
+			if perr := cc.PutChain(dkey, ps, err); perr != nil {
+				return nil, perr
+			}
+		}
 	}
 	return ch, err
 }

@@ -1,11 +1,14 @@
 package search
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"tcpmap/cost"
@@ -294,4 +297,46 @@ func TestPlanChain(t *testing.T) {
 	rep, err := verify.Verify(spec, m, verify.Options{Seed: 7})
 	require.NoError(t, err)
 	require.True(t, rep.Pass, "merged: %s", rep.Comparison.String())
+}
+
+// TestResidentChainCache: a resident chain planned once is kept by a
+// DirCache (its plans in order, KEY-k.plan.json.gz) and served again
+// without PlanChain, the same plans; a chain that no kernels agree on is
+// kept as its error (KEY.nochain).
+func TestResidentChainCache(t *testing.T) {
+	spec := engines.Default()
+	data, err := os.ReadFile("../workloads/moe.yaml")
+	require.NoError(t, err)
+	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 254}",
+		"axes: {T: 32, D: 32, F: 32, E: 8, K: 2, BLK: 64, GRID: 8}", 1)
+	w, err := workload.Parse([]byte(src), "moe.yaml")
+	require.NoError(t, err)
+	ops := []*workload.Op{findOp(w, "diff"), findOp(w, "has_block")}
+	dir := t.TempDir()
+	first := &residentMemo{pairs: map[string]residentResult{}, cache: &DirCache{Dir: dir}}
+	ch, err := first.plan(w, ops, []string{"diff"}, spec)
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(dir, "*-[01].plan.json.gz"))
+	require.NoError(t, err)
+	assert.Len(t, files, 2)
+	again := &residentMemo{pairs: map[string]residentResult{}, cache: &DirCache{Dir: dir}}
+	ch2, err := again.plan(w, ops, []string{"diff"}, spec)
+	require.NoError(t, err)
+	require.Len(t, ch2.Plans, 2)
+	for k := range ch.Plans {
+		a, err := ch.Plans[k].Marshal()
+		require.NoError(t, err)
+		b, err := ch2.Plans[k].Marshal()
+		require.NoError(t, err)
+		assert.Equal(t, string(a), string(b), "plan %d", k)
+	}
+	// The error of a chain no kernels agree on.
+	c := &DirCache{Dir: dir}
+	require.NoError(t, c.PutChain("k", nil, errors.New("no kernels of a, b agree")))
+	ps, perr, ok := c.GetChain("k", 2)
+	assert.True(t, ok)
+	assert.Nil(t, ps)
+	assert.EqualError(t, perr, "no kernels of a, b agree (cached)")
+	_, _, ok = c.GetChain("missing", 2)
+	assert.False(t, ok)
 }
