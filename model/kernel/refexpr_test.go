@@ -91,7 +91,7 @@ func TestValidateRefExpr(t *testing.T) {
 // FuzzParseRefExpr: an expression that parses prints to one that parses
 // to the same print.
 func FuzzParseRefExpr(f *testing.F) {
-	for _, s := range []string{"x + 100", "exp(x - reduce_max(x, C)) / reduce_sum(exp(x), C)", "-x * 2.0", "max(round(float(x)), 0)", "sat_sub(a, b)"} {
+	for _, s := range []string{"x + 100", "exp(x - reduce_max(x, C)) / reduce_sum(exp(x), C)", "-x * 2.0", "max(round(float(x)), 0)", "sat_sub(a, b)", "bit_or(bits(x), i)", "from_bits(bit_and(p, -65536))", "bit_xor(p, bit_and(shr(p, 31), 2147418112))"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -232,6 +232,12 @@ func (e *expander) cumsum(base, x string, axes []string, out string) string {
 	n := e.axes[a]
 	var elems int64 = 1
 	for _, b := range xt.Axes {
+		// Saturated past maxScan (no product overflows): only the
+		// comparisons below read it.
+		if elems > maxScan/e.axes[b] {
+			elems = maxScan + 1
+			continue
+		}
 		elems *= e.axes[b]
 	}
 	lo := splitFactor(n)
@@ -408,12 +414,14 @@ func (e *expander) topk(o *Op) bool {
 	if x.DType != dtype.BF16 || vals.DType != dtype.BF16 || idx.DType != dtype.I32 || n > 1<<15 {
 		return false
 	}
-	var elems int64 = n
+	// The comparison's elements, n times x's, within maxScan (checked
+	// factor by factor: no product overflows).
+	elems := n
 	for _, b := range x.Axes {
+		if elems > maxScan/e.axes[b] {
+			return false
+		}
 		elems *= e.axes[b]
-	}
-	if elems > maxScan {
-		return false
 	}
 	pos := e.positions(o.Name, a)
 	packed := e.newTensor(o.Name+"_packed", x.Axes, dtype.I32, nil)
