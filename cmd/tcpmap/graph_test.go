@@ -746,3 +746,42 @@ func TestPlanOpExpanded(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "moe.yaml:83: op expert_ids (compact): no kernel for this kind yet; it has an exact form in 18 ops of kinds with kernels, which a graph planned whole (--vector-ops) uses")
 }
+
+// TestGraphTopK: a top-k planned whole in the manual's branchless form
+// (docs/spec-decisions.md "Top-k: the manual's branchless form"): its ten
+// parts, nine kernels and a view, from the committed plans; verify runs
+// them and requires their reference to equal the top-k's; a part changed
+// (the index's mask) fails, naming the expansion.
+func TestGraphTopK(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "topk.graph.json")
+	code, stdout, stderr := runCLI(t, "plan", "../../search/testdata/graph/topk.yaml", "--vector-ops",
+		"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only", "--out", out)
+	failStale(t, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "9 ops planned, 1 views, 0 not yet plannable")
+	assert.Contains(t, stdout, "expanded: topk (topk) computed by 10 ops of kinds with kernels: topk_pack, topk_key, topk_keyr, topk_above, topk_rank, topk_onehot, topk_placed, topk_selected, topk_scores, topk_indices")
+	for _, part := range []string{"topk_pack +pack", "topk_key +sort_key", "topk_above +gt", "topk_scores +unpack", "topk_indices +bit_and"} {
+		assert.Regexp(t, `(?m)^  `+part+` +planned \(topk\) `, stdout)
+	}
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS: graph topk-small, seed 1: 9 kernels simulated, 0 ops fed from the reference (not yet plannable); 1 ops computed by other ops, their parts' reference equal to the op's")
+
+	// The index's mask narrowed to 3 bits in the graph: the parts'
+	// reference no longer computes the top-k's indices.
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	g, err := plan.UnmarshalGraph(data)
+	require.NoError(t, err)
+	ix := slices.IndexFunc(g.Ops, func(o plan.GraphOp) bool { return o.Name == "topk_indices" })
+	require.GreaterOrEqual(t, ix, 0)
+	seven := 7.0
+	g.Ops[ix].Scalar = &seven
+	bad := filepath.Join(t.TempDir(), "topk-bad.graph.json")
+	enc, err := g.Encode(bad)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bad, enc, 0o644))
+	code, _, stderr = runCLI(t, "verify", bad)
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, stderr, "expansion topk (topk): its parts compute idx[")
+}
