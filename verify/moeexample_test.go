@@ -116,6 +116,15 @@ func runGraphRef(t *testing.T, g *workload.Workload, inputs map[string][]float64
 		}
 		vals[tt.Name] = &gval{ref: l}
 	}
+	runGraphOps(t, g, vals)
+	return vals
+}
+
+// runGraphOps runs the graph reference of every op of g in order over
+// vals, which holds g's inputs, and adds each op's outputs to it.
+func runGraphOps(t *testing.T, g *workload.Workload, vals map[string]*gval) {
+	t.Helper()
+	newVal := graphValue(g)
 	for _, o := range g.Ops {
 		op := &plan.GraphOp{Name: o.Name, Kind: string(o.Kind), Inputs: o.Inputs, Outputs: o.Outputs, Axis: o.Axis, Axes: o.Axes,
 			Query: o.Query, Key: o.Key, K: o.K, Reduce: o.Reduce, Scalar: o.Scalar}
@@ -134,5 +143,4 @@ func runGraphRef(t *testing.T, g *workload.Workload, inputs map[string][]float64
 			vals[name] = &gval{ref: outs[k]}
 		}
 	}
-	return vals
 }

@@ -180,24 +180,7 @@ func TestTopKExpansionEqualsReference(t *testing.T) {
 			}
 			assert.False(t, kinds[workload.KindTopK])
 
-			newVal := func(name string) (*Logical, error) {
-				tt := x.Tensor(name)
-				if tt == nil {
-					return nil, fmt.Errorf("no tensor %s", name)
-				}
-				l := &Logical{Name: name, DType: tt.DType}
-				n := 1
-				for _, a := range tt.Axes {
-					s, ok := x.Axes.Size(a)
-					if !ok {
-						return nil, fmt.Errorf("no axis %s", a)
-					}
-					l.Axes = append(l.Axes, mapping.Axis{Name: a, Size: s})
-					n *= s
-				}
-				l.Vals = make([]float64, n)
-				return l, nil
-			}
+			newVal := graphValue(x)
 			rng := rand.New(rand.NewPCG(uint64(c.T*1000+c.E), 7))
 			pool := []float64{-2, -1.5, negZero, 0, 0.5, 1, 1 + 0x1p-12, 3, -1.5 - 0x1p-14}
 			vals := map[string]*gval{}
@@ -229,24 +212,7 @@ func TestTopKExpansionEqualsReference(t *testing.T) {
 				vals[tt.Name] = &gval{ref: l}
 			}
 			require.Contains(t, vals, "scores")
-			for _, o := range x.Ops {
-				op := &plan.GraphOp{Name: o.Name, Kind: string(o.Kind), Inputs: o.Inputs, Outputs: o.Outputs, Axis: o.Axis, Axes: o.Axes,
-					Query: o.Query, Key: o.Key, K: o.K, Reduce: o.Reduce, Scalar: o.Scalar}
-				var ins, outs []*Logical
-				for _, name := range o.Inputs {
-					require.Contains(t, vals, name, "op %s", o.Name)
-					ins = append(ins, vals[name].ref)
-				}
-				for _, name := range o.Outputs {
-					l, err := newVal(name)
-					require.NoError(t, err)
-					outs = append(outs, l)
-				}
-				require.NoError(t, graphRef(op, ins, outs), "op %s", o.Name)
-				for k, name := range o.Outputs {
-					vals[name] = &gval{ref: outs[k]}
-				}
-			}
+			runGraphOps(t, x, vals)
 			e := exps[0]
 			gx := plan.Expansion(plan.GraphOp{Name: e.Op.Name, Kind: string(e.Op.Kind), Inputs: e.Op.Inputs, Outputs: e.Op.Outputs,
 				Axis: e.Op.Axis, K: e.Op.K}, e.Parts)
