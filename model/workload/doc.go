@@ -42,8 +42,10 @@
 // written in the order of their default row-major layout), dtype and
 // optional layout. Ops run in the order written; each has a name, a kind
 // (see Kind: einsum, elementwise add/sub/mul/div/ceil_div/max/gt/ge/lt/where,
-// exp/sigmoid/silu/cast, softmax, rmsnorm, causal_mask, reduce, cumsum,
-// topk, one_hot, compact, gather, scatter, copy, reshape, update_slice),
+// exp/sigmoid/silu/cast, the bit kinds of the manual's top-k
+// pack/unpack/sort_key/bit_and, softmax, rmsnorm, causal_mask, reduce,
+// cumsum, topk, one_hot, compact, gather, scatter, copy, reshape,
+// update_slice),
 // inputs, outputs, and the parameters its kind requires (axis, axes, k,
 // query, key, op; scalar for binary kinds, standing for the last input).
 // An einsum op's contraction is its operands' axes: inputs → output. An
