@@ -49,6 +49,8 @@ const maxScan = 1 << 28
 //     one; −1 where not kept), its one-hot along P, and x + 1 summed
 //     against it, less one: the slots past the kept elements hold −1.
 //     When x has an axis P, x and keep are viewed with it renamed.
+//   - topk of bf16 scores along an axis of at most 2^15: the manual's
+//     branchless form (topk below).
 //
 // Each part but a view writes a tensor of its own, and the last writes the
 // op's output, except after a split scan (a view). The parts are named
