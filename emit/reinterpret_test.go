@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/model/dtype"
 	"tcpmap/model/plan"
 )
 
@@ -49,4 +50,13 @@ func TestEmitReinterpret(t *testing.T) {
 		_, err = Rust(pl.Program, RustOptions{Version: "test", API: Opt06})
 		assert.ErrorContains(t, err, refused[name], name)
 	}
+	// pack's result alone written as another type (its index read as
+	// its own): refused at the store.
+	pl, err := plan.Read(filepath.Join("testdata", "topk-pack.plan.json"))
+	require.NoError(t, err)
+	pos, ok := pl.Program.Tensor("pos")
+	require.True(t, ok)
+	pos.DType = dtype.F32
+	_, err = Rust(pl.Program, RustOptions{Version: "test", API: Opt06})
+	assert.ErrorContains(t, err, "op packed_dm -> packed: the DMA writes f32 bytes into the i32 tensor: furiosa-opt-std 0.6.0 has no call")
 }

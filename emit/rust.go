@@ -782,9 +782,10 @@ func (w *rustWriter) op(op *kernel.Op, tail bool) error {
 	case kernel.OpToHBM:
 		dst, _ := p.Tensor(op.Dst)
 		call := fmt.Sprintf("%s.to_hbm(%s)", op.Src, w.dmaArgs(dst, true))
-		if src, _ := p.Tensor(op.Src); src != nil && src.DType != dst.DType && w.api == Opt06 {
-			return fmt.Errorf("op %s -> %s: the DMA writes %s bytes into the %s tensor: furiosa-opt-std 0.6.0 has no call that reinterprets an HBM tensor's bytes (no HbmTensor::from_addr); emit with --api visa-0.1", op.Src, op.Dst, src.DType, dst.DType)
-		} else if src != nil && src.DType != dst.DType {
+		if src, _ := p.Tensor(op.Src); src != nil && src.DType != dst.DType {
+			if w.api == Opt06 {
+				return noReinterpret(fmt.Sprintf("op %s -> %s: the DMA writes %s bytes into the %s tensor", op.Src, op.Dst, src.DType, dst.DType))
+			}
 			// The bytes of another type: the HBM tensor they make, then
 			// its handle in dst's type at its address.
 			bits := *dst
@@ -817,13 +818,20 @@ func (w *rustWriter) asType(name string, d dtype.DType) string {
 		return name
 	}
 	if w.api == Opt06 {
-		w.fail(fmt.Errorf("the DMA reads the %s tensor %s as %s: furiosa-opt-std 0.6.0 has no call that reinterprets an HBM tensor's bytes (no HbmTensor::from_addr); emit with --api visa-0.1", t.DType, name, d))
+		w.fail(noReinterpret(fmt.Sprintf("the DMA reads the %s tensor %s as %s", t.DType, name, d)))
 		return name
 	}
 	bits := *t
 	bits.DType, bits.Name = d, name+"_bits"
 	w.line("%slet %s: %s = unsafe { HbmTensor::from_addr(%s.address()) };", w.ind, bits.Name, w.typeText(&bits), name)
 	return bits.Name
+}
+
+// noReinterpret is the refusal, under furiosa-opt-std 0.6.0, of the DMA
+// that what describes: the library has no call that reads an HBM tensor's
+// bytes as another type.
+func noReinterpret(what string) error {
+	return fmt.Errorf("%s: furiosa-opt-std 0.6.0 has no call that reinterprets an HBM tensor's bytes (no HbmTensor::from_addr); emit with --api visa-0.1", what)
 }
 
 // chainState is what printing a chain tracks: the stream's element type and

@@ -672,18 +672,13 @@ func TestGraphMoEReduced(t *testing.T) {
 
 	// A wrong expansion is caught: the prefix of the blocks' scan
 	// transposed sums the blocks after each expert's, not before.
-	g, err := plan.UnmarshalGraph(data)
-	require.NoError(t, err)
-	for i := range g.Tensors {
-		if v := g.Tensors[i].Values; g.Tensors[i].Name == "blocks_scan_prefix" {
-			v.Query, v.Key = v.Key, v.Query
+	code, stderr = verifyEdited(t, data, func(g *plan.Graph) {
+		for i := range g.Tensors {
+			if v := g.Tensors[i].Values; g.Tensors[i].Name == "blocks_scan_prefix" {
+				v.Query, v.Key = v.Key, v.Query
+			}
 		}
-	}
-	bad := filepath.Join(t.TempDir(), "moe-bad.graph.json")
-	enc, err := g.Encode(bad)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(bad, enc, 0o644))
-	code, _, stderr = runCLI(t, "verify", bad)
+	})
 	assert.NotEqual(t, exitOK, code)
 	assert.Contains(t, stderr, "expansion blocks_scan (cumsum): its parts compute blocks_cumsum[")
 
@@ -771,17 +766,27 @@ func TestGraphTopK(t *testing.T) {
 	// reference no longer computes the top-k's indices.
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
+	code, stderr = verifyEdited(t, data, func(g *plan.Graph) {
+		ix := slices.IndexFunc(g.Ops, func(o plan.GraphOp) bool { return o.Name == "topk_indices" })
+		require.GreaterOrEqual(t, ix, 0)
+		seven := 7.0
+		g.Ops[ix].Scalar = &seven
+	})
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, stderr, "expansion topk (topk): its parts compute idx[")
+}
+
+// verifyEdited runs verify on the graph plan data after edit: its exit
+// code and stderr.
+func verifyEdited(t *testing.T, data []byte, edit func(g *plan.Graph)) (int, string) {
+	t.Helper()
 	g, err := plan.UnmarshalGraph(data)
 	require.NoError(t, err)
-	ix := slices.IndexFunc(g.Ops, func(o plan.GraphOp) bool { return o.Name == "topk_indices" })
-	require.GreaterOrEqual(t, ix, 0)
-	seven := 7.0
-	g.Ops[ix].Scalar = &seven
-	bad := filepath.Join(t.TempDir(), "topk-bad.graph.json")
+	edit(g)
+	bad := filepath.Join(t.TempDir(), "edited.graph.json")
 	enc, err := g.Encode(bad)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bad, enc, 0o644))
-	code, _, stderr = runCLI(t, "verify", bad)
-	assert.NotEqual(t, exitOK, code)
-	assert.Contains(t, stderr, "expansion topk (topk): its parts compute idx[")
+	code, _, stderr := runCLI(t, "verify", bad)
+	return code, stderr
 }
