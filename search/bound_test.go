@@ -99,9 +99,15 @@ chips: 1
 // legal one.
 func eachLegal(t *testing.T, s *Space, f func(c *Candidate, x *Evaluated)) {
 	t.Helper()
+	eachLegalEvery(t, s, sampleEvery(), f)
+}
+
+// eachLegalEvery is eachLegal at a stride of every candidates.
+func eachLegalEvery(t *testing.T, s *Space, every int, f func(c *Candidate, x *Evaluated)) {
+	t.Helper()
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 	require.NoError(t, err)
-	i, every := 0, sampleEvery()
+	i := 0
 	s.Enumerate(func(c Candidate) bool {
 		if i%every == 0 {
 			if x := ev.evaluate(i, &c, nil); x != nil {

@@ -11,6 +11,12 @@ import "testing"
 // shortStride is the stride at which -short samples a space's candidates.
 const shortStride = 10
 
+// sparseStride is -short's stride over the spaces whose every tenth legal
+// candidate still costs the suite minutes (the stream and bank bounds over
+// spaces of 10^5 legal candidates): prime, so that it does not step in
+// time with the enumeration's digits.
+const sparseStride = 97
+
 // longOnly skips t under -short: a whole-size search `make test-long`
 // runs; a reduced version of its property stays in `make test`.
 func longOnly(t testing.TB) {
@@ -26,6 +32,15 @@ func longOnly(t testing.TB) {
 func sampleEvery() int {
 	if testing.Short() {
 		return shortStride
+	}
+	return 1
+}
+
+// sampleSparse is sampleEvery for the largest spaces: every sparseStride-th
+// candidate under -short, every candidate without.
+func sampleSparse() int {
+	if testing.Short() {
+		return sparseStride
 	}
 	return 1
 }
