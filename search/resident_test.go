@@ -71,11 +71,18 @@ func TestPlanResident(t *testing.T) {
 		w                *workload.Workload
 		prod, cons, x    string
 		standaloneCycles float64 // the two ops' stored plans, each alone (results/plans)
+		// noRace: its simulations (30 s under the race detector) run in
+		// make test's unit-norace only; the decode pair runs the pair's
+		// workers under it.
+		noRace bool
 	}{
-		{"decode silu, swiglu", workloadFile(t, "llama3-70b-decode.yaml"), "silu", "swiglu", "gate_act", 2124 + 3297},
-		{"head causal, softmax", residentHead(t), "causal", "softmax", "s_masked", 0},
+		{"decode silu, swiglu", workloadFile(t, "llama3-70b-decode.yaml"), "silu", "swiglu", "gate_act", 2124 + 3297, false},
+		{"head causal, softmax", residentHead(t), "causal", "softmax", "s_masked", 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if raceDetector && c.noRace {
+				t.Skip("run without the race detector (make test's unit-norace)")
+			}
 			pr, err := PlanResident(c.w, findOp(c.w, c.prod), findOp(c.w, c.cons), c.x, spec)
 			require.NoError(t, err)
 			require.Positive(t, pr.Pairs)
