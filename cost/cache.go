@@ -186,6 +186,9 @@ func hashDescs(h *hasher, ds []kernel.DMADescriptor) {
 			if x := e.Index; x != nil {
 				h.add(x.Offset)
 				h.add(x.Step)
+				if x.Write {
+					h.add(1)
+				}
 			}
 		}
 	}
@@ -201,7 +204,7 @@ func sameDesc(a, b *kernel.DMADescriptor) bool {
 		if x.Size != y.Size || x.SrcStride != y.SrcStride || x.DstStride != y.DstStride || (x.Index == nil) != (y.Index == nil) {
 			return false
 		}
-		if x.Index != nil && (x.Index.Offset != y.Index.Offset || x.Index.Step != y.Index.Step) {
+		if x.Index != nil && (x.Index.Offset != y.Index.Offset || x.Index.Step != y.Index.Step || x.Index.Write != y.Index.Write) {
 			return false
 		}
 	}

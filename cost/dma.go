@@ -693,9 +693,15 @@ func (w *walker) init(d *kernel.DMADescriptor, reqBytes int) error {
 		if x := e.Index; x != nil {
 			// An indirect loop is priced as if the index held its
 			// positions (0, 1, 2, …: the values are not known when
-			// planning): iteration j reads row Offset + j·Step.
-			w.src += x.Offset * e.SrcStride
-			w.sstride[i] *= max(x.Step, 1)
+			// planning): iteration j reads row Offset + j·Step, or a
+			// scatter's writes it.
+			if x.Write {
+				w.dst += x.Offset * e.DstStride
+				w.dstride[i] *= max(x.Step, 1)
+			} else {
+				w.src += x.Offset * e.SrcStride
+				w.sstride[i] *= max(x.Step, 1)
+			}
 		}
 	}
 	for rem > 1 {

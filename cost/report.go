@@ -400,11 +400,25 @@ func (m *Model) finish(p *kernel.Program) error {
 	}
 	// A gather's table (the source of an op with an index) is read only
 	// at the rows it gathers: at least what the gather writes.
+	// A scatter's destination (op.Scatter) is written only at the rows
+	// its index names: one row per index position.
 	gathered := map[string]*kernel.Tensor{}
+	scattered := map[string]int64{}
 	for _, op := range p.Ops {
-		if op.Index != "" {
-			if t, ok := p.Tensor(op.Dst); ok {
-				gathered[op.Src] = t
+		if op.Index == "" {
+			continue
+		}
+		t, ok := p.Tensor(op.Dst)
+		if !ok {
+			continue
+		}
+		if !op.Scatter {
+			gathered[op.Src] = t
+			continue
+		}
+		if idx, ok := p.Tensor(op.Index); ok {
+			if rows := op.ScatterRows(); rows > 0 {
+				scattered[t.Name] = int64(m.validElements(p, t)) / int64(rows) * int64(idx.Element.Size())
 			}
 		}
 	}
@@ -428,7 +442,11 @@ func (m *Model) finish(p *kernel.Program) error {
 		if o, ok := gathered[t.Name]; ok {
 			read = o
 		}
-		n, err := t.DType.BytesFor(m.validElements(p, read))
+		elems := m.validElements(p, read)
+		if w, ok := scattered[t.Name]; ok {
+			elems = int(min(w, int64(elems)))
+		}
+		n, err := t.DType.BytesFor(elems)
 		if err != nil {
 			continue
 		}

@@ -25,6 +25,10 @@ import (
 const gatherUnspelled = "a gather (the DMA's indirect loop over an index tensor, 002 L1684-1688) has no spelling in the manual's Rust API " +
 	"(its indirect sequencing is a TODO, 002 L1004-1006), and furiosa-opt-std 0.6.0's dma_gather is not in the catalogs tcpmap's stubs are built from"
 
+// scatterUnspelled is why emit refuses a scatter (kernel.Op.Scatter).
+const scatterUnspelled = "a scatter (the DMA's indirect loop on the write side, 002 L1684-1688) has no spelling in the manual's Rust API " +
+	"(its indirect sequencing is a TODO, 002 L1004-1006), and furiosa-opt-std 0.6.0's dma_scatter is not in the catalogs tcpmap's stubs are built from"
+
 func (w *rustWriter) hbmToView(op *kernel.Op) error {
 	p, k := w.p, w.k
 	src, _ := p.Tensor(op.Src)

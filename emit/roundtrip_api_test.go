@@ -120,10 +120,16 @@ var apiRefusals = map[string]string{
 	"moe-gather_up.plan.json/opt-0.6":                   gatherRefusal,
 	"moe-gather_down.plan.json/visa-0.1":                gatherRefusal,
 	"moe-gather_down.plan.json/opt-0.6":                 gatherRefusal,
+	"moe-dispatch.plan.json/visa-0.1":                   scatterRefusal,
+	"moe-dispatch.plan.json/opt-0.6":                    scatterRefusal,
 }
 
-// gatherRefusal is the refusal of a gather's kernel.
-const gatherRefusal = `ops[0] (hbm_to_hbm): ` + gatherUnspelled
+// gatherRefusal is the refusal of a gather's kernel, scatterRefusal a
+// scatter's.
+const (
+	gatherRefusal  = `ops[0] (hbm_to_hbm): ` + gatherUnspelled
+	scatterRefusal = `ops[0] (hbm_to_hbm): ` + scatterUnspelled
+)
 
 // residentBeforeLoop is the refusal of a tiled kernel with an input loaded
 // once before its tile loop: no TileLoop holds it (kernel.Recognize), and
@@ -153,7 +159,7 @@ func emitStored(t *testing.T, name string, p *kernel.Program, api API) []byte {
 var refusedByBoth = []string{"ve-pair-asymmetric.json", "ve-pair-fp-mul.json", "ve-pair-sub-reverse.json",
 	"gemm.plan.json", "moe-router.plan.json", "llama3-70b-prefill-down_proj.plan.json.gz", "llama3-70b-prefill-causal.plan.json.gz",
 	"llama3-70b-decode-rope_lookup.plan.json", "llama3-70b-prefill-rope_lookup.plan.json", "moe-token_block.plan.json",
-	"moe-gather_back.plan.json", "moe-gather_up.plan.json", "moe-gather_down.plan.json"}
+	"moe-gather_back.plan.json", "moe-gather_up.plan.json", "moe-gather_down.plan.json", "moe-dispatch.plan.json"}
 
 // TestAPIRefusalsStored: every entry of apiRefusals names a stored program,
 // and the programs refused by both APIs are exactly refusedByBoth (the

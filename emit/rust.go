@@ -84,7 +84,11 @@ func Rust(p *kernel.Program, opts RustOptions) ([]byte, error) {
 	}
 	for i, op := range p.Ops {
 		if op.Index != "" {
-			return nil, fmt.Errorf("emit %q: ops[%d] (%s): %s", p.Name, i, op.Kind, gatherUnspelled)
+			why := gatherUnspelled
+			if op.Scatter {
+				why = scatterUnspelled
+			}
+			return nil, fmt.Errorf("emit %q: ops[%d] (%s): %s", p.Name, i, op.Kind, why)
 		}
 	}
 	if len(p.Handoff) > 0 {

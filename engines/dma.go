@@ -1176,8 +1176,8 @@ func DMAPacketIndexed(d *kernel.DMADescriptor, q int, index IndexLookup) (src, d
 			return 0, 0, fmt.Errorf("dma: entry %d has size %d", k, e.Size)
 		}
 		pos := i % e.Size
-		dst += pos * e.DstStride
 		i /= e.Size
+		row := pos
 		if x := e.Index; x != nil {
 			if index == nil {
 				return 0, 0, ruleDMAIndirect.Violate("entry %d is an indirect loop over %q, and no index values are given", k, x.Tensor)
@@ -1187,11 +1187,21 @@ func DMAPacketIndexed(d *kernel.DMADescriptor, q int, index IndexLookup) (src, d
 				return 0, 0, err
 			}
 			if r < 0 || r >= x.Rows {
-				return 0, 0, ruleDMAIndirect.Violate("index %q position %d holds %d, outside the table's %d rows", x.Tensor, x.Position(pos), r, x.Rows).With("row", r)
+				what := "the table's"
+				if x.Write {
+					what = "the destination's"
+				}
+				return 0, 0, ruleDMAIndirect.Violate("index %q position %d holds %d, outside %s %d rows", x.Tensor, x.Position(pos), r, what, x.Rows).With("row", r)
 			}
-			pos = r
+			row = r
 		}
-		src += pos * e.SrcStride
+		if e.Index != nil && e.Index.Write {
+			src += pos * e.SrcStride
+			dst += row * e.DstStride
+		} else {
+			src += row * e.SrcStride
+			dst += pos * e.DstStride
+		}
 	}
 	if i != 0 {
 		return 0, 0, fmt.Errorf("dma: packet %d lies beyond the descriptor's %d loop positions", q, d.Size())
@@ -1334,8 +1344,8 @@ func CheckDMAOp(spec *Spec, cmd *kernel.DMACommand, op DMAOp) error {
 			bLo, bHi = b, b+int64(eb/8)-1
 			for _, e := range d.Entries {
 				s, n := strideOf(e), int64(e.Size-1)
-				if e.Index != nil && side == 0 {
-					n = int64(e.Index.Rows - 1) // any row of the table (DMA-R16)
+				if e.Index != nil && (side == 1) == e.Index.Write {
+					n = int64(e.Index.Rows - 1) // any row of the table or the destination (DMA-R16)
 				}
 				lo, hi := &bLo, &bHi
 				if m.Kind == kernel.MediaDM && s != 0 && s%stride == 0 {

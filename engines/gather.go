@@ -257,16 +257,27 @@ func checkGather(p *kernel.Program, op *kernel.Op) error {
 				return ruleDMAIndirect.Violate("descriptor %d reads index positions %d to %d; %q holds %d", x, e.Index.Offset, e.Index.Position(e.Size-1), op.Index, n)
 			case e.Index.Rows < 1:
 				return ruleDMAIndirect.Violate("descriptor %d: an indirect entry over %d rows", x, e.Index.Rows)
-			case d.Stride0 > e.SrcStride:
-				return ruleDMAIndirect.Violate("descriptor %d moves packets of %d bytes across rows of %d: a packet is one contiguous run (002 L2593), a row's next wherever the index says", x, d.Stride0, e.SrcStride)
+			case e.Index.Write != op.Scatter:
+				return ruleDMAIndirect.Violate("descriptor %d's indirect entry moves the %s side; the op is a %s", x, map[bool]string{false: "read", true: "write"}[e.Index.Write], map[bool]string{false: "gather", true: "scatter"}[op.Scatter])
+			case d.Stride0 > rowStride(e):
+				return ruleDMAIndirect.Violate("descriptor %d moves packets of %d bytes across rows of %d: a packet is one contiguous run (002 L2593), a row's next wherever the index says", x, d.Stride0, rowStride(e))
 			}
 			found = true
 		}
 		if !found {
-			return ruleDMAIndirect.Violate("descriptor %d of a gather has no indirect entry", x)
+			return ruleDMAIndirect.Violate("descriptor %d of a %s has no indirect entry", x, map[bool]string{false: "gather", true: "scatter"}[op.Scatter])
 		}
 	}
 	return nil
+}
+
+// rowStride is an indirect entry's row: its stride on the side the index
+// moves.
+func rowStride(e kernel.DMAEntry) int {
+	if e.Index.Write {
+		return e.DstStride
+	}
+	return e.SrcStride
 }
 
 // gatherLoad turns the derived command of a load of a gathered argument

@@ -210,6 +210,9 @@ func lowerDMA(spec *Spec, p *kernel.Program, op *kernel.Op) (*kernel.DMACommand,
 	}
 	if op.Index != "" && op.Kind == kernel.OpHBMToHBM {
 		idx, _ := p.Tensor(op.Index)
+		if op.Scatter {
+			return DeriveScatter(spec, src, idx, dst)
+		}
 		return DeriveGather(spec, src, idx, dst)
 	}
 	if op.Kind == kernel.OpHBMToHBM {

@@ -852,11 +852,12 @@ func (m *graphModel) tensorCands(name string, o GraphOptions, computed map[strin
 	p, produced := m.prod[name]
 	// An update_slice's result is its destination updated in place:
 	// the destination's layout. A gather's output is the layout its DMA
-	// writes, the index's axes then the table's row (opgather.go): no
+	// writes, the index's axes then the table's row (opgather.go), and a
+	// scatter's the one it writes (its scattered axes, then the row): no
 	// other layout of it is searched (docs/spec-decisions.md "Gather: the
 	// DMA's indirect loop").
 	if t == nil || !produced || t.LayoutExpr != nil || !planned(p) || !slices.ContainsFunc(m.cons[name], computes) ||
-		m.w.Ops[p].Kind == workload.KindUpdateSlice || m.w.Ops[p].Kind == workload.KindGather {
+		m.w.Ops[p].Kind == workload.KindUpdateSlice || m.w.Ops[p].Kind == workload.KindGather || m.w.Ops[p].Kind == workload.KindScatter {
 		return
 	}
 	m.cands[name] = append(m.cands[name], m.distinctOrders(t.Axes, o.Layouts)...)
@@ -1742,7 +1743,7 @@ func GraphKey(w *workload.Workload, op string, spec *engines.Spec, o Options) (s
 	if x.Kind != workload.KindEinsum {
 		keys = append(keys, opSpaceVersion)
 		switch x.Kind {
-		case workload.KindGather:
+		case workload.KindGather, workload.KindScatter:
 			keys = append(keys, gatherVersion)
 		case workload.KindReduce:
 			keys = append(keys, reduceVersion)

@@ -98,3 +98,63 @@ func (s *opSpace) buildGather() (*kernel.Program, error) {
 	b.k.Reference = kReference{Op: "gather", Inputs: []string{table.Name, index.Name}, Output: s.out.Name, Range: []float64{0, float64(rows - 1)}}
 	return b.k.program()
 }
+
+// A scatter (the MoE's dispatch, 002 L8664-8675) is the gather's DMA with
+// its IndirectLoop on the write side: each data row written at the output
+// row its index values name (engines.DeriveScatter; docs/spec-decisions.md
+// "Scatter: the DMA's indirect loop on the write side"). The output's
+// scattered axes must be its major ones and the index must hold the axes it
+// shares with the data first; the output's rows no index names are not
+// written. One candidate, as a gather's.
+
+// scatterSpace fills s for a scatter op, or says why it has none.
+func (s *opSpace) scatterSpace(at string) (*opSpace, error) {
+	w := s.w
+	data, index := s.ins[0], s.ins[1]
+	s.family = "scatter"
+	s.order = map[string][]string{}
+	for _, t := range []*workload.Tensor{data, index, s.out} {
+		ord, err := layoutOrder(t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", at, err)
+		}
+		s.order[t.Name] = live(w, ord)
+	}
+	if !index.DType.IsInt() {
+		return nil, fmt.Errorf("%s: the index %s is %s: a scatter's index holds row numbers, integers", at, index.Name, index.DType)
+	}
+	if data.DType != s.out.DType {
+		return nil, fmt.Errorf("%s: the data %s is %s, the output %s %s: a scatter copies the rows as they are", at, data.Name, data.DType, s.out.Name, s.out.DType)
+	}
+	if _, _, err := engines.ScatterLayout(data.Name, index.Name, s.out.Name, s.order[data.Name], s.order[index.Name], s.order[s.out.Name]); err != nil {
+		return nil, fmt.Errorf("%s: no kernel: %v", at, err)
+	}
+	s.axes = axesDecl(w, s.order[s.out.Name], s.order[index.Name])
+	s.cands = []opCand{{Tiles: 1, Form: string(workload.KindScatter)}}
+	return s, nil
+}
+
+// buildScatter writes the scatter's program: the data and the index as
+// arguments, the output as the result, and the one DMA between them.
+func (s *opSpace) buildScatter() (*kernel.Program, error) {
+	data, index := s.ins[0], s.ins[1]
+	b := &opBuilder{s: s, k: kProg{Name: s.o.Name, Axes: s.axes, Chips: 1}}
+	bytes := func(t *workload.Tensor) int64 { return t.Elems * int64(t.DType.SizeBits()) / 8 }
+	ia := alignUp(bytes(data), 256<<20)
+	oa := alignUp(ia+bytes(index), 256<<20)
+	b.k.Tensors = []kTensor{
+		{Name: data.Name, Mem: "hbm", DType: data.DType.String(), Role: "input", Chip: "1", Element: b.hbmElement(data)},
+		{Name: index.Name, Mem: "hbm", DType: index.DType.String(), Role: "input", Chip: "1", Element: b.hbmElement(index), Addr: ia},
+		{Name: s.out.Name, Mem: "hbm", DType: s.out.DType.String(), Role: "output", Chip: "1", Element: b.hbmElement(s.out), Addr: oa},
+	}
+	b.k.Ops = []kOp{{Context: "dma", Kind: "hbm_to_hbm", Src: data.Name, Dst: s.out.Name, Index: index.Name, Scatter: true}}
+	// The index's random values are distinct rows of the output
+	// (verify draws them so for a scatter's reference).
+	rows := 1
+	for _, a := range s.o.Axes {
+		n, _ := s.w.AxisSize(a)
+		rows *= int(n)
+	}
+	b.k.Reference = kReference{Op: "scatter", Inputs: []string{data.Name, index.Name}, Output: s.out.Name, Range: []float64{0, float64(rows - 1)}}
+	return b.k.program()
+}

@@ -2,11 +2,13 @@ package search_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/cost"
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/model/workload"
@@ -77,4 +79,85 @@ func TestGatherOps(t *testing.T) {
 	_, err := search.PlanOp(moe, "token_rank", search.Options{})
 	require.ErrorIs(t, err, search.ErrNoKernel)
 	assert.ErrorContains(t, err, "op token_rank (gather): no kernel: the index topk_indices shares axis T with the table cumsum_mask, a batched gather")
+}
+
+// TestScatterOp: the MoE's dispatch (002 L8664-8675) at a reduced size is
+// one HBM-to-HBM DMA whose indirect loop moves its write side (the
+// index's values the rows written), verified on the simulator with
+// distinct random rows, the rows no index names unchecked. Without the
+// indirection, or with a descriptor reading the index at another token's
+// positions, it fails; an
+// index naming a row twice is an error of the kernel (DMA-R17). Its
+// roofline counts the rows written, not the whole output.
+func TestScatterOp(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the simulator under -race: make test runs it in unit-norace")
+	}
+	moe := reducedWorkload(t, "moe.yaml", map[string]int{"T": 16, "D": 32, "F": 16, "E": 8, "K": 2, "BLK": 4, "GRID": 12})
+	r, err := search.PlanOp(moe, "dispatch", search.Options{})
+	require.NoError(t, err)
+	pl := r.Plan
+	assert.Equal(t, "scatter", pl.OpMapping.Form)
+	assert.Equal(t, "exhaustive", pl.Search.Optimal)
+	require.Len(t, pl.Program.Ops, 1)
+	op := pl.Program.Ops[0]
+	assert.Equal(t, kernel.OpHBMToHBM, op.Kind)
+	assert.True(t, op.Scatter)
+	assert.Equal(t, "scatter_idx", op.Index)
+	// 16 tokens × 2 choices of 64 bytes written; x_norm (1 KB) and the
+	// index (128 bytes) read: the output's 48 rows are not all written.
+	est, err := cost.Estimate(engines.Default(), pl.Program)
+	require.NoError(t, err)
+	assert.Equal(t, int64(16*2*64), est.Roofline.MinWriteBytes)
+	assert.Equal(t, int64(16*32*2+16*2*4), est.Roofline.MinReadBytes)
+	rep, err := verify.Verify(engines.Default(), pl.Program, verify.Options{Seed: 11})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "%s", rep)
+	assert.Equal(t, (12*4-16*2)*32, rep.Comparison.Unchecked, "the rows no index names")
+
+	broken := func(edit func(p *kernel.Program)) *verify.Report {
+		data, err := json.Marshal(pl.Program)
+		require.NoError(t, err)
+		p := &kernel.Program{}
+		require.NoError(t, json.Unmarshal(data, p))
+		require.True(t, p.Ops[0].Scatter, "the program's JSON keeps the scatter")
+		edit(p)
+		rep, err := verify.Verify(engines.Default(), p, verify.Options{Seed: 11})
+		require.NoError(t, err)
+		return rep
+	}
+	plain := broken(func(p *kernel.Program) {
+		p.Ops[0].Index, p.Ops[0].Scatter = "", false
+		for k := range p.Ops[0].DMA.Descriptors {
+			for e := range p.Ops[0].DMA.Descriptors[k].Entries {
+				p.Ops[0].DMA.Descriptors[k].Entries[e].Index = nil
+			}
+		}
+	})
+	assert.False(t, plain.Pass, "the copy into rows 0, 1, … passed the scatter's check")
+	shifted := broken(func(p *kernel.Program) {
+		// Descriptor 0 reads the index two positions on, token 1's.
+		p.Ops[0].DMA.Descriptors[0].Entries[0].Index.Offset += 2
+	})
+	assert.False(t, shifted.Pass, "token 0's rows written at token 1's slots passed")
+
+	// The same kernel on an index naming row 0 twice.
+	dev, err := verify.NewDevice(engines.Default(), 1)
+	require.NoError(t, err)
+	p := pl.Program
+	require.NoError(t, engines.Lower(engines.Default(), p))
+	idxT, _ := p.Tensor("scatter_idx")
+	idx, err := verify.NewLogical(p, idxT)
+	require.NoError(t, err)
+	for i := range idx.Vals {
+		idx.Vals[i] = float64(i)
+	}
+	idx.Vals[5] = 0
+	require.NoError(t, verify.WriteHBMTensor(dev, p, idxT, idx))
+	x, err := verify.NewExecutor(dev, p, verify.ExecOptions{})
+	require.NoError(t, err)
+	err = x.Run()
+	var v *engines.Violation
+	require.True(t, errors.As(err, &v), "%v", err)
+	assert.Equal(t, "DMA-R17", v.Rule.ID)
 }

@@ -45,6 +45,7 @@ type kOp struct {
 	Src     string   `json:"src,omitempty"`
 	Dst     string   `json:"dst,omitempty"`
 	Index   string   `json:"index,omitempty"`
+	Scatter bool     `json:"scatter,omitempty"`
 	Stages  []kStage `json:"stages,omitempty"`
 }
 
@@ -77,7 +78,7 @@ func (k *kProg) program() (*kernel.Program, error) {
 			Chip: t.Chip, Cluster: t.Cluster, Slice: t.Slice, Element: t.Element, Addr: t.Addr, View: t.View})
 	}
 	for _, o := range k.Ops {
-		op := &kernel.OpText{Context: kernel.Context(o.Context), Kind: kernel.OpKind(o.Kind), Src: o.Src, Dst: o.Dst, Index: o.Index}
+		op := &kernel.OpText{Context: kernel.Context(o.Context), Kind: kernel.OpKind(o.Kind), Src: o.Src, Dst: o.Dst, Index: o.Index, Scatter: o.Scatter}
 		for _, st := range o.Stages {
 			op.Stages = append(op.Stages, &kernel.StageText{Kind: kernel.StageKind(st.Kind), Tensor: st.Tensor, DType: st.DType,
 				Time: st.Time, Packet: st.Packet, Axis: st.Axis, Param: st.Param})

@@ -104,8 +104,8 @@ type opSpace struct {
 	o    *workload.Op
 	spec *engines.Spec
 	// family is "map" (elementwise), "rows" (a reduction along Red),
-	// "reduce", "slice" (an update_slice, opslice.go) or "gather"
-	// (opgather.go).
+	// "reduce", "slice" (an update_slice, opslice.go), "gather" or
+	// "scatter" (opgather.go).
 	family string
 	// ins are the tensor inputs (a scalar stands for none), out the output.
 	ins []*workload.Tensor
@@ -138,9 +138,6 @@ const maxOpTiles = 64
 // opUnplannable says why the kinds the manual gives no means for have no
 // kernel.
 var opUnplannable = map[workload.Kind]string{
-	workload.KindScatter: "the destinations are a value known only at run time (an index tensor), which needs an indirect " +
-		"loop on the write side; the manual states its IndirectLoop for gathers, reads (002 L1684-1688), and leaves " +
-		"indirect sequencing a TODO (002 L1004-1005)",
 	workload.KindCausalMask: "the op has no mask input: the manual writes an attention_mask tensor to the branch log and " +
 		"loads the ExecutionIds from the VRF (BranchMode::Vrf, 002 L4802, L8099), states neither the Branch Logger nor " +
 		"the VRF tensor it reads, and has no means to make the mask from the axes' indices; give the op a second input " +
@@ -179,6 +176,8 @@ func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSp
 		return s.sliceSpace(at)
 	case workload.KindGather:
 		return s.gatherSpace(at)
+	case workload.KindScatter:
+		return s.scatterSpace(at)
 	case workload.KindSoftmax, workload.KindRMSNorm:
 		s.family = "rows"
 	case workload.KindReduce:
@@ -623,6 +622,8 @@ func (s *opSpace) build(c opCand) (*kernel.Program, error) {
 		return s.buildSlice()
 	case "gather":
 		return s.buildGather()
+	case "scatter":
+		return s.buildScatter()
 	}
 	_, afterTile, ok := peel(s.pos, c.Tiles)
 	if !ok {

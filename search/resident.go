@@ -52,7 +52,7 @@ func isDM(order []string) bool { return len(order) == 2 && order[0] == dmMark }
 // the op mapspace (opspace.go), whose buffers a resident pair places.
 func residentKind(k workload.Kind) bool {
 	switch k {
-	case workload.KindEinsum, workload.KindReshape, workload.KindGather, workload.KindUpdateSlice:
+	case workload.KindEinsum, workload.KindReshape, workload.KindGather, workload.KindScatter, workload.KindUpdateSlice:
 		return false
 	}
 	return true

@@ -79,6 +79,19 @@ func LayerRoofline(w *workload.Workload, spec *engines.Spec) float64 {
 					n = bytesOf(s) // the rows the update writes in place
 				}
 			}
+			if p := producer[t.Name]; p != nil && p.Kind == workload.KindScatter && len(p.Inputs) > 1 {
+				// The rows the scatter writes, one per index position; the
+				// rows no index names are not written.
+				if idx := w.Tensor(p.Inputs[1]); idx != nil {
+					span := int64(1)
+					for _, a := range p.Axes {
+						if k, ok := w.AxisSize(a); ok {
+							span *= k
+						}
+					}
+					n = min(n, bytesOf(t)/max(span, 1)*idx.Elems)
+				}
+			}
 			write += n
 		}
 	}

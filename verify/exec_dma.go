@@ -156,6 +156,12 @@ func (x *Executor) gatherIndex(op *kernel.Op) (engines.IndexLookup, bool, error)
 		}
 		vals[i] = int(v)
 	}
+	if rows := op.ScatterRows(); rows > 0 {
+		// Each destination row written once (DMA-R17).
+		if err := engines.ScatterOnce(op.Index, vals, rows); err != nil {
+			return nil, false, err
+		}
+	}
 	look := func(ix *kernel.DMAIndex, pos int) (int, error) {
 		if pos < 0 || pos >= len(vals) {
 			return 0, fmt.Errorf("gather index %q has %d values, position %d asked", ix.Tensor, len(vals), pos)

@@ -1067,53 +1067,8 @@ func graphRef(o *plan.GraphOp, ins []*Logical, outs []*Logical) error {
 	case "scatter":
 		// data to the output's axes o.Axes at the flat row-major index
 		// (the inverse of gather); positions no index names hold 0.
-		data, index := ins[0], ins[1]
-		opos := axisPos(out)
-		for i := range out.Vals {
-			out.Vals[i] = 0
-		}
-		dc := make([]int, len(data.Axes))
-		ic := make([]int, len(index.Axes))
-		ipos := axisPos(index)
-		// For every index position and every data position along the axes
-		// the index lacks.
-		for ii, v := range index.Vals {
-			index.Coords(ii, ic)
-			at := int(v)
-			span := 1
-			for _, a := range o.Axes {
-				span *= out.Axes[opos[a]].Size
-			}
-			if at < 0 || at >= span {
-				continue
-			}
-			for di := range data.Vals {
-				data.Coords(di, dc)
-				match := true
-				for k, a := range data.Axes {
-					if p, ok := ipos[a.Name]; ok && ic[p] != dc[k] {
-						match = false
-					}
-				}
-				if !match {
-					continue
-				}
-				oo, rest := 0, at
-				gc := map[string]int{}
-				for k := len(o.Axes) - 1; k >= 0; k-- {
-					a := out.Axes[opos[o.Axes[k]]]
-					gc[a.Name] = rest % a.Size
-					rest /= a.Size
-				}
-				for _, a := range out.Axes {
-					c, ok := gc[a.Name]
-					if !ok {
-						c = dc[axisPos(data)[a.Name]]
-					}
-					oo = oo*a.Size + c
-				}
-				out.Vals[oo] = data.Vals[di]
-			}
+		if _, err := scatterRows(out, ins[0], ins[1], o.Axes); err != nil {
+			return fmt.Errorf("op %s: %w", o.Name, err)
 		}
 	case "topk":
 		// The K largest along axis (K = the size of the k axis), in the
@@ -1458,6 +1413,99 @@ func gatherRows(out, table, index *Logical, axes []string) error {
 		out.Vals[i] = table.Vals[to]
 	}
 	return nil
+}
+
+// scatterRows sets out to data's rows at the rows index names: out's axes
+// named by axes are the scattered ones, the index's value their flat
+// row-major position; index positions along the axes data lacks write the
+// same row more than once (the MoE's K choices of a token), and an index
+// value outside them writes nothing. It returns which positions of out
+// were written; the others hold 0. Two positions naming one row: the
+// later position's row is kept.
+func scatterRows(out, data, index *Logical, axes []string) ([]bool, error) {
+	opos, dpos := axisPos(out), axisPos(data)
+	scattered := map[string]bool{}
+	span := 1
+	for _, a := range axes {
+		p, ok := opos[a]
+		if !ok {
+			return nil, fmt.Errorf("the output %s has no axis %s", out.Name, a)
+		}
+		if _, ok := dpos[a]; ok {
+			return nil, fmt.Errorf("the scattered axis %s is an axis of the data %s", a, data.Name)
+		}
+		scattered[a] = true
+		span *= out.Axes[p].Size
+	}
+	for _, a := range data.Axes {
+		if _, ok := opos[a.Name]; !ok && !slices.ContainsFunc(index.Axes, func(x mapping.Axis) bool { return x.Name == a.Name }) {
+			return nil, fmt.Errorf("the data %s's axis %s is neither the output %s's nor the index %s's", data.Name, a.Name, out.Name, index.Name)
+		}
+	}
+	for _, a := range out.Axes {
+		if _, ok := dpos[a.Name]; !ok && !scattered[a.Name] {
+			return nil, fmt.Errorf("the output %s's axis %s is neither scattered nor the data %s's", out.Name, a.Name, data.Name)
+		}
+	}
+	// The data's elements grouped by their coordinates along the axes the
+	// index shares (flat, in the index's order).
+	groups := map[int][]int{}
+	dc := make([]int, len(data.Axes))
+	for di := range data.Vals {
+		data.Coords(di, dc)
+		key := 0
+		for _, a := range index.Axes {
+			c := 0
+			if p, ok := dpos[a.Name]; ok {
+				c = dc[p]
+			}
+			key = key*a.Size + c
+		}
+		groups[key] = append(groups[key], di)
+	}
+	for i := range out.Vals {
+		out.Vals[i] = 0
+	}
+	written := make([]bool, len(out.Vals))
+	ic := make([]int, len(index.Axes))
+	gc := make([]int, len(out.Axes))
+	for ii, v := range index.Vals {
+		at := int(v)
+		if at < 0 || at >= span || v != math.Trunc(v) {
+			continue
+		}
+		index.Coords(ii, ic)
+		key := 0
+		for k, a := range index.Axes {
+			c := 0
+			if _, ok := dpos[a.Name]; ok {
+				c = ic[k]
+			}
+			key = key*a.Size + c
+		}
+		// The scattered coordinates from the flat index, minor first.
+		rest := at
+		for k := len(out.Axes) - 1; k >= 0; k-- {
+			if scattered[out.Axes[k].Name] {
+				gc[k] = rest % out.Axes[k].Size
+				rest /= out.Axes[k].Size
+			}
+		}
+		for _, di := range groups[key] {
+			data.Coords(di, dc)
+			oo := 0
+			for k, a := range out.Axes {
+				c := gc[k]
+				if !scattered[a.Name] {
+					c = dc[dpos[a.Name]]
+				}
+				oo = oo*a.Size + c
+			}
+			out.Vals[oo] = data.Vals[di]
+			written[oo] = true
+		}
+	}
+	return written, nil
 }
 
 // tensorIndex is the index of the graph tensor called name (-1: none).

@@ -160,6 +160,9 @@ func TestGraphRefMoE(t *testing.T) {
 			[]*Logical{out(i32, E3)}, [][]float64{{5, 6, -1}}},
 		{"scatter", plan.GraphOp{Name: "s", Kind: "scatter", Axes: []string{"G", "B"}}, []*Logical{glogical("d", f, []mapping.Axis{T2, ax("D", 1)}, 10, 20), glogical("i", i32, []mapping.Axis{T2}, 3, 0)},
 			[]*Logical{out(f, ax("G", 2), ax("B", 2), ax("D", 1))}, [][]float64{{20, 0, 0, 10}}},
+		// Each token's row at its K = 2 slots; -1 names none.
+		{"scatter along K", plan.GraphOp{Name: "s", Kind: "scatter", Axes: []string{"G", "B"}}, []*Logical{glogical("d", f, []mapping.Axis{T2, ax("D", 2)}, 1, 2, 3, 4), glogical("i", i32, []mapping.Axis{T2, ax("K", 2)}, 3, 0, 1, -1)},
+			[]*Logical{out(f, ax("G", 2), ax("B", 2), ax("D", 2))}, [][]float64{{1, 2, 3, 4, 0, 0, 1, 2}}},
 		{"gather two axes", plan.GraphOp{Name: "g", Kind: "gather", Axes: []string{"G", "B"}}, []*Logical{glogical("t", f, []mapping.Axis{ax("G", 2), ax("B", 2), ax("D", 1)}, 1, 2, 3, 4), glogical("i", i32, []mapping.Axis{T2}, 3, -1)},
 			[]*Logical{out(f, T2, ax("D", 1))}, [][]float64{{4, 0}}},
 	} {

@@ -106,6 +106,24 @@ func ReferenceFor(p *kernel.Program, inputs map[string]*Logical, need []bool) (*
 	if !isInt && !outT.DType.IsFloat() {
 		return nil, fmt.Errorf("reference: output %q has dtype %s, neither float nor integer", outT.Name, outT.DType)
 	}
+	if r.Op == kernel.RefScatter {
+		if len(r.Inputs) != 2 {
+			return nil, fmt.Errorf("reference: scatter needs the data and the index, not %d inputs", len(r.Inputs))
+		}
+		data, err := checkInput(p, r.Inputs[0], inputs[r.Inputs[0]], isInt)
+		if err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
+		}
+		index, err := checkInput(p, r.Inputs[1], inputs[r.Inputs[1]], true)
+		if err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
+		}
+		e, err := scatter(out, data, index)
+		if err != nil {
+			return nil, fmt.Errorf("reference: scatter: %w", err)
+		}
+		return e, nil
+	}
 	if r.Op == kernel.RefGather {
 		if len(r.Inputs) != 2 {
 			return nil, fmt.Errorf("reference: gather needs the table and the index, not %d inputs", len(r.Inputs))
@@ -671,6 +689,34 @@ func gather(out, table, index *Logical, isInt bool) (*Expected, error) {
 		return nil, err
 	}
 	return exact(out, isInt), nil
+}
+
+// scatter is out = data at the rows index names (kernel.RefScatter): out's
+// axes absent from data are the scattered ones (scatterRows). A copy,
+// exact where a row is written (Lo = Hi = the value); the rows no index
+// names are unchecked (Lo −∞, Hi +∞: the kernel does not write them).
+func scatter(out, data, index *Logical) (*Expected, error) {
+	dataAt := axisPos(data)
+	var axes []string
+	for _, a := range out.Axes {
+		if _, ok := dataAt[a.Name]; !ok {
+			axes = append(axes, a.Name)
+		}
+	}
+	written, err := scatterRows(out, data, index, axes)
+	if err != nil {
+		return nil, err
+	}
+	e := &Expected{Out: out,
+		Lo: &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))},
+		Hi: &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}}
+	for i, v := range out.Vals {
+		e.Lo.Vals[i], e.Hi.Vals[i] = v, v
+		if !written[i] {
+			e.Lo.Vals[i], e.Hi.Vals[i] = math.Inf(-1), math.Inf(1)
+		}
+	}
+	return e, nil
 }
 
 // exact is the expectation of a copy: out itself, exact (Depth 0), with

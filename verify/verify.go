@@ -154,6 +154,12 @@ func verifyOutput(spec *engines.Spec, p *kernel.Program, opts Options) (*Report,
 		if err := RandomValuesIn(rng, l, r); err != nil {
 			return nil, nil, err
 		}
+		if ref := p.Reference; ref.Op == kernel.RefScatter && len(ref.Inputs) == 2 && t.Name == ref.Inputs[1] {
+			// A scatter's index: distinct rows of the output (DMA-R17).
+			if err := distinctRows(rng, l, r); err != nil {
+				return nil, nil, err
+			}
+		}
 		if err := padInput(p.Reference.Valid, outAxes, l); err != nil {
 			return nil, nil, err
 		}
@@ -601,6 +607,23 @@ func padInput(valid map[string]int, outAxes map[string]bool, l *Logical) error {
 		case pad:
 			l.Vals[off] = poison
 		}
+	}
+	return nil
+}
+
+// distinctRows draws l's values as distinct integers of [rng[0], rng[1]]
+// in random order (a scatter's index: each row of its output written
+// once).
+func distinctRows(g *rand.Rand, l *Logical, rng []float64) error {
+	if len(rng) != 2 {
+		return fmt.Errorf("tensor %q: a scatter's index needs the output's rows as its range", l.Name)
+	}
+	lo, hi := int(math.Ceil(rng[0])), int(math.Floor(rng[1]))
+	if hi-lo+1 < len(l.Vals) {
+		return fmt.Errorf("tensor %q: %d distinct rows wanted of %d", l.Name, len(l.Vals), hi-lo+1)
+	}
+	for i, v := range g.Perm(hi - lo + 1)[:len(l.Vals)] {
+		l.Vals[i] = float64(lo + v)
 	}
 	return nil
 }

@@ -111,6 +111,8 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, gf graphPlanFlags
 	switch o.Kind {
 	case workload.KindGather:
 		fmt.Fprintf(wr, "form %s: the rows of %s that %s names (gathered axes %s) copied in index order into %s by one HBM-to-HBM DMA with an indirect loop; no slice computes", m.Form, o.Inputs[0], o.Inputs[1], strings.Join(o.Axes, ", "), o.Outputs[0])
+	case workload.KindScatter:
+		fmt.Fprintf(wr, "form %s: the rows of %s written at the rows of %s that %s names (scattered axes %s) by one HBM-to-HBM DMA with an indirect loop on its write side; the rows no index names are not written; no slice computes", m.Form, o.Inputs[0], o.Outputs[0], o.Inputs[1], strings.Join(o.Axes, ", "))
 	case workload.KindUpdateSlice:
 		fmt.Fprintf(wr, "form %s: %s written in place into the last %s of %s by one HBM-to-HBM DMA; no slice computes", m.Form, o.Inputs[1], o.Axis, o.Inputs[0])
 	default:

@@ -63,7 +63,9 @@ type DMAEntry struct {
 	// Index makes the entry an IndirectLoop (002 L1684-1688): on the
 	// read side, iteration i moves by the index tensor's value at
 	// position Index.Offset + i·Index.Step times SrcStride instead of by i
-	// times it (a gather); the write side keeps its stride.
+	// times it (a gather); the write side keeps its stride. With
+	// Index.Write the sides swap: the write side moves by the value times
+	// DstStride, the read side by i times SrcStride (a scatter).
 	Index *DMAIndex `json:"index,omitempty"`
 }
 
@@ -71,11 +73,13 @@ type DMAEntry struct {
 // an integer HBM tensor, the row numbers a gather reads, at positions
 // Offset, Offset + Step, Offset + 2·Step, … (Step 0 is 1: every position).
 // Rows bounds them: a value outside [0, Rows) names no row of the table.
+// Write makes the values the rows a scatter writes, Rows the destination's.
 type DMAIndex struct {
 	Tensor string `json:"tensor"`
 	Offset int    `json:"offset"`
 	Step   int    `json:"step,omitempty"`
 	Rows   int    `json:"rows"`
+	Write  bool   `json:"write,omitempty"`
 }
 
 // Position is the index position iteration i of the entry reads.
@@ -243,4 +247,21 @@ func (c DMACommand) String() string {
 		fmt.Fprintf(&b, "\n  %d bytes, %d packets, %d requests\n", d.Bytes, d.Packets, d.Requests)
 	}
 	return b.String()
+}
+
+// ScatterRows is the destination's row count of a scatter op (Op.Scatter):
+// its indirect entries' (engines.DeriveScatter gives them all one); 0 for
+// another op or one not yet lowered.
+func (op *Op) ScatterRows() int {
+	if !op.Scatter || op.DMA == nil {
+		return 0
+	}
+	for _, d := range op.DMA.Descriptors {
+		for _, e := range d.Entries {
+			if e.Index != nil && e.Index.Write {
+				return e.Index.Rows
+			}
+		}
+	}
+	return 0
 }

@@ -81,6 +81,7 @@ type OpText struct {
 	Stages  []*StageText `json:"stages,omitempty"`
 	DMA     *DMACommand  `json:"dma,omitempty"`
 	Index   string       `json:"index,omitempty"`
+	Scatter bool         `json:"scatter,omitempty"`
 }
 
 // StageText is a Stage in text (ProgramText).
@@ -134,7 +135,7 @@ func (p *Program) MarshalJSON() ([]byte, error) {
 
 // opText writes one op in text.
 func opText(op *Op) *OpText {
-	o := &OpText{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst, DMA: op.DMA, Index: op.Index}
+	o := &OpText{Context: op.Context, Kind: op.Kind, Src: op.Src, Dst: op.Dst, DMA: op.DMA, Index: op.Index, Scatter: op.Scatter}
 	for _, s := range op.Stages {
 		o.Stages = append(o.Stages, &StageText{
 			Kind: s.Kind, Tensor: s.Tensor, DType: dtypeText(s.DType),
@@ -193,7 +194,7 @@ func (w *ProgramText) Program() (*Program, error) {
 			if oj == nil {
 				return nil, fmt.Errorf("%s[%d]: null", list.at, i)
 			}
-			op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst, DMA: oj.DMA, Index: oj.Index}
+			op := &Op{Context: oj.Context, Kind: oj.Kind, Src: oj.Src, Dst: oj.Dst, DMA: oj.DMA, Index: oj.Index, Scatter: oj.Scatter}
 			for k, sj := range oj.Stages {
 				if sj == nil {
 					return nil, fmt.Errorf("%s[%d].stages[%d]: null", list.at, i, k)

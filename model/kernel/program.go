@@ -69,6 +69,16 @@ const (
 	// the gathered ones, their flat row-major position the index's value;
 	// an index outside them reads 0 (workload.KindGather).
 	RefGather RefOp = "gather"
+	// RefScatter: the output holds the first input's (the data's) rows at
+	// the rows the second (the index) names: its axes absent from the data
+	// are the scattered ones, their flat row-major position the index's
+	// value; the index's axes the data lacks write a row more than once.
+	// The output's rows no index names are not part of the result (the
+	// kernel does not write them: docs/spec-decisions.md "Scatter: the
+	// DMA's indirect loop on the write side"). The index's random values
+	// are distinct rows of the output (the kernel writes each row once,
+	// DMA-R17).
+	RefScatter RefOp = "scatter"
 )
 
 // Reference is the computation a kernel performs, over its HBM tensors.
@@ -269,6 +279,14 @@ type Op struct {
 	// (engines.DeriveGather; docs/spec-decisions.md "Gather: the DMA's
 	// indirect loop").
 	Index string
+	// Scatter, with Index on an HBM-to-HBM copy, makes the index's values
+	// choose the destination rows instead: a scatter (the write side's
+	// IndirectLoop). The destination's axes that the source lacks are the
+	// scattered ones, major in the destination's layout; the index holds
+	// the source's row axes major, then the axes each row is written once
+	// along (engines.DeriveScatter; docs/spec-decisions.md "Scatter: the
+	// DMA's indirect loop on the write side").
+	Scatter bool
 }
 
 // StageKind names a stage of a tensor-unit chain (002 L213-233, the method
@@ -470,8 +488,12 @@ func (p *Program) validateReference(r *Reference) error {
 		if len(r.Inputs) != 2 {
 			return fmt.Errorf("gather needs two inputs, the table and the index, not %d", len(r.Inputs))
 		}
+	case RefScatter:
+		if len(r.Inputs) != 2 {
+			return fmt.Errorf("scatter needs two inputs, the data and the index, not %d", len(r.Inputs))
+		}
 	default:
-		return fmt.Errorf("unknown op %q: want einsum, add, mul, update_slice, gather or expr", r.Op)
+		return fmt.Errorf("unknown op %q: want einsum, add, mul, update_slice, gather, scatter or expr", r.Op)
 	}
 	if r.Axis != "" && r.Op != RefUpdateSlice {
 		return fmt.Errorf("an axis goes with op update_slice")
@@ -585,6 +607,9 @@ func (p *Program) validateOp(op *Op) error {
 			if g := p.Gathered(src); g != nil && (op.Kind != OpToDM || op.Index != g.Index) {
 				return fmt.Errorf("%q holds the rows of %s at %s: it is read by a load (to_dm) through that index, not %s with index %q", op.Src, g.Table, g.Index, op.Kind, op.Index)
 			}
+		}
+		if op.Scatter && (op.Index == "" || op.Kind != OpHBMToHBM) {
+			return fmt.Errorf("a scatter is an HBM-to-HBM copy through an index, not %s with index %q", op.Kind, op.Index)
 		}
 		if op.Index != "" {
 			src, _ := p.Tensor(op.Src)

@@ -60,6 +60,8 @@ func TestProgramJSONErrors(t *testing.T) {
 		{"reference scalar", `"output": "out"}`, `"output": "out", "scalar": 1}`, `a scalar goes with add of one input`},
 		{"view of an intermediate", `"trf_address": "Full"`, `"trf_address": "Full", "view": "lhs_dm"`, `only an intermediate HBM tensor (a tile view) or a result (the argument updated in place) views an argument`},
 		{"index on a load", `"src": "lhs", "dst": "lhs_dm"`, `"src": "lhs", "dst": "lhs_dm", "index": "rhs"`, `an index (a gather) is read by an HBM-to-HBM copy or a load of a gathered argument only, not to_dm`},
+		{"scatter without an index", `"src": "lhs", "dst": "lhs_dm"`, `"src": "lhs", "dst": "lhs_dm", "scatter": true`, `a scatter is an HBM-to-HBM copy through an index, not to_dm with index ""`},
+		{"scatter reference of one input", `"op": "einsum", "inputs": ["lhs", "rhs"]`, `"op": "scatter", "inputs": ["lhs"]`, `scatter needs two inputs, the data and the index, not 1`},
 		{"gather by a float index", `"element": "A", "addr": 0},`, `"element": "A", "addr": 0, "gather": {"table": "rhs", "index": "rhs"}},`, `tensors[0] "lhs": gather: the index "rhs" is bf16, not an integer`},
 		{"gather of unknown table", `"element": "A", "addr": 0},`, `"element": "A", "addr": 0, "gather": {"table": "zz", "index": "rhs"}},`, `gather: unknown table "zz"`},
 		{"gather into DM", `"slice": "1 # 256", "element": "A", "addr": 0},`, `"slice": "1 # 256", "element": "A", "addr": 0, "gather": {"table": "rhs", "index": "rhs"}},`, `tensors[3] "lhs_dm": gather: a gathered tensor is an HBM argument (role input, no view), not a dm intermediate tensor`},
