@@ -5,7 +5,10 @@ PKGS     := ./...
 # The suites run after `vet` (go vet ./..., every analyzer over every
 # package), so go test's own vet pass — a subset of the analyzers, run over
 # every dependency for their facts — would repeat it: about 50 s of a
-# cold build on 2 cores, race and plain.
+# cold build on 2 cores, race and plain. The timeout is twice go test's
+# default: the search package's run without the race detector takes about
+# 4 minutes of a loaded 2-core machine, and a machine twice as slow must
+# not fail it for the clock alone.
 TEST     := $(GO) test -vet=off -timeout 20m
 
 .PHONY: all build run test test-long fmt-check vet unit unit-norace long regress rust-check bench fuzz mutation clean
