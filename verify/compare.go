@@ -34,8 +34,11 @@ type Comparison struct {
 	// Mismatches counts the elements outside their bound.
 	Mismatches int
 	// Unchecked counts the elements an expression reference cannot bound
-	// (an interval across a pole or a domain edge): any value passes.
-	Unchecked int
+	// (an interval across a pole or a domain edge), or that the kernel does
+	// not write (a scatter's rows no index names): any value passes.
+	// UncheckedWhy says which (Expected.UncheckedWhy; empty: the first).
+	Unchecked    int
+	UncheckedWhy string
 	// FirstBad is the first mismatching element in row-major order; nil
 	// when there is none.
 	FirstBad *Mismatch
@@ -114,7 +117,7 @@ func Compare(exp *Expected, got *Logical) Comparison {
 		return Comparison{Problem: "no reference"}
 	}
 	ref := exp.Out
-	c := Comparison{Name: ref.Name, DType: ref.DType, N: len(ref.Vals)}
+	c := Comparison{Name: ref.Name, DType: ref.DType, N: len(ref.Vals), UncheckedWhy: exp.UncheckedWhy}
 	switch {
 	case got == nil:
 		c.Problem = "no simulated values"
@@ -186,6 +189,9 @@ func Compare(exp *Expected, got *Logical) Comparison {
 			err = math.Abs(v - r)
 			ok = v >= lo && v <= hi
 		}
+		if unchecked {
+			continue // no bound to rank it by
+		}
 		if err > c.MaxAbs {
 			c.MaxAbs = err
 		}
@@ -254,7 +260,11 @@ func (c Comparison) String() string {
 	}
 	fmt.Fprintf(&b, "; max abs error %.3g, max rel error %.3g; bound %.3g at %s", c.MaxAbs, c.MaxRel, c.Bound, c.Worst)
 	if c.Unchecked > 0 {
-		fmt.Fprintf(&b, "; %d element%s unchecked (the bound crosses a pole or a domain edge)", c.Unchecked, map[bool]string{true: "", false: "s"}[c.Unchecked == 1])
+		why := c.UncheckedWhy
+		if why == "" {
+			why = "the bound crosses a pole or a domain edge"
+		}
+		fmt.Fprintf(&b, "; %d element%s unchecked (%s)", c.Unchecked, map[bool]string{true: "", false: "s"}[c.Unchecked == 1], why)
 	}
 	return b.String()
 }

@@ -42,6 +42,9 @@ type Expected struct {
 	// [Lo, Hi] before its rounding to the output dtype; −∞ and +∞ together
 	// leave the element unchecked. Abs, Depth and Ops are then unused.
 	Lo, Hi *Logical
+	// UncheckedWhy says why elements are left unchecked, when not for an
+	// interval across a pole or a domain edge (Comparison.UncheckedWhy).
+	UncheckedWhy string
 }
 
 // Reference computes the output of p.Reference from the kernel's HBM input
@@ -707,7 +710,7 @@ func scatter(out, data, index *Logical) (*Expected, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Expected{Out: out,
+	e := &Expected{Out: out, UncheckedWhy: "rows no index names: the scatter does not write them",
 		Lo: &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))},
 		Hi: &Logical{Name: out.Name, DType: out.DType, Axes: out.Axes, Vals: make([]float64, len(out.Vals))}}
 	for i, v := range out.Vals {

@@ -341,8 +341,11 @@ func writeGraph(w io.Writer, gp *plan.Graph, spec *engines.Spec) {
 func kernelText(p *plan.Plan) string {
 	if m := p.OpMapping; m != nil {
 		// A Vector Engine op: its form and spread (search.PlanOp); an
-		// update_slice is one DMA, on no slice.
-		if m.Clusters*m.Slices == 0 {
+		// update_slice, a gather and a scatter are one DMA, on no slice.
+		switch {
+		case m.Form == "gather" || m.Form == "scatter":
+			return m.Form + ", one DMA, an indirect loop"
+		case m.Clusters*m.Slices == 0:
 			return m.Form + ", one DMA in place"
 		}
 		s := fmt.Sprintf("%s over %d slices", m.Form, m.Clusters*m.Slices)

@@ -193,6 +193,8 @@ func plansTable(dir string) (string, error) {
 			switch {
 			case om.Form == "gather":
 				feat = []string{"one HBM-to-HBM DMA, an indirect loop"}
+			case om.Form == "scatter":
+				feat = []string{"one HBM-to-HBM DMA, an indirect loop writing"}
 			case om.Clusters*om.Slices == 0:
 				feat = []string{"one HBM-to-HBM DMA, in place"} // an update_slice
 			}
