@@ -566,11 +566,10 @@ func (sv *bnb) expand(q *queued) {
 		for sv.opts.Where == nil && len(ks) < len(sv.pool.evs) {
 			best := -1
 			for i := range sv.queue {
+				// Compared in place: an itemKey copies the skeleton, and
+				// the queue holds thousands.
 				r := &sv.queue[i]
-				if r.built || r.placement || r.listed || r.tiling == 0 || r.bound > sv.incumbentBound || slices.Contains(ks, r.key()) {
-					continue
-				}
-				if _, done := sv.expanded[r.key()]; done {
+				if r.built || r.placement || r.listed || r.tiling == 0 || r.ahead || r.bound > sv.incumbentBound || r.tiling == q.tiling && r.k == q.k {
 					continue
 				}
 				if best < 0 || sv.queue.Less(i, best) {
@@ -580,6 +579,7 @@ func (sv *bnb) expand(q *queued) {
 			if best < 0 {
 				break
 			}
+			sv.queue[best].ahead = true
 			ks = append(ks, sv.queue[best].key())
 		}
 		exs := make([]expansion, len(ks))
@@ -1136,6 +1136,9 @@ type queued struct {
 	// listed is set once the skeleton is listed.
 	cands  []scored
 	listed bool
+	// ahead is set once the tiling is listed ahead of its turn (expand:
+	// its list waits in bnb.expanded).
+	ahead bool
 	// rest counts the candidates beyond the window whose bounds were at
 	// most cut when listed, restBound the least of their bounds, last the
 	// window's last key.

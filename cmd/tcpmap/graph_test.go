@@ -557,6 +557,41 @@ func TestPlanOpFuseGather(t *testing.T) {
 var smallMoE = []string{"plan", "../../workloads/moe.yaml", "--axes", "T=32,D=32,F=32,E=8,K=2,GRID=8", "--vector-ops",
 	"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
 
+// smallMoEK8 is the reduced MoE block at the full size's K = 8 (each of
+// the 8 experts chosen by every token; GRID = 12 ≥ (T·K − E) / BLK + E,
+// 002 L8617): every op has a kernel at these sizes, the top-k in its
+// branchless form too (at K = 2 its unpack commits 2 bf16 lanes, less than
+// a DM write: TestGraphMoEReduced).
+var smallMoEK8 = []string{"plan", "../../workloads/moe.yaml", "--axes", "T=32,D=32,F=32,E=8,K=8,GRID=12", "--vector-ops",
+	"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
+
+// TestGraphMoEReducedWhole plans the reduced MoE block at K = 8 with every
+// op a kernel (the top-k's ten parts, the compaction's, the dispatch's
+// scatter among them) and verifies it: every kernel simulated in order on
+// its producers' values, none fed from the graph's reference for want of a
+// kernel; the two fused weight gathers read the empty grids' expert id −1,
+// outside the table, and are fed from the reference as the decision
+// "Gather: the DMA's indirect loop" says.
+func TestGraphMoEReducedWhole(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "moe.graph.json")
+	code, stdout, stderr := runCLI(t, append(smallMoEK8, "--out", out)...)
+	failStale(t, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "54 ops planned, 2 gathers fused into their consumers' loads, 8 views, 0 not yet plannable")
+	assert.Contains(t, stdout, "expanded: topk (topk) computed by 10 ops of kinds with kernels: topk_pack, topk_key, topk_keyr, topk_above, topk_rank, topk_onehot, topk_placed, topk_selected, topk_scores, topk_indices")
+	assert.NotContains(t, stdout, "\nnot yet plannable:")
+	assert.Regexp(t, `(?m)^  dispatch +scatter +planned +scatter, one DMA, an indirect loop `, stdout)
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 52 kernels simulated, 0 ops fed from the reference (not yet plannable), 2 kernels fed from the reference (a gather's index outside its table); 5 ops computed by other ops, their parts' reference equal to the op's\n")
+	for _, op := range []string{"topk_pack", "topk_unpack", "topk_above", "route_softmax", "expert_ids_fill", "dispatch", "combine"} {
+		if op == "topk_unpack" {
+			op = "topk_scores"
+		}
+		assert.Regexp(t, `(?m)^  `+op+` +[a-z_]+ +simulated`, stdout, op)
+	}
+}
+
 // TestGraphMoEReduced plans the MoE block whole at reduced sizes and
 // verifies it: its 44 kernels (the router, the one-hot and the routing
 // arithmetic, the two cumsums, the token rank and the compaction computed
