@@ -40,28 +40,9 @@ var (
 // a relayout's walk, 002 L2404, L2544): each row's packets dealt out to
 // them, then the index positions, dealt out too (below).
 func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMACommand, error) {
-	if spec == nil {
-		return nil, fmt.Errorf("gather: no hardware spec")
-	}
-	if table.DType != out.DType {
-		return nil, fmt.Errorf("gather: a DMA moves bytes: table %s %q, output %s %q", table.DType, table.Name, out.DType, out.Name)
-	}
-	bits := table.DType.SizeBits()
-	if bits < 8 || bits%8 != 0 {
-		return nil, fmt.Errorf("gather: %s elements are not whole bytes", table.DType)
-	}
-	eb := bits / 8
-	tf, err := plainAxes(table.Element)
+	eb, tf, xf, of, err := indirectAxes(spec, "gather", "table", table, index, out)
 	if err != nil {
-		return nil, fmt.Errorf("gather: the table %q: %w", table.Name, err)
-	}
-	of, err := plainAxes(out.Element)
-	if err != nil {
-		return nil, fmt.Errorf("gather: the output %q: %w", out.Name, err)
-	}
-	xf, err := plainAxes(index.Element)
-	if err != nil {
-		return nil, fmt.Errorf("gather: the index %q: %w", index.Name, err)
+		return nil, err
 	}
 	g, err := GatherLayout(table.Name, index.Name, out.Name, names(tf), names(xf), names(of))
 	if err != nil {
@@ -78,59 +59,122 @@ func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMAComm
 	for _, a := range row {
 		rowElems *= a.Size
 	}
-	rowBytes := rowElems * eb
-	// The packet: the largest divisor of the row within max_packet_bytes.
-	p := rowElems
-	for p*eb > spec.DMA.MaxPacketBytes.Value || rowElems%p != 0 {
-		p--
-	}
-	// The spread over the chip's DMNs, each descriptor on its own DMN, the
-	// DMA Engines (one per DMN pair, 002 L2404) taken before their second
-	// ports: parts of each row first, dealt out a packet at a time (DMN j
-	// of kr takes packets j, j + kr, …), so that the DMNs' concurrent
-	// streams read and write neighbouring addresses of one row, in the
-	// same DRAM rows, where blocks a part apart fall in different rows of
-	// the same banks (002 L2710-2716, L2987-2989; the op kernels' "DMNs
-	// dealt out a chunk at a time"); then blocks of index positions. When
-	// index blocks first fill more DMNs (a row's packet count with few
-	// divisors), they are taken first, the parts still dealt out. The
-	// index positions are dealt out too: DMN i of ki takes positions i,
-	// i + ki, … (DMAIndex.Step), so that the DMNs write neighbouring rows.
-	clusters, dmns := spec.Chip.Clusters.Value, spec.Cluster.DMNs.Value
-	ports := max(spec.DMA.DMNsPerEngine.Value, 1)
-	total := clusters * dmns
-	packets := rowElems / p
+	// The spread over the chip's DMNs (indirectRows.deal): parts of each row
+	// first, dealt out a packet at a time (DMN j of kr takes packets j,
+	// j + kr, …), so that the DMNs' concurrent streams read and write
+	// neighbouring addresses of one row, in the same DRAM rows, where
+	// blocks a part apart fall in different rows of the same banks (002
+	// L2710-2716, L2987-2989; the op kernels' "DMNs dealt out a chunk at a
+	// time"); then blocks of index positions. When index blocks first fill
+	// more DMNs (a row's packet count with few divisors), they are taken
+	// first, the parts still dealt out. The index positions are dealt out
+	// too: DMN i of ki takes positions i, i + ki, … (DMAIndex.Step), so
+	// that the DMNs write neighbouring rows.
+	r := indirectRows{spec: spec, eb: eb, rowElems: rowElems}
+	packets := r.packets()
+	total := r.dmns()
 	kr := largestDivisor(packets, total)
 	ki := largestDivisor(n, total/kr)
 	if ki2 := largestDivisor(n, total); ki2*largestDivisor(packets, total/ki2) > ki*kr {
 		ki, kr = ki2, largestDivisor(packets, total/ki2)
 	}
-	m := n / ki
-	engines := total / ports
+	rowBytes := rowElems * eb
+	cmd := r.deal(ki, kr, func(i int) (kernel.DMAEntry, int, int) {
+		ix := &kernel.DMAIndex{Tensor: index.Name, Offset: i, Rows: rows}
+		if ki > 1 {
+			ix.Step = ki
+		}
+		return kernel.DMAEntry{Size: n / ki, SrcStride: rowBytes, DstStride: ki * rowBytes, Term: index.Name, Index: ix},
+			int(table.Addr), int(out.Addr) + i*rowBytes
+	})
+	if err := CheckDMACommand(spec, cmd); err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	return cmd, nil
+}
+
+// indirectAxes checks the three tensors of an indirect copy (a gather's
+// table, a scatter's data: src; the index; the output) and returns the
+// element's bytes and their row-major axes.
+func indirectAxes(spec *Spec, what, srcRole string, src, index, out *kernel.Tensor) (eb int, sf, xf, of []gAxis, err error) {
+	if spec == nil {
+		return 0, nil, nil, nil, fmt.Errorf("%s: no hardware spec", what)
+	}
+	if src.DType != out.DType {
+		return 0, nil, nil, nil, fmt.Errorf("%s: a DMA moves bytes: %s %s %q, output %s %q", what, srcRole, src.DType, src.Name, out.DType, out.Name)
+	}
+	bits := src.DType.SizeBits()
+	if bits < 8 || bits%8 != 0 {
+		return 0, nil, nil, nil, fmt.Errorf("%s: %s elements are not whole bytes", what, src.DType)
+	}
+	for _, t := range []struct {
+		role string
+		t    *kernel.Tensor
+		to   *[]gAxis
+	}{{srcRole, src, &sf}, {"output", out, &of}, {"index", index, &xf}} {
+		if *t.to, err = plainAxes(t.t.Element); err != nil {
+			return 0, nil, nil, nil, fmt.Errorf("%s: the %s %q: %w", what, t.role, t.t.Name, err)
+		}
+	}
+	return bits / 8, sf, xf, of, nil
+}
+
+// indirectRows is the row of an indirect copy (a gather or a scatter):
+// rowElems elements of eb bytes, moved in packets of the largest divisor
+// of the row within max_packet_bytes (002 L2428-2429).
+type indirectRows struct {
+	spec         *Spec
+	eb, rowElems int
+}
+
+// packet is the row's packet, in elements.
+func (r indirectRows) packet() int {
+	p := r.rowElems
+	for p*r.eb > r.spec.DMA.MaxPacketBytes.Value || r.rowElems%p != 0 {
+		p--
+	}
+	return p
+}
+
+// packets is the row's packet count.
+func (r indirectRows) packets() int { return r.rowElems / r.packet() }
+
+// dmns is the chip's DMN count, the descriptors' most.
+func (r indirectRows) dmns() int { return r.spec.Chip.Clusters.Value * r.spec.Cluster.DMNs.Value }
+
+// deal writes the command of ki × kr descriptors, each on its own DMN, the
+// DMA Engines (one per DMN pair, 002 L2404) taken before their second
+// ports: descriptor (i, j) moves part j of kr of each row (its packets j,
+// j + kr, …) at the index positions first(i) walks in its indirect entry,
+// from the bases first gives (part j's offset added).
+func (r indirectRows) deal(ki, kr int, first func(i int) (e kernel.DMAEntry, src, dst int)) *kernel.DMACommand {
+	spec, eb := r.spec, r.eb
+	dmns := spec.Cluster.DMNs.Value
+	ports := max(spec.DMA.DMNsPerEngine.Value, 1)
+	p, packets := r.packet(), r.packets()
+	engines := r.dmns() / ports
 	req := spec.DMA.RequestBytes.Value
+	rowBytes := r.rowElems * eb
 	cmd := &kernel.DMACommand{SliceStride: spec.DMA.SliceStrideBytes.Value,
 		DMNStride: spec.DMA.SliceStrideBytes.Value * spec.Cluster.SlicesPerDMN.Value}
 	for d := range ki * kr {
 		i, j := d/kr, d%kr
 		e, port := d%engines, d/engines
 		x := kernel.DmnIndex{Cluster: e / (dmns / ports), DMN: e%(dmns/ports)*ports + port}
-		ix := &kernel.DMAIndex{Tensor: index.Name, Offset: i, Rows: rows}
-		if ki > 1 {
-			ix.Step = ki
-		}
-		entries := []kernel.DMAEntry{{Size: m, SrcStride: rowBytes, DstStride: ki * rowBytes, Term: index.Name, Index: ix}}
+		head, src, dst := first(i)
+		entries := []kernel.DMAEntry{head}
 		if packets/kr > 1 {
 			entries = append(entries, kernel.DMAEntry{Size: packets / kr, SrcStride: kr * p * eb, DstStride: kr * p * eb})
 		}
 		if p > 1 {
 			entries = append(entries, kernel.DMAEntry{Size: p, SrcStride: eb, DstStride: eb})
 		}
-		bytes := m * rowBytes / kr
+		bytes := head.Size * rowBytes / kr
 		rpp := (p*eb + req - 1) / req
 		cmd.Descriptors = append(cmd.Descriptors, kernel.DMADescriptor{
 			Dmn: x, Src: kernel.DMAMedia{Kind: kernel.MediaHBM}, Dst: kernel.DMAMedia{Kind: kernel.MediaHBM},
-			Entries: entries, SrcBase: int(table.Addr) + j*p*eb, DstBase: int(out.Addr) + i*rowBytes + j*p*eb,
-			Stride0: p * eb, ElemBits: bits, Bytes: bytes, Packets: bytes / (p * eb),
+			Entries: entries, SrcBase: src + j*p*eb, DstBase: dst + j*p*eb,
+			Stride0: p * eb, ElemBits: eb * 8, Bytes: bytes, Packets: bytes / (p * eb),
 			RequestsPerPacket: rpp, Requests: bytes / (p * eb) * rpp,
 		})
 	}
@@ -139,10 +183,7 @@ func DeriveGather(spec *Spec, table, index, out *kernel.Tensor) (*kernel.DMAComm
 		return cmp.Or(cmp.Compare(a.Dmn.Cluster, b.Dmn.Cluster), cmp.Compare(a.Dmn.DMN, b.Dmn.DMN))
 	})
 	cmd.Homogeneous = homogeneous(cmd.Descriptors)
-	if err := CheckDMACommand(spec, cmd); err != nil {
-		return nil, fmt.Errorf("gather: %w", err)
-	}
-	return cmd, nil
+	return cmd
 }
 
 // GatherLayout checks the layouts a gather's one DMA reads and writes

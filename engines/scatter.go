@@ -1,7 +1,6 @@
 package engines
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -70,28 +69,9 @@ func ScatterLayout(dataName, indexName, outName string, data, index, out []strin
 // dealt out too, in a number of parts that is a multiple of the positions
 // per data row, so that each descriptor reads its rows at one stride.
 func DeriveScatter(spec *Spec, data, index, out *kernel.Tensor) (*kernel.DMACommand, error) {
-	if spec == nil {
-		return nil, fmt.Errorf("scatter: no hardware spec")
-	}
-	if data.DType != out.DType {
-		return nil, fmt.Errorf("scatter: a DMA moves bytes: data %s %q, output %s %q", data.DType, data.Name, out.DType, out.Name)
-	}
-	bits := data.DType.SizeBits()
-	if bits < 8 || bits%8 != 0 {
-		return nil, fmt.Errorf("scatter: %s elements are not whole bytes", data.DType)
-	}
-	eb := bits / 8
-	df, err := plainAxes(data.Element)
+	eb, df, xf, of, err := indirectAxes(spec, "scatter", "data", data, index, out)
 	if err != nil {
-		return nil, fmt.Errorf("scatter: the data %q: %w", data.Name, err)
-	}
-	of, err := plainAxes(out.Element)
-	if err != nil {
-		return nil, fmt.Errorf("scatter: the output %q: %w", out.Name, err)
-	}
-	xf, err := plainAxes(index.Element)
-	if err != nil {
-		return nil, fmt.Errorf("scatter: the index %q: %w", index.Name, err)
+		return nil, err
 	}
 	g, sh, err := ScatterLayout(data.Name, index.Name, out.Name, names(df), names(xf), names(of))
 	if err != nil {
@@ -110,15 +90,8 @@ func DeriveScatter(spec *Spec, data, index, out *kernel.Tensor) (*kernel.DMAComm
 	for _, a := range df[sh:] {
 		rowElems *= a.Size
 	}
-	rowBytes := rowElems * eb
-	p := rowElems
-	for p*eb > spec.DMA.MaxPacketBytes.Value || rowElems%p != 0 {
-		p--
-	}
-	clusters, dmns := spec.Chip.Clusters.Value, spec.Cluster.DMNs.Value
-	ports := max(spec.DMA.DMNsPerEngine.Value, 1)
-	total := clusters * dmns
-	packets := rowElems / p
+	r := indirectRows{spec: spec, eb: eb, rowElems: rowElems}
+	packets, total := r.packets(), r.dmns()
 	// ki index parts, a multiple of per dividing n, and kr parts of a row:
 	// the pair filling the most DMNs, index parts first on a tie.
 	ki, kr := 0, 0
@@ -126,47 +99,23 @@ func DeriveScatter(spec *Spec, data, index, out *kernel.Tensor) (*kernel.DMAComm
 		if n%k != 0 {
 			continue
 		}
-		if r := largestDivisor(packets, total/k); k*r > ki*kr || (k*r == ki*kr && k > ki) {
-			ki, kr = k, r
+		if q := largestDivisor(packets, total/k); k*q > ki*kr || (k*q == ki*kr && k > ki) {
+			ki, kr = k, q
 		}
 	}
 	if ki == 0 {
 		return nil, fmt.Errorf("scatter: each row of %q is written at %d index positions, more than the chip's %d DMNs: a descriptor's one indirect loop steps the positions of one row apart", data.Name, per, total)
 	}
-	m := n / ki
-	engines := total / ports
-	req := spec.DMA.RequestBytes.Value
-	cmd := &kernel.DMACommand{SliceStride: spec.DMA.SliceStrideBytes.Value,
-		DMNStride: spec.DMA.SliceStrideBytes.Value * spec.Cluster.SlicesPerDMN.Value}
-	for d := range ki * kr {
-		i, j := d/kr, d%kr
-		e, port := d%engines, d/engines
-		x := kernel.DmnIndex{Cluster: e / (dmns / ports), DMN: e%(dmns/ports)*ports + port}
+	rowBytes := rowElems * eb
+	cmd := r.deal(ki, kr, func(i int) (kernel.DMAEntry, int, int) {
 		ix := &kernel.DMAIndex{Tensor: index.Name, Offset: i, Rows: rows, Write: true}
 		if ki > 1 {
 			ix.Step = ki
 		}
 		// Position i + t·ki reads data row (i + t·ki) / per = i/per + t·ki/per.
-		entries := []kernel.DMAEntry{{Size: m, SrcStride: ki / per * rowBytes, DstStride: rowBytes, Term: index.Name, Index: ix}}
-		if packets/kr > 1 {
-			entries = append(entries, kernel.DMAEntry{Size: packets / kr, SrcStride: kr * p * eb, DstStride: kr * p * eb})
-		}
-		if p > 1 {
-			entries = append(entries, kernel.DMAEntry{Size: p, SrcStride: eb, DstStride: eb})
-		}
-		bytes := m * rowBytes / kr
-		rpp := (p*eb + req - 1) / req
-		cmd.Descriptors = append(cmd.Descriptors, kernel.DMADescriptor{
-			Dmn: x, Src: kernel.DMAMedia{Kind: kernel.MediaHBM}, Dst: kernel.DMAMedia{Kind: kernel.MediaHBM},
-			Entries: entries, SrcBase: int(data.Addr) + i/per*rowBytes + j*p*eb, DstBase: int(out.Addr) + j*p*eb,
-			Stride0: p * eb, ElemBits: bits, Bytes: bytes, Packets: bytes / (p * eb),
-			RequestsPerPacket: rpp, Requests: bytes / (p * eb) * rpp,
-		})
-	}
-	slices.SortStableFunc(cmd.Descriptors, func(a, b kernel.DMADescriptor) int {
-		return cmp.Or(cmp.Compare(a.Dmn.Cluster, b.Dmn.Cluster), cmp.Compare(a.Dmn.DMN, b.Dmn.DMN))
+		return kernel.DMAEntry{Size: n / ki, SrcStride: ki / per * rowBytes, DstStride: rowBytes, Term: index.Name, Index: ix},
+			int(data.Addr) + i/per*rowBytes, int(out.Addr)
 	})
-	cmd.Homogeneous = homogeneous(cmd.Descriptors)
 	if err := CheckDMACommand(spec, cmd); err != nil {
 		return nil, fmt.Errorf("scatter: %w", err)
 	}

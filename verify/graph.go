@@ -1449,19 +1449,24 @@ func scatterRows(out, data, index *Logical, axes []string) ([]bool, error) {
 	}
 	// The data's elements grouped by their coordinates along the axes the
 	// index shares (flat, in the index's order).
+	// coord(k) is the coordinate along the index's k-th axis.
+	key := func(coord func(k int, a string) int) int {
+		n := 0
+		for k, a := range index.Axes {
+			c := 0
+			if _, ok := dpos[a.Name]; ok {
+				c = coord(k, a.Name)
+			}
+			n = n*a.Size + c
+		}
+		return n
+	}
 	groups := map[int][]int{}
 	dc := make([]int, len(data.Axes))
 	for di := range data.Vals {
 		data.Coords(di, dc)
-		key := 0
-		for _, a := range index.Axes {
-			c := 0
-			if p, ok := dpos[a.Name]; ok {
-				c = dc[p]
-			}
-			key = key*a.Size + c
-		}
-		groups[key] = append(groups[key], di)
+		k := key(func(_ int, a string) int { return dc[dpos[a]] })
+		groups[k] = append(groups[k], di)
 	}
 	for i := range out.Vals {
 		out.Vals[i] = 0
@@ -1475,14 +1480,7 @@ func scatterRows(out, data, index *Logical, axes []string) ([]bool, error) {
 			continue
 		}
 		index.Coords(ii, ic)
-		key := 0
-		for k, a := range index.Axes {
-			c := 0
-			if _, ok := dpos[a.Name]; ok {
-				c = ic[k]
-			}
-			key = key*a.Size + c
-		}
+		k := key(func(k int, _ string) int { return ic[k] })
 		// The scattered coordinates from the flat index, minor first.
 		rest := at
 		for k := len(out.Axes) - 1; k >= 0; k-- {
@@ -1491,7 +1489,7 @@ func scatterRows(out, data, index *Logical, axes []string) ([]bool, error) {
 				rest /= out.Axes[k].Size
 			}
 		}
-		for _, di := range groups[key] {
+		for _, di := range groups[k] {
 			data.Coords(di, dc)
 			oo := 0
 			for k, a := range out.Axes {
