@@ -106,6 +106,14 @@ func FuzzProgramJSON(f *testing.F) {
 		}
 	}
 	f.Add([]byte(gatheredHelloDot(f))) // a gathered argument and its load through the index
+	if data, err := os.ReadFile("../../results/plans/moe-dispatch.plan.json"); err == nil {
+		// A scatter: its op's "scatter" and its descriptors' indirect
+		// entries on the write side.
+		var pl struct{ Program json.RawMessage }
+		if json.Unmarshal(data, &pl) == nil && len(pl.Program) > 0 {
+			f.Add([]byte(pl.Program))
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var p Program
 		if err := json.Unmarshal(data, &p); err != nil {
