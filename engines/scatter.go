@@ -93,9 +93,14 @@ func DeriveScatter(spec *Spec, data, index, out *kernel.Tensor) (*kernel.DMAComm
 	r := indirectRows{spec: spec, eb: eb, rowElems: rowElems}
 	packets, total := r.packets(), r.dmns()
 	// ki index parts, a multiple of per dividing n, and kr parts of a row:
-	// the pair filling the most DMNs, index parts first on a tie.
+	// the pair filling the most DMNs, index parts first on a tie. Data of
+	// one row (every position reads it) takes any ki.
+	step := per
+	if n == per {
+		step = 1
+	}
 	ki, kr := 0, 0
-	for k := per; k <= n && k <= total; k += per {
+	for k := step; k <= n && k <= total; k += step {
 		if n%k != 0 {
 			continue
 		}
@@ -112,7 +117,8 @@ func DeriveScatter(spec *Spec, data, index, out *kernel.Tensor) (*kernel.DMAComm
 		if ki > 1 {
 			ix.Step = ki
 		}
-		// Position i + t·ki reads data row (i + t·ki) / per = i/per + t·ki/per.
+		// Position i + t·ki reads data row (i + t·ki) / per = i/per + t·ki/per
+		// (0 when the data is one row).
 		return kernel.DMAEntry{Size: n / ki, SrcStride: ki / per * rowBytes, DstStride: rowBytes, Term: index.Name, Index: ix},
 			int(data.Addr) + i/per*rowBytes, int(out.Addr)
 	})

@@ -70,6 +70,17 @@ func TestDeriveScatter(t *testing.T) {
 	assert.Equal(t, "DMA-R17", v.Rule.ID)
 	assert.Contains(t, err.Error(), "row 1 at positions 1 and 3")
 
+	// Data of one row, written at every index position: each descriptor
+	// reads it at stride 0.
+	one, err := DeriveScatter(Default(), gatherTensor(t, axes, "x", dtype.BF16, "D", 0),
+		gatherTensor(t, axes, "idx", dtype.I32, "T, K", 1<<20), out)
+	require.NoError(t, err)
+	require.Len(t, one.Descriptors, 16)
+	for _, d := range one.Descriptors {
+		assert.Equal(t, 0, d.Entries[0].SrcStride)
+		assert.Equal(t, int(data.Addr), d.SrcBase)
+	}
+
 	for _, tc := range []struct {
 		name             string
 		data, index, out string

@@ -56,8 +56,9 @@ type GraphReport struct {
 	Simulated int `json:"simulated"`
 	Fed       int `json:"fed"`
 	// Unindexed counts the kernels fed from the reference because a
-	// gather's index held a value outside its table (outOfTable): the
-	// gather's own kernel, or one whose loads do the gather (its
+	// gather's index held a value outside its table, or a scatter's a row
+	// outside its output or one row twice (outOfTable): the gather's or
+	// scatter's own kernel, or one whose loads do the gather (its
 	// prologue).
 	Unindexed int `json:"unindexed,omitempty"`
 	// Expanded counts the workload's ops the plan computes with other ops
@@ -284,11 +285,11 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			if o.Status == plan.StatusPlanned {
 				// A gather's kernel, or one whose loads do gathers
 				// (its prologue), cannot read a row outside the table.
-				why = outOfTable(o, ins)
+				why = outOfTable(o, ins, ref)
 				for _, name := range o.Prologue {
 					k := slices.IndexFunc(g.Ops, func(x plan.GraphOp) bool { return x.Name == name })
 					if x := &g.Ops[k]; why == "" && len(x.Inputs) == 2 {
-						why = outOfTable(x, []*gval{vals[x.Inputs[0]], vals[x.Inputs[1]]})
+						why = outOfTable(x, []*gval{vals[x.Inputs[0]], vals[x.Inputs[1]]}, nil)
 					}
 				}
 				if why == "" {
@@ -435,13 +436,36 @@ func gatherVal(o *plan.GraphOp, vals map[string]*gval, newVal func(string) (*Log
 	return dev, ref, nil
 }
 
-// outOfTable says why a planned gather is fed from the reference, or ""
-// to simulate it: its index (the device values) holds a row outside its
-// table, which the gather's DMA cannot read (rule DMA-R16; the MoE's
-// empty grids hold expert id −1, skipped at run time, 002 L8615-8616),
-// while the graph's reference reads 0 there (docs/spec-decisions.md
-// "Gather: the DMA's indirect loop").
-func outOfTable(o *plan.GraphOp, ins []*gval) string {
+// outOfTable says why a planned gather or scatter is fed from the
+// reference, or "" to simulate it: a gather's index (the device values)
+// holds a row outside its table, which the gather's DMA cannot read (rule
+// DMA-R16; the MoE's empty grids hold expert id −1, skipped at run time,
+// 002 L8615-8616), while the graph's reference reads 0 there
+// (docs/spec-decisions.md "Gather: the DMA's indirect loop"); a scatter's
+// index (out: the graph's reference of its output, for its axes) a row
+// outside its output (DMA-R16) or one row twice, which its DMA writes in
+// no stated order (DMA-R17; docs/spec-decisions.md "Scatter: the DMA's
+// indirect loop on the write side").
+func outOfTable(o *plan.GraphOp, ins []*gval, out *Logical) string {
+	if o.Kind == "scatter" && len(ins) == 2 && out != nil {
+		rows := 1
+		for _, a := range out.Axes {
+			if slices.Contains(o.Axes, a.Name) {
+				rows *= a.Size
+			}
+		}
+		first := map[float64]int{}
+		for i, v := range ins[1].dev.Vals {
+			if v < 0 || v >= float64(rows) {
+				return fmt.Sprintf(": its index %s holds %v at position %d, outside the output's %d rows, which its DMA cannot write (DMA-R16)", o.Inputs[1], v, i, rows)
+			}
+			if j, ok := first[v]; ok {
+				return fmt.Sprintf(": its index %s names row %v at positions %d and %d, which its DMA writes in no stated order (DMA-R17)", o.Inputs[1], v, j, i)
+			}
+			first[v] = i
+		}
+		return ""
+	}
 	if o.Kind != "gather" || len(ins) != 2 {
 		return ""
 	}
@@ -1345,7 +1369,7 @@ func (r *GraphReport) String() string {
 	fmt.Fprintf(&b, "%s: graph %s, seed %d: %d kernels simulated, %d ops fed from the reference (not yet plannable)",
 		verdict, r.Graph, r.Seed, r.Simulated, r.Fed)
 	if r.Unindexed > 0 {
-		fmt.Fprintf(&b, ", %d kernels fed from the reference (a gather's index outside its table)", r.Unindexed)
+		fmt.Fprintf(&b, ", %d kernels fed from the reference (an index naming a row their DMA cannot move)", r.Unindexed)
 	}
 	if r.Expanded > 0 {
 		fmt.Fprintf(&b, "; %d ops computed by other ops, their parts' reference equal to the op's", r.Expanded)

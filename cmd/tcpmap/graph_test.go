@@ -433,12 +433,64 @@ func TestGraphGatherIndex(t *testing.T) {
 	}{
 		{"10", []string{"PASS: graph gather-shift, seed 1: 2 kernels simulated, 0 ops fed from the reference (not yet plannable)\n"}},
 		{"100", []string{"lookup         gather        fed from the reference: its index idx holds 128 at position 28, outside the table's 128 rows, which its DMA cannot read (DMA-R16)",
-			"PASS: graph gather-shift, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 kernels fed from the reference (a gather's index outside its table)"}},
+			"PASS: graph gather-shift, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 kernels fed from the reference (an index naming a row their DMA cannot move)"}},
 	} {
 		t.Run(tc.shift, func(t *testing.T) {
 			src := filepath.Join(dir, "g"+tc.shift+".yaml")
 			require.NoError(t, os.WriteFile(src, []byte(strings.Replace(gatherShiftYAML, "SHIFT", tc.shift, 1)), 0o644))
 			out := filepath.Join(dir, "g"+tc.shift+".graph.json")
+			code, stdout, stderr := runCLI(t, "plan", src, "--vector-ops", "--stored", "", "--cache", filepath.Join(dir, "cache"), "--out", out)
+			require.Equal(t, exitOK, code, stderr)
+			assert.Contains(t, stdout, "2 ops planned")
+			code, stdout, stderr = runCLI(t, "verify", out)
+			require.Equal(t, exitOK, code, stderr)
+			for _, w := range tc.want {
+				assert.Contains(t, stdout, w)
+			}
+		})
+	}
+}
+
+// scatterShiftYAML writes one row at the 64 rows of xb its index names:
+// positions 0, 1, … (verify's values along one axis) shifted by SHIFT, or,
+// over two axes (INDEX: [Q, R]), random values in 0..7.
+const scatterShiftYAML = `name: scatter-shift
+chips: 1
+axes: {IAXES, D: 64, G: 8, B: 8}
+tensors:
+  x:   {axes: [D], dtype: f32}
+  pos: {axes: INDEX, dtype: i32}
+  idx: {axes: INDEX, dtype: i32}
+  xb:  {axes: [G, B, D], dtype: f32}
+ops:
+  - {name: shift, kind: add,     inputs: [pos], outputs: [idx], scalar: SHIFT}
+  - {name: place, kind: scatter, inputs: [x, idx], outputs: [xb], axes: [G, B]}
+`
+
+// TestGraphScatterIndex: a scatter planned in a graph is simulated on the
+// index its producer computed (positions 0, 1, … shifted by 10: distinct
+// rows of its output); an index naming a row outside its output (shifted
+// by 50: row 64 of 64 at position 14) or one row twice (random values in
+// 0..7 over 16 positions) is not what its DMA writes (DMA-R16, DMA-R17),
+// so verify feeds the scatter from the graph's reference, saying why.
+func TestGraphScatterIndex(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, index, shift string
+		want               []string
+	}{
+		{"distinct", "[P]", "10", []string{"PASS: graph scatter-shift, seed 1: 2 kernels simulated, 0 ops fed from the reference (not yet plannable)\n",
+			"unchecked (rows no index names: the scatter does not write them)"}},
+		{"outside", "[P]", "50", []string{"place          scatter       fed from the reference: its index idx holds 64 at position 14, outside the output's 64 rows, which its DMA cannot write (DMA-R16)",
+			"1 kernels fed from the reference (an index naming a row their DMA cannot move)"}},
+		{"twice", "[Q, R]", "0", []string{"which its DMA writes in no stated order (DMA-R17)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := filepath.Join(dir, tc.name+".yaml")
+			iaxes := map[string]string{"[P]": "P: 16", "[Q, R]": "Q: 4, R: 4"}[tc.index]
+			y := strings.NewReplacer("SHIFT", tc.shift, "INDEX", tc.index, "IAXES", iaxes).Replace(scatterShiftYAML)
+			require.NoError(t, os.WriteFile(src, []byte(y), 0o644))
+			out := filepath.Join(dir, tc.name+".graph.json")
 			code, stdout, stderr := runCLI(t, "plan", src, "--vector-ops", "--stored", "", "--cache", filepath.Join(dir, "cache"), "--out", out)
 			require.Equal(t, exitOK, code, stderr)
 			assert.Contains(t, stdout, "2 ops planned")
@@ -488,7 +540,7 @@ func TestGraphGatherFusedIndex(t *testing.T) {
 			[]string{"lookup         gather        fused into mv's loads", "PASS: graph gather-einsum, seed 1: 2 kernels simulated, 0 ops fed from the reference (not yet plannable)\n"}},
 		{"8", "121", []string{"2 ops planned, 1 gathers fused into their consumers' loads"},
 			[]string{"mv             einsum        fed from the reference: its index idx holds 128 at position 7, outside the table's 128 rows, which its DMA cannot read (DMA-R16)",
-				"PASS: graph gather-einsum, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 kernels fed from the reference (a gather's index outside its table)"}},
+				"PASS: graph gather-einsum, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 kernels fed from the reference (an index naming a row their DMA cannot move)"}},
 		{"64", "10", []string{"3 ops planned, 0 views", "optimal: proven (under the graph model: per-op plans, HBM layouts, DMA relayouts)\n"},
 			[]string{"lookup         gather        simulated", "PASS: graph gather-einsum, seed 1: 3 kernels simulated"}},
 	} {
@@ -583,7 +635,7 @@ func TestGraphMoEReducedWhole(t *testing.T) {
 	assert.Regexp(t, `(?m)^  dispatch +scatter +planned +scatter, one DMA, an indirect loop `, stdout)
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 52 kernels simulated, 0 ops fed from the reference (not yet plannable), 2 kernels fed from the reference (a gather's index outside its table); 5 ops computed by other ops, their parts' reference equal to the op's\n")
+	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 52 kernels simulated, 0 ops fed from the reference (not yet plannable), 2 kernels fed from the reference (an index naming a row their DMA cannot move); 5 ops computed by other ops, their parts' reference equal to the op's\n")
 	for _, op := range []string{"topk_pack", "topk_unpack", "topk_above", "route_softmax", "expert_ids_fill", "dispatch", "combine"} {
 		if op == "topk_unpack" {
 			op = "topk_scores"
