@@ -70,9 +70,9 @@ func (p *Plan) validateOp() error {
 	if m.Stagger < 0 {
 		return fieldErr("op_mapping.hbm_stagger", "%d is negative", m.Stagger)
 	}
-	// An update_slice and a gather are one DMA (search/opslice.go,
-	// search/opgather.go): they compute on no slice, and their reference
-	// is their own.
+	// An update_slice, a gather and a scatter are one DMA
+	// (search/opslice.go, search/opgather.go): they compute on no slice,
+	// and their reference is their own.
 	if ref, ok := map[workload.Kind]kernel.RefOp{workload.KindUpdateSlice: kernel.RefUpdateSlice, workload.KindGather: kernel.RefGather, workload.KindScatter: kernel.RefScatter}[k]; ok {
 		if m.Clusters != 0 || m.Slices != 0 || m.Tiles != 1 {
 			return fieldErr("op_mapping", "a %s is one DMA: 1 tile, no clusters or slices computing, not %d, %d, %d", k, m.Tiles, m.Clusters, m.Slices)

@@ -81,3 +81,27 @@ func TestOpPlanInterleaveAxis(t *testing.T) {
 	q.Workload.Axes = "G=8, Hkv=8, Sq=2048"
 	assert.ErrorContains(t, q.Validate(), "workload.axes")
 }
+
+// TestOpPlanOneDMA: an op of one DMA (the MoE's dispatch, a scatter,
+// results/plans/moe-dispatch.plan.json) computes on no slice and states
+// its own reference: a scatter plan claiming slices, or stating another
+// reference, is refused.
+func TestOpPlanOneDMA(t *testing.T) {
+	data, err := os.ReadFile("../../results/plans/moe-dispatch.plan.json")
+	require.NoError(t, err)
+	p, err := Unmarshal(data)
+	require.NoError(t, err)
+	assert.Equal(t, "scatter", p.Workload.Kind)
+	require.True(t, p.Program.Ops[0].Scatter)
+	src := string(data)
+	for _, c := range []struct{ from, to, path string }{
+		{`"slices": 0`, `"slices": 4`, "op_mapping: a scatter is one DMA"},
+		{`"op": "scatter"`, `"op": "gather"`, "program.reference: a scatter's program states its scatter reference"},
+	} {
+		bad := strings.Replace(src, c.from, c.to, 1)
+		require.NotEqual(t, src, bad, c.from)
+		_, err := Unmarshal([]byte(bad))
+		require.Error(t, err, "%s → %s", c.from, c.to)
+		assert.Contains(t, err.Error(), c.path, "%s → %s", c.from, c.to)
+	}
+}
