@@ -369,15 +369,16 @@ func TestDMAIssueBoundsBelow(t *testing.T) {
 		name           string
 		s              *Space
 		factor         float64 // tight: within factor times the price
+		every          int     // the sample's stride
 		n, adds, tight int
 	}
 	terms := []*term{
-		{name: "store tail", factor: 1.5, s: newSplitSpace(t, loadWorkload(t, "name: tail-gemv\neinsum: BD,QD->BQ\naxes: {B: 1, D: 1024, Q: 256}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"))},
-		{name: "exchanges", factor: 2.5, s: newClusterKSpace(t, loadWorkload(t, clusterKSpaces[0].src))},
+		{name: "store tail", factor: 1.5, every: sampleEveryN(3), s: newSplitSpace(t, loadWorkload(t, "name: tail-gemv\neinsum: BD,QD->BQ\naxes: {B: 1, D: 1024, Q: 256}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n"))},
+		{name: "exchanges", factor: 2.5, every: sampleEvery(), s: newClusterKSpace(t, loadWorkload(t, clusterKSpaces[0].src))},
 	}
 	for _, tm := range terms {
 		s := tm.s
-		eachLegal(t, s, func(c *Candidate, x *Evaluated) {
+		eachLegalEvery(t, s, tm.every, func(c *Candidate, x *Evaluated) {
 			var whole [NumTensors]dmaLoad
 			for tt := range NumTensors {
 				whole[tt] = s.tensorDMA(c, tt, true, true)

@@ -36,6 +36,15 @@ func sampleEvery() int {
 	return 1
 }
 
+// sampleEveryN is sampleEvery thinned n times under -short: every
+// n·shortStride-th candidate, every candidate without -short.
+func sampleEveryN(n int) int {
+	if testing.Short() {
+		return n * shortStride
+	}
+	return 1
+}
+
 // sampleSparse is sampleEvery for the largest spaces: every sparseStride-th
 // candidate under -short, every candidate without.
 func sampleSparse() int {
