@@ -178,7 +178,10 @@ func TestGraphResidency(t *testing.T) {
 	}
 	spec := engines.Default()
 	w := residentHead(t)
-	o := GraphOptions{Spec: spec, Planner: PlanOpPlanner(spec), VectorOps: true, Layouts: 1, NoFuse: true}
+	// The op plans and chains from the committed test cache (planned
+	// afresh, and stored there, when their keys change).
+	o := GraphOptions{Spec: spec, Planner: PlanOpPlanner(spec), VectorOps: true, Layouts: 1, NoFuse: true,
+		Cache: &DirCache{Dir: "testdata/graph/cache"}}
 	g, err := PlanGraph(w, o)
 	require.NoError(t, err)
 	require.Equal(t, "proven", g.Search.Optimal)
