@@ -281,6 +281,9 @@ func TestPruneExact(t *testing.T) {
 // TestEnumerate: the enumeration is deterministic, every candidate is
 // well-formed (Space.Check) and none repeats.
 func TestEnumerate(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded: make test runs it without the race detector in unit-norace")
+	}
 	t.Parallel()
 	for _, src := range []string{tinyGEMM, tinyBMM, tinyQK} {
 		s := newSpace(t, loadWorkload(t, src))

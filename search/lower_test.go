@@ -15,6 +15,9 @@ import (
 // engines.Lower does on its own: the same descriptors and stage
 // configurations, or a failure at the same op under the same rule.
 func TestLowererMatchesLower(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded: make test runs it without the race detector in unit-norace")
+	}
 	t.Parallel()
 	s := tiledGEMM(t)
 	l := newLowerer(s.Spec)

@@ -68,6 +68,9 @@ func TestTilingBoundAdmissible(t *testing.T) {
 // tilings shown at StageTiles one to one with those listed, under the
 // user's restriction too.
 func TestEnumerateTilings(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded: make test runs it without the race detector in unit-norace")
+	}
 	t.Parallel()
 	for _, tc := range tilingSpaces(t) {
 		t.Run(tc.name, func(t *testing.T) {
