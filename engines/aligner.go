@@ -356,8 +356,8 @@ func ceEquiv(a, b *mapping.Expr) bool {
 	if a == nil || b == nil || a.Err() != nil || b.Err() != nil || a.Size() != b.Size() {
 		return false
 	}
-	fa, errA := mapping.Factorize(a)
-	fb, errB := mapping.Factorize(b)
+	fa, errA := mapping.FactorizeShared(a)
+	fb, errB := mapping.FactorizeShared(b)
 	if errA == nil && errB == nil {
 		return ceLooseFactors(fa).equal(ceLooseFactors(fb))
 	}
@@ -505,7 +505,7 @@ func (d ceDigit) text() string {
 // loop's blocks (`K # 32` is a K loop of 32 with 16 live), and becomes a
 // padding digit otherwise (`1 # 8`).
 func ceDigits(e *mapping.Expr) ([]ceDigit, error) {
-	fs, err := mapping.Factorize(e)
+	fs, err := mapping.FactorizeShared(e)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.Text(), err)
 	}

@@ -401,7 +401,7 @@ func spreadOverDMNs(spec *Spec, full *mapping.Expr) (dmnSplit, bool) {
 // that name data (`1 # 2, A / 8 # 256` → `A / 8`), or nil when e has no
 // factorized form.
 func liveDigits(e *mapping.Expr) *mapping.Expr {
-	fs, err := mapping.Factorize(e)
+	fs, err := mapping.FactorizeShared(e)
 	if err != nil {
 		return nil
 	}

@@ -379,7 +379,7 @@ func (m *MemoryMap) liveSpan(e *mapping.Expr) (int, error) {
 	if n, ok := m.spans[e]; ok && !m.NoCache {
 		return n, nil
 	}
-	fs, err := mapping.Factorize(e)
+	fs, err := mapping.FactorizeShared(e)
 	if err != nil {
 		return 0, err
 	}

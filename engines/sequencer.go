@@ -264,7 +264,7 @@ type seqDeriver struct {
 // loadBuf factorizes the buffer and records each axis digit with its memory
 // stride: the volume of everything inner to it, padding included (002 L1452).
 func (d *seqDeriver) loadBuf(buf *mapping.Expr, extra []SeqExtraDim) error {
-	fs, err := mapping.Factorize(buf)
+	fs, err := mapping.FactorizeShared(buf)
 	if err != nil {
 		return ruleSeqIncompatible.Violate("buffer mapping %s has no factorized form: %v", buf.String(), err)
 	}
@@ -350,7 +350,7 @@ func (d *seqDeriver) hasAxis(axis string) bool {
 // walkPart turns one top-level stream term into entries and appends them
 // (outermost first).
 func (d *seqDeriver) walkPart(part *mapping.Expr, packet bool) error {
-	fs, err := mapping.Factorize(part)
+	fs, err := mapping.FactorizeShared(part)
 	if err != nil {
 		return ruleSeqIncompatible.Violate("stream term %s has no factorized form: %v", part.String(), err)
 	}

@@ -824,8 +824,8 @@ func switchSame(a, b *mapping.Expr) bool {
 	if a.Size() != b.Size() || a.Size() == 0 {
 		return false
 	}
-	fa, ea := mapping.Factorize(a)
-	fb, eb := mapping.Factorize(b)
+	fa, ea := mapping.FactorizeShared(a)
+	fb, eb := mapping.FactorizeShared(b)
 	if ea == nil && eb == nil {
 		return switchLoose(fa).Equal(switchLoose(fb))
 	}

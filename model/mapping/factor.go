@@ -588,7 +588,7 @@ func Normalize(e *Expr) *Expr {
 	if e.Err() != nil {
 		return e
 	}
-	if fs, err := Factorize(e); err == nil {
+	if fs, err := FactorizeShared(e); err == nil {
 		return fs.Expr()
 	}
 	switch e.kind {
