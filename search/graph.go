@@ -1763,7 +1763,7 @@ const opSpaceVersion = "op-space 5: a tile of an input stored in another HBM ord
 // pricing of its indirect loop in its plans' keys: its one candidate is
 // whatever DMA the derivation writes, priced as the cost model reads an
 // indirect entry (cost.Version names the rest of the model).
-const gatherVersion = "gather 3: a row's packets and the index positions dealt out to the DMNs; an indirect loop priced at its positions"
+const gatherVersion = "gather 4: a row's packets and the index positions dealt out to the DMNs; an indirect loop priced at its positions; a scatter; the indexed axes laid out in their declared order"
 
 // reduceVersion names a reduce's space beyond opSpaceVersion's (the
 // other kinds' keys stay those stored before it).

@@ -42,9 +42,36 @@ func (s *opSpace) gatherSpace(at string) (*opSpace, error) {
 	if _, err := engines.GatherLayout(table.Name, index.Name, s.out.Name, s.order[table.Name], s.order[index.Name], s.order[s.out.Name]); err != nil {
 		return nil, fmt.Errorf("%s: no kernel: %v", at, err)
 	}
+	if err := indexedInOrder(w, table, s.out, s.order[table.Name]); err != nil {
+		return nil, fmt.Errorf("%s: no kernel: %v", at, err)
+	}
 	s.axes = axesDecl(w, s.order[table.Name], s.order[index.Name])
 	s.cands = []opCand{{Tiles: 1, Form: string(workload.KindGather)}}
 	return s, nil
+}
+
+// indexedInOrder checks that the axes an index's values address (t's axes
+// other lacks: a gather's table's gathered ones, a scatter's output's
+// scattered ones) lie in t's layout ord in the order t declares them: the
+// value is their flat row-major position in that order (the op's
+// reference), and the DMA's indirect loop steps the layout's rows.
+func indexedInOrder(w *workload.Workload, t, other *workload.Tensor, ord []string) error {
+	var declared, laid []string
+	for _, a := range live(w, t.Axes) {
+		if !slices.Contains(other.Axes, a) {
+			declared = append(declared, a)
+		}
+	}
+	for _, a := range ord {
+		if !slices.Contains(other.Axes, a) {
+			laid = append(laid, a)
+		}
+	}
+	if !slices.Equal(declared, laid) {
+		return fmt.Errorf("%s's layout m![%s] holds the axes its index addresses as %s, but the index's value is their position in the order %s declares them, %s",
+			t.Name, strings.Join(ord, ", "), strings.Join(laid, ", "), t.Name, strings.Join(declared, ", "))
+	}
+	return nil
 }
 
 // axesDecl is a program's axes declaration over the axes of ords, in
@@ -127,6 +154,9 @@ func (s *opSpace) scatterSpace(at string) (*opSpace, error) {
 		return nil, fmt.Errorf("%s: the data %s is %s, the output %s %s: a scatter copies the rows as they are", at, data.Name, data.DType, s.out.Name, s.out.DType)
 	}
 	if _, _, err := engines.ScatterLayout(data.Name, index.Name, s.out.Name, s.order[data.Name], s.order[index.Name], s.order[s.out.Name]); err != nil {
+		return nil, fmt.Errorf("%s: no kernel: %v", at, err)
+	}
+	if err := indexedInOrder(w, s.out, data, s.order[s.out.Name]); err != nil {
 		return nil, fmt.Errorf("%s: no kernel: %v", at, err)
 	}
 	s.axes = axesDecl(w, s.order[s.out.Name], s.order[index.Name])

@@ -3,6 +3,8 @@ package search_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,7 +90,9 @@ func TestGatherOps(t *testing.T) {
 // indirection, or with a descriptor reading the index at another token's
 // positions, it fails; an
 // index naming a row twice is an error of the kernel (DMA-R17). Its
-// roofline counts the rows written, not the whole output.
+// roofline counts the rows written, not the whole output. An output whose
+// layout holds the scattered axes in another order than it declares them
+// is refused.
 func TestScatterOp(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the simulator under -race: make test runs it in unit-norace")
@@ -140,6 +144,20 @@ func TestScatterOp(t *testing.T) {
 		p.Ops[0].DMA.Descriptors[0].Entries[0].Index.Offset += 2
 	})
 	assert.False(t, shifted.Pass, "token 0's rows written at token 1's slots passed")
+
+	// The output laid out with its scattered axes in another order than
+	// it declares them: the index's value is their position in the
+	// declared order, which that layout's rows do not follow.
+	data, err := os.ReadFile("../workloads/moe.yaml")
+	require.NoError(t, err)
+	src := strings.Replace(string(data), "  x_blocked:       {axes: [GRID, BLK, D], dtype: bf16}",
+		`  x_blocked:       {axes: [GRID, BLK, D], dtype: bf16, layout: "BLK, GRID, D"}`, 1)
+	require.NotEqual(t, string(data), src, "the x_blocked line moved")
+	wl, err := workload.Parse([]byte(src), "moe.yaml")
+	require.NoError(t, err)
+	_, err = search.PlanOp(wl, "dispatch", search.Options{})
+	require.ErrorIs(t, err, search.ErrNoKernel)
+	assert.ErrorContains(t, err, "moe.yaml:88: op dispatch (scatter): no kernel: x_blocked's layout m![BLK, GRID, D] holds the axes its index addresses as BLK, GRID, but the index's value is their position in the order x_blocked declares them, GRID, BLK")
 
 	// The same kernel on an index naming row 0 twice.
 	dev, err := verify.NewDevice(engines.Default(), 1)
