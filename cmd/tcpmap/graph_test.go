@@ -32,10 +32,7 @@ var smallHead = []string{"plan", "../../workloads/attention-head.yaml", "--axes"
 // bound.
 func TestGraphPlanCostVerify(t *testing.T) {
 	dir := t.TempDir()
-	out := filepath.Join(dir, "head.graph.json")
-	code, stdout, stderr := runCLI(t, append(smallHead, "--out", out)...)
-	failStale(t, stderr)
-	require.Equal(t, exitOK, code, stderr)
+	out, stdout := planCached(t, dir, "head.graph.json", smallHead)
 	assert.Contains(t, stdout, "not yet plannable: scale (mul), causal (causal_mask), softmax (softmax)")
 	assert.Contains(t, stdout, "optimal: proven")
 	gp, err := plan.ReadGraph(out)
@@ -53,7 +50,7 @@ func TestGraphPlanCostVerify(t *testing.T) {
 	}
 
 	trace := filepath.Join(dir, "head.trace.json")
-	code, stdout, stderr = runCLI(t, "cost", out, "--trace", trace)
+	code, stdout, stderr := runCLI(t, "cost", out, "--trace", trace)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "graph attention-head:")
 	assert.NotContains(t, stdout, "drift")
@@ -266,7 +263,19 @@ func TestGraphPlanErrors(t *testing.T) {
 	assert.Contains(t, stderr, "ops: no ops")
 }
 
-// skipStale skips a test whose op plans are not in the committed cache
+// planCached runs a graph plan command (args, planning from the committed
+// cache) writing the plan to dir/file, requires it to succeed with no
+// stale cache entry, and returns the plan's path and the command's output.
+func planCached(t *testing.T, dir, file string, args []string) (out, stdout string) {
+	t.Helper()
+	out = filepath.Join(dir, file)
+	code, stdout, stderr := runCLI(t, append(args, "--out", out)...)
+	failStale(t, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	return out, stdout
+}
+
+// failStale fails a test whose op plans are not in the committed cache
 // (a cost model or spec change renews their keys): regenerate them with
 // the test's plan command without --cache-only.
 func failStale(t *testing.T, stderr string) {
@@ -287,13 +296,10 @@ var smallDecode = []string{"plan", "../../workloads/llama3-70b-decode.yaml",
 // memory carried through the reshapes (views), the other ops fed from the
 // reference.
 func TestGraphDecodeReduced(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "decode.graph.json")
-	code, stdout, stderr := runCLI(t, append(smallDecode, "--out", out)...)
-	failStale(t, stderr)
-	require.Equal(t, exitOK, code, stderr)
+	out, stdout := planCached(t, t.TempDir(), "decode.graph.json", smallDecode)
 	assert.Contains(t, stdout, "11 ops planned, 5 views, 11 not yet plannable")
 	assert.Contains(t, stdout, "11 op plans cached or stored, 0 searched")
-	code, stdout, stderr = runCLI(t, "verify", out)
+	code, stdout, stderr := runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph llama3-70b-decode, seed 1: 11 kernels simulated, 11 ops fed from the reference")
 
@@ -351,17 +357,14 @@ var smallPrefill = []string{"plan", "../../workloads/llama3-70b-prefill.yaml",
 // scaled and the masked scores (the chain scale → causal → softmax) and
 // silu's result each left in DM for the next kernel and carried there.
 func TestGraphPrefillReduced(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "prefill-ve.graph.json")
-	code, stdout, stderr := runCLI(t, append(smallPrefill, "--out", out)...)
-	failStale(t, stderr)
-	require.Equal(t, exitOK, code, stderr)
+	out, stdout := planCached(t, t.TempDir(), "prefill-ve.graph.json", smallPrefill)
 	assert.Contains(t, stdout, "23 ops planned, 8 views, 0 not yet plannable")
 	assert.Contains(t, stdout, "0 searched")
 	assert.Contains(t, stdout, "kept there: scores, scores_masked, gate_act (--no-residency: none)")
 	gp, err := plan.ReadGraph(out)
 	require.NoError(t, err)
 	assert.Less(t, gp.Cost.Cycles, gp.Cost.BaselineCycles)
-	code, stdout, stderr = runCLI(t, "verify", out)
+	code, stdout, stderr := runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph llama3-70b-prefill, seed 1: 23 kernels simulated, 0 ops fed from the reference")
 	assert.Contains(t, stdout, "scores taken in DM from scale)")
@@ -625,15 +628,12 @@ var smallMoEK8 = []string{"plan", "../../workloads/moe.yaml", "--axes", "T=32,D=
 // outside the table, and are fed from the reference as the decision
 // "Gather: the DMA's indirect loop" says.
 func TestGraphMoEReducedWhole(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "moe.graph.json")
-	code, stdout, stderr := runCLI(t, append(smallMoEK8, "--out", out)...)
-	failStale(t, stderr)
-	require.Equal(t, exitOK, code, stderr)
+	out, stdout := planCached(t, t.TempDir(), "moe.graph.json", smallMoEK8)
 	assert.Contains(t, stdout, "54 ops planned, 2 gathers fused into their consumers' loads, 8 views, 0 not yet plannable")
 	assert.Contains(t, stdout, "expanded: topk (topk) computed by 10 ops of kinds with kernels: topk_pack, topk_key, topk_keyr, topk_above, topk_rank, topk_onehot, topk_placed, topk_selected, topk_scores, topk_indices")
 	assert.NotContains(t, stdout, "\nnot yet plannable:")
 	assert.Regexp(t, `(?m)^  dispatch +scatter +planned +scatter, one DMA, an indirect loop `, stdout)
-	code, stdout, stderr = runCLI(t, "verify", out)
+	code, stdout, stderr := runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 52 kernels simulated, 0 ops fed from the reference (not yet plannable), 2 kernels fed from the reference (an index naming a row their DMA cannot move); 5 ops computed by other ops, their parts' reference equal to the op's\n")
 	for _, op := range []string{"topk_pack", "topk_unpack", "topk_above", "route_softmax", "expert_ids_fill", "dispatch", "combine"} {
@@ -657,10 +657,7 @@ func TestGraphMoEReducedWhole(t *testing.T) {
 // are kernels of their own, simulated too, and the layer costs exactly
 // their cycles more; with --no-expand the four ops are not plannable.
 func TestGraphMoEReduced(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "moe.graph.json")
-	code, stdout, stderr := runCLI(t, append(smallMoE, "--out", out)...)
-	failStale(t, stderr)
-	require.Equal(t, exitOK, code, stderr)
+	out, stdout := planCached(t, t.TempDir(), "moe.graph.json", smallMoE)
 	assert.Contains(t, stdout, "44 ops planned, 2 gathers fused into their consumers' loads, 7 views, 2 not yet plannable")
 	assert.Contains(t, stdout, "expanded: mask_scan (cumsum) computed by 9 ops of kinds with kernels: mask_scan_in, mask_scan_prod, ")
 	// At K = 2 the token rank's sum streams K's 2 lanes padded to 8
@@ -745,7 +742,7 @@ func TestGraphMoEReduced(t *testing.T) {
 	assert.Contains(t, stdout, "kept there: count, blocks_cumsum, cumsum_mask, token_rank, diff, has_block, block_base, ")
 	assert.Contains(t, stdout, "has_block←has_block (in DM)")
 	assert.Contains(t, stdout, "block_base←block_base (in DM), local_offset←local_off  ")
-	code, stdout, stderr = runCLI(t, "verify", out)
+	code, stdout, stderr := runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph moe, seed 1: 44 kernels simulated, 2 ops fed from the reference (not yet plannable); 4 ops computed by other ops, their parts' reference equal to the op's\n")
 	assert.Regexp(t, `(?m)^  expert_ids_fill +sub +simulated`, stdout)
