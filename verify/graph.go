@@ -454,15 +454,16 @@ func outOfTable(o *plan.GraphOp, ins []*gval, out *Logical) string {
 				rows *= a.Size
 			}
 		}
-		first := map[float64]int{}
+		vals := make([]int, len(ins[1].dev.Vals))
 		for i, v := range ins[1].dev.Vals {
 			if v < 0 || v >= float64(rows) {
 				return fmt.Sprintf(": its index %s holds %v at position %d, outside the output's %d rows, which its DMA cannot write (DMA-R16)", o.Inputs[1], v, i, rows)
 			}
-			if j, ok := first[v]; ok {
-				return fmt.Sprintf(": its index %s names row %v at positions %d and %d, which its DMA writes in no stated order (DMA-R17)", o.Inputs[1], v, j, i)
-			}
-			first[v] = i
+			vals[i] = int(v)
+		}
+		var v *engines.Violation
+		if err := engines.ScatterOnce(o.Inputs[1], vals, rows); errors.As(err, &v) {
+			return fmt.Sprintf(": its %s, which its DMA writes in no stated order (%s)", v.Detail, v.Rule.ID)
 		}
 		return ""
 	}

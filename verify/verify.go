@@ -151,14 +151,12 @@ func verifyOutput(spec *engines.Spec, p *kernel.Program, opts Options) (*Report,
 			// A gathered argument's index: rows of its table.
 			r = []float64{0, float64(n - 1)}
 		}
-		if err := RandomValuesIn(rng, l, r); err != nil {
-			return nil, nil, err
-		}
+		draw := RandomValuesIn
 		if ref := p.Reference; ref.Op == kernel.RefScatter && len(ref.Inputs) == 2 && t.Name == ref.Inputs[1] {
-			// A scatter's index: distinct rows of the output (DMA-R17).
-			if err := distinctRows(rng, l, r); err != nil {
-				return nil, nil, err
-			}
+			draw = distinctRows // a scatter's index: distinct rows of the output (DMA-R17)
+		}
+		if err := draw(rng, l, r); err != nil {
+			return nil, nil, err
 		}
 		if err := padInput(p.Reference.Valid, outAxes, l); err != nil {
 			return nil, nil, err
