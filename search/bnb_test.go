@@ -3,6 +3,7 @@ package search
 import (
 	"container/heap"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -172,4 +173,35 @@ func TestBnBListedFirst(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0)
 	assert.Equal(t, 4, sv.queue[i].seq, "the listed skeleton within interleaveSpread of the best bound")
 	assert.NotEqual(t, 4, sv.queue.peek().seq, "step would have taken the placement (seq 1)")
+}
+
+// TestQueueLeast checks skeletonQueue.least against a scan of the whole
+// queue in slice order (the first of equal items kept): random heaps with
+// ties in bound, seq and tiling, random predicates and limits.
+func TestQueueLeast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var walk []int32
+	for trial := range 2000 {
+		var q skeletonQueue
+		for range rng.IntN(40) {
+			heap.Push(&q, queued{bound: float64(rng.IntN(6)), seq: rng.IntN(3), tiling: int32(rng.IntN(3)), ahead: rng.IntN(3) == 0})
+		}
+		limit := float64(rng.IntN(7))
+		if trial%5 == 0 {
+			limit = math.Inf(1)
+		}
+		ok := func(r *queued) bool { return !r.ahead }
+		want := -1
+		for i := range q {
+			if q[i].bound > limit || !ok(&q[i]) {
+				continue
+			}
+			if want < 0 || q.Less(i, want) {
+				want = i
+			}
+		}
+		var got int
+		got, walk = q.least(limit, walk, ok)
+		require.Equal(t, want, got, "trial %d: queue %v, limit %v", trial, q, limit)
+	}
 }

@@ -199,6 +199,8 @@ type bnb struct {
 	incumbentBound float64
 	stopped        bool
 	queue          skeletonQueue
+	// walk is the frontier buffer of skeletonQueue.least.
+	walk []int32
 	// expanded holds tilings listed ahead of their turn by spare
 	// workers (expand); speculated, built candidates priced ahead of their
 	// turn (exact).
@@ -564,18 +566,11 @@ func (sv *bnb) expand(q *queued) {
 	} else {
 		ks := []itemKey{q.key()}
 		for sv.opts.Where == nil && len(ks) < len(sv.pool.evs) {
-			best := -1
-			for i := range sv.queue {
-				// Compared in place: an itemKey copies the skeleton, and
-				// the queue holds thousands.
-				r := &sv.queue[i]
-				if r.built || r.placement || r.listed || r.tiling == 0 || r.ahead || r.bound > sv.incumbentBound || r.tiling == q.tiling && r.k == q.k {
-					continue
-				}
-				if best < 0 || sv.queue.Less(i, best) {
-					best = i
-				}
-			}
+			var best int
+			best, sv.walk = sv.queue.least(sv.incumbentBound, sv.walk, func(r *queued) bool {
+				// Compared in place: an itemKey copies the skeleton.
+				return !r.built && !r.placement && !r.listed && r.tiling != 0 && !r.ahead && !(r.tiling == q.tiling && r.k == q.k)
+			})
 			if best < 0 {
 				break
 			}
@@ -1224,3 +1219,60 @@ func (q *skeletonQueue) Pop() any {
 	return x
 }
 func (q skeletonQueue) peek() queued { return q[0] }
+
+// least returns the index of the least item (by Less, then by index, as a
+// scan of the slice in order keeps the first of equal items) whose bound
+// is at most limit and that ok accepts, or -1. It walks the heap best
+// first from its root (walk is its frontier, returned for reuse): a child
+// is never less than its parent, so the walk visits only the items less
+// than the one it returns, and skips every subtree whose root is bounded
+// past limit, where a scan would visit the whole queue (thousands of
+// tilings listed, and each expand asking: 15 % of a search that lists
+// millions of candidates without a legal one).
+func (q skeletonQueue) least(limit float64, walk []int32, ok func(*queued) bool) (int, []int32) {
+	before := func(a, b int32) bool {
+		return q.Less(int(a), int(b)) || !q.Less(int(b), int(a)) && a < b
+	}
+	walk = walk[:0]
+	if len(q) > 0 {
+		walk = append(walk, 0)
+	}
+	for len(walk) > 0 {
+		i := walk[0]
+		n := len(walk) - 1
+		walk[0] = walk[n]
+		walk = walk[:n]
+		for j := 0; ; { // sift down
+			l, m := 2*j+1, j
+			if l < n && before(walk[l], walk[m]) {
+				m = l
+			}
+			if r := l + 1; r < n && before(walk[r], walk[m]) {
+				m = r
+			}
+			if m == j {
+				break
+			}
+			walk[j], walk[m] = walk[m], walk[j]
+			j = m
+		}
+		if q[i].bound > limit {
+			continue
+		}
+		if ok(&q[i]) {
+			return int(i), walk
+		}
+		for c := 2*i + 1; c <= 2*i+2 && int(c) < len(q); c++ {
+			walk = append(walk, c)
+			for j := len(walk) - 1; j > 0; { // sift up
+				p := (j - 1) / 2
+				if !before(walk[j], walk[p]) {
+					break
+				}
+				walk[j], walk[p] = walk[p], walk[j]
+				j = p
+			}
+		}
+	}
+	return -1, walk
+}
