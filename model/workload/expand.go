@@ -392,9 +392,19 @@ func (e *expander) compact(o *Op) bool {
 	e.op(o.Name+"_plus", KindAdd, []string{xn}, plus, scalarOf(1))
 	prod := e.newTensor(o.Name+"_placed", e.tensor(oh).Axes, dtype.I32, nil)
 	e.op(o.Name+"_placed", KindMul, []string{oh, plus}, prod, nil)
-	sum := e.newTensor(o.Name+"_sum", []string{p}, dtype.I32, nil)
-	e.op(o.Name+"_sum", KindReduce, []string{prod}, sum, func(q *Op) { q.Reduce, q.Axes = ReduceSum, slices.Clone(xa) })
-	e.op(o.Name+"_fill", KindSub, []string{sum}, out.Name, scalarOf(1))
+	// Summed over x's axes one reduce an axis, the innermost first, so
+	// that each reduce's slices split the axes it keeps: one reduce over
+	// them all keeps only P, which the slices alone split (the MoE's
+	// 2 MiB of placed Expert_IDs over GRID = 254, at most 2 slices of
+	// 512 KiB of DM, 002 L138).
+	src, kept := prod, e.tensor(oh).Axes
+	for i := len(xa) - 1; i >= 0; i-- {
+		kept = minus(kept, xa[i:i+1])
+		sum := e.newTensor(o.Name+"_sum", kept, dtype.I32, nil)
+		e.op(o.Name+"_sum", KindReduce, []string{src}, sum, func(q *Op) { q.Reduce, q.Axes = ReduceSum, []string{xa[i]} })
+		src = sum
+	}
+	e.op(o.Name+"_fill", KindSub, []string{src}, out.Name, scalarOf(1))
 	return true
 }
 

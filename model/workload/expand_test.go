@@ -62,12 +62,26 @@ func TestExpandMoE(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"cumsum_mask"}, findOp(x, parts["mask_scan"][len(parts["mask_scan"])-1]).Outputs)
-	// expert_ids: one-hot along GRID with block_range, then the sum and
-	// the fill write expert_ids.
+	// expert_ids: one-hot along GRID with new positions (the block
+	// range runs over NB, not GRID: docs/spec-decisions.md "The MoE's
+	// block range"), then the sums over NB and over E, one reduce each,
+	// and the fill write expert_ids.
 	oh := findOp(x, "expert_ids_onehot")
 	require.NotNil(t, oh)
 	assert.Equal(t, "GRID", oh.Axis)
-	assert.Equal(t, "block_range", oh.Inputs[1])
+	assert.Equal(t, "expert_ids_pos", oh.Inputs[1])
+	assert.Equal(t, &Values{Kind: ValuesIota, Axis: "GRID"}, x.Tensor("expert_ids_pos").Values)
+	for _, r := range []struct {
+		op, axis string
+		out      []string
+	}{{"expert_ids_sum2", "NB", []string{"E", "GRID"}}, {"expert_ids_sum3", "E", []string{"GRID"}}} {
+		o := findOp(x, r.op)
+		require.NotNil(t, o, r.op)
+		assert.Equal(t, KindReduce, o.Kind, r.op)
+		assert.Equal(t, []string{r.axis}, o.Axes, r.op)
+		assert.Equal(t, r.out, x.Tensor(o.Outputs[0]).Axes, r.op)
+	}
+	assert.Equal(t, findOp(x, "expert_ids_sum3").Outputs, findOp(x, "expert_ids_fill").Inputs)
 	fill := findOp(x, "expert_ids_fill")
 	assert.Equal(t, []string{"expert_ids"}, fill.Outputs)
 	require.NotNil(t, fill.Scalar)
