@@ -806,9 +806,9 @@ func totalCycles(t *testing.T, stdout string) float64 {
 // TestPlanOpExpanded: `plan --op` of an op with no kernel of its own but
 // an exact form in ops that have kernels (the MoE's token rank, a batched
 // gather) plans the graph of those ops, which verifies with the form
-// checked against the op's reference; one whose form needs what the op
-// alone does not say (the compaction's mask is a comparison's output only
-// in the whole graph) is refused, naming the form.
+// checked against the op's reference; the compaction's form needs its
+// mask to be a comparison's output, so the expert ids come with the
+// comparison that writes it (and are refused when no comparison does).
 func TestPlanOpExpanded(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "token_rank.graph.json")
 	code, stdout, stderr := runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "token_rank",
@@ -822,9 +822,31 @@ func TestPlanOpExpanded(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "PASS: graph moe-token_rank, seed 1: 3 kernels simulated, 0 ops fed from the reference (not yet plannable); 1 ops computed by other ops")
 
-	code, _, stderr = runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "expert_ids")
+	// The compaction alone comes with the comparison that writes its
+	// mask (its form holds for a mask of 0s and 1s), at full size.
+	out = filepath.Join(t.TempDir(), "expert_ids.graph.json")
+	code, stdout, stderr = runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "expert_ids",
+		"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only", "--out", out)
+	failStale(t, stderr)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "plan moe op expert_ids: compact has no kernel of its own: planned as the graph of the 17 ops of kinds with kernels that compute it, with grid_valid (ge), which writes its mask")
+	assert.Contains(t, stdout, "graph moe-expert_ids: 18 ops (E=128, GRID=254, NB=16")
+	assert.Contains(t, stdout, "16 ops planned, 2 views, 0 not yet plannable")
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PASS: graph moe-expert_ids, seed 1: 16 kernels simulated, 0 ops fed from the reference (not yet plannable); 1 ops computed by other ops")
+
+	// A mask no comparison writes may hold other values than 0 and 1:
+	// the compaction has no exact form then.
+	data, err := os.ReadFile("../../workloads/moe.yaml")
+	require.NoError(t, err)
+	src := strings.Replace(string(data), "inputs: [grid, grid_valid], outputs: [expert_ids]", "inputs: [grid, grid], outputs: [expert_ids]", 1)
+	require.NotEqual(t, string(data), src)
+	file := filepath.Join(t.TempDir(), "moe.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+	code, _, stderr = runCLI(t, "plan", file, "--op", "expert_ids")
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, stderr, "moe.yaml:87: op expert_ids (compact): no kernel for this kind yet; it has an exact form in 17 ops of kinds with kernels, which a graph planned whole (--vector-ops) uses")
+	assert.Contains(t, stderr, "moe.yaml:87: op expert_ids (compact): no kernel for this kind yet\n")
 }
 
 // TestGraphTopK: a top-k planned whole in the manual's branchless form

@@ -51,8 +51,13 @@ func planOp(ctx context.Context, c *cobra.Command, g *globals, gf graphPlanFlags
 	if errors.Is(err, search.ErrNoKernel) {
 		if sub, serr := workload.OpGraph(w, o.Name); serr == nil {
 			if _, exps, xerr := workload.Expand(sub); xerr == nil && len(exps) == 1 {
-				fmt.Fprintf(c.OutOrStdout(), "plan %s op %s: %s has no kernel of its own: planned as the graph of the %d ops of kinds with kernels that compute it (docs/spec-decisions.md \"Index ops in kernels of other kinds\")\n",
-					w.Name, o.Name, o.Kind, len(exps[0].Parts))
+				with := ""
+				if m := workload.MaskOp(w, o); m != nil {
+					// The compaction's form needs its mask's 0s and 1s.
+					with = fmt.Sprintf(", with %s (%s), which writes its mask", m.Name, m.Kind)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "plan %s op %s: %s has no kernel of its own: planned as the graph of the %d ops of kinds with kernels that compute it%s (docs/spec-decisions.md \"Index ops in kernels of other kinds\")\n",
+					w.Name, o.Name, o.Kind, len(exps[0].Parts), with)
 				gf.vector = true
 				return planGraph(c.OutOrStdout(), c.ErrOrStderr(), g, sub, gf, opts, out)
 			}

@@ -500,7 +500,10 @@ func (e *expander) yaml() []byte {
 // OpGraph returns the graph of w's op name alone: its tensors (the
 // inputs as the graph's inputs, with their layouts and values) and the
 // axes they use, so that an op planned by expansion can be planned,
-// priced and verified by itself (`tcpmap plan --op`).
+// priced and verified by itself (`tcpmap plan --op`). A compaction comes
+// with the comparison (or one-hot) that writes its mask (MaskOp): its
+// form holds only for a mask of 0s and 1s, which the op alone does not
+// say.
 func OpGraph(w *Workload, name string) (*Workload, error) {
 	var op *Op
 	for _, o := range w.Ops {
@@ -511,9 +514,21 @@ func OpGraph(w *Workload, name string) (*Workload, error) {
 	if op == nil {
 		return nil, fmt.Errorf("%s: no op %q", w.File, name)
 	}
+	ops := []*Op{op}
+	if m := MaskOp(w, op); m != nil {
+		ops = []*Op{m, op}
+	}
 	e := &expander{w: w, axes: map[string]int64{}}
 	used := map[string]bool{}
-	for _, n := range append(slices.Clone(op.Inputs), op.Outputs...) {
+	var names []string
+	for _, o := range ops {
+		for _, n := range append(slices.Clone(o.Inputs), o.Outputs...) {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	for _, n := range names {
 		t := w.Tensor(n)
 		c := *t
 		e.tensors = append(e.tensors, &c)
@@ -521,13 +536,12 @@ func OpGraph(w *Workload, name string) (*Workload, error) {
 			used[a] = true
 		}
 	}
-	for _, a := range []string{op.Axis, op.K, op.Query, op.Key} {
-		if a != "" {
-			used[a] = true
+	for _, o := range ops {
+		for _, a := range append([]string{o.Axis, o.K, o.Query, o.Key}, o.Axes...) {
+			if a != "" {
+				used[a] = true
+			}
 		}
-	}
-	for _, a := range op.Axes {
-		used[a] = true
 	}
 	for _, a := range w.Axes.List() {
 		if used[a.Name] {
@@ -535,15 +549,35 @@ func OpGraph(w *Workload, name string) (*Workload, error) {
 			e.axisOrder = append(e.axisOrder, a.Name)
 		}
 	}
-	e.ops = []*Op{op}
+	e.ops = ops
 	g, err := Parse(e.yaml(), w.File)
 	if err != nil {
 		return nil, fmt.Errorf("op %s alone: %w", name, err)
 	}
 	g.Name = w.Name + "-" + name
-	g.Ops[0].Line = op.Line
+	for i, o := range ops {
+		g.Ops[i].Line = o.Line
+	}
 	for _, t := range g.Tensors {
 		t.Line = w.Tensor(t.Name).Line
 	}
 	return g, nil
+}
+
+// MaskOp returns the op of w that writes compaction op's mask when it is a
+// comparison or a one-hot (its values 0 or 1), else nil.
+func MaskOp(w *Workload, op *Op) *Op {
+	if op.Kind != KindCompact || len(op.Inputs) < 2 {
+		return nil
+	}
+	for _, o := range w.Ops {
+		if slices.Contains(o.Outputs, op.Inputs[1]) {
+			switch o.Kind {
+			case KindGT, KindGE, KindLT, KindOneHot:
+				return o
+			}
+			return nil
+		}
+	}
+	return nil
 }

@@ -236,3 +236,26 @@ func TestExpandPrimeScan(t *testing.T) {
 	assert.Equal(t, []string{"scan_in", "scan_prod", "scan_psum"}, exps[0].Parts)
 	assert.NotNil(t, x.Tensor("scan_prefix"))
 }
+
+// TestOpGraphCompactMask: the compaction alone comes with the comparison
+// that writes its mask, and expands there; an op of another kind comes
+// alone.
+func TestOpGraphCompactMask(t *testing.T) {
+	w := load(t, "moe.yaml")
+	g, err := OpGraph(w, "expert_ids")
+	require.NoError(t, err)
+	var names []string
+	for _, o := range g.Ops {
+		names = append(names, o.Name)
+	}
+	assert.Equal(t, []string{"grid_valid", "expert_ids"}, names)
+	assert.Equal(t, findOp(w, "grid_valid").Line, g.Ops[0].Line)
+	_, exps, err := Expand(g)
+	require.NoError(t, err)
+	require.Len(t, exps, 1)
+	assert.Equal(t, "expert_ids", exps[0].Op.Name)
+	g, err = OpGraph(w, "token_rank")
+	require.NoError(t, err)
+	require.Len(t, g.Ops, 1)
+	assert.Nil(t, MaskOp(w, findOp(w, "token_rank")))
+}
