@@ -810,31 +810,33 @@ func totalCycles(t *testing.T, stdout string) float64 {
 // mask to be a comparison's output, so the expert ids come with the
 // comparison that writes it (and are refused when no comparison does).
 func TestPlanOpExpanded(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "token_rank.graph.json")
-	code, stdout, stderr := runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "token_rank",
-		"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only", "--out", out)
-	failStale(t, stderr)
-	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "plan moe op token_rank: gather has no kernel of its own: planned as the graph of the 3 ops of kinds with kernels that compute it")
-	assert.Contains(t, stdout, "3 ops planned, 0 views, 0 not yet plannable")
-	assert.Contains(t, stdout, "expanded: token_rank (gather) computed by 3 ops of kinds with kernels: token_rank_onehot, token_rank_masked, token_rank_sum")
-	code, stdout, stderr = runCLI(t, "verify", out)
-	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph moe-token_rank, seed 1: 3 kernels simulated, 0 ops fed from the reference (not yet plannable); 1 ops computed by other ops")
-
-	// The compaction alone comes with the comparison that writes its
-	// mask (its form holds for a mask of 0s and 1s), at full size.
-	out = filepath.Join(t.TempDir(), "expert_ids.graph.json")
-	code, stdout, stderr = runCLI(t, "plan", "../../workloads/moe.yaml", "--op", "expert_ids",
-		"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only", "--out", out)
-	failStale(t, stderr)
-	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "plan moe op expert_ids: compact has no kernel of its own: planned as the graph of the 17 ops of kinds with kernels that compute it, with grid_valid (ge), which writes its mask")
-	assert.Contains(t, stdout, "graph moe-expert_ids: 18 ops (E=128, GRID=254, NB=16")
-	assert.Contains(t, stdout, "16 ops planned, 2 views, 0 not yet plannable")
-	code, stdout, stderr = runCLI(t, "verify", out)
-	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph moe-expert_ids, seed 1: 16 kernels simulated, 0 ops fed from the reference (not yet plannable); 1 ops computed by other ops")
+	cache := []string{"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
+	for _, c := range []struct {
+		op   string
+		want []string
+		pass string
+	}{
+		{"token_rank", []string{
+			"plan moe op token_rank: gather has no kernel of its own: planned as the graph of the 3 ops of kinds with kernels that compute it",
+			"3 ops planned, 0 views, 0 not yet plannable",
+			"expanded: token_rank (gather) computed by 3 ops of kinds with kernels: token_rank_onehot, token_rank_masked, token_rank_sum",
+		}, "PASS: graph moe-token_rank, seed 1: 3 kernels simulated, 0 ops fed from the reference (not yet plannable); 1 ops computed by other ops"},
+		// The compaction alone comes with the comparison that writes its
+		// mask (its form holds for a mask of 0s and 1s), at full size.
+		{"expert_ids", []string{
+			"plan moe op expert_ids: compact has no kernel of its own: planned as the graph of the 17 ops of kinds with kernels that compute it, with grid_valid (ge), which writes its mask",
+			"graph moe-expert_ids: 18 ops (E=128, GRID=254, NB=16",
+			"16 ops planned, 2 views, 0 not yet plannable",
+		}, "PASS: graph moe-expert_ids, seed 1: 16 kernels simulated, 0 ops fed from the reference (not yet plannable); 1 ops computed by other ops"},
+	} {
+		out, stdout := planCached(t, t.TempDir(), c.op+".graph.json", append([]string{"plan", "../../workloads/moe.yaml", "--op", c.op}, cache...))
+		for _, w := range c.want {
+			assert.Contains(t, stdout, w, c.op)
+		}
+		code, stdout, stderr := runCLI(t, "verify", out)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, c.pass, c.op)
+	}
 
 	// A mask no comparison writes may hold other values than 0 and 1:
 	// the compaction has no exact form then.
@@ -844,7 +846,7 @@ func TestPlanOpExpanded(t *testing.T) {
 	require.NotEqual(t, string(data), src)
 	file := filepath.Join(t.TempDir(), "moe.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
-	code, _, stderr = runCLI(t, "plan", file, "--op", "expert_ids")
+	code, _, stderr := runCLI(t, "plan", file, "--op", "expert_ids")
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "moe.yaml:87: op expert_ids (compact): no kernel for this kind yet\n")
 }
