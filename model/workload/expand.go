@@ -353,12 +353,18 @@ func (e *expander) batchedGather(o *Op) bool {
 // one-hot's output.
 func (e *expander) boolean(t string) bool {
 	for _, o := range e.ops {
-		if slices.Contains(o.Outputs, t) {
-			switch o.Kind {
-			case KindGT, KindGE, KindLT, KindOneHot:
-				return true
-			}
+		if slices.Contains(o.Outputs, t) && zeroOne(o.Kind) {
+			return true
 		}
+	}
+	return false
+}
+
+// zeroOne reports whether ops of kind k write only 0s and 1s.
+func zeroOne(k Kind) bool {
+	switch k {
+	case KindGT, KindGE, KindLT, KindOneHot:
+		return true
 	}
 	return false
 }
@@ -572,8 +578,7 @@ func MaskOp(w *Workload, op *Op) *Op {
 	}
 	for _, o := range w.Ops {
 		if slices.Contains(o.Outputs, op.Inputs[1]) {
-			switch o.Kind {
-			case KindGT, KindGE, KindLT, KindOneHot:
+			if zeroOne(o.Kind) {
 				return o
 			}
 			return nil
