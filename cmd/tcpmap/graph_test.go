@@ -439,18 +439,26 @@ func TestGraphGatherIndex(t *testing.T) {
 			"PASS: graph gather-shift, seed 1: 1 kernels simulated, 0 ops fed from the reference (not yet plannable), 1 kernels fed from the reference (an index naming a row their DMA cannot move)"}},
 	} {
 		t.Run(tc.shift, func(t *testing.T) {
-			src := filepath.Join(dir, "g"+tc.shift+".yaml")
-			require.NoError(t, os.WriteFile(src, []byte(strings.Replace(gatherShiftYAML, "SHIFT", tc.shift, 1)), 0o644))
-			out := filepath.Join(dir, "g"+tc.shift+".graph.json")
-			code, stdout, stderr := runCLI(t, "plan", src, "--vector-ops", "--stored", "", "--cache", filepath.Join(dir, "cache"), "--out", out)
-			require.Equal(t, exitOK, code, stderr)
-			assert.Contains(t, stdout, "2 ops planned")
-			code, stdout, stderr = runCLI(t, "verify", out)
-			require.Equal(t, exitOK, code, stderr)
-			for _, w := range tc.want {
-				assert.Contains(t, stdout, w)
-			}
+			planVerifyTwoOps(t, dir, "g"+tc.shift, strings.Replace(gatherShiftYAML, "SHIFT", tc.shift, 1), tc.want)
 		})
+	}
+}
+
+// planVerifyTwoOps writes the two-op graph y as dir/name.yaml, plans it
+// whole (both ops planned, the cache in dir), verifies the plan and
+// checks that verify's output holds each of want.
+func planVerifyTwoOps(t *testing.T, dir, name, y string, want []string) {
+	t.Helper()
+	src := filepath.Join(dir, name+".yaml")
+	require.NoError(t, os.WriteFile(src, []byte(y), 0o644))
+	out := filepath.Join(dir, name+".graph.json")
+	code, stdout, stderr := runCLI(t, "plan", src, "--vector-ops", "--stored", "", "--cache", filepath.Join(dir, "cache"), "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "2 ops planned")
+	code, stdout, stderr = runCLI(t, "verify", out)
+	require.Equal(t, exitOK, code, stderr)
+	for _, w := range want {
+		assert.Contains(t, stdout, w)
 	}
 }
 
@@ -489,19 +497,9 @@ func TestGraphScatterIndex(t *testing.T) {
 		{"twice", "[Q, R]", "0", []string{"which its DMA writes in no stated order (DMA-R17)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := filepath.Join(dir, tc.name+".yaml")
 			iaxes := map[string]string{"[P]": "P: 16", "[Q, R]": "Q: 4, R: 4"}[tc.index]
 			y := strings.NewReplacer("SHIFT", tc.shift, "INDEX", tc.index, "IAXES", iaxes).Replace(scatterShiftYAML)
-			require.NoError(t, os.WriteFile(src, []byte(y), 0o644))
-			out := filepath.Join(dir, tc.name+".graph.json")
-			code, stdout, stderr := runCLI(t, "plan", src, "--vector-ops", "--stored", "", "--cache", filepath.Join(dir, "cache"), "--out", out)
-			require.Equal(t, exitOK, code, stderr)
-			assert.Contains(t, stdout, "2 ops planned")
-			code, stdout, stderr = runCLI(t, "verify", out)
-			require.Equal(t, exitOK, code, stderr)
-			for _, w := range tc.want {
-				assert.Contains(t, stdout, w)
-			}
+			planVerifyTwoOps(t, dir, tc.name, y, tc.want)
 		})
 	}
 }

@@ -33,7 +33,7 @@ func TestOpPlan(t *testing.T) {
 	require.NoError(t, err, "a version-1 plan still reads")
 
 	src := string(data)
-	for _, c := range []struct{ from, to, path string }{
+	for _, c := range []edit{
 		{`"version": 2`, `"version": 1`, "workload.kind"},
 		{`"version": 2`, `"version": 3`, "version"},
 		{`"kind": "silu"`, `"kind": "einsum"`, "workload.kind"},
@@ -45,11 +45,7 @@ func TestOpPlan(t *testing.T) {
 		{`"axes": "F=28672"`, `"axes": "F=28672", "einsum": "F -> F"`, "workload.einsum"},
 		{`"axes": "F=28672"`, `"axes": "F=1024"`, "workload.axes"},
 	} {
-		bad := strings.Replace(src, c.from, c.to, 1)
-		require.NotEqual(t, src, bad, c.from)
-		_, err := Unmarshal([]byte(bad))
-		require.Error(t, err, "%s → %s", c.from, c.to)
-		assert.Contains(t, err.Error(), c.path, "%s → %s", c.from, c.to)
+		requireRefused(t, src, c)
 	}
 	// Without its op mapping an op plan is invalid; with a contraction
 	// mapping as well, too.
@@ -94,14 +90,25 @@ func TestOpPlanOneDMA(t *testing.T) {
 	assert.Equal(t, "scatter", p.Workload.Kind)
 	require.True(t, p.Program.Ops[0].Scatter)
 	src := string(data)
-	for _, c := range []struct{ from, to, path string }{
+	for _, c := range []edit{
 		{`"slices": 0`, `"slices": 4`, "op_mapping: a scatter is one DMA"},
 		{`"op": "scatter"`, `"op": "gather"`, "program.reference: a scatter's program states its scatter reference"},
 	} {
-		bad := strings.Replace(src, c.from, c.to, 1)
-		require.NotEqual(t, src, bad, c.from)
-		_, err := Unmarshal([]byte(bad))
-		require.Error(t, err, "%s → %s", c.from, c.to)
-		assert.Contains(t, err.Error(), c.path, "%s → %s", c.from, c.to)
+		requireRefused(t, src, c)
 	}
+}
+
+// edit is a change of a stored plan's text (from → to) and the path its
+// refusal names.
+type edit struct{ from, to, path string }
+
+// requireRefused fails unless src with e's change made is refused by
+// Unmarshal at e's path.
+func requireRefused(t *testing.T, src string, e edit) {
+	t.Helper()
+	bad := strings.Replace(src, e.from, e.to, 1)
+	require.NotEqual(t, src, bad, e.from)
+	_, err := Unmarshal([]byte(bad))
+	require.Error(t, err, "%s → %s", e.from, e.to)
+	assert.Contains(t, err.Error(), e.path, "%s → %s", e.from, e.to)
 }
