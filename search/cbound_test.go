@@ -446,7 +446,7 @@ func TestStreamBoundsBelow(t *testing.T) {
 			{name: "fetch", engine: cost.EngineFetch, bound: func(c *Candidate) float64 { return s.fetchBound(c, true) }},
 			{name: "switch", engine: cost.EngineSwitch, bound: func(c *Candidate) float64 { return s.switchBound(c, true) }},
 		}
-		eachLegalEvery(t, s, sampleSparse(), func(c *Candidate, x *Evaluated) {
+		eachLegalEvery(t, s, 4*sampleSparse(), func(c *Candidate, x *Evaluated) {
 			for _, tm := range terms {
 				b := tm.bound(c)
 				if b == 0 {
@@ -504,8 +504,8 @@ func TestBankBoundBelow(t *testing.T) {
 		name, src string
 		every     int // the sample's stride under -short
 	}{
-		{"bank-proj", "name: bank-proj\neinsum: SD,DHK->SHK\naxes: {S: 32, D: 128, H: 4, K: 16}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n", sampleSparse()},
-		{"bank-gemm", "name: bank-gemm\neinsum: IK,KJ->IJ\naxes: {I: 32, J: 32, K: 256}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n", sampleEvery()},
+		{"bank-proj", "name: bank-proj\neinsum: SD,DHK->SHK\naxes: {S: 32, D: 128, H: 4, K: 16}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n", 3 * sampleSparse()},
+		{"bank-gemm", "name: bank-gemm\neinsum: IK,KJ->IJ\naxes: {I: 32, J: 32, K: 128}\ndtype: {in: bf16, acc: f32, out: bf16}\nchips: 1\n", sampleEvery()},
 	} {
 		s := newSpace(t, loadWorkload(t, tc.src))
 		ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
