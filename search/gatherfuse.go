@@ -15,7 +15,7 @@ import (
 )
 
 // A gather fused into its consumer's loads: the MoE's weight gathers copy
-// 254 expert matrices of 3 MB into W_gathered (002 L8683-8686), which the
+// 256 expert matrices of 3 MB into W_gathered (002 L8683-8686), which the
 // sparse MLP's einsums then read again. A kernel engineer reads the
 // experts' rows straight from the table instead: each DMA that loads a
 // tile of W_gathered walks W_up's rows through the index, an IndirectLoop

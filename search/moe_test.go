@@ -20,11 +20,11 @@ import (
 var (
 	downProj = spec{stationary: 0, content: PacketColumns, acc: AccSequential, mode: Dual,
 		factors: map[string]map[Level]int{"D": {Tile: 2, Cluster: 2, Slice: 2, Time: 8, Packet: 32}, "F": {Time: 768},
-			"BLK": {Tile: 16, Row: 4}, "GRID": {Tile: 2, Slice: 127}},
+			"BLK": {Tile: 16, Row: 4}, "GRID": {Tile: 2, Slice: 128}},
 		order: []string{"D", "F"}, tiles: []string{"D", "GRID", "BLK"}}
 	downProjBig = spec{stationary: 0, content: PacketColumns, acc: AccSequential, mode: Dual,
 		factors: map[string]map[Level]int{"D": {Tile: 2, Cluster: 2, Slice: 2, Time: 8, Packet: 32}, "F": {Time: 768},
-			"BLK": {Tile: 2, Time: 8, Row: 4}, "GRID": {Tile: 2, Slice: 127}},
+			"BLK": {Tile: 2, Time: 8, Row: 4}, "GRID": {Tile: 2, Slice: 128}},
 		order: []string{"BLK", "D", "F"}, tiles: []string{"D", "GRID", "BLK"}}
 )
 

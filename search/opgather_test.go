@@ -157,7 +157,7 @@ func TestScatterOp(t *testing.T) {
 	require.NoError(t, err)
 	_, err = search.PlanOp(wl, "dispatch", search.Options{})
 	require.ErrorIs(t, err, search.ErrNoKernel)
-	assert.ErrorContains(t, err, "moe.yaml:92: op dispatch (scatter): no kernel: x_blocked's layout m![BLK, GRID, D] holds the axes its index addresses as BLK, GRID, but the index's value is their position in the order x_blocked declares them, GRID, BLK")
+	assert.ErrorContains(t, err, "moe.yaml:96: op dispatch (scatter): no kernel: x_blocked's layout m![BLK, GRID, D] holds the axes its index addresses as BLK, GRID, but the index's value is their position in the order x_blocked declares them, GRID, BLK")
 
 	// The same kernel on an index naming row 0 twice.
 	dev, err := verify.NewDevice(engines.Default(), 1)

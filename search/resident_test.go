@@ -262,7 +262,7 @@ func TestPlanChain(t *testing.T) {
 	spec := engines.Default()
 	data, err := os.ReadFile("../workloads/moe.yaml")
 	require.NoError(t, err)
-	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 254, NB: 16}",
+	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 256, NB: 16}",
 		"axes: {T: 32, D: 32, F: 32, E: 8, K: 2, BLK: 64, GRID: 8, NB: 8}", 1)
 	require.NotEqual(t, string(data), src, "the MoE's axes line moved")
 	w, err := workload.Parse([]byte(src), "moe.yaml")
@@ -317,7 +317,7 @@ func TestResidentChainCache(t *testing.T) {
 	spec := engines.Default()
 	data, err := os.ReadFile("../workloads/moe.yaml")
 	require.NoError(t, err)
-	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 254, NB: 16}",
+	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 256, NB: 16}",
 		"axes: {T: 32, D: 32, F: 32, E: 8, K: 2, BLK: 64, GRID: 8, NB: 8}", 1)
 	w, err := workload.Parse([]byte(src), "moe.yaml")
 	require.NoError(t, err)

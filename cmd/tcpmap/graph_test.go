@@ -823,7 +823,7 @@ func TestPlanOpExpanded(t *testing.T) {
 		// mask (its form holds for a mask of 0s and 1s), at full size.
 		{"expert_ids", []string{
 			"plan moe op expert_ids: compact has no kernel of its own: planned as the graph of the 17 ops of kinds with kernels that compute it, with grid_valid (ge), which writes its mask",
-			"graph moe-expert_ids: 18 ops (E=128, GRID=254, NB=16",
+			"graph moe-expert_ids: 18 ops (E=128, GRID=256, NB=16",
 			"16 ops planned, 2 views, 0 not yet plannable",
 		}, "PASS: graph moe-expert_ids, seed 1: 16 kernels simulated, 0 ops fed from the reference (not yet plannable); 1 ops computed by other ops"},
 	} {
@@ -846,7 +846,7 @@ func TestPlanOpExpanded(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
 	code, _, stderr := runCLI(t, "plan", file, "--op", "expert_ids")
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, stderr, "moe.yaml:87: op expert_ids (compact): no kernel for this kind yet\n")
+	assert.Contains(t, stderr, "moe.yaml:91: op expert_ids (compact): no kernel for this kind yet\n")
 }
 
 // TestGraphTopK: a top-k planned whole in the manual's branchless form

@@ -401,7 +401,7 @@ func (e *expander) compact(o *Op) bool {
 	// Summed over x's axes one reduce an axis, the innermost first, so
 	// that each reduce's slices split the axes it keeps: one reduce over
 	// them all keeps only P, which the slices alone split (the MoE's
-	// 2 MiB of placed Expert_IDs over GRID = 254, at most 2 slices of
+	// 2 MiB of placed Expert_IDs over a GRID of 254 = 2 × 127, at most 2 slices of
 	// 512 KiB of DM, 002 L138).
 	src, kept := prod, e.tensor(oh).Axes
 	for i := len(xa) - 1; i >= 0; i-- {
