@@ -271,4 +271,3 @@ func TestStoredGraphsEmit(t *testing.T) {
 		graphRust(t, n, RustOptions{Version: "check"})
 	}
 }
-
