@@ -34,7 +34,16 @@ func TestRaceSearchNamed(t *testing.T) {
 	for _, n := range names {
 		require.True(t, declared[n], "raceSearch names %s, which no test file of search declares", n)
 	}
+	// make test's race run selects no tests itself: a -run there would
+	// keep TestMain from selecting raceSearch, and would apply to every
+	// race-tested package.
 	mk, err := os.ReadFile("../Makefile")
 	require.NoError(t, err)
-	assert.NotContains(t, string(mk), "-run $(RACE_SEARCH)", "the race run's selection is raceSearch (TestMain)")
+	unit := regexp.MustCompile(`(?m)^unit:\n((?:\t.*\n)+)`).FindSubmatch(mk)
+	require.NotNil(t, unit, "the Makefile's unit target")
+	assert.Contains(t, string(unit[1]), "-race", "unit runs the race detector")
+	assert.NotContains(t, string(unit[1]), "-run", "unit leaves the selection to TestMain")
+	pkgs := regexp.MustCompile(`(?m)^RACE_PKGS\s*:=(.*)$`).FindSubmatch(mk)
+	require.NotNil(t, pkgs, "the Makefile's RACE_PKGS")
+	assert.Contains(t, strings.Fields(string(pkgs[1])), "./search")
 }
