@@ -149,8 +149,16 @@ func planGraph(w, stderr io.Writer, g *globals, wl *workload.Workload, f graphPl
 	cache := &search.DirCache{Dir: f.cache}
 	if g.hw == "" && f.stored != "" {
 		// The stored plans were made on the embedded spec.
-		if fi, err := os.Stat(f.stored); err == nil && fi.IsDir() {
+		fi, err := os.Stat(f.stored)
+		switch {
+		case err == nil && fi.IsDir():
 			cache.Stored = f.stored
+		case f.stored != defaultStored:
+			return usageError{fmt.Errorf("--stored %s: not a directory of stored plans", f.stored)}
+		default:
+			// Run from elsewhere than the repository's root: say so, as
+			// planning the einsums takes far longer than reading them.
+			fmt.Fprintf(stderr, "plan: no stored plans (no %s here): every einsum op is searched; --stored DIR names them\n", defaultStored)
 		}
 	}
 	start := time.Now()
