@@ -241,7 +241,7 @@ func TestGraphRustChainRelayoutRefused(t *testing.T) {
 // manual's hardware takes the stored router plan, whose cluster reduce
 // exchanges its partial sums DM to DM (docs/spec-decisions.md "Cluster
 // reduce"; its plan is refused alone too, apiRefusals).
-var graphRefusals = map[string]string{"moe": "op router: emit \"moe-router\": " + "loop body[6] (dm_to_dm): op scores_ps1 -> scores_cq: " + clusterDMA}
+var graphRefusals = map[string]string{"moe": `op router: emit "moe-router": loop body[6] (dm_to_dm): op scores_ps1 -> scores_cq: ` + clusterDMA}
 
 // graphRust emits stored graph name for rust-check, or checks that the
 // emitter refuses it as graphRefusals says and returns false.
