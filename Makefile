@@ -65,39 +65,47 @@ vet:
 # the other, regress pricing the graph plans side by side (each into its
 # own slot), ran under it in no test.
 RACE_PKGS  := ./search ./search/sweep ./verify
-PLAIN_PKGS  = $(filter-out $(patsubst ./%,tcpmap/%,$(RACE_PKGS)),$(shell $(GO) list $(PKGS)))
+# search and verify select their race run's tests themselves (TestMain,
+# internal/racerun) and run whole without the detector too; search/sweep
+# runs whole under it alone.
+PLAIN_PKGS  = $(filter-out tcpmap/search tcpmap/search/sweep,$(shell $(GO) list $(PKGS)))
 
 # The race run is one go test command, so that its packages' runs
 # overlap on the 2 cores (run one after the other, they kept 1.6 cores
-# busy on average: 115 s cold, 91 s as one command, session 33). Under the detector, search runs its concurrency tests alone
-# (raceSearch in search/main_test.go: the parallel workers of Solve, the
-# exhaustive planner and an op space at a budget, a listing limit, a
-# timeout and a memory budget, the graph planner's concurrent op searches
-# and its cache, the resident chains' workers, the plans run on the
-# simulator by parallel subtests); its other tests run the same workers
-# but repeat no concurrent path those do not, and run in unit-norace.
+# busy on average: 115 s cold, 91 s as one command, session 33). Under
+# the detector, search and verify run their concurrency tests alone:
+# search's raceSearch (search/main_test.go: the parallel workers of
+# Solve, the exhaustive planner and an op space at a budget, a listing
+# limit, a timeout and a memory budget, the graph planner's concurrent op
+# searches and its cache, the resident chains' workers, the plans run on
+# the simulator by parallel subtests) and verify's raceVerify
+# (verify/main_test.go: one test of each simulator path whose slices or
+# loops run on several workers). Their other tests run the same workers
+# but repeat no concurrent path those do not, and run in unit-norace
+# (verify's under the detector: 22 s of CPU, 3 s without; session 34).
 unit:
 	$(TEST) -race -short -count=1 $(RACE_PKGS)
 
 # The tests the race detector skips or samples (raceEnabled in
 # verify/race_on_test.go, raceDetector in search), run whole without it:
 # the manual's GEMM sizes simulated on every slice, every mutated
-# configuration, the mutation study's sample; the search package's tests
-# (all of them, the race run's few included: the SAT planner against the
-# exhaustive one, the property tests of whole plans, lower bounds and
-# layouts, the planned plans on the simulator); and the packages the race
-# run leaves out (PLAIN_PKGS), with -short: among them the CLI's, whole
-# (its explain, huge-axis equivalence and product-op planning,
-# results/README.md's tables of every stored plan and layer), but for
-# TestRegressRepoBaseline, which runs `tcpmap regress` as the regress
-# target does (~23 s).
+# configuration, the mutation study's sample (RACE_SKIPPED, without
+# -short); the search package's tests (all of them, the race run's few
+# included: the SAT planner against the exhaustive one, the property
+# tests of whole plans, lower bounds and layouts, the planned plans on the
+# simulator); and the other packages (PLAIN_PKGS, verify's other tests
+# among them), with -short: among them the CLI's, whole (its explain,
+# huge-axis equivalence and product-op planning, results/README.md's
+# tables of every stored plan and layer), but for TestRegressRepoBaseline,
+# which runs `tcpmap regress` as the regress target does (~23 s).
 RACE_SKIPPED := '^(TestVerifyGoldenKernels|TestVerifyMutatedConfigs|TestMutation)$$'
+NORACE_SKIP  := '^(TestRegressRepoBaseline|TestVerifyGoldenKernels|TestVerifyMutatedConfigs|TestMutation)$$'
 
 # The runs overlap (search's on both cores, the others in turn); the
 # target fails if any does.
 unit-norace:
 	@{ $(TEST) -count=1 -run $(RACE_SKIPPED) ./verify && \
-	  $(TEST) -short -count=1 -skip '^TestRegressRepoBaseline$$' $(PLAIN_PKGS); } & v=$$!; \
+	  $(TEST) -short -count=1 -skip $(NORACE_SKIP) $(PLAIN_PKGS); } & v=$$!; \
 	$(TEST) -short -count=1 ./search; s=$$?; \
 	wait $$v; r=$$?; test $$s -eq 0 -a $$r -eq 0
 

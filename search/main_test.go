@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"tcpmap/internal/racerun"
 )
 
 // raceSearch selects the package's concurrency tests, the ones its race
@@ -26,11 +28,9 @@ const raceSearch = `^(TestWorkersDeterministic|TestMaxEvaluations|TestMaxListedI
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if raceDetector {
-		if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
-			if err := f.Value.Set(raceSearch); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(2)
-			}
+		if err := racerun.Select(raceSearch); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
 		}
 	}
 	os.Exit(m.Run())

@@ -2,13 +2,14 @@ package search
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tcpmap/internal/racerun"
 )
 
 // TestRaceSearchNamed: every test the race run selects (raceSearch, the
@@ -16,24 +17,9 @@ import (
 // removed test would otherwise drop out of the race run without a word:
 // go test -run matches nothing silently.
 func TestRaceSearchNamed(t *testing.T) {
-	m := regexp.MustCompile(`^\^\(([^)]*)\)\$$`).FindStringSubmatch(raceSearch)
-	require.NotNil(t, m, "raceSearch: ^(TestA|TestB)$")
-	files, err := filepath.Glob("*_test.go")
+	missing, err := racerun.Undeclared(raceSearch, ".")
 	require.NoError(t, err)
-	declared := map[string]bool{}
-	fn := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		require.NoError(t, err)
-		for _, d := range fn.FindAllSubmatch(src, -1) {
-			declared[string(d[1])] = true
-		}
-	}
-	names := strings.Split(m[1], "|")
-	require.NotEmpty(t, names)
-	for _, n := range names {
-		require.True(t, declared[n], "raceSearch names %s, which no test file of search declares", n)
-	}
+	assert.Empty(t, missing, "raceSearch names tests no test file of search declares")
 	// make test's race run selects no tests itself: a -run there would
 	// keep TestMain from selecting raceSearch, and would apply to every
 	// race-tested package.
@@ -46,4 +32,10 @@ func TestRaceSearchNamed(t *testing.T) {
 	pkgs := regexp.MustCompile(`(?m)^RACE_PKGS\s*:=(.*)$`).FindSubmatch(mk)
 	require.NotNil(t, pkgs, "the Makefile's RACE_PKGS")
 	assert.Contains(t, strings.Fields(string(pkgs[1])), "./search")
+	assert.Contains(t, strings.Fields(string(pkgs[1])), "./verify")
+	// verify's tests the race run leaves out run without it: the plain
+	// packages keep verify.
+	plain := regexp.MustCompile(`(?m)^PLAIN_PKGS\s*=(.*)$`).FindSubmatch(mk)
+	require.NotNil(t, plain, "the Makefile's PLAIN_PKGS")
+	assert.NotContains(t, string(plain[1]), "verify", "PLAIN_PKGS keeps verify")
 }
