@@ -1,9 +1,6 @@
 package search
 
 import (
-	"flag"
-	"fmt"
-	"os"
 	"testing"
 
 	"tcpmap/internal/racerun"
@@ -25,13 +22,4 @@ const raceSearch = `^(TestWorkersDeterministic|TestMaxEvaluations|TestMaxListedI
 // TestMain runs raceSearch's tests alone under the race detector when no
 // -run names others, so that `go test -race` of the race-tested packages
 // is one command whose packages' runs overlap (make test's unit).
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if raceDetector {
-		if err := racerun.Select(raceSearch); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { racerun.Main(m, raceDetector, raceSearch) }

@@ -1,9 +1,6 @@
 package verify
 
 import (
-	"flag"
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,16 +27,7 @@ const raceVerify = `^(TestExecMoves|TestVerifySample|TestVerifyVectorWrongConfig
 // TestMain runs raceVerify's tests alone under the race detector when no
 // -run names others, so that `go test -race` of the race-tested packages
 // is one command (make test's unit).
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if raceEnabled {
-		if err := racerun.Select(raceVerify); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { racerun.Main(m, raceEnabled, raceVerify) }
 
 // TestRaceVerifyNamed: every test the race run selects is a test of this
 // package (go test -run matches nothing silently).

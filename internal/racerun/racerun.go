@@ -16,7 +16,23 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 )
+
+// Main is a race-tested package's TestMain: it parses the flags, selects
+// pattern when race (the package's build runs the race detector) and the
+// command line names no tests, runs the tests and exits with their
+// status.
+func Main(m *testing.M, race bool, pattern string) {
+	flag.Parse()
+	if race {
+		if err := Select(pattern); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(m.Run())
+}
 
 // Select sets the test binary's -test.run to pattern when the command
 // line names no tests itself. Call it from TestMain after flag.Parse.
