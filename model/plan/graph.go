@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -343,26 +344,17 @@ type GraphSearch struct {
 // Marshal writes g as indented JSON followed by a newline; the bytes depend
 // only on g.
 func (g *Graph) Marshal() ([]byte, error) {
+	return g.Encode("")
+}
+
+// Encode returns the bytes WriteGraph writes to path: Marshal's, or, when
+// path ends in Compressed, compact and compressed (encodeFor).
+func (g *Graph) Encode(path string) ([]byte, error) {
 	raw, err := json.Marshal(g)
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return nil, err
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
-}
-
-// Encode returns the bytes WriteGraph writes to path: Marshal, compressed
-// when path ends in Compressed.
-func (g *Graph) Encode(path string) ([]byte, error) {
-	data, err := g.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	return compressFor(path, data)
+	return encodeFor(path, raw)
 }
 
 // Write writes the graph plan to path atomically (Encode).
@@ -410,7 +402,8 @@ func DecodeGraph(data []byte) (*Graph, error) {
 	return UnmarshalGraph(data)
 }
 
-// inflate gunzips data when it starts with gzip's magic bytes.
+// inflate gunzips data when it starts with gzip's magic bytes, up to
+// MaxInflated bytes.
 func inflate(data []byte) ([]byte, error) {
 	if !bytes.HasPrefix(data, []byte{0x1f, 0x8b}) {
 		return data, nil
@@ -419,14 +412,23 @@ func inflate(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := io.ReadAll(io.LimitReader(zr, MaxInflated+1))
-	if err != nil {
+	// The trailer's ISIZE (RFC 1952 §2.3.1) is the last member's size
+	// inflated, modulo 2^32: the buffer starts at that size, bounded by
+	// what deflate can inflate to (1032:1) and by MaxInflated, so that
+	// reading a 41 MB plan does not grow it twenty times over. It is a
+	// hint only: a wrong one costs a regrowth, not a wrong byte.
+	var out bytes.Buffer
+	if n := len(data); n >= 18 {
+		hint := min(int64(binary.LittleEndian.Uint32(data[n-4:])), 1032*int64(n), MaxInflated)
+		out.Grow(int(hint) + bytes.MinRead)
+	}
+	if _, err := out.ReadFrom(io.LimitReader(zr, MaxInflated+1)); err != nil {
 		return nil, err
 	}
-	if len(out) > MaxInflated {
+	if out.Len() > MaxInflated {
 		return nil, fmt.Errorf("inflates beyond %d bytes", MaxInflated)
 	}
-	return out, nil
+	return out.Bytes(), nil
 }
 
 // UnmarshalGraph reads a graph plan strictly: unknown fields are errors,

@@ -1,8 +1,12 @@
 package plan
 
 import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,6 +107,13 @@ func TestCompressed(t *testing.T) {
 	second, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, first, second, "deterministic")
+	// Compressed, the JSON is compact: Marshal's without the indentation.
+	inflated, err := inflate(first)
+	require.NoError(t, err)
+	var compact bytes.Buffer
+	require.NoError(t, json.Compact(&compact, plain))
+	compact.WriteByte('\n')
+	assert.Equal(t, compact.String(), string(inflated))
 
 	// The content decides, not the name: a plain plan named .gz reads,
 	// and a compressed one named .json.
@@ -120,6 +131,27 @@ func TestCompressed(t *testing.T) {
 	_, err = Read(bad)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), bad)
+}
+
+// TestInflateHint: the size the gzip trailer states is a hint only: a
+// stream of two members (the trailer the second's size) and one whose
+// inflated size passes MaxInflated's bound on the hint inflate whole or
+// fail as they should.
+func TestInflateHint(t *testing.T) {
+	a, err := Gzip(bytes.Repeat([]byte("a"), 100_000))
+	require.NoError(t, err)
+	b, err := Gzip([]byte("b\n"))
+	require.NoError(t, err)
+	out, err := inflate(append(slices.Clone(a), b...))
+	require.NoError(t, err)
+	assert.Equal(t, 100_002, len(out))
+	assert.Equal(t, "ab\n", string(out[99_999:]))
+	// A short stream whose trailer claims 4 GiB: the hint is bounded by
+	// the stream's length, and the bytes are checked by gzip itself.
+	bad := slices.Clone(b)
+	binary.LittleEndian.PutUint32(bad[len(bad)-4:], 0xffffffff)
+	_, err = inflate(bad)
+	assert.Error(t, err)
 }
 
 // TestUnmarshalLegacyLearned: the count older plan files wrote as
