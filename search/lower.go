@@ -324,6 +324,8 @@ func (l *lowerer) opKey(p *kernel.Program, op *kernel.Op, reloc bool) string {
 		}
 		b.WriteByte(',')
 		b.WriteString(st.Param)
+		b.WriteByte(',')
+		b.WriteString(st.Axis)
 	}
 	return b.String()
 }

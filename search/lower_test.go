@@ -2,12 +2,16 @@ package search
 
 import (
 	"errors"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tcpmap/cost"
 	"tcpmap/engines"
+	"tcpmap/model/workload"
 )
 
 // TestLowererMatchesLower: the op memo, relocation of tile views' DMA ops
@@ -75,4 +79,85 @@ func TestLowererMatchesLower(t *testing.T) {
 	require.Positive(t, legal)
 	assert.Positive(t, l.relocs, "tile views' DMA ops are relocated")
 	t.Logf("%d candidates, %d legal; memo %d hits (%d relocated), %d misses", n, legal, l.hits, l.relocs, l.misses)
+}
+
+// TestOpLowererMatchesLower: the op spaces' lowering (opSpace.lower, the
+// lowerer with engines.Lower's validation, and engines.Lower itself for
+// what the lowerer does not cover) gives every candidate the program
+// engines.Lower gives it, or the same error: every op kernel of the decode
+// layer, of the attention head (S = T = 256) and of the MoE block at
+// reduced sizes (its K = 8 form, every op a kernel), one worker's lowerer
+// carried from candidate to candidate as a search's is. Under -short it
+// takes every 10th candidate of each space.
+func TestOpLowererMatchesLower(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded: make test runs it without the race detector in unit-norace")
+	}
+	t.Parallel()
+	head := residentHead(t)
+	data, err := os.ReadFile("../workloads/moe.yaml")
+	require.NoError(t, err)
+	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 256, NB: 16}",
+		"axes: {T: 32, D: 32, F: 32, E: 8, K: 8, BLK: 64, GRID: 12, NB: 8}", 1)
+	require.NotEqual(t, string(data), src, "the MoE's axes line moved")
+	moe, err := workload.Parse([]byte(src), "moe.yaml")
+	require.NoError(t, err)
+	moe, _, err = workload.Expand(moe)
+	require.NoError(t, err)
+	spec := engines.Default()
+	every := sampleEvery()
+	spaces, compared, covered, failed := 0, 0, 0, 0
+	for _, w := range []*workload.Workload{workloadFile(t, "llama3-70b-decode.yaml"), head, moe} {
+		for _, o := range w.Ops {
+			if o.Kind == workload.KindEinsum || o.Kind == workload.KindReshape {
+				continue
+			}
+			s, err := newOpSpace(w, o, spec)
+			if err != nil {
+				continue // no kernel of its kind at these sizes
+			}
+			spaces++
+			m, err := cost.NewModel(spec)
+			require.NoError(t, err)
+			for i, c := range s.cands {
+				if i%every != 0 {
+					continue
+				}
+				p1, err1 := s.build(c)
+				p2, err2 := s.build(c)
+				require.Equal(t, err1 == nil, err2 == nil)
+				if err1 != nil {
+					continue
+				}
+				if err1 = engines.Check(spec, p1); err1 != nil {
+					continue
+				}
+				if lowererCovers(p1) {
+					covered++
+				}
+				err1 = s.lower(p1, m)
+				err2 = engines.Lower(spec, p2)
+				compared++
+				require.Equal(t, err2 == nil, err1 == nil, "%s %s %+v: %v / %v", w.Name, o.Name, c, err1, err2)
+				if err2 != nil {
+					failed++
+					var le1, le2 *engines.LowerError
+					if errors.As(err2, &le2) {
+						require.True(t, errors.As(err1, &le1), "%s %s: %v", w.Name, o.Name, err1)
+						assert.Equal(t, le2.Op, le1.Op)
+						assert.Equal(t, le2.Stage, le1.Stage)
+					}
+					assert.Equal(t, err2.Error(), err1.Error())
+					continue
+				}
+				j1, err := p1.MarshalJSON()
+				require.NoError(t, err)
+				j2, err := p2.MarshalJSON()
+				require.NoError(t, err)
+				require.Equal(t, string(j2), string(j1), "%s %s %+v", w.Name, o.Name, c)
+			}
+		}
+	}
+	t.Logf("%d op spaces, %d candidates compared (%d refused alike), %d lowered by the lowerer", spaces, compared, failed, covered)
+	assert.Greater(t, covered, compared/2, "most op kernels are the lowerer's")
 }

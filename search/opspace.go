@@ -129,6 +129,9 @@ type opSpace struct {
 	// axes is the program's axes declaration.
 	axes  string
 	cands []opCand
+	// lowerers holds each worker's lowerer, keyed by the worker's cost
+	// model (*cost.Model → *lowerer; lower).
+	lowerers sync.Map
 }
 
 // maxOpTiles bounds an op's tiles: 64 tiles of a 16 MB tensor are 256 KB
@@ -1767,7 +1770,7 @@ func (s *opSpace) price(p *kernel.Program, m *cost.Model) (*cost.Report, error) 
 	if err := engines.Check(s.spec, p); err != nil {
 		return nil, err
 	}
-	if err := engines.Lower(s.spec, p); err != nil {
+	if err := s.lower(p, m); err != nil {
 		return nil, err
 	}
 	r, err := m.Evaluate(p)
@@ -1778,6 +1781,56 @@ func (s *opSpace) price(p *kernel.Program, m *cost.Model) (*cost.Report, error) 
 		return nil, err
 	}
 	return r.Clone(), nil
+}
+
+// lower lowers p as engines.Lower does, through the lowerer of the
+// worker pricing with m (each worker prices with a cost model of its own):
+// the kernels of one op space share most of their ops (a tile's moves at
+// other HBM addresses, the loads and chains of forms and staggers alike),
+// which the lowerer derives once (search/lower.go; the decode layer's
+// planning spent a third of its CPU in engines.Lower, session 34). A
+// program the lowerer does not cover — handoffs, a gather's index, a
+// gathered load, a configuration stated before lowering — is lowered by
+// engines.Lower. TestOpLowererMatchesLower checks the two alike.
+func (s *opSpace) lower(p *kernel.Program, m *cost.Model) error {
+	if !lowererCovers(p) {
+		return engines.Lower(s.spec, p)
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	l, ok := s.lowerers.Load(m)
+	if !ok {
+		l, _ = s.lowerers.LoadOrStore(m, newLowerer(s.spec))
+	}
+	return l.(*lowerer).lower(p)
+}
+
+// lowererCovers reports whether the lowerer lowers p as engines.Lower
+// does: p has no handoffs, no gather (an op's index or a gathered load,
+// whose lowering reads tensors the op does not name) and no configuration
+// stated before lowering (which engines.Lower keeps, and the lowerer's
+// memo does not key).
+func lowererCovers(p *kernel.Program) bool {
+	if len(p.Handoff) > 0 {
+		return false
+	}
+	for _, t := range p.Tensors {
+		if t.Gather != nil {
+			return false
+		}
+	}
+	for _, op := range p.Ops {
+		if op.Index != "" || op.DMA != nil {
+			return false
+		}
+		for _, st := range op.Stages {
+			if st.Config != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // evaluate builds, lowers and prices one candidate.
