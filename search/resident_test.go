@@ -32,6 +32,18 @@ func residentHead(t *testing.T) *workload.Workload {
 	return w
 }
 
+// moeAt is workloads/moe.yaml with its axes line set to axes.
+func moeAt(t *testing.T, axes string) *workload.Workload {
+	t.Helper()
+	data, err := os.ReadFile("../workloads/moe.yaml")
+	require.NoError(t, err)
+	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 256, NB: 16}", "axes: "+axes, 1)
+	require.NotEqual(t, string(data), src, "the MoE's axes line moved")
+	w, err := workload.Parse([]byte(src), "moe.yaml")
+	require.NoError(t, err)
+	return w
+}
+
 // handoffs returns the handoffs of kind that move tensor x of p, and
 // whether any op of p still moves x between HBM and DM.
 func handoffsOf(p *kernel.Program, x string, kind kernel.OpKind) (n int, moved bool) {
@@ -260,13 +272,7 @@ func BenchmarkPlanResident(b *testing.B) {
 // results carried without rounding.
 func TestPlanChain(t *testing.T) {
 	spec := engines.Default()
-	data, err := os.ReadFile("../workloads/moe.yaml")
-	require.NoError(t, err)
-	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 256, NB: 16}",
-		"axes: {T: 32, D: 32, F: 32, E: 8, K: 2, BLK: 64, GRID: 8, NB: 8}", 1)
-	require.NotEqual(t, string(data), src, "the MoE's axes line moved")
-	w, err := workload.Parse([]byte(src), "moe.yaml")
-	require.NoError(t, err)
+	w := moeAt(t, "{T: 32, D: 32, F: 32, E: 8, K: 2, BLK: 64, GRID: 8, NB: 8}")
 	ops := []*workload.Op{findOp(w, "diff"), findOp(w, "has_block"), findOp(w, "grid")}
 	ch, err := PlanChain(w, ops, []string{"diff", "has_block"}, spec)
 	require.NoError(t, err)
@@ -315,12 +321,7 @@ func TestPlanChain(t *testing.T) {
 // kept as its error (KEY.nochain).
 func TestResidentChainCache(t *testing.T) {
 	spec := engines.Default()
-	data, err := os.ReadFile("../workloads/moe.yaml")
-	require.NoError(t, err)
-	src := strings.Replace(string(data), "axes: {T: 1024, D: 2048, F: 768, E: 128, K: 8, BLK: 64, GRID: 256, NB: 16}",
-		"axes: {T: 32, D: 32, F: 32, E: 8, K: 2, BLK: 64, GRID: 8, NB: 8}", 1)
-	w, err := workload.Parse([]byte(src), "moe.yaml")
-	require.NoError(t, err)
+	w := moeAt(t, "{T: 32, D: 32, F: 32, E: 8, K: 2, BLK: 64, GRID: 8, NB: 8}")
 	ops := []*workload.Op{findOp(w, "diff"), findOp(w, "has_block")}
 	dir := t.TempDir()
 	first := &residentMemo{pairs: map[string]residentResult{}, cache: &DirCache{Dir: dir}}
