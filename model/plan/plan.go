@@ -333,11 +333,14 @@ type RuleCount struct {
 // Marshal writes p as indented JSON followed by a newline. The bytes depend
 // only on p.
 func (p *Plan) Marshal() ([]byte, error) {
-	return p.encode("")
+	return p.Encode("")
 }
 
-// encode is Marshal, or Encode for path.
-func (p *Plan) encode(path string) ([]byte, error) {
+// Encode returns the bytes Write writes to path: the plan's JSON as
+// Marshal writes it, or, when path ends in Compressed, without the
+// indentation and gzip-compressed (encodeFor). The same plan gives the
+// same bytes.
+func (p *Plan) Encode(path string) ([]byte, error) {
 	if p.Program == nil {
 		return nil, fmt.Errorf("plan: no kernel program")
 	}
@@ -430,14 +433,6 @@ func Decode(data []byte) (*Plan, error) {
 		return nil, err
 	}
 	return Unmarshal(data)
-}
-
-// Encode returns the bytes Write writes to path: the plan's JSON as
-// Marshal writes it, or, when path ends in Compressed, without the
-// indentation and gzip-compressed (encodeFor). The same plan gives the
-// same bytes.
-func (p *Plan) Encode(path string) ([]byte, error) {
-	return p.encode(path)
 }
 
 // encodeFor returns a document's compact JSON as a file at path holds it,

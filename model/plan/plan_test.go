@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -150,8 +151,12 @@ func TestInflateHint(t *testing.T) {
 	// the stream's length, and the bytes are checked by gzip itself.
 	bad := slices.Clone(b)
 	binary.LittleEndian.PutUint32(bad[len(bad)-4:], 0xffffffff)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	_, err = inflate(bad)
+	runtime.ReadMemStats(&after)
 	assert.Error(t, err)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "the buffer the lying trailer asked for")
 }
 
 // TestUnmarshalLegacyLearned: the count older plan files wrote as
