@@ -581,8 +581,9 @@ func (k *Skeleton) Candidate() Candidate {
 // fixed, the cycles every kernel pays, and rate, the HBM read bytes a
 // cycle; the bounds are fixed + the compute packets a slice runs, and
 // fixed + each input's bytes times its replication (and short-run penalty)
-// over rate.
-func (e *Encoding) BoundLits(x, fixed, rate float64) []Lit {
+// over rate; input handed (an index, or -1 for none) is handed over in
+// DM by the kernel before, read from no HBM: it has no input bound.
+func (e *Encoding) BoundLits(x, fixed, rate float64, handed int) []Lit {
 	s := e.s
 	sc := float64(e.scale)
 	var out []Lit
@@ -596,7 +597,7 @@ func (e *Encoding) BoundLits(x, fixed, rate float64) []Lit {
 	out = append(out, e.timeSum.AtMost(e.unitWeight-int(math.Ceil(k-1e-9))))
 	for t := range 2 {
 		n, err := s.P.In[t].Bytes()
-		if err != nil || n == 0 {
+		if err != nil || n == 0 || t == handed {
 			continue
 		}
 		// fixed + bytes·2^{Σ/scale}/rate ≤ x  ⟺  Σ ≤ scale·log2((x-fixed)·rate/bytes).

@@ -84,6 +84,21 @@ func (s *Space) hbmReadBytesPerCycle() float64 {
 	return s.hbmBytesPerCycle() * h.ReadTBPerS.Value / h.PeakTBPerS.Value
 }
 
+// fixedStartups is the DMA startups every candidate waits for: the first
+// chain's to_dm and the last to_hbm after the last chain (bound.go's
+// comment above), or one of them when a tensor is handed over in DM (a
+// resident chain's einsum side, Space.hand: its store or its load
+// left out).
+func (s *Space) fixedStartups() float64 {
+	if s.hand != nil {
+		return float64(s.Spec.DMA.StartupCycles.Value)
+	}
+	return 2 * float64(s.Spec.DMA.StartupCycles.Value)
+}
+
+// handed reports whether tensor t is handed over in DM (Space.hand).
+func (s *Space) handed(t int) bool { return s.hand != nil && s.hand.t == t }
+
 // lowerBounds computes c's bounds from its Cluster, Slice, Row and Packet
 // factors: the bounds of its skeleton, whatever its DM layouts.
 func (s *Space) lowerBounds(c *Candidate) bounds { return s.boundsOf(c, false) }
@@ -113,7 +128,7 @@ func (s *Space) packets(c *Candidate) float64 {
 func (s *Space) boundsWith(c *Candidate, loads *[NumTensors]dmaLoad) bounds {
 	var b bounds
 	packets := s.packets(c)
-	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
+	fixed := s.fixedStartups()
 	b.compute = fixed + packets
 	if c.Switch {
 		// The main chains' switches, one after the other on the main
@@ -125,8 +140,8 @@ func (s *Space) boundsWith(c *Candidate, loads *[NumTensors]dmaLoad) bounds {
 	for t := range 2 {
 		o := &s.P.In[t]
 		n, err := o.Bytes()
-		if err != nil {
-			continue
+		if err != nil || s.handed(t) {
+			continue // a handed-over input is not read from HBM
 		}
 		_, repl := s.share(c, o)
 		bytes := float64(n) * repl
@@ -219,7 +234,7 @@ func (s *Space) placementBound(c *Candidate) float64 {
 // placementBoundOf is placementBound for c's stationary input and switch.
 func (s *Space) placementBoundOf(c *Candidate) float64 {
 	b := s.lowerBounds(c)
-	fixed := 2 * float64(s.Spec.DMA.StartupCycles.Value)
+	fixed := s.fixedStartups()
 	return max(b.input[0], b.input[1], s.dmaCycles(c, false, false).cycles(fixed))
 }
 
@@ -262,6 +277,9 @@ func (s *Space) dmaCycles(c *Candidate, acc, layout bool) dmaLoad {
 // Engine's time, the HBM channels' time and the read or write bandwidth's
 // time moving all of t once.
 func (s *Space) tensorDMA(c *Candidate, t int, acc, layout bool) dmaLoad {
+	if s.handed(t) {
+		return dmaLoad{} // handed over in DM: no DMA (einsumres.go)
+	}
 	slices := 1
 	for a := range s.P.Axes {
 		slices *= c.Factor(a, Slice)

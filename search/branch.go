@@ -251,7 +251,7 @@ func newBnB(s *Space, opts Options) (*bnb, error) {
 	}
 	sv := &bnb{s: s, e: e, opts: opts, res: res, st: &res.Stats, ev: ev, pool: pool, refused: refused,
 		top: max(opts.Top, 1), n: len(s.P.Axes), start: start, every: opts.ProgressEvery,
-		cur: math.Inf(1), level: 2 * float64(s.Spec.DMA.StartupCycles.Value), incumbentBound: math.Inf(1),
+		cur: math.Inf(1), level: s.fixedStartups(), incumbentBound: math.Inf(1),
 		expanded: map[itemKey]expansion{}, speculated: map[Candidate]exactOut{}, tracks: map[Skeleton]*skeletonTrack{}}
 	if sv.every <= 0 {
 		sv.every = time.Second
@@ -349,8 +349,11 @@ func (sv *bnb) run() {
 // boundLits returns the encoding's literals stating that a skeleton's
 // lower bounds (bound.go) are at most x cycles.
 func (sv *bnb) boundLits(x float64) []constraints.Lit {
-	fixed := 2 * float64(sv.s.Spec.DMA.StartupCycles.Value)
-	return sv.e.BoundLits(x, fixed, sv.s.hbmReadBytesPerCycle())
+	handed := -1
+	if sv.s.hand != nil {
+		handed = sv.s.hand.t
+	}
+	return sv.e.BoundLits(x, sv.s.fixedStartups(), sv.s.hbmReadBytesPerCycle(), handed)
 }
 
 // finish fills the statistics and the proof: proven when the search ran

@@ -202,6 +202,9 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad, chain floa
 	}
 	sub := s.subCycles(c) / float64(tiles[w])
 	out := load[TensorOut].cycles(startup)
+	if s.handed(TensorOut) {
+		out = 0 // the output stays in DM: no store (einsumres.go)
+	}
 	dw, dx := load[w].cycles(startup), load[x].cycles(startup)
 	first := max(dw+sub, dx, load[w].add(load[x]).cycles(startup)) + main
 	// The sub context loads W each time the tile loops change its tile
@@ -285,7 +288,7 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad, chain floa
 // takes at least the loads and the stores before the last load, then the
 // stores after it, each load's batch and the stores' with its startup.
 func (s *Space) storeTail(c *Candidate, sh *tileShape, nk int, load [NumTensors]dmaLoad, all dmaLoad, startup float64) float64 {
-	if nk != 1 || s.ClusterSplit(c) != 1 {
+	if nk != 1 || s.ClusterSplit(c) != 1 || s.handed(TensorOut) {
 		return 0
 	}
 	counts := sh.counts[:sh.nt]

@@ -192,6 +192,11 @@ type Evaluated struct {
 	Report  *cost.Report
 	// key is the candidate's canonical text, the SAT planner's tie-break.
 	key string
+	// handKey and handAddrs are a resident einsum's handover
+	// (evaluator.handover).
+	handKey   string
+	handAddrs []int64
+	handDM    *kernel.Tensor
 }
 
 // Result is a search's outcome.
@@ -240,6 +245,11 @@ type evaluator struct {
 	// banks caches whether a main chain's fetch serializes with DMA by
 	// its request (bankBound).
 	banks map[bankKey]bool
+	// handKey and handAddrs are the handover of the program handover
+	// took its output's stores from last (a resident pair's einsum side).
+	handKey   string
+	handAddrs []int64
+	handDM    *kernel.Tensor
 }
 
 func newEvaluator(s *Space, stats *Stats) (*evaluator, error) {
@@ -266,6 +276,8 @@ func (e *evaluator) reject(err error) string {
 		id = "not-modelled"
 	} else if errors.As(err, new(opShapeError)) {
 		id = "op-shape"
+	} else if errors.As(err, new(handoverError)) {
+		id = "resident-handover"
 	}
 	r, ok := e.stats.Illegal[id]
 	if !ok {
@@ -292,6 +304,9 @@ func (e *evaluator) evaluateWhy(idx int, c *Candidate, cutoff *Evaluated) (*Eval
 		return nil, e.reject(err)
 	}
 	if err := e.low.lower(p); err != nil {
+		return nil, e.reject(err)
+	}
+	if err := e.handover(p); err != nil {
 		return nil, e.reject(err)
 	}
 	if cutoff != nil {

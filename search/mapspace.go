@@ -95,6 +95,9 @@ type Space struct {
 	*constraints.Space
 	// memo caches the expression algebra of Build (memo.go).
 	memo *exprMemo
+	// hand, when set, makes the space a resident pair's einsum side: its
+	// output stays in DM for the kernels after it (einsumres.go).
+	hand *einsumHand
 }
 
 // NewSpace returns the mapspace of p.
@@ -108,11 +111,18 @@ func NewSpace(p *Problem, spec *engines.Spec) (*Space, error) {
 
 // WithMaxTiles returns a copy of s whose tiled candidates have at most n
 // tiles (s keeps its own bound); the copy shares the memo.
-func (s *Space) WithMaxTiles(n int) *Space { return wrap(s.Space.WithMaxTiles(n), s.memo) }
+func (s *Space) WithMaxTiles(n int) *Space { return s.rewrap(s.Space.WithMaxTiles(n)) }
 
 // WithSplitK returns a copy of s with split-K candidates or without
 // (constraints.Space.WithSplitK); the copy shares the memo.
-func (s *Space) WithSplitK(on bool) *Space { return wrap(s.Space.WithSplitK(on), s.memo) }
+func (s *Space) WithSplitK(on bool) *Space { return s.rewrap(s.Space.WithSplitK(on)) }
+
+// rewrap makes cs a planner's space sharing s's memo and handover.
+func (s *Space) rewrap(cs *constraints.Space) *Space {
+	n := wrap(cs, s.memo)
+	n.hand = s.hand
+	return n
+}
 
 // wrap makes cs a planner's space sharing memo.
 func wrap(cs *constraints.Space, memo *exprMemo) *Space {
@@ -123,28 +133,28 @@ func wrap(cs *constraints.Space, memo *exprMemo) *Space {
 
 // WithTileK returns a copy of s with K-chunked candidates or without
 // (constraints.Space.WithTileK); the copy shares the memo.
-func (s *Space) WithTileK(on bool) *Space { return wrap(s.Space.WithTileK(on), s.memo) }
+func (s *Space) WithTileK(on bool) *Space { return s.rewrap(s.Space.WithTileK(on)) }
 
 // WithClusterK returns a copy of s with candidates whose contracted axes
 // split across the clusters or without (constraints.Space.WithClusterK);
 // the copy shares the memo.
-func (s *Space) WithClusterK(on bool) *Space { return wrap(s.Space.WithClusterK(on), s.memo) }
+func (s *Space) WithClusterK(on bool) *Space { return s.rewrap(s.Space.WithClusterK(on)) }
 
 // WithRowsOuter returns a copy of s with or without the candidates whose
 // Row digits sit above their Time digits (constraints.Space.WithRowsOuter);
 // the copy shares the memo.
-func (s *Space) WithRowsOuter(on bool) *Space { return wrap(s.Space.WithRowsOuter(on), s.memo) }
+func (s *Space) WithRowsOuter(on bool) *Space { return s.rewrap(s.Space.WithRowsOuter(on)) }
 
 // WithDealsOut returns a copy of s with or without the candidates whose
 // Slice digits sit below their Time digits
 // (constraints.Space.WithDealsOut); the copy shares the memo.
-func (s *Space) WithDealsOut(on bool) *Space { return wrap(s.Space.WithDealsOut(on), s.memo) }
+func (s *Space) WithDealsOut(on bool) *Space { return s.rewrap(s.Space.WithDealsOut(on)) }
 
 // WithClustersInner is constraints.Space.WithClustersInner, keeping the
 // memo.
 func (s *Space) WithClustersInner(on bool) *Space {
-	return wrap(s.Space.WithClustersInner(on), s.memo)
+	return s.rewrap(s.Space.WithClustersInner(on))
 }
 
 // WithAllOrders is constraints.Space.WithAllOrders, keeping the memo.
-func (s *Space) WithAllOrders(on bool) *Space { return wrap(s.Space.WithAllOrders(on), s.memo) }
+func (s *Space) WithAllOrders(on bool) *Space { return s.rewrap(s.Space.WithAllOrders(on)) }

@@ -131,7 +131,7 @@ type opSpace struct {
 	cands []opCand
 	// lowerers holds each worker's lowerer, keyed by the worker's cost
 	// model (*cost.Model → *lowerer; lower).
-	lowerers sync.Map
+	lowerers *sync.Map
 }
 
 // maxOpTiles bounds an op's tiles: 64 tiles of a 16 MB tensor are 256 KB
@@ -169,7 +169,7 @@ var opForms = map[workload.Kind][]string{
 // newOpSpace derives the mapspace of o, or says why the op has none.
 func newOpSpace(w *workload.Workload, o *workload.Op, spec *engines.Spec) (*opSpace, error) {
 	at := fmt.Sprintf("%s:%d: op %s (%s)", w.File, o.Line, o.Name, o.Kind)
-	s := &opSpace{w: w, o: o, spec: spec, out: w.Tensor(o.Outputs[0])}
+	s := &opSpace{w: w, o: o, spec: spec, out: w.Tensor(o.Outputs[0]), lowerers: &sync.Map{}}
 	// A `scalar:` stands for the last input and is not listed.
 	for _, name := range o.Inputs {
 		s.ins = append(s.ins, w.Tensor(name))

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,9 @@ func (e *evaluator) tryBound(c *Candidate, cut float64) boundOut {
 	}
 	if err := e.low.lower(p); err != nil {
 		return boundOut{err: err, lowered: true}
+	}
+	if err := e.handover(p); err != nil {
+		return boundOut{err: err}
 	}
 	return e.priceBound(p)
 }
@@ -133,6 +137,9 @@ func (e *evaluator) tryExact(c *Candidate) exactOut {
 	if err := e.low.lower(p); err != nil {
 		return exactOut{err: err}
 	}
+	if err := e.handover(p); err != nil {
+		return exactOut{err: err}
+	}
 	return e.priceExact(c, p, true)
 }
 
@@ -147,10 +154,21 @@ func (e *evaluator) priceExact(c *Candidate, p *kernel.Program, own bool) exactO
 	if err := r.Err(); err != nil {
 		return exactOut{err: err, priced: true}
 	}
-	if own {
+	if own || e.s.hand != nil {
 		r = r.Clone()
 	}
+	if e.s.hand != nil {
+		// The pair's price, less the continuation's floor (einsumres.go).
+		more, err := e.s.hand.more(e.handKey, e.handAddrs, e.handDM)
+		if err != nil {
+			return exactOut{err: err, priced: true}
+		}
+		r.Cycles += more
+	}
 	x := &Evaluated{Candidate: *c, Program: p, Report: r}
+	if e.s.hand != nil {
+		x.handKey, x.handAddrs, x.handDM = e.handKey, slices.Clone(e.handAddrs), e.handDM
+	}
 	if e.strict {
 		x.key = c.String(e.s.P)
 	}

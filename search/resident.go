@@ -121,8 +121,9 @@ func handoffKey(es []handoffEntry) string {
 // relocate puts the consumer's handed-over DM tensors at the producer's
 // addresses and moves every other DM tensor of p that would share a byte
 // with them past the highest DM byte p uses (256-byte aligned, a DMA unit,
-// 002 L2939).
-func relocate(p *kernel.Program, es []handoffEntry, addrs []int64) error {
+// 002 L2939). A tensor of pinned (another handover's, which must stay where
+// it is) that would move is an error.
+func relocate(p *kernel.Program, es []handoffEntry, addrs []int64, pinned ...*kernel.Tensor) error {
 	type span struct{ lo, hi int64 }
 	var taken []span
 	handed := map[*kernel.Tensor]bool{}
@@ -162,6 +163,9 @@ func relocate(p *kernel.Program, es []handoffEntry, addrs []int64) error {
 		if !slices.ContainsFunc(taken, func(s span) bool { return t.Addr < s.hi && s.lo < t.Addr+n }) {
 			continue
 		}
+		if slices.Contains(pinned, t) {
+			return fmt.Errorf("DM tensor %s, handed over from the kernel before, lies where %s's handover must", t.Name, p.Name)
+		}
 		top = (top + align - 1) / align * align
 		t.Addr = top
 		top += n
@@ -171,7 +175,11 @@ func relocate(p *kernel.Program, es []handoffEntry, addrs []int64) error {
 
 // residentSide is one priced kernel of a pair.
 type residentSide struct {
-	c      opCand
+	sp *opSpace
+	c  opCand
+	// inAddrs are where its handed-over input was moved (none for the
+	// first kernel of a chain).
+	inAddrs []int64
 	prog   *kernel.Program
 	report *cost.Report
 	es     []handoffEntry
@@ -213,6 +221,8 @@ type chainLink struct {
 	addrs []int64
 	cost  float64
 	sides []residentSide
+	// out is the handed-over tensors' entries in the last kernel.
+	out []handoffEntry
 }
 
 // PlanChain plans ops of graph workload w in a chain, each leaving its
@@ -224,44 +234,86 @@ func PlanChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engi
 	if len(ops) < 2 || len(xs) != len(ops)-1 {
 		return nil, fmt.Errorf("a chain of %d ops hands %d tensors over", len(ops), len(xs))
 	}
+	if ops[0].Kind == workload.KindEinsum {
+		return planEinsumChain(w, ops, xs, spec)
+	}
+	if ops[len(ops)-1].Kind == workload.KindEinsum {
+		return planChainToEinsum(w, ops, xs, spec)
+	}
+	spaces, stats, err := chainSpaces(w, ops, xs, spec)
+	if err != nil {
+		return nil, err
+	}
+	links, pairs, err := chainLinks(spec, spaces[:len(ops)-1], xs, stats)
+	if err != nil {
+		return nil, err
+	}
+	best, n, err := lastLink(spec, links, spaces[len(ops)-1].all(), xs[len(xs)-1], stats[len(ops)-1])
+	if err != nil {
+		return nil, err
+	}
+	pairs += n
+	if best == nil {
+		names := make([]string, len(ops))
+		for k, o := range ops {
+			names[k] = o.Name
+		}
+		return nil, fmt.Errorf("no kernels of %s agree on where %s sit in DM, each of their tiles in a buffer of its own", strings.Join(names, ", "), strings.Join(xs, ", "))
+	}
+	ch := &ResidentChain{Pairs: pairs}
+	for k, side := range best.sides {
+		pl := side.sp.plan(&opEvaluated{c: side.c, program: side.prog, report: side.report}, stats[k])
+		var says []string
+		if k > 0 {
+			says = append(says, fmt.Sprintf("%s taken in DM from %s", xs[k-1], ops[k-1].Name))
+		}
+		if k < len(xs) {
+			says = append(says, fmt.Sprintf("%s left in DM for %s", xs[k], ops[k+1].Name))
+		}
+		pl.Search.Resident = strings.Join(says, "; ")
+		ch.Plans = append(ch.Plans, pl)
+	}
+	return ch, nil
+}
+
+// chainSpaces is the op spaces of a chain's ops (each a Vector Engine
+// op kernel) and their statistics, checked against the tensors xs[k]
+// ops[k] hands to ops[k+1].
+func chainSpaces(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec) ([]*opSpace, []*Stats, error) {
 	spaces := make([]*opSpace, len(ops))
 	stats := make([]*Stats, len(ops))
 	for k, o := range ops {
+		stats[k] = &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
+		if o.Kind == workload.KindEinsum {
+			continue // the einsum's end of a chain (einsumres.go)
+		}
 		if !residentKind(o.Kind) {
-			return nil, fmt.Errorf("op %s (%s) is not a Vector Engine op kernel", o.Name, o.Kind)
+			return nil, nil, fmt.Errorf("op %s (%s) is not a Vector Engine op kernel", o.Name, o.Kind)
 		}
 		var err error
 		if spaces[k], err = newOpSpace(w, o, spec); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		stats[k] = &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
 	}
 	for k, x := range xs {
-		if spaces[k].out.Name != x || !slices.ContainsFunc(spaces[k+1].ins, func(t *workload.Tensor) bool { return t.Name == x }) {
-			return nil, fmt.Errorf("tensor %s is not %s's output and an input of %s", x, ops[k].Name, ops[k+1].Name)
+		if k+1 >= len(ops) {
+			break
+		}
+		if spaces[k] != nil && spaces[k].out.Name != x ||
+			spaces[k+1] != nil && !slices.ContainsFunc(spaces[k+1].ins, func(t *workload.Tensor) bool { return t.Name == x }) {
+			return nil, nil, fmt.Errorf("tensor %s is not %s's output and an input of %s", x, ops[k].Name, ops[k+1].Name)
 		}
 	}
-	// The first op's kernels, built and priced by several workers at
-	// once, then read off in candidate order: the cheapest of each
-	// handover.
-	var links []chainLink
-	keep := func(ls []chainLink, l chainLink) []chainLink {
-		i := slices.IndexFunc(ls, func(h chainLink) bool { return h.key == l.key && slices.Equal(h.addrs, l.addrs) })
-		switch {
-		case i < 0:
-			return append(ls, l)
-		case l.cost < ls[i].cost:
-			ls[i] = l
-		}
-		return ls
-	}
-	handover := func(es []handoffEntry) (string, []int64) {
-		var addrs []int64
-		for _, e := range es {
-			addrs = append(addrs, e.dm.Addr)
-		}
-		return handoffKey(es), addrs
-	}
+	return spaces, stats, nil
+}
+
+// chainLinks is the cheapest chain of kernels of spaces, each handing its
+// output xs[k] over to the next (the last's to whatever follows), to each
+// handover of the last's output: the first op's kernels built and priced
+// by several workers at once, then read off in candidate order, the
+// cheapest of each handover; each next op's paired with them
+// (extendChain). pairs counts the kernels priced against a handover.
+func chainLinks(spec *engines.Spec, spaces []*opSpace, xs []string, stats []*Stats) (links []chainLink, pairs int, err error) {
 	{
 		sp, x, st := spaces[0], xs[0], stats[0]
 		ev := &evaluator{stats: st}
@@ -272,7 +324,7 @@ func PlanChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engi
 		firsts := make([]built, len(sp.cands))
 		if err := inParallel(spec, len(sp.cands), func(i int, m *cost.Model) {
 			b := &firsts[i]
-			b.side.c = sp.cands[i]
+			b.side.sp, b.side.c = sp, sp.cands[i]
 			if b.side.c.Tiles > 1 {
 				b.side.c.KeepOut = x // every tile's output still in DM at the end
 			}
@@ -283,7 +335,7 @@ func PlanChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engi
 				b.side.report, b.err = sp.price(b.side.prog, m)
 			}
 		}); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for _, b := range firsts {
 			st.Candidates++
@@ -297,128 +349,158 @@ func PlanChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engi
 			st.Legal++
 			st.CostEvaluations++
 			key, addrs := handover(b.side.es)
-			links = keep(links, chainLink{key: key, addrs: addrs, cost: b.side.report.Cycles, sides: []residentSide{b.side}})
+			links = keepLink(links, chainLink{key: key, addrs: addrs, cost: b.side.report.Cycles, sides: []residentSide{b.side}, out: b.side.es})
 		}
 	}
-	// Each next op: its kernels whose handed-over input matches a
-	// handover of the previous, moved to its addresses and priced, again
-	// in parallel and read off in candidate and handover order.
-	pairs := 0
-	var best *chainLink
-	for k := 1; k < len(ops); k++ {
-		sc, in, st := spaces[k], xs[k-1], stats[k]
-		out := ""
-		if k < len(xs) {
-			out = xs[k]
+	for k := 1; k < len(spaces); k++ {
+		next, _, n, err := extendChain(spec, links, spaces[k].all(), xs[k-1], xs[k], stats[k])
+		if err != nil {
+			return nil, 0, err
 		}
-		ev := &evaluator{stats: st}
-		type paired struct {
-			link int
-			side residentSide
-			key  string
-			addr []int64
-			err  error
-		}
-		type cand struct {
-			err   error
-			pairs []paired
-		}
-		cands := make([]cand, len(sc.cands))
-		if err := inParallel(spec, len(sc.cands), func(i int, m *cost.Model) {
-			cr := &cands[i]
-			c := sc.cands[i]
-			if c.Tiles > 1 {
-				c.KeepIn, c.KeepOut = in, out // every tile of both in DM
-			}
-			q, err := sc.build(c)
-			if err != nil {
-				cr.err = err
-				return
-			}
-			es := takeHandoffs(q, in, kernel.OpToDM)
-			if es == nil {
-				return
-			}
-			key := handoffKey(es)
-			first := true
-			for j, l := range links {
-				if l.key != key {
-					continue
-				}
-				if !first {
-					// Another handover's addresses: the candidate built again.
-					if q, err = sc.build(c); err != nil {
-						cr.err = err
-						return
-					}
-					es = takeHandoffs(q, in, kernel.OpToDM)
-				}
-				first = false
-				pr := paired{link: j}
-				pr.err = relocate(q, es, l.addrs)
-				if pr.err == nil && out != "" {
-					outEs := takeHandoffs(q, out, kernel.OpToHBM)
-					if outEs == nil {
-						continue
-					}
-					pr.key, pr.addr = handover(outEs)
-				}
-				if pr.err == nil {
-					pr.side = residentSide{c: c, prog: q, es: es}
-					pr.side.report, pr.err = sc.price(q, m)
-				}
-				cr.pairs = append(cr.pairs, pr)
-			}
-		}); err != nil {
-			return nil, err
-		}
-		var next []chainLink
-		for _, cr := range cands {
-			st.Candidates++
-			if cr.err != nil {
-				ev.reject(cr.err)
-				continue
-			}
-			for _, pr := range cr.pairs {
-				pairs++
-				if pr.err != nil {
-					ev.reject(pr.err)
-					continue
-				}
-				st.Legal++
-				st.CostEvaluations++
-				l := links[pr.link]
-				nl := chainLink{key: pr.key, addrs: pr.addr, cost: l.cost + pr.side.report.Cycles, sides: append(slices.Clone(l.sides), pr.side)}
-				if out != "" {
-					next = keep(next, nl)
-				} else if best == nil || nl.cost < best.cost {
-					best = &nl
-				}
-			}
-		}
+		pairs += n
 		links = next
 	}
-	if best == nil {
-		names := make([]string, len(ops))
-		for k, o := range ops {
-			names[k] = o.Name
-		}
-		return nil, fmt.Errorf("no kernels of %s agree on where %s sit in DM, each of their tiles in a buffer of its own", strings.Join(names, ", "), strings.Join(xs, ", "))
+	return links, pairs, nil
+}
+
+// lastLink is the cheapest whole chain: links, then a kernel of scs
+// taking tensor in as one of them hands it over (extendChain).
+func lastLink(spec *engines.Spec, links []chainLink, scs []spaceCand, in string, st *Stats) (*chainLink, int, error) {
+	_, best, pairs, err := extendChain(spec, links, scs, in, "", st)
+	return best, pairs, err
+}
+
+// extendChain prices the kernels of scs whose handed-over input in matches a handover
+// of links, moved to its addresses, in parallel and read off in candidate
+// and handover order. With out set it returns the cheapest chain to each
+// handover of out; with out "" the cheapest whole chain (nil for none).
+// pairs counts the kernels priced against a handover (legal or not).
+func extendChain(spec *engines.Spec, links []chainLink, scs []spaceCand, in, out string, st *Stats) (next []chainLink, best *chainLink, pairs int, err error) {
+	ev := &evaluator{stats: st}
+	type paired struct {
+		link int
+		side residentSide
+		key  string
+		addr []int64
+		out  []handoffEntry
+		err  error
 	}
-	ch := &ResidentChain{Pairs: pairs}
-	for k, side := range best.sides {
-		pl := spaces[k].plan(&opEvaluated{c: side.c, program: side.prog, report: side.report}, stats[k])
-		var says []string
-		if k > 0 {
-			says = append(says, fmt.Sprintf("%s taken in DM from %s", xs[k-1], ops[k-1].Name))
-		}
-		if k < len(xs) {
-			says = append(says, fmt.Sprintf("%s left in DM for %s", xs[k], ops[k+1].Name))
-		}
-		pl.Search.Resident = strings.Join(says, "; ")
-		ch.Plans = append(ch.Plans, pl)
+	type cand struct {
+		err   error
+		pairs []paired
 	}
-	return ch, nil
+	cands := make([]cand, len(scs))
+	if err := inParallel(spec, len(scs), func(i int, m *cost.Model) {
+		cr := &cands[i]
+		sc, c := scs[i].sp, scs[i].c
+		if c.Tiles > 1 {
+			c.KeepIn, c.KeepOut = in, out // every tile of both in DM
+		}
+		q, err := sc.build(c)
+		if err != nil {
+			cr.err = err
+			return
+		}
+		es := takeHandoffs(q, in, kernel.OpToDM)
+		if es == nil {
+			return
+		}
+		key := handoffKey(es)
+		first := true
+		for j, l := range links {
+			if l.key != key {
+				continue
+			}
+			if !first {
+				// Another handover's addresses: the candidate built again.
+				if q, err = sc.build(c); err != nil {
+					cr.err = err
+					return
+				}
+				es = takeHandoffs(q, in, kernel.OpToDM)
+			}
+			first = false
+			pr := paired{link: j}
+			pr.err = relocate(q, es, l.addrs)
+			if pr.err == nil && out != "" {
+				outEs := takeHandoffs(q, out, kernel.OpToHBM)
+				if outEs == nil {
+					continue
+				}
+				pr.key, pr.addr = handover(outEs)
+				pr.out = outEs
+			}
+			if pr.err == nil {
+				pr.side = residentSide{sp: sc, c: c, inAddrs: l.addrs, prog: q, es: es}
+				pr.side.report, pr.err = sc.price(q, m)
+			}
+			cr.pairs = append(cr.pairs, pr)
+		}
+	}); err != nil {
+		return nil, nil, 0, err
+	}
+	for _, cr := range cands {
+		st.Candidates++
+		if cr.err != nil {
+			ev.reject(cr.err)
+			continue
+		}
+		for _, pr := range cr.pairs {
+			pairs++
+			if pr.err != nil {
+				ev.reject(pr.err)
+				continue
+			}
+			st.Legal++
+			st.CostEvaluations++
+			l := links[pr.link]
+			nl := chainLink{key: pr.key, addrs: pr.addr, cost: l.cost + pr.side.report.Cycles, sides: append(slices.Clone(l.sides), pr.side), out: pr.out}
+			if out != "" {
+				next = keepLink(next, nl)
+			} else if best == nil || nl.cost < best.cost {
+				best = &nl
+			}
+		}
+	}
+	return next, best, pairs, nil
+}
+
+// spaceCand is a candidate of an op space.
+type spaceCand struct {
+	sp *opSpace
+	c  opCand
+}
+
+// all is every candidate of s.
+func (s *opSpace) all() []spaceCand {
+	out := make([]spaceCand, len(s.cands))
+	for i, c := range s.cands {
+		out[i] = spaceCand{s, c}
+	}
+	return out
+}
+
+// keepLink adds l to ls, or keeps the cheaper of l and the link of ls
+// with its handover.
+func keepLink(ls []chainLink, l chainLink) []chainLink {
+	i := slices.IndexFunc(ls, func(h chainLink) bool { return h.key == l.key && slices.Equal(h.addrs, l.addrs) })
+	switch {
+	case i < 0:
+		return append(ls, l)
+	case l.cost < ls[i].cost:
+		ls[i] = l
+	}
+	return ls
+}
+
+// handover is the key and the DM addresses of a kernel's handed-over
+// tensors.
+func handover(es []handoffEntry) (string, []int64) {
+	var addrs []int64
+	for _, e := range es {
+		addrs = append(addrs, e.dm.Addr)
+	}
+	return handoffKey(es), addrs
 }
 
 // addResident gives each tensor that one planned Vector Engine op kernel
@@ -443,8 +525,14 @@ func (m *graphModel) addResident(memo *residentMemo) error {
 		}
 		c := cs[0]
 		po, co := m.w.Ops[p], m.w.Ops[c]
+		// The consumer may be an einsum (einsumres.go: an op chain
+		// handing its last output to an einsum, which may have an
+		// epilogue); an einsum hands nothing over (its output's DM layout
+		// is the contraction's, which the op kernels' loads from HBM read
+		// in short runs: docs/design-notes.md).
+		consumes := residentKind(co.Kind) && len(co.Epilogue) == 0 || co.Kind == workload.KindEinsum
 		if m.ops[p].status != plan.StatusPlanned || m.ops[c].status != plan.StatusPlanned ||
-			!residentKind(po.Kind) || !residentKind(co.Kind) || len(po.Epilogue) > 0 || len(co.Epilogue) > 0 ||
+			!residentKind(po.Kind) || !consumes || len(po.Epilogue) > 0 ||
 			countOf(co.Inputs, t.Name) != 1 {
 			continue
 		}
@@ -594,7 +682,11 @@ func (r *residentMemo) plan(w *workload.Workload, ops []*workload.Op, xs []strin
 	var dkey string
 	if kerr == nil && cc != nil {
 		hw, herr := digest.JSON(spec)
-		if dkey, kerr = digest.JSON([]string{key, hw, cost.Version, opSpaceVersion, reduceVersion, residentVersion}); herr != nil {
+		parts := []string{key, hw, cost.Version, opSpaceVersion, reduceVersion, residentVersion}
+		if slices.ContainsFunc(ops, func(o *workload.Op) bool { return o.Kind == workload.KindEinsum }) {
+			parts = append(parts, einsumResidentVersion)
+		}
+		if dkey, kerr = digest.JSON(parts); herr != nil {
 			kerr = herr
 		}
 		if kerr == nil {

@@ -200,15 +200,22 @@ func TestGraphResidency(t *testing.T) {
 	require.Positive(t, g.Search.Resident)
 	k := slices.IndexFunc(g.Tensors, func(t plan.GraphTensor) bool { return t.Name == "s_masked" })
 	require.Equal(t, plan.PlaceDM, g.Tensors[k].Place)
+	// p too: softmax hands it to the einsum pv (einsumres.go).
+	kp := slices.IndexFunc(g.Tensors, func(t plan.GraphTensor) bool { return t.Name == "p" })
+	require.Equal(t, plan.PlaceDM, g.Tensors[kp].Place)
 	require.NoError(t, g.Validate())
+	// An intermediate its kernels store in HBM.
+	stored := slices.IndexFunc(g.Tensors, func(t plan.GraphTensor) bool {
+		return t.Place == plan.PlaceHBM && t.Producer != "" && len(t.Consumers) == 1
+	})
+	require.GreaterOrEqual(t, stored, 0)
 	for _, c := range []struct {
 		name string
 		f    func(g *plan.Graph)
 		want string
 	}{
 		{"a tensor its kernels store", func(g *plan.Graph) {
-			k := slices.IndexFunc(g.Tensors, func(t plan.GraphTensor) bool { return t.Name == "p" })
-			g.Tensors[k].Place, g.Tensors[k].Layout = plan.PlaceDM, ""
+			g.Tensors[stored].Place, g.Tensors[stored].Layout = plan.PlaceDM, ""
 		}, "kernel has no to_hbm handoff of it"},
 		{"with a layout", func(g *plan.Graph) { g.Tensors[k].Layout = "m![S, T]" }, "no HBM layout, view or relayout"},
 		{"read from HBM", func(g *plan.Graph) {
@@ -236,6 +243,8 @@ func TestGraphResidency(t *testing.T) {
 	require.True(t, rep.Pass, rep.String())
 	k = slices.IndexFunc(rep.Ops, func(o verify.GraphOpReport) bool { return o.Op == "softmax" })
 	require.Contains(t, rep.Ops[k].How, "s_masked taken in DM from causal)")
+	k = slices.IndexFunc(rep.Ops, func(o verify.GraphOpReport) bool { return o.Op == "pv" })
+	require.Contains(t, rep.Ops[k].How, "p taken in DM from softmax)")
 
 	// The softmax's DM tensor one byte off where the causal mask left it.
 	s := slices.IndexFunc(g.Ops, func(o plan.GraphOp) bool { return o.Name == "softmax" })

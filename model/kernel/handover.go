@@ -19,10 +19,21 @@ import (
 // p's tensors keep their names; q's take prefix when p has a tensor of
 // the name, except q's HBM arguments that p also has (a graph tensor both
 // read), which must be the same tensor. The handed-over result leaves
-// both. Both references must be expressions (RefExpr); the merged one is
-// q's with p's expression in place of the result, over p's inputs, then
-// q's others.
+// both. Both references must be expressions (RefExpr), or q's an einsum
+// of two inputs (einsumExpr); the merged one is q's with p's expression
+// in place of the result, over p's inputs, then q's others.
 func Handover(p, q *Program, prefix string) (*Program, error) {
+	if q.Reference != nil && q.Reference.Op == RefEinsum {
+		e, err := einsumExpr(q)
+		if err != nil {
+			return nil, fmt.Errorf("handover %s to %s: %w", p.Name, q.Name, err)
+		}
+		qc := *q
+		r := *q.Reference
+		r.Op, r.Expr, r.Epilogue = RefExpr, e, ""
+		qc.Reference = &r
+		q = &qc
+	}
 	if p.Reference == nil || q.Reference == nil || p.Reference.Op != RefExpr || q.Reference.Op != RefExpr {
 		return nil, fmt.Errorf("handover %s to %s: both kernels must state an expression reference", p.Name, q.Name)
 	}
@@ -194,4 +205,61 @@ func unionAxes(a, b mapping.Axes) (mapping.Axes, error) {
 		}
 	}
 	return out, err
+}
+
+// einsumExpr is the expression of q's einsum reference (RefEinsum) of two
+// inputs: their product summed over each axis the output lacks
+// (reduce_sum), in the order the inputs' mappings name them, under its
+// epilogue when it has one (`acc` its value). A padded einsum
+// (Reference.Valid) has none.
+func einsumExpr(q *Program) (string, error) {
+	r := q.Reference
+	if len(r.Inputs) != 2 || len(r.Valid) > 0 {
+		return "", fmt.Errorf("an einsum of %d inputs, %d axes padded, has no expression", len(r.Inputs), len(r.Valid))
+	}
+	out, ok := q.Tensor(r.Output)
+	if !ok {
+		return "", fmt.Errorf("no tensor %s", r.Output)
+	}
+	kept := out.Element.Symbols()
+	var summed []string
+	for _, in := range r.Inputs {
+		t, ok := q.Tensor(in)
+		if !ok {
+			return "", fmt.Errorf("no tensor %s", in)
+		}
+		for _, a := range t.Element.Symbols() {
+			if !slices.Contains(kept, a) && !slices.Contains(summed, a) {
+				summed = append(summed, a)
+			}
+		}
+	}
+	e := fmt.Sprintf("%s * %s", r.Inputs[0], r.Inputs[1])
+	for _, a := range summed {
+		e = fmt.Sprintf("reduce_sum(%s, %s)", e, a)
+	}
+	if r.Epilogue == "" {
+		return e, nil
+	}
+	acc, err := ParseRefExpr(e)
+	if err != nil {
+		return "", err
+	}
+	ep, err := ParseRefExpr(r.Epilogue)
+	if err != nil {
+		return "", fmt.Errorf("the epilogue: %w", err)
+	}
+	var subst func(n *RefNode) *RefNode
+	subst = func(n *RefNode) *RefNode {
+		if n.Op == "input" && n.Name == "acc" {
+			return acc
+		}
+		c := *n
+		c.Args = nil
+		for _, a := range n.Args {
+			c.Args = append(c.Args, subst(a))
+		}
+		return &c
+	}
+	return subst(ep).String(), nil
 }
