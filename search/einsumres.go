@@ -2,8 +2,8 @@ package search
 
 import (
 	"fmt"
-	"os"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"

@@ -2,8 +2,8 @@ package search
 
 import (
 	"fmt"
-	"slices"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 

@@ -180,9 +180,9 @@ type residentSide struct {
 	// inAddrs are where its handed-over input was moved (none for the
 	// first kernel of a chain).
 	inAddrs []int64
-	prog   *kernel.Program
-	report *cost.Report
-	es     []handoffEntry
+	prog    *kernel.Program
+	report  *cost.Report
+	es      []handoffEntry
 }
 
 // ResidentPair is the best pair of kernels for ops prod and cons of w with
