@@ -206,6 +206,13 @@ func (s *Space) serialBound(c *Candidate, whole *[NumTensors]dmaLoad, chain floa
 		out = 0 // the output stays in DM: no store (einsumres.go)
 	}
 	dw, dx := load[w].cycles(startup), load[x].cycles(startup)
+	// A handed-over input is in DM when the kernel starts: no to_dm.
+	if s.handed(w) {
+		dw = 0
+	}
+	if s.handed(x) {
+		dx = 0
+	}
 	first := max(dw+sub, dx, load[w].add(load[x]).cycles(startup)) + main
 	// The sub context loads W each time the tile loops change its tile
 	// (loads: a tile left and taken again is loaded again), each after

@@ -3,7 +3,6 @@ package search
 import (
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,13 +143,20 @@ func (e *evaluator) handover(p *kernel.Program) error {
 }
 
 // einsumChainOptions are the options of a resident chain's einsum
-// search: no padding (a padded space is another problem), and the
-// evaluation budget graph planning gives a layout class, so that the
-// search ends on any machine with the same plan (Options.MaxEvaluations;
+// search: no padding (a padded space is another problem), and an
+// evaluation budget (residentEvaluations), so that the search ends on any machine with the same plan (Options.MaxEvaluations;
 // a search it stops claims a gap, not the optimum).
 func einsumChainOptions(spec *engines.Spec) Options {
-	return Options{Spec: spec, NoPad: true, MaxEvaluations: DefaultLayoutEvaluations}
+	return Options{Spec: spec, NoPad: true, MaxEvaluations: residentEvaluations}
 }
+
+// residentEvaluations is the evaluation budget of a resident chain's
+// einsum search: most candidates the bounds let by are refused for
+// their handover (no kernel takes it) before one is priced, so it is
+// larger than a layout class's (DefaultLayoutEvaluations). The attention
+// head's pv taking p from softmax is proven in 24,073 evaluations
+// (session 35), most of them refusals.
+const residentEvaluations = 200_000
 
 // einsumResidentVersion names the einsum side of resident chains in the
 // chain cache's keys.
@@ -159,20 +165,9 @@ const einsumResidentVersion = "einsum resident 1: branch and bound over the eins
 // planEinsumChain is PlanChain for a chain whose first op is an einsum
 // (the comment at the top of this file).
 func planEinsumChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec) (*ResidentChain, error) {
-	spaces := make([]*opSpace, len(ops))
-	for k := 1; k < len(ops); k++ {
-		o := ops[k]
-		if !residentKind(o.Kind) {
-			return nil, fmt.Errorf("op %s (%s) is not a Vector Engine op kernel", o.Name, o.Kind)
-		}
-		var err error
-		if spaces[k], err = newOpSpace(w, o, spec); err != nil {
-			return nil, err
-		}
-		if !slices.ContainsFunc(spaces[k].ins, func(t *workload.Tensor) bool { return t.Name == xs[k-1] }) ||
-			k < len(xs) && spaces[k].out.Name != xs[k] {
-			return nil, fmt.Errorf("tensor %s is not %s's output and an input of %s", xs[k-1], ops[k-1].Name, o.Name)
-		}
+	spaces, _, err := chainSpaces(w, ops, xs, spec)
+	if err != nil {
+		return nil, err
 	}
 	p, err := constraints.NewProblem(w, ops[0].Name)
 	if err != nil {
@@ -261,10 +256,6 @@ func planEinsumChain(w *workload.Workload, ops []*workload.Op, xs []string, spec
 		return nil, err
 	}
 	if res.Best == nil {
-		fmt.Fprintf(os.Stderr, "STATS cands=%d legal=%d eval=%d stopped=%q\n", res.Stats.Candidates, res.Stats.Legal, res.Stats.Evaluated, res.Stats.Stopped)
-		for _, r := range res.Stats.Rules() {
-			fmt.Fprintf(os.Stderr, "  %s %d\n", r.Rule, r.Count)
-		}
 		return nil, fmt.Errorf("no kernels of %s agree on where %s sit in DM", ops[0].Name, strings.Join(xs, ", "))
 	}
 	// The winner's chain again, its statistics kept; the einsum's kernel
@@ -275,31 +266,15 @@ func planEinsumChain(w *workload.Workload, ops []*workload.Op, xs []string, spec
 	if err != nil {
 		return nil, err
 	}
-	m, err := cost.NewModel(spec)
+	pl, err := einsumPlan(res, best, floor, spec)
 	if err != nil {
 		return nil, err
-	}
-	r, err := m.Evaluate(x.Program)
-	if err != nil {
-		return nil, err
-	}
-	x.Report = r
-	pl, err := res.PlanOf(x)
-	if err != nil {
-		return nil, err
-	}
-	if lb := pl.Search.LowerBound; lb > 0 {
-		// The search's bound is on the einsum's cycles and the chain's
-		// beyond its floor: the einsum's share is what the chain found
-		// leaves of it.
-		pl.Search.LowerBound = max(0, min(r.Cycles, lb-(best.cost-floor)))
-		pl.Search.Gap = (r.Cycles - pl.Search.LowerBound) / r.Cycles
 	}
 	pl.Search.Resident = fmt.Sprintf("%s left in DM for %s", xs[0], ops[1].Name)
 	ch := &ResidentChain{Plans: []*plan.Plan{pl}, Pairs: res.Stats.CostEvaluations}
 	for k := 1; k < len(ops); k++ {
 		side := best.sides[k-1]
-		pk := spaces[k].plan(&opEvaluated{c: side.c, program: side.prog, report: side.report}, stats[k])
+		pk := side.sp.plan(&opEvaluated{c: side.c, program: side.prog, report: side.report}, stats[k])
 		says := []string{fmt.Sprintf("%s taken in DM from %s", xs[k-1], ops[k-1].Name)}
 		if k < len(xs) {
 			says = append(says, fmt.Sprintf("%s left in DM for %s", xs[k], ops[k+1].Name))

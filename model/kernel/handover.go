@@ -19,21 +19,19 @@ import (
 // p's tensors keep their names; q's take prefix when p has a tensor of
 // the name, except q's HBM arguments that p also has (a graph tensor both
 // read), which must be the same tensor. The handed-over result leaves
-// both. Both references must be expressions (RefExpr), or q's an einsum
-// of two inputs (einsumExpr); the merged one is q's with p's expression
+// both. Both references must be expressions (RefExpr) or einsums of two
+// inputs (einsumExpr); the merged one is q's with p's expression
 // in place of the result, over p's inputs, then q's others.
 func Handover(p, q *Program, prefix string) (*Program, error) {
-	if q.Reference != nil && q.Reference.Op == RefEinsum {
-		e, err := einsumExpr(q)
-		if err != nil {
-			return nil, fmt.Errorf("handover %s to %s: %w", p.Name, q.Name, err)
-		}
-		qc := *q
-		r := *q.Reference
-		r.Op, r.Expr, r.Epilogue = RefExpr, e, ""
-		qc.Reference = &r
-		q = &qc
+	px, err := asExpr(p)
+	if err != nil {
+		return nil, fmt.Errorf("handover %s to %s: %s: %w", p.Name, q.Name, p.Name, err)
 	}
+	qx, err := asExpr(q)
+	if err != nil {
+		return nil, fmt.Errorf("handover %s to %s: %s: %w", p.Name, q.Name, q.Name, err)
+	}
+	p, q = px, qx
 	if p.Reference == nil || q.Reference == nil || p.Reference.Op != RefExpr || q.Reference.Op != RefExpr {
 		return nil, fmt.Errorf("handover %s to %s: both kernels must state an expression reference", p.Name, q.Name)
 	}
@@ -71,7 +69,6 @@ func Handover(p, q *Program, prefix string) (*Program, error) {
 	if len(taken) == 0 || len(left) == 0 {
 		return nil, fmt.Errorf("handover %s to %s: %s is not handed over in DM", p.Name, q.Name, x)
 	}
-	var err error
 	rename := func(s string) string {
 		if n, ok := taken[s]; ok {
 			return n
@@ -205,6 +202,23 @@ func unionAxes(a, b mapping.Axes) (mapping.Axes, error) {
 		}
 	}
 	return out, err
+}
+
+// asExpr is p, or a copy whose einsum reference is an expression
+// (einsumExpr).
+func asExpr(p *Program) (*Program, error) {
+	if p.Reference == nil || p.Reference.Op != RefEinsum {
+		return p, nil
+	}
+	e, err := einsumExpr(p)
+	if err != nil {
+		return nil, err
+	}
+	c := *p
+	r := *p.Reference
+	r.Op, r.Expr, r.Epilogue = RefExpr, e, ""
+	c.Reference = &r
+	return &c, nil
 }
 
 // einsumExpr is the expression of q's einsum reference (RefEinsum) of two
