@@ -164,7 +164,7 @@ const einsumResidentVersion = "einsum resident 1: branch and bound over the eins
 
 // planEinsumChain is PlanChain for a chain whose first op is an einsum
 // (the comment at the top of this file).
-func planEinsumChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec) (*ResidentChain, error) {
+func planEinsumChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec, opts Options) (*ResidentChain, error) {
 	spaces, _, err := chainSpaces(w, ops, xs, spec)
 	if err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func planEinsumChain(w *workload.Workload, ops []*workload.Op, xs []string, spec
 		return nil, err
 	}
 	s.hand = h
-	res, err := Solve(s, einsumChainOptions(spec))
+	res, err := Solve(s, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +448,7 @@ func opFloor(spec *engines.Spec, sc *opSpace, in, out string) (float64, []string
 // addresses (relocate; the einsum's kernel stays as priced), less the
 // floor (opFloor summed over the ops before): the proof of the comment at
 // the top of this file, mirrored.
-func planChainToEinsum(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec) (*ResidentChain, error) {
+func planChainToEinsum(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec, opts Options) (*ResidentChain, error) {
 	n := len(ops)
 	spaces, stats, err := chainSpaces(w, ops, xs, spec)
 	if err != nil {
@@ -560,7 +560,7 @@ func planChainToEinsum(w *workload.Workload, ops []*workload.Op, xs []string, sp
 		return nil, err
 	}
 	s.hand = h
-	res, err := Solve(s, einsumChainOptions(spec))
+	res, err := Solve(s, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,8 @@ import (
 // raceSearch selects the package's concurrency tests, the ones its race
 // run runs (the workers' determinism at a budget, a listing limit, a
 // timeout and a memory budget, the op spaces' and the graph's concurrent
-// jobs and cache, the resident pairs' workers, the plans simulated by
+// jobs and cache, the resident pairs' workers and an einsum's chain
+// search's, the plans simulated by
 // parallel subtests). The package's other tests run the same workers but
 // no concurrent path these miss; under the detector they cost 3-10x, and
 // `make test` runs every test of the package without it (unit-norace).
@@ -17,7 +18,7 @@ import (
 const raceSearch = `^(TestWorkersDeterministic|TestMaxEvaluations|TestMaxListedIllegal|TestMemoryBudgetStops|TestTimeout|` +
 	`TestPlanOpWorkersDeterministic|TestPlanOpBudget|TestPlanGraphWorkersDeterministic|TestPlanGraphBranch|` +
 	`TestGraphBranchAndBoundBudget|TestDirCacheKeepsDeterministicPlans|TestPlanResident|TestResidentChainCache|` +
-	`TestBnBLeftStopsAtTheEvaluationBudget|TestSplitKPlansVerify|TestRoPEPlanVerifies)$`
+	`TestPlanEinsumChain|TestBnBLeftStopsAtTheEvaluationBudget|TestSplitKPlansVerify|TestRoPEPlanVerifies)$`
 
 // TestMain runs raceSearch's tests alone under the race detector when no
 // -run names others, so that `go test -race` of the race-tested packages

@@ -231,14 +231,19 @@ type chainLink struct {
 // tensors match, moved to its addresses, and the cheapest chain to each
 // handover of its own output kept), or says why no chain exists.
 func PlanChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec) (*ResidentChain, error) {
+	return planChain(w, ops, xs, spec, einsumChainOptions(spec))
+}
+
+// planChain is PlanChain with the options of an einsum's search.
+func planChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec, opts Options) (*ResidentChain, error) {
 	if len(ops) < 2 || len(xs) != len(ops)-1 {
 		return nil, fmt.Errorf("a chain of %d ops hands %d tensors over", len(ops), len(xs))
 	}
 	if ops[0].Kind == workload.KindEinsum {
-		return planEinsumChain(w, ops, xs, spec)
+		return planEinsumChain(w, ops, xs, spec, opts)
 	}
 	if ops[len(ops)-1].Kind == workload.KindEinsum {
-		return planChainToEinsum(w, ops, xs, spec)
+		return planChainToEinsum(w, ops, xs, spec, opts)
 	}
 	spaces, stats, err := chainSpaces(w, ops, xs, spec)
 	if err != nil {
