@@ -147,8 +147,17 @@ func (e *evaluator) handover(p *kernel.Program) error {
 // evaluation budget (residentEvaluations), so that the search ends on any machine with the same plan (Options.MaxEvaluations;
 // a search it stops claims a gap, not the optimum).
 func einsumChainOptions(spec *engines.Spec) Options {
-	return Options{Spec: spec, NoPad: true, MaxEvaluations: residentEvaluations}
+	return Options{Spec: spec, NoPad: true, MaxEvaluations: residentEvaluations, MaxListedIllegal: residentListed}
 }
+
+// residentListed stops a resident chain's einsum search that has listed
+// this many candidates with none taking a handover of the chain's
+// (Options.MaxListedIllegal): where the two sides' layouts meet, the
+// first match comes early (the attention head's pv: after more than
+// 1,000), and where they do not, the budget of evaluations would take
+// minutes to say so (the decode layer's down_proj: 50 s; at 2,000 its
+// listing stops in about a second, session 35).
+const residentListed = 2_000
 
 // residentEvaluations is the evaluation budget of a resident chain's
 // einsum search: most candidates the bounds let by are refused for
@@ -463,25 +472,24 @@ func planChainToEinsum(w *workload.Workload, ops []*workload.Op, xs []string, sp
 	if t < 0 || p.In[1-t].Name == x {
 		return nil, fmt.Errorf("tensor %s is not one input of %s", x, ops[n-1].Name)
 	}
-	floor := 0.0
-	for k := 0; k < n-1; k++ {
-		in := ""
-		if k > 0 {
-			in = xs[k-1]
-		}
-		least, _, err := opFloor(spec, spaces[k], in, xs[k])
-		if err != nil {
-			return nil, err
-		}
-		floor += least
-	}
 	links, _, err := chainLinks(spec, spaces[:n-1], xs, stats)
 	if err != nil {
 		return nil, err
 	}
+	// The floor: the least over the links of their kernels' rooflines,
+	// which moving a kernel's DM tensors leaves alone (HBM bytes and MACs).
+	floor := math.Inf(1)
 	byKey := map[string][]int{}
 	for i, l := range links {
 		byKey[l.key] = append(byKey[l.key], i)
+		roof := 0.0
+		for _, side := range l.sides {
+			roof += side.report.Roofline.IdealCycles
+		}
+		floor = min(floor, roof)
+	}
+	if len(links) == 0 {
+		return nil, fmt.Errorf("no kernels of %s hand %s over in DM, each of its tiles in a buffer of its own", ops[n-2].Name, x)
 	}
 	// moved is link l with its last kernel built again, its handed-over
 	// input where the kernel before left it and its output at addrs.

@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"tcpmap/model/dtype"
@@ -105,6 +106,26 @@ func (l *lowerer) lower(p *kernel.Program) error {
 		} else {
 			op.DMA = r.dma
 		}
+	}
+	// The handoffs, DMA commands as engines.Lower lowers them (after the
+	// ops, its error naming the handoff).
+	for i, op := range p.Handoff {
+		if op.DMA != nil {
+			continue
+		}
+		k := l.opKey(p, op, false)
+		r, ok := l.memo[k]
+		if ok {
+			l.hits++
+		} else {
+			l.misses++
+			r = l.lowerOne(p, op)
+			l.store(k, r)
+		}
+		if r.err != nil {
+			return fmt.Errorf("handoff[%d] (%s): %w", i, op.Kind, r.err.Err)
+		}
+		op.DMA = r.dma
 	}
 	return nil
 }

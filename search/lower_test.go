@@ -9,6 +9,7 @@ import (
 
 	"tcpmap/cost"
 	"tcpmap/engines"
+	"tcpmap/model/kernel"
 	"tcpmap/model/workload"
 )
 
@@ -97,7 +98,7 @@ func TestOpLowererMatchesLower(t *testing.T) {
 	require.NoError(t, err)
 	spec := engines.Default()
 	every := sampleEvery()
-	spaces, compared, covered, failed := 0, 0, 0, 0
+	spaces, compared, covered, failed, handed := 0, 0, 0, 0, 0
 	for _, w := range []*workload.Workload{workloadFile(t, "llama3-70b-decode.yaml"), head, moe} {
 		for _, o := range w.Ops {
 			if o.Kind == workload.KindEinsum || o.Kind == workload.KindReshape {
@@ -110,15 +111,41 @@ func TestOpLowererMatchesLower(t *testing.T) {
 			spaces++
 			m, err := cost.NewModel(spec)
 			require.NoError(t, err)
+			// Each candidate as built, and with its first input and its
+			// output handed over in DM (their DMAs its handoffs, which the
+			// lowerer lowers too).
+			type variant struct {
+				c      opCand
+				handed bool
+			}
+			var vs []variant
 			for i, c := range s.cands {
-				if i%every != 0 {
-					continue
+				if i%every == 0 {
+					vs = append(vs, variant{c, false}, variant{c, true})
 				}
-				p1, err1 := s.build(c)
-				p2, err2 := s.build(c)
+			}
+			for _, v := range vs {
+				c := v.c
+				build := func() (*kernel.Program, error) {
+					d := c
+					if v.handed && d.Tiles > 1 && len(s.ins) > 0 {
+						d.KeepIn, d.KeepOut = s.ins[0].Name, s.out.Name
+					}
+					p, err := s.build(d)
+					if err == nil && v.handed && len(s.ins) > 0 {
+						takeHandoffs(p, s.ins[0].Name, kernel.OpToDM)
+						takeHandoffs(p, s.out.Name, kernel.OpToHBM)
+					}
+					return p, err
+				}
+				p1, err1 := build()
+				p2, err2 := build()
 				require.Equal(t, err1 == nil, err2 == nil)
 				if err1 != nil {
 					continue
+				}
+				if len(p1.Handoff) > 0 {
+					handed++
 				}
 				if err1 = engines.Check(spec, p1); err1 != nil {
 					continue
@@ -149,6 +176,7 @@ func TestOpLowererMatchesLower(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d op spaces, %d candidates compared (%d refused alike), %d lowered by the lowerer", spaces, compared, failed, covered)
+	t.Logf("%d op spaces, %d candidates compared (%d refused alike, %d with handoffs), %d lowered by the lowerer", spaces, compared, failed, handed, covered)
 	assert.Greater(t, covered, compared/2, "most op kernels are the lowerer's")
+	assert.Positive(t, handed, "kernels with handoffs compared")
 }

@@ -1799,6 +1799,9 @@ func (s *opSpace) lower(p *kernel.Program, m *cost.Model) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	if l := pooledLowerer(m); l != nil {
+		return l.lower(p)
+	}
 	l, ok := s.lowerers.Load(m)
 	if !ok {
 		l, _ = s.lowerers.LoadOrStore(m, newLowerer(s.spec))
@@ -1807,13 +1810,16 @@ func (s *opSpace) lower(p *kernel.Program, m *cost.Model) error {
 }
 
 // lowererCovers reports whether the lowerer lowers p as engines.Lower
-// does: p has no handoffs, no gather (an op's index or a gathered load,
-// whose lowering reads tensors the op does not name) and no configuration
-// stated before lowering (which engines.Lower keeps, and the lowerer's
-// memo does not key).
+// does: p has no gather (an op's index or a gathered load, whose lowering
+// reads tensors the op does not name) and no configuration stated before
+// lowering (which engines.Lower keeps, and the lowerer's memo does not
+// key). Its handoffs are DMA commands the lowerer lowers as engines.Lower
+// does (lowerer.lower).
 func lowererCovers(p *kernel.Program) bool {
-	if len(p.Handoff) > 0 {
-		return false
+	for _, op := range p.Handoff {
+		if op.Index != "" || op.DMA != nil {
+			return false
+		}
 	}
 	for _, t := range p.Tensors {
 		if t.Gather != nil {

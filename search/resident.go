@@ -562,19 +562,44 @@ func (m *graphModel) addResident(memo *residentMemo) error {
 			j++
 		}
 		chain := es[i:j]
+		runOps := func(run []edge) ([]*workload.Op, []int, []string, []string) {
+			ops := []*workload.Op{m.w.Ops[run[0].p]}
+			idx := []int{run[0].p}
+			var xs, names []string
+			names = append(names, ops[0].Name)
+			for _, e := range run {
+				ops = append(ops, m.w.Ops[e.c])
+				idx = append(idx, e.c)
+				xs = append(xs, e.x)
+				names = append(names, m.w.Ops[e.c].Name)
+			}
+			return ops, idx, xs, names
+		}
+		// A chain ending at an einsum (its last edge, einsumres.go): its
+		// runs from the shortest, and none longer once one finds no
+		// einsum kernel that takes a handover. A longer run's handovers
+		// are some of the shorter's (its last kernel's candidates, each
+		// leaving its output as it would alone: the key holds no address),
+		// and the einsum's search lists its candidates in the same order
+		// (by their bounds) up to the same limit, so it finds none either.
+		last := len(chain) - 1
+		noneFrom := -1 // runs chain[a:] with a <= noneFrom find no pair
+		if m.w.Ops[chain[last].c].Kind == workload.KindEinsum {
+			for a := last; a >= max(0, last-maxChain+1); a-- {
+				ops, _, xs, _ := runOps(chain[a:])
+				if _, err := memo.plan(m.w, ops, xs, m.spec); err != nil {
+					noneFrom = a
+					break
+				}
+			}
+		}
 		for a := range chain {
 			for b := a; b < min(len(chain), a+maxChain); b++ {
 				run := chain[a : b+1]
-				ops := []*workload.Op{m.w.Ops[run[0].p]}
-				idx := []int{run[0].p}
-				var xs, names []string
-				names = append(names, ops[0].Name)
-				for _, e := range run {
-					ops = append(ops, m.w.Ops[e.c])
-					idx = append(idx, e.c)
-					xs = append(xs, e.x)
-					names = append(names, m.w.Ops[e.c].Name)
+				if b == last && a <= noneFrom {
+					continue
 				}
+				ops, idx, xs, names := runOps(run)
 				ch, err := memo.plan(m.w, ops, xs, m.spec)
 				if err != nil {
 					continue // no chain agrees on the tensors' DM: not a choice
@@ -623,12 +648,17 @@ func inParallel(spec *engines.Spec, n int, work func(i int, m *cost.Model)) erro
 	nw := max(1, min(runtime.GOMAXPROCS(0), maxWorkers, n))
 	models := make([]*cost.Model, nw)
 	for k := range models {
-		m, err := cost.NewModel(spec)
+		m, err := pooledModel(spec)
 		if err != nil {
 			return err
 		}
 		models[k] = m
 	}
+	defer func() {
+		for _, m := range models {
+			releaseModel(spec, m)
+		}
+	}()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for k := range nw {
@@ -644,6 +674,53 @@ func inParallel(spec *engines.Spec, n int, work func(i int, m *cost.Model)) erro
 	}
 	wg.Wait()
 	return nil
+}
+
+// modelFree keeps the cost models inParallel's workers used, each with
+// the lowerer of its programs (pooledLowerer): the next call's workers
+// take them again, so that the chains' links and the einsum chains'
+// continuations, which lower and price the same kernels again, find them
+// in the caches. A model is one worker's at a time; the list holds at most
+// as many as ran at once.
+var modelFree struct {
+	sync.Mutex
+	free map[*engines.Spec][]*cost.Model
+	low  map[*cost.Model]*lowerer
+}
+
+// pooledModel returns a cost model of spec no one else uses.
+func pooledModel(spec *engines.Spec) (*cost.Model, error) {
+	modelFree.Lock()
+	defer modelFree.Unlock()
+	if ms := modelFree.free[spec]; len(ms) > 0 {
+		m := ms[len(ms)-1]
+		modelFree.free[spec] = ms[:len(ms)-1]
+		return m, nil
+	}
+	m, err := cost.NewModel(spec)
+	if err != nil {
+		return nil, err
+	}
+	if modelFree.low == nil {
+		modelFree.free, modelFree.low = map[*engines.Spec][]*cost.Model{}, map[*cost.Model]*lowerer{}
+	}
+	modelFree.low[m] = newLowerer(spec)
+	return m, nil
+}
+
+// releaseModel returns m, pooledModel's, to spec's list.
+func releaseModel(spec *engines.Spec, m *cost.Model) {
+	modelFree.Lock()
+	defer modelFree.Unlock()
+	modelFree.free[spec] = append(modelFree.free[spec], m)
+}
+
+// pooledLowerer returns the lowerer of pooled model m (nil for a model
+// pooledModel did not make); its user is m's.
+func pooledLowerer(m *cost.Model) *lowerer {
+	modelFree.Lock()
+	defer modelFree.Unlock()
+	return modelFree.low[m]
 }
 
 // residentMemo keeps PlanChain's answers by residentKey: the fusion
