@@ -168,17 +168,22 @@ func TestGraphRustOpt06(t *testing.T) {
 	s := string(src)
 	assert.Equal(t, 1, strings.Count(s, "#![register_tool(furiosa_opt)]"))
 	assert.Contains(t, s, "\naxes![S = 2048, T = 2048, D = 128];\n")
-	// The causal mask leaves s_masked in DM for the softmax: one module,
-	// one device function running both (kernel.Handover), in straight
-	// line with the tiles' views bound by index.
-	assert.Contains(t, s, "pub mod op03_causal_softmax {\n")
-	assert.Contains(t, s, "= s_scaled.view().tile::<m![S / 512], 1, m![1 # 4, S % 512, T]>(3);")
-	assert.Contains(t, s, "p_dm1.view().to_hbm_view(&mut ctx.tdma, p_t3);\n    p\n}")
-	assert.NotContains(t, s, "s_masked_dm0.view().to_hbm", "s_masked is not stored")
-	assert.Contains(t, s, "use super::{S, T, D};\naxes![Kc = 2];\n")
+	// The causal mask leaves s_masked in DM for the softmax, the softmax
+	// p for pv's einsum: one module, one device function running the
+	// three (kernel.Handover), its reference pv's sum over the softmax's
+	// expression.
+	assert.Contains(t, s, "pub mod op04_causal_softmax_pv {\n")
+	assert.Contains(t, s, "// tcpmap:reference expr(s_scaled, mask, v) -> o = reduce_sum((bf16((exp(")
+	assert.Contains(t, s, "let s_scaled_dm: DmTensor<f32, Chip, Cluster, Slice, m![S % 8, T]> = s_scaled.to_dm(&mut ctx.tdma);")
+	assert.Contains(t, s, ".sub\n        .begin(p_dm.view())")
+	assert.Contains(t, s, "o_dm.to_hbm(&mut ctx.tdma)\n}")
+	assert.NotContains(t, s, "s_masked_dm.view().to_hbm", "s_masked is not stored")
+	assert.NotContains(t, s, "p_dm.view().to_hbm", "p is not stored")
+	assert.NotContains(t, s, "p_dm.to_hbm", "p is not stored")
+	assert.Contains(t, s, "use super::{S, T, D};\naxes![Ilv = 2];\n")
 	assert.Contains(t, s, "let mask = HostTensor::<f32, m![S, T]>::from_vec((0..4194304usize).map(|i| if i / 1 % 2048 <= i / 2048 % 2048 { 0.0 } else { f32::NEG_INFINITY })).to_hbm::<m![1], m![S, T]>(&mut ctx.pdma).await;")
 	assert.Contains(t, s, "let s_scaled = launch(op00_qk::kernel, (&mut *ctx, &q, &k)).await; // qk\n    // scale (mul): fused into qk's kernel.")
-	assert.Contains(t, s, "    // causal (causal_mask): fused into causal+softmax's kernel.\n    let p = launch(op03_causal_softmax::kernel, (&mut *ctx, &s_scaled, &mask)).await; // causal+softmax")
+	assert.Contains(t, s, "    // causal (causal_mask): fused into causal+softmax+pv's kernel.\n    // softmax (softmax): fused into causal+softmax+pv's kernel.\n    let o = launch(op04_causal_softmax_pv::kernel, (&mut *ctx, &s_scaled, &mask, &v)).await; // causal+softmax+pv")
 	assert.Contains(t, s, "let _o = o.to_host::<m![S, D]>(&mut ctx.pdma).await;")
 	assert.NotContains(t, s, "from_addr", "0.6.0 places the tensors")
 	again, err := GraphRust(g, RustOptions{Version: "test", API: Opt06})
@@ -201,12 +206,13 @@ func TestHandoffKernelRefused(t *testing.T) {
 	g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", "attention-head-ve.graph.json.gz"))
 	require.NoError(t, err)
 	for _, o := range g.Ops {
-		if o.Name != "causal" && o.Name != "softmax" {
+		x := map[string]string{"causal": "s_masked", "softmax": "s_masked", "pv": "p"}[o.Name]
+		if x == "" {
 			continue
 		}
 		require.NotEmpty(t, o.Plan.Program.Handoff, o.Name)
 		_, err := Rust(o.Plan.Program, RustOptions{Version: "test", API: Opt06})
-		assert.ErrorContains(t, err, "hands s_masked over in DM")
+		assert.ErrorContains(t, err, "hands "+x+" over in DM", o.Name)
 	}
 }
 
