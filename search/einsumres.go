@@ -169,7 +169,7 @@ const residentEvaluations = 200_000
 
 // einsumResidentVersion names the einsum side of resident chains in the
 // chain cache's keys.
-const einsumResidentVersion = "einsum resident 1: branch and bound over the einsum, the op chain's handovers priced relocated"
+const einsumResidentVersion = "einsum resident 2: branch and bound over the einsum, the op chain's handovers priced relocated, 2,000 listed without a match stop it"
 
 // planEinsumChain is PlanChain for a chain whose first op is an einsum
 // (the comment at the top of this file).
@@ -255,17 +255,9 @@ func planEinsumChain(w *workload.Workload, ops []*workload.Op, xs []string, spec
 	h.cont = func(key string, addrs []int64, d *kernel.Tensor) (*chainLink, error) {
 		return rest(key, addrs, d, scratch())
 	}
-	s, err := NewSpace(p, spec)
+	res, err := solveHanded(p, spec, h, opts, ops[0].Name)
 	if err != nil {
 		return nil, err
-	}
-	s.hand = h
-	res, err := Solve(s, opts)
-	if err != nil {
-		return nil, err
-	}
-	if res.Best == nil {
-		return nil, fmt.Errorf("no kernels of %s agree on where %s sit in DM", ops[0].Name, strings.Join(xs, ", "))
 	}
 	// The winner's chain again, its statistics kept; the einsum's kernel
 	// priced alone.
@@ -563,17 +555,9 @@ func planChainToEinsum(w *workload.Workload, ops []*workload.Op, xs []string, sp
 	}
 	h := &einsumHand{t: t, x: x, floor: floor, memo: map[string]contResult{}, cont: cont}
 	h.takes = func(key string, _ *kernel.Tensor) bool { return len(byKey[key]) > 0 }
-	s, err := NewSpace(p, spec)
+	res, err := solveHanded(p, spec, h, opts, ops[n-1].Name)
 	if err != nil {
 		return nil, err
-	}
-	s.hand = h
-	res, err := Solve(s, opts)
-	if err != nil {
-		return nil, err
-	}
-	if res.Best == nil {
-		return nil, fmt.Errorf("no kernels of %s agree on where %s sit in DM", ops[n-1].Name, x)
 	}
 	best, err := h.next(res.Best.handKey, res.Best.handAddrs, nil)
 	if err != nil {
@@ -597,6 +581,28 @@ func planChainToEinsum(w *workload.Workload, ops []*workload.Op, xs []string, sp
 	pl.Search.Resident = fmt.Sprintf("%s taken in DM from %s", x, ops[n-2].Name)
 	ch.Plans = append(ch.Plans, pl)
 	return ch, nil
+}
+
+// solveHanded searches einsum op's problem p with h's tensor handed over
+// (Space.hand), or says that no candidate was taken.
+func solveHanded(p *Problem, spec *engines.Spec, h *einsumHand, opts Options, op string) (*Result, error) {
+	s, err := NewSpace(p, spec)
+	if err != nil {
+		return nil, err
+	}
+	s.hand = h
+	res, err := Solve(s, opts)
+	if err != nil {
+		return nil, err
+	}
+	if res.Best == nil {
+		why := "the whole space"
+		if res.Stats.Stopped != "" {
+			why = "stopped by its " + res.Stats.Stopped + " limit"
+		}
+		return nil, fmt.Errorf("no kernels of %s agree on where %s sits in DM (%d candidates listed, %s)", op, h.x, res.Stats.Candidates, why)
+	}
+	return res, nil
 }
 
 // einsumPlan is the plan of a resident chain's einsum: the search's

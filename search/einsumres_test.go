@@ -1,9 +1,7 @@
 package search
 
 import (
-	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,18 +11,6 @@ import (
 	"tcpmap/model/workload"
 	"tcpmap/verify"
 )
-
-// headAt is workloads/attention-head.yaml with its axes line set to axes.
-func headAt(t *testing.T, axes string) *workload.Workload {
-	t.Helper()
-	data, err := os.ReadFile("../workloads/attention-head.yaml")
-	require.NoError(t, err)
-	src := strings.Replace(string(data), "axes: {S: 2048, T: 2048, D: 128}", "axes: "+axes, 1)
-	require.NotEqual(t, string(data), src, "the attention head's axes line moved")
-	w, err := workload.Parse([]byte(src), "attention-head.yaml")
-	require.NoError(t, err)
-	return w
-}
 
 // sameDMHanded requires every DM tensor consumer c takes x in to be one
 // producer p leaves it in (kernel.SameDM: type, address, mappings).

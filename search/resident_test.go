@@ -23,9 +23,15 @@ import (
 // second (the same graph: causal mask, then softmax over T).
 func residentHead(t *testing.T) *workload.Workload {
 	t.Helper()
+	return headAt(t, "{S: 256, T: 256, D: 128}")
+}
+
+// headAt is workloads/attention-head.yaml with its axes line set to axes.
+func headAt(t *testing.T, axes string) *workload.Workload {
+	t.Helper()
 	data, err := os.ReadFile("../workloads/attention-head.yaml")
 	require.NoError(t, err)
-	src := strings.Replace(string(data), "axes: {S: 2048, T: 2048, D: 128}", "axes: {S: 256, T: 256, D: 128}", 1)
+	src := strings.Replace(string(data), "axes: {S: 2048, T: 2048, D: 128}", "axes: "+axes, 1)
 	require.NotEqual(t, string(data), src, "the attention head's axes line moved")
 	w, err := workload.Parse([]byte(src), "attention-head.yaml")
 	require.NoError(t, err)
