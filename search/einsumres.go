@@ -38,7 +38,14 @@ import (
 // output tiles must each keep a buffer of their own, so only candidates
 // whose output tiles are stored from distinct buffers (one tile holds it
 // whole, in practice) are in the space: the einsum builder keeps no
-// buffer for a handover (left open in the design notes).
+// buffer for a handover (left open in the design notes). The next op's
+// kernels that take the einsum's DM tensors as they lie are its own
+// candidates whose keys match, and those that adopt the einsum's layout
+// (opSpace.adopt), since the contraction's output layouts are not the op
+// builders'. Graph planning does not offer this direction (addResident;
+// docs/spec-decisions.md "DM residency across kernels"): it offers the
+// mirror, an op chain handing its output to an einsum
+// (planChainToEinsum).
 
 // einsumHand is a resident chain's einsum side (Space.hand).
 type einsumHand struct {
@@ -47,15 +54,15 @@ type einsumHand struct {
 	// or an input the kernels before it left there.
 	t int
 	x string
-	// takes reports whether some kernel of the next op takes handover
-	// key of DM tensor d (memoized in taken).
+	// takes reports whether some chain of kernels on the other side
+	// leaves or takes handover key of DM tensor d (memoized in taken).
 	takes func(key string, d *kernel.Tensor) bool
 	taken sync.Map
-	// floor is at most the cycles of the kernels after the einsum,
-	// whatever its handover.
+	// floor is at most the cycles of the kernels on the other side,
+	// whatever the handover.
 	floor float64
-	// cont is the cheapest chain of kernels after the einsum given its
-	// handover (nil when none takes it), memoized in memo.
+	// cont is the cheapest chain of kernels on the other side given the
+	// einsum's handover (an error when none), memoized in memo.
 	cont func(key string, addrs []int64, d *kernel.Tensor) (*chainLink, error)
 	mu   sync.Mutex
 	memo map[string]contResult
@@ -91,14 +98,14 @@ func (h *einsumHand) next(key string, addrs []int64, d *kernel.Tensor) (*chainLi
 }
 
 // more is what the search adds to an einsum kernel's cycles for its
-// handover: the cheapest chain after it, less the floor.
+// handover: the cheapest chain on the other side, less the floor.
 func (h *einsumHand) more(key string, addrs []int64, d *kernel.Tensor) (float64, error) {
 	l, err := h.next(key, addrs, d)
 	if err != nil {
 		return 0, err
 	}
 	if l.cost < h.floor {
-		return 0, fmt.Errorf("search: the kernels after the einsum take %.0f cycles, below their floor %.0f", l.cost, h.floor)
+		return 0, fmt.Errorf("search: the kernels beside the einsum take %.0f cycles, below their floor %.0f", l.cost, h.floor)
 	}
 	return l.cost - h.floor, nil
 }
