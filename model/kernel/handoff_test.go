@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tcpmap/model/mapping"
 )
 
 // handedDot is the Hello dot product with lhs left in DM by the previous
@@ -58,6 +60,45 @@ func TestHandoff(t *testing.T) {
 			err := json.Unmarshal([]byte(strings.Replace(text, tc.old, tc.new, 1)), &q)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestEinsumExpr: an einsum reference written as the expression
+// Handover composes (the product summed over each axis the output lacks,
+// under the epilogue with acc its value); a padded einsum has none.
+func TestEinsumExpr(t *testing.T) {
+	axes, err := mapping.ParseAxes("I = 4, J = 8, K = 16, L = 2")
+	require.NoError(t, err)
+	tensor := func(name, el string) *Tensor {
+		e, err := mapping.Parse(el, axes, nil)
+		require.NoError(t, err)
+		return &Tensor{Name: name, Mem: HBM, Element: e}
+	}
+	prog := func(r Reference) *Program {
+		return &Program{Tensors: []*Tensor{tensor("a", "I, K"), tensor("b", "K, L, J"), tensor("c", "I, J")}, Reference: &r}
+	}
+	for _, c := range []struct {
+		name string
+		ref  Reference
+		want string
+		err  string
+	}{
+		{"sum over the contracted axes", Reference{Op: RefEinsum, Inputs: []string{"a", "b"}, Output: "c"}, "reduce_sum(reduce_sum(a * b, K), L)", ""},
+		{"under an epilogue", Reference{Op: RefEinsum, Inputs: []string{"a", "b"}, Output: "c", Epilogue: "(acc) * 0.5"}, "(reduce_sum(reduce_sum((a * b), K), L) * 0.5)", ""},
+		{"padded", Reference{Op: RefEinsum, Inputs: []string{"a", "b"}, Output: "c", Valid: map[string]int{"I": 3}}, "", "has no expression"},
+		{"one input", Reference{Op: RefEinsum, Inputs: []string{"a"}, Output: "c"}, "", "has no expression"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := einsumExpr(prog(c.ref))
+			if c.err != "" {
+				require.ErrorContains(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.want, e)
+			_, err = ParseRefExpr(e)
+			require.NoError(t, err)
 		})
 	}
 }
