@@ -135,7 +135,7 @@ ops:
 	opts := einsumChainOptions(spec)
 	opts.MaxEvaluations = 20_000
 	if raceDetector {
-		opts.MaxEvaluations = 3_000
+		opts.MaxEvaluations = 1_200
 	}
 	ch, err := planChain(w, []*workload.Op{findOp(w, "mm"), findOp(w, "half")}, []string{"c"}, spec, opts)
 	require.NoError(t, err)
