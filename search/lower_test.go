@@ -123,8 +123,8 @@ func TestOpLowererMatchesLower(t *testing.T) {
 				if i%every == 0 {
 					vs = append(vs, variant{c, false})
 				}
-				if i%(3*every) == 0 {
-					vs = append(vs, variant{c, true}) // every third sampled one
+				if i%sampleEveryN(3) == 0 {
+					vs = append(vs, variant{c, true}) // under -short, every third sampled one
 				}
 			}
 			for _, v := range vs {

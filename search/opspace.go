@@ -1799,9 +1799,6 @@ func (s *opSpace) lower(p *kernel.Program, m *cost.Model) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if l := pooledLowerer(m); l != nil {
-		return l.lower(p)
-	}
 	l, ok := s.lowerers.Load(m)
 	if !ok {
 		l, _ = s.lowerers.LoadOrStore(m, newLowerer(s.spec))

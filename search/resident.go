@@ -648,17 +648,12 @@ func inParallel(spec *engines.Spec, n int, work func(i int, m *cost.Model)) erro
 	nw := max(1, min(runtime.GOMAXPROCS(0), maxWorkers, n))
 	models := make([]*cost.Model, nw)
 	for k := range models {
-		m, err := pooledModel(spec)
+		m, err := cost.NewModel(spec)
 		if err != nil {
 			return err
 		}
 		models[k] = m
 	}
-	defer func() {
-		for _, m := range models {
-			releaseModel(spec, m)
-		}
-	}()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for k := range nw {
@@ -674,53 +669,6 @@ func inParallel(spec *engines.Spec, n int, work func(i int, m *cost.Model)) erro
 	}
 	wg.Wait()
 	return nil
-}
-
-// modelFree keeps the cost models inParallel's workers used, each with
-// the lowerer of its programs (pooledLowerer): the next call's workers
-// take them again, so that the chains' links and the einsum chains'
-// continuations, which lower and price the same kernels again, find them
-// in the caches. A model is one worker's at a time; the list holds at most
-// as many as ran at once.
-var modelFree struct {
-	sync.Mutex
-	free map[*engines.Spec][]*cost.Model
-	low  map[*cost.Model]*lowerer
-}
-
-// pooledModel returns a cost model of spec no one else uses.
-func pooledModel(spec *engines.Spec) (*cost.Model, error) {
-	modelFree.Lock()
-	defer modelFree.Unlock()
-	if ms := modelFree.free[spec]; len(ms) > 0 {
-		m := ms[len(ms)-1]
-		modelFree.free[spec] = ms[:len(ms)-1]
-		return m, nil
-	}
-	m, err := cost.NewModel(spec)
-	if err != nil {
-		return nil, err
-	}
-	if modelFree.low == nil {
-		modelFree.free, modelFree.low = map[*engines.Spec][]*cost.Model{}, map[*cost.Model]*lowerer{}
-	}
-	modelFree.low[m] = newLowerer(spec)
-	return m, nil
-}
-
-// releaseModel returns m, pooledModel's, to spec's list.
-func releaseModel(spec *engines.Spec, m *cost.Model) {
-	modelFree.Lock()
-	defer modelFree.Unlock()
-	modelFree.free[spec] = append(modelFree.free[spec], m)
-}
-
-// pooledLowerer returns the lowerer of pooled model m (nil for a model
-// pooledModel did not make); its user is m's.
-func pooledLowerer(m *cost.Model) *lowerer {
-	modelFree.Lock()
-	defer modelFree.Unlock()
-	return modelFree.low[m]
 }
 
 // residentMemo keeps PlanChain's answers by residentKey: the fusion
