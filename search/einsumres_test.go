@@ -198,3 +198,14 @@ func TestHandedBoundsBelow(t *testing.T) {
 		require.Positive(t, legal, "%s with %s handed over", s.P.Workload, x)
 	}
 }
+
+// TestChainEinsumPlaces: a chain with an einsum inside or at both ends is
+// refused, naming the op.
+func TestChainEinsumPlaces(t *testing.T) {
+	w := residentHead(t)
+	spec := engines.Default()
+	_, err := PlanChain(w, []*workload.Op{findOp(w, "causal"), findOp(w, "pv"), findOp(w, "softmax")}, []string{"s_masked", "p"}, spec)
+	require.ErrorContains(t, err, "op pv: a chain has an einsum at one end only")
+	_, err = PlanChain(w, []*workload.Op{findOp(w, "qk"), findOp(w, "pv")}, []string{"s_raw"}, spec)
+	require.ErrorContains(t, err, "op qk: a chain has an einsum at one end only")
+}

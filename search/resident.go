@@ -229,7 +229,8 @@ type chainLink struct {
 // output xs[k] in DM for the next (the pair space above, link by link: a
 // kernel of ops[k] is priced against every handover of ops[k-1] its DM
 // tensors match, moved to its addresses, and the cheapest chain to each
-// handover of its own output kept), or says why no chain exists.
+// handover of its own output kept), or says why no chain exists. Its
+// first op or its last may be an einsum (einsumres.go), not both.
 func PlanChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec) (*ResidentChain, error) {
 	return planChain(w, ops, xs, spec, einsumChainOptions(spec))
 }
@@ -238,6 +239,12 @@ func PlanChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engi
 func planChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec, opts Options) (*ResidentChain, error) {
 	if len(ops) < 2 || len(xs) != len(ops)-1 {
 		return nil, fmt.Errorf("a chain of %d ops hands %d tensors over", len(ops), len(xs))
+	}
+	for k, o := range ops {
+		first, last := k == 0, k == len(ops)-1
+		if o.Kind == workload.KindEinsum && (!first && !last || first && ops[len(ops)-1].Kind == workload.KindEinsum) {
+			return nil, fmt.Errorf("op %s: a chain has an einsum at one end only", o.Name)
+		}
 	}
 	if ops[0].Kind == workload.KindEinsum {
 		return planEinsumChain(w, ops, xs, spec, opts)
