@@ -9,7 +9,6 @@ import (
 	"tcpmap/engines"
 	"tcpmap/model/kernel"
 	"tcpmap/model/workload"
-	"tcpmap/verify"
 )
 
 // sameDMHanded requires every DM tensor consumer c takes x in to be one
@@ -34,33 +33,6 @@ func sameDMHanded(t *testing.T, p, c *kernel.Program, x string) {
 		}
 	}
 	require.Equal(t, len(left), n, "%s takes every tile %s leaves", c.Name, p.Name)
-}
-
-// verifyMerged requires the pair written as one program (kernel.Handover,
-// its reference composed) to pass the simulator, and with alone each of
-// the kernels too (its handoffs set and read the DM it hands over).
-func verifyMerged(t *testing.T, spec *engines.Spec, p, c *kernel.Program, prefix string, alone bool) {
-	t.Helper()
-	for _, k := range []*kernel.Program{p, c} {
-		if !alone {
-			break
-		}
-		rep, err := verify.Verify(spec, cloneProgram(t, k), verify.Options{Seed: 3})
-		require.NoError(t, err)
-		require.True(t, rep.Pass, "%s: %s", k.Name, rep.Comparison.String())
-	}
-	q := cloneProgram(t, c)
-	for _, x := range q.Tensors {
-		if x.Mem == kernel.HBM {
-			x.Addr += 4 << 30 // clear of the producer's HBM tensors, as the graph's addresses are
-		}
-	}
-	unlower(q)
-	m, err := kernel.Handover(cloneProgram(t, p), q, prefix)
-	require.NoError(t, err)
-	rep, err := verify.Verify(spec, m, verify.Options{Seed: 5})
-	require.NoError(t, err)
-	require.True(t, rep.Pass, "merged %s: %s", m.Name, rep.Comparison.String())
 }
 
 // TestPlanChainToEinsum: the attention head's mask and softmax hand p

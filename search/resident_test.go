@@ -131,26 +131,8 @@ func TestPlanResident(t *testing.T) {
 			if raceDetector {
 				return // the pair's workers ran under the race detector; the simulations run without it (unit-norace)
 			}
-			for _, p := range []*kernel.Program{pp, cp} {
-				rep, err := verify.Verify(spec, cloneProgram(t, p), verify.Options{Seed: 3})
-				require.NoError(t, err)
-				require.True(t, rep.Pass, "%s: %s", p.Name, rep.Comparison.String())
-			}
-			// One program: the consumer's HBM arguments moved clear of the
-			// producer's (4 GiB up), as the graph's addresses would.
-			q := cloneProgram(t, cp)
-			for _, t := range q.Tensors {
-				if t.Mem == kernel.HBM {
-					t.Addr += 4 << 30
-				}
-			}
-			unlower(q)
-			m, err := kernel.Handover(cloneProgram(t, pp), q, c.cons+"_")
-			require.NoError(t, err)
+			q, m := verifyMerged(t, spec, pp, cp, c.cons+"_", true)
 			require.Empty(t, m.Handoff)
-			rep, err := verify.Verify(spec, m, verify.Options{Seed: 5})
-			require.NoError(t, err)
-			require.True(t, rep.Pass, "merged: %s", rep.Comparison.String())
 			// A consumer reading another DM address is not the pair.
 			bad := cloneProgram(t, q)
 			for _, op := range bad.Handoff {
@@ -161,6 +143,37 @@ func TestPlanResident(t *testing.T) {
 			require.ErrorContains(t, err, "is not where")
 		})
 	}
+}
+
+// verifyMerged requires the pair written as one program (kernel.Handover,
+// its reference composed; the consumer's HBM arguments moved clear of the
+// producer's, 4 GiB up, as the graph's addresses would) to pass the
+// simulator, and with alone each of the kernels too (its handoffs set and
+// read the DM it hands over). It returns the consumer as moved and the
+// merged program.
+func verifyMerged(t *testing.T, spec *engines.Spec, p, c *kernel.Program, prefix string, alone bool) (q, m *kernel.Program) {
+	t.Helper()
+	for _, k := range []*kernel.Program{p, c} {
+		if !alone {
+			break
+		}
+		rep, err := verify.Verify(spec, cloneProgram(t, k), verify.Options{Seed: 3})
+		require.NoError(t, err)
+		require.True(t, rep.Pass, "%s: %s", k.Name, rep.Comparison.String())
+	}
+	q = cloneProgram(t, c)
+	for _, x := range q.Tensors {
+		if x.Mem == kernel.HBM {
+			x.Addr += 4 << 30
+		}
+	}
+	unlower(q)
+	m, err := kernel.Handover(cloneProgram(t, p), q, prefix)
+	require.NoError(t, err)
+	rep, err := verify.Verify(spec, m, verify.Options{Seed: 5})
+	require.NoError(t, err)
+	require.True(t, rep.Pass, "merged %s: %s", m.Name, rep.Comparison.String())
+	return q, m
 }
 
 // unlower drops p's engine configurations, which engines.Lower derives
