@@ -143,16 +143,17 @@ func (e *evaluator) handover(p *kernel.Program) error {
 		ok, _ = h.taken.LoadOrStore(key, h.takes(key, d))
 	}
 	if !ok.(bool) {
-		return handoverError{fmt.Sprintf("no kernel of the next op takes %s as it lies in DM", h.x)}
+		return handoverError{fmt.Sprintf("no chain of kernels beside the einsum hands %s over as it lies in DM", h.x)}
 	}
 	e.handKey, e.handAddrs, e.handDM = key, addrs, d
 	return nil
 }
 
 // einsumChainOptions are the options of a resident chain's einsum
-// search: no padding (a padded space is another problem), and an
-// evaluation budget (residentEvaluations), so that the search ends on any machine with the same plan (Options.MaxEvaluations;
-// a search it stops claims a gap, not the optimum).
+// search: no padding (a padded space is another problem), and budgets of
+// evaluations (residentEvaluations) and of candidates listed with none
+// taken (residentListed), so that the search ends on any machine with the
+// same plan (a search they stop claims a gap, not the optimum).
 func einsumChainOptions(spec *engines.Spec) Options {
 	return Options{Spec: spec, NoPad: true, MaxEvaluations: residentEvaluations, MaxListedIllegal: residentListed}
 }
@@ -250,13 +251,7 @@ func planEinsumChain(w *workload.Workload, ops []*workload.Op, xs []string, spec
 		}
 		return best, nil
 	}
-	scratch := func() []*Stats {
-		st := make([]*Stats, len(ops))
-		for k := range st {
-			st[k] = &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
-		}
-		return st
-	}
+	scratch := func() []*Stats { return chainStats(len(ops)) }
 	h := &einsumHand{t: TensorOut, x: xs[0], floor: floor, memo: map[string]contResult{}}
 	h.takes = func(key string, d *kernel.Tensor) bool { return len(first(key, d)) > 0 }
 	h.cont = func(key string, addrs []int64, d *kernel.Tensor) (*chainLink, error) {
@@ -278,17 +273,10 @@ func planEinsumChain(w *workload.Workload, ops []*workload.Op, xs []string, spec
 	if err != nil {
 		return nil, err
 	}
-	pl.Search.Resident = fmt.Sprintf("%s left in DM for %s", xs[0], ops[1].Name)
+	pl.Search.Resident = residentSays(ops, xs, 0)
 	ch := &ResidentChain{Plans: []*plan.Plan{pl}, Pairs: res.Stats.CostEvaluations}
 	for k := 1; k < len(ops); k++ {
-		side := best.sides[k-1]
-		pk := side.sp.plan(&opEvaluated{c: side.c, program: side.prog, report: side.report}, stats[k])
-		says := []string{fmt.Sprintf("%s taken in DM from %s", xs[k-1], ops[k-1].Name)}
-		if k < len(xs) {
-			says = append(says, fmt.Sprintf("%s left in DM for %s", xs[k], ops[k+1].Name))
-		}
-		pk.Search.Resident = strings.Join(says, "; ")
-		ch.Plans = append(ch.Plans, pk)
+		ch.Plans = append(ch.Plans, best.sides[k-1].plan(stats[k], ops, xs, k))
 	}
 	return ch, nil
 }
@@ -572,20 +560,13 @@ func planChainToEinsum(w *workload.Workload, ops []*workload.Op, xs []string, sp
 	}
 	ch := &ResidentChain{Pairs: res.Stats.CostEvaluations}
 	for k, side := range best.sides {
-		pk := side.sp.plan(&opEvaluated{c: side.c, program: side.prog, report: side.report}, stats[k])
-		var says []string
-		if k > 0 {
-			says = append(says, fmt.Sprintf("%s taken in DM from %s", xs[k-1], ops[k-1].Name))
-		}
-		says = append(says, fmt.Sprintf("%s left in DM for %s", xs[k], ops[k+1].Name))
-		pk.Search.Resident = strings.Join(says, "; ")
-		ch.Plans = append(ch.Plans, pk)
+		ch.Plans = append(ch.Plans, side.plan(stats[k], ops, xs, k))
 	}
 	pl, err := einsumPlan(res, best, floor, spec)
 	if err != nil {
 		return nil, err
 	}
-	pl.Search.Resident = fmt.Sprintf("%s taken in DM from %s", x, ops[n-2].Name)
+	pl.Search.Resident = residentSays(ops, xs, n-1)
 	ch.Plans = append(ch.Plans, pl)
 	return ch, nil
 }

@@ -80,20 +80,7 @@ func (l *lowerer) lower(p *kernel.Program) error {
 		l.tensors[t.Name] = t
 	}
 	for i, op := range p.Ops {
-		k := l.opKey(p, op, false)
-		r, ok := l.memo[k]
-		if ok {
-			l.hits++
-		} else if r = l.relocated(p, op); r != nil {
-			l.hits++
-			l.relocs++
-			l.store(k, r)
-		} else {
-			l.misses++
-			r = l.lowerOne(p, op)
-			l.store(k, r)
-			l.remember(p, op, r)
-		}
+		r := l.lowered(p, op)
 		if r.err != nil {
 			e := *r.err
 			e.Op = i
@@ -113,21 +100,34 @@ func (l *lowerer) lower(p *kernel.Program) error {
 		if op.DMA != nil {
 			continue
 		}
-		k := l.opKey(p, op, false)
-		r, ok := l.memo[k]
-		if ok {
-			l.hits++
-		} else {
-			l.misses++
-			r = l.lowerOne(p, op)
-			l.store(k, r)
-		}
+		r := l.lowered(p, op)
 		if r.err != nil {
 			return fmt.Errorf("handoff[%d] (%s): %w", i, op.Kind, r.err.Err)
 		}
 		op.DMA = r.dma
 	}
 	return nil
+}
+
+// lowered is op's lowering: memoized, relocated from an earlier one at
+// other HBM addresses, or derived.
+func (l *lowerer) lowered(p *kernel.Program, op *kernel.Op) *opLowered {
+	k := l.opKey(p, op, false)
+	if r, ok := l.memo[k]; ok {
+		l.hits++
+		return r
+	}
+	if r := l.relocated(p, op); r != nil {
+		l.hits++
+		l.relocs++
+		l.store(k, r)
+		return r
+	}
+	l.misses++
+	r := l.lowerOne(p, op)
+	l.store(k, r)
+	l.remember(p, op, r)
+	return r
 }
 
 // store memoizes r under key k, emptying full memos (maxLowered).

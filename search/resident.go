@@ -274,18 +274,30 @@ func planChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engi
 	}
 	ch := &ResidentChain{Pairs: pairs}
 	for k, side := range best.sides {
-		pl := side.sp.plan(&opEvaluated{c: side.c, program: side.prog, report: side.report}, stats[k])
-		var says []string
-		if k > 0 {
-			says = append(says, fmt.Sprintf("%s taken in DM from %s", xs[k-1], ops[k-1].Name))
-		}
-		if k < len(xs) {
-			says = append(says, fmt.Sprintf("%s left in DM for %s", xs[k], ops[k+1].Name))
-		}
-		pl.Search.Resident = strings.Join(says, "; ")
-		ch.Plans = append(ch.Plans, pl)
+		ch.Plans = append(ch.Plans, side.plan(stats[k], ops, xs, k))
 	}
 	return ch, nil
+}
+
+// plan is the plan of side, the kernel of ops[k] in a chain handing
+// xs[k] to ops[k+1].
+func (side residentSide) plan(st *Stats, ops []*workload.Op, xs []string, k int) *plan.Plan {
+	pl := side.sp.plan(&opEvaluated{c: side.c, program: side.prog, report: side.report}, st)
+	pl.Search.Resident = residentSays(ops, xs, k)
+	return pl
+}
+
+// residentSays is what the plan of ops[k] in a chain handing xs[k] to
+// ops[k+1] says of its handovers (plan.Search.Resident).
+func residentSays(ops []*workload.Op, xs []string, k int) string {
+	var says []string
+	if k > 0 {
+		says = append(says, fmt.Sprintf("%s taken in DM from %s", xs[k-1], ops[k-1].Name))
+	}
+	if k < len(xs) {
+		says = append(says, fmt.Sprintf("%s left in DM for %s", xs[k], ops[k+1].Name))
+	}
+	return strings.Join(says, "; ")
 }
 
 // chainSpaces is the op spaces of a chain's ops (each a Vector Engine
@@ -293,9 +305,8 @@ func planChain(w *workload.Workload, ops []*workload.Op, xs []string, spec *engi
 // ops[k] hands to ops[k+1].
 func chainSpaces(w *workload.Workload, ops []*workload.Op, xs []string, spec *engines.Spec) ([]*opSpace, []*Stats, error) {
 	spaces := make([]*opSpace, len(ops))
-	stats := make([]*Stats, len(ops))
+	stats := chainStats(len(ops))
 	for k, o := range ops {
-		stats[k] = &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
 		if o.Kind == workload.KindEinsum {
 			continue // the einsum's end of a chain (einsumres.go)
 		}
@@ -317,6 +328,15 @@ func chainSpaces(w *workload.Workload, ops []*workload.Op, xs []string, spec *en
 		}
 	}
 	return spaces, stats, nil
+}
+
+// chainStats is the statistics of a chain's n op searches.
+func chainStats(n int) []*Stats {
+	st := make([]*Stats, n)
+	for k := range st {
+		st[k] = &Stats{Planner: "exhaustive", Illegal: map[string]*RuleStat{}, Complete: true}
+	}
+	return st
 }
 
 // chainLinks is the cheapest chain of kernels of spaces, each handing its
