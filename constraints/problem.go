@@ -2,6 +2,7 @@ package constraints
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -112,6 +113,11 @@ type Problem struct {
 	// the accumulator before the commit (a fused workload's einsum,
 	// workload.Fuse), in order; Out is the last one's output.
 	Epilogue []*workload.Op
+	// Operands are the epilogue's tensor operands (workload.EpilogueOperand,
+	// in the epilogue's order): each spans the output's axes and is loaded
+	// tile by tile beside the output, into the VRF, for the Vector Engine
+	// pass to read per position (002 L5066-5079).
+	Operands []Operand
 }
 
 // EpilogueVector reports whether the epilogue needs the main chain's
@@ -189,8 +195,14 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 	if o.Kind != workload.KindEinsum || o.Einsum == nil {
 		return nil, opError(w.File, o.Line, "op %q is a %s; the planner maps einsum contractions", o.Name, o.Kind)
 	}
-	if len(o.Inputs) != 2 || len(o.Outputs) != 1 {
-		return nil, opError(w.File, o.Line, "op %q: want 2 inputs and 1 output", o.Name)
+	var extra []string // the epilogue's tensor operands, after the two
+	for _, e := range o.Epilogue {
+		if y := workload.EpilogueOperand(e); y != "" {
+			extra = append(extra, y)
+		}
+	}
+	if len(o.Inputs) != 2+len(extra) || len(o.Outputs) != 1 || !slices.Equal(o.Inputs[2:], extra) {
+		return nil, opError(w.File, o.Line, "op %q: want 2 inputs, its epilogue's tensors after them, and 1 output", o.Name)
 	}
 	p := &Problem{Workload: w.Name, File: w.File, Chips: w.Chips}
 	if w.Form == workload.FormGraph {
@@ -247,6 +259,16 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 			return nil, opError(w.File, o.Line, "op %q: an epilogue runs on an f32 accumulator into a float output, not %s into %s", o.Name, p.Acc, p.Out.DType)
 		}
 		p.Epilogue = o.Epilogue
+		for _, y := range extra {
+			x, err := operand(y)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Equal(x.Axes, p.Out.Axes) || !x.DType.IsFloat() {
+				return nil, opError(w.File, o.Line, "op %q: the epilogue's tensor %s (%s over %v) is not a float tensor over the output's axes %v", o.Name, y, x.DType, x.Axes, p.Out.Axes)
+			}
+			p.Operands = append(p.Operands, x)
+		}
 	}
 
 	// The axes, in declaration order, with their classes.

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"tcpmap/constraints"
@@ -84,6 +85,9 @@ type build struct {
 	nGroups int
 	// reduced caches splitOut() for a split candidate (SplitK).
 	reduced *engines.SplitKOutput
+	// vrf names the VRF tensor that holds the output tile's share of the
+	// epilogue's tensor operand (Problem.Operands), while program builds.
+	vrf string
 }
 
 func (s *Space) newBuild(c *Candidate) (*build, error) {
@@ -1191,6 +1195,24 @@ func (b *build) program() (*kernel.Program, error) {
 			Chip: one, Element: o.Layout, Addr: addr})
 		addr += constraints.AlignUp(max(n, 1), hbmRegion)
 	}
+	// The epilogue's tensor operand: an argument after the output, loaded
+	// tile by tile as the output is stored (epilogueOperand).
+	var ep *epilogueOperand
+	if len(p.Operands) > 1 {
+		return nil, fmt.Errorf("search: an epilogue of %d tensor operands is not built (one VRF tensor)", len(p.Operands))
+	}
+	if len(p.Operands) == 1 {
+		o := &p.Operands[0]
+		n, err := o.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		ep = &epilogueOperand{g: &tileGroup{op: o, last: -1, views: map[int]int{}, hbmAddr: addr}}
+		prog.Tensors = append(prog.Tensors, &kernel.Tensor{Name: o.Name, Mem: kernel.HBM, DType: o.DType, Role: kernel.Input,
+			Chip: one, Element: o.Layout, Addr: addr})
+		prog.Reference.Inputs = append(prog.Reference.Inputs, o.Name)
+		addr += constraints.AlignUp(max(n, 1), hbmRegion)
+	}
 
 	slice, err := b.slice()
 	if err != nil {
@@ -1234,6 +1256,9 @@ func (b *build) program() (*kernel.Program, error) {
 			}
 		}
 		groups[t] = g
+	}
+	if ep != nil {
+		ep.g.axes = groups[TensorOut].axes // the output's axes
 	}
 	// DM buffers, in the manual's order: in0, in1, then the TRF, then out
 	// (002 L338-339, L341-347, L359-360).
@@ -1319,6 +1344,16 @@ func (b *build) program() (*kernel.Program, error) {
 		if p.EpilogueVector() && (red != nil || b.s.KTiles(c) > 1) {
 			return nil, fmt.Errorf("search: an epilogue with split or chunked K is not built")
 		}
+		if ep != nil {
+			// The operand's share of an output tile in the VRF, in the
+			// accumulator's stream order: the Float stage reads it per
+			// Time and Packet position (002 L5066-5079), as an op
+			// kernel's second input (opBuilder.elementwise).
+			b.vrf = p.Operands[0].Name + "_vrf"
+			ep.vrf = &kernel.Tensor{Name: b.vrf, Mem: kernel.VRF, DType: dtype.F32, Role: kernel.Intermediate,
+				Chip: one, Cluster: cluster, Slice: slice, Element: b.pair(main.acc.time, main.acc.packet)}
+			ep.time, ep.packet = main.acc.time, main.acc.packet
+		}
 		vec, ref, err := b.epilogue(main.acc.time, main.acc.packet)
 		if err != nil {
 			return nil, err
@@ -1353,6 +1388,15 @@ func (b *build) program() (*kernel.Program, error) {
 	if cp != nil {
 		tt, _ := dmTensor(&p.Out, staging, oe)
 		tt.DType = outType
+	}
+	if ep != nil {
+		// The operand's DM buffers, one per output buffer, each holding
+		// an output tile's positions as the accumulator's stream writes
+		// them (oe, the compute order).
+		for k := range nbuf {
+			tt, _ := dmTensor(ep.g.op, name(ep.g.op.Name, "_dm", k, nbuf), oe)
+			ep.g.bufs = append(ep.g.bufs, tt.Name)
+		}
 	}
 	// K chunks (TileK): the partial-sum buffers in the accumulator's type,
 	// ps0 the new chunk's and ps1 (ps2) the running sums, in address order
@@ -1428,7 +1472,11 @@ func (b *build) program() (*kernel.Program, error) {
 	// lives for one DMA only; it is a view of its operand (Tensor.View), so
 	// it shares the operand's bytes without colliding with it.
 	var views []*kernel.Tensor
-	for _, g := range groups {
+	all := groups[:]
+	if ep != nil {
+		all = append(slices.Clone(all), ep.g)
+	}
+	for _, g := range all {
 		if len(tiled) == 0 {
 			break
 		}
@@ -1497,6 +1545,7 @@ func (b *build) program() (*kernel.Program, error) {
 	type stepOps struct {
 		loads []*kernel.Op
 		sub   *kernel.Op
+		vrf   *kernel.Op // the epilogue operand's tile into the VRF
 		main  []*kernel.Op
 		store *kernel.Op
 	}
@@ -1535,6 +1584,20 @@ func (b *build) program() (*kernel.Program, error) {
 		chunk := step % nk
 		if chunk == 0 {
 			gout.loads++
+		}
+		if ep != nil && chunk == 0 {
+			// The operand's tile beside the output's: loaded with the
+			// step's inputs, into the VRF by the sub context before the
+			// main chain (one VRF tensor: the scheduler holds each load
+			// until the chain before has read it, 002 L7069).
+			g := ep.g
+			src, err := viewName(g, idx)
+			if err != nil {
+				return nil, err
+			}
+			g.loads++
+			so.loads = append(so.loads, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToDM, Src: src, Dst: cur(g, g.bufs)})
+			so.vrf = &kernel.Op{Context: kernel.CtxSub, Kind: kernel.OpChain, Stages: ep.stages(cur(g, g.bufs))}
 		}
 		commit := cur(gout, gout.bufs)
 		if cp != nil {
@@ -1612,6 +1675,7 @@ func (b *build) program() (*kernel.Program, error) {
 		for _, so := range steps {
 			add(so.loads...)
 			add(so.sub)
+			add(so.vrf)
 			add(so.main...)
 			add(so.store)
 		}
@@ -1622,6 +1686,7 @@ func (b *build) program() (*kernel.Program, error) {
 			if k+1 < total {
 				add(steps[k+1].loads...)
 			}
+			add(so.vrf)
 			add(so.main...)
 			if k+1 < total {
 				add(steps[k+1].sub)
@@ -1637,6 +1702,32 @@ func (b *build) program() (*kernel.Program, error) {
 	prog.Tensors = append(prog.Tensors, dm[:nIn]...)
 	prog.Tensors = append(prog.Tensors, trfs...)
 	prog.Tensors = append(prog.Tensors, dm[nIn:]...)
+	if ep != nil {
+		prog.Tensors = append(prog.Tensors, ep.vrf)
+	}
 	prog.Ops = ops
 	return prog, nil
+}
+
+// epilogueOperand is the build of an epilogue's tensor operand
+// (Problem.Operands): its tile group (views and DM buffers, one tile per
+// output tile), and its VRF tensor, which the sub context fills from the
+// tile's DM buffer in the accumulator's stream order (time, packet: 8 f32
+// lanes) for the Float stage to read per position.
+type epilogueOperand struct {
+	g            *tileGroup
+	vrf          *kernel.Tensor
+	time, packet *mapping.Expr
+}
+
+// stages is the sub chain that moves DM buffer buf into the VRF: a fetch
+// in f32 (the Float stage's type, 002 L4893-4900) along the accumulator's
+// stream, collected and written to the VRF (002 L5066-5079).
+func (e *epilogueOperand) stages(buf string) []*kernel.Stage {
+	return []*kernel.Stage{
+		{Kind: kernel.StBegin, Tensor: buf},
+		{Kind: kernel.StFetch, DType: dtype.F32, Time: e.time, Packet: e.packet},
+		{Kind: kernel.StCollect, Time: e.time, Packet: e.packet},
+		{Kind: kernel.StToVRF, Tensor: e.vrf.Name},
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"tcpmap/model/dtype"
 	"tcpmap/model/kernel"
 	"tcpmap/model/mapping"
+	"tcpmap/model/workload"
 )
 
 // subChain is the stationary operand's TRF load (002 L341-347, L503-508):
@@ -304,6 +305,16 @@ func (b *build) epilogue(time, packet *mapping.Expr) (st []*kernel.Stage, ref st
 	}
 	ref = kernel.EpilogueInput
 	for _, o := range ops {
+		if y := workload.EpilogueOperand(o); y != "" {
+			// The tensor operand, from the VRF per position (build.vrf).
+			op, sym, ok := binaryFloatOp(o.Kind)
+			if !ok || b.vrf == "" {
+				return nil, "", fmt.Errorf("search: epilogue %s: a %s of two tensors is not built", o.Name, o.Kind)
+			}
+			st = append(st, &kernel.Stage{Kind: kernel.StVectorFpBinary, Tensor: b.vrf, Param: op})
+			ref = fmt.Sprintf("(%s) %s %s", ref, sym, y)
+			continue
+		}
 		mid, expr, _, err := floatMid(o, "("+ref+")")
 		if err != nil {
 			return nil, "", fmt.Errorf("search: epilogue %s: %w", o.Name, err)

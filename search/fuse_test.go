@@ -1,6 +1,7 @@
 package search_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,6 +67,54 @@ func TestEpilogueFusedPlanVerifies(t *testing.T) {
 	assert.Less(t, p.Cost.Cycles, qk.Plan.Cost.Cycles+sc.Plan.Cost.Cycles)
 }
 
+// TestEpilogueOperandPlanVerifies: the attention head's qk with its scale
+// and its causal mask fused, the mask a tensor operand the kernel loads
+// tile by tile into the VRF (build.go epilogueOperand): the plan
+// verifies, and a kernel that skips the mask's add fails.
+func TestEpilogueOperandPlanVerifies(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a search and two simulations: make test runs it without -race in unit-norace")
+	}
+	w := reducedWorkload(t, "attention-head.yaml", map[string]int{"S": 64, "T": 64, "D": 64})
+	spec := engines.Default()
+	p := fusedPlan(t, w, workload.Fusion{Einsum: "qk", Ops: []string{"scale", "causal"}}, spec, 3000)
+	assert.Equal(t, []string{"scale", "causal"}, p.Workload.Epilogue)
+	require.NoError(t, p.Validate())
+	assert.Equal(t, "s_masked", p.Program.Reference.Output)
+	assert.Equal(t, []string{"q", "k", "mask"}, p.Program.Reference.Inputs)
+	t.Logf("fused qk+scale+causal: %.0f cycles; epilogue %s", p.Cost.Cycles, p.Program.Reference.Epilogue)
+	rep, err := verify.Verify(spec, p.Program, verify.Options{Seed: 1})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "%s", rep)
+	loads := 0
+	for _, op := range p.Program.Ops {
+		if op.Kind == kernel.OpToDM && strings.HasPrefix(op.Src, "mask") {
+			loads++
+		}
+	}
+	assert.Positive(t, loads, "the mask is loaded")
+
+	// The kernel adds the mask: subtracting it fails.
+	data, err := p.Marshal()
+	require.NoError(t, err)
+	back, err := plan.Unmarshal(data)
+	require.NoError(t, err)
+	bad := back.Program
+	n := 0
+	for _, op := range bad.Ops {
+		for _, st := range op.Stages {
+			if st.Kind == kernel.StVectorFpBinary && st.Tensor == "mask_vrf" {
+				st.Param, st.Config = "SubF", nil
+				n++
+			}
+		}
+	}
+	require.Positive(t, n)
+	rep, err = verify.Verify(spec, bad, verify.Options{Seed: 1})
+	require.NoError(t, err)
+	assert.False(t, rep.Pass, "a kernel subtracting the mask passed")
+}
+
 // TestEpilogueCast: an einsum whose f32 output one cast reads (and nothing
 // else) fuses the cast as its own output cast: no Vector Engine pass, the
 // split and chunked K kept, and the fused kernel verifies.
@@ -110,8 +159,10 @@ ops:
 func fusedPlan(t *testing.T, w *workload.Workload, want workload.Fusion, spec *engines.Spec, evals int) *plan.Plan {
 	t.Helper()
 	fs := workload.Fusions(w)
-	require.Equal(t, []workload.Fusion{want}, fs)
-	fw, err := workload.Fuse(w, fs)
+	require.Len(t, fs, 1)
+	require.Equal(t, want.Einsum, fs[0].Einsum)
+	require.Equal(t, want.Ops, fs[0].Ops[:len(want.Ops)], "a prefix of the fusion offered")
+	fw, err := workload.Fuse(w, []workload.Fusion{want})
 	require.NoError(t, err)
 	r, err := search.PlanOp(fw, want.Einsum, search.Options{Spec: spec, MaxEvaluations: evals, Workers: 1})
 	require.NoError(t, err)

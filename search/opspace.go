@@ -995,11 +995,8 @@ func (b *opBuilder) elementwise() error {
 			{Kind: "collect", Time: digitsText(yt), Packet: digitsText(p8)},
 			{Kind: "to_vrf", Tensor: yvrf},
 		})
-		// A causal mask adds its mask (0 or −inf).
-		op, sym := map[workload.Kind][2]string{
-			workload.KindAdd: {"AddF", "+"}, workload.KindSub: {"SubF", "-"}, workload.KindMul: {"MulF(Mul0)", "*"}, workload.KindCausalMask: {"AddF", "+"},
-		}[s.o.Kind][0], map[workload.Kind]string{workload.KindAdd: "+", workload.KindSub: "-", workload.KindMul: "*", workload.KindCausalMask: "+"}[s.o.Kind]
-		if op == "" {
+		op, sym, ok := binaryFloatOp(s.o.Kind)
+		if !ok {
 			return fmt.Errorf("%s of two tensors is not planned", s.o.Kind)
 		}
 		mid = []kStage{{Kind: "vector_fp_binary", Tensor: yvrf, Param: op}}
@@ -1015,6 +1012,21 @@ func (b *opBuilder) elementwise() error {
 	b.chain("main", append(append(head, mid...), tail(t8, p8, s.out.DType, b.outBuf())...))
 	b.reference(expr, rng)
 	return nil
+}
+
+// binaryFloatOp returns the Float cluster's op (002 L4890-4899) of an
+// elementwise op of two f32 tensors, and its reference's operator; a
+// causal mask adds its mask (0 or −inf, 002 L8094-8099).
+func binaryFloatOp(k workload.Kind) (op, sym string, ok bool) {
+	switch k {
+	case workload.KindAdd, workload.KindCausalMask:
+		return "AddF", "+", true
+	case workload.KindSub:
+		return "SubF", "-", true
+	case workload.KindMul:
+		return "MulF(Mul0)", "*", true
+	}
+	return "", "", false
 }
 
 // interleavedAdd is the one-chain kernel of a float add of two tensors

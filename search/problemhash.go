@@ -17,6 +17,8 @@ type canonicalProblem struct {
 	// Epilogue is the fused ops' work (kind and constant), in order;
 	// left out without one, so that other problems keep their hashes.
 	Epilogue []canonicalEpilogue `json:"epilogue,omitempty"`
+	// Operands are the epilogue's tensors (left out without one).
+	Operands []canonicalOperand `json:"operands,omitempty"`
 }
 
 type canonicalEpilogue struct {
@@ -55,6 +57,9 @@ func ProblemHash(p *constraints.Problem) (string, error) {
 	c.Out = op(&p.Out)
 	for _, e := range p.Epilogue {
 		c.Epilogue = append(c.Epilogue, canonicalEpilogue{Kind: string(e.Kind), Scalar: e.Scalar})
+	}
+	for i := range p.Operands {
+		c.Operands = append(c.Operands, op(&p.Operands[i]))
 	}
 	return digest.JSON(c)
 }

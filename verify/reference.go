@@ -146,7 +146,7 @@ func ReferenceFor(p *kernel.Program, inputs map[string]*Logical, need []bool) (*
 		return e, nil
 	}
 	var ins []*Logical
-	for _, name := range r.Inputs {
+	for _, name := range r.Factors() {
 		in, err := checkInput(p, name, inputs[name], isInt)
 		if err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
@@ -176,7 +176,13 @@ func ReferenceFor(p *kernel.Program, inputs map[string]*Logical, need []bool) (*
 			e = einsum(p, out, ins, isInt)
 		}
 		if r.Epilogue != "" {
-			if e, err = epilogue(p, r, e); err != nil {
+			ops := map[string]*Logical{}
+			for _, name := range r.EpilogueOperands() {
+				if ops[name], err = checkInput(p, name, inputs[name], false); err != nil {
+					return nil, fmt.Errorf("reference: epilogue: %w", err)
+				}
+			}
+			if e, err = epilogue(p, r, e, ops); err != nil {
 				return nil, fmt.Errorf("reference: %w", err)
 			}
 		}

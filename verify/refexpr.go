@@ -140,8 +140,8 @@ func refExpr(p *kernel.Program, r *kernel.Reference, inputs map[string]*Logical)
 // element (the interval [r − E, r + E]); the epilogue is evaluated over
 // that interval as an expression reference is, so the result carries the
 // einsum's error and the epilogue's own (each f32 op and function within
-// the bounds above).
-func epilogue(p *kernel.Program, r *kernel.Reference, x *Expected) (*Expected, error) {
+// the bounds above); ops holds its tensor operands' values, exact.
+func epilogue(p *kernel.Program, r *kernel.Reference, x *Expected, ops map[string]*Logical) (*Expected, error) {
 	if x.Abs == nil {
 		return nil, fmt.Errorf("an epilogue of an integer einsum")
 	}
@@ -160,7 +160,7 @@ func epilogue(p *kernel.Program, r *kernel.Reference, x *Expected) (*Expected, e
 		d := (g*x.Abs.Vals[i] + under) * (1 + 0x1p-50)
 		acc.lo[i], acc.hi[i] = math.Nextafter(v-d, math.Inf(-1)), math.Nextafter(v+d, math.Inf(1))
 	}
-	e := &exprEval{p: p, inputs: map[string]*Logical{}, given: map[string]*itv{kernel.EpilogueInput: acc}, order: map[string]int{}}
+	e := &exprEval{p: p, inputs: ops, given: map[string]*itv{kernel.EpilogueInput: acc}, order: map[string]int{}}
 	for i, a := range p.Axes.List() {
 		e.order[a.Name] = i
 	}

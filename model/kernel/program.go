@@ -505,7 +505,7 @@ func (p *Program) validateReference(r *Reference) error {
 		if r.Op != RefEinsum {
 			return fmt.Errorf("an epilogue goes with op einsum")
 		}
-		if err := validateEpilogue(r.Epilogue); err != nil {
+		if err := validateEpilogue(r.Epilogue, r.Inputs); err != nil {
 			return err
 		}
 	}

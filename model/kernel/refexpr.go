@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -349,8 +350,10 @@ func (p *Program) validateRefExpr(r *Reference) error {
 const EpilogueInput = "acc"
 
 // validateEpilogue checks an einsum's epilogue: one line, parsed, naming
-// only acc (at least once), with no reduction nor at (elementwise work).
-func validateEpilogue(src string) error {
+// acc (at least once) and otherwise only the reference's inputs past the
+// contraction's two (an epilogue's tensor operands, EpilogueOperands),
+// with no reduction nor at (elementwise work).
+func validateEpilogue(src string, inputs []string) error {
 	if strings.ContainsAny(src, "\r\n") {
 		return fmt.Errorf("reference epilogue spans several lines")
 	}
@@ -358,15 +361,19 @@ func validateEpilogue(src string) error {
 	if err != nil {
 		return fmt.Errorf("reference epilogue: %w", err)
 	}
+	var operands []string
+	if len(inputs) > 2 {
+		operands = inputs[2:]
+	}
 	used := false
 	var bad error
 	n.Walk(func(x *RefNode) {
 		switch {
 		case bad != nil:
-		case x.Op == "input" && x.Name != EpilogueInput:
-			bad = fmt.Errorf("reference epilogue: column %d: %q: an epilogue names only %s, the einsum's value", x.Pos+1, x.Name, EpilogueInput)
-		case x.Op == "input":
+		case x.Op == "input" && x.Name == EpilogueInput:
 			used = true
+		case x.Op == "input" && !slices.Contains(operands, x.Name):
+			bad = fmt.Errorf("reference epilogue: column %d: %q: an epilogue names %s, the einsum's value, and the inputs after the contraction's two (%s)", x.Pos+1, x.Name, EpilogueInput, strings.Join(operands, ", "))
 		case IsRefReduce(x.Op) || x.Op == "at":
 			bad = fmt.Errorf("reference epilogue: column %d: %s: an epilogue is elementwise", x.Pos+1, x.Op)
 		}
@@ -376,6 +383,25 @@ func validateEpilogue(src string) error {
 	}
 	if !used {
 		return fmt.Errorf("reference epilogue: %s is not used", EpilogueInput)
+	}
+	return nil
+}
+
+// Factors returns the inputs an einsum reference multiplies: with an
+// epilogue of tensor operands, the inputs before them (the contraction's
+// two, or one); otherwise all of them.
+func (r *Reference) Factors() []string {
+	if r.Op == RefEinsum && r.Epilogue != "" && len(r.Inputs) > 2 {
+		return r.Inputs[:2]
+	}
+	return r.Inputs
+}
+
+// EpilogueOperands returns the tensors an einsum reference's epilogue
+// reads besides acc: its inputs after the contraction's two.
+func (r *Reference) EpilogueOperands() []string {
+	if r.Op == RefEinsum && r.Epilogue != "" && len(r.Inputs) > 2 {
+		return r.Inputs[2:]
 	}
 	return nil
 }

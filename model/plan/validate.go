@@ -250,8 +250,8 @@ func (p *Plan) validateMapping(axes mapping.Axes, ein *workload.Einsum) error {
 func (p *Plan) validateOperands(ein *workload.Einsum) error {
 	m := &p.Mapping
 	ref := p.Program.Reference
-	if ref == nil || ref.Op != kernel.RefEinsum || len(ref.Inputs) != 2 {
-		return fieldErr("program.reference", "a plan's program states the einsum it computes: want an einsum of two inputs")
+	if ref == nil || ref.Op != kernel.RefEinsum || len(ref.Factors()) != 2 {
+		return fieldErr("program.reference", "a plan's program states the einsum it computes: want an einsum of two inputs (then its epilogue's tensors)")
 	}
 	if (len(p.Workload.Epilogue) > 0) != (ref.Epilogue != "") {
 		return fieldErr("workload.epilogue", "%q, but the program's reference states the epilogue %q: want both or neither", p.Workload.Epilogue, ref.Epilogue)
@@ -262,8 +262,13 @@ func (p *Plan) validateOperands(ein *workload.Einsum) error {
 	if !slices.Contains(ref.Inputs, m.Streaming) {
 		return fieldErr("mapping.streaming", "%q: want the program's other input (of %q)", m.Streaming, ref.Inputs)
 	}
-	operands := append(slices.Clone(ref.Inputs), ref.Output)
+	operands := append(slices.Clone(ref.Factors()), ref.Output)
 	want := append(slices.Clone(ein.Inputs), ein.Output)
+	// An epilogue's tensor operands span the output's axes.
+	for _, y := range ref.EpilogueOperands() {
+		operands = append(operands, y)
+		want = append(want, ein.Output)
+	}
 	for k, name := range operands {
 		t, ok := p.Program.Tensor(name)
 		if !ok {
@@ -281,6 +286,7 @@ func (p *Plan) validateOperands(ein *workload.Einsum) error {
 			return fieldErr("workload.einsum", "operand %d has axes [%s], but the program's tensor %q holds [%s]", k, strings.Join(want[k], " "), name, strings.Join(names, " "))
 		}
 	}
+	operands = append(slices.Clone(ref.Factors()), ref.Output)
 	if len(m.Layouts) != len(operands) {
 		return fieldErr("mapping.layouts", "%d entries, want one for each of %q", len(m.Layouts), operands)
 	}

@@ -16,16 +16,24 @@ import (
 // A fused op's input is never written to memory.
 
 // IsEpilogue reports whether op can run as an epilogue of the contraction
-// that produces its input: a float op of one tensor input (a constant for
-// the other: add, sub, mul; or exp, sigmoid, silu; or a cast) whose output
-// has the input's axes. The Vector Engine's Float cluster does each on f32
-// lanes (002 L4893-4900); a cast is the main chain's own cast of the
-// accumulator to the output type (002 L306), so it ends an epilogue.
+// that produces its first input: a float op of one tensor input (a
+// constant for the other: add, sub, mul; or exp, sigmoid, silu; or a
+// cast), or an add, sub, mul or causal mask of its first input and a
+// second float tensor over the output's axes (EpilogueOperand), whose
+// output has the first input's axes. The Vector Engine's Float cluster
+// does each on f32 lanes (002 L4893-4900), the second tensor read from
+// the VRF per position as an op kernel's second input is (002 L5066-5079);
+// a cast is the main chain's own cast of the accumulator to the output
+// type (002 L306), so it ends an epilogue.
 func IsEpilogue(w *Workload, op *Op) bool {
 	switch op.Kind {
 	case KindAdd, KindSub, KindMul:
-		if op.Scalar == nil || len(op.Inputs) != 1 {
+		if op.Scalar == nil && len(op.Inputs) != 2 || op.Scalar != nil && len(op.Inputs) != 1 {
 			return false
+		}
+	case KindCausalMask:
+		if len(op.Inputs) != 2 {
+			return false // without its mask: no kernel
 		}
 	case KindExp, KindSigmoid, KindSiLU, KindCast:
 		if len(op.Inputs) != 1 {
@@ -41,7 +49,24 @@ func IsEpilogue(w *Workload, op *Op) bool {
 	if in == nil || out == nil || !in.DType.IsFloat() || !out.DType.IsFloat() || !slices.Equal(in.Axes, out.Axes) {
 		return false
 	}
+	if y := EpilogueOperand(op); y != "" {
+		t := w.Tensor(y)
+		if t == nil || y == op.Inputs[0] || !t.DType.IsFloat() || !slices.Equal(t.Axes, out.Axes) {
+			return false
+		}
+	}
 	return true
+}
+
+// EpilogueOperand returns the tensor an epilogue op reads besides the
+// value it transforms (its second input: a causal mask's mask, the other
+// term of an add), or "" for an op of one tensor. A fused einsum lists
+// each such tensor among its inputs, after the contraction's two (Fuse).
+func EpilogueOperand(op *Op) string {
+	if len(op.Inputs) == 2 && op.Scalar == nil {
+		return op.Inputs[1]
+	}
+	return ""
 }
 
 // Fusion is one contraction with the ops fused into it, in order: each
@@ -66,7 +91,7 @@ func Fusions(w *Workload) []Fusion {
 		}
 	}
 	var out []Fusion
-	for _, o := range w.Ops {
+	for k, o := range w.Ops {
 		if o.Kind != KindEinsum || len(o.Outputs) != 1 || len(o.Epilogue) > 0 {
 			continue
 		}
@@ -75,7 +100,8 @@ func Fusions(w *Workload) []Fusion {
 		for {
 			tt := w.Tensor(t)
 			cs := consumers[t]
-			if tt == nil || tt.Role == RoleOutput || tt.DType != dtype.F32 || len(cs) != 1 || !IsEpilogue(w, cs[0]) {
+			if tt == nil || tt.Role == RoleOutput || tt.DType != dtype.F32 || len(cs) != 1 || !IsEpilogue(w, cs[0]) ||
+				cs[0].Inputs[0] != t || !producedBefore(w, EpilogueOperand(cs[0]), k) {
 				break
 			}
 			f.Ops = append(f.Ops, cs[0].Name)
@@ -91,6 +117,21 @@ func Fusions(w *Workload) []Fusion {
 	return out
 }
 
+// producedBefore reports whether tensor t ("" for none) is ready before
+// op k runs: no op, or one before k, writes it. A fused einsum reads its
+// epilogue's operand where the einsum stands.
+func producedBefore(w *Workload, t string, k int) bool {
+	if t == "" {
+		return true
+	}
+	for i, o := range w.Ops {
+		if slices.Contains(o.Outputs, t) {
+			return i < k
+		}
+	}
+	return true
+}
+
 // FuseOp returns w with the epilogue Fusions offers for the einsum op
 // fused into it (Fuse), or an error saying why there is none.
 func FuseOp(w *Workload, einsum string) (*Workload, error) {
@@ -99,12 +140,14 @@ func FuseOp(w *Workload, einsum string) (*Workload, error) {
 			return Fuse(w, []Fusion{f})
 		}
 	}
-	return nil, fmt.Errorf("op %q has no epilogue to fuse (an einsum whose f32 output only one float add, sub or mul by a constant, exp, sigmoid, silu or cast reads)", einsum)
+	return nil, fmt.Errorf("op %q has no epilogue to fuse (an einsum whose f32 output only one float add, sub or mul by a constant or by a tensor over its axes, causal mask, exp, sigmoid, silu or cast reads)", einsum)
 }
 
 // Fuse returns a copy of w in which each fusion's einsum carries its ops as
-// its Epilogue and writes the last one's output; the fused ops and the
-// tensors between them are gone. w is not changed.
+// its Epilogue and writes the last one's output, and reads, after the
+// contraction's two inputs, each epilogue op's tensor operand
+// (EpilogueOperand); the fused ops and the tensors between them are gone.
+// w is not changed.
 func Fuse(w *Workload, fs []Fusion) (*Workload, error) {
 	c := *w
 	c.Ops = slices.Clone(w.Ops)
@@ -121,10 +164,13 @@ func Fuse(w *Workload, fs []Fusion) (*Workload, error) {
 		for _, name := range f.Ops {
 			o := findOp(w, name)
 			if o == nil || !IsEpilogue(w, o) {
-				return nil, fmt.Errorf("%s: fuse: op %q is not an epilogue (a float add, sub or mul by a constant, exp, sigmoid, silu or cast)", w.File, name)
+				return nil, fmt.Errorf("%s: fuse: op %q is not an epilogue (a float add, sub or mul by a constant or by a tensor over its axes, causal mask, exp, sigmoid, silu or cast)", w.File, name)
 			}
 			if o.Inputs[0] != e.Outputs[0] {
 				return nil, fmt.Errorf("%s: fuse: op %q reads %s, not %s", w.File, name, o.Inputs[0], e.Outputs[0])
+			}
+			if y := EpilogueOperand(o); !producedBefore(w, y, k) {
+				return nil, fmt.Errorf("%s: fuse: op %q reads %s, written after %s", w.File, name, y, f.Einsum)
 			}
 			if n := len(e.Epilogue); n > 0 && e.Epilogue[n-1].Kind == KindCast {
 				return nil, fmt.Errorf("%s: fuse: op %q follows the cast %s: a cast ends an epilogue", w.File, name, e.Epilogue[n-1].Name)
@@ -141,6 +187,9 @@ func Fuse(w *Workload, fs []Fusion) (*Workload, error) {
 			drop[name] = true
 			e.Epilogue = append(e.Epilogue, o)
 			e.Outputs = []string{o.Outputs[0]}
+			if y := EpilogueOperand(o); y != "" {
+				e.Inputs = append(slices.Clone(e.Inputs), y)
+			}
 		}
 		c.Ops[k] = &e
 	}

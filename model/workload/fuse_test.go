@@ -16,7 +16,10 @@ func TestFusions(t *testing.T) {
 		file string
 		want []Fusion
 	}{
-		{"attention-head.yaml", []Fusion{{Einsum: "qk", Ops: []string{"scale"}}}},
+		// The head's causal mask adds its mask, a tensor over the scores'
+		// axes; the prefill layer's mask is broadcast over the heads, not
+		// an epilogue's operand.
+		{"attention-head.yaml", []Fusion{{Einsum: "qk", Ops: []string{"scale", "causal"}}}},
 		{"llama3-70b-decode.yaml", []Fusion{{Einsum: "qk", Ops: []string{"scale"}}}},
 		{"llama3-70b-prefill.yaml", []Fusion{{Einsum: "qk", Ops: []string{"scale"}}}},
 		{"moe.yaml", nil},
@@ -37,14 +40,25 @@ func TestFuse(t *testing.T) {
 	require.NoError(t, err)
 	qk := findOp(f, "qk")
 	require.NotNil(t, qk)
-	assert.Equal(t, []string{"s_scaled"}, qk.Outputs)
-	require.Len(t, qk.Epilogue, 1)
+	assert.Equal(t, []string{"s_masked"}, qk.Outputs)
+	assert.Equal(t, []string{"q", "k", "mask"}, qk.Inputs, "the causal mask's mask is read by the fused kernel")
+	require.Len(t, qk.Epilogue, 2)
 	assert.Equal(t, "scale", qk.Epilogue[0].Name)
+	assert.Equal(t, "causal", qk.Epilogue[1].Name)
 	assert.Nil(t, findOp(f, "scale"))
+	assert.Nil(t, findOp(f, "causal"))
 	assert.Nil(t, f.Tensor("s_raw"))
-	assert.Len(t, f.Ops, len(w.Ops)-1)
+	assert.Nil(t, f.Tensor("s_scaled"))
+	assert.Len(t, f.Ops, len(w.Ops)-2)
 	assert.Equal(t, []string{"s_raw"}, findOp(w, "qk").Outputs, "w unchanged")
+	assert.Equal(t, []string{"q", "k"}, findOp(w, "qk").Inputs, "w unchanged")
 	assert.NotNil(t, w.Tensor("s_raw"))
+
+	// The scale alone (a prefix of the chain).
+	f1, err := Fuse(w, []Fusion{{Einsum: "qk", Ops: []string{"scale"}}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"s_scaled"}, findOp(f1, "qk").Outputs)
+	assert.Equal(t, []string{"q", "k"}, findOp(f1, "qk").Inputs)
 
 	for _, tc := range []struct {
 		name string
@@ -68,7 +82,7 @@ func TestFuseOp(t *testing.T) {
 	w := load(t, "attention-head.yaml")
 	f, err := FuseOp(w, "qk")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"s_scaled"}, findOp(f, "qk").Outputs)
+	assert.Equal(t, []string{"s_masked"}, findOp(f, "qk").Outputs)
 	_, err = FuseOp(w, "pv")
 	require.ErrorContains(t, err, `op "pv" has no epilogue to fuse`)
 }
@@ -109,4 +123,69 @@ ops:
 			t.Errorf("%s: %+v, want a mul of the same name (the op itself unchanged)", o.Name, m)
 		}
 	}
+}
+
+// TestEpilogueOperand: an op of two tensors is an epilogue when its
+// second tensor spans the output's axes and is ready before the einsum;
+// a broadcast operand, an operand written after the einsum, and an
+// operand that is the value itself are not.
+func TestEpilogueOperand(t *testing.T) {
+	parse := func(t *testing.T, tensors, ops string) *Workload {
+		w, err := Parse([]byte(`name: e
+chips: 1
+axes: {I: 32, J: 32, K: 32}
+tensors:
+  a: {axes: [I, K], dtype: bf16}
+  b: {axes: [K, J], dtype: bf16}
+  c: {axes: [I, J], dtype: f32}
+  d: {axes: [I, J], dtype: f32}`+tensors+`
+ops:`+ops+"\n"), "e.yaml")
+		require.NoError(t, err)
+		return w
+	}
+	const r = `
+  r: {axes: [I, J], dtype: f32}`
+	const r2 = r + `
+  r2: {axes: [I, J], dtype: f32}`
+	for _, tc := range []struct {
+		name, tensors, ops string
+		want               []Fusion
+		inputs             []string
+	}{
+		{"residual add", r, `
+  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
+  - {name: res, kind: add, inputs: [c, r], outputs: [d]}`, []Fusion{{Einsum: "mm", Ops: []string{"res"}}}, []string{"a", "b", "r"}},
+		{"broadcast operand", `
+  row: {axes: [J], dtype: f32}`, `
+  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
+  - {name: res, kind: add, inputs: [c, row], outputs: [d]}`, nil, nil},
+		{"operand written after", r2, `
+  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
+  - {name: mk, kind: mul, inputs: [r], outputs: [r2], scalar: 2}
+  - {name: res, kind: add, inputs: [c, r2], outputs: [d]}`, nil, nil},
+		{"operand written before", r2, `
+  - {name: mk, kind: mul, inputs: [r], outputs: [r2], scalar: 2}
+  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
+  - {name: res, kind: add, inputs: [c, r2], outputs: [d]}`, []Fusion{{Einsum: "mm", Ops: []string{"res"}}}, []string{"a", "b", "r2"}},
+		{"value second", r, `
+  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
+  - {name: res, kind: sub, inputs: [r, c], outputs: [d]}`, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := parse(t, tc.tensors, tc.ops)
+			assert.Equal(t, tc.want, Fusions(w))
+			if tc.want == nil {
+				return
+			}
+			f, err := Fuse(w, tc.want)
+			require.NoError(t, err)
+			assert.Equal(t, tc.inputs, findOp(f, "mm").Inputs)
+		})
+	}
+	w := parse(t, r2, `
+  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
+  - {name: mk, kind: mul, inputs: [r], outputs: [r2], scalar: 2}
+  - {name: res, kind: add, inputs: [c, r2], outputs: [d]}`)
+	_, err := Fuse(w, []Fusion{{Einsum: "mm", Ops: []string{"res"}}})
+	require.ErrorContains(t, err, `op "res" reads r2, written after mm`)
 }
