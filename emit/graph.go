@@ -123,8 +123,9 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("emit graph %q: op %s: %w", g.Workload.Name, o.Name, err)
 		}
-		if len(params) != len(o.Inputs) {
-			return nil, fmt.Errorf("emit graph %q: op %s: the kernel takes %d tensors, the op %d inputs", g.Workload.Name, o.Name, len(params), len(o.Inputs))
+		kins := g.KernelInputs(o) // the op's inputs, then its epilogue's tensors
+		if len(params) != len(kins) {
+			return nil, fmt.Errorf("emit graph %q: op %s: the kernel takes %d tensors, the op %d inputs", g.Workload.Name, o.Name, len(params), len(kins))
 		}
 		fmt.Fprintf(&b, "/// Op %d of the graph, %s (%s).\npub mod %s {\n", i, o.Name, o.Kind, mod)
 		b.WriteString(body)
@@ -140,12 +141,12 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 		b.WriteString(strings.Join(binds, ""))
 		fmt.Fprintf(&b, "    let out: %s = launch(kernel, (&mut *ctx, %s)).await;\n    out.address()\n}\n}\n\n", ret, strings.Join(refs, ", "))
 		var as []string
-		for _, t := range o.Inputs {
+		for _, t := range kins {
 			as = append(as, fmt.Sprintf("%#x", at[t]))
 		}
 		kout := g.KernelOutput(o)
 		calls = append(calls, fmt.Sprintf("    let at = %s::launch_at(ctx, %s).await; // %s -> %s\n    assert_eq!(at, %#x);",
-			mod, strings.Join(as, ", "), strings.Join(o.Inputs, ", "), kout, addr[kout]))
+			mod, strings.Join(as, ", "), strings.Join(kins, ", "), kout, addr[kout]))
 	}
 	b.WriteString("/// Runs the layer once: every kernel in program order on one device, each\n/// tensor at its HBM address (the graph inputs must be there first).\n")
 	b.WriteString("pub async fn run_layer(ctx: &mut Context) {\n")

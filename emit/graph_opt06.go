@@ -133,8 +133,9 @@ func graphRustOpt06(g *plan.Graph, opts RustOptions) ([]byte, error) {
 		if err != nil {
 			return fail("op %s: %v", o.Name, err)
 		}
-		if len(params) != len(o.Inputs) {
-			return fail("op %s: the kernel takes %d tensors, the op %d inputs", o.Name, len(params), len(o.Inputs))
+		kins := g.KernelInputs(o) // the op's inputs, then its epilogue's tensors
+		if len(params) != len(kins) {
+			return fail("op %s: the kernel takes %d tensors, the op %d inputs", o.Name, len(params), len(kins))
 		}
 		// The layer's axes replace the kernel's own declaration.
 		lines := strings.Split(body, "\n")
@@ -149,7 +150,7 @@ func graphRustOpt06(g *plan.Graph, opts RustOptions) ([]byte, error) {
 		fmt.Fprintf(&b, "/// Op %d of the graph, %s (%s).\npub mod %s {\n%s}\n\n", i, o.Name, o.Kind, mod, strings.Join(lines, "\n"))
 
 		var args []string
-		for k, in := range o.Inputs {
+		for k, in := range kins {
 			t := byName[in]
 			if t == nil {
 				return fail("op %s: input %s is no graph tensor", o.Name, in)

@@ -210,8 +210,9 @@ type GraphOptions struct {
 	// NoFuse plans every op as its own kernel. Otherwise, with VectorOps,
 	// the graph is planned for every choice of the epilogues it offers
 	// (workload.Fusions: an einsum's f32 output scaled, exp, sigmoid or
-	// silu by its one reader), fused or not (at most MaxFusionChoices
-	// choices), and the cheapest is kept.
+	// silu by its one reader, or added to a tensor or a causal mask), each
+	// fusion's ops fused up to any of them or not at all (at most
+	// MaxFusionChoices choices), and the cheapest is kept.
 	NoFuse bool
 	// NoResidency leaves every tensor in HBM between kernels. Otherwise,
 	// with VectorOps, a tensor that one Vector Engine op kernel writes and
@@ -244,8 +245,8 @@ type GraphOptions struct {
 const listedPerEvaluation = 30
 
 // MaxFusionChoices bounds the fusion choices PlanGraph compares: every
-// subset of a graph's fusions when there are at most log2 of it, else none
-// fused and all fused.
+// combination of a prefix (or none) of each of a graph's fusions when
+// there are at most this many, else none fused and all fused.
 const MaxFusionChoices = 16
 
 // ErrNotCached is the error of an op plan missing from the cache under
@@ -1797,20 +1798,29 @@ func fusedPlanned(g *plan.Graph, fs []workload.Fusion) bool {
 	return true
 }
 
-// fusionChoices lists the subsets of fs PlanGraph compares, none fused
-// first: every subset when there are at most MaxFusionChoices, else none
-// and all.
+// fusionChoices lists the choices PlanGraph compares, none fused first:
+// for each fusion none of its ops or a prefix of them (the scale alone, or
+// the scale and the causal mask after it), every combination when there
+// are at most MaxFusionChoices, else none and all. A fusion of one op is
+// fused or not, as before prefixes: the choices' order is the subsets' of
+// those (the first fusion's digit the lowest).
 func fusionChoices(fs []workload.Fusion) [][]workload.Fusion {
-	if 1<<len(fs) > MaxFusionChoices {
-		return [][]workload.Fusion{nil, fs}
+	n := 1
+	for _, f := range fs {
+		n *= len(f.Ops) + 1
+		if n > MaxFusionChoices {
+			return [][]workload.Fusion{nil, fs}
+		}
 	}
-	var out [][]workload.Fusion
-	for mask := range 1 << len(fs) {
+	out := make([][]workload.Fusion, 0, n)
+	for k := range n {
 		var sub []workload.Fusion
-		for i, f := range fs {
-			if mask&(1<<i) != 0 {
-				sub = append(sub, f)
+		for _, f := range fs {
+			r := len(f.Ops) + 1
+			if m := k % r; m > 0 {
+				sub = append(sub, workload.Fusion{Einsum: f.Einsum, Ops: f.Ops[:m]})
 			}
+			k /= r
 		}
 		out = append(out, sub)
 	}
@@ -1842,6 +1852,10 @@ func unfuse(g *plan.Graph, w *workload.Workload, fs []workload.Fusion) (*plan.Gr
 	}
 	out := *g
 	out.Ops, out.Tensors = nil, nil
+	at := map[string]int{} // op → its index in w
+	for i, op := range w.Ops {
+		at[op.Name] = i
+	}
 	fusedT := map[string]string{}  // tensor stored nowhere → its producer in w
 	lastOut := map[string]string{} // an epilogue's output → its fused op
 	for _, op := range w.Ops {
@@ -1851,6 +1865,14 @@ func unfuse(g *plan.Graph, w *workload.Workload, fs []workload.Fusion) (*plan.Gr
 			last := op.Name == ops[len(ops)-1]
 			o := graphOpOf(op)
 			o.Status, o.FusedInto, o.Layouts, o.Start = plan.StatusFused, e, []string{""}, k.Start+k.Cycles
+			if y := workload.EpilogueOperand(op); y != "" {
+				// The kernel reads the operand in its layout there.
+				j := slices.Index(k.Inputs, y)
+				if j < 0 {
+					return nil, fmt.Errorf("search: fused graph of %s: kernel %s does not read %s", w.Name, e, y)
+				}
+				o.Layouts = append(o.Layouts, k.Layouts[j])
+			}
 			if last {
 				o.Layouts = append(o.Layouts, k.Layouts[len(k.Layouts)-1])
 				lastOut[op.Outputs[0]] = op.Name
@@ -1868,6 +1890,7 @@ func unfuse(g *plan.Graph, w *workload.Workload, fs []workload.Fusion) (*plan.Gr
 		}
 		o := *k
 		if ops, ok := epi[op.Name]; ok {
+			o.Inputs = op.Inputs // the epilogue's tensors are its ops' inputs
 			o.Outputs = op.Outputs
 			o.Epilogue = ops
 			o.Layouts = append(slices.Clone(k.Layouts[:len(op.Inputs)]), "")
@@ -1898,6 +1921,25 @@ func unfuse(g *plan.Graph, w *workload.Workload, fs []workload.Fusion) (*plan.Gr
 		x := *gt
 		if p, ok := lastOut[t.Name]; ok {
 			x.Producer = p
+		}
+		// An epilogue's tensor operand is read by its op, fused into the
+		// kernel that loads it.
+		reader := func(c string) string {
+			for _, name := range epi[c] {
+				if k, ok := at[name]; ok && workload.EpilogueOperand(w.Ops[k]) == t.Name {
+					return name
+				}
+			}
+			return c
+		}
+		x.Consumers = nil
+		for _, c := range gt.Consumers {
+			x.Consumers = append(x.Consumers, reader(c))
+		}
+		slices.SortStableFunc(x.Consumers, func(a, b string) int { return at[a] - at[b] })
+		x.Relayouts = slices.Clone(gt.Relayouts)
+		for i := range x.Relayouts {
+			x.Relayouts[i].Consumer = reader(x.Relayouts[i].Consumer)
 		}
 		out.Tensors = append(out.Tensors, x)
 	}

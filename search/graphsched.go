@@ -108,7 +108,7 @@ func GraphProgram(g *plan.Graph) (*kernel.Program, error) {
 		// The inputs this kernel reads through a relayout, and their
 		// copies' addresses.
 		relaid := map[string]int64{}
-		for _, in := range o.Inputs {
+		for _, in := range g.KernelInputs(o) {
 			if a, ok := addr[plan.RelayoutCopy(in, o.Name)]; ok {
 				relaid[in] = a
 			}

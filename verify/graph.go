@@ -230,8 +230,9 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			rep.Ops = append(rep.Ops, or)
 			continue
 		}
+		// The kernel's inputs: the op's, then its epilogue's tensors.
 		var ins []*gval
-		for _, name := range o.Inputs {
+		for _, name := range g.KernelInputs(o) {
 			v, ok := vals[name]
 			if !ok {
 				return nil, fmt.Errorf("op %s: input %s has no value", o.Name, name)
@@ -248,7 +249,7 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 		}
 		// The float64 reference of the whole graph.
 		var refIns []*Logical
-		for _, v := range ins {
+		for _, v := range ins[:len(o.Inputs)] {
 			refIns = append(refIns, v.ref)
 		}
 		if err := graphRef(o, refIns, outs); err != nil {
@@ -267,7 +268,11 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 			if err != nil {
 				return nil, err
 			}
-			if err := graphRef(x, []*Logical{ref}, []*Logical{l}); err != nil {
+			args := []*Logical{ref}
+			if len(x.Inputs) == 2 {
+				args = append(args, vals[x.Inputs[1]].ref) // its tensor operand
+			}
+			if err := graphRef(x, args, []*Logical{l}); err != nil {
 				return nil, err
 			}
 			ref, out = l, x.Outputs[0]
@@ -589,10 +594,11 @@ func runKernel(spec *engines.Spec, o *plan.GraphOp, out string, ins []*gval, ref
 		return err
 	}
 	inputs := map[string]*Logical{}
-	if len(p.Reference.Inputs) != len(o.Inputs) {
-		return fmt.Errorf("the kernel reads %d inputs, the op %d", len(p.Reference.Inputs), len(o.Inputs))
+	if len(p.Reference.Inputs) != len(ins) {
+		return fmt.Errorf("the kernel reads %d inputs, the op (with its epilogue's tensors) %d", len(p.Reference.Inputs), len(ins))
 	}
-	// The op's k-th input is the kernel's k-th reference input; a
+	// The op's k-th input (then its epilogue's tensors) is the kernel's
+	// k-th reference input; a
 	// gathered one (a gather fused into the kernel's loads) is read
 	// through its index from its table, which the device holds instead.
 	store := func(t *kernel.Tensor, v *Logical) (*Logical, error) {

@@ -203,6 +203,24 @@ func (g *Graph) KernelOutput(o *GraphOp) string {
 	return out
 }
 
+// KernelInputs returns the tensors op o's kernel reads, in its arguments'
+// order: o's inputs, then each of its epilogue's ops' tensor operand (the
+// second input of a fused add or causal mask, workload.EpilogueOperand).
+func (g *Graph) KernelInputs(o *GraphOp) []string {
+	if len(o.Epilogue) == 0 {
+		return o.Inputs
+	}
+	ins := slices.Clone(o.Inputs)
+	for _, name := range o.Epilogue {
+		for i := range g.Ops {
+			if x := &g.Ops[i]; x.Name == name && len(x.Inputs) == 2 {
+				ins = append(ins, x.Inputs[1])
+			}
+		}
+	}
+	return ins
+}
+
 // GraphTensor is one tensor of a graph plan: an input, an output or an
 // edge between ops.
 type GraphTensor struct {
@@ -654,7 +672,8 @@ func (g *Graph) Validate() error {
 		}
 	}
 	// An epilogue's ops follow in order, each fused into the op, the
-	// first reading the op's output and each the one before's; the
+	// first reading the op's output and each the one before's (and a
+	// tensor operand the kernel reads, workload.EpilogueOperand); the
 	// kernel writes the last one's output.
 	for i := range g.Ops {
 		o := &g.Ops[i]
@@ -672,8 +691,12 @@ func (g *Graph) Validate() error {
 				return fieldErr(fmt.Sprintf("%s[%d]", f, j), "%q: want a later op fused into %q", name, o.Name)
 			}
 			x := &g.Ops[k]
-			if len(x.Inputs) != 1 || x.Inputs[0] != prev || len(x.Outputs) != 1 {
-				return fieldErr(fmt.Sprintf("%s[%d]", f, j), "op %q does not read %q alone", name, prev)
+			if len(x.Inputs) < 1 || len(x.Inputs) > 2 || x.Inputs[0] != prev || len(x.Outputs) != 1 {
+				return fieldErr(fmt.Sprintf("%s[%d]", f, j), "op %q does not read %q first (and at most one tensor more)", name, prev)
+			}
+			if len(x.Inputs) == 2 && !slices.Contains(o.Plan.Program.Reference.EpilogueOperands(), x.Inputs[1]) {
+				// A tensor operand: the kernel reads it for the epilogue.
+				return fieldErr(fmt.Sprintf("%s[%d]", f, j), "op %q's tensor %q is not one the kernel's epilogue reads (%q)", name, x.Inputs[1], o.Plan.Program.Reference.EpilogueOperands())
 			}
 			if t := g.Tensors[tensors[prev]]; t.Place != PlaceFused {
 				return fieldErr(fmt.Sprintf("%s[%d]", f, j), "tensor %q between a contraction and its epilogue has place %q, want %q", prev, t.Place, PlaceFused)
