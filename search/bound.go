@@ -48,6 +48,7 @@ import (
 //     at no more than the read bandwidth, the output's at no more than the
 //     write bandwidth, 0.75 of 1.5 TB/s each (002 L2602, L2636)
 //     (dmaCycles).
+//   - An epilogue's tensor operands: their least load (operandDMA).
 //   - Sub context: the stationary input's TRF loads (subCycles).
 //
 // All add two DMA startups (≈500 cycles a command, 002 L2467, L2827): the
@@ -158,7 +159,7 @@ func (s *Space) boundsWith(c *Candidate, loads *[NumTensors]dmaLoad) bounds {
 		}
 		b.input[t] = fixed + bytes/rate
 	}
-	var d dmaLoad
+	d := s.operandDMA(c)
 	for t := range loads {
 		d = d.add(loads[t])
 	}
@@ -269,6 +270,40 @@ func (s *Space) dmaCycles(c *Candidate, acc, layout bool) dmaLoad {
 	var d dmaLoad
 	for t := range NumTensors {
 		d = d.add(s.tensorDMA(c, t, acc, layout))
+	}
+	return d.add(s.operandDMA(c))
+}
+
+// operandDMA is the least DMA load of an epilogue's tensor operands
+// (Problem.Operands): each is read once, tile by tile beside the output
+// and spread over the slices as the output is (its share), in whole
+// 256-byte requests at best (002 L2469) — the fewest its bytes take, so
+// whatever its runs, the load is no more than the kernel's.
+func (s *Space) operandDMA(c *Candidate) dmaLoad {
+	var d dmaLoad
+	if len(s.P.Operands) == 0 {
+		return d
+	}
+	slices := 1
+	for a := range s.P.Axes {
+		slices *= c.Factor(a, Slice)
+	}
+	req := float64(s.Spec.DMA.RequestBytes.Value)
+	perDMN, perEngine := s.slicesServed(slices, s.groupRing(c))
+	reqPerCycle := float64(s.Spec.DMA.BytesPerCycle.Value) / req
+	h := &s.Spec.HBM
+	channels := float64(h.Stacks.Value * h.ChannelsPerStack.Value)
+	share, _ := s.share(c, &s.P.Out)
+	for i := range s.P.Operands {
+		n, err := s.P.Operands[i].Bytes()
+		if err != nil {
+			continue
+		}
+		units := math.Ceil(float64(n) / req)
+		d.hbm += units * h.CyclesPerRequest.Value / math.Min(channels, math.Ceil(float64(n)/float64(h.AccessUnitBytes.Value))+1)
+		d.rd += units * h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.ReadTBPerS.Value / channels
+		d.dmn += float64(perDMN) * float64(n) * share / float64(s.Spec.DM.DMNBytesPerCycle.Value)
+		d.engine += float64(perEngine) * float64(n) * share / req / reqPerCycle
 	}
 	return d
 }

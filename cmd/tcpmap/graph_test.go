@@ -83,28 +83,33 @@ func TestGraphPlanCostVerify(t *testing.T) {
 
 // TestGraphFusedHead: with its Vector Engine ops the attention head's
 // scale runs in qk's kernel, the manual's "constant multiplication" in the
-// Vector Engine (002 L8087-8089): one kernel fewer, the fused choice
-// cheaper than every op alone (--no-fuse), the scores never stored, and
-// the graph verifies with the fused kernel simulated against the graph's
-// reference of qk, then scale.
+// Vector Engine (002 L8087-8089), and its causal mask too, the mask loaded
+// beside the scores into the VRF (an epilogue's tensor operand): two
+// kernels fewer, the fused choice cheaper than every op alone (--no-fuse),
+// the scores never stored, and the graph verifies with the fused kernel
+// simulated against the graph's reference of qk, then scale, then causal.
 func TestGraphFusedHead(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "head-ve.graph.json")
-	// Without DM residency, which at these sizes beats the fusion
-	// (TestGraphResidentHead).
+	// Without DM residency (TestGraphResidentHead).
 	code, stdout, stderr := runCLI(t, append(smallHead, "--vector-ops", "--no-residency", "--out", out)...)
 	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "then scale")
+	assert.Contains(t, stdout, "then scale, causal")
 	assert.Contains(t, stdout, "fused into qk")
-	assert.Contains(t, stdout, "fusion: 2 choices")
+	assert.Contains(t, stdout, "mask←hbm input")
+	assert.Contains(t, stdout, "fusion: 3 choices")
 	gp, err := plan.ReadGraph(out)
 	require.NoError(t, err)
-	assert.Equal(t, 1, gp.Cost.Fused)
-	assert.Equal(t, 2, gp.Search.Fusions)
+	assert.Equal(t, 2, gp.Cost.Fused)
+	assert.Equal(t, 3, gp.Search.Fusions)
 	assert.Equal(t, "proven", gp.Search.Optimal)
-	assert.Equal(t, []string{"scale"}, gp.Ops[0].Epilogue)
+	assert.Equal(t, []string{"scale", "causal"}, gp.Ops[0].Epilogue)
+	assert.Equal(t, []string{"q", "k"}, gp.Ops[0].Inputs)
+	assert.Equal(t, []string{"q", "k", "mask"}, gp.KernelInputs(&gp.Ops[0]))
 	assert.Equal(t, plan.PlaceFused, gp.Tensors[3].Place, "s_raw is stored nowhere")
+	assert.Equal(t, plan.PlaceFused, gp.Tensors[4].Place, "s_scaled is stored nowhere")
+	assert.Equal(t, []string{"causal"}, gp.Tensors[5].Consumers, "the mask is the causal mask's")
 
 	unfused := filepath.Join(dir, "head-nofuse.graph.json")
 	code, _, stderr = runCLI(t, append(smallHead, "--vector-ops", "--no-residency", "--no-fuse", "--out", unfused)...)
@@ -118,7 +123,7 @@ func TestGraphFusedHead(t *testing.T) {
 
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph attention-head, seed 1: 4 kernels simulated, 0 ops fed from the reference")
+	assert.Contains(t, stdout, "PASS: graph attention-head, seed 1: 3 kernels simulated, 0 ops fed from the reference")
 	assert.Contains(t, stdout, "fused into qk")
 	// Every op a kernel, no view: the layer emits under furiosa-opt-std
 	// 0.6.0 (not under 0.1.0, which cannot spell softmax's lane broadcast).
@@ -127,7 +132,7 @@ func TestGraphFusedHead(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	layer, err := os.ReadFile(filepath.Join(rs, "attention-head.graph.rs"))
 	require.NoError(t, err)
-	assert.Contains(t, string(layer), "let s_masked = launch(op02_causal::kernel, (&mut *ctx, &s_scaled, &mask)).await; // causal")
+	assert.Contains(t, string(layer), "let s_masked = launch(op00_qk::kernel, (&mut *ctx, &q, &k, &mask)).await; // qk")
 	code, _, stderr = runCLI(t, "emit", out, "--out", rs)
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "takes the number 1 only")
@@ -136,15 +141,16 @@ func TestGraphFusedHead(t *testing.T) {
 	assert.Contains(t, stdout, fmt.Sprintf("graph attention-head: %.0f cycles (the plan states %.0f", gp.Cost.Cycles, gp.Cost.Cycles))
 }
 
-// TestGraphResidentHead: with DM residency the small attention head keeps
-// the scaled and the masked scores in DM along the chain scale → causal →
-// softmax (the scale then not fused: that choice is cheaper than the
-// fused one without residency), verifies with both carried, and emits the
-// chain as one device function.
+// TestGraphResidentHead: with DM residency and no fusion the small
+// attention head keeps the scaled and the masked scores in DM along the
+// chain scale → causal → softmax, verifies with both carried, and emits
+// the chain as one device function. With fusion the scale and the causal
+// mask run in qk's kernel, its mask loaded beside the scores (an
+// epilogue's tensor operand), which is cheaper still.
 func TestGraphResidentHead(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "head-ve.graph.json")
-	code, stdout, stderr := runCLI(t, append(smallHead, "--vector-ops", "--out", out)...)
+	code, stdout, stderr := runCLI(t, append(smallHead, "--vector-ops", "--no-fuse", "--out", out)...)
 	failStale(t, stderr)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "kept there: s_scaled, s_masked (--no-residency: none)")
@@ -154,11 +160,12 @@ func TestGraphResidentHead(t *testing.T) {
 	assert.Zero(t, gp.Cost.Fused)
 	assert.Equal(t, "proven", gp.Search.Optimal)
 	fused := filepath.Join(dir, "head-fused.graph.json")
-	code, _, stderr = runCLI(t, append(smallHead, "--vector-ops", "--no-residency", "--out", fused)...)
+	code, _, stderr = runCLI(t, append(smallHead, "--vector-ops", "--out", fused)...)
 	require.Equal(t, exitOK, code, stderr)
 	gf, err := plan.ReadGraph(fused)
 	require.NoError(t, err)
-	assert.Less(t, gp.Cost.Cycles, gf.Cost.Cycles)
+	assert.Equal(t, 2, gf.Cost.Fused, "scale and causal fused into qk")
+	assert.Less(t, gf.Cost.Cycles, gp.Cost.Cycles)
 
 	code, stdout, stderr = runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
