@@ -159,10 +159,11 @@ func (s *Space) boundsWith(c *Candidate, loads *[NumTensors]dmaLoad) bounds {
 		}
 		b.input[t] = fixed + bytes/rate
 	}
-	d := s.operandDMA(c)
+	var d dmaLoad
 	for t := range loads {
 		d = d.add(loads[t])
 	}
+	d = d.add(s.operandDMA(c)) // in dmaCycles' order: the same sums
 	b.dma = fixed + max(d.dmn, d.engine)
 	b.hbm = fixed + max(d.hbm, d.rd, d.wr)
 	b.sub = fixed + s.subCycles(c)

@@ -14,8 +14,9 @@ import (
 // TestOperandBoundsBelow: in the space of a contraction whose epilogue
 // adds a tensor (a residual add, the mask of a causal mask), every legal
 // candidate's price is at least each of its bounds, which count the
-// tensor's least load (operandDMA), and its program loads the tensor and
-// moves it into the VRF.
+// tensor's least load (operandDMA); that load is at most what the cost
+// model prices the program's loads of the tensor at, each alone less its
+// startup; and the program moves each tile it loads into the VRF.
 func TestOperandBoundsBelow(t *testing.T) {
 	if raceDetector {
 		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
@@ -42,15 +43,19 @@ ops:
 	s, err := NewSpace(p, engines.Default())
 	require.NoError(t, err)
 	s = s.WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false).WithClustersInner(false)
+	startup := float64(s.Spec.DMA.StartupCycles.Value)
 	legal := 0
+	tightest := 0.0 // the largest share of a load's price the bound claims
 	eachLegalEvery(t, s, sampleEveryN(1), func(c *Candidate, e *Evaluated) {
 		legal++
 		requireBoundsBelow(t, s, c, e.Report.Cycles)
 		loads, vrf := 0, 0
-		for _, op := range e.Program.Ops {
+		priced := 0.0
+		for i, op := range e.Program.Ops {
 			if op.Kind == kernel.OpToDM {
 				if src, ok := e.Program.Tensor(op.Src); ok && src.Base() == "r" {
 					loads++
+					priced += e.Report.Ops[i].Cost.Cycles - startup
 				}
 			}
 			for _, st := range op.Stages {
@@ -60,8 +65,13 @@ ops:
 			}
 		}
 		require.Positive(t, loads)
+		d := s.operandDMA(c)
+		least := max(d.rd, d.hbm, d.dmn, d.engine)
+		require.LessOrEqual(t, least, priced*(1+1e-9), "r's least load against its loads' prices, %s", named{s, c})
+		tightest = max(tightest, least/priced)
 		require.Equal(t, loads, vrf, "each tile of r loaded goes to the VRF once")
 	})
 	require.Positive(t, legal)
-	t.Logf("%d legal candidates checked", legal)
+	require.Greater(t, tightest, 0.9, "the least load is that of some candidate's loads")
+	t.Logf("%d legal candidates checked; the least load reaches %.0f%% of the loads' price", legal, 100*tightest)
 }
