@@ -80,7 +80,7 @@ func storedMatches(w *workload.Workload, op string, p *plan.Plan) bool {
 	// The plan's einsum spelling must be the op's (ProblemHash of the
 	// op's contraction is not recomputable from the plan alone).
 	ein := ""
-	for i, in := range o.Inputs {
+	for i, in := range o.Inputs[:min(len(o.Inputs), workload.EinsumArity)] { // the contraction's, not its epilogue's tensors
 		if i > 0 {
 			ein += ", "
 		}
