@@ -616,6 +616,11 @@ func einsumPlan(res *Result, best *chainLink, floor float64, spec *engines.Spec)
 		// beyond its floor: the einsum's share is what the chain found
 		// leaves of it.
 		pl.Search.LowerBound = max(0, min(r.Cycles, lb-(best.cost-floor)))
+		if pl.Search.Optimal == "proven" {
+			// The pair is proven: the share is the cycles, whatever the
+			// rounding of the subtraction above.
+			pl.Search.LowerBound = pl.Cost.Cycles
+		}
 		pl.Search.Gap = (r.Cycles - pl.Search.LowerBound) / r.Cycles
 	}
 	return pl, nil
