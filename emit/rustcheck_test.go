@@ -129,8 +129,8 @@ var wrongCalls = []struct {
 	{"graph: a kernel launched without its second input", "visa-0.1/graph-attention-head", "op04_pv::launch_at(ctx, 0x70000000, 0x20000000)", "op04_pv::launch_at(ctx, 0x70000000)", "E0061"},
 	// Under 0.6 the layer passes tensors by type: one kernel's output is
 	// the next one's input only if their types agree.
-	{"graph under 0.6: a kernel given its inputs swapped", "opt-0.6/graph-attention-head-ve", "(&mut *ctx, &s_scaled, &mask, &v)", "(&mut *ctx, &s_scaled, &v, &mask)", "E0308"},
-	{"graph under 0.6: the mask staged in another layout", "opt-0.6/graph-attention-head-ve", "to_hbm::<m![1], m![S, T]>(&mut ctx.pdma).await;\n    let s_scaled", "to_hbm::<m![1], m![T, S]>(&mut ctx.pdma).await;\n    let s_scaled", "E0308"},
+	{"graph under 0.6: a kernel given its inputs swapped", "opt-0.6/graph-attention-head-ve", "(&mut *ctx, &q, &k, &mask)", "(&mut *ctx, &q, &mask, &k)", "E0308"},
+	{"graph under 0.6: the mask staged in another layout", "opt-0.6/graph-attention-head-ve", "to_hbm::<m![1], m![S, T]>(&mut ctx.pdma).await;\n    let s_masked", "to_hbm::<m![1], m![T, S]>(&mut ctx.pdma).await;\n    let s_masked", "E0308"},
 	{"from_addr outside unsafe", "visa-0.1/tiled-2axis-double", "unsafe { HbmTensor::from_addr(2 << 28) }", "HbmTensor::from_addr(2 << 28)", "E0133"},
 	{"Bottom padding under 0.1", "visa-0.1/tiled-2axis-double", "m![1 # 2, I % 64, J]>(i)", "m![1 #{!} 2, I % 64, J]>(i)", "is not in the furiosa-visa-std 0.1.0 grammar"},
 	{"address under 0.6", "opt-0.6/hello-gemm", "b.to_dm(&mut ctx.tdma)", "b.to_dm(&mut ctx.tdma, 1 << 16)", "E0061"},
