@@ -1085,8 +1085,12 @@ func (m *graphModel) plainNone(op *workload.Op, ls [][]string, o GraphOptions) e
 		return nil
 	}
 	raw := op.Epilogue[0].Inputs[0]
-	names := append(slices.Clone(op.Inputs), raw)
-	key, err := GraphKey(withLayouts(m.plain, names, ls), op.Name, m.spec, o.Op)
+	// The contraction's operands: its two inputs (not the epilogue's
+	// tensors after them) and its own output, in the fused output's layout.
+	n := min(len(op.Inputs), workload.EinsumArity)
+	names := append(slices.Clone(op.Inputs[:n]), raw)
+	pls := append(slices.Clone(ls[:n]), ls[len(ls)-1])
+	key, err := GraphKey(withLayouts(m.plain, names, pls), op.Name, m.spec, o.Op)
 	if err != nil {
 		return nil
 	}

@@ -532,7 +532,7 @@ func TestGraphProgramRelayout(t *testing.T) {
 func TestDirCacheStoredFused(t *testing.T) {
 	w, err := workload.Load("../workloads/attention-head.yaml")
 	require.NoError(t, err)
-	fw, err := workload.Fuse(w, workload.Fusions(w))
+	fw, err := workload.Fuse(w, []workload.Fusion{{Einsum: "qk", Ops: []string{"scale"}}})
 	require.NoError(t, err)
 	assert.Equal(t, "attention-head-qk", StoredPlanName(w, "qk"))
 	assert.Equal(t, "attention-head-qk+scale", StoredPlanName(fw, "qk"))
@@ -540,6 +540,15 @@ func TestDirCacheStoredFused(t *testing.T) {
 	p, ok := c.Get("", fw, "qk")
 	require.True(t, ok)
 	assert.Equal(t, []string{"scale"}, p.Workload.Epilogue)
+	// The scale and the causal mask: its plan reads the mask too.
+	mw, err := workload.Fuse(w, workload.Fusions(w))
+	require.NoError(t, err)
+	assert.Equal(t, "attention-head-qk+scale+causal", StoredPlanName(mw, "qk"))
+	p, ok = c.Get("", mw, "qk")
+	require.True(t, ok)
+	assert.Equal(t, []string{"scale", "causal"}, p.Workload.Epilogue)
+	assert.Equal(t, []string{"q", "k", "mask"}, p.Program.Reference.Inputs)
+	assert.False(t, storedMatches(fw, "qk", p), "the scale alone is another kernel")
 	p, ok = c.Get("", w, "qk")
 	require.True(t, ok)
 	assert.Empty(t, p.Workload.Epilogue)
@@ -558,7 +567,7 @@ func TestDirCacheStoredFused(t *testing.T) {
 func TestPlainNoneSkipsFusedClass(t *testing.T) {
 	w, err := workload.Load("../workloads/attention-head.yaml")
 	require.NoError(t, err)
-	fw, err := workload.Fuse(w, workload.Fusions(w))
+	fw, err := workload.Fuse(w, []workload.Fusion{{Einsum: "qk", Ops: []string{"scale"}}})
 	require.NoError(t, err)
 	spec := engines.Default()
 	cache := &memCache{plans: map[string]*plan.Plan{}, none: map[string]error{}}
