@@ -264,8 +264,8 @@ func NewProblem(w *workload.Workload, op string) (*Problem, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !slices.Equal(x.Axes, p.Out.Axes) || !x.DType.IsFloat() {
-				return nil, opError(w.File, o.Line, "op %q: the epilogue's tensor %s (%s over %v) is not a float tensor over the output's axes %v", o.Name, y, x.DType, x.Axes, p.Out.Axes)
+			if !x.DType.IsFloat() || slices.ContainsFunc(x.Axes, func(a string) bool { return !p.Out.Has(a) }) {
+				return nil, opError(w.File, o.Line, "op %q: the epilogue's tensor %s (%s over %v) is not a float tensor over some of the output's axes %v", o.Name, y, x.DType, x.Axes, p.Out.Axes)
 			}
 			p.Operands = append(p.Operands, x)
 		}

@@ -1258,7 +1258,11 @@ func (b *build) program() (*kernel.Program, error) {
 		groups[t] = g
 	}
 	if ep != nil {
-		ep.g.axes = groups[TensorOut].axes // the output's axes
+		for _, a := range groups[TensorOut].axes { // the output's that it holds
+			if ep.g.op.Has(p.Axes[a].Name) {
+				ep.g.axes = append(ep.g.axes, a)
+			}
+		}
 	}
 	// DM buffers, in the manual's order: in0, in1, then the TRF, then out
 	// (002 L338-339, L341-347, L359-360).
@@ -1349,10 +1353,20 @@ func (b *build) program() (*kernel.Program, error) {
 			// accumulator's stream order: the Float stage reads it per
 			// Time and Packet position (002 L5066-5079), as an op
 			// kernel's second input (opBuilder.elementwise).
+			// A broadcast operand (over some of the output's axes) holds
+			// its own axes' Time positions only, read again along the
+			// others; the packet's lanes must be its own (a VRF operand
+			// does not broadcast over lanes, VE-R15).
+			ax := p.Operands[0].Axes
+			t, ok1 := restrictTo(main.acc.time, ax)
+			pk, ok2 := restrictTo(main.acc.packet, ax)
+			if !ok1 || !ok2 || pk.Text() != main.acc.packet.Text() {
+				return nil, fmt.Errorf("search: the epilogue's tensor %s lacks an axis of the accumulator's packet %s", p.Operands[0].Name, main.acc.packet.Text())
+			}
 			b.vrf = p.Operands[0].Name + "_vrf"
 			ep.vrf = &kernel.Tensor{Name: b.vrf, Mem: kernel.VRF, DType: dtype.F32, Role: kernel.Intermediate,
-				Chip: one, Cluster: cluster, Slice: slice, Element: b.pair(main.acc.time, main.acc.packet)}
-			ep.time, ep.packet = main.acc.time, main.acc.packet
+				Chip: one, Cluster: cluster, Slice: slice, Element: b.pair(t, pk)}
+			ep.time, ep.packet = t, pk
 		}
 		vec, ref, err := b.epilogue(main.acc.time, main.acc.packet)
 		if err != nil {
@@ -1393,8 +1407,16 @@ func (b *build) program() (*kernel.Program, error) {
 		// The operand's DM buffers, one per output buffer, each holding
 		// an output tile's positions as the accumulator's stream writes
 		// them (oe, the compute order).
-		for k := range nbuf {
-			tt, _ := dmTensor(ep.g.op, name(ep.g.op.Name, "_dm", k, nbuf), oe)
+		elem, ok := restrictTo(oe, ep.g.op.Axes)
+		if !ok {
+			return nil, fmt.Errorf("search: the output's DM element %s does not restrict to %s's axes", oe.Text(), ep.g.op.Name)
+		}
+		nb := nbuf
+		if len(ep.g.axes) == 0 {
+			nb = 1 // one tile: resident
+		}
+		for k := range nb {
+			tt, _ := dmTensor(ep.g.op, name(ep.g.op.Name, "_dm", k, nb), elem)
 			ep.g.bufs = append(ep.g.bufs, tt.Name)
 		}
 	}
@@ -1590,14 +1612,19 @@ func (b *build) program() (*kernel.Program, error) {
 			// step's inputs, into the VRF by the sub context before the
 			// main chain (one VRF tensor: the scheduler holds each load
 			// until the chain before has read it, 002 L7069).
+			// A broadcast operand's tile that the last output tile
+			// used already is in the VRF.
 			g := ep.g
-			src, err := viewName(g, idx)
-			if err != nil {
-				return nil, err
+			if key := tileKey(g, idx); key != g.last {
+				src, err := viewName(g, idx)
+				if err != nil {
+					return nil, err
+				}
+				g.last = key
+				g.loads++
+				so.loads = append(so.loads, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToDM, Src: src, Dst: cur(g, g.bufs)})
+				so.vrf = &kernel.Op{Context: kernel.CtxSub, Kind: kernel.OpChain, Stages: ep.stages(cur(g, g.bufs))}
 			}
-			g.loads++
-			so.loads = append(so.loads, &kernel.Op{Context: kernel.CtxDMA, Kind: kernel.OpToDM, Src: src, Dst: cur(g, g.bufs)})
-			so.vrf = &kernel.Op{Context: kernel.CtxSub, Kind: kernel.OpChain, Stages: ep.stages(cur(g, g.bufs))}
 		}
 		commit := cur(gout, gout.bufs)
 		if cp != nil {
@@ -1707,6 +1734,35 @@ func (b *build) program() (*kernel.Program, error) {
 	}
 	prog.Ops = ops
 	return prog, nil
+}
+
+// restrictTo returns e with the digits of the axes in ax only: the
+// digits of other axes, and with them the padding, dropped (e itself when
+// it has none). ok is false when e has a digit that steps no axis.
+func restrictTo(e *mapping.Expr, ax []string) (r *mapping.Expr, ok bool) {
+	fs, err := mapping.Factorize(e)
+	if err != nil {
+		return nil, false
+	}
+	var keep mapping.Factors
+	dropped := false
+	for _, f := range fs {
+		switch {
+		case f.Kind == mapping.FactorTerm && slices.Contains(ax, f.Axis):
+			keep = append(keep, f)
+		case f.Kind == mapping.FactorTerm:
+			dropped = true
+		case f.Kind != mapping.FactorPad:
+			return nil, false
+		}
+	}
+	if !dropped {
+		return e, true
+	}
+	if len(keep) == 0 {
+		return mapping.Identity(), true
+	}
+	return keep.Expr(), true
 }
 
 // epilogueOperand is the build of an epilogue's tensor operand

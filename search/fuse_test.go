@@ -115,6 +115,43 @@ func TestEpilogueOperandPlanVerifies(t *testing.T) {
 	assert.False(t, rep.Pass, "a kernel subtracting the mask passed")
 }
 
+// TestEpilogueBroadcastOperand: scores over heads whose causal mask is
+// one [S, T] tensor for every head (the prefill layer's, 002 L8094-8099):
+// the fused kernel loads a tile of the mask only when the output tile
+// reaches new S or T positions, keeps the heads' Time positions out of its
+// VRF tensor, and verifies.
+func TestEpilogueBroadcastOperand(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a search and a simulation: make test runs it without -race in unit-norace")
+	}
+	w, err := workload.Parse([]byte(`name: heads
+chips: 1
+axes: {H: 4, S: 32, T: 32, D: 32}
+tensors:
+  q: {axes: [H, S, D], dtype: bf16}
+  k: {axes: [H, T, D], dtype: bf16}
+  s_raw: {axes: [H, S, T], dtype: f32}
+  s_scaled: {axes: [H, S, T], dtype: f32}
+  mask: {axes: [S, T], dtype: f32, values: {kind: causal, query: S, key: T}}
+  s_masked: {axes: [H, S, T], dtype: f32}
+ops:
+  - {name: qk, kind: einsum, inputs: [q, k], outputs: [s_raw]}
+  - {name: scale, kind: mul, inputs: [s_raw], outputs: [s_scaled], scalar: 0.125}
+  - {name: causal, kind: causal_mask, inputs: [s_scaled, mask], outputs: [s_masked], query: S, key: T}
+`), "heads.yaml")
+	require.NoError(t, err)
+	spec := engines.Default()
+	p := fusedPlan(t, w, workload.Fusion{Einsum: "qk", Ops: []string{"scale", "causal"}}, spec, 3000)
+	require.NoError(t, p.Validate())
+	vrf, ok := p.Program.Tensor("mask_vrf")
+	require.True(t, ok)
+	assert.NotContains(t, vrf.Element.Text(), "H", "the heads are read again, not held")
+	t.Logf("fused qk+scale+causal over heads: %.0f cycles; mask_vrf %s", p.Cost.Cycles, vrf.Element.Text())
+	rep, err := verify.Verify(spec, p.Program, verify.Options{Seed: 1})
+	require.NoError(t, err)
+	assert.True(t, rep.Pass, "%s", rep)
+}
+
 // TestEpilogueCast: an einsum whose f32 output one cast reads (and nothing
 // else) fuses the cast as its own output cast: no Vector Engine pass, the
 // split and chunked K kept, and the fused kernel verifies.

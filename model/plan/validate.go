@@ -264,10 +264,21 @@ func (p *Plan) validateOperands(ein *workload.Einsum) error {
 	}
 	operands := append(slices.Clone(ref.Factors()), ref.Output)
 	want := append(slices.Clone(ein.Inputs), ein.Output)
-	// An epilogue's tensor operands span the output's axes.
+	// An epilogue's tensor operands span some of the output's axes.
 	for _, y := range ref.EpilogueOperands() {
-		operands = append(operands, y)
-		want = append(want, ein.Output)
+		t, ok := p.Program.Tensor(y)
+		if !ok {
+			return fieldErr("program.reference", "unknown tensor %q", y)
+		}
+		got, err := mapping.AxesOf(t.Chip, t.Element)
+		if err != nil {
+			return fieldErr("program.reference", "tensor %q: %v", y, err)
+		}
+		for _, a := range got.List() {
+			if !slices.Contains(ein.Output, a.Name) {
+				return fieldErr("program.reference", "the epilogue's tensor %q holds %s, which the output [%s] lacks", y, a.Name, strings.Join(ein.Output, " "))
+			}
+		}
 	}
 	for k, name := range operands {
 		t, ok := p.Program.Tensor(name)

@@ -19,7 +19,8 @@ import (
 // that produces its first input: a float op of one tensor input (a
 // constant for the other: add, sub, mul; or exp, sigmoid, silu; or a
 // cast), or an add, sub, mul or causal mask of its first input and a
-// second float tensor over the output's axes (EpilogueOperand), whose
+// second float tensor over some of the output's axes (EpilogueOperand,
+// broadcast over the others: a mask over the heads), whose
 // output has the first input's axes. The Vector Engine's Float cluster
 // does each on f32 lanes (002 L4893-4900), the second tensor read from
 // the VRF per position as an op kernel's second input is (002 L5066-5079);
@@ -51,7 +52,17 @@ func IsEpilogue(w *Workload, op *Op) bool {
 	}
 	if y := EpilogueOperand(op); y != "" {
 		t := w.Tensor(y)
-		if t == nil || y == op.Inputs[0] || !t.DType.IsFloat() || !slices.Equal(t.Axes, out.Axes) {
+		if t == nil || y == op.Inputs[0] || !t.DType.IsFloat() || !isSubset(t.Axes, out.Axes) {
+			return false
+		}
+	}
+	return true
+}
+
+// isSubset reports whether every axis of a is one of b's.
+func isSubset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
 			return false
 		}
 	}

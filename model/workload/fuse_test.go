@@ -17,11 +17,10 @@ func TestFusions(t *testing.T) {
 		want []Fusion
 	}{
 		// The head's causal mask adds its mask, a tensor over the scores'
-		// axes; the prefill layer's mask is broadcast over the heads, not
-		// an epilogue's operand.
+		// axes; the prefill layer's, broadcast over the heads.
 		{"attention-head.yaml", []Fusion{{Einsum: "qk", Ops: []string{"scale", "causal"}}}},
 		{"llama3-70b-decode.yaml", []Fusion{{Einsum: "qk", Ops: []string{"scale"}}}},
-		{"llama3-70b-prefill.yaml", []Fusion{{Einsum: "qk", Ops: []string{"scale"}}}},
+		{"llama3-70b-prefill.yaml", []Fusion{{Einsum: "qk", Ops: []string{"scale", "causal"}}}},
 		{"moe.yaml", nil},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -126,9 +125,11 @@ ops:
 }
 
 // TestEpilogueOperand: an op of two tensors is an epilogue when its
-// second tensor spans the output's axes and is ready before the einsum;
-// a broadcast operand, an operand written after the einsum, and an
-// operand that is the value itself are not.
+// second tensor spans some of the output's axes (broadcast over the
+// others) and is ready before the einsum; an operand written after the
+// einsum and an operand that is the value itself are not (an elementwise
+// op's input cannot hold an axis its output lacks: the workload refuses
+// it).
 func TestEpilogueOperand(t *testing.T) {
 	parse := func(t *testing.T, tensors, ops string) *Workload {
 		w, err := Parse([]byte(`name: e
@@ -158,7 +159,7 @@ ops:`+ops+"\n"), "e.yaml")
 		{"broadcast operand", `
   row: {axes: [J], dtype: f32}`, `
   - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
-  - {name: res, kind: add, inputs: [c, row], outputs: [d]}`, nil, nil},
+  - {name: res, kind: add, inputs: [c, row], outputs: [d]}`, []Fusion{{Einsum: "mm", Ops: []string{"res"}}}, []string{"a", "b", "row"}},
 		{"operand written after", r2, `
   - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
   - {name: mk, kind: mul, inputs: [r], outputs: [r2], scalar: 2}
