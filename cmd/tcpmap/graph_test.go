@@ -368,22 +368,23 @@ var smallPrefill = []string{"plan", "../../workloads/llama3-70b-prefill.yaml",
 	"--cache", "../../search/testdata/graph/cache", "--stored", "", "--cache-only"}
 
 // TestGraphPrefillReduced plans the prefill layer whole at reduced sizes,
-// every op a kernel, and verifies it: 23 kernels simulated in order, the
-// scaled and the masked scores (the chain scale → causal → softmax) and
-// silu's result each left in DM for the next kernel and carried there.
+// every op a kernel, and verifies it: 21 kernels simulated in order, the
+// scale and the causal mask fused into qk's kernel (the mask, one for
+// every head, loaded beside the scores: a broadcast epilogue operand),
+// and silu's result left in DM for the next kernel and carried there.
 func TestGraphPrefillReduced(t *testing.T) {
 	out, stdout := planCached(t, t.TempDir(), "prefill-ve.graph.json", smallPrefill)
-	assert.Contains(t, stdout, "23 ops planned, 8 views, 0 not yet plannable")
+	assert.Contains(t, stdout, "21 ops planned, 2 fused into their producers' kernels, 8 views, 0 not yet plannable")
 	assert.Contains(t, stdout, "0 searched")
-	assert.Contains(t, stdout, "kept there: scores, scores_masked, gate_act (--no-residency: none)")
+	assert.Contains(t, stdout, "then scale, causal")
+	assert.Contains(t, stdout, "kept there: gate_act (--no-residency: none)")
 	gp, err := plan.ReadGraph(out)
 	require.NoError(t, err)
 	assert.Less(t, gp.Cost.Cycles, gp.Cost.BaselineCycles)
 	code, stdout, stderr := runCLI(t, "verify", out)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "PASS: graph llama3-70b-prefill, seed 1: 23 kernels simulated, 0 ops fed from the reference")
-	assert.Contains(t, stdout, "scores taken in DM from scale)")
-	assert.Contains(t, stdout, "scores_masked taken in DM from causal)")
+	assert.Contains(t, stdout, "PASS: graph llama3-70b-prefill, seed 1: 21 kernels simulated, 0 ops fed from the reference")
+	assert.Contains(t, stdout, "fused into qk")
 	assert.Contains(t, stdout, "gate_act taken in DM from silu)")
 }
 
