@@ -46,7 +46,7 @@ func TestStoredPlansInSpace(t *testing.T) {
 			w, err := workload.Load("../" + pl.Workload.File)
 			require.NoError(t, err)
 			if len(pl.Workload.Epilogue) > 0 {
-				w, err = workload.FuseOp(w, pl.Workload.Op) // plan --fuse
+				w, err = workload.Fuse(w, []workload.Fusion{{Einsum: pl.Workload.Op, Ops: pl.Workload.Epilogue}}) // plan --fuse
 				require.NoError(t, err)
 			}
 			p, err := constraints.NewProblem(w, pl.Workload.Op)
