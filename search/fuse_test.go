@@ -36,24 +36,8 @@ func TestEpilogueFusedPlanVerifies(t *testing.T) {
 	assert.True(t, rep.Pass, "%s", rep)
 
 	// The kernel does the scale: another constant fails.
-	data, err := p.Marshal()
-	require.NoError(t, err)
-	back, err := plan.Unmarshal(data)
-	require.NoError(t, err)
-	bad := back.Program
-	n := 0
-	for _, op := range bad.Ops {
-		for _, st := range op.Stages {
-			if st.Kind == kernel.StVectorFpBinary {
-				st.Param, st.Config = "MulF(Mul0), 0.5f32", nil
-				n++
-			}
-		}
-	}
-	require.Positive(t, n)
-	rep, err = verify.Verify(spec, bad, verify.Options{Seed: 1})
-	require.NoError(t, err)
-	assert.False(t, rep.Pass, "a kernel scaling by 0.5 passed")
+	mutantFails(t, spec, p, func(st *kernel.Stage) bool { return st.Kind == kernel.StVectorFpBinary },
+		"MulF(Mul0), 0.5f32", "a kernel scaling by 0.5 passed")
 
 	// Unfused: qk alone, then the scale op; the fused kernel costs less
 	// than the two (one HBM round trip of the scores less).
@@ -95,6 +79,15 @@ func TestEpilogueOperandPlanVerifies(t *testing.T) {
 	assert.Positive(t, loads, "the mask is loaded")
 
 	// The kernel adds the mask: subtracting it fails.
+	mutantFails(t, spec, p, func(st *kernel.Stage) bool { return st.Kind == kernel.StVectorFpBinary && st.Tensor == "mask_vrf" },
+		"SubF", "a kernel subtracting the mask passed")
+}
+
+// mutantFails verifies a copy of p's program whose stages that match
+// take Vector Engine op param instead (at least one does), and fails the
+// test with msg if it passes.
+func mutantFails(t *testing.T, spec *engines.Spec, p *plan.Plan, match func(*kernel.Stage) bool, param, msg string) {
+	t.Helper()
 	data, err := p.Marshal()
 	require.NoError(t, err)
 	back, err := plan.Unmarshal(data)
@@ -103,16 +96,16 @@ func TestEpilogueOperandPlanVerifies(t *testing.T) {
 	n := 0
 	for _, op := range bad.Ops {
 		for _, st := range op.Stages {
-			if st.Kind == kernel.StVectorFpBinary && st.Tensor == "mask_vrf" {
-				st.Param, st.Config = "SubF", nil
+			if match(st) {
+				st.Param, st.Config = param, nil
 				n++
 			}
 		}
 	}
 	require.Positive(t, n)
-	rep, err = verify.Verify(spec, bad, verify.Options{Seed: 1})
+	rep, err := verify.Verify(spec, bad, verify.Options{Seed: 1})
 	require.NoError(t, err)
-	assert.False(t, rep.Pass, "a kernel subtracting the mask passed")
+	assert.False(t, rep.Pass, msg)
 }
 
 // TestEpilogueBroadcastOperand: scores over heads whose causal mask is

@@ -262,42 +262,44 @@ func (p *Plan) validateOperands(ein *workload.Einsum) error {
 	if !slices.Contains(ref.Inputs, m.Streaming) {
 		return fieldErr("mapping.streaming", "%q: want the program's other input (of %q)", m.Streaming, ref.Inputs)
 	}
-	operands := append(slices.Clone(ref.Factors()), ref.Output)
-	want := append(slices.Clone(ein.Inputs), ein.Output)
-	// An epilogue's tensor operands span some of the output's axes.
-	for _, y := range ref.EpilogueOperands() {
-		t, ok := p.Program.Tensor(y)
-		if !ok {
-			return fieldErr("program.reference", "unknown tensor %q", y)
-		}
-		got, err := mapping.AxesOf(t.Chip, t.Element)
-		if err != nil {
-			return fieldErr("program.reference", "tensor %q: %v", y, err)
-		}
-		for _, a := range got.List() {
-			if !slices.Contains(ein.Output, a.Name) {
-				return fieldErr("program.reference", "the epilogue's tensor %q holds %s, which the output [%s] lacks", y, a.Name, strings.Join(ein.Output, " "))
-			}
-		}
-	}
-	for k, name := range operands {
+	axesOf := func(name string) ([]string, error) {
 		t, ok := p.Program.Tensor(name)
 		if !ok {
-			return fieldErr("program.reference", "unknown tensor %q", name)
+			return nil, fieldErr("program.reference", "unknown tensor %q", name)
 		}
 		got, err := mapping.AxesOf(t.Chip, t.Element)
 		if err != nil {
-			return fieldErr("program.reference", "tensor %q: %v", name, err)
+			return nil, fieldErr("program.reference", "tensor %q: %v", name, err)
 		}
 		var names []string
 		for _, a := range got.List() {
 			names = append(names, a.Name)
 		}
+		return names, nil
+	}
+	operands := append(slices.Clone(ref.Factors()), ref.Output)
+	want := append(slices.Clone(ein.Inputs), ein.Output)
+	for k, name := range operands {
+		names, err := axesOf(name)
+		if err != nil {
+			return err
+		}
 		if !sameSet(names, want[k]) {
 			return fieldErr("workload.einsum", "operand %d has axes [%s], but the program's tensor %q holds [%s]", k, strings.Join(want[k], " "), name, strings.Join(names, " "))
 		}
 	}
-	operands = append(slices.Clone(ref.Factors()), ref.Output)
+	// An epilogue's tensor operands span some of the output's axes.
+	for _, y := range ref.EpilogueOperands() {
+		names, err := axesOf(y)
+		if err != nil {
+			return err
+		}
+		for _, a := range names {
+			if !slices.Contains(ein.Output, a) {
+				return fieldErr("program.reference", "the epilogue's tensor %q holds %s, which the output [%s] lacks", y, a, strings.Join(ein.Output, " "))
+			}
+		}
+	}
 	if len(m.Layouts) != len(operands) {
 		return fieldErr("mapping.layouts", "%d entries, want one for each of %q", len(m.Layouts), operands)
 	}
