@@ -161,7 +161,9 @@ func TestGraphRustRelayout(t *testing.T) {
 // against the 0.6.0 stub (rustcheck_test.go). A layer with a view, whose
 // tensor would change type without a kernel, is refused naming the op.
 func TestGraphRustOpt06(t *testing.T) {
-	g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", "attention-head-ve.graph.json.gz"))
+	// The head as session 35 planned it (testdata): the mask's kernel
+	// separate, its output and the softmax's in DM, pv's K chunks.
+	g, err := plan.ReadGraph(filepath.Join("testdata", "attention-head-ve-resident.graph.json.gz"))
 	require.NoError(t, err)
 	src, err := GraphRust(g, RustOptions{Version: "test", API: Opt06})
 	require.NoError(t, err)
@@ -190,6 +192,22 @@ func TestGraphRustOpt06(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, src, again)
 
+	// The stored head: the scale and the causal mask fused into qk's
+	// kernel, the mask its argument after q and k, loaded tile by tile
+	// and moved into the VRF for the Vector Engine's add.
+	g, err = plan.ReadGraph(filepath.Join("..", "results", "graphs", "attention-head-ve.graph.json.gz"))
+	require.NoError(t, err)
+	src, err = GraphRust(g, RustOptions{Version: "test", API: Opt06})
+	require.NoError(t, err)
+	s = string(src)
+	assert.Contains(t, s, "    mask: &HbmTensor<f32, Chip, m![S, T]>,\n) -> HbmTensor<f32, Chip, m![S, T]> {")
+	assert.Contains(t, s, "mask_dm = mask_t.to_dm(&mut ctx.tdma);")
+	assert.Contains(t, s, ".begin(mask_dm.view())")
+	assert.Contains(t, s, ".to_vrf();\n            s_masked_dm = ctx\n                .main")
+	assert.Contains(t, s, ".vector_fp_binary(FpBinaryOp::MulF(FpMulAlu::Mul0), 0.088388346f32)\n                .vector_fp_binary(FpBinaryOp::AddF, &mask_vrf)")
+	assert.Contains(t, s, "let s_masked = launch(op00_qk::kernel, (&mut *ctx, &q, &k, &mask)).await; // qk\n    // scale (mul): fused into qk's kernel.\n    // causal (causal_mask): fused into qk's kernel.")
+	assert.Contains(t, s, "let o = launch(op04_softmax_pv::kernel, (&mut *ctx, &s_masked, &v)).await; // softmax+pv")
+
 	d, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", "llama3-70b-decode-ve.graph.json.gz"))
 	require.NoError(t, err)
 	// Every op of the decode layer is a kernel (the RoPE lookup a gather
@@ -203,7 +221,7 @@ func TestGraphRustOpt06(t *testing.T) {
 // in DM is not written alone (no launch passes DM on); the layer writes
 // the pair as one device function.
 func TestHandoffKernelRefused(t *testing.T) {
-	g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", "attention-head-ve.graph.json.gz"))
+	g, err := plan.ReadGraph(filepath.Join("testdata", "attention-head-ve-resident.graph.json.gz"))
 	require.NoError(t, err)
 	for _, o := range g.Ops {
 		x := map[string]string{"causal": "s_masked", "softmax": "s_masked", "pv": "p"}[o.Name]
@@ -239,7 +257,7 @@ func TestGraphRustChain(t *testing.T) {
 // for one op's kernel; the pair's one function would read the tensor as
 // stored).
 func TestGraphRustChainRelayoutRefused(t *testing.T) {
-	g, err := plan.ReadGraph(filepath.Join("..", "results", "graphs", "attention-head-ve.graph.json.gz"))
+	g, err := plan.ReadGraph(filepath.Join("testdata", "attention-head-ve-resident.graph.json.gz"))
 	require.NoError(t, err)
 	k := slices.IndexFunc(g.Tensors, func(x plan.GraphTensor) bool { return x.Name == "mask" })
 	require.GreaterOrEqual(t, k, 0)
