@@ -335,7 +335,9 @@ func (sv *bnb) run() {
 			st.SAT.Placements++
 			continue
 		}
-		heap.Push(&sv.queue, queued{k: k, bound: b, seq: st.SAT.Models, placement: true})
+		kp := new(Skeleton)
+		*kp = k
+		heap.Push(&sv.queue, queued{k: kp, bound: b, seq: st.SAT.Models, placement: true})
 		if sv.sinceDrain++; sv.sinceDrain >= interleave {
 			if !sv.interleaved() {
 				sv.stopped = true
@@ -572,7 +574,7 @@ func (sv *bnb) expand(q *queued) {
 			var best int
 			best, sv.walk = sv.queue.least(sv.incumbentBound, sv.walk, func(r *queued) bool {
 				// Compared in place: an itemKey copies the skeleton.
-				return !r.built && !r.placement && !r.listed && r.tiling != 0 && !r.ahead && !(r.tiling == q.tiling && r.k == q.k)
+				return !r.built && !r.placement && !r.listed && r.tiling != 0 && !r.ahead && !(r.tiling == q.tiling && *r.k == *q.k)
 			})
 			if best < 0 {
 				break
@@ -643,7 +645,7 @@ func (sv *bnb) enumerate(k *Skeleton, tiling int32, at func(*Candidate), digits 
 func (sv *bnb) tilingsOf(q *queued) {
 	tr := &skeletonTrack{}
 	n := int32(0)
-	sv.enumerate(&q.k, 0, func(c *Candidate) {
+	sv.enumerate(q.k, 0, func(c *Candidate) {
 		n++
 		b := max(q.bound, sv.s.tilingBound(c))
 		if b > sv.incumbentBound {
@@ -657,7 +659,7 @@ func (sv *bnb) tilingsOf(q *queued) {
 		sv.st.SAT.Empty++
 	}
 	if tr.open > 0 {
-		sv.tracks[q.k] = tr
+		sv.tracks[*q.k] = tr
 	}
 }
 
@@ -665,7 +667,7 @@ func (sv *bnb) tilingsOf(q *queued) {
 // every queued tiling of its skeleton is, a skeleton none of whose
 // candidates was legal is counted (SATStats.IllegalSkeletons).
 func (sv *bnb) finished(q *queued) {
-	tr := sv.tracks[q.k]
+	tr := sv.tracks[*q.k]
 	if tr == nil {
 		return
 	}
@@ -676,7 +678,7 @@ func (sv *bnb) finished(q *queued) {
 	if tr.open--; tr.open > 0 {
 		return
 	}
-	delete(sv.tracks, q.k)
+	delete(sv.tracks, *q.k)
 	if !tr.legal && tr.rule != "" {
 		sv.st.SAT.IllegalSkeletons++
 	}
@@ -688,7 +690,7 @@ func (sv *bnb) relist(q *queued) {
 	// maxWindow): enumerating it again a window at a time took 37 of the
 	// prefill RoPE's first 60 s.
 	sv.relists++
-	ex := sv.listOf(sv.pool.evs[0], &q.k, q.tiling, sv.incumbentBound, &q.last, q.cut, q.prune, max(min(q.rest, maxWindow), 1))
+	ex := sv.listOf(sv.pool.evs[0], q.k, q.tiling, sv.incumbentBound, &q.last, q.cut, q.prune, max(min(q.rest, maxWindow), 1))
 	sv.st.Skipped += ex.skipped
 	q.take(ex)
 }
@@ -722,7 +724,9 @@ func (sv *bnb) skeletons(k *Skeleton, seq int) {
 		if b := sv.s.lowerBounds(c).max(); b > sv.incumbentBound {
 			sv.st.SAT.BoundSkips++
 		} else {
-			heap.Push(&sv.queue, queued{k: sk, bound: b, seq: seq})
+			kp := new(Skeleton)
+			*kp = sk
+			heap.Push(&sv.queue, queued{k: kp, bound: b, seq: seq})
 		}
 		return false // the skeleton's candidates wait for its turn
 	}, func(Candidate) bool { return true })
@@ -818,7 +822,8 @@ func (sv *bnb) evaluateBounds(q *queued, x float64) []scored {
 				if b = max(b, sc.bound); b > sv.incumbentBound || sv.losesTie(&sc.c, b) {
 					sv.st.Pruned++
 				} else {
-					heap.Push(&sv.queue, queued{built: true, c: sc.c, bound: b, seq: q.seq})
+					c := sc.c
+					heap.Push(&sv.queue, queued{built: true, c: &c, bound: b, seq: q.seq})
 				}
 			}
 			sv.progress()
@@ -872,7 +877,7 @@ func (sv *bnb) evaluate(q *queued, x float64) []scored {
 // built items the queue would pop while the incumbent allows them
 // (speculated, used when they come up).
 func (sv *bnb) exact(q *queued) exactOut {
-	cs := []Candidate{q.c}
+	cs := []Candidate{*q.c}
 	var picked []int
 	for len(cs) < len(sv.pool.evs) {
 		best := -1
@@ -881,7 +886,7 @@ func (sv *bnb) exact(q *queued) exactOut {
 			if !r.built || r.bound > sv.incumbentBound || slices.Contains(picked, i) {
 				continue
 			}
-			if _, done := sv.speculated[r.c]; done || r.c == q.c {
+			if _, done := sv.speculated[*r.c]; done || *r.c == *q.c {
 				continue
 			}
 			if best < 0 || sv.queue.Less(i, best) {
@@ -892,7 +897,7 @@ func (sv *bnb) exact(q *queued) exactOut {
 			break
 		}
 		picked = append(picked, best)
-		cs = append(cs, sv.queue[best].c)
+		cs = append(cs, *sv.queue[best].c)
 	}
 	outs := make([]exactOut, len(cs))
 	sv.pool.exacts(cs, outs)
@@ -907,13 +912,13 @@ func (sv *bnb) exact(q *queued) exactOut {
 func (sv *bnb) work(q queued, x float64) {
 	sv.cur = q.bound
 	switch {
-	case q.built && sv.losesTie(&q.c, q.bound):
-		delete(sv.speculated, q.c)
+	case q.built && sv.losesTie(q.c, q.bound):
+		delete(sv.speculated, *q.c)
 		sv.st.Pruned++
 	case q.built:
-		o, ok := sv.speculated[q.c]
+		o, ok := sv.speculated[*q.c]
 		if ok {
-			delete(sv.speculated, q.c)
+			delete(sv.speculated, *q.c)
 		} else {
 			o = sv.exact(&q)
 		}
@@ -928,7 +933,7 @@ func (sv *bnb) work(q queued, x float64) {
 		}
 		sv.progress()
 	case q.placement:
-		sv.skeletons(&q.k, q.seq)
+		sv.skeletons(q.k, q.seq)
 	case !q.listed && q.tiling == 0:
 		sv.tilingsOf(&q)
 	case !q.listed:
@@ -1123,7 +1128,10 @@ func betterSAT(a, b *Evaluated) bool {
 // once expanded, its candidates not yet evaluated with the smallest of
 // their bounds.
 type queued struct {
-	k     Skeleton
+	// k is the skeleton (shared by its tilings' items: the queue holds
+	// millions of tilings in a large space, each item a pointer less
+	// than a copy); nil for a built candidate.
+	k     *Skeleton
 	bound float64
 	seq   int // the order the solver proposed it in, to break ties
 	// tiling is 0 for a skeleton whose tilings are not listed yet, else
@@ -1155,7 +1163,8 @@ type queued struct {
 	// placement marks a Cluster/Slice placement the solver proposed,
 	// queued under its placement bound until its skeletons are listed.
 	placement bool
-	c         Candidate
+	// c is a built item's candidate.
+	c *Candidate
 	// legal is set once a candidate of the skeleton was legal, or was
 	// bounded out by its bank run unchecked (not known illegal); rule is
 	// the last rule that rejected one.
@@ -1169,7 +1178,7 @@ type itemKey struct {
 	tiling int32
 }
 
-func (q *queued) key() itemKey { return itemKey{q.k, q.tiling} }
+func (q *queued) key() itemKey { return itemKey{*q.k, q.tiling} }
 
 // skeletonTrack follows a skeleton's tilings through the search: how many
 // queued tilings are not done yet, whether a candidate of one was legal,
