@@ -108,12 +108,19 @@ func Fusions(w *Workload) []Fusion {
 		}
 		f := Fusion{Einsum: o.Name}
 		t := o.Outputs[0]
+		reads := slices.Clone(o.Inputs) // the kernel's arguments: distinct tensors
 		for {
 			tt := w.Tensor(t)
 			cs := consumers[t]
 			if tt == nil || tt.Role == RoleOutput || tt.DType != dtype.F32 || len(cs) != 1 || !IsEpilogue(w, cs[0]) ||
 				cs[0].Inputs[0] != t || !producedBefore(w, EpilogueOperand(cs[0]), k) {
 				break
+			}
+			if y := EpilogueOperand(cs[0]); y != "" {
+				if slices.Contains(reads, y) {
+					break
+				}
+				reads = append(reads, y)
 			}
 			f.Ops = append(f.Ops, cs[0].Name)
 			t = cs[0].Outputs[0]
@@ -182,6 +189,9 @@ func Fuse(w *Workload, fs []Fusion) (*Workload, error) {
 			}
 			if y := EpilogueOperand(o); !producedBefore(w, y, k) {
 				return nil, fmt.Errorf("%s: fuse: op %q reads %s, written after %s", w.File, name, y, f.Einsum)
+			}
+			if y := EpilogueOperand(o); y != "" && slices.Contains(e.Inputs, y) {
+				return nil, fmt.Errorf("%s: fuse: op %q reads %s, which the kernel reads already", w.File, name, y)
 			}
 			if n := len(e.Epilogue); n > 0 && e.Epilogue[n-1].Kind == KindCast {
 				return nil, fmt.Errorf("%s: fuse: op %q follows the cast %s: a cast ends an epilogue", w.File, name, e.Epilogue[n-1].Name)

@@ -189,4 +189,23 @@ ops:`+ops+"\n"), "e.yaml")
   - {name: res, kind: add, inputs: [c, r2], outputs: [d]}`)
 	_, err := Fuse(w, []Fusion{{Einsum: "mm", Ops: []string{"res"}}})
 	require.ErrorContains(t, err, `op "res" reads r2, written after mm`)
+
+	// An outer product plus one of its own inputs: the kernel's
+	// arguments are distinct tensors, so the add is not fused.
+	w, err = Parse([]byte(`name: o
+chips: 1
+axes: {I: 32, J: 32}
+tensors:
+  a: {axes: [I], dtype: bf16}
+  b: {axes: [J], dtype: bf16}
+  c: {axes: [I, J], dtype: f32}
+  d: {axes: [I, J], dtype: f32}
+ops:
+  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
+  - {name: res, kind: add, inputs: [c, a], outputs: [d]}
+`), "o.yaml")
+	require.NoError(t, err)
+	assert.Nil(t, Fusions(w))
+	_, err = Fuse(w, []Fusion{{Einsum: "mm", Ops: []string{"res"}}})
+	require.ErrorContains(t, err, `op "res" reads a, which the kernel reads already`)
 }
