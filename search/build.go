@@ -1286,12 +1286,28 @@ func (b *build) program() (*kernel.Program, error) {
 		}
 		return nbuf
 	}
+	// A tensor handed over in DM (Space.hand: left for the kernels after,
+	// or taken from those before) keeps each of its tiles in a buffer of
+	// its own, where the other side's kernel leaves or finds it.
+	dmBufs := func(t int) int {
+		g := groups[t]
+		if !b.s.handed(t) || len(g.axes) == 0 {
+			return bufsOf(g)
+		}
+		n := 1
+		for i, a := range tiled {
+			if g.op.Has(p.Axes[a].Name) {
+				n *= counts[i]
+			}
+		}
+		return n
+	}
 	for t := 0; t < 2; t++ {
 		elem := xe
 		if t == b.w {
 			elem = we
 		}
-		nb := bufsOf(groups[t])
+		nb := dmBufs(t)
 		for k := range nb {
 			tt, _ := dmTensor(&p.In[t], name(p.In[t].Name, "_dm", k, nb), elem)
 			if t == b.x {
@@ -1384,12 +1400,13 @@ func (b *build) program() (*kernel.Program, error) {
 	if cr != nil && (cp != nil || red != nil) {
 		return nil, fmt.Errorf("search: a cluster reduce with a copied output or a split across slices is not built")
 	}
-	for k := range nbuf {
+	nout := dmBufs(TensorOut)
+	for k := range nout {
 		elem := oe
 		if cp != nil {
 			elem = b.copyElement()
 		}
-		tt, _ := dmTensor(&p.Out, name(p.Out.Name, "_dm", k, nbuf), elem)
+		tt, _ := dmTensor(&p.Out, name(p.Out.Name, "_dm", k, nout), elem)
 		tt.DType = outType
 		if red != nil {
 			tt.Slice = red.SliceOut
@@ -1725,7 +1742,7 @@ func (b *build) program() (*kernel.Program, error) {
 	// Declaration order: the input DM buffers, the TRF tensors, the output
 	// DM buffers (as the Hello kernels declare them), the staging tensor of
 	// a copied output.
-	nIn := bufsOf(groups[0]) + bufsOf(groups[1])
+	nIn := dmBufs(0) + dmBufs(1)
 	prog.Tensors = append(prog.Tensors, dm[:nIn]...)
 	prog.Tensors = append(prog.Tensors, trfs...)
 	prog.Tensors = append(prog.Tensors, dm[nIn:]...)

@@ -177,7 +177,7 @@ const residentEvaluations = 200_000
 
 // einsumResidentVersion names the einsum side of resident chains in the
 // chain cache's keys.
-const einsumResidentVersion = "einsum resident 2: branch and bound over the einsum, the op chain's handovers priced relocated, 2,000 listed without a match stop it"
+const einsumResidentVersion = "einsum resident 3: branch and bound over the einsum, the op chain's handovers priced relocated, 2,000 listed without a match stop it; a handed tensor's tiles each in a buffer of their own"
 
 // planEinsumChain is PlanChain for a chain whose first op is an einsum
 // (the comment at the top of this file).

@@ -138,6 +138,7 @@ func TestHandedBoundsBelow(t *testing.T) {
 		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
 	}
 	t.Parallel()
+	tiledAll := 0
 	for _, c := range []struct {
 		src string
 		tn  int
@@ -153,7 +154,7 @@ func TestHandedBoundsBelow(t *testing.T) {
 		s.hand = &einsumHand{t: tn, x: x, memo: map[string]contResult{},
 			takes: func(string, *kernel.Tensor) bool { return true },
 			cont:  func(string, []int64, *kernel.Tensor) (*chainLink, error) { return &chainLink{}, nil }}
-		legal := 0
+		legal, tiled := 0, 0
 		// Every 3·shortStride-th under -short: TestLowerBoundsAdmissible
 		// checks the same spaces' bounds without a handover.
 		eachLegalEvery(t, s, sampleEveryN(3), func(c *Candidate, e *Evaluated) {
@@ -166,9 +167,14 @@ func TestHandedBoundsBelow(t *testing.T) {
 			n, moved := handoffsOf(e.Program, x, kind)
 			require.Positive(t, n)
 			require.False(t, moved, "%s moved by the kernel's own DMA", x)
+			if n > 2 {
+				tiled++ // more tiles than double buffers: each in a buffer of its own
+			}
 		})
 		require.Positive(t, legal, "%s with %s handed over", s.P.Workload, x)
+		tiledAll += tiled
 	}
+	require.Positive(t, tiledAll, "some tiled kernel hands its tensor over, a tile per buffer")
 }
 
 // TestChainEinsumPlaces: a chain with an einsum inside or at both ends is
