@@ -89,7 +89,7 @@ func GraphRust(g *plan.Graph, opts RustOptions) ([]byte, error) {
 		// The inputs read through a relayout: a copy into the consumer's
 		// layout at its own address, just before the kernel.
 		at, cloned := addr, false
-		for _, in := range o.Inputs {
+		for _, in := range g.KernelInputs(o) {
 			a, ok := addr[plan.RelayoutCopy(in, o.Name)]
 			if !ok {
 				continue

@@ -1927,7 +1927,7 @@ func unfuse(g *plan.Graph, w *workload.Workload, fs []workload.Fusion) (*plan.Gr
 			x.Producer = p
 		}
 		// An epilogue's tensor operand is read by its op, fused into the
-		// kernel that loads it.
+		// kernel that loads it (plan.Graph.KernelInputs).
 		reader := func(c string) string {
 			for _, name := range epi[c] {
 				if k, ok := at[name]; ok && workload.EpilogueOperand(w.Ops[k]) == t.Name {
@@ -1941,10 +1941,7 @@ func unfuse(g *plan.Graph, w *workload.Workload, fs []workload.Fusion) (*plan.Gr
 			x.Consumers = append(x.Consumers, reader(c))
 		}
 		slices.SortStableFunc(x.Consumers, func(a, b string) int { return at[a] - at[b] })
-		x.Relayouts = slices.Clone(gt.Relayouts)
-		for i := range x.Relayouts {
-			x.Relayouts[i].Consumer = reader(x.Relayouts[i].Consumer)
-		}
+		// Its relayouts stay the kernel's: the copy is made for it.
 		out.Tensors = append(out.Tensors, x)
 	}
 	// The critical path passes the fused ops after their kernel.

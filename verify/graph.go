@@ -298,7 +298,7 @@ func VerifyGraph(spec *engines.Spec, g *plan.Graph, opts GraphOptions) (*GraphRe
 					}
 				}
 				if why == "" {
-					if err := simulateOp(spec, axes, o, out, ins, ref, &or, tensors, vals, held, newVal, opts, rep); err != nil {
+					if err := simulateOp(spec, axes, o, out, g.KernelInputs(o), ins, ref, &or, tensors, vals, held, newVal, opts, rep); err != nil {
 						return nil, err
 					}
 					break
@@ -378,15 +378,16 @@ func checkExpansion(x *plan.GraphExpansion, vals map[string]*gval, newVal func(s
 }
 
 // simulateOp runs planned op o's kernel (and the relayouts of its inputs
-// it reads) on the simulator.
-func simulateOp(spec *engines.Spec, axes mapping.Axes, o *plan.GraphOp, out string, ins []*gval, ref *Logical, or *GraphOpReport,
+// it reads) on the simulator; names are the kernel's inputs, ins their
+// values.
+func simulateOp(spec *engines.Spec, axes mapping.Axes, o *plan.GraphOp, out string, names []string, ins []*gval, ref *Logical, or *GraphOpReport,
 	tensors map[string]*plan.GraphTensor, vals map[string]*gval, held map[string][]heldDM, newVal func(string) (*Logical, error), opts GraphOptions, rep *GraphReport) error {
 	if len(o.Outputs) != 1 {
 		return fmt.Errorf("op %s: a kernel of %d outputs", o.Name, len(o.Outputs))
 	}
 	or.How = "simulated"
 	rep.Simulated++
-	for k, name := range o.Inputs {
+	for k, name := range names { // the kernel's inputs: the op's, then its epilogue's tensors
 		gt := tensors[name]
 		for _, r := range gt.Relayouts {
 			if r.Consumer != o.Name {

@@ -813,7 +813,9 @@ func (g *Graph) Validate() error {
 		}
 		for j, r := range t.Relayouts {
 			rf := fmt.Sprintf("%s.relayouts[%d]", f, j)
-			if !reads[t.Name][r.Consumer] {
+			// The copy is the kernel's that reads it (an epilogue's tensor:
+			// its einsum's kernel, plan.Graph.KernelInputs).
+			if k, ok := ops[r.Consumer]; !ok || !slices.Contains(g.KernelInputs(&g.Ops[k]), t.Name) {
 				return fieldErr(rf+".consumer", "op %q does not read %q", r.Consumer, t.Name)
 			}
 			if r.Kind != "dma" {
@@ -974,8 +976,9 @@ func (g *Graph) Addresses() (map[string]int64, error) {
 	stagger = 0
 	// A relayout's copy, `TENSOR@CONSUMER`, in a region of its own after
 	// every tensor, in program order.
-	for _, o := range g.Ops {
-		for _, in := range o.Inputs {
+	for i := range g.Ops {
+		o := &g.Ops[i]
+		for _, in := range g.KernelInputs(o) {
 			t := byName[in]
 			if t == nil {
 				continue

@@ -218,3 +218,35 @@ func TestGraphValidateValues(t *testing.T) {
 		})
 	}
 }
+
+// TestGraphEpilogueOperandRelayout: an epilogue's tensor (the head's
+// causal mask, fused into qk) is an argument of the einsum's kernel
+// (KernelInputs), so a relayout of it is that kernel's copy: it validates
+// and gets its region; a relayout for a kernel that does not read it is
+// refused.
+func TestGraphEpilogueOperandRelayout(t *testing.T) {
+	g, err := ReadGraph("../../results/graphs/attention-head-ve.graph.json.gz")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"q", "k", "mask"}, g.KernelInputs(&g.Ops[0]))
+	assert.Equal(t, []string{"q", "k"}, g.Ops[0].Inputs)
+	k := slices.IndexFunc(g.Tensors, func(x GraphTensor) bool { return x.Name == "mask" })
+	require.GreaterOrEqual(t, k, 0)
+	for _, c := range []struct {
+		consumer string
+		ok       bool
+	}{{"qk", true}, {"pv", false}} {
+		g.Tensors[k].Relayouts = []Relayout{{Consumer: c.consumer, To: "m![T, S]", Kind: "dma", Bytes: g.Tensors[k].Bytes, Cycles: 1}}
+		g.Cost.RelayoutCycles = 1
+		err := g.Validate()
+		if !c.ok {
+			assert.ErrorContains(t, err, `op "pv" does not read "mask"`)
+			continue
+		}
+		if err != nil {
+			assert.NotContains(t, err.Error(), "does not read", "the kernel reads its epilogue's tensor")
+		}
+		addr, err := g.Addresses()
+		require.NoError(t, err)
+		assert.Contains(t, addr, RelayoutCopy("mask", "qk"))
+	}
+}
