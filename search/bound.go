@@ -401,8 +401,15 @@ func (s *Space) slicesServed(live, Ring int) (dmn, engine int) {
 // row digits — a run no longer than the innermost HBM axis's Row factor
 // (of the axes of more than one position: a decode GEMV's output `[Q, B]`
 // at B = 1 runs along Q), whose coordinates are consecutive, or one
-// element when that axis has no Row factor (only with acc set). Otherwise
-// no bound is claimed (+Inf).
+// element when that axis has no Row factor (only with acc set). With 8
+// rows the packet is full and the run may go on past it, but only where
+// the packet steps the innermost HBM axis all through: where another
+// axis holds some of the Row factors and the innermost axis is not whole
+// in the packet, the packet's first step off that axis's Row digit (at
+// best innermost) ends the run, so the same bound holds (the prefill
+// layer's qk with Sq in Row and Sk innermost in HBM writes its scores 4
+// bytes at a time, every layout: 2.2 G cycles where the tiling bound said
+// 1.4 M). Otherwise no bound is claimed (+Inf).
 func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 	if !s.PlainLayout(t) {
 		return math.Inf(1)
@@ -446,8 +453,9 @@ func (s *Space) run(c *Candidate, t int, n float64, acc bool) float64 {
 		for a := range s.P.Axes {
 			rows *= c.Factor(a, Row)
 		}
-		if rows < s.Spec.Reducer.OutputBusElements.Value {
-			run = math.Min(run, elem*float64(c.Factor(in, Row)))
+		r := c.Factor(in, Row)
+		if rows < s.Spec.Reducer.OutputBusElements.Value || r < rows && r < s.P.Axes[in].Size {
+			run = math.Min(run, elem*float64(r))
 		}
 	}
 	return run

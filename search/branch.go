@@ -220,6 +220,9 @@ type bnb struct {
 	// out of turn (step), legalSince the legal ones among them;
 	// sinceDrain the models proposed since the queue was last drained.
 	sinceFirst, legalSince, sinceDrain int
+	// sinceSplit counts the skeletons split into their tilings in turn
+	// (step) since the queue was last worked on depth first.
+	sinceSplit int
 }
 
 // newBnB encodes s and readies a search under opts.
@@ -639,12 +642,17 @@ func (sv *bnb) enumerate(k *Skeleton, tiling int32, at func(*Candidate), digits 
 	}, yield)
 }
 
-// tilingsOf queues the tilings of skeleton q, each under the larger of
-// q's bound and its tiling bound; those the incumbent rules out are
-// counted (SATStats.TilingSkips) and dropped.
+// tilingsOf lists the tilings of skeleton q, each under the larger of q's
+// bound and its tiling bound, sorted by bound (then by place), and queues
+// the first: a skeleton's next tiling is queued only when the one before
+// it comes first (nextTiling), so the queue holds one unlisted tiling a
+// skeleton rather than all of them (the prefill layer's qk split some 18
+// million in its first minute, and moving the queue took half of it).
+// Those the incumbent rules out are counted (SATStats.TilingSkips) and
+// dropped.
 func (sv *bnb) tilingsOf(q *queued) {
-	tr := &skeletonTrack{}
 	n := int32(0)
+	var list []pendingTiling
 	sv.enumerate(q.k, 0, func(c *Candidate) {
 		n++
 		b := max(q.bound, sv.s.tilingBound(c))
@@ -652,15 +660,40 @@ func (sv *bnb) tilingsOf(q *queued) {
 			sv.st.SAT.TilingSkips++
 			return
 		}
-		tr.open++
-		heap.Push(&sv.queue, queued{k: q.k, tiling: n, bound: b, seq: q.seq})
+		list = append(list, pendingTiling{bound: b, tiling: n})
 	}, nil, func(Candidate) bool { return false })
 	if n == 0 {
 		sv.st.SAT.Empty++
 	}
-	if tr.open > 0 {
-		sv.tracks[*q.k] = tr
+	if len(list) == 0 {
+		return
 	}
+	slices.SortFunc(list, func(a, b pendingTiling) int {
+		if c := cmp.Compare(a.bound, b.bound); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.tiling, b.tiling)
+	})
+	tr := &skeletonTrack{open: len(list), pending: list}
+	sv.tracks[*q.k] = tr
+	sv.nextTiling(q.k, q.seq, tr)
+}
+
+// nextTiling queues the next tiling of skeleton k (tracked by tr), or,
+// when the incumbent rules it out, counts it and the rest, which are
+// bounded no lower, as skipped (SATStats.TilingSkips).
+func (sv *bnb) nextTiling(k *Skeleton, seq int, tr *skeletonTrack) {
+	if tr == nil || len(tr.pending) == 0 {
+		return
+	}
+	p := tr.pending[0]
+	if p.bound > sv.incumbentBound {
+		sv.st.SAT.TilingSkips += len(tr.pending)
+		tr.pending = nil
+		return
+	}
+	tr.pending = tr.pending[1:]
+	heap.Push(&sv.queue, queued{k: k, tiling: p.tiling, bound: p.bound, seq: seq})
 }
 
 // finished records that tiling q has no candidate left to evaluate; once
@@ -937,6 +970,7 @@ func (sv *bnb) work(q queued, x float64) {
 	case !q.listed && q.tiling == 0:
 		sv.tilingsOf(&q)
 	case !q.listed:
+		sv.nextTiling(q.k, q.seq, sv.tracks[*q.k])
 		sv.expand(&q)
 	default:
 		upto := x
@@ -1015,6 +1049,10 @@ func (sv *bnb) step(x float64) (more, ok bool) {
 				sv.st.Skipped += len(r.cands) + r.rest
 			}
 		}
+		for _, tr := range sv.tracks {
+			sv.st.SAT.TilingSkips += len(tr.pending)
+			tr.pending = nil
+		}
 		sv.queue = sv.queue[:0]
 		return false, true
 	}
@@ -1022,9 +1060,21 @@ func (sv *bnb) step(x float64) (more, ok bool) {
 		return false, true
 	}
 	q = heap.Pop(&sv.queue).(queued)
+	split := !q.built && !q.placement && !q.listed && q.tiling == 0
 	sv.work(q, x)
-	_, ok = sv.left()
-	return true, ok
+	if _, ok = sv.left(); !ok {
+		return true, false
+	}
+	// Skeletons' bounds can tie under all their tilings' (dive): after
+	// every interleave skeletons split in turn, the queue is worked on
+	// depth first a while, so that a search stopped early has a plan.
+	if split {
+		if sv.sinceSplit++; sv.sinceSplit >= interleave {
+			sv.sinceSplit = 0
+			return true, sv.interleaved()
+		}
+	}
+	return true, true
 }
 
 // interleaved works interleaveWork times on the queue: on the first built
@@ -1034,10 +1084,7 @@ func (sv *bnb) step(x float64) (more, ok bool) {
 // timeout is deterministic.
 func (sv *bnb) interleaved() bool {
 	for w := 0; w < interleaveWork && sv.queue.Len() > 0; w++ {
-		i := sv.firstBuilt()
-		if i < 0 {
-			i = sv.listedFirst()
-		}
+		i := sv.dive()
 		if i < 0 {
 			if _, ok := sv.step(math.Inf(1)); !ok {
 				return false
@@ -1053,6 +1100,39 @@ func (sv *bnb) interleaved() bool {
 		}
 	}
 	return true
+}
+
+// dive returns the item a depth-first search works on next, or -1: the
+// first built candidate (firstBuilt), else the best listed tiling or built
+// candidate (listedFirst), else the best tiling not listed yet
+// (tilingFirst), each within interleaveSpread of the queue's best bound.
+// Skeletons' bounds can tie far under every tiling's: each of the prefill
+// qk's 500,000 and more skeletons is bounded at 1,390,363 cycles (its
+// output's write), its tilings from 1,397,363 up, so best first splits
+// every skeleton into its tilings (minutes) before it lists one.
+func (sv *bnb) dive() int {
+	if i := sv.firstBuilt(); i >= 0 {
+		return i
+	}
+	if i := sv.listedFirst(); i >= 0 {
+		return i
+	}
+	return sv.tilingFirst()
+}
+
+// tilingFirst returns the unlisted tiling with the lowest bound when that
+// bound is within interleaveSpread of the queue's best item's, or -1.
+func (sv *bnb) tilingFirst() int {
+	best := -1
+	for i := range sv.queue {
+		if r := &sv.queue[i]; !r.listed && !r.built && !r.placement && r.tiling != 0 && (best < 0 || sv.queue.Less(i, best)) {
+			best = i
+		}
+	}
+	if best >= 0 && sv.queue[best].bound > interleaveSpread*sv.queue.peek().bound {
+		return -1
+	}
+	return best
 }
 
 // listedFirst returns the listed skeleton or built candidate with the
@@ -1181,12 +1261,22 @@ type itemKey struct {
 func (q *queued) key() itemKey { return itemKey{*q.k, q.tiling} }
 
 // skeletonTrack follows a skeleton's tilings through the search: how many
-// queued tilings are not done yet, whether a candidate of one was legal,
+// tilings, queued or pending, are not done yet, whether a candidate of one was legal,
 // and the last rule that refused one.
 type skeletonTrack struct {
 	open  int
 	legal bool
 	rule  string
+	// pending are the tilings not queued yet, best bound first
+	// (nextTiling).
+	pending []pendingTiling
+}
+
+// pendingTiling is a skeleton's tiling waiting for its turn to be queued:
+// its place in the skeleton's enumeration and its bound.
+type pendingTiling struct {
+	bound  float64
+	tiling int32
 }
 
 // scored is a candidate with its candidate bound.
