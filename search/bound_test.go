@@ -223,3 +223,52 @@ func TestLayoutRun(t *testing.T) {
 		t.Logf("%d claims", claims)
 	}
 }
+
+// TestFullPacketOutputRun: with Interleaved accumulation on 8 Rows, where
+// another axis holds some of the Row factors and the output's innermost HBM
+// axis is not whole in the packet, run claims the output's DMA runs no
+// longer than that axis's Row factor (the prefill layer's qk: Sq in Row,
+// Sk innermost in HBM, its scores written 4 bytes at a time); the lowered
+// programs' output DMA commands move runs of at most that many bytes, the
+// claim binds on some legal candidates, and their bounds stay under their
+// prices.
+func TestFullPacketOutputRun(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	s := newSpace(t, loadWorkload(t, `name: scores
+einsum: SD,TD->ST
+axes: {S: 16, T: 32, D: 32}
+dtype: {in: bf16, acc: f32, out: f32}
+chips: 1
+`))
+	n, err := s.P.Out.Bytes()
+	require.NoError(t, err)
+	claims := 0
+	eachLegal(t, s, func(c *Candidate, x *Evaluated) {
+		rows := 1
+		for a := range s.P.Axes {
+			rows *= c.Factor(a, Row)
+		}
+		run, free := s.run(c, TensorOut, float64(n), true), s.run(c, TensorOut, float64(n), false)
+		if rows != s.Spec.Reducer.OutputBusElements.Value || run >= free {
+			return
+		}
+		claims++
+		requireBoundsBelow(t, s, c, x.Report.Cycles)
+		for _, op := range x.Program.Ops {
+			if op.DMA == nil {
+				continue
+			}
+			if tt, ok := x.Program.Tensor(op.Dst); !ok || (tt.Name != s.P.Out.Name && tt.View != s.P.Out.Name) {
+				continue
+			}
+			for _, d := range op.DMA.Descriptors {
+				require.LessOrEqual(t, float64(d.Stride0), run, "%s", named{s, c})
+			}
+		}
+	})
+	assert.Positive(t, claims, "candidates whose full packet ends the output's runs")
+	t.Logf("%d claims", claims)
+}

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"container/heap"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -118,4 +120,75 @@ func TestEnumerateTilings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTilingsQueuedOneAtATime: a skeleton split into its tilings
+// (bnb.tilingsOf) queues one of them, the best bounded, and each taken
+// queues the next (nextTiling): the queue holds one unlisted tiling of the
+// skeleton at a time, and they come out in bound order, each once.
+func TestTilingsQueuedOneAtATime(t *testing.T) {
+	s := tiledGEMM(t)
+	sv, err := newBnB(s, Options{Workers: 1})
+	require.NoError(t, err)
+	var k Skeleton
+	var want []float64
+	s.EnumerateWhere(func(st Stage, c *Candidate) bool {
+		if len(want) >= 3 {
+			return false
+		}
+		if st != StageRows {
+			return true
+		}
+		k, want = constraints.SkeletonOf(c), want[:0]
+		sv.enumerate(&k, 0, func(c *Candidate) { want = append(want, s.tilingBound(c)) }, nil, func(Candidate) bool { return false })
+		return false
+	}, func(Candidate) bool { return true })
+	require.GreaterOrEqual(t, len(want), 3, "a skeleton of several tilings")
+	slices.Sort(want)
+
+	sv.tilingsOf(&queued{k: &k})
+	var got []float64
+	places := map[int32]bool{}
+	for sv.queue.Len() > 0 {
+		require.Equal(t, 1, sv.queue.Len(), "unlisted tilings queued at once")
+		q := heap.Pop(&sv.queue).(queued)
+		got = append(got, q.bound)
+		places[q.tiling] = true
+		sv.nextTiling(q.k, q.seq, sv.tracks[k])
+	}
+	assert.Equal(t, want, got)
+	assert.Len(t, places, len(want))
+	assert.Equal(t, len(want), sv.tracks[k].open, "tilings not done")
+}
+
+// TestDive: depth first, the queue's built candidate comes before a listed
+// tiling, a listed tiling before an unlisted one, an unlisted tiling before
+// skeletons and placements, each only within interleaveSpread of the best
+// bound.
+func TestDive(t *testing.T) {
+	sv, err := newBnB(tiledGEMM(t), Options{Workers: 1})
+	require.NoError(t, err)
+	var k Skeleton
+	push := func(q queued) {
+		q.k = &k
+		heap.Push(&sv.queue, q)
+	}
+	push(queued{bound: 10, placement: true})
+	push(queued{bound: 10})
+	assert.Equal(t, -1, sv.dive(), "only a placement and a skeleton")
+	push(queued{bound: 10 * interleaveSpread * 2, tiling: 1})
+	assert.Equal(t, -1, sv.dive(), "a tiling bounded past the spread")
+	push(queued{bound: 30, tiling: 2})
+	push(queued{bound: 20, tiling: 3})
+	i := sv.dive()
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, int32(3), sv.queue[i].tiling, "the best unlisted tiling")
+	push(queued{bound: 50, tiling: 4, listed: true})
+	i = sv.dive()
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, int32(4), sv.queue[i].tiling, "a listed tiling first")
+	push(queued{bound: 60, built: true, c: &Candidate{}})
+	i = sv.dive()
+	require.GreaterOrEqual(t, i, 0)
+	assert.True(t, sv.queue[i].built, "a built candidate first")
 }
