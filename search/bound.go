@@ -276,10 +276,15 @@ func (s *Space) dmaCycles(c *Candidate, acc, layout bool) dmaLoad {
 }
 
 // operandDMA is the least DMA load of an epilogue's tensor operands
-// (Problem.Operands): each is read once, tile by tile beside the output
-// and spread over the slices as the output is (its share), in whole
-// 256-byte requests at best (002 L2469) — the fewest its bytes take, so
-// whatever its runs, the load is no more than the kernel's.
+// (Problem.Operands): each is read tile by tile beside the output and
+// spread over the slices as the output is (its share), in whole 256-byte
+// requests at best (002 L2469) — the fewest its bytes take, so whatever
+// its runs, the load is no more than the kernel's. It is read whole once
+// per pass over its tiles: the builder loads a tile when the output's
+// tile loops reach new positions of its axes, so each tile loop outside
+// its innermost one over the operand's axes that the operand lacks (a
+// broadcast operand's) reads it all again (operandPasses; once for a
+// candidate without tiles, a skeleton's).
 func (s *Space) operandDMA(c *Candidate) dmaLoad {
 	var d dmaLoad
 	if len(s.P.Operands) == 0 {
@@ -300,13 +305,36 @@ func (s *Space) operandDMA(c *Candidate) dmaLoad {
 		if err != nil {
 			continue
 		}
-		units := math.Ceil(float64(n) / req)
+		// Each pass's loads take at least the requests of the whole.
+		passes := s.operandPasses(c, &s.P.Operands[i])
+		units := math.Ceil(float64(n)/req) * passes
 		d.hbm += units * h.CyclesPerRequest.Value / math.Min(channels, math.Ceil(float64(n)/float64(h.AccessUnitBytes.Value))+1)
 		d.rd += units * h.CyclesPerRequest.Value * h.PeakTBPerS.Value / h.ReadTBPerS.Value / channels
-		d.dmn += float64(perDMN) * float64(n) * share / float64(s.Spec.DM.DMNBytesPerCycle.Value)
-		d.engine += float64(perEngine) * float64(n) * share / req / reqPerCycle
+		d.dmn += passes * float64(perDMN) * float64(n) * share / float64(s.Spec.DM.DMNBytesPerCycle.Value)
+		d.engine += passes * float64(perEngine) * float64(n) * share / req / reqPerCycle
 	}
 	return d
+}
+
+// operandPasses is how many times c's kernel reads epilogue operand o
+// whole: its loads over the tile steps (loads: the counts down to its
+// innermost tile loop over one of its axes) over its tiles.
+func (s *Space) operandPasses(c *Candidate, o *Operand) float64 {
+	var counts [MaxAxes]int
+	var held [MaxAxes]bool
+	n, tiles := 0, 1
+	for _, a := range c.TileOrder {
+		if a == NoAxis {
+			break
+		}
+		counts[n] = c.Factor(int(a), Tile)
+		if o.Has(s.P.Axes[a].Name) {
+			held[n] = true
+			tiles *= counts[n]
+		}
+		n++
+	}
+	return float64(s.loads(counts[:n], held[:n]) / tiles)
 }
 
 // tensorDMA is dmaCycles for tensor t alone: the busiest DMN's and DMA
