@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -271,4 +272,46 @@ chips: 1
 	})
 	assert.Positive(t, claims, "candidates whose full packet ends the output's runs")
 	t.Logf("%d claims", claims)
+}
+
+// TestRunRefused: a candidate whose input is loaded into DM in runs under
+// an HBM-to-DM packet's 8 bytes (runRefused, bounded at +Inf and never
+// built by the search) is illegal when built; some are, in each space.
+func TestRunRefused(t *testing.T) {
+	if raceDetector {
+		t.Skip("slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	for _, tc := range []struct{ name, src string }{
+		{"reduced-gemm", reducedGEMM},
+		{"scores", `name: scores
+einsum: SD,TD->ST
+axes: {S: 16, T: 32, D: 32}
+dtype: {in: bf16, acc: f32, out: f32}
+chips: 1
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSpace(t, loadWorkload(t, tc.src))
+			ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+			require.NoError(t, err)
+			refused, dma, i, every := 0, 0, 0, sampleEvery()
+			s.Enumerate(func(c Candidate) bool {
+				if i++; i%every != 0 || !s.runRefused(&c, 0) && !s.runRefused(&c, 1) {
+					return true
+				}
+				refused++
+				require.Equal(t, math.Inf(1), s.candidateBound(&c))
+				x, why := ev.evaluateWhy(i, &c, nil)
+				require.Nil(t, x, "%s: refused by its runs, yet legal", named{s, &c})
+				require.NotEmpty(t, why, named{s, &c})
+				if why == "DMA-R1" {
+					dma++
+				}
+				return true
+			})
+			assert.Positive(t, refused, "candidates refused by their runs")
+			t.Logf("%d candidates refused by their runs, %d of them by DMA-R1 first", refused, dma)
+		})
+	}
 }

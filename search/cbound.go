@@ -72,9 +72,35 @@ func (s *Space) candidateBound(c *Candidate) float64 { return s.candidateBoundOf
 func (s *Space) candidateBoundOf(c *Candidate, layout bool) float64 {
 	var loads [NumTensors]dmaLoad
 	for t := range NumTensors {
+		if layout && s.runRefused(c, t) {
+			return math.Inf(1)
+		}
 		loads[t] = s.tensorDMA(c, t, true, layout)
 	}
 	return s.loadsBound(c, &loads, max(s.fetchBound(c, layout), s.switchBound(c, layout)))
+}
+
+// runRefused reports whether input t of c is loaded from HBM into DM in
+// runs too short for any packet the DMA may move there: an HBM-to-DM
+// packet is a multiple of 8 bytes (002 L2425-2427, L2836-2837; DMA-R1),
+// and a packet is contiguous on both sides (002 L2593), so a run bounded
+// under 8 bytes (run, layoutRun, computeRun: each an upper bound) leaves
+// none. Such a candidate is illegal whatever else it holds: its candidate
+// bound is +Inf, and the search never builds it (the prefill layer's qk
+// built a million in 900 s only to refuse them so). The output's runs are
+// not checked: a DM-to-HBM packet may be 1 byte.
+func (s *Space) runRefused(c *Candidate, t int) bool {
+	if t >= 2 || s.handed(t) {
+		return false
+	}
+	o := &s.P.In[t]
+	n, err := o.Bytes()
+	if err != nil {
+		return false
+	}
+	align := float64(max(s.Spec.DMA.HBMToDMAlignBytes.Value, s.Spec.DMA.DMPacketAlignBytes.Value))
+	run := min(s.run(c, t, float64(n), true), s.layoutRun(c, t), s.computeRun(c, t))
+	return run < align
 }
 
 // loadsBound is the candidate bound given each tensor's DMA load and a
@@ -100,9 +126,10 @@ func (s *Space) tilingBound(c *Candidate) float64 { return s.candidateBoundOf(c,
 // tensors' layouts cleared: a tensor's load reads its own layout only,
 // and the enumerator lists a candidate's layout choices one after another.
 type dmaCache struct {
-	key  [NumTensors]Candidate
-	ok   [NumTensors]bool
-	load [NumTensors]dmaLoad
+	key     [NumTensors]Candidate
+	ok      [NumTensors]bool
+	load    [NumTensors]dmaLoad
+	refused [NumTensors]bool // runRefused
 }
 
 // candidateBoundCached is candidateBound with the tensors' DMA loads
@@ -117,7 +144,10 @@ func (s *Space) candidateBoundCached(c *Candidate, m *dmaCache) float64 {
 			}
 		}
 		if !m.ok[t] || m.key[t] != k {
-			m.key[t], m.ok[t], m.load[t] = k, true, s.tensorDMA(c, t, true, true)
+			m.key[t], m.ok[t], m.load[t], m.refused[t] = k, true, s.tensorDMA(c, t, true, true), s.runRefused(c, t)
+		}
+		if m.refused[t] {
+			return math.Inf(1)
 		}
 		loads[t] = m.load[t]
 	}

@@ -128,7 +128,8 @@ type Stats struct {
 	Evaluated int
 	// Skipped counts the candidates never built: their candidate bound
 	// (a lower bound from their fields alone) could not beat the
-	// incumbent.
+	// incumbent. It is +Inf for a candidate whose input runs leave no
+	// HBM-to-DM packet (runRefused): illegal, never built.
 	Skipped int
 	// BankBounded counts the candidates built but neither lowered nor
 	// priced: each of their contracting main chains fetches 64
