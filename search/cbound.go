@@ -70,6 +70,9 @@ func (s *Space) candidateBound(c *Candidate) float64 { return s.candidateBoundOf
 // candidateBoundOf is the candidate bound with each tensor's DMA load
 // taken with or without c's layouts (tensorDMA).
 func (s *Space) candidateBoundOf(c *Candidate, layout bool) float64 {
+	if s.vrfRefused(c) {
+		return math.Inf(1)
+	}
 	var loads [NumTensors]dmaLoad
 	for t := range NumTensors {
 		if layout && s.runRefused(c, t) {
@@ -78,6 +81,32 @@ func (s *Space) candidateBoundOf(c *Candidate, layout bool) float64 {
 		loads[t] = s.tensorDMA(c, t, true, layout)
 	}
 	return s.loadsBound(c, &loads, max(s.fetchBound(c, layout), s.switchBound(c, layout)))
+}
+
+// vrfRefused reports whether an epilogue operand's tile cannot fit the
+// VRF: the kernel moves each tile of the operand into one VRF tensor in
+// the accumulator's order restricted to the operand's axes (build.go,
+// epilogueOperand), which holds every position of those axes a slice's
+// output tile has, their Time, Row and Packet factors' product at least,
+// and a VRF holds 8 KB a slice (002 L140; VRF-R3). The factors are known
+// at a tiling (StageTiles), so the tiling bound is +Inf too, and the
+// search lists none of its candidates (the prefill layer's qk with its
+// mask fused refused 441,596 so in 900 s).
+func (s *Space) vrfRefused(c *Candidate) bool {
+	for i := range s.P.Operands {
+		o := &s.P.Operands[i]
+		n := 1
+		for a := range s.P.Axes {
+			if o.Has(s.P.Axes[a].Name) {
+				n *= c.Factor(a, Time) * c.Factor(a, Row) * c.Factor(a, Packet)
+			}
+		}
+		b, err := o.DType.BytesFor(n)
+		if err == nil && b > s.Spec.VRF.BytesPerSlice.Value {
+			return true
+		}
+	}
+	return false
 }
 
 // runRefused reports whether input t of c is loaded from HBM into DM in
@@ -135,6 +164,9 @@ type dmaCache struct {
 // candidateBoundCached is candidateBound with the tensors' DMA loads
 // taken from m where they are known.
 func (s *Space) candidateBoundCached(c *Candidate, m *dmaCache) float64 {
+	if s.vrfRefused(c) {
+		return math.Inf(1)
+	}
 	var loads [NumTensors]dmaLoad
 	for t := range NumTensors {
 		k := *c

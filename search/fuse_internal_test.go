@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -107,4 +108,65 @@ ops:
 			}
 		})
 	}
+}
+
+// TestVRFRefused: a candidate whose epilogue operand's tile is larger than
+// the VRF (vrfRefused: bounded at +Inf, its tiling too, and never built
+// by the search) is illegal when built; some are, and some of the space's
+// candidates are legal.
+func TestVRFRefused(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
+	}
+	t.Parallel()
+	w := loadWorkload(t, `name: mm-res
+chips: 1
+axes: {I: 64, J: 256, K: 32}
+tensors:
+  a: {axes: [I, K], dtype: bf16}
+  b: {axes: [K, J], dtype: bf16}
+  c: {axes: [I, J], dtype: f32}
+  r: {axes: [I, J], dtype: f32}
+  d: {axes: [I, J], dtype: f32}
+ops:
+  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
+  - {name: res, kind: add, inputs: [c, r], outputs: [d]}
+`)
+	fw, err := workload.Fuse(w, workload.Fusions(w))
+	require.NoError(t, err)
+	p, err := constraints.NewProblem(fw, "mm")
+	require.NoError(t, err)
+	s, err := NewSpace(p, engines.Default())
+	require.NoError(t, err)
+	s = s.WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false).WithClustersInner(false)
+	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
+	require.NoError(t, err)
+	refused, vrf, legal, i, every := 0, 0, 0, 0, sampleEveryN(5)
+	s.EnumerateWhere(func(st Stage, c *Candidate) bool {
+		if st == StageTiles && s.vrfRefused(c) {
+			require.Equal(t, math.Inf(1), s.tilingBound(c))
+		}
+		return true
+	}, func(c Candidate) bool {
+		if i++; i%every != 0 {
+			return true
+		}
+		x, why := ev.evaluateWhy(i, &c, nil)
+		if !s.vrfRefused(&c) {
+			if x != nil {
+				legal++
+			}
+			return true
+		}
+		refused++
+		require.Nil(t, x, "%s: its operand's tile overfills the VRF, yet legal", named{s, &c})
+		require.NotEmpty(t, why)
+		if why == "VRF-R3" {
+			vrf++
+		}
+		return true
+	})
+	require.Positive(t, refused, "candidates refused by their VRF tile")
+	require.Positive(t, legal, "legal candidates")
+	t.Logf("%d candidates refused by their VRF tile (%d by VRF-R3 first), %d legal", refused, vrf, legal)
 }
