@@ -33,27 +33,8 @@ func TestOperandBoundsBelow(t *testing.T) {
 		{"broadcast", "[J]", 1024},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := loadWorkload(t, `name: mm-res
-chips: 1
-axes: {I: 16, J: 32, K: 64}
-tensors:
-  a: {axes: [I, K], dtype: bf16}
-  b: {axes: [K, J], dtype: bf16}
-  c: {axes: [I, J], dtype: f32}
-  r: {axes: `+tc.raxes+`, dtype: f32}
-  d: {axes: [I, J], dtype: f32}
-ops:
-  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
-  - {name: res, kind: add, inputs: [c, r], outputs: [d]}
-`)
-			fw, err := workload.Fuse(w, workload.Fusions(w))
-			require.NoError(t, err)
-			p, err := constraints.NewProblem(fw, "mm")
-			require.NoError(t, err)
-			require.Len(t, p.Operands, 1)
-			s, err := NewSpace(p, engines.Default())
-			require.NoError(t, err)
-			s = s.WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false).WithClustersInner(false)
+			s := mmResSpace(t, "{I: 16, J: 32, K: 64}", tc.raxes)
+			p := s.P
 			if tc.dm > 0 {
 				s = smallDM(s, tc.dm)
 			}
@@ -119,26 +100,7 @@ func TestVRFRefused(t *testing.T) {
 		t.Skip("single-threaded checks, slow under the race detector: make test runs it in unit-norace")
 	}
 	t.Parallel()
-	w := loadWorkload(t, `name: mm-res
-chips: 1
-axes: {I: 64, J: 256, K: 32}
-tensors:
-  a: {axes: [I, K], dtype: bf16}
-  b: {axes: [K, J], dtype: bf16}
-  c: {axes: [I, J], dtype: f32}
-  r: {axes: [I, J], dtype: f32}
-  d: {axes: [I, J], dtype: f32}
-ops:
-  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
-  - {name: res, kind: add, inputs: [c, r], outputs: [d]}
-`)
-	fw, err := workload.Fuse(w, workload.Fusions(w))
-	require.NoError(t, err)
-	p, err := constraints.NewProblem(fw, "mm")
-	require.NoError(t, err)
-	s, err := NewSpace(p, engines.Default())
-	require.NoError(t, err)
-	s = s.WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false).WithClustersInner(false)
+	s := mmResSpace(t, "{I: 64, J: 256, K: 32}", "[I, J]")
 	ev, err := newEvaluator(s, &Stats{Illegal: map[string]*RuleStat{}})
 	require.NoError(t, err)
 	refused, vrf, legal, i, every := 0, 0, 0, 0, sampleEveryN(5)
@@ -169,4 +131,32 @@ ops:
 	require.Positive(t, refused, "candidates refused by their VRF tile")
 	require.Positive(t, legal, "legal candidates")
 	t.Logf("%d candidates refused by their VRF tile (%d by VRF-R3 first), %d legal", refused, vrf, legal)
+}
+
+// mmResSpace is the space of mm-res's einsum with its residual add of r
+// (axes raxes) fused, at sizes axes: the epilogue operand r, no split-K,
+// K chunks, cluster reduce, outer rows, dealt-out or inner clusters.
+func mmResSpace(t *testing.T, axes, raxes string) *Space {
+	t.Helper()
+	w := loadWorkload(t, `name: mm-res
+chips: 1
+axes: `+axes+`
+tensors:
+  a: {axes: [I, K], dtype: bf16}
+  b: {axes: [K, J], dtype: bf16}
+  c: {axes: [I, J], dtype: f32}
+  r: {axes: `+raxes+`, dtype: f32}
+  d: {axes: [I, J], dtype: f32}
+ops:
+  - {name: mm, kind: einsum, inputs: [a, b], outputs: [c]}
+  - {name: res, kind: add, inputs: [c, r], outputs: [d]}
+`)
+	fw, err := workload.Fuse(w, workload.Fusions(w))
+	require.NoError(t, err)
+	p, err := constraints.NewProblem(fw, "mm")
+	require.NoError(t, err)
+	require.Len(t, p.Operands, 1)
+	s, err := NewSpace(p, engines.Default())
+	require.NoError(t, err)
+	return s.WithSplitK(false).WithTileK(false).WithClusterK(false).WithRowsOuter(false).WithDealsOut(false).WithClustersInner(false)
 }
